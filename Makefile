@@ -1,0 +1,66 @@
+# oraclegap: one venv-based workflow (conda users: see environment.yml).
+#   make test    create .venv if needed, install, run the test suite
+#   make book    execute every chapter and render the book into _book/
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+STAMP := $(VENV)/.oraclegap-installed
+LAB_STAMP := $(VENV)/.oraclegap-lab-installed
+# Chapters run on embedded data; set OG_EXTERNAL_DIR to add the real-LLM sections.
+ifeq ($(origin OG_EXTERNAL_DIR), undefined)
+  ifneq ($(wildcard ../shared/external),)
+    export OG_EXTERNAL_DIR := $(abspath ../shared/external)
+  endif
+endif
+# Notebook runs: Agg would swallow inline figures; keep matplotlib's cache inside the project.
+unexport MPLBACKEND
+export MPLCONFIGDIR := $(abspath .mplconfig)
+PYTEST_ARGS ?= -q -n 2 --dist loadfile
+BENCH_ARGS ?=
+
+.PHONY: setup test book check-book lab data bench audit lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[book,dev]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (oraclegap)" >/dev/null
+	touch $@
+
+test: setup
+	mkdir -p $(MPLCONFIGDIR)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+book: setup
+	mkdir -p $(MPLCONFIGDIR)
+	$(PY) -m oraclegap.book build
+
+check-book: setup
+	$(PY) -m oraclegap.book check
+
+$(LAB_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[book,dev,lab]'
+	touch $@
+
+lab: $(LAB_STAMP)
+	@echo "lab environment ready (torch pinned to the CPU wheel)"
+
+data: setup
+	$(PY) -m oraclegap.datasets fetch
+
+bench: setup
+	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || exit 1; done
+
+audit: setup
+	@test -n "$(POOL)" || { echo "usage: make audit POOL=path/to/pool"; exit 2; }
+	$(BIN)/oraclegap audit $(POOL)
+
+lint: setup
+	$(BIN)/ruff check lib tests notebooks bench
+
+clean:
+	rm -rf _executed _book .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig

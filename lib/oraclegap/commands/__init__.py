@@ -1,0 +1,1 @@
+"""Subcommands of the ``oraclegap`` CLI: one module each, exposing ``register(subparsers)``."""

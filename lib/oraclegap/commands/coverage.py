@@ -1,0 +1,29 @@
+"""``oraclegap coverage POOL --taus 0.05,0.1 [--json]``: coverage functionals per threshold."""
+
+from __future__ import annotations
+
+from ..coverage import coverage, pass1_oracle_gap
+from ._common import add_pool_argument, emit, load_pool_arg
+
+
+def register(sub) -> None:
+    p = sub.add_parser("coverage", help="oracle, best, mixture coverage, D, L and the oracle-minus-mixture gap")
+    add_pool_argument(p)
+    p.add_argument("--taus", default="0.05,0.1,0.2,0.3", help="comma-separated thresholds in (0, 1]")
+    p.add_argument("--estimator", choices=("raw", "smoothed"), default="raw")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    pool = load_pool_arg(args.pool)
+    tab = coverage(pool, args.taus, estimator=args.estimator)
+    p1 = pass1_oracle_gap(pool)
+    payload = {
+        "pool": {"n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k, "policies": pool.policy_names},
+        "estimator": args.estimator,
+        "taus": tab.to_dict(),
+        "pass1": {"oracle": p1.oracle, "best": p1.best, "best_policy": p1.best_policy, "gap": p1.gap},
+    }
+    emit(payload, tab.frame(), args.json)
+    return 0
