@@ -42,6 +42,10 @@ def clopper_pearson_upper(successes: int, n: int, alpha: float = 0.05) -> float:
     """
     n = check_int(n, "n", minimum=1)
     successes = check_int(successes, "successes", minimum=0, maximum=n)
+    alpha = check_alpha(alpha)
+    if alpha >= 0.5:
+        raise ValueError(f"alpha must be below 0.5 for a one-sided bound, got {alpha}")
     if successes == n:
         return 1.0
-    return float(clopper_pearson(successes, n, alpha=2 * check_alpha(alpha) if alpha < 0.5 else alpha)[1])
+    # the upper end of the two-sided interval at level 1 - 2*alpha is the one-sided bound
+    return float(clopper_pearson(successes, n, alpha=2 * alpha)[1])
