@@ -63,4 +63,4 @@ lint: setup
 	$(BIN)/ruff check lib tests notebooks bench
 
 clean:
-	rm -rf _executed _book .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig
+	rm -rf chapters _book .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig
