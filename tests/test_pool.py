@@ -1,0 +1,246 @@
+"""Pool: construction, subsetting, constructors, round trip, and every validation case."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from oraclegap.pool import FORMAT_VERSION, Pool
+
+
+def small_pool(seed=0, n=6, M=3, k=4, **kw):
+    rng = np.random.default_rng(seed)
+    v = rng.random((n, M, k)) < 0.4
+    prompts = pd.DataFrame({"id": [f"q{i}" for i in range(n)], "split": ["val"] * (n // 2) + ["test"] * (n - n // 2),
+                            "dataset": "toy", "length": rng.integers(10, 50, n)})
+    policies = pd.DataFrame({"name": [f"pol{j}" for j in range(M)], "seed": list(range(M)), "size": "7B"})
+    return Pool.from_array(v, prompts, policies, **kw)
+
+
+def test_counts_and_shape():
+    p = small_pool()
+    assert p.shape == (6, 3, 4)
+    np.testing.assert_array_equal(p.counts(), p.verdicts.sum(axis=2))
+    assert p.rates().max() <= 1
+    assert p.splits == ["test", "val"]
+    assert "Pool(n_prompts=6" in repr(p)
+
+
+def test_standard_columns_present_and_features_kept():
+    p = small_pool()
+    for col in ("id", "text", "dataset", "split", "length"):
+        assert col in p.prompts.columns
+    for col in ("name", "base", "dataset", "recipe", "seed", "size", "cost"):
+        assert col in p.policies.columns
+
+
+def test_select_by_ids_positions_and_mask():
+    p = small_pool()
+    a = p.select(prompts=["q1", "q3"], policies=["pol2", "pol0"])
+    assert a.shape == (2, 2, 4)
+    np.testing.assert_array_equal(a.verdicts, p.verdicts[[1, 3]][:, [2, 0]])
+    assert a.policy_names == ["pol2", "pol0"]
+    b = p.select(prompts=np.array([True, False, True, False, False, False]))
+    assert b.prompt_ids == ["q0", "q2"]
+    c = p.select(policies=[1])
+    assert c.policy_names == ["pol1"]
+
+
+def test_split_and_unknown_split():
+    p = small_pool()
+    val = p.split("val")
+    assert val.n_prompts == 3 and set(val.prompts["split"]) == {"val"}
+    with pytest.raises(ValueError, match="unknown split 'train'"):
+        p.split("train")
+
+
+def test_draws_subset():
+    p = small_pool()
+    h = p.draws(np.arange(2))
+    assert h.k == 2
+    np.testing.assert_array_equal(h.verdicts, p.verdicts[:, :, :2])
+    with pytest.raises(ValueError, match="draw positions"):
+        p.draws([5])
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.full((2, 2, 2), 2), "binary"),
+        (np.array([[[0.0, np.nan]]]), "NaN"),
+        (np.zeros((2, 2)), "rank 3"),
+        (np.zeros((2, 2, 2, 2)), "rank 3"),
+        (np.zeros((0, 2, 2)), "zero-size"),
+        (np.zeros((2, 0, 2)), "zero-size"),
+        (np.zeros((2, 2, 0)), "zero-size"),
+    ],
+)
+def test_verdict_validation(bad, match):
+    with pytest.raises(ValueError, match=match):
+        Pool(bad)
+
+
+def test_label_validation():
+    v = np.zeros((3, 2, 2), bool)
+    with pytest.raises(ValueError, match="must be unique"):
+        Pool(v, prompts=["a", "a", "b"])
+    with pytest.raises(ValueError, match="must be unique"):
+        Pool(v, policies=["x", "x"])
+    with pytest.raises(ValueError, match="has 2 rows but the verdicts have 3 prompts"):
+        Pool(v, prompts=["a", "b"])
+    with pytest.raises(ValueError, match="has 3 rows but the verdicts have 2 policies"):
+        Pool(v, policies=["x", "y", "z"])
+    with pytest.raises(ValueError, match="alignment"):
+        Pool(v, alignment="aligned")
+
+
+def test_optional_array_validation():
+    v = np.zeros((3, 2, 2), bool)
+    with pytest.raises(ValueError, match="answers must have the verdicts' shape"):
+        Pool(v, answers=np.full((3, 2, 1), "x"))
+    with pytest.raises(ValueError, match="embeddings must have shape"):
+        Pool(v, embeddings=np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="embeddings contain NaN"):
+        Pool(v, embeddings=np.full((3, 4), np.nan))
+    with pytest.raises(ValueError, match="cost must have shape"):
+        Pool(v, cost=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="non-negative"):
+        Pool(v, cost=-np.ones((3, 2)))
+
+
+def test_roundtrip_with_everything(tmp_path):
+    p = small_pool(alignment="seed-aligned")
+    n, M, k = p.shape
+    answers = np.array([[[f"a{i}{m}{j}" for j in range(k)] for m in range(M)] for i in range(n)])
+    p = Pool(p.verdicts, p.prompts, p.policies, answers, np.arange(n * 3, dtype=float).reshape(n, 3),
+             np.ones((n, M)) * 0.5, "seed-aligned", {"source": "unit test", "nested": {"x": 1}})
+    p.save(tmp_path / "pool")
+    q = Pool.load(tmp_path / "pool")
+    np.testing.assert_array_equal(q.verdicts, p.verdicts)
+    np.testing.assert_array_equal(q.answers, p.answers)
+    np.testing.assert_array_equal(q.embeddings, p.embeddings)
+    np.testing.assert_array_equal(q.cost, p.cost)
+    assert q.alignment == "seed-aligned"
+    assert q.meta == p.meta
+    pd.testing.assert_frame_equal(q.prompts.astype(str), p.prompts.astype(str))
+    pd.testing.assert_frame_equal(q.policies.astype(str), p.policies.astype(str))
+    # overwrite is explicit and atomic
+    with pytest.raises(ValueError, match="exists"):
+        p.save(tmp_path / "pool")
+    p.select(policies=[0]).save(tmp_path / "pool", overwrite=True)
+    assert Pool.load(tmp_path / "pool").n_policies == 1
+    assert not list(tmp_path.glob(".pool*"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(arrays(np.bool_, st.tuples(st.integers(1, 5), st.integers(1, 4), st.integers(1, 19))))
+def test_roundtrip_property(tmp_path_factory, v):
+    d = tmp_path_factory.mktemp("rt") / "p"
+    Pool(v).save(d)
+    np.testing.assert_array_equal(Pool.load(d).verdicts, v)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(ValueError, match="is not a directory"):
+        Pool.load(tmp_path / "missing")
+    p = small_pool()
+    d = p.save(tmp_path / "p")
+    # newer format version
+    m = json.loads((d / "manifest.json").read_text())
+    m["version"] = FORMAT_VERSION + 1
+    (d / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(ValueError, match="newer than this library supports"):
+        Pool.load(d)
+    # corrupt manifest
+    (d / "manifest.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        Pool.load(d)
+    # missing files
+    d2 = p.save(tmp_path / "p2")
+    (d2 / "prompts.parquet").unlink()
+    with pytest.raises(ValueError, match="missing prompts.parquet"):
+        Pool.load(d2)
+    d3 = p.save(tmp_path / "p3")
+    (d3 / "manifest.json").unlink()
+    with pytest.raises(ValueError, match="no manifest.json"):
+        Pool.load(d3)
+    # corrupt arrays
+    d4 = p.save(tmp_path / "p4")
+    (d4 / "arrays.npz").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="corrupt"):
+        Pool.load(d4)
+    # corrupt parquet
+    d5 = p.save(tmp_path / "p5")
+    (d5 / "policies.parquet").write_bytes(b"PAR1garbage")
+    with pytest.raises(ValueError, match="corrupt"):
+        Pool.load(d5)
+
+
+def test_load_refuses_object_arrays(tmp_path):
+    d = small_pool().save(tmp_path / "p")
+    with zipfile.ZipFile(d / "arrays.npz") as z:
+        names = z.namelist()
+    assert names == ["verdicts.npy"]
+    np.savez(d / "arrays.npz", verdicts=np.array([object()], dtype=object))
+    with pytest.raises(ValueError):
+        Pool.load(d)
+
+
+def test_from_counts_preserves_counts_and_marks_independent():
+    rng = np.random.default_rng(1)
+    c = rng.integers(0, 11, size=(50, 4))
+    p = Pool.from_counts(c, k=10, seed=3)
+    np.testing.assert_array_equal(p.counts(), c)
+    assert p.alignment == "independent" and p.meta["arranged_from_counts"]
+    np.testing.assert_array_equal(Pool.from_counts(c, 10, seed=3).verdicts, p.verdicts)
+    # positions are spread: each draw position holds successes somewhere
+    assert p.verdicts.any(axis=(0, 1)).all()
+    with pytest.raises(ValueError, match=r"lie in \[0, k=10\]"):
+        Pool.from_counts(c + 1, k=10)
+    with pytest.raises(ValueError, match="must lie in"):
+        Pool.from_counts(-c - 1, k=10)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        Pool.from_counts(c, k=0)
+
+
+def test_from_long_balanced_and_errors():
+    rows = [{"prompt_id": i, "policy": m, "draw": j, "correct": (i + "ab".index(m) + j) % 2, "ans": f"{i}{m}{j}", "ds": "d"}
+            for i in range(3) for m in ("a", "b") for j in range(4)]
+    df = pd.DataFrame(rows).sample(frac=1, random_state=0)
+    p = Pool.from_long(df, answer="ans", prompt_columns=["ds"], alignment="seed-aligned")
+    assert p.shape == (3, 2, 4)
+    i, m = p.prompt_ids.index("1"), p.policy_names.index("b")
+    np.testing.assert_array_equal(p.verdicts[i, m], [(1 + 1 + j) % 2 for j in range(4)])
+    assert p.answers[i, m, 2] == "1b2"
+    assert p.prompts["ds"].tolist() == ["d"] * 3
+    with pytest.raises(ValueError, match="same number of responses"):
+        Pool.from_long(df.iloc[1:])
+    with pytest.raises(ValueError, match="column 'correct'"):
+        Pool.from_long(df.drop(columns="correct"))
+    bad = df.copy()
+    bad.loc[bad.index[0], "correct"] = 3
+    with pytest.raises(ValueError, match="binary"):
+        Pool.from_long(bad)
+    missing_cell = df[~((df.prompt_id == 0) & (df.policy == "a"))]
+    with pytest.raises(ValueError, match="every policy must answer every prompt"):
+        Pool.from_long(missing_cell)
+
+
+def test_from_wide():
+    df = pd.DataFrame({"item": ["x", "y", "z"], "cat": ["c1", "c1", "c2"], "m1": [1, 0, 1], "m2": [True, True, False]})
+    p = Pool.from_wide(df, id_column="item", prompt_columns=["cat"])
+    assert p.shape == (3, 2, 1) and p.policy_names == ["m1", "m2"] and p.prompt_ids == ["x", "y", "z"]
+    assert p.prompts["cat"].tolist() == ["c1", "c1", "c2"]
+    bad = df.copy()
+    bad["m1"] = [1, np.nan, 0]
+    with pytest.raises(ValueError, match="NaN"):
+        Pool.from_wide(bad, id_column="item", prompt_columns=["cat"])
+    with pytest.raises(ValueError, match="not in df"):
+        Pool.from_wide(df, id_column="nope")
