@@ -40,6 +40,8 @@ book: setup
 	$(PY) -m oraclegap.book build
 
 check-book: setup
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the page check"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(PY) -m oraclegap.book check
 
 $(LAB_STAMP): $(STAMP)

@@ -42,7 +42,7 @@ def test_cell_options():
 
 def test_fallback_renderer_numbers_and_links(tmp_path):
     (tmp_path / "_quarto.yml").write_text("book:\n  title: T\n  chapters:\n    - index.qmd\n    - chapters/03_x.ipynb\n")
-    (tmp_path / "index.qmd").write_text("---\ntitle: x\n---\nWelcome text.\n\n::: {.callout-note}\nA note.\n:::\n")
+    (tmp_path / "index.qmd").write_text("---\ntitle: x\n---\n# Preface {.unnumbered}\n\nWelcome text.\n\n::: {.callout-note}\nA note.\n:::\n")
     nb = nbformat.v4.new_notebook()
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     nb.cells = [
@@ -61,6 +61,7 @@ def test_fallback_renderer_numbers_and_links(tmp_path):
     assert "#| label" not in page
     assert "show()" not in page  # echo: false removes the input
     idx = index.read_text()
+    assert "Preface" in idx and "{.unnumbered}" not in idx
     assert "Chapter X" in idx and "03_x.html" in idx and "Welcome text" in idx and "fallback note" in idx
     assert book.page_problems(tmp_path / "_book" / "03_x.html") == []
 

@@ -52,6 +52,7 @@ BOOK_DIR = "_book"
 _REF_RE = re.compile(r"(?<![\w@])@((?:fig|tbl|sec)-[A-Za-z0-9_-]*[A-Za-z0-9])")
 _OPT_RE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 _SEC_RE = re.compile(r"\{#(sec-[A-Za-z0-9_-]+)[^}]*\}")
+_ATTR_RE = re.compile(r"[ \t]*\{(?:[#.][\w-]+[ \t]*)+\}")  # Quarto heading attributes: {#sec-x .unnumbered}
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -231,6 +232,7 @@ _CSS = """
 .og-note{font-family:system-ui,sans-serif;background:#fff8e1;border-left:4px solid #de8f05;padding:.5em 1em;margin:1em}
 .og-index{max-width:52em;margin:2em auto;font-family:system-ui,sans-serif;line-height:1.5}
 .og-index li{margin:.3em 0}
+summary.og-fold{cursor:pointer;color:#555;font-family:system-ui,sans-serif;font-size:.85em;margin:.2em 0 .4em 0}
 </style>
 """
 
@@ -279,7 +281,7 @@ def _prepare_for_fallback(nb, chapter: int):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             text = _callouts_to_quotes(cell.source)
-            text = _SEC_RE.sub("", text)
+            text = _ATTR_RE.sub("", text)
 
             def link(m):
                 lab = m.group(1)
@@ -317,8 +319,21 @@ def _nav(links: list[tuple[str, str]]) -> str:
     return f'<nav class="og-nav">{inner}</nav>'
 
 
+# Quarto's ``code-fold: true``: code cells start folded under "Show the code".
+_FOLD_JS = """
+<script>
+document.querySelectorAll('.jp-CodeCell .jp-Cell-inputWrapper').forEach(function (el) {
+  var d = document.createElement('details'); var s = document.createElement('summary');
+  s.textContent = 'Show the code'; s.className = 'og-fold'; d.appendChild(s);
+  el.parentNode.insertBefore(d, el); d.appendChild(el);
+});
+</script>
+"""
+
+
 def _inject(body_html: str, header: str) -> str:
-    return re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _CSS + header, body_html, count=1)
+    page = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _CSS + header, body_html, count=1)
+    return page.replace("</body>", _FOLD_JS + "</body>", 1)
 
 
 def _chapter_title(nb, fallback: str) -> str:
@@ -326,7 +341,7 @@ def _chapter_title(nb, fallback: str) -> str:
         if cell.cell_type == "markdown":
             for line in cell.source.splitlines():
                 if line.startswith("# "):
-                    return _SEC_RE.sub("", line[2:]).strip()
+                    return _ATTR_RE.sub("", line[2:]).strip()
     return fallback
 
 
@@ -369,7 +384,7 @@ def render_fallback(root: Path, executed: list[Path], out_dir: Path | None = Non
     if qmd.is_file():
         text = qmd.read_text()
         text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
-        index_md = _callouts_to_quotes(_SEC_RE.sub("", text))
+        index_md = _callouts_to_quotes(_ATTR_RE.sub("", text))
     items = "\n".join(f'<li><a href="{stem}.html">{html.escape(titles[stem])}</a></li>' for stem, _ in pages)
     title = html.escape(str(book.get("title", "Book")))
     subtitle = html.escape(str(book.get("subtitle", "")))
