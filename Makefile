@@ -20,7 +20,7 @@ export MPLCONFIGDIR := $(abspath .mplconfig)
 PYTEST_ARGS ?= -q -n 2 --dist loadfile
 BENCH_ARGS ?=
 
-.PHONY: setup test book check-book lab data bench audit lint clean
+.PHONY: setup test book check-book lab data bench lint clean
 
 setup: $(STAMP)
 
@@ -56,10 +56,6 @@ data: setup
 
 bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || exit 1; done
-
-audit: setup
-	@test -n "$(POOL)" || { echo "usage: make audit POOL=path/to/pool"; exit 2; }
-	$(BIN)/oraclegap audit $(POOL)
 
 lint: setup
 	$(BIN)/ruff check lib tests notebooks bench
