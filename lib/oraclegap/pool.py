@@ -372,18 +372,8 @@ class Pool:
                 raise ValueError(f"answer column {answer!r} is not in df")
             ans = np.full(v.shape, "", dtype=object)
             ans[p_pos, m_pos, j_pos] = d[answer].fillna("").astype(str).to_numpy()
-        ptab = pd.DataFrame({"id": p_ids})
-        for col in prompt_columns:
-            per = d.groupby("_p", sort=False)[col].nunique(dropna=False)
-            if (per > 1).any():
-                raise ValueError(f"prompt column {col!r} varies within a prompt")
-            ptab[col] = d.drop_duplicates("_p").set_index("_p").loc[p_ids, col].to_numpy()
-        mtab = pd.DataFrame({"name": m_ids})
-        for col in policy_columns:
-            per = d.groupby("_m", sort=False)[col].nunique(dropna=False)
-            if (per > 1).any():
-                raise ValueError(f"policy column {col!r} varies within a policy")
-            mtab[col] = d.drop_duplicates("_m").set_index("_m").loc[m_ids, col].to_numpy()
+        ptab = _constant_columns(d, "_p", "id", p_ids, prompt_columns, "prompt")
+        mtab = _constant_columns(d, "_m", "name", m_ids, policy_columns, "policy")
         return cls(v, ptab, mtab, ans, None, None, alignment, dict(meta or {}))
 
     @classmethod
@@ -524,6 +514,18 @@ class Pool:
             manifest.get("alignment", "unknown"),
             dict(manifest.get("meta") or {}),
         )
+
+
+def _constant_columns(d: pd.DataFrame, key: str, name: str, ids, columns, what: str) -> pd.DataFrame:
+    """A table of ``ids`` with ``columns`` taken from long rows; each must be constant per id."""
+    tab = pd.DataFrame({name: ids})
+    for col in columns:
+        if col not in d.columns:
+            raise ValueError(f"{what} column {col!r} is not in df")
+        if (d.groupby(key, sort=False)[col].nunique(dropna=False) > 1).any():
+            raise ValueError(f"{what} column {col!r} varies within a {what}")
+        tab[col] = d.drop_duplicates(key).set_index(key).loc[ids, col].to_numpy()
+    return tab
 
 
 def _to_parquet(df: pd.DataFrame, path: Path) -> None:
