@@ -468,3 +468,23 @@ def test_clopper_pearson_kept_working():
         C.clopper_pearson(17, 16)
     df = pd.DataFrame({"x": [1]})
     assert len(df) == 1
+
+
+def test_signal_builders_are_frozen_on_fit_items():
+    rng = np.random.default_rng(0)
+    x = rng.exponential(100, 400)
+    fit = C.random_halves(400, seed=2)
+    b = C.length_bins(x, fit, 4)
+    assert set(np.unique(b)) <= {0, 1, 2, 3}
+    counts = np.bincount(b[fit], minlength=4)
+    assert (counts == fit.sum() // 4).all()  # quartiles of the fit items
+    # changing test items' values never moves the edges
+    x2 = x.copy()
+    x2[~fit] = 0
+    assert (C.length_bins(x2, fit, 4)[fit] == b[fit]).all()
+    texts = ["integral of x squared"] * 30 + ["court ruling on contract law"] * 30
+    fit = np.r_[np.ones(20, bool), np.zeros(10, bool), np.ones(20, bool), np.zeros(10, bool)]
+    z = C.frozen_text_clusters(texts, fit, n_clusters=2, seed=0)
+    assert len(set(z[:30])) == 1 and len(set(z[30:])) == 1 and z[0] != z[-1]
+    with pytest.raises(ValueError, match="fewer than n_clusters"):
+        C.frozen_text_clusters(texts, np.zeros(60, bool) | (np.arange(60) == 0), n_clusters=2)

@@ -308,3 +308,9 @@ def test_derive_mmlu_pro_from_zips(tmp_path):
     q = pd.read_json(out / "questions.jsonl", lines=True)
     assert q["category"].tolist() == ["math", "law"]
     assert Path(out / "predicted_letters.csv").exists()
+
+
+def test_underscore_alias():
+    assert D.describe("paper002_pilot_arc")["name"] == "paper002-pilot-arc"
+    a, b = D.load("sim_diffuse@2"), D.load("sim-diffuse@2")
+    assert (a.verdicts == b.verdicts).all()

@@ -70,6 +70,8 @@ __all__ = [
     "SignalCertificate",
     "finite_signal_certificate",
     "fit_cell_rule",
+    "length_bins",
+    "frozen_text_clusters",
     "PairedComparison",
     "paired_comparison",
     "paired_family",
@@ -825,6 +827,50 @@ def fit_cell_rule(R, signal, fit) -> np.ndarray:
     overall = int(np.argmax(X[f].sum(axis=0)))
     rule = np.where(seen, cell.argmax(axis=1), overall)
     return rule[codes]
+
+
+def length_bins(lengths, fit, n_bins: int = 4) -> np.ndarray:
+    """A finite signal from a numeric prompt feature: quantile bins with edges frozen on the ``fit`` items.
+
+    Edges are the 1/n_bins, ..., (n_bins-1)/n_bins quantiles of ``lengths`` over the fit items
+    (duplicates merged), so the signal is declared without looking at any test item. Returns
+    int[n] bin codes in [0, n_bins).
+    """
+    x = np.asarray(lengths, dtype=float)
+    if x.ndim != 1 or x.size == 0 or not np.isfinite(x).all():
+        raise ValueError("lengths must be a non-empty 1-d array of finite numbers")
+    f = np.asarray(fit)
+    if f.dtype != bool or f.shape != x.shape:
+        raise ValueError(f"fit must be a bool mask of the same length as lengths ({x.size})")
+    if not f.any():
+        raise ValueError("fit selects no items")
+    n_bins = check_int(n_bins, "n_bins", minimum=1)
+    edges = np.unique(np.quantile(x[f], np.arange(1, n_bins) / n_bins))
+    return np.searchsorted(edges, x, side="right")
+
+
+def frozen_text_clusters(texts, fit, n_clusters: int = 8, seed=0, max_features: int = 20000) -> np.ndarray:
+    """A finite signal from prompt text: TF-IDF + k-means fitted on the ``fit`` items' text only.
+
+    Every item (fit or not) is then assigned to its nearest centre. No outcome is used, so the
+    cluster id is a valid pre-declared signal for Thm 7 on items outside ``fit``. Returns
+    int[n] cluster ids in [0, n_clusters).
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    t = pd.Series(list(texts), dtype=object).fillna("").astype(str).to_numpy()
+    f = np.asarray(fit)
+    if f.dtype != bool or f.shape != (t.size,):
+        raise ValueError(f"fit must be a bool mask of the same length as texts ({t.size})")
+    n_clusters = check_int(n_clusters, "n_clusters", minimum=1)
+    if f.sum() < n_clusters:
+        raise ValueError(f"fit selects {int(f.sum())} items, fewer than n_clusters={n_clusters}")
+    rs = int(as_rng(seed).integers(2**31 - 1))
+    vec = TfidfVectorizer(max_features=max_features, sublinear_tf=True, stop_words="english")
+    Xf = vec.fit_transform(t[f])
+    km = KMeans(n_clusters=n_clusters, n_init=3, random_state=rs).fit(Xf)
+    return km.predict(vec.transform(t)).astype(int)
 
 
 # ====================================================================== paired router inference

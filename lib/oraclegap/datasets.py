@@ -17,7 +17,8 @@ give the static facts. Three kinds of entries:
   allows). Nothing is copied into the project. npz files are read with
   ``allow_pickle=False`` and only their numeric arrays are used.
 
-Errors: an unknown name raises ``KeyError`` listing the known names; a known external entry
+Names use hyphens; underscores are accepted as aliases (``chen2026_math500``). Errors: an
+unknown name raises ``KeyError`` listing the known names; a known external entry
 whose files are missing raises ``FileNotFoundError`` naming the missing path and
 ``OG_EXTERNAL_DIR``.
 """
@@ -730,6 +731,8 @@ def _split_name(name: str) -> tuple[str, int | None]:
 
 def _entry(name: str) -> Entry:
     base, _ = _split_name(name)
+    if base not in _REGISTRY and base.replace("_", "-") in _REGISTRY:
+        base = base.replace("_", "-")  # "chen2026_math500" names the same entry as "chen2026-math500"
     if base not in _REGISTRY:
         raise KeyError(f"unknown dataset {name!r}; known names: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[base]
