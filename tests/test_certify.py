@@ -488,3 +488,21 @@ def test_signal_builders_are_frozen_on_fit_items():
     assert len(set(z[:30])) == 1 and len(set(z[30:])) == 1 and z[0] != z[-1]
     with pytest.raises(ValueError, match="fewer than n_clusters"):
         C.frozen_text_clusters(texts, np.zeros(60, bool) | (np.arange(60) == 0), n_clusters=2)
+
+
+def test_signal_rule_audit_on_planted_specialists():
+    pop = C.mixture_population([[0.9, 0.3, 0.5], [0.3, 0.9, 0.5], [0.2, 0.25, 0.6]], signal=[0, 1, 2])
+    R, z = pop.sample_outcomes(1200, seed=4)
+    noise = np.random.default_rng(0).integers(0, 3, 1200)
+    fit = C.random_halves(1200, seed=1)
+    a = C.signal_rule_audit(R, {"task": z, "noise": noise}, fit, n_boot=300)
+    assert a.n_fit + a.n_test == 1200 and a.family.L == 3 + 2
+    sig = a.signals.set_index("signal")
+    assert sig.loc["task", "G_Z_lo"] > 0  # the informative signal is certified
+    assert sig.loc["task", "G_Z_lo"] <= pop.signal_gap <= sig.loc["task", "G_Z_hi"]
+    pr = a.paired.set_index("rule")
+    assert pr.loc["task", "difference"] > 0.1 and pr.loc["task", "p_holm"] < 0.01
+    assert pr.loc["task", "difference"] == pytest.approx(pr.loc["task", "rescue"] - pr.loc["task", "loss"])
+    assert set(a.frame()["rule"]) == {"task", "noise"}
+    with pytest.raises(ValueError, match="both calibration and test"):
+        C.signal_rule_audit(R, {"task": z}, np.ones(1200, bool))

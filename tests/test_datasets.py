@@ -314,3 +314,14 @@ def test_underscore_alias():
     assert D.describe("paper002_pilot_arc")["name"] == "paper002-pilot-arc"
     a, b = D.load("sim_diffuse@2"), D.load("sim-diffuse@2")
     assert (a.verdicts == b.verdicts).all()
+
+
+@pytest.mark.parametrize("name", ["routerbench-all", "routerdc-k1-all"])
+def test_stacked_multitask_pools(name):
+    pool = _need(name)
+    parts = pool.meta["parts"]
+    assert pool.n_prompts == sum(D.load(p).n_prompts for p in parts)
+    assert pool.prompts["task"].value_counts().to_dict() == {p: D.load(p).n_prompts for p in parts}
+    first = D.load(parts[0])
+    got = pool.verdicts[: first.n_prompts][:, [pool.policy_names.index(m) for m in first.policy_names]]
+    assert (got == first.verdicts).all()
