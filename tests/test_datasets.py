@@ -325,3 +325,10 @@ def test_stacked_multitask_pools(name):
     first = D.load(parts[0])
     got = pool.verdicts[: first.n_prompts][:, [pool.policy_names.index(m) for m in first.policy_names]]
     assert (got == first.verdicts).all()
+
+
+def test_chen2026_single_is_draw_zero():
+    """SOURCE.md calls b_single a separate draw; in the released files it is draw 0 of the tensor."""
+    pool = _need("chen2026-math500")
+    single = D.load("chen2026-math500-single")
+    assert (single.verdicts[:, :, 0] == pool.verdicts[:, :, 0]).all()

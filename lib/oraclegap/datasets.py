@@ -340,7 +340,7 @@ for _b, _n in (("math500", 500), ("humanevalplus", 164), ("gpqa", 198)):
             f"chen2026-{_b}-single",
             "external",
             f"({_n}, 11, 1)",
-            f"{_b}: one separate draw at T=0.2 per model (b_single)",
+            f"{_b}: the released b_single array at T=0.2 (described as a separate draw; in the files it equals draw 0 of the k=30 tensor)",
             CHEN_PROV,
             "MIT",
             _files,
