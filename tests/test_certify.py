@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import gammaln
 
 from oraclegap import certify as C
 from oraclegap.datasets import paper_table
@@ -170,38 +168,6 @@ def test_paired_narrower_than_thm4_on_pilot():
         assert b.lo <= b.estimate <= b.hi
 
 
-def _compositions(n: int, parts: int) -> np.ndarray:
-    """All vectors of ``parts`` non-negative integers summing to n (stars and bars)."""
-    rows = []
-    for bars in itertools.combinations(range(n + parts - 1), parts - 1):
-        prev, row = -1, []
-        for b in bars:
-            row.append(b - prev - 1)
-            prev = b
-        row.append(n + parts - 1 - prev - 1)
-        rows.append(row)
-    return np.array(rows)
-
-
-def _exact_coverages(pop: C.OutcomePopulation, n: int, methods):
-    """Exact coverage probabilities by enumerating every multinomial sample of n items (J = 1)."""
-    P = pop.probs[0]
-    comp = _compositions(n, P.size)
-    with np.errstate(divide="ignore"):
-        logp = gammaln(n + 1) - gammaln(comp + 1).sum(axis=1) + (comp * np.log(P)).sum(axis=1)
-    logp = np.where((comp > 0) & (P == 0), -np.inf, logp[:, None]).min(axis=1)
-    w = np.exp(logp)
-    models = comp @ pop.patterns.astype(int)
-    oracle = comp[:, 1:].sum(axis=1)
-    out = {}
-    for m in methods:
-        est, lo, hi = C._gap_bounds(models, oracle, n, 0.05, m)
-        out[m] = float(w[(lo <= pop.gap + 1e-12) & (pop.gap - 1e-12 <= hi)].sum())
-    out["E_Ghat"] = float((w * est).sum())
-    out["total"] = float(w.sum())
-    return out
-
-
 @pytest.mark.parametrize(
     "p,weights,n",
     [
@@ -213,11 +179,23 @@ def _exact_coverages(pop: C.OutcomePopulation, n: int, methods):
 )
 def test_exact_enumeration_coverage_and_prop3(p, weights, n):
     pop = C.mixture_population(p, weights)
-    cov = _exact_coverages(pop, n, C.GAP_METHODS)
-    assert cov["total"] == pytest.approx(1.0, abs=1e-9)
+    ex = C.exact_gap_coverage(pop, n).set_index("method")
+    assert ex["total_probability"].iloc[0] == pytest.approx(1.0, abs=1e-9)
     for m in C.GAP_METHODS:
-        assert cov[m] >= 0.95 - 1e-9, (m, cov[m])
-    assert cov["E_Ghat"] <= pop.gap + 1e-12  # Prop 3: the plug-in gap is biased low
+        assert ex.loc[m, "coverage"] >= 0.95 - 1e-9, (m, ex.loc[m, "coverage"])
+    assert ex["mean_estimate"].iloc[0] <= pop.gap + 1e-12  # Prop 3: the plug-in gap is biased low
+
+
+def test_exact_enumeration_agrees_with_simulation():
+    pop = C.mixture_population([0.5, 0.52, 0.48])
+    ex = C.exact_gap_coverage(pop, 10, methods=("naive", "paired")).set_index("method")
+    mc = C.gap_coverage(pop, 10, reps=20000, methods=("naive", "paired"), seed=3).set_index("method")
+    for m in ("naive", "paired"):
+        assert abs(ex.loc[m, "coverage"] - mc.loc[m, "coverage"]) < 4 * mc.loc[m, "mc_se"] + 1e-3
+    # the enumeration is over every composition of n items into the 8 outcome patterns
+    assert ex["samples"].iloc[0] == math.comb(10 + 7, 7)
+    with pytest.raises(ValueError, match="exceed max_samples"):
+        C.exact_gap_coverage(C.mixture_population([0.5] * 6), 200)
 
 
 # ---------------------------------------------------------------------- simulated coverage
