@@ -1,38 +1,108 @@
-"""Pools with known population truth (arXiv 2609.32996, Section 3 and App. C).
+"""Pools with known population truth, plantings, and power studies (arXiv 2609.32996, Section 3
+and Appendix C).
 
-Every generator returns a :class:`Simulated`: the sampled :class:`~oraclegap.pool.Pool` and
-the true success probabilities ``p[n, M]`` it was drawn from, so population coverage, D and L
-(:func:`oraclegap.coverage.coverage_from_rates`) are known exactly. Draws within a cell are
-independent Bernoulli(p_im); randomness only through ``seed`` (an int or a Generator).
+Generators return a :class:`Simulated`: the sampled :class:`~oraclegap.pool.Pool`, the true
+success probabilities ``p[n, M]`` it was drawn from (``None`` when the pool was made by moving
+successes within an existing count table, where no population truth exists), and ``info``.
+With truth known, population coverage, D and L follow exactly from
+:func:`oraclegap.coverage.coverage_from_rates` (see :func:`population_L`). Draws within a cell
+are independent Bernoulli(p_im); randomness only through ``seed`` (an int or a Generator).
+
+Worlds and alternatives:
+
+* :func:`exchangeable` -- the null world, p_im = p_i ~ Beta(a, b) (default: the Beta(0.347,
+  0.601) prompt-rate prior fitted on Geometry3K).
+* :func:`diffuse` / :func:`diffuse_from` -- every member's log-odds perturbed independently,
+  logit p_im = logit q_i + sigma z_im; ``diffuse_from`` centres q_i on a pool's observed prompt
+  means, clipped to [1/(2 M k), 1 - 1/(2 M k)] (Table 2).
+* :func:`plant` / :func:`planted` -- concentrated specialists: on each prompt up to
+  round(delta k) successes move, one at a time, from a random donor with a success left to the
+  prompt's specialist, stopping when the specialist reaches k or no donor has one (Table A2).
+* :func:`specialists` -- a fraction f of prompts gets one uniformly chosen member raised to
+  min(1, q + s) (Table A3), with the population gap known.
+* :func:`quality_shift` -- two groups sharing prompt difficulties, with member effects constant
+  on the logit, probit or probability scale (Table A4).
+* :func:`predictable` -- specialists assigned by quantile bins of the first principal component
+  of prompt features (the features go into the pool's prompt table).
+
+Studies: :func:`study` reruns the nulls on many generated pools (rejection rates, excess, the
+population gap) and :func:`power` / :func:`plan_power` give the power at (k, n) for an effect
+and the k or n needed for a target power.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.special import expit, logit
+import pandas as pd
+from scipy.optimize import brentq
+from scipy.special import expit, logit, ndtr, ndtri
 
-from ._validate import as_rng, check_int
+from ._validate import as_rng, check_alpha, check_int, check_prob, check_taus
+from .coverage import as_counts, coverage_from_rates
 from .pool import Pool
 
-__all__ = ["Simulated", "GEOMETRY3K_AB", "sample_pool", "exchangeable", "diffuse"]
+__all__ = [
+    "Simulated",
+    "GEOMETRY3K_AB",
+    "LINKS",
+    "EFFECTS",
+    "sample_pool",
+    "exchangeable",
+    "diffuse",
+    "diffuse_from",
+    "transfer_target",
+    "plant",
+    "planted",
+    "specialists",
+    "quality_shift",
+    "pc1_bins",
+    "predictable",
+    "population_L",
+    "Study",
+    "study",
+    "effect_generator",
+    "PowerResult",
+    "power",
+    "PowerPlan",
+    "plan_power",
+]
 
 #: The Beta prompt-rate prior fitted on Geometry3K in arXiv 2609.32996 (App. B.1).
 GEOMETRY3K_AB = (0.347, 0.601)
+#: Scales on which :func:`quality_shift` holds member effects constant.
+LINKS = ("logit", "probit", "identity")
+#: Effects the power planner knows.
+EFFECTS = ("exchangeable", "diffuse", "specialists", "planted")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Simulated:
-    """A sampled pool and the truth behind it."""
+    """A sampled pool and the truth behind it (``p`` is None when no population truth exists)."""
 
     pool: Pool
-    p: np.ndarray  # true success probabilities [n, M]
+    p: np.ndarray | None  # true success probabilities [n, M]
     info: dict = dataclasses.field(default_factory=dict)
 
+    def population(self, taus) -> pd.DataFrame:
+        """Population coverage functionals (oracle, best, mixture, D, L) of the true rates."""
+        if self.p is None:
+            raise ValueError("this pool was made by moving successes within a count table; it has no population truth")
+        return coverage_from_rates(self.p, taus).frame()
 
-def sample_pool(p, k: int, seed=0, *, alignment: str = "independent", meta: dict | None = None) -> Pool:
-    """Draw k independent Bernoulli(p_im) verdicts per cell of ``p[n, M]``."""
+
+def population_L(p, taus) -> np.ndarray:
+    """Population oracle gap L(tau) = P[max_m p_im >= tau] - max_m P[p_im >= tau] of true rates p[n, M]."""
+    return coverage_from_rates(p, taus).L
+
+
+# ---------------------------------------------------------------------------- sampling
+def sample_pool(p, k: int, seed=0, *, alignment: str = "independent", meta: dict | None = None, prompts=None) -> Pool:
+    """Draw k independent Bernoulli(p_im) verdicts per cell of ``p[n, M]`` (``prompts``: an
+    optional prompt table, e.g. with feature columns)."""
     p = np.asarray(p, dtype=float)
     if p.ndim != 2 or 0 in p.shape:
         raise ValueError(f"p must be a non-empty [n, M] array, got shape {p.shape}")
@@ -41,13 +111,24 @@ def sample_pool(p, k: int, seed=0, *, alignment: str = "independent", meta: dict
     k = check_int(k, "k", minimum=1)
     rng = as_rng(seed)
     v = rng.random((p.shape[0], p.shape[1], k)) < p[:, :, None]
-    return Pool.from_array(v, alignment=alignment, meta=dict(meta or {}))
+    return Pool.from_array(v, prompts, alignment=alignment, meta=dict(meta or {}))
+
+
+def _check_ab(a: float, b: float) -> None:
+    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+        raise ValueError(f"Beta parameters a and b must be positive and finite, got a={a}, b={b}")
 
 
 def _prompt_rates(n: int, a: float, b: float, rng) -> np.ndarray:
-    if not (a > 0 and b > 0):
-        raise ValueError(f"Beta parameters must be positive, got a={a}, b={b}")
+    _check_ab(a, b)
     return rng.beta(a, b, size=n)
+
+
+def _check_base(base, n_name: str = "base") -> np.ndarray:
+    q = np.asarray(base, dtype=float).ravel()
+    if q.size == 0 or np.isnan(q).any() or (q < 0).any() or (q > 1).any():
+        raise ValueError(f"{n_name} must be a non-empty array of prompt rates in [0, 1]")
+    return q
 
 
 def exchangeable(n: int = 240, M: int = 5, k: int = 16, *, a: float = GEOMETRY3K_AB[0], b: float = GEOMETRY3K_AB[1], seed=0) -> Simulated:
@@ -72,18 +153,510 @@ def diffuse(
     a: float = GEOMETRY3K_AB[0],
     b: float = GEOMETRY3K_AB[1],
     seed=0,
+    base=None,
 ) -> Simulated:
-    """Diffuse differences: logit p_im = logit p_i + sigma * z_im, z_im ~ N(0, 1) independent.
+    """Diffuse differences: logit p_im = logit q_i + sigma * z_im, z_im ~ N(0, 1) independent.
 
-    Prompt rates p_i ~ Beta(a, b) are clipped to [1e-4, 1 - 1e-4] before the perturbation so
-    that every member's log-odds is finite. ``sigma = 0`` gives the exchangeable world.
+    Prompt centres q_i ~ Beta(a, b) are clipped to [1e-4, 1 - 1e-4] so every member's log-odds
+    is finite. With ``base`` (n prompt rates, e.g. a pool's observed prompt means) the centres
+    are ``base`` clipped to [1/(2 M k), 1 - 1/(2 M k)] as in arXiv 2609.32996 (Table 2) and
+    ``n`` is taken from it. ``sigma = 0`` gives the exchangeable world.
+    """
+    M = check_int(M, "M", minimum=1)
+    k = check_int(k, "k", minimum=1)
+    if not (sigma >= 0) or not math.isfinite(sigma):
+        raise ValueError(f"sigma must be a finite number >= 0, got {sigma}")
+    rng = as_rng(seed)
+    if base is None:
+        n = check_int(n, "n", minimum=1)
+        centre = np.clip(_prompt_rates(n, a, b, rng), 1e-4, 1 - 1e-4)
+        source = "beta"
+    else:
+        eps = 1.0 / (2 * M * k)
+        centre = np.clip(_check_base(base), eps, 1 - eps)
+        n = centre.size
+        source = "base"
+    p = expit(logit(centre)[:, None] + sigma * rng.standard_normal((n, M)))
+    info = {"generator": "diffuse", "sigma": sigma, "a": a, "b": b, "centre": source}
+    pool = sample_pool(p, k, rng, meta=info)
+    return Simulated(pool, p, info)
+
+
+def diffuse_from(x, sigma: float, *, k: int | None = None, k_sim: int | None = None, M: int | None = None, seed=0) -> Simulated:
+    """Diffuse perturbations centred on a pool's observed prompt means (Table 2 of 2609.32996).
+
+    The centre of prompt i is its pooled success rate sum_m c_im / (M k), clipped to
+    [1/(2 M k), 1 - 1/(2 M k)] with the *observed* k; ``k_sim`` responses per member are then
+    simulated (default: the observed k; the paper's budget study uses 64). ``M`` defaults to the
+    pool's member count.
+    """
+    c, k = as_counts(x, k)
+    n, M0 = c.shape
+    M = M0 if M is None else check_int(M, "M", minimum=1)
+    k_sim = k if k_sim is None else check_int(k_sim, "k_sim", minimum=1)
+    if not (sigma >= 0) or not math.isfinite(sigma):
+        raise ValueError(f"sigma must be a finite number >= 0, got {sigma}")
+    rng = as_rng(seed)
+    eps = 1.0 / (2 * M0 * k)
+    centre = np.clip(c.sum(axis=1) / (M0 * k), eps, 1 - eps)
+    p = expit(logit(centre)[:, None] + sigma * rng.standard_normal((n, M)))
+    info = {"generator": "diffuse_from", "sigma": sigma, "k_observed": k, "k": k_sim}
+    return Simulated(sample_pool(p, k_sim, rng, meta=info), p, info)
+
+
+# ---------------------------------------------------------------------------- concentrated planting
+def transfer_target(delta: float, k: int) -> int:
+    """Transfers per prompt for strength ``delta``: round(delta k), halves rounded up."""
+    delta = check_prob(delta, "delta")
+    k = check_int(k, "k", minimum=1)
+    return int(math.floor(delta * k + 0.5 + 1e-12))
+
+
+def _plant_counts(c: np.ndarray, k: int, target: int, spec: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Move up to ``target`` successes per prompt to member ``spec[i]`` (vectorised over prompts)."""
+    c = c.copy()
+    n, M = c.shape
+    rows = np.arange(n)
+    done = np.zeros(n, np.int64)
+    for _ in range(target):
+        donors = c > 0
+        donors[rows, spec] = False
+        can = donors.any(axis=1) & (c[rows, spec] < k)
+        if not can.any():
+            break
+        keys = np.where(donors, rng.random((n, M)), -1.0)
+        donor = keys.argmax(axis=1)
+        idx = rows[can]
+        c[idx, donor[can]] -= 1
+        c[idx, spec[can]] += 1
+        done[can] += 1
+    return c, done
+
+
+def plant(x, delta: float, *, k: int | None = None, specialist=None, seed=0) -> Simulated:
+    """Concentrated specialization planted in an observed count table (App. C.2, Table A2).
+
+    On each prompt the target is round(delta k) transfers; each moves one success from a donor
+    chosen uniformly among the other members with a success left to the prompt's specialist,
+    and transfers stop when the specialist reaches k or no donor has a success. Prompt totals
+    are kept; the specialist's total can change. ``specialist``: None (uniformly random member
+    per prompt), one member index for every prompt, or an int array [n]. The returned pool is
+    rebuilt from the counts (draw positions at random); ``p`` is None.
+    """
+    c, k = as_counts(x, k)
+    n, M = c.shape
+    if M < 2:
+        raise ValueError("planting moves successes between members and needs n_policies >= 2")
+    target = transfer_target(delta, k)
+    rng = as_rng(seed)
+    if specialist is None:
+        spec = rng.integers(0, M, n)
+    else:
+        spec = np.asarray(specialist)
+        if spec.ndim == 0:
+            spec = np.full(n, int(spec))
+        if spec.shape != (n,) or not np.issubdtype(spec.dtype, np.integer):
+            raise ValueError(f"specialist must be None, an int, or an integer array of length n_prompts={n}")
+        if (spec < 0).any() or (spec >= M).any():
+            raise ValueError(f"specialist holds member indices outside [0, {M})")
+        spec = spec.astype(np.int64)
+    new, done = _plant_counts(c, k, target, spec, rng)
+    prompts = x.prompts if isinstance(x, Pool) else None
+    policies = x.policies if isinstance(x, Pool) else None
+    info = {"generator": "plant", "delta": delta, "target": target, "specialist": spec, "transfers": done}
+    pool = Pool.from_counts(new, k, seed=int(rng.integers(0, 2**31 - 1)), prompts=prompts, policies=policies,
+                            meta={"generator": "plant", "delta": delta, "target": target})
+    return Simulated(pool, None, info)
+
+
+def planted(n: int = 240, M: int = 5, k: int = 16, delta: float = 0.10, *, a: float = GEOMETRY3K_AB[0],
+            b: float = GEOMETRY3K_AB[1], seed=0) -> Simulated:
+    """An exchangeable Beta pool with concentrated specialization planted into its counts."""
+    rng = as_rng(seed)
+    base = exchangeable(n, M, k, a=a, b=b, seed=rng)
+    out = plant(base.pool, delta, seed=rng)
+    return Simulated(out.pool, None, {**out.info, "generator": "planted", "base_p": base.p})
+
+
+# ---------------------------------------------------------------------------- specialist fraction
+def specialists(n: int = 240, M: int = 5, k: int = 16, f: float = 0.3, s: float = 0.10, *, a: float = GEOMETRY3K_AB[0],
+                b: float = GEOMETRY3K_AB[1], seed=0) -> Simulated:
+    """Specialists on a fraction of prompts (App. C.3, Table A3).
+
+    Common rates q_i ~ Beta(a, b); each prompt independently (probability ``f``) gets one
+    uniformly chosen member at min(1, q_i + s), the others keep q_i. The population gap is
+    known: :func:`population_L` of ``.p``.
     """
     n = check_int(n, "n", minimum=1)
-    M = check_int(M, "M", minimum=1)
-    if not (sigma >= 0):
-        raise ValueError(f"sigma must be >= 0, got {sigma}")
+    M = check_int(M, "M", minimum=2)
+    f = check_prob(f, "f")
+    s = check_prob(s, "s")
     rng = as_rng(seed)
-    base = np.clip(_prompt_rates(n, a, b, rng), 1e-4, 1 - 1e-4)
-    p = expit(logit(base)[:, None] + sigma * rng.standard_normal((n, M)))
-    pool = sample_pool(p, k, rng, meta={"generator": "diffuse", "sigma": sigma, "a": a, "b": b})
-    return Simulated(pool, p, {"generator": "diffuse", "sigma": sigma, "a": a, "b": b})
+    q = _prompt_rates(n, a, b, rng)
+    p = np.repeat(q[:, None], M, axis=1)
+    chosen = rng.random(n) < f
+    who = rng.integers(0, M, n)
+    idx = np.flatnonzero(chosen)
+    p[idx, who[idx]] = np.minimum(1.0, q[idx] + s)
+    info = {"generator": "specialists", "f": f, "s": s, "selected": chosen, "specialist": np.where(chosen, who, -1)}
+    return Simulated(sample_pool(p, k, rng, meta={"generator": "specialists", "f": f, "s": s}), p, info)
+
+
+# ---------------------------------------------------------------------------- quality shifts
+def _link_pair(link: str):
+    if link == "logit":
+        return logit, expit
+    if link == "probit":
+        return ndtri, ndtr
+    if link == "identity":
+        return (lambda v: v), (lambda v: np.clip(v, 0.0, 1.0))
+    raise ValueError(f"link must be one of {LINKS}, got {link!r}")
+
+
+def _shift_for_mean(q: np.ndarray, target: float, link: str) -> float:
+    g, ginv = _link_pair(link)
+    eta = g(q)
+    lo, hi = (-1.0, 1.0) if link == "identity" else (-30.0, 30.0)
+    fn = lambda d: float(np.mean(ginv(eta + d))) - target  # noqa: E731
+    if fn(lo) > 0 or fn(hi) < 0:
+        raise ValueError(f"no constant {link} shift gives mean rate {target} from these prompt difficulties")
+    return float(brentq(fn, lo, hi, xtol=1e-12))
+
+
+def quality_shift(
+    n: int = 240,
+    k: int = 16,
+    *,
+    link: str = "logit",
+    strong_mean: float = 0.37,
+    weak_mean: float = 0.24,
+    groups: Sequence[int] = (5, 5),
+    base=None,
+    a: float = GEOMETRY3K_AB[0],
+    b: float = GEOMETRY3K_AB[1],
+    seed=0,
+) -> Simulated:
+    """Two groups of members whose quality differs by an effect constant on one scale (App. C.4,
+    Table A4).
+
+    Members share prompt difficulties q_i (``base``, e.g. observed prompt rates, or Beta(a, b)
+    draws), clipped to [1/(2 M k), 1 - 1/(2 M k)]. Group g gets p_im = F(F^-1(q_i) + d_g) with
+    F the inverse link (logit: expit; probit: the normal CDF; identity: clip to [0, 1]) and d_g
+    solved so that the group's mean rate is ``strong_mean`` or ``weak_mean``. Only the logit
+    case satisfies the margin-preserving null's model; the others test its sensitivity.
+    """
+    _link_pair(link)
+    sizes = [check_int(g, "groups", minimum=1) for g in groups]
+    if len(sizes) != 2:
+        raise ValueError(f"groups must give the sizes of two groups, got {groups!r}")
+    M = sum(sizes)
+    k = check_int(k, "k", minimum=1)
+    strong_mean = check_prob(strong_mean, "strong_mean", open_low=True, open_high=True)
+    weak_mean = check_prob(weak_mean, "weak_mean", open_low=True, open_high=True)
+    rng = as_rng(seed)
+    if base is None:
+        n = check_int(n, "n", minimum=1)
+        q = _prompt_rates(n, a, b, rng)
+    else:
+        q = _check_base(base)
+        n = q.size
+    eps = 1.0 / (2 * M * k)
+    q = np.clip(q, eps, 1 - eps)
+    _, ginv = _link_pair(link)
+    g, _ = _link_pair(link)
+    d_strong = _shift_for_mean(q, strong_mean, link)
+    d_weak = _shift_for_mean(q, weak_mean, link)
+    p_strong = ginv(g(q) + d_strong)
+    p_weak = ginv(g(q) + d_weak)
+    p = np.concatenate([np.repeat(p_strong[:, None], sizes[0], axis=1), np.repeat(p_weak[:, None], sizes[1], axis=1)], axis=1)
+    info = {"generator": "quality_shift", "link": link, "strong_mean": strong_mean, "weak_mean": weak_mean,
+            "shifts": (d_strong, d_weak), "groups": tuple(sizes)}
+    policies = pd.DataFrame({"name": [f"strong{j}" for j in range(sizes[0])] + [f"weak{j}" for j in range(sizes[1])],
+                             "group": ["strong"] * sizes[0] + ["weak"] * sizes[1]})
+    pool = sample_pool(p, k, rng, meta={"generator": "quality_shift", "link": link})
+    pool = Pool.from_array(pool.verdicts, None, policies, alignment="independent", meta=dict(pool.meta))
+    return Simulated(pool, p, info)
+
+
+# ---------------------------------------------------------------------------- predictable specialists
+def pc1_bins(features, n_bins: int) -> np.ndarray:
+    """Bin index in [0, n_bins) of each row's score on the first principal component of the
+    standardised features, with equal-count (quantile) bins: quintiles when n_bins = 5."""
+    X = np.asarray(features, dtype=float)
+    if X.ndim != 2 or 0 in X.shape:
+        raise ValueError(f"features must be a non-empty [n, d] array, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError("features contain NaN or infinite values")
+    n_bins = check_int(n_bins, "n_bins", minimum=1)
+    sd = X.std(axis=0)
+    Z = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    _, _, vt = np.linalg.svd(Z, full_matrices=False)
+    score = Z @ vt[0]
+    edges = np.quantile(score, np.linspace(0, 1, n_bins + 1)[1:-1])
+    return np.searchsorted(edges, score, side="right").astype(np.int64)
+
+
+def predictable(n: int = 240, M: int = 5, k: int = 16, delta: float = 0.10, *, d: int = 8, a: float = GEOMETRY3K_AB[0],
+                b: float = GEOMETRY3K_AB[1], seed=0, features=None) -> Simulated:
+    """Predictable specialization (App. C.4): prompts carry features, the specialist of a prompt
+    is its quantile bin of the first principal component (bin m -> member m), and
+    round(delta k) successes are planted towards it in an exchangeable Beta pool.
+
+    ``features`` (n x d) defaults to standard-normal draws; they are stored as prompt-table
+    columns ``f0 .. f{d-1}``, and ``info["specialist"]`` holds the assignment.
+    """
+    n = check_int(n, "n", minimum=1)
+    M = check_int(M, "M", minimum=2)
+    rng = as_rng(seed)
+    if features is None:
+        d = check_int(d, "d", minimum=1)
+        X = rng.standard_normal((n, d))
+    else:
+        X = np.asarray(features, dtype=float)
+        if X.ndim != 2 or X.shape[0] != n:
+            raise ValueError(f"features must have shape [n={n}, d], got {X.shape}")
+    spec = pc1_bins(X, M)
+    base = exchangeable(n, M, k, a=a, b=b, seed=rng)
+    prompts = pd.DataFrame({"id": [f"p{i}" for i in range(n)], **{f"f{j}": X[:, j] for j in range(X.shape[1])}})
+    pool = Pool.from_array(base.pool.verdicts, prompts, alignment="independent", meta=dict(base.pool.meta))
+    out = plant(pool, delta, specialist=spec, seed=rng)
+    return Simulated(out.pool, None, {**out.info, "generator": "predictable", "base_p": base.p, "features": X})
+
+
+# ---------------------------------------------------------------------------- studies
+@dataclasses.dataclass(frozen=True, eq=False)
+class Study:
+    """Per-replicate results of the nulls on generated pools.
+
+    ``frame()``: one row per (replicate, tau, null) with ``p``, ``reject`` (p <= alpha),
+    ``observed``, ``null_mean``, ``excess`` and, when the generator knows the truth,
+    ``population_L``. ``summary()``: rejection rate with a Wilson 95% interval and means.
+    """
+
+    rows: pd.DataFrame
+    alpha: float
+    label: str = ""
+
+    def frame(self) -> pd.DataFrame:
+        return self.rows.copy()
+
+    def summary(self) -> pd.DataFrame:
+        from statsmodels.stats.proportion import proportion_confint
+
+        g = self.rows.groupby(["tau", "null"], sort=True)
+        out = g.agg(reps=("reject", "size"), rejections=("reject", "sum"), observed=("observed", "mean"),
+                    null_mean=("null_mean", "mean"), excess=("excess", "mean"), population_L=("population_L", "mean"))
+        out["reject_rate"] = out["rejections"] / out["reps"]
+        lo, hi = proportion_confint(out["rejections"], out["reps"], alpha=0.05, method="wilson")
+        out["ci_lo"] = np.asarray(lo)
+        out["ci_hi"] = np.asarray(hi)
+        out.insert(0, "label", self.label)
+        return out.reset_index()
+
+
+def _as_sim(obj) -> Simulated:
+    if isinstance(obj, Simulated):
+        return obj
+    if isinstance(obj, Pool):
+        return Simulated(obj, None, {})
+    raise TypeError(f"the generator must return a Simulated or a Pool, got {type(obj).__name__}")
+
+
+def study(
+    generator: Callable[[np.random.Generator], Simulated | Pool],
+    n_reps: int,
+    *,
+    taus=(0.10,),
+    statistic: str = "L",
+    nulls=("redeal", "margin"),
+    n_draws: int = 400,
+    alpha: float = 0.05,
+    seed=0,
+    burn_in: int | None = None,
+    thin: int | None = None,
+    n_chains: int = 1,
+    progress: bool = True,
+    label: str = "",
+) -> Study:
+    """Run the null tests on ``n_reps`` pools from ``generator(rng)`` (false-positive rates when
+    the generator is a null world, power otherwise). ``burn_in``/``thin``: proposals per chain
+    (default 60 n M / 2 n M; the paper's power trials used 30 n M / n M)."""
+    from tqdm.auto import tqdm
+
+    from .nulls import null_tests
+
+    if not callable(generator):
+        raise TypeError("generator must be a callable taking a numpy Generator")
+    n_reps = check_int(n_reps, "n_reps", minimum=1)
+    alpha = check_alpha(alpha)
+    taus = check_taus(taus)
+    rng = as_rng(seed)
+    rows = []
+    it = tqdm(range(n_reps), desc=label or "study", leave=False) if progress else range(n_reps)
+    for rep in it:
+        sim = _as_sim(generator(rng))
+        res = null_tests(sim.pool, taus, nulls=nulls, statistics=(statistic,), n_draws=n_draws, seed=rng,
+                         burn_in=burn_in, thin=thin, n_chains=n_chains)
+        popL = population_L(sim.p, taus) if (sim.p is not None and statistic == "L") else np.full(taus.size, np.nan)
+        for t in res.tests:
+            j = 0 if math.isnan(t.tau) else int(np.argmin(np.abs(taus - t.tau)))
+            rows.append({"rep": rep, "tau": t.tau, "null": t.null, "observed": t.observed, "null_mean": t.mean,
+                         "excess": t.excess, "p": t.p, "reject": bool(t.p <= alpha), "population_L": popL[j]})
+    return Study(pd.DataFrame(rows), alpha, label)
+
+
+# ---------------------------------------------------------------------------- power planner
+def effect_generator(effect: str, *, n: int = 240, M: int = 5, k: int = 16, base=None, **params):
+    """A callable rng -> Simulated for one of :data:`EFFECTS` at pool shape (n, M, k).
+
+    ``exchangeable``: no parameters. ``diffuse``: ``sigma`` (centres from ``base`` prompt rates
+    when given, else Beta draws). ``specialists``: ``f`` and ``s``. ``planted``: ``delta``.
+    Prompt rates come from Beta(a, b) (``a``, ``b`` optional) unless ``base`` is given.
+    """
+    n = check_int(n, "n", minimum=1)
+    M = check_int(M, "M", minimum=2)
+    k = check_int(k, "k", minimum=1)
+    a = params.pop("a", GEOMETRY3K_AB[0])
+    b = params.pop("b", GEOMETRY3K_AB[1])
+    _check_ab(a, b)
+    base_q = None if base is None else _check_base(base)
+
+    def need_keys(*keys):
+        missing = [key for key in keys if key not in params]
+        extra = [key for key in params if key not in keys]
+        if missing or extra:
+            raise ValueError(f"effect {effect!r} takes parameters {keys}; missing {missing}, unexpected {extra}")
+
+    if effect == "exchangeable":
+        need_keys()
+        return lambda rng: exchangeable(n, M, k, a=a, b=b, seed=rng)
+    if effect == "diffuse":
+        need_keys("sigma")
+        sigma = float(params["sigma"])
+
+        def gen(rng):
+            q = None if base_q is None else base_q[rng.integers(0, base_q.size, n)]
+            return diffuse(n, M, k, sigma, a=a, b=b, seed=rng, base=q)
+
+        return gen
+    if effect == "specialists":
+        need_keys("f", "s")
+        return lambda rng: specialists(n, M, k, float(params["f"]), float(params["s"]), a=a, b=b, seed=rng)
+    if effect == "planted":
+        need_keys("delta")
+        return lambda rng: planted(n, M, k, float(params["delta"]), a=a, b=b, seed=rng)
+    raise ValueError(f"effect must be one of {EFFECTS}, got {effect!r}")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PowerResult:
+    """Rejection rate of the nulls for one effect at one pool shape (with Wilson 95% intervals)."""
+
+    effect: str
+    params: dict
+    n: int
+    M: int
+    k: int
+    tau: float
+    alpha: float
+    study: Study
+
+    def frame(self) -> pd.DataFrame:
+        s = self.study.summary()
+        s.insert(1, "effect", self.effect)
+        for key, val in self.params.items():
+            s[key] = val
+        s["n"], s["M"], s["k"] = self.n, self.M, self.k
+        return s
+
+    def power(self, null: str = "redeal") -> float:
+        s = self.study.summary()
+        row = s[s["null"] == null]
+        if row.empty:
+            raise KeyError(f"no {null!r} null in this result")
+        return float(row["reject_rate"].iloc[0])
+
+
+def power(
+    effect: str = "diffuse",
+    *,
+    n: int = 240,
+    M: int = 5,
+    k: int = 16,
+    tau: float = 0.10,
+    alpha: float = 0.05,
+    n_reps: int = 100,
+    n_draws: int = 400,
+    nulls=("redeal",),
+    seed=0,
+    base=None,
+    progress: bool = False,
+    **params,
+) -> PowerResult:
+    """Power of the null tests of L(tau) at level ``alpha`` against ``effect`` at shape (n, M, k),
+    estimated from ``n_reps`` simulated pools (see :func:`effect_generator` for parameters)."""
+    gen = effect_generator(effect, n=n, M=M, k=k, base=base, **dict(params))
+    st = study(gen, n_reps, taus=(tau,), nulls=nulls, n_draws=n_draws, alpha=alpha, seed=seed, progress=progress,
+               label=f"{effect} n={n} k={k}")
+    return PowerResult(effect, dict(params), n, M, k, float(tau), alpha, st)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PowerPlan:
+    """Power over a grid of k (or n) and the smallest grid value reaching the target."""
+
+    effect: str
+    vary: str
+    target: float
+    curve: pd.DataFrame
+    required: dict  # null -> smallest grid value with estimated power >= target (None if none)
+
+    def frame(self) -> pd.DataFrame:
+        return self.curve.copy()
+
+
+def plan_power(
+    effect: str = "diffuse",
+    *,
+    target: float = 0.8,
+    vary: str = "k",
+    grid=(8, 16, 32, 64, 128),
+    n: int = 240,
+    M: int = 5,
+    k: int = 16,
+    tau: float = 0.10,
+    alpha: float = 0.05,
+    n_reps: int = 100,
+    n_draws: int = 400,
+    nulls=("redeal",),
+    seed=0,
+    base=None,
+    progress: bool = True,
+    **params,
+) -> PowerPlan:
+    """For a pool shape and an effect: the power at each value of ``vary`` ("k" responses per
+    cell or "n" prompts) in ``grid``, and the smallest grid value whose estimated power reaches
+    ``target`` (Monte Carlo estimates: read the intervals in ``curve``)."""
+    from tqdm.auto import tqdm
+
+    if vary not in ("k", "n"):
+        raise ValueError(f"vary must be 'k' or 'n', got {vary!r}")
+    target = check_prob(target, "target", open_low=True, open_high=True)
+    values = [check_int(v, "grid", minimum=1) for v in grid]
+    if not values or sorted(values) != values or len(set(values)) != len(values):
+        raise ValueError(f"grid must be a non-empty increasing sequence of integers, got {grid!r}")
+    rng = as_rng(seed)
+    frames = []
+    it = tqdm(values, desc=f"power over {vary}", leave=False) if progress else values
+    for v in it:
+        shape = {"n": n, "k": k, vary: v}
+        res = power(effect, n=shape["n"], M=M, k=shape["k"], tau=tau, alpha=alpha, n_reps=n_reps, n_draws=n_draws,
+                    nulls=nulls, seed=rng, base=base, **dict(params))
+        frames.append(res.frame())
+    curve = pd.concat(frames, ignore_index=True)
+    required = {}
+    for null in pd.unique(curve["null"]):
+        sub = curve[curve["null"] == null].sort_values(vary)
+        ok = sub[sub["reject_rate"] >= target]
+        required[null] = None if ok.empty else int(ok[vary].iloc[0])
+    return PowerPlan(effect, vary, target, curve, required)
