@@ -151,9 +151,8 @@ for ds, d in counts.groupby("dataset", sort=False):
         }
     )
 pilot_df = pd.DataFrame(rows)
-table(pilot_df.drop(columns=["_lo_exact", "_lo_paired"]))
+display(table(pilot_df.drop(columns=["_lo_exact", "_lo_paired"])))
 
-# %%
 show_md(
     "All {k} of {m} rows match the published table to three decimals. Theorem 4 certifies a positive gap on "
     "{nex} of the three pilot tasks; the paired interval, from the same counts, certifies {npa}.",
@@ -192,9 +191,8 @@ for r in t1.itertuples():
         }
     )
 confirm_df = pd.DataFrame(rows)
-table(confirm_df)
+display(table(confirm_df))
 
-# %%
 show_md(
     "{k} of {m} rows match. The paired interval is {lo:%} to {hi:%} as wide as Theorem 4's on these tasks.",
     k=int(confirm_df["matches"].sum()), m=len(confirm_df),
@@ -260,6 +258,10 @@ stab["all reseeds positive (share of arrangements)"] = (
 anchor_share = reseeds.groupby("dataset", sort=False)["anchor"].agg(lambda x: x.value_counts(normalize=True).round(2).to_dict())
 stab["anchor chosen"] = anchor_share
 
+# %% [markdown]
+# @fig-cert-reseeds shows every split's lower limit, with the published split in black; the
+# table under it summarises the splits per task and how often each anchor was chosen.
+
 # %%
 #| label: fig-cert-reseeds
 #| fig-cap: "Corollary 5 lower limits over random 50/50 splits of simulated outcome matrices that reproduce the pilot's published margins (each point one split). The dashed line is zero."
@@ -272,9 +274,8 @@ ax.axvline(0, color="k", ls="--", lw=1)
 ax.set_yticks(range(len(pilot)), list(pilot))
 ax.set(xlabel="lower limit of the split-selected interval (black: published split)", title="Split-to-split variation")
 plt.show()
-table(stab.reset_index())
+display(table(stab.reset_index()))
 
-# %%
 pos = stab["positive_lower"]
 all_pos = stab["all reseeds positive (share of arrangements)"]
 gsm_anchor = stab.loc["gsm8k", "anchor chosen"]
@@ -311,6 +312,10 @@ for delta in TIE_GRID:
         grid_rows.append(df.assign(delta=delta, gap=pop.gap))
 grid = pd.concat(grid_rows, ignore_index=True)
 
+# %% [markdown]
+# @fig-cert-coverage plots the naive interval's coverage per tie level (left) and, for the two
+# valid intervals, the lowest coverage over all tie levels (right).
+
 # %%
 #| label: fig-cert-coverage
 #| fig-cap: "Simulated coverage of four 95% intervals for the oracle gap, K = 8 independent members. Left: the naive interval (exact for the selected member), one line per accuracy gap between the best member and the rest. Right: the lowest coverage of Theorem 4 and of the paired interval over all gaps."
@@ -334,7 +339,6 @@ axes[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
-# %%
 nv = grid[grid["method"] == "naive"]
 worst = nv.loc[nv["coverage"].idxmin()]
 below_everywhere = [d for d, g in nv.groupby("delta") if (g["coverage"] < 1 - ALPHA).all()]
@@ -376,9 +380,8 @@ cfg_wide["width exact"] = cfg_width["exact"].to_numpy()
 cfg_wide["width paired"] = cfg_width["paired"].to_numpy()
 cfg_wide["mean estimate"] = cfg.groupby(["population", "n"], sort=True)["mean_estimate"].first().to_numpy()
 cfg_wide.columns.name = None
-table(cfg_wide)
+display(table(cfg_wide))
 
-# %%
 valid = cfg[cfg["method"].isin(["exact", "paired", "hoeffding", "hoeffding-paired"])]
 show_md(
     "Every valid interval covers at least {m:%} of samples in every configuration, while the naive interval drops to {nv:%} "
@@ -436,7 +439,6 @@ axes[0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
-# %%
 w_big = widths[widths["n"] == ns.max()].set_index(["K", "method"])["width"]
 show_md(
     "At n = {n}, Theorem 4 is {r4:.2f} times as wide as the paired interval for K = 4 and {r29:.2f} times for K = 29; "
@@ -505,6 +507,9 @@ if real_df.empty:
     show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
 elif duplicates:
     show_md("Left out as exact duplicates of another entry's outcomes: {d}.", d="; ".join(duplicates))
+
+# %% [markdown]
+# @tbl-cert-real lists every real pool with its plug-in gap and the three intervals side by side.
 
 # %%
 #| label: tbl-cert-real
@@ -679,9 +684,8 @@ sim_tab = pd.DataFrame(
         {"quantity": "G_Z (random tag)", "estimate": sig_s.loc["random tag", "G_Z"], "interval": fmt_interval(None, sig_s.loc["random tag", "G_Z_lo"], sig_s.loc["random tag", "G_Z_hi"]), "population": 0.0},
     ]
 )
-table(sim_tab)
+display(table(sim_tab))
 
-# %%
 covered = [
     fam_s.loc["G_Pi", "lo"] <= truth["G_Pi"] <= fam_s.loc["G_Pi", "hi"],
     fam_s.loc["H_Pi", "lo"] <= truth["H_Pi"] <= fam_s.loc["H_Pi", "hi"],
@@ -742,6 +746,10 @@ for name, tag in MULTI.items():
     audits[name] = C.signal_rule_audit(R, sig, fit, ALPHA, model_names=pool.policy_names, n_boot=N_BOOT, seed=rng)
 if not audits:
     skipped.append("6. family and signal certificates on real pools")
+
+# %% [markdown]
+# @tbl-cert-family gives the two simultaneous intervals of Theorem 6 per pool, with the family's
+# best member on the test half.
 
 # %%
 #| label: tbl-cert-family
