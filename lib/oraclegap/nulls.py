@@ -56,6 +56,7 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 
+import numba
 import numpy as np
 import pandas as pd
 from numba import njit, prange
@@ -91,6 +92,7 @@ __all__ = [
     "member_spread",
     "similarity",
     "benjamini_hochberg",
+    "warm_up",
 ]
 
 #: Statistics computed from count tables (``pass1`` has no threshold).
@@ -100,6 +102,10 @@ NULLS = ("redeal", "margin")
 _P_CONVENTIONS = ("paper", "plus-one")
 _MOVES = ("heatbath", "metropolis")
 _TOL = 1e-9
+# Work (proposals, or draws x prompts x members) above which the kernels spread over threads.
+# Below it the serial kernels win: on a busy machine a parallel region waits for its slowest
+# thread. Results do not depend on the choice (one random stream per draw and per chain).
+_PARALLEL_WORK = 30_000_000
 
 # ============================================================================ compiled kernels
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -322,37 +328,52 @@ def _deal_row(s, total, M, k, offsets, prob, alias, row):
     return s
 
 
-@njit(cache=True, parallel=True)
-def redeal_stats(totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
-    """Statistics of ``n_draws`` re-deals of the movable prompts' totals; draw d uses stream
-    start + d, consumed prompt by prompt. Draws are processed in batches, prompt-major within a
-    batch, so the alias rows of one prompt serve the whole batch while they are in cache."""
-    T = needs.shape[0]
-    out = np.empty((n_draws, 3 * T + 1))
+_REDEAL_BATCH = 32
+
+
+@njit(cache=True)
+def _redeal_batch(bi, out, totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
+    """Draws [bi*32, bi*32 + 32) of :func:`redeal_stats`, prompt-major so that the alias rows of
+    one prompt serve the whole batch while they are in cache."""
+    bb = _REDEAL_BATCH
+    b0 = bi * bb
+    nb = min(bb, n_draws - b0)
     na = totals.shape[0]
-    bb = 32
-    n_batches = (n_draws + bb - 1) // bb
-    for bi in prange(n_batches):
-        b0 = bi * bb
-        nb = min(bb, n_draws - b0)
-        states = np.empty(nb, np.uint64)
+    states = np.empty(nb, np.uint64)
+    for j in range(nb):
+        states[j] = _stream_start(key, start + b0 + j)
+    row = np.empty(M, np.int64)
+    hist = np.zeros((nb, M, k + 1), np.int32)
+    hmax = np.zeros((nb, k + 1), np.int32)
+    hmin = np.zeros((nb, k + 1), np.int32)
+    htot = np.zeros((nb, M * k + 1), np.int32)
+    colsum = np.zeros((nb, M), np.int64)
+    rmax_sum = np.zeros(nb, np.int64)
+    for i in range(na):
+        ti = totals[i]
         for j in range(nb):
-            states[j] = _stream_start(key, start + b0 + j)
-        row = np.empty(M, np.int64)
-        hist = np.zeros((nb, M, k + 1), np.int32)
-        hmax = np.zeros((nb, k + 1), np.int32)
-        hmin = np.zeros((nb, k + 1), np.int32)
-        htot = np.zeros((nb, M * k + 1), np.int32)
-        colsum = np.zeros((nb, M), np.int64)
-        rmax_sum = np.zeros(nb, np.int64)
-        for i in range(na):
-            ti = totals[i]
-            for j in range(nb):
-                states[j] = _deal_row(states[j], ti, M, k, offsets, prob, alias, row)
-                rmax_sum[j] += _accumulate_row(row, hist[j], hmax[j], hmin[j], htot[j], colsum[j])
-        for j in range(nb):
-            _finalize(out[b0 + j], hist[j], hmax[j], hmin[j], htot[j], colsum[j], rmax_sum[j], needs, need_mix,
-                      n_total, k)
+            states[j] = _deal_row(states[j], ti, M, k, offsets, prob, alias, row)
+            rmax_sum[j] += _accumulate_row(row, hist[j], hmax[j], hmin[j], htot[j], colsum[j])
+    for j in range(nb):
+        _finalize(out[b0 + j], hist[j], hmax[j], hmin[j], htot[j], colsum[j], rmax_sum[j], needs, need_mix, n_total, k)
+
+
+@njit(cache=True)
+def redeal_stats(totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
+    """Statistics of ``n_draws`` re-deals of the movable prompts' totals, float64 [n_draws, 3T+1];
+    draw d uses the stream ``start + d``, consumed prompt by prompt."""
+    out = np.empty((n_draws, 3 * needs.shape[0] + 1))
+    for bi in range((n_draws + _REDEAL_BATCH - 1) // _REDEAL_BATCH):
+        _redeal_batch(bi, out, totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def redeal_stats_parallel(totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
+    """:func:`redeal_stats` with batches of draws spread over threads (same results)."""
+    out = np.empty((n_draws, 3 * needs.shape[0] + 1))
+    for bi in prange((n_draws + _REDEAL_BATCH - 1) // _REDEAL_BATCH):
+        _redeal_batch(bi, out, totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total)
     return out
 
 
@@ -461,13 +482,8 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log):
     return s, moved
 
 
-@njit(cache=True, parallel=True)
-def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
-               tables_out, store_tables, moves_out):
-    """Advance each chain (states[C, n_rows, M], stream states[C]) by ``burn`` proposals, then
-    retain ``n_per[ch]`` tables, one every ``thin`` proposals, writing their statistics (and the
-    tables when ``store_tables``) at rows ``out_off[ch] + d``; ``moves_out[ch]`` counts changes."""
-    C = states.shape[0]
+@njit(cache=True)
+def _ratio_tables(k):
     up = np.empty(k + 1)
     dn = np.empty(k + 1)
     logc = np.empty(k + 1)
@@ -475,19 +491,46 @@ def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need
         up[j] = (k - j) / (j + 1)
         dn[j] = j / (k - j + 1)
         logc[j] = math.lgamma(k + 1) - math.lgamma(j + 1) - math.lgamma(k - j + 1)
+    return up, dn, logc
+
+
+@njit(cache=True)
+def _one_chain(ch, states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
+               tables_out, store_tables, moves_out, up, dn, logc):
+    c = states[ch]
     use_log = k > 128
-    for ch in prange(C):
-        c = states[ch]
-        w = np.empty(k + 2)
-        s, moved = _chain_segment(c, k, streams[ch], burn, heat, w, up, dn, logc, use_log)
-        for d in range(n_per[ch]):
-            s, m = _chain_segment(c, k, s, thin, heat, w, up, dn, logc, use_log)
-            moved += m
-            _table_stats(c, needs, need_mix, n_total, k, stats_out[out_off[ch] + d])
-            if store_tables:
-                tables_out[out_off[ch] + d] = c
-        streams[ch] = s
-        moves_out[ch] += moved
+    w = np.empty(k + 2)
+    s, moved = _chain_segment(c, k, streams[ch], burn, heat, w, up, dn, logc, use_log)
+    for d in range(n_per[ch]):
+        s, m = _chain_segment(c, k, s, thin, heat, w, up, dn, logc, use_log)
+        moved += m
+        _table_stats(c, needs, need_mix, n_total, k, stats_out[out_off[ch] + d])
+        if store_tables:
+            tables_out[out_off[ch] + d] = c
+    streams[ch] = s
+    moves_out[ch] += moved
+
+
+@njit(cache=True)
+def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
+               tables_out, store_tables, moves_out):
+    """Advance each chain (states[C, n_rows, M], stream states[C]) by ``burn`` proposals, then
+    retain ``n_per[ch]`` tables, one every ``thin`` proposals, writing their statistics (and the
+    tables when ``store_tables``) at rows ``out_off[ch] + d``; ``moves_out[ch]`` counts changes."""
+    up, dn, logc = _ratio_tables(k)
+    for ch in range(states.shape[0]):
+        _one_chain(ch, states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
+                   tables_out, store_tables, moves_out, up, dn, logc)
+
+
+@njit(cache=True, parallel=True)
+def run_chains_parallel(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
+                        tables_out, store_tables, moves_out):
+    """:func:`run_chains` with the chains spread over threads (same results: one stream per chain)."""
+    up, dn, logc = _ratio_tables(k)
+    for ch in prange(states.shape[0]):
+        _one_chain(ch, states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
+                   tables_out, store_tables, moves_out, up, dn, logc)
 
 
 # ---------------------------------------------------------------------------- label permutation
@@ -716,7 +759,8 @@ def _redeal_stats(prep: _Prepared, key, start: int, n_draws: int) -> np.ndarray:
         tables = _redeal_active_tables(prep, key, start, n_draws)
         return many_table_stats(tables, prep.needs, prep.need_mix, prep.n, prep.k)
     offsets, prob, alias = tabs
-    return redeal_stats(prep.totals, prep.M, prep.k, key, start, n_draws, offsets, prob, alias, prep.needs, prep.need_mix, prep.n)
+    kern = redeal_stats_parallel if n_draws * prep.totals.size * prep.M >= _PARALLEL_WORK else redeal_stats
+    return kern(prep.totals, prep.M, prep.k, key, start, n_draws, offsets, prob, alias, prep.needs, prep.need_mix, prep.n)
 
 
 def _observed_stats(prep: _Prepared) -> np.ndarray:
@@ -1077,12 +1121,20 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
     done = np.zeros(C, np.int64)
     n_batches = int(math.ceil(n_per.max() / per_batch))
     first = True
-    for _ in _progress(range(n_batches), progress, desc="margin chain", unit="batch"):
-        take = np.minimum(per_batch, n_per - done).astype(np.int64)
-        run_chains(states, streams, prep.k, burn if first else 0, thin, take, starts + done, move == "heatbath",
-                   prep.needs, prep.need_mix, prep.n, stats, tables_active, store_tables, moves)
-        done += take
-        first = False
+    proposals_total = C * burn + thin * n_draws
+    parallel = C > 1 and proposals_total >= _PARALLEL_WORK
+    kern = run_chains_parallel if parallel else run_chains
+    old_chunk = numba.set_parallel_chunksize(1) if parallel else None  # hand chains out one at a time
+    try:
+        for _ in _progress(range(n_batches), progress, desc="margin chain", unit="batch"):
+            take = np.minimum(per_batch, n_per - done).astype(np.int64)
+            kern(states, streams, prep.k, burn if first else 0, thin, take, starts + done, move == "heatbath",
+                 prep.needs, prep.need_mix, prep.n, stats, tables_active, store_tables, moves)
+            done += take
+            first = False
+    finally:
+        if parallel:
+            numba.set_parallel_chunksize(old_chunk)
     proposals = int(C * burn + thin * n_draws)
     tables = None
     if store_tables:
@@ -1192,6 +1244,28 @@ def exact_margin_law(x, *, k: int | None = None, max_tables: int = 200_000) -> E
     lw = logc[tables].sum(axis=(1, 2))
     w = np.exp(lw - lw.max())
     return ExactMarginLaw(tables, w / w.sum(), int(k))
+
+
+# ============================================================================ kernel warm-up
+def warm_up(parallel: bool = False) -> None:
+    """Compile (or load from numba's cache) every kernel on a tiny table, so that later timings
+    measure the work and not the compilation; ``parallel=True`` includes the threaded kernels
+    used for large pools."""
+    c = np.array([[1, 0, 2], [2, 1, 0], [0, 2, 1], [2, 2, 2]], dtype=np.int64)
+    null_tests(c, (0.5,), k=2, n_draws=4, seed=0)
+    redeal(c, 2, k=2)
+    margin_chain(c, 2, k=2)
+    member_spread(c, (0.5,), k=2, n_draws=2)
+    pool_size_curve(c, (0.5,), k=2, n_draws=2)
+    if parallel:
+        prep = _prepare(c, (0.5,), 2)
+        offsets, prob, alias = _alias(prep.M, prep.k)
+        redeal_stats_parallel(prep.totals, prep.M, prep.k, np.uint64(1), 0, 2, offsets, prob, alias, prep.needs,
+                              prep.need_mix, prep.n)
+        states = np.ascontiguousarray(np.broadcast_to(prep.c_active, (2,) + prep.c_active.shape).copy())
+        run_chains_parallel(states, np.array([1, 2], np.uint64), prep.k, 1, 1, np.array([1, 1], np.int64),
+                            np.array([0, 1], np.int64), True, prep.needs, prep.need_mix, prep.n, np.empty((2, 4)),
+                            np.empty((0,) + prep.c_active.shape, np.int64), False, np.zeros(2, np.int64))
 
 
 # ============================================================================ effective sample size
