@@ -426,3 +426,20 @@ def test_benjamini_hochberg_matches_statsmodels():
         nulls.benjamini_hochberg(p, alpha=1.5)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         nulls.benjamini_hochberg([0.5, 1.5])
+
+
+def test_gap_table_collects_the_table_1_columns():
+    sim = simulate.exchangeable(120, 5, 16, seed=7)
+    gt = nulls.gap_table(sim.pool, TAUS, n_draws=200, n_splits=20, seed=1)
+    df = gt.frame()
+    assert list(df["tau"]) == list(TAUS)
+    tab = coverage.coverage(sim.pool, TAUS)
+    np.testing.assert_allclose(df["L"], tab.L)
+    np.testing.assert_allclose(df["D"], tab.D)
+    np.testing.assert_allclose(df["orac_minus_mix"], tab.gap)
+    np.testing.assert_allclose(df["split_half"], gt.split.gap_selection_mean)
+    np.testing.assert_allclose(df["rise_L"], gt.sizes.observed_L[:, -1] - gt.sizes.observed_L[:, 0])
+    assert ((df["L_band_lo"] <= df["L_null"]) & (df["L_null"] <= df["L_band_hi"])).all()
+    assert df["p_m"].between(0, 1).all()
+    with pytest.raises(ValueError, match="redeal"):
+        nulls.gap_table(sim.pool, TAUS, nulls=("margin",))

@@ -179,6 +179,9 @@ def test_study_frame_and_summary():
     assert (df["population_L"] == 0).all()
     s = st_.summary()
     assert ((s["ci_lo"] <= s["reject_rate"]) & (s["reject_rate"] <= s["ci_hi"])).all()
+    w = st_.wide()
+    assert list(w["tau"]) == [0.1, 0.2] and {"power_redeal", "power_margin", "excess_redeal"} <= set(w)
+    np.testing.assert_allclose(w["power_redeal"], s[s["null"] == "redeal"]["reject_rate"])
     again = simulate.study(lambda rng: simulate.exchangeable(60, 4, 8, seed=rng), 6, taus=(0.1, 0.2), n_draws=50,
                            seed=1, progress=False, label="null")
     np.testing.assert_array_equal(df["p"], again.frame()["p"])
@@ -209,3 +212,20 @@ def test_generators_return_pools():
                 simulate.effect_generator("specialists", n=20, f=0.2, s=0.1)):
         sim = gen(np.random.default_rng(0))
         assert isinstance(sim.pool, Pool) and sim.pool.n_prompts == 20
+
+
+@pytest.mark.parametrize("null", ["redeal", "margin"])
+def test_null_world_pools_keep_the_null_margins(null):
+    base = simulate.exchangeable(40, 4, 8, seed=2).pool
+    c = base.counts()
+    gen = simulate.null_world(base, null, 3, seed=1)
+    rng = np.random.default_rng(0)
+    pools = [gen(rng).pool.counts() for _ in range(3)]
+    for t in pools:
+        assert (t.sum(1) == c.sum(1)).all()
+        if null == "margin":
+            assert (t.sum(0) == c.sum(0)).all()
+    with pytest.raises(ValueError, match="all have been used"):
+        gen(rng)
+    with pytest.raises(ValueError, match="null"):
+        simulate.null_world(base, "bootstrap")

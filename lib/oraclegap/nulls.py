@@ -93,6 +93,8 @@ __all__ = [
     "similarity",
     "benjamini_hochberg",
     "warm_up",
+    "GapTable",
+    "gap_table",
 ]
 
 #: Statistics computed from count tables (``pass1`` has no threshold).
@@ -1708,6 +1710,60 @@ def similarity(x, *, k: int | None = None, diff: float = 0.25, n_draws: int = 20
         tests.append(NullTest("mean_pairwise_corr", float("nan"), "redeal", float(obs_corr[0]), mc, p_convention, float(n_draws)))
     tests.append(NullTest("frac_rates_differ", float("nan"), "redeal", float(obs_frac[0]), fr, p_convention, float(n_draws)))
     return Similarity(tuple(tests), corr, diff)
+
+
+# ============================================================================ the Table 1 layout
+@dataclasses.dataclass(frozen=True, eq=False)
+class GapTable:
+    """The oracle-gap tests of one pool side by side (the layout of Table 1 of 2609.32996):
+    the null tests, split-half scores and the pool-size rise, with :meth:`frame` giving one row
+    per threshold."""
+
+    tests: NullTests
+    split: SplitHalf
+    sizes: PoolSizeCurve
+
+    def frame(self) -> pd.DataFrame:
+        rows = []
+        for j, tau in enumerate(self.tests_taus):
+            r = {"tau": tau}
+            d = self.tests.get("D", tau, "redeal")
+            r.update({"D": d.observed, "D_null": d.mean, "D_p": d.p})
+            L = self.tests.get("L", tau, "redeal")
+            r.update({"L": L.observed, "L_null": L.mean, "L_band_lo": L.band_lo, "L_band_hi": L.band_hi, "p": L.p,
+                      "p_lower": L.p_lower, "excess": L.excess})
+            try:
+                m = self.tests.get("L", tau, "margin")
+                r.update({"L_margin": m.mean, "p_m": m.p})
+            except KeyError:
+                r.update({"L_margin": np.nan, "p_m": np.nan})
+            r["split_half"] = float(self.split.gap_selection_mean[j])
+            o = self.tests.get("oracle_minus_mixture", tau, "redeal")
+            r.update({"orac_minus_mix": o.observed, "orac_minus_mix_null": o.mean, "orac_minus_mix_p": o.p})
+            rise = self.sizes.rise[j]
+            r.update({"rise_L": rise.observed, "rise_L_null": rise.mean, "rise_p": rise.p})
+            rows.append(r)
+        return pd.DataFrame(rows)
+
+    @property
+    def tests_taus(self) -> list[float]:
+        return [float(t) for t in self.split.taus]
+
+
+def gap_table(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, n_splits: int = 200,
+              seed=0, nulls=NULLS) -> GapTable:
+    """Run everything Table 1 of 2609.32996 reports for one pool: L, D and oracle-minus-mixture
+    against the re-deal null (and L against the margin-preserving null), split-half selection
+    and scoring, and the re-deal null of the rise in L from 2 to M members."""
+    nl = (nulls,) if isinstance(nulls, str) else tuple(nulls)
+    if "redeal" not in nl:
+        raise ValueError(f"nulls must include 'redeal' (D, oracle-minus-mixture and the rise use it), got {nulls!r}")
+    rng = as_rng(seed)
+    tests = null_tests(x, taus, k=k, nulls=nl, statistics=("L", "D", "oracle_minus_mixture"), n_draws=n_draws,
+                       seed=rng)
+    split = split_half(x, taus, k=k, n_splits=n_splits, seed=rng)
+    sizes = pool_size_curve(x, taus, k=k, n_draws=n_draws, seed=rng)
+    return GapTable(tests, split, sizes)
 
 
 # ============================================================================ Benjamini-Hochberg

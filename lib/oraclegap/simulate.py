@@ -64,6 +64,7 @@ __all__ = [
     "population_L",
     "Study",
     "study",
+    "null_world",
     "effect_generator",
     "PowerResult",
     "power",
@@ -453,6 +454,15 @@ class Study:
         out.insert(0, "label", self.label)
         return out.reset_index()
 
+    def wide(self) -> pd.DataFrame:
+        """One row per threshold: mean observed statistic, mean population L, and per null the
+        rejection rate (``power_<null>``) and mean excess (``excess_<null>``)."""
+        s = self.summary()
+        base = s.groupby("tau").agg(observed=("observed", "first"), population_L=("population_L", "first"))
+        rej = s.pivot(index="tau", columns="null", values="reject_rate").add_prefix("power_")
+        exc = s.pivot(index="tau", columns="null", values="excess").add_prefix("excess_")
+        return pd.concat([base, rej, exc], axis=1).reset_index()
+
 
 def _as_sim(obj) -> Simulated:
     if isinstance(obj, Simulated):
@@ -481,8 +491,6 @@ def study(
     """Run the null tests on ``n_reps`` pools from ``generator(rng)`` (false-positive rates when
     the generator is a null world, power otherwise). ``burn_in``/``thin``: proposals per chain
     (default 60 n M / 2 n M; the paper's power trials used 30 n M / n M)."""
-    from tqdm.auto import tqdm
-
     from .nulls import null_tests
 
     if not callable(generator):
@@ -492,7 +500,11 @@ def study(
     taus = check_taus(taus)
     rng = as_rng(seed)
     rows = []
-    it = tqdm(range(n_reps), desc=label or "study", leave=False) if progress else range(n_reps)
+    it = range(n_reps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc=label or "study", leave=False)
     for rep in it:
         sim = _as_sim(generator(rng))
         res = null_tests(sim.pool, taus, nulls=nulls, statistics=(statistic,), n_draws=n_draws, seed=rng,
@@ -503,6 +515,34 @@ def study(
             rows.append({"rep": rep, "tau": t.tau, "null": t.null, "observed": t.observed, "null_mean": t.mean,
                          "excess": t.excess, "p": t.p, "reject": bool(t.p <= alpha), "population_L": popL[j]})
     return Study(pd.DataFrame(rows), alpha, label)
+
+
+def null_world(x, null: str = "redeal", n_pools: int = 200, *, k: int | None = None, seed=0,
+               burn_in: int | None = None, thin: int | None = None):
+    """A generator for :func:`study` that returns pools drawn under a null from an observed pool
+    (App. C.2): ``"redeal"`` deals each prompt's successes back at random, ``"margin"`` takes
+    successive tables of the margin-preserving chain. The ``n_pools`` tables are drawn up front
+    from ``seed``; calling the generator more often than that raises ``ValueError``."""
+    from . import nulls as _nulls
+
+    if null not in ("redeal", "margin"):
+        raise ValueError(f"null must be 'redeal' or 'margin', got {null!r}")
+    n_pools = check_int(n_pools, "n_pools", minimum=1)
+    c, k = as_counts(x, k)
+    if null == "redeal":
+        tables = _nulls.redeal(c, n_pools, k=k, seed=seed)
+    else:
+        tables = _nulls.margin_chain(c, n_pools, k=k, seed=seed, burn_in=burn_in, thin=thin).tables
+    state = {"i": 0}
+
+    def gen(rng):
+        if state["i"] >= n_pools:
+            raise ValueError(f"null_world holds {n_pools} pools; all have been used")
+        t = tables[state["i"]]
+        state["i"] += 1
+        return Simulated(Pool.from_counts(t, k, seed=rng), None, {"generator": f"null_world:{null}"})
+
+    return gen
 
 
 # ---------------------------------------------------------------------------- power planner
@@ -637,8 +677,6 @@ def plan_power(
     """For a pool shape and an effect: the power at each value of ``vary`` ("k" responses per
     cell or "n" prompts) in ``grid``, and the smallest grid value whose estimated power reaches
     ``target`` (Monte Carlo estimates: read the intervals in ``curve``)."""
-    from tqdm.auto import tqdm
-
     if vary not in ("k", "n"):
         raise ValueError(f"vary must be 'k' or 'n', got {vary!r}")
     target = check_prob(target, "target", open_low=True, open_high=True)
@@ -647,7 +685,11 @@ def plan_power(
         raise ValueError(f"grid must be a non-empty increasing sequence of integers, got {grid!r}")
     rng = as_rng(seed)
     frames = []
-    it = tqdm(values, desc=f"power over {vary}", leave=False) if progress else values
+    it = values
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(values, desc=f"power over {vary}", leave=False)
     for v in it:
         shape = {"n": n, "k": k, vary: v}
         res = power(effect, n=shape["n"], M=M, k=shape["k"], tau=tau, alpha=alpha, n_reps=n_reps, n_draws=n_draws,
