@@ -443,3 +443,29 @@ def test_gap_table_collects_the_table_1_columns():
     assert df["p_m"].between(0, 1).all()
     with pytest.raises(ValueError, match="redeal"):
         nulls.gap_table(sim.pool, TAUS, nulls=("margin",))
+
+
+def test_chain_diagnostics_per_chain():
+    sim = simulate.exchangeable(60, 4, 10, seed=3)
+    res = nulls.null_tests(sim.pool, (0.1,), n_draws=101, seed=2, n_chains=3)
+    ch = res.chain
+    assert ch.n_chains == 3 and len(ch.chain_acceptance) == 3
+    assert ch.proposals == 3 * ch.burn_in + ch.thin * 101
+    assert min(ch.chain_acceptance) <= ch.acceptance <= max(ch.chain_acceptance)
+    assert set(ch.frame()["statistic"]) == {"L", "D", "oracle_minus_mixture", "pass1"}
+
+
+def test_redeal_without_alias_tables_uses_the_same_law(monkeypatch):
+    # very large M k skip the alias tables; the fallback sampler must keep totals and the law
+    monkeypatch.setattr(nulls, "_ALIAS_LIMIT", 0)
+    monkeypatch.setattr(nulls, "_ALIAS_CACHE", {})
+    c = np.array([[4, 1, 0], [2, 2, 1], [0, 0, 1]])
+    tables = nulls.redeal(c, 20_000, k=4, seed=3)
+    assert (tables.sum(axis=2) == c.sum(axis=1)).all()
+    support = [v for v in itertools.product(range(5), repeat=3) if sum(v) == 5]
+    exact = {v: float(multivariate_hypergeom.pmf(v, [4] * 3, 5)) for v in support}
+    assert tv_distance(empirical(tables[:, 0, :]), exact) < 0.02
+    res = nulls.null_tests(c, (0.25,), k=4, nulls=("redeal",), n_draws=50, seed=1)
+    assert res.get("L", 0.25).n_draws == 50
+    curve = nulls.pool_size_curve(np.array([[1, 2, 0], [3, 1, 1]]), (0.25,), k=4, n_draws=5, seed=1, statistic="D")
+    assert curve.rise[0].statistic.startswith("rise_D")

@@ -938,7 +938,7 @@ class ChainDiagnostics:
     n_movable: int
     proposals: int
     acceptance: float
-    chain_acceptance: tuple
+    chain_acceptance: tuple  # per chain, over its burn-in and sampling proposals
     ess: dict  # (statistic, tau) -> ESS over all chains
 
     def frame(self) -> pd.DataFrame:
@@ -967,9 +967,9 @@ class NullTests:
     def get(self, statistic: str, tau=None, null: str = "redeal") -> NullTest:
         """The test of ``statistic`` at ``tau`` (ignored for ``pass1``) under ``null``."""
         for t in self.tests:
-            if t.statistic == statistic and t.null == null and (
-                tau is None and math.isnan(t.tau) or (tau is not None and not math.isnan(t.tau) and abs(t.tau - float(tau)) < 1e-12)
-            ):
+            if t.statistic != statistic or t.null != null:
+                continue
+            if math.isnan(t.tau) or (tau is not None and abs(t.tau - float(tau)) < 1e-12):
                 return t
         raise KeyError(f"no test of {statistic!r} at tau={tau!r} under {null!r}")
 
@@ -1101,7 +1101,7 @@ def _default_steps(n: int, M: int, burn_in, thin) -> tuple[int, int]:
 
 def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, n_chains: int, move: str,
                 store_tables: bool, progress: bool, batch: int | None):
-    """Run the chains; return (stats [B, S], tables or None, chain_id [B], moves, proposals)."""
+    """Run the chains; return (stats [B, S], tables or None, chain_id [B], moves per chain, proposals)."""
     na, M = prep.active.size, prep.M
     C = max(1, min(n_chains, n_draws))
     n_per = np.full(C, n_draws // C, np.int64)
@@ -1113,7 +1113,7 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
         obs = _observed_stats(prep)
         stats = np.tile(obs, (n_draws, 1))
         tables = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy() if store_tables else None
-        return stats, tables, chain_id, 0, 0
+        return stats, tables, chain_id, np.zeros(C, np.int64), 0
     states = np.ascontiguousarray(np.broadcast_to(prep.c_active, (C, na, M)).copy())
     streams = np.array([_stream_start(chain_key, c) for c in range(C)], dtype=np.uint64)
     stats = np.empty((n_draws, S))
@@ -1142,7 +1142,7 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
     if store_tables:
         tables = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy()
         tables[:, prep.active, :] = tables_active
-    return stats, tables, chain_id, int(moves.sum()), proposals
+    return stats, tables, chain_id, moves, proposals
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -1173,7 +1173,7 @@ def margin_chain(x, n_draws: int = 2000, *, k: int | None = None, seed=0, burn_i
     burn, th = _default_steps(prep.n, prep.M, burn_in, thin)
     _, chain_key = _keys(as_rng(seed))
     _, tables, chain_id, moves, proposals = _run_margin(prep, chain_key, n_draws, burn, th, n_chains, move, True, False, None)
-    return ChainSample(tables, chain_id, moves / proposals if proposals else 0.0, burn, th, move)
+    return ChainSample(tables, chain_id, int(moves.sum()) / proposals if proposals else 0.0, burn, th, move)
 
 
 # ============================================================================ exact margin law
@@ -1382,7 +1382,7 @@ def null_tests(
         else:
             stats, _, chain_id, moves, proposals = _run_margin(prep, chain_key, n_draws, burn, th, n_chains, move,
                                                                False, progress, batch)
-            acc = moves / proposals if proposals else 0.0
+            acc = int(moves.sum()) / proposals if proposals else 0.0
         ess_map = {}
         for s in statistics:
             cols = _stat_columns(s, T)
@@ -1396,9 +1396,11 @@ def null_tests(
                 tests.append(NullTest(s, tau, null, float(observed[col]), stats[:, col], p_convention,
                                       ess, acc if null == "margin" else None))
         if null == "margin":
-            C = int(chain_id.max()) + 1
-            chain_diag = ChainDiagnostics(move, C, burn, th, int(prep.active.size), proposals, acc,
-                                          (), ess_map)
+            per_chain = np.bincount(chain_id)
+            chain_acc = tuple(float(m) / (burn + th * int(d)) if proposals else 0.0
+                              for m, d in zip(moves, per_chain, strict=True))
+            chain_diag = ChainDiagnostics(move, per_chain.size, burn, th, int(prep.active.size), proposals, acc,
+                                          chain_acc, ess_map)
     return NullTests(tuple(tests), chain_diag, prep.n, prep.M, prep.k, int(prep.n - prep.active.size))
 
 
@@ -1605,8 +1607,12 @@ def pool_size_curve(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n
     tabs = _alias(M, prep.k)
     if prep.active.size == 0:
         draws = np.broadcast_to(np.stack([obs_L, obs_D]), (n_draws, 2) + obs_L.shape).copy()
-    elif tabs is None:
-        raise ValueError(f"M k = {M * prep.k} is too large for the pool-size null's sampler")
+    elif tabs is None:  # very large M k: tables from numpy's sampler, curves one table at a time
+        draws = np.empty((n_draws, 2) + obs_L.shape)
+        for s0 in range(0, n_draws, 256):
+            tabs_b = _redeal_active_tables(prep, key, s0, min(256, n_draws - s0))
+            for j, tb in enumerate(tabs_b):
+                draws[s0 + j, 0], draws[s0 + j, 1] = size_curve_observed(tb, prep.needs, prep.n, sizes_count, n_full)
     else:
         offsets, prob, alias = tabs
         draws = size_curve_redeal(prep.totals, M, prep.k, key, 0, n_draws, offsets, prob, alias, prep.needs, prep.n,
