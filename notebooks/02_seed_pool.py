@@ -438,10 +438,18 @@ def _need(plan):
     return "none of the grid values" if v is None else md("{v}", v=v)
 
 
+ck = plan_k.curve.sort_values("k")
+ks, rates = ck["k"].to_numpy(), ck["reject_rate"].to_numpy()
+dips = [(int(ks[j - 1]), int(ks[j])) for j in range(1, len(ks)) if rates[j] < rates[j - 1]]
+dip_note = "" if not dips else md(
+    " Power need not grow with every step in k: it falls from k = {a} to k = {b}, where the count rule moves from {na} to "
+    "{nb} successes for tau = 0.10 (on top of Monte Carlo noise).",
+    a=dips[0][0], b=dips[0][1], na=int(cov.need(0.10, dips[0][0])), nb=int(cov.need(0.10, dips[0][1])),
+)
 show_md(
     "Reading: the smallest response budget reaching 80% power is {k} (at n = {n}), and the smallest prompt count is {nn} "
-    "(at k = {kk}), in this Monte Carlo with {r} replicates per point.",
-    k=_need(plan_k), n=N_PROMPTS, nn=_need(plan_n), kk=K, r=N_PLAN_REPS,
+    "(at k = {kk}), in this Monte Carlo with {r} replicates per point.{dip}",
+    k=_need(plan_k), n=N_PROMPTS, nn=_need(plan_n), kk=K, r=N_PLAN_REPS, dip=dip_note,
 )
 
 # %% [markdown]
