@@ -43,6 +43,8 @@ def test_nulls_table_output_and_errors(pool_file, capsys):
     assert main(["nulls", str(path), "--taus", "0.1", "--n-draws", "20", "--nulls", "redeal"]) == 0
     text = capsys.readouterr().out
     assert "redeal_mean" in text and "margin_mean" not in text
+    assert main(["nulls", str(path), "--taus", "0.1", "--n-draws", "20", "--nulls", "margin"]) == 0
+    assert "margin chain: heatbath moves" in capsys.readouterr().out
     assert main(["nulls", str(path), "--taus", "1.5"]) == 2
     assert "taus" in capsys.readouterr().err
     assert main(["nulls", str(path), "--nulls", "bootstrap"]) == 2

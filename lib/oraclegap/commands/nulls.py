@@ -55,4 +55,9 @@ def run(args) -> int:
         **{key: val for key, val in res.to_dict().items() if key != "pool"},
     }
     emit(payload, res.wide(), args.json)
+    if not args.json and res.chain is not None:
+        ch = res.chain
+        ess = [e / args.n_draws for e in ch.ess.values()]
+        print(f"margin chain: {ch.move} moves, {ch.n_chains} chains, burn-in {ch.burn_in:,}, thinning {ch.thin:,}; "
+              f"acceptance {ch.acceptance:.3f}; ESS/draws {min(ess):.2f}-{max(ess):.2f} over statistics")
     return 0
