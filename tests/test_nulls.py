@@ -469,3 +469,15 @@ def test_redeal_without_alias_tables_uses_the_same_law(monkeypatch):
     assert res.get("L", 0.25).n_draws == 50
     curve = nulls.pool_size_curve(np.array([[1, 2, 0], [3, 1, 1]]), (0.25,), k=4, n_draws=5, seed=1, statistic="D")
     assert curve.rise[0].statistic.startswith("rise_D")
+
+
+def test_heat_bath_with_log_weights_for_large_k():
+    # k > 128 switches the heat-bath move to log weights; a 2 x 2 table has a one-dimensional fibre
+    c = np.array([[150, 30], [40, 120]])
+    k = 200
+    law = nulls.exact_margin_law(c, k=k)
+    sample = nulls.margin_chain(c, 20_000, k=k, seed=4)
+    exact = {tuple(t.ravel()): p for t, p in zip(law.tables, law.prob, strict=True)}
+    ref = np.mean([0.5 * np.abs(np.random.default_rng(s).multinomial(20_000, law.prob) / 20_000 - law.prob).sum()
+                   for s in range(10)])
+    assert tv_distance(empirical(sample.tables), exact) < 2 * ref + 0.005
