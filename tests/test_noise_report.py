@@ -76,6 +76,7 @@ def test_format_helpers():
     assert report.md("gap {g} with p = {p:p} and share {s:%}, change {c:+}", g=0.11349, p=0.0742, s=0.361, c=0.017) == (
         "gap 0.113 with p = 0.074 and share 36.1%, change +0.017"
     )
+    assert report.md("(p = {p:p})", p=1e-5) == "(p < 0.001)"
     with pytest.raises(KeyError, match="needs a value for 'x'"):
         report.md("{x}")
 

@@ -138,12 +138,15 @@ def md(template: str, /, **values) -> str:
 
     Floats default to three decimals; ``{x:p}`` formats a p-value, ``{x:+}`` a signed number,
     ``{x:%}`` a percentage; any other format spec is Python's. A placeholder without a value
-    raises ``KeyError`` naming it, so prose can never silently keep a stale number.
+    raises ``KeyError`` naming it, so prose can never silently keep a stale number. A bound
+    filled in after an equals sign is tidied: ``p = < 0.001`` becomes ``p < 0.001``.
     """
     try:
-        return _Formatter().format(template, **values)
+        text = _Formatter().format(template, **values)
     except KeyError as exc:
         raise KeyError(f"md template needs a value for {exc.args[0]!r}") from None
+    # "p = < 0.001" (a bound filled into "p = {p}") reads "p < 0.001"
+    return text.replace("= < ", "< ").replace("= > ", "> ")
 
 
 def show_md(template: str, /, **values) -> None:
