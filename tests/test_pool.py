@@ -244,3 +244,18 @@ def test_from_wide():
         Pool.from_wide(bad, id_column="item", prompt_columns=["cat"])
     with pytest.raises(ValueError, match="not in df"):
         Pool.from_wide(df, id_column="nope")
+
+
+def test_open_pool_resolves_every_form(tmp_path):
+    from oraclegap.pool import open_pool
+
+    p = small_pool()
+    assert open_pool(p) is p
+    p.save(tmp_path / "d")
+    np.testing.assert_array_equal(open_pool(str(tmp_path / "d")).verdicts, p.verdicts)
+    np.save(tmp_path / "v.npy", p.verdicts)
+    assert open_pool(str(tmp_path / "v.npy")).shape == p.shape
+    sim = open_pool("sim-exchangeable")  # an embedded registry entry: no external data needed
+    assert sim.n_policies >= 2
+    with pytest.raises(ValueError, match="neither an existing path nor a known dataset"):
+        open_pool("no-such-pool-anywhere")
