@@ -52,7 +52,7 @@ import pandas as pd
 from IPython.display import display
 
 from oraclegap import coverage as cov
-from oraclegap import noise, simulate
+from oraclegap import datasets, noise, simulate
 from oraclegap.certify import clopper_pearson_upper
 from oraclegap.report import claim_table, fmt, show_md, table, use_style
 
@@ -366,12 +366,9 @@ show_md(
 # %%
 real = None
 if OG_EXTERNAL_DIR:
-    try:
-        from oraclegap import datasets
-
-        real = datasets.load("chen2026_math500")
-    except (ImportError, AttributeError, KeyError, FileNotFoundError, ValueError) as exc:
-        show_md("The real pool could not be loaded ({why}); this section is skipped.", why=str(exc).splitlines()[0])
+    real, why = datasets.load_optional("chen2026_math500")
+    if real is None:
+        show_md("The real pool could not be loaded ({why}); this section is skipped.", why=why)
 if real is not None:
     rdec = noise.decompose(real, form="seed-aligned")
     published = {"router (best single)": 0.773, "O_repro": 0.837, "O_exp": 0.873, "noise share": 0.361}

@@ -67,7 +67,7 @@ import pandas as pd
 from IPython.display import display
 
 from oraclegap import coverage as cov
-from oraclegap import nulls, simulate
+from oraclegap import datasets, nulls, simulate
 from oraclegap.pool import open_pool
 from oraclegap.report import fmt, fmt_interval, fmt_p, md, show_md, table, use_style
 
@@ -479,12 +479,9 @@ show_md(
 # %%
 real = None
 if OG_EXTERNAL_DIR:
-    try:
-        from oraclegap import datasets
-
-        real = datasets.load("chen2026_math500")
-    except (ImportError, AttributeError, KeyError, FileNotFoundError, ValueError) as exc:
-        show_md("The MATH-500 pool could not be loaded ({why}); this section is skipped.", why=str(exc).splitlines()[0])
+    real, why = datasets.load_optional("chen2026_math500")
+    if real is None:
+        show_md("The MATH-500 pool could not be loaded ({why}); this section is skipped.", why=why)
 if real is None:
     skipped.append("A pool of different models (MATH-500 tensors of 2607.03436)")
     show_md("*Skipped: this section needs `OG_EXTERNAL_DIR` with `chen2026_routing_oracle_k30/math500/correctness_slim.npz`.*")

@@ -332,3 +332,13 @@ def test_chen2026_single_is_draw_zero():
     pool = _need("chen2026-math500")
     single = D.load("chen2026-math500-single")
     assert (single.verdicts[:, :, 0] == pool.verdicts[:, :, 0]).all()
+
+
+def test_load_optional_reports_why(monkeypatch, tmp_path):
+    pool, why = D.load_optional("sim-exchangeable")
+    assert pool is not None and why is None
+    pool, why = D.load_optional("no-such-dataset")
+    assert pool is None and "no-such-dataset" in why
+    monkeypatch.setenv("OG_EXTERNAL_DIR", str(tmp_path))
+    pool, why = D.load_optional("chen2026-math500")
+    assert pool is None and "missing" in why

@@ -50,6 +50,7 @@ __all__ = [
     "describe",
     "available",
     "load",
+    "load_optional",
     "external_dir",
     "paper_dir",
     "paper_table",
@@ -864,6 +865,15 @@ def load(name: str, **params) -> Pool:
     if "seed" in params and params["seed"] is not None and not isinstance(params["seed"], np.random.Generator):
         params["seed"] = check_int(params["seed"], "seed", minimum=0)
     return e.builder(e, **params)
+
+
+def load_optional(name: str, **params) -> tuple[Pool | None, str | None]:
+    """``(pool, None)`` when ``name`` loads, else ``(None, reason)``: for chapter sections that
+    use real data when it is present and say why they were skipped when it is not."""
+    try:
+        return load(name, **params), None
+    except (KeyError, FileNotFoundError, ValueError) as exc:
+        return None, (str(exc.args[0]) if exc.args else type(exc).__name__).splitlines()[0]
 
 
 # ====================================================================== fetch (make data)
