@@ -106,7 +106,7 @@ table(settings)
 # Reading: the published counts and simulations always run; the real-pool sections run only
 # when the released files are found.
 #
-# ## 1. The pilot table from its published counts
+# ## The pilot table from its published counts
 #
 # Notation: n items, K members; member m solves c_m items, the oracle (at least one member
 # right) solves o. The plug-in gap is G^ = (o - max_m c_m)/n. Theorem 4 spends half the error
@@ -116,11 +116,11 @@ table(settings)
 # that treats the selected member as fixed: for the pilot, the percentile interval of a paired
 # bootstrap holding that member fixed, whose limit as the number of resamples grows is a
 # binomial quantile interval. We recompute both from Appendix P's counts and put the paired
-# interval of Section 4 next to them.
+# interval of @sec-paired-interval next to them.
 
 # %%
 #| label: tbl-cert-pilot
-#| tbl-cap: "Paper 002's pilot (Table 11) recomputed from its Appendix P counts: plug-in gap, naive and Theorem 4 intervals (recomputed and as published), and the paired interval of Section 4."
+#| tbl-cap: "Paper 002's pilot (Table 11) recomputed from its Appendix P counts: plug-in gap, naive and Theorem 4 intervals (recomputed and as published), and the paired interval introduced later in this chapter."
 counts = datasets.paper_table("002_appP_pilot_counts")
 t11 = datasets.paper_table("002_table11_pilot_gap").set_index("dataset")
 pilot = {}
@@ -200,7 +200,7 @@ show_md(
 )
 
 # %% [markdown]
-# ## 2. Choosing the anchor on half the data
+# ## Choosing the anchor on half the data
 #
 # Corollary 5 removes the selection penalty differently: pick the deployment anchor b on one
 # half of the items, then the rescue indicators "b wrong, someone else right" on the other half
@@ -294,7 +294,7 @@ show_md(
 )
 
 # %% [markdown]
-# ## 3. When does the naive interval fail?
+# ## When does the naive interval fail?
 #
 # The naive interval is exact *for the selected member*, but the member was selected because
 # its sample accuracy came out high, so its discordant count came out low. When several
@@ -391,7 +391,7 @@ show_md(
 )
 
 # %% [markdown]
-# ## 4. A sharper exact interval: pair every member with the oracle
+# ## A sharper exact interval: pair every member with the oracle {#sec-paired-interval}
 #
 # Theorem 4 treats the oracle rate and the member rates as separate unknowns, so it pays for
 # the uncertainty of both. But the oracle is right whenever any member is, so for every item
@@ -449,7 +449,7 @@ show_md(
 )
 
 # %% [markdown]
-# ## 5. Certificates on real pools
+# ## Certificates on real pools
 #
 # Every registry entry present under `OG_EXTERNAL_DIR` is certified below. Pools with one
 # answer per item and member are used directly. The k = 30 tensors of arXiv 2607.03436 are
@@ -637,7 +637,7 @@ else:
     plt.show()
 
 # %% [markdown]
-# ## 6. How much can a family of rules, or a finite signal, reach?
+# ## How much can a family of rules, or a finite signal, reach?
 #
 # A certified oracle gap says complementary answers exist, not that anything can find them
 # before answering. Paper 002 frames this as a ladder: the best fixed member p*, the best
@@ -840,7 +840,7 @@ else:
     show_md("*Skipped: needs the real multi-task pools.*")
 
 # %% [markdown]
-# ## 7. Paying for accuracy: cost-aware utilities
+# ## Paying for accuracy: cost-aware utilities
 #
 # Appendix C of paper 002 extends every rung to utilities U_m = R_m - lambda C_m with a
 # declared cost C_m in [0, 1]. The stacked RouterBench pool carries per-query USD costs,

@@ -46,7 +46,7 @@ def test_fallback_renderer_numbers_and_links(tmp_path):
     nb = nbformat.v4.new_notebook()
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     nb.cells = [
-        nbformat.v4.new_markdown_cell("# Chapter X\nSee @fig-a and @tbl-b."),
+        nbformat.v4.new_markdown_cell("# Chapter X\nSee @fig-a and @tbl-b, and @sec-later.\n\n## Later part {#sec-later}\nText."),
         nbformat.v4.new_code_cell("#| label: fig-a\n#| fig-cap: First figure\nplot()",
                                   outputs=[nbformat.v4.new_output("display_data", data={"image/png": png})]),
         nbformat.v4.new_code_cell("#| label: tbl-b\n#| tbl-cap: A table\n#| echo: false\nshow()",
@@ -59,6 +59,7 @@ def test_fallback_renderer_numbers_and_links(tmp_path):
     assert "Figure 3.1</b>: First figure" in page and 'href="#fig-a"' in page
     assert "Table 3.1</b>: A table" in page and 'id="tbl-b"' in page
     assert "#| label" not in page
+    assert 'id="sec-later"' in page and 'href="#sec-later"' in page and "{#sec-later}" not in page
     assert "show()" not in page  # echo: false removes the input
     idx = index.read_text()
     assert "Preface" in idx and "{.unnumbered}" not in idx

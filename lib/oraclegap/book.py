@@ -52,6 +52,7 @@ BOOK_DIR = "_book"
 _REF_RE = re.compile(r"(?<![\w@])@((?:fig|tbl|sec)-[A-Za-z0-9_-]*[A-Za-z0-9])")
 _OPT_RE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 _SEC_RE = re.compile(r"\{#(sec-[A-Za-z0-9_-]+)[^}]*\}")
+_SEC_HEAD_RE = re.compile(r"^(#+)[ \t]+(.*?)[ \t]*\{#(sec-[A-Za-z0-9_-]+)[^}]*\}[ \t]*$", re.M)
 _ATTR_RE = re.compile(r"[ \t]*\{(?:[#.][\w-]+[ \t]*)+\}")  # Quarto heading attributes: {#sec-x .unnumbered}
 
 
@@ -268,6 +269,9 @@ def _prepare_for_fallback(nb, chapter: int):
     num = _Numbering(chapter)
     nfig = ntab = 0
     for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for m in _SEC_HEAD_RE.finditer(cell.source):
+                num.labels[m.group(3)] = f"“{_ATTR_RE.sub('', m.group(2)).strip()}”"
         if cell.cell_type != "code":
             continue
         opts, _ = cell_options(cell.source)
@@ -281,6 +285,7 @@ def _prepare_for_fallback(nb, chapter: int):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             text = _callouts_to_quotes(cell.source)
+            text = _SEC_HEAD_RE.sub(lambda m: f'<a id="{m.group(3)}"></a>\n\n{m.group(1)} {m.group(2)}', text)
             text = _ATTR_RE.sub("", text)
 
             def link(m):
