@@ -19,6 +19,8 @@ unexport MPLBACKEND
 export MPLCONFIGDIR := $(abspath .mplconfig)
 PYTEST_ARGS ?= -q -n 2 --dist loadfile
 BENCH_ARGS ?=
+# e.g. make book BOOK_ARGS='--small' or BOOK_ARGS='--only 02 -p POOL my_pool'
+BOOK_ARGS ?=
 
 .PHONY: setup test book check-book lab data bench lint clean
 
@@ -37,7 +39,7 @@ test: setup
 
 book: setup
 	mkdir -p $(MPLCONFIGDIR)
-	$(PY) -m oraclegap.book build
+	$(PY) -m oraclegap.book build $(BOOK_ARGS)
 
 check-book: setup
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the page check"; \
