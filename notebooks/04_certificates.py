@@ -62,7 +62,7 @@ from statsmodels.stats.multitest import multipletests
 
 from oraclegap import certify as C
 from oraclegap import datasets
-from oraclegap.report import fmt, fmt_interval, md, show_md, table, use_style
+from oraclegap.report import fmt, fmt_interval, md, placeholder_figure, show_md, table, use_style
 
 use_style()
 if SMALL:
@@ -503,7 +503,7 @@ for name in present_ext:
     )
 real_df = pd.DataFrame(real_rows)
 if real_df.empty:
-    skipped.append("5. certificates on real pools")
+    skipped.append("certificates on real pools")
     show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
 elif duplicates:
     show_md("Left out as exact duplicates of another entry's outcomes: {d}.", d="; ".join(duplicates))
@@ -545,10 +545,7 @@ if not real_df.empty:
     ax.set(xlabel="oracle gap G = q - p*", title="naive, Theorem 4, paired")
     plt.show()
 else:
-    fig, ax = plt.subplots(figsize=(5, 1.5))
-    ax.text(0.5, 0.5, "no real pool present", ha="center", va="center")
-    ax.set_axis_off()
-    plt.show()
+    placeholder_figure("no real pool present")
 
 # %% [markdown]
 # Reading: on pools with thousands of items every interval excludes zero; the differences
@@ -585,7 +582,7 @@ if "mmlu-pro" in real_pools:
         w=cat_df["_w"].max(),
     )
 else:
-    skipped.append("5. MMLU-Pro by category")
+    skipped.append("MMLU-Pro by category")
     show_md("*Skipped: MMLU-Pro is not present.*")
 
 # %% [markdown]
@@ -630,11 +627,8 @@ if not draws.empty:
         s="; ".join(f"{b} {dsum.loc[(b, 'exact'), 'certified']:.0%} versus {dsum.loc[(b, 'paired'), 'certified']:.0%}" for b in chen),
     )
 else:
-    skipped.append("5. single draws of the k = 30 tensors")
-    fig, ax = plt.subplots(figsize=(5, 1.5))
-    ax.text(0.5, 0.5, "k = 30 tensors not present", ha="center", va="center")
-    ax.set_axis_off()
-    plt.show()
+    skipped.append("single draws of the k = 30 tensors")
+    placeholder_figure("k = 30 tensors not present")
 
 # %% [markdown]
 # ## How much can a family of rules, or a finite signal, reach?
@@ -745,7 +739,7 @@ for name, tag in MULTI.items():
         sig["text clusters"] = C.frozen_text_clusters(text, fit, N_CLUSTERS, seed=rng)
     audits[name] = C.signal_rule_audit(R, sig, fit, ALPHA, model_names=pool.policy_names, n_boot=N_BOOT, seed=rng)
 if not audits:
-    skipped.append("6. family and signal certificates on real pools")
+    skipped.append("family and signal certificates on real pools")
 
 # %% [markdown]
 # @tbl-cert-family gives the two simultaneous intervals of Theorem 6 per pool, with the family's
@@ -873,11 +867,8 @@ if "routerbench-all" in present_ext:
         nl=len(cdf),
     )
 else:
-    skipped.append("7. cost-aware utilities")
-    fig, ax = plt.subplots(figsize=(5, 1.5))
-    ax.text(0.5, 0.5, "RouterBench costs not present", ha="center", va="center")
-    ax.set_axis_off()
-    plt.show()
+    skipped.append("cost-aware utilities")
+    placeholder_figure("RouterBench costs not present")
 
 # %% [markdown]
 # ## What ran

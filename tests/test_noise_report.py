@@ -105,3 +105,15 @@ def test_use_style_idempotent_and_import_has_no_side_effects():
     once = dict(mpl.rcParams)
     report.use_style()
     assert dict(mpl.rcParams) == once
+
+
+def test_placeholder_figure_shows_its_text(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    shown = []
+    monkeypatch.setattr(plt, "show", lambda: shown.append([t.get_text() for t in plt.gca().texts]))
+    report.placeholder_figure("data absent")
+    assert shown == [["data absent"]]

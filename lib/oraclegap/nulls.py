@@ -904,23 +904,27 @@ class NullTest:
         return out
 
 
+def _walk_results(obj, allow_p: bool = False):
+    """Yield the NullTest objects (and, with ``allow_p``, bare p-values) inside nested results:
+    NullTest objects, containers with ``.tests``, and iterables of either."""
+    if isinstance(obj, NullTest):
+        yield obj
+    elif hasattr(obj, "tests"):
+        for t in obj.tests:
+            yield from _walk_results(t, allow_p)
+    elif allow_p and isinstance(obj, (int, float, np.integer, np.floating)) and not isinstance(obj, bool):
+        yield float(obj)
+    elif isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
+        for t in obj:
+            yield from _walk_results(t, allow_p)
+    else:
+        what = "p-values or NullTest objects" if allow_p else "NullTest objects (or containers of them)"
+        raise TypeError(f"results must hold {what}, got {type(obj).__name__}")
+
+
 def tests_frame(results) -> pd.DataFrame:
     """A tidy frame from many results: NullTest objects, containers with ``.tests``, or lists of either."""
-    rows: list[pd.DataFrame] = []
-
-    def add(obj):
-        if isinstance(obj, NullTest):
-            rows.append(obj.frame())
-        elif hasattr(obj, "tests"):
-            for t in obj.tests:
-                add(t)
-        elif isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
-            for t in obj:
-                add(t)
-        else:
-            raise TypeError(f"results must hold NullTest objects (or containers of them), got {type(obj).__name__}")
-
-    add(results)
+    rows = [t.frame() for t in _walk_results(results)]
     if not rows:
         raise ValueError("results holds no tests")
     return pd.concat(rows, ignore_index=True)
@@ -1802,24 +1806,9 @@ def benjamini_hochberg(results, alpha: float = 0.05, labels: Sequence[str] | Non
     alpha = check_alpha(alpha)
     ps: list[float] = []
     labs: list[str] = []
-
-    def add(obj):
-        if isinstance(obj, NullTest):
-            ps.append(obj.p)
-            labs.append(obj.label)
-        elif hasattr(obj, "tests"):
-            for t in obj.tests:
-                add(t)
-        elif isinstance(obj, (int, float, np.integer, np.floating)) and not isinstance(obj, bool):
-            ps.append(float(obj))
-            labs.append(f"test {len(labs) + 1}")
-        elif isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
-            for t in obj:
-                add(t)
-        else:
-            raise TypeError(f"results must hold p-values or NullTest objects, got {type(obj).__name__}")
-
-    add(results)
+    for item in _walk_results(results, allow_p=True):
+        ps.append(item.p if isinstance(item, NullTest) else item)
+        labs.append(item.label if isinstance(item, NullTest) else f"test {len(labs) + 1}")
     if not ps:
         raise ValueError("results holds no tests")
     p = np.asarray(ps, dtype=float)

@@ -26,6 +26,7 @@ __all__ = [
     "md",
     "show_md",
     "claim_table",
+    "placeholder_figure",
 ]
 
 #: The book's palette (colour-blind safe, seaborn "colorblind").
@@ -168,3 +169,14 @@ def claim_table(rows: Sequence[Mapping]) -> pd.DataFrame:
         raise ValueError(f"claim rows need keys claim, source, computed, holds; missing {sorted(missing)}")
     df["holds"] = df["holds"].astype(bool)
     return df[["claim", "source", "computed", "holds"] + [c for c in df.columns if c not in ("claim", "source", "computed", "holds")]]
+
+
+def placeholder_figure(text: str) -> None:
+    """Show a small captioned blank figure saying why a figure was skipped (e.g. data absent),
+    so a labelled figure cell still has an image and its caption stays meaningful."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 1.5))
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    ax.set_axis_off()
+    plt.show()
