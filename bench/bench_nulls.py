@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from oraclegap import nulls, simulate  # noqa: E402
+from oraclegap.stats import nulls, simulate  # noqa: E402
 
 TAUS = (0.05, 0.10, 0.20, 0.30)
 MEAN_TOL = 0.004

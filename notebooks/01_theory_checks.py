@@ -51,10 +51,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from oraclegap import coverage as cov
-from oraclegap import datasets, noise, simulate
-from oraclegap.certify import clopper_pearson_upper
+from oraclegap import datasets
 from oraclegap.report import claim_table, fmt, show_md, table, use_style
+from oraclegap.stats import coverage as cov
+from oraclegap.stats import noise, simulate
+from oraclegap.stats.certify import clopper_pearson_upper
 
 use_style()
 if SMALL:
@@ -422,7 +423,7 @@ show_md("All {n} core claims hold on this run (seed {seed}).", n=len(claims_df),
 # - Proposition 3: the plug-in gap is biased low, E[G^] <= G.
 
 # %%
-from oraclegap import certify as C
+from oraclegap.stats import certify as C
 
 REPS_002 = 2000 if SMALL else 20000
 claims_002: list[dict] = []
@@ -532,7 +533,7 @@ import itertools
 
 from scipy.stats import multivariate_hypergeom
 
-from oraclegap import nulls
+from oraclegap.stats import nulls
 
 claims_000: list[dict] = []
 R_000 = 40 if SMALL else 200  # replicate pools for the Monte Carlo checks

@@ -66,10 +66,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from oraclegap import coverage as cov
-from oraclegap import datasets, nulls, simulate
-from oraclegap.pool import open_pool
+from oraclegap import datasets
 from oraclegap.report import fmt, fmt_interval, fmt_p, md, show_md, table, use_style
+from oraclegap.sources import open_pool
+from oraclegap.stats import coverage as cov
+from oraclegap.stats import nulls, simulate, studies
 
 use_style()
 if SMALL:
@@ -246,8 +247,8 @@ show_md(
 chain_study = dict(burn_in=30 * n_moves, thin=n_moves)
 fp_rows = []
 for world in ("redeal", "margin"):
-    gen = simulate.null_world(seed_pool, world, N_FP_POOLS, seed=rng)
-    st = simulate.study(gen, N_FP_POOLS, taus=(0.05, 0.10), n_draws=N_STUDY_DRAWS, seed=rng, progress=False, **chain_study)
+    gen = studies.null_world(seed_pool, world, N_FP_POOLS, seed=rng)
+    st = studies.study(gen, N_FP_POOLS, taus=(0.05, 0.10), n_draws=N_STUDY_DRAWS, seed=rng, progress=False, **chain_study)
     fp_rows.append(st.summary().assign(datasets=world))
 fp = pd.concat(fp_rows, ignore_index=True)
 fp_show = fp[["datasets", "tau", "null", "reps", "reject_rate", "ci_lo", "ci_hi"]].rename(columns={"null": "test"})
@@ -276,7 +277,7 @@ plant_rows = []
 # the paper's strengths at k = 16 (Table A2); for another k, targets of 0 to 4 transfers per prompt
 deltas = (0.0, 0.05, 0.10, 0.15, 0.20, 0.25) if K == 16 else tuple(t / K for t in range(5))
 for delta in deltas:
-    st = simulate.study(lambda r, d=delta: simulate.plant(seed_pool, d, seed=r), N_POWER_REPS, taus=(0.10,),
+    st = studies.study(lambda r, d=delta: simulate.plant(seed_pool, d, seed=r), N_POWER_REPS, taus=(0.10,),
                         n_draws=N_STUDY_DRAWS, seed=rng, progress=False, **chain_study)
     w = st.wide().iloc[0]
     plant_rows.append({"delta": delta, "target": simulate.transfer_target(delta, K), "power, re-deal": w["power_redeal"],
@@ -309,7 +310,7 @@ diff_rows = []
 for k_sim in (16, 64):
     for sigma in (0.25, 0.5, 1.0):
         gen = lambda r, s=sigma, kk=k_sim: simulate.diffuse_from(seed_pool, s, k_sim=kk, seed=r)  # noqa: E731
-        st = simulate.study(gen, N_POWER_REPS, taus=(0.10,), n_draws=N_STUDY_DRAWS, seed=rng, progress=False,
+        st = studies.study(gen, N_POWER_REPS, taus=(0.10,), n_draws=N_STUDY_DRAWS, seed=rng, progress=False,
                             burn_in=30 * n_moves, thin=n_moves)
         w = st.wide().iloc[0]
         diff_rows.append({"k": k_sim, "sigma": sigma, "L": w["population_L"], "excess": w["excess_redeal"],
@@ -341,7 +342,7 @@ for k_sim in (16, 64):
     for f in (0.1, 0.3, 0.5):
         for s_ in (0.05, 0.10, 0.20):
             gen = lambda r, f=f, s_=s_, kk=k_sim: simulate.specialists(N_PROMPTS, N_POLICIES, kk, f, s_, seed=r)  # noqa: E731
-            st = simulate.study(gen, N_A3_REPS, taus=(0.10,), nulls=("redeal",), n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
+            st = studies.study(gen, N_A3_REPS, taus=(0.10,), nulls=("redeal",), n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
             w = st.wide().iloc[0]
             a3_rows.append({"k": k_sim, "f": f, "s": s_, "L": w["population_L"], "L^": w["observed"],
                             "excess": w["excess_redeal"], "ratio": w["excess_redeal"] / w["population_L"]})
@@ -398,7 +399,7 @@ a4_rows = []
 for link in simulate.LINKS:
     for weak in (0.24, 0.17):
         gen = lambda r, link=link, weak=weak: simulate.quality_shift(k=K, link=link, weak_mean=weak, base=base_q, seed=r)  # noqa: E731
-        st = simulate.study(gen, N_A4_REPS, taus=(0.05, 0.10, 0.20), n_draws=N_STUDY_DRAWS, seed=rng, progress=False,
+        st = studies.study(gen, N_A4_REPS, taus=(0.05, 0.10, 0.20), n_draws=N_STUDY_DRAWS, seed=rng, progress=False,
                             burn_in=30 * N_PROMPTS * 10, thin=N_PROMPTS * 10)
         w = st.wide().set_index("tau")
         a4 = {"link": link, "weak mean": weak}
@@ -432,9 +433,9 @@ show_md(
 # %%
 #| label: fig-planner
 #| fig-cap: "Power of the re-deal test of L(0.10) against sigma = 0.5 diffuse differences, as the response budget k grows (n = 240 prompts, left) and as the number of prompts n grows (k = 16, right); bars are Wilson 95% intervals."
-plan_k = simulate.plan_power("diffuse", sigma=0.5, base=base_q, n=N_PROMPTS, M=N_POLICIES, k=K, vary="k",
+plan_k = studies.plan_power("diffuse", sigma=0.5, base=base_q, n=N_PROMPTS, M=N_POLICIES, k=K, vary="k",
                              grid=(8, 16, 32, 64, 128), n_reps=N_PLAN_REPS, n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
-plan_n = simulate.plan_power("diffuse", sigma=0.5, base=base_q, n=N_PROMPTS, M=N_POLICIES, k=K, vary="n",
+plan_n = studies.plan_power("diffuse", sigma=0.5, base=base_q, n=N_PROMPTS, M=N_POLICIES, k=K, vary="n",
                              grid=(120, 240, 480, 960), n_reps=N_PLAN_REPS, n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
 for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):

@@ -60,9 +60,9 @@ import pandas as pd
 from IPython.display import display
 from statsmodels.stats.multitest import multipletests
 
-from oraclegap import certify as C
 from oraclegap import datasets
 from oraclegap.report import fmt, fmt_interval, md, placeholder_figure, show_md, table, use_style
+from oraclegap.stats import certify as C
 
 use_style()
 if SMALL:

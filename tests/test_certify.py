@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oraclegap import certify as C
 from oraclegap.datasets import paper_table
 from oraclegap.pool import Pool
+from oraclegap.stats import certify as C
 
 # ---------------------------------------------------------------------- published tables (known truths)
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from oraclegap import datasets as D
-from oraclegap.certify import outcomes_from_pool, selection_valid_gap, selection_valid_gap_from_outcomes
 from oraclegap.cli import main
 from oraclegap.pool import Pool
+from oraclegap.stats.certify import outcomes_from_pool, selection_valid_gap, selection_valid_gap_from_outcomes
 
 
 def _run(capsys, *argv):

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from oraclegap import cli
-from oraclegap import coverage as cov
 from oraclegap.pool import Pool
+from oraclegap.stats import coverage as cov
 
 
 @pytest.fixture()

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from oraclegap import nulls, simulate
 from oraclegap.cli import main
+from oraclegap.stats import nulls, simulate
 
 
 @pytest.fixture()

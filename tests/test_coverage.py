@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from oraclegap import coverage as cov
 from oraclegap.pool import Pool
+from oraclegap.stats import coverage as cov
 
 counts_k = st.integers(1, 12).flatmap(
     lambda k: st.tuples(arrays(np.int64, st.tuples(st.integers(1, 30), st.integers(1, 6)), elements=st.integers(0, k)), st.just(k))

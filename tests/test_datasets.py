@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from oraclegap import datasets as D
-from oraclegap.certify import selection_valid_gap
+from oraclegap.stats.certify import selection_valid_gap
 
 EXTERNAL = D.external_dir()
 

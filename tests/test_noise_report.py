@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from oraclegap import noise, report
+from oraclegap import report
 from oraclegap.pool import Pool
+from oraclegap.stats import noise
 
 rates = arrays(np.float64, st.tuples(st.integers(1, 30), st.integers(1, 6)), elements=st.floats(0, 1))
 

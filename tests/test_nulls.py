@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import multivariate_hypergeom
 from statsmodels.stats.multitest import multipletests
 
-from oraclegap import coverage, nulls, simulate
+from oraclegap.stats import coverage, nulls, simulate
 
 TAUS = (0.05, 0.10, 0.20, 0.30)
 

@@ -247,7 +247,7 @@ def test_from_wide():
 
 
 def test_open_pool_resolves_every_form(tmp_path):
-    from oraclegap.pool import open_pool
+    from oraclegap.sources import open_pool
 
     p = small_pool()
     assert open_pool(p) is p

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from scipy.special import logit
 from scipy.stats import norm
 
-from oraclegap import coverage, nulls, simulate
 from oraclegap.pool import Pool
+from oraclegap.stats import coverage, nulls, simulate, studies
 
 
 def test_exchangeable_world_has_zero_population_gap():
@@ -172,7 +172,7 @@ def test_pc1_bins_and_predictable_specialists():
 
 
 def test_study_frame_and_summary():
-    st_ = simulate.study(lambda rng: simulate.exchangeable(60, 4, 8, seed=rng), 6, taus=(0.1, 0.2), n_draws=50,
+    st_ = studies.study(lambda rng: simulate.exchangeable(60, 4, 8, seed=rng), 6, taus=(0.1, 0.2), n_draws=50,
                          seed=1, progress=False, label="null")
     df = st_.frame()
     assert len(df) == 6 * 2 * 2 and set(df["null"]) == {"redeal", "margin"}
@@ -182,25 +182,25 @@ def test_study_frame_and_summary():
     w = st_.wide()
     assert list(w["tau"]) == [0.1, 0.2] and {"power_redeal", "power_margin", "excess_redeal"} <= set(w)
     np.testing.assert_allclose(w["power_redeal"], s[s["null"] == "redeal"]["reject_rate"])
-    again = simulate.study(lambda rng: simulate.exchangeable(60, 4, 8, seed=rng), 6, taus=(0.1, 0.2), n_draws=50,
+    again = studies.study(lambda rng: simulate.exchangeable(60, 4, 8, seed=rng), 6, taus=(0.1, 0.2), n_draws=50,
                            seed=1, progress=False, label="null")
     np.testing.assert_array_equal(df["p"], again.frame()["p"])
     with pytest.raises(TypeError, match="generator"):
-        simulate.study(lambda rng: 3, 1, progress=False)
+        studies.study(lambda rng: 3, 1, progress=False)
 
 
 def test_power_grows_with_the_response_budget():
     common = dict(sigma=1.0, n=120, n_reps=12, n_draws=100, seed=3)
-    lo = simulate.power("diffuse", k=4, **common)
-    hi = simulate.power("diffuse", k=64, **common)
+    lo = studies.power("diffuse", k=4, **common)
+    hi = studies.power("diffuse", k=64, **common)
     assert hi.power("redeal") >= lo.power("redeal")
     assert hi.power("redeal") > 0.5
-    plan = simulate.plan_power("diffuse", sigma=1.0, n=120, grid=(4, 64), n_reps=12, n_draws=100, seed=3,
+    plan = studies.plan_power("diffuse", sigma=1.0, n=120, grid=(4, 64), n_reps=12, n_draws=100, seed=3,
                                target=0.5, progress=False)
     assert plan.required["redeal"] in (4, 64)
     assert set(plan.frame()["k"]) == {4, 64}
     with pytest.raises(ValueError, match="vary"):
-        simulate.plan_power(vary="M", sigma=1.0)
+        studies.plan_power(vary="M", sigma=1.0)
     with pytest.raises(ValueError, match="effect"):
         simulate.effect_generator("sparkly")
     with pytest.raises(ValueError, match="sigma"):
@@ -218,7 +218,7 @@ def test_generators_return_pools():
 def test_null_world_pools_keep_the_null_margins(null):
     base = simulate.exchangeable(40, 4, 8, seed=2).pool
     c = base.counts()
-    gen = simulate.null_world(base, null, 3, seed=1)
+    gen = studies.null_world(base, null, 3, seed=1)
     rng = np.random.default_rng(0)
     pools = [gen(rng).pool.counts() for _ in range(3)]
     for t in pools:
@@ -228,4 +228,4 @@ def test_null_world_pools_keep_the_null_margins(null):
     with pytest.raises(ValueError, match="all have been used"):
         gen(rng)
     with pytest.raises(ValueError, match="null"):
-        simulate.null_world(base, "bootstrap")
+        studies.null_world(base, "bootstrap")

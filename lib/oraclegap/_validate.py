@@ -131,3 +131,32 @@ def as_counts_array(counts, k: int, name: str = "counts", ndim: int = 2) -> np.n
     if arr.size and (arr.min() < 0 or arr.max() > k):
         raise ValueError(f"{name} must lie in [0, k={k}]; found min {arr.min()} and max {arr.max()}")
     return arr
+
+
+def check_margin_counts(model_counts, oracle_count, n) -> tuple[np.ndarray, int, int]:
+    """Validate published margins: K per-model correct counts, the oracle's count and n items
+    (integers with max(c) <= oracle <= min(n, sum(c))); return (counts int64, oracle, n)."""
+    n = check_int(n, "n", minimum=1)
+    c = np.asarray(model_counts)
+    if c.ndim != 1:
+        raise ValueError(f"model_counts must be a 1-d sequence of K per-model correct counts, got shape {c.shape}")
+    if c.size == 0:
+        raise ValueError("model_counts is empty (K=0); at least one model is needed")
+    if c.dtype == bool or not (np.issubdtype(c.dtype, np.integer) or np.issubdtype(c.dtype, np.floating)):
+        raise TypeError(f"model_counts must hold integers, got dtype {c.dtype}")
+    if np.issubdtype(c.dtype, np.floating):
+        if np.isnan(c).any() or not np.all(c == np.round(c)):
+            raise ValueError(f"model_counts must hold whole numbers, got {c.tolist()}")
+    c = c.astype(np.int64)
+    if (c < 0).any():
+        raise ValueError(f"model_counts must be >= 0, got {c.tolist()}")
+    if (c > n).any():
+        raise ValueError(f"model_counts must be <= n={n}, got {c.tolist()}")
+    o = check_int(oracle_count, "oracle_count", minimum=0, maximum=n)
+    if o < c.max():
+        raise ValueError(
+            f"oracle_count={o} is below the best model's count {int(c.max())}; the oracle solves every item any model solves"
+        )
+    if o > c.sum():
+        raise ValueError(f"oracle_count={o} exceeds the sum of the model counts {int(c.sum())}; no arrangement is possible")
+    return c, o, n

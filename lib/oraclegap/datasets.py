@@ -10,7 +10,7 @@ give the static facts. Three kinds of entries:
   cited in ``data/paper/002_sources.json``). Only the margins (each model's correct count and
   the oracle count) are published, so the item-level joint is one random arrangement
   consistent with them (:func:`outcomes_from_margins`); every statistic that depends only on
-  the margins -- all of :mod:`oraclegap.certify`'s gap intervals -- is exact on it, anything
+  the margins -- all of :mod:`oraclegap.stats.certify`'s gap intervals -- is exact on it, anything
   else (splits, routers) is illustrative. ``paper_table(stem)`` reads the transcribed tables.
 * ``external`` -- released correctness data read in place from ``$OG_EXTERNAL_DIR`` (else
   ``data/external/``, which ``python -m oraclegap.datasets fetch`` fills where the network
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validate import as_rng, check_int
+from ._validate import as_rng, check_int, check_margin_counts
 from .pool import Pool
 
 __all__ = [
@@ -149,7 +149,7 @@ def _ids_unique(ids: list[str]) -> list[str]:
 # ====================================================================== simulated
 def _sim(generator: str):
     def build(entry: Entry, seed=0, **params) -> Pool:
-        from . import simulate
+        from .stats import simulate
 
         fn = getattr(simulate, generator)
         sim = fn(seed=seed, **params)
@@ -164,7 +164,7 @@ _register(
         "simulated",
         "(240, 5, 16)",
         "exchangeable Beta pool (every member shares one rate per prompt; population L = D = 0); name@SEED picks the seed",
-        "oraclegap.simulate.exchangeable (Beta prior fitted on Geometry3K in arXiv 2609.32996)",
+        "oraclegap.stats.simulate.exchangeable (Beta prior fitted on Geometry3K in arXiv 2609.32996)",
         "MIT (generated)",
         builder=_sim("exchangeable"),
     )
@@ -175,7 +175,7 @@ _register(
         "simulated",
         "(240, 5, 16)",
         "diffuse log-odds perturbation of the exchangeable pool (sigma=0.5); name@SEED picks the seed",
-        "oraclegap.simulate.diffuse",
+        "oraclegap.stats.simulate.diffuse",
         "MIT (generated)",
         builder=_sim("diffuse"),
     )
@@ -193,9 +193,7 @@ def outcomes_from_margins(model_counts, oracle_count: int, n: int, seed=0) -> np
     uniformly among those it does not yet solve. This is *one* arrangement consistent with
     the margins, not the (unpublished) real joint; statistics of the margins are exact on it.
     """
-    from .certify import _check_counts
-
-    c, o, n = _check_counts(model_counts, oracle_count, n)
+    c, o, n = check_margin_counts(model_counts, oracle_count, n)
     rng = as_rng(seed)
     K = c.size
     X = np.zeros((n, K), dtype=bool)

@@ -38,7 +38,7 @@ import pandas as pd
 
 from ._validate import as_bool_array, as_counts_array, as_rng, check_int
 
-__all__ = ["Pool", "open_pool", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
+__all__ = ["Pool", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
 
 ALIGNMENTS = ("seed-aligned", "independent", "unknown")
 FORMAT_NAME = "oraclegap.pool"
@@ -514,73 +514,6 @@ class Pool:
             manifest.get("alignment", "unknown"),
             dict(manifest.get("meta") or {}),
         )
-
-
-def open_pool(spec) -> Pool:
-    """Resolve a pool reference to a :class:`Pool`.
-
-    ``spec`` may be a Pool (returned as is), a pool directory, a ``.npy`` verdict array
-    [n, M, k] (or [n, M] for k = 1), ``FILE.npz:KEY`` (a numeric array; object arrays are never
-    unpickled), a wide ``.csv`` (items x models of 0/1, an ``id`` column optional), or a name in
-    the :mod:`oraclegap.datasets` registry. The CLI's POOL argument and the chapters' ``POOL``
-    parameter both go through here.
-    """
-    if isinstance(spec, Pool):
-        return spec
-    if not isinstance(spec, str) or not spec:
-        raise ValueError("POOL must be a non-empty path or name")
-    path = Path(spec)
-    if path.is_dir():
-        return Pool.load(path)
-    if ":" in spec and not path.exists():
-        file, key = spec.rsplit(":", 1)
-        fpath = Path(file)
-        if fpath.suffix == ".npz":
-            if not fpath.is_file():
-                raise ValueError(f"POOL file {file!r} does not exist")
-            try:
-                with np.load(fpath, allow_pickle=False) as z:
-                    if key not in z.files:
-                        raise ValueError(f"{file!r} has no array {key!r}; it holds {z.files}")
-                    arr = z[key]
-            except ValueError as exc:
-                if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-                    raise ValueError(f"array {key!r} in {file!r} is not numeric (object arrays are never unpickled)") from None
-                raise
-            return _from_numeric(arr, f"{file}:{key}")
-    if path.is_file():
-        if path.suffix == ".npy":
-            try:
-                arr = np.load(path, allow_pickle=False)
-            except ValueError:
-                raise ValueError(f"{spec!r} is not a numeric .npy array (object arrays are never unpickled)") from None
-            return _from_numeric(arr, spec)
-        if path.suffix == ".csv":
-            df = pd.read_csv(path)
-            id_col = next((c for c in ("id", "item_id", "prompt_id", "question_id") if c in df.columns), None)
-            models = [c for c in df.columns if c != id_col and pd.api.types.is_numeric_dtype(df[c])]
-            return Pool.from_wide(df, id_column=id_col, models=models, meta={"source": spec})
-        if path.suffix == ".npz":
-            raise ValueError(f"{spec!r}: name the array as FILE.npz:KEY")
-        raise ValueError(f"POOL file {spec!r} has an unsupported type; use .npy, FILE.npz:KEY, .csv or a pool directory")
-    try:
-        from . import datasets
-    except ImportError:  # pragma: no cover - registry not built yet
-        datasets = None
-    if datasets is not None and hasattr(datasets, "load"):
-        try:
-            return datasets.load(spec)
-        except KeyError:
-            pass
-    raise ValueError(f"POOL {spec!r} is neither an existing path nor a known dataset name")
-
-
-def _from_numeric(arr: np.ndarray, source: str) -> Pool:
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{source}: expected a numeric 0/1 array, got dtype {arr.dtype}")
-    if arr.ndim not in (2, 3):
-        raise ValueError(f"{source}: expected verdicts [n, M, k] (or [n, M] for k=1), got shape {arr.shape}")
-    return Pool.from_array(arr, meta={"source": source})
 
 
 def _constant_columns(d: pd.DataFrame, key: str, name: str, ids, columns, what: str) -> pd.DataFrame:

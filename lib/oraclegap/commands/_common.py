@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..pool import open_pool as load_pool_arg
+from ..sources import open_pool as load_pool_arg
 
 __all__ = ["load_pool_arg", "add_pool_argument", "emit", "to_jsonable"]
 

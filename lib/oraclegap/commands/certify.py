@@ -9,7 +9,7 @@ separately (e.g. ``--by category`` on ``mmlu-pro``). POOL may be a registry name
 
 from __future__ import annotations
 
-from ..certify import GAP_METHODS, NAIVE_METHODS, outcomes_from_pool, selection_valid_gap_from_outcomes
+from ..stats.certify import GAP_METHODS, NAIVE_METHODS, outcomes_from_pool, selection_valid_gap_from_outcomes
 from ._common import add_pool_argument, emit, load_pool_arg
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..coverage import coverage, pass1_oracle_gap
+from ..stats.coverage import coverage, pass1_oracle_gap
 from ._common import add_pool_argument, emit, load_pool_arg
 
 

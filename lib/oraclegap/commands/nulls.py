@@ -3,7 +3,7 @@ margin-preserving null tests of L, D, oracle-minus-mixture and the Pass@1 gap.""
 
 from __future__ import annotations
 
-from ..nulls import NULLS, STATISTICS, null_tests
+from ..stats.nulls import NULLS, STATISTICS, null_tests
 from ._common import add_pool_argument, emit, load_pool_arg
 
 

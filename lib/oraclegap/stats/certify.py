@@ -47,8 +47,16 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from ._validate import as_bool_array, as_rng, check_alpha, check_int, check_prob, check_tau
-from .pool import Pool
+from .._validate import (
+    as_bool_array,
+    as_rng,
+    check_alpha,
+    check_int,
+    check_margin_counts,
+    check_prob,
+    check_tau,
+)
+from ..pool import Pool
 
 __all__ = [
     "clopper_pearson",
@@ -172,33 +180,6 @@ def _as_outcomes(R, name: str = "R") -> np.ndarray:
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has K=0 models (shape {arr.shape}); at least one model is needed")
     return as_bool_array(arr, name, ndim=2)
-
-
-def _check_counts(model_counts, oracle_count, n) -> tuple[np.ndarray, int, int]:
-    n = check_int(n, "n", minimum=1)
-    c = np.asarray(model_counts)
-    if c.ndim != 1:
-        raise ValueError(f"model_counts must be a 1-d sequence of K per-model correct counts, got shape {c.shape}")
-    if c.size == 0:
-        raise ValueError("model_counts is empty (K=0); at least one model is needed")
-    if c.dtype == bool or not (np.issubdtype(c.dtype, np.integer) or np.issubdtype(c.dtype, np.floating)):
-        raise TypeError(f"model_counts must hold integers, got dtype {c.dtype}")
-    if np.issubdtype(c.dtype, np.floating):
-        if np.isnan(c).any() or not np.all(c == np.round(c)):
-            raise ValueError(f"model_counts must hold whole numbers, got {c.tolist()}")
-    c = c.astype(np.int64)
-    if (c < 0).any():
-        raise ValueError(f"model_counts must be >= 0, got {c.tolist()}")
-    if (c > n).any():
-        raise ValueError(f"model_counts must be <= n={n}, got {c.tolist()}")
-    o = check_int(oracle_count, "oracle_count", minimum=0, maximum=n)
-    if o < c.max():
-        raise ValueError(
-            f"oracle_count={o} is below the best model's count {int(c.max())}; the oracle solves every item any model solves"
-        )
-    if o > c.sum():
-        raise ValueError(f"oracle_count={o} exceeds the sum of the model counts {int(c.sum())}; no arrangement is possible")
-    return c, o, n
 
 
 # ====================================================================== Thm 4 and friends
@@ -342,7 +323,7 @@ def selection_valid_gap(
     alpha = check_alpha(alpha)
     method = _check_method(method)
     naive = _check_naive(naive)
-    c, o, n = _check_counts(model_counts, oracle_count, n)
+    c, o, n = check_margin_counts(model_counts, oracle_count, n)
     names = _names(model_names, c.size, "model_names", "m")
     est, lo, hi = _gap_bounds(c, o, n, alpha, method)
     nlo, nhi = _naive_bounds(c, o, n, alpha, naive)

@@ -31,8 +31,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ._validate import as_bool_array, check_int
-from .pool import Pool
+from .._validate import as_bool_array, check_int
+from ..pool import Pool
 
 __all__ = ["OracleDecomposition", "decompose_truth", "decompose", "best_of_k_truth", "Ladder", "ladder_truth", "rescue_probability"]
 

@@ -39,8 +39,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ._validate import as_bool_array, as_counts_array, check_int, check_tau, check_taus
-from .pool import Pool
+from .._validate import as_bool_array, as_counts_array, check_int, check_tau, check_taus
+from ..pool import Pool
 
 __all__ = [
     "need",

@@ -3,7 +3,7 @@ Section 3.2 and Appendices B.1, C.1 and C.5).
 
 Data. A pool gives success counts ``c[i, m]`` out of ``k`` responses for prompt i and policy
 m. Every statistic below is a function of the count table, with raw-frequency coverage
-(``c >= need(tau, k)``, see :mod:`oraclegap.coverage`):
+(``c >= need(tau, k)``, see :mod:`oraclegap.stats.coverage`):
 
 * ``L``    oracle gap C_orac(tau) - C_best(tau);
 * ``D``    disagreement, the fraction of prompts where some but not all members are covered;
@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from ._validate import as_rng, check_alpha, check_int, check_prob, check_taus
+from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus
 from .coverage import as_counts, need
 
 __all__ = [
@@ -1045,8 +1045,8 @@ def table_statistics(tables, taus, k: int) -> TableStatistics:
     """L, D, oracle-minus-mixture and the Pass@1 gap of many count tables at once.
 
     ``tables`` is int [B, n, M] (or one table [n, M]) of success counts out of ``k``. Values
-    equal :func:`oraclegap.coverage.coverage` (``.L``, ``.D``, ``.gap``) and
-    :func:`oraclegap.coverage.pass1_oracle_gap` on each table.
+    equal :func:`oraclegap.stats.coverage.coverage` (``.L``, ``.D``, ``.gap``) and
+    :func:`oraclegap.stats.coverage.pass1_oracle_gap` on each table.
     """
     k = check_int(k, "k", minimum=1)
     taus = check_taus(taus)

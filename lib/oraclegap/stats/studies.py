@@ -1,0 +1,257 @@
+"""Simulation studies: the nulls run on generated pools with known truth.
+
+Paper 000 (arXiv 2609.32996, App. C) calibrates its tests by simulation: false-positive rates on
+pools drawn under a null (:func:`null_world`), power against diffuse, specialist and planted
+effects (:func:`power`), and a planner that finds the smallest design reaching a target power
+(:func:`plan_power`). The generators live in :mod:`oraclegap.stats.simulate`; this module sits
+above both ``simulate`` and ``nulls`` so that the generators never import a test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus
+from ..pool import Pool
+from . import nulls as _nulls
+from .coverage import as_counts
+from .simulate import Simulated, effect_generator, population_L
+
+__all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Study:
+    """Per-replicate results of the nulls on generated pools.
+
+    ``frame()``: one row per (replicate, tau, null) with ``p``, ``reject`` (p <= alpha),
+    ``observed``, ``null_mean``, ``excess`` and, when the generator knows the truth,
+    ``population_L``. ``summary()``: rejection rate with a Wilson 95% interval and means.
+    """
+
+    rows: pd.DataFrame
+    alpha: float
+    label: str = ""
+
+    def frame(self) -> pd.DataFrame:
+        return self.rows.copy()
+
+    def summary(self) -> pd.DataFrame:
+        from statsmodels.stats.proportion import proportion_confint
+
+        g = self.rows.groupby(["tau", "null"], sort=True)
+        out = g.agg(reps=("reject", "size"), rejections=("reject", "sum"), observed=("observed", "mean"),
+                    null_mean=("null_mean", "mean"), excess=("excess", "mean"), population_L=("population_L", "mean"))
+        out["reject_rate"] = out["rejections"] / out["reps"]
+        lo, hi = proportion_confint(out["rejections"], out["reps"], alpha=0.05, method="wilson")
+        out["ci_lo"] = np.asarray(lo)
+        out["ci_hi"] = np.asarray(hi)
+        out.insert(0, "label", self.label)
+        return out.reset_index()
+
+    def wide(self) -> pd.DataFrame:
+        """One row per threshold: mean observed statistic, mean population L, and per null the
+        rejection rate (``power_<null>``) and mean excess (``excess_<null>``)."""
+        s = self.summary()
+        base = s.groupby("tau").agg(observed=("observed", "first"), population_L=("population_L", "first"))
+        rej = s.pivot(index="tau", columns="null", values="reject_rate").add_prefix("power_")
+        exc = s.pivot(index="tau", columns="null", values="excess").add_prefix("excess_")
+        return pd.concat([base, rej, exc], axis=1).reset_index()
+
+
+def _as_sim(obj) -> Simulated:
+    if isinstance(obj, Simulated):
+        return obj
+    if isinstance(obj, Pool):
+        return Simulated(obj, None, {})
+    raise TypeError(f"the generator must return a Simulated or a Pool, got {type(obj).__name__}")
+
+
+def study(
+    generator: Callable[[np.random.Generator], Simulated | Pool],
+    n_reps: int,
+    *,
+    taus=(0.10,),
+    statistic: str = "L",
+    nulls=("redeal", "margin"),
+    n_draws: int = 400,
+    alpha: float = 0.05,
+    seed=0,
+    burn_in: int | None = None,
+    thin: int | None = None,
+    n_chains: int = 1,
+    progress: bool = True,
+    label: str = "",
+) -> Study:
+    """Run the null tests on ``n_reps`` pools from ``generator(rng)`` (false-positive rates when
+    the generator is a null world, power otherwise). ``burn_in``/``thin``: proposals per chain
+    (default 60 n M / 2 n M; the paper's power trials used 30 n M / n M)."""
+    if not callable(generator):
+        raise TypeError("generator must be a callable taking a numpy Generator")
+    n_reps = check_int(n_reps, "n_reps", minimum=1)
+    alpha = check_alpha(alpha)
+    taus = check_taus(taus)
+    rng = as_rng(seed)
+    rows = []
+    it = range(n_reps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc=label or "study", leave=False)
+    for rep in it:
+        sim = _as_sim(generator(rng))
+        res = _nulls.null_tests(sim.pool, taus, nulls=nulls, statistics=(statistic,), n_draws=n_draws, seed=rng,
+                         burn_in=burn_in, thin=thin, n_chains=n_chains)
+        popL = population_L(sim.p, taus) if (sim.p is not None and statistic == "L") else np.full(taus.size, np.nan)
+        for t in res.tests:
+            j = 0 if math.isnan(t.tau) else int(np.argmin(np.abs(taus - t.tau)))
+            rows.append({"rep": rep, "tau": t.tau, "null": t.null, "observed": t.observed, "null_mean": t.mean,
+                         "excess": t.excess, "p": t.p, "reject": bool(t.p <= alpha), "population_L": popL[j]})
+    return Study(pd.DataFrame(rows), alpha, label)
+
+
+def null_world(x, null: str = "redeal", n_pools: int = 200, *, k: int | None = None, seed=0,
+               burn_in: int | None = None, thin: int | None = None):
+    """A generator for :func:`study` that returns pools drawn under a null from an observed pool
+    (App. C.2): ``"redeal"`` deals each prompt's successes back at random, ``"margin"`` takes
+    successive tables of the margin-preserving chain. The ``n_pools`` tables are drawn up front
+    from ``seed``; calling the generator more often than that raises ``ValueError``."""
+    if null not in ("redeal", "margin"):
+        raise ValueError(f"null must be 'redeal' or 'margin', got {null!r}")
+    n_pools = check_int(n_pools, "n_pools", minimum=1)
+    c, k = as_counts(x, k)
+    if null == "redeal":
+        tables = _nulls.redeal(c, n_pools, k=k, seed=seed)
+    else:
+        tables = _nulls.margin_chain(c, n_pools, k=k, seed=seed, burn_in=burn_in, thin=thin).tables
+    state = {"i": 0}
+
+    def gen(rng):
+        if state["i"] >= n_pools:
+            raise ValueError(f"null_world holds {n_pools} pools; all have been used")
+        t = tables[state["i"]]
+        state["i"] += 1
+        return Simulated(Pool.from_counts(t, k, seed=rng), None, {"generator": f"null_world:{null}"})
+
+    return gen
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PowerResult:
+    """Rejection rate of the nulls for one effect at one pool shape (with Wilson 95% intervals)."""
+
+    effect: str
+    params: dict
+    n: int
+    M: int
+    k: int
+    tau: float
+    alpha: float
+    study: Study
+
+    def frame(self) -> pd.DataFrame:
+        s = self.study.summary()
+        s.insert(1, "effect", self.effect)
+        for key, val in self.params.items():
+            s[key] = val
+        s["n"], s["M"], s["k"] = self.n, self.M, self.k
+        return s
+
+    def power(self, null: str = "redeal") -> float:
+        s = self.study.summary()
+        row = s[s["null"] == null]
+        if row.empty:
+            raise KeyError(f"no {null!r} null in this result")
+        return float(row["reject_rate"].iloc[0])
+
+
+def power(
+    effect: str = "diffuse",
+    *,
+    n: int = 240,
+    M: int = 5,
+    k: int = 16,
+    tau: float = 0.10,
+    alpha: float = 0.05,
+    n_reps: int = 100,
+    n_draws: int = 400,
+    nulls=("redeal",),
+    seed=0,
+    base=None,
+    progress: bool = False,
+    **params,
+) -> PowerResult:
+    """Power of the null tests of L(tau) at level ``alpha`` against ``effect`` at shape (n, M, k),
+    estimated from ``n_reps`` simulated pools (see :func:`effect_generator` for parameters)."""
+    gen = effect_generator(effect, n=n, M=M, k=k, base=base, **dict(params))
+    st = study(gen, n_reps, taus=(tau,), nulls=nulls, n_draws=n_draws, alpha=alpha, seed=seed, progress=progress,
+               label=f"{effect} n={n} k={k}")
+    return PowerResult(effect, dict(params), n, M, k, float(tau), alpha, st)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PowerPlan:
+    """Power over a grid of k (or n) and the smallest grid value reaching the target."""
+
+    effect: str
+    vary: str
+    target: float
+    curve: pd.DataFrame
+    required: dict  # null -> smallest grid value with estimated power >= target (None if none)
+
+    def frame(self) -> pd.DataFrame:
+        return self.curve.copy()
+
+
+def plan_power(
+    effect: str = "diffuse",
+    *,
+    target: float = 0.8,
+    vary: str = "k",
+    grid=(8, 16, 32, 64, 128),
+    n: int = 240,
+    M: int = 5,
+    k: int = 16,
+    tau: float = 0.10,
+    alpha: float = 0.05,
+    n_reps: int = 100,
+    n_draws: int = 400,
+    nulls=("redeal",),
+    seed=0,
+    base=None,
+    progress: bool = True,
+    **params,
+) -> PowerPlan:
+    """For a pool shape and an effect: the power at each value of ``vary`` ("k" responses per
+    cell or "n" prompts) in ``grid``, and the smallest grid value whose estimated power reaches
+    ``target`` (Monte Carlo estimates: read the intervals in ``curve``)."""
+    if vary not in ("k", "n"):
+        raise ValueError(f"vary must be 'k' or 'n', got {vary!r}")
+    target = check_prob(target, "target", open_low=True, open_high=True)
+    values = [check_int(v, "grid", minimum=1) for v in grid]
+    if not values or sorted(values) != values or len(set(values)) != len(values):
+        raise ValueError(f"grid must be a non-empty increasing sequence of integers, got {grid!r}")
+    rng = as_rng(seed)
+    frames = []
+    it = values
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(values, desc=f"power over {vary}", leave=False)
+    for v in it:
+        shape = {"n": n, "k": k, vary: v}
+        res = power(effect, n=shape["n"], M=M, k=shape["k"], tau=tau, alpha=alpha, n_reps=n_reps, n_draws=n_draws,
+                    nulls=nulls, seed=rng, base=base, **dict(params))
+        frames.append(res.frame())
+    curve = pd.concat(frames, ignore_index=True)
+    required = {}
+    for null in pd.unique(curve["null"]):
+        sub = curve[curve["null"] == null].sort_values(vary)
+        ok = sub[sub["reject_rate"] >= target]
+        required[null] = None if ok.empty else int(ok[vary].iloc[0])
+    return PowerPlan(effect, vary, target, curve, required)
