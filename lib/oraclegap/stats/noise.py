@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -374,17 +375,18 @@ def baseline_scores(baseline, rates: np.ndarray) -> tuple[str, np.ndarray | None
 def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = False) -> np.ndarray:
     """Prompt-bootstrap means [n_boot, q] of per-prompt columns X[n, q].
 
-    Each resample draws n prompts with replacement, i.e. multinomial(n, 1/n) weights w, and
-    returns w @ X / n; blocks of ``chunk`` resamples are one matrix product each (no loop over
-    resamples). The same seed gives the same resamples whatever the thread count.
+    Each resample draws n prompt indices uniformly with replacement; their counts w (a
+    multinomial(n, 1/n) vector) give the resample's means w @ X / n. Blocks of ``chunk``
+    resamples are one bincount and one matrix product each (no loop over resamples). The same
+    seed gives the same resamples whatever the thread count.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     n = X.shape[0]
     n_boot = check_int(n_boot, "n_boot", minimum=1)
+    chunk = check_int(chunk, "chunk", minimum=1)
     rng = as_rng(seed)
-    pv = np.full(n, 1.0 / n)
     out = np.empty((n_boot, X.shape[1]))
     starts = range(0, n_boot, chunk)
     if progress:
@@ -393,7 +395,9 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
         starts = tqdm(starts, desc="prompt bootstrap", leave=False)
     for start in starts:
         b = min(chunk, n_boot - start)
-        out[start : start + b] = rng.multinomial(n, pv, size=b) @ X / n
+        idx = rng.integers(0, n, size=(b, n))
+        w = np.bincount((idx + n * np.arange(b)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+        out[start : start + b] = w.astype(np.float64) @ X / n
     return out
 
 
@@ -615,6 +619,10 @@ def decomposition(
 
     pt, bs = stats(point), stats(boot)
     qs = (alpha / 2, 1 - alpha / 2)
+    series = list(bs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (a share with G <= 0 throughout)
+        Q = dict(zip(series, np.nanquantile(np.column_stack([bs[q] for q in series]), qs, axis=0).T, strict=True))
     bracket = {  # quantity: (series for the lower limit, series for the upper limit)
         "best_single": ("_best_lo", "best_single"),
         "baseline": ("_base_lo", "baseline"),
@@ -629,10 +637,12 @@ def decomposition(
         del bracket["baseline"], bracket["gap"]
     est = {}
     for q in _ORDER:
-        plo, phi = _q(bs[q], qs)
+        plo, phi = Q[q]
         if q in bracket:
             a, b = bracket[q]
-            lo, hi, kind_i = _q(bs[a], qs)[0], _q(bs[b], qs)[1], "bracket"
+            lo, hi, kind_i = Q[a][0], Q[b][1], "bracket"
+            if lo > hi:  # degenerate pools (one member, tiny n): the two sides can cross
+                lo, hi = hi, lo
         else:
             lo, hi, kind_i = plo, phi, "percentile"
         est[q] = Estimate(float(pt[q]), float(lo), float(hi), kind_i, float(plo), float(phi))
