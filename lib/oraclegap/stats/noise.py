@@ -377,9 +377,13 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
 
     Each resample draws n prompt indices uniformly with replacement; their counts w (a
     multinomial(n, 1/n) vector) give the resample's means w @ X / n. Blocks of ``chunk``
-    resamples are one bincount and one matrix product each (no loop over resamples). The same
-    seed gives the same resamples whatever the thread count.
+    resamples are one bincount and one matrix product each (no loop over resamples). The
+    products run on one BLAS thread: the same seed gives the same numbers bit for bit whatever
+    the machine's thread count, and thin products like these gain nothing from threads (on a
+    busy machine threaded BLAS made them ten times slower).
     """
+    from threadpoolctl import threadpool_limits
+
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
@@ -393,11 +397,12 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
         from tqdm.auto import tqdm
 
         starts = tqdm(starts, desc="prompt bootstrap", leave=False)
-    for start in starts:
-        b = min(chunk, n_boot - start)
-        idx = rng.integers(0, n, size=(b, n))
-        w = np.bincount((idx + n * np.arange(b)[:, None]).ravel(), minlength=b * n).reshape(b, n)
-        out[start : start + b] = w.astype(np.float64) @ X / n
+    with threadpool_limits(1, user_api="blas"):
+        for start in starts:
+            b = min(chunk, n_boot - start)
+            idx = rng.integers(0, n, size=(b, n))
+            w = np.bincount((idx + n * np.arange(b)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+            out[start : start + b] = w.astype(np.float64) @ X / n
     return out
 
 
