@@ -22,15 +22,17 @@ O_repro = 0.1, so Delta = 0.551.
 
 Beyond the point estimates this module gives, for pools with k > 1 draws per cell:
 
-* :func:`decomposition` -- every term with a 95% prompt-bootstrap interval. O_exp, the best
-  single member and G get percentile intervals. O_repro = mean_i max_m p_im has no unbiased
+* :func:`decomposition` -- every term with a 95% prompt-bootstrap interval. O_exp gets a
+  percentile interval. O_repro = mean_i max_m p_im has no unbiased
   estimator: the plug-in mean_i max_m c_im/k is biased *upward* (the winner's curse inside a
   prompt: E max >= max E) and a split-draw estimate, which selects the maximiser on some draws
   and scores it on the others, is biased *downward* (its expected score is that of a member the
   selection picked, never above max_m p_im). The interval for O_repro therefore runs from the
   lower bootstrap limit of the split-draw estimate to the upper limit of the plug-in (a
-  *bracket*), and Delta, G_rec and the noise share inherit it; a plain percentile interval around
-  each plug-in is reported beside it (prompt-sampling uncertainty only).
+  *bracket*), and Delta, G_rec and the noise share inherit it (the best single member is
+  bracketed the same way against draw noise); a plain percentile interval around each plug-in
+  is reported beside it (prompt-sampling uncertainty only). On simulated pools the plain
+  interval misses the population Delta and noise share far more often than its level says.
 * Frechet bounds on the single-draw oracle without any assumption on the joint law,
   max_m p_im <= P(union) <= min(1, sum_m p_im), and the independence form 1 - prod_m (1 - p_im),
   which is an upper envelope under positive association (FKG: P(all fail) >= prod P(fail)).
@@ -538,14 +540,18 @@ def decomposition(
     mean_i max_m c_im/k <= single-draw oracle <= mean_i min(1, sum_m c_im/k).
 
     Intervals at ``level`` from ``n_boot`` prompt resamples (one set of resamples for every
-    quantity, so they are joint): percentile intervals for best_single, baseline, O_exp, G, the
-    split estimates, o_exp_independent and frechet_upper (within-prompt unbiased or nearly so:
-    the best member's mean pools all prompts). O_repro is bracketed (module docstring): lower limit
-    the alpha/2 quantile of the split estimate, upper limit the 1 - alpha/2 quantile of the
-    plug-in; Delta, G_rec and the noise share take the matching sides (Delta = O_exp - O_repro
-    falls as O_repro rises). Since E[split] <= O_repro <= E[plug-in], the bracket covers the
-    population value with probability >= level up to the normal approximation of each side.
-    The best member is re-selected inside every resample (the statistic is a max over members).
+    quantity, so they are joint). Percentile intervals for O_exp (unbiased within a prompt), a
+    fixed baseline, the split estimates, o_exp_independent and frechet_upper. O_repro is
+    bracketed (module docstring): lower limit the alpha/2 quantile of the split estimate
+    (``split``), upper limit the 1 - alpha/2 quantile of the plug-in; since E[split] <= O_repro
+    <= E[plug-in], the bracket covers the population value with probability >= level up to the
+    normal approximation of each side. Delta, G_rec and the noise share take the matching sides
+    (Delta falls as O_repro rises). The best single member is re-selected inside every resample;
+    its bracket runs from a split-draw partner (the member chosen on half of every prompt's draws,
+    scored on the other half, 8 random splits) to the plug-in max, which removes the selection
+    bias that comes from within-prompt draw noise but not the winner's curse across members on
+    the same prompts (for that, see :mod:`oraclegap.stats.certify`'s selection-valid intervals);
+    G and the share inherit it. Shares are NaN in resamples where G <= 0.
     """
     v, alignment, names, _ = _inputs(x, min_k=2)
     form = _form(form, alignment)
