@@ -20,21 +20,72 @@ oracle's budget (K = M draws) reaches mean_i [1 - (1 - max_m p_im)^M] >= O_exp u
 Worked example: M = 10 members each with p = 0.1 give O_exp = 1 - 0.9^10 = 0.651 but
 O_repro = 0.1, so Delta = 0.551.
 
-This module is the first slice of the paper's machinery (population values and point estimates);
-later issues add support strata, the aggregation ceiling and dependence-corrected bounds.
+Beyond the point estimates this module gives, for pools with k > 1 draws per cell:
+
+* :func:`decomposition` -- every term with a 95% prompt-bootstrap interval. O_exp gets a
+  percentile interval. O_repro = mean_i max_m p_im has no unbiased
+  estimator: the plug-in mean_i max_m c_im/k is biased *upward* (the winner's curse inside a
+  prompt: E max >= max E) and a split-draw estimate, which selects the maximiser on some draws
+  and scores it on the others, is biased *downward* (its expected score is that of a member the
+  selection picked, never above max_m p_im). The interval for O_repro therefore runs from the
+  lower bootstrap limit of the split-draw estimate to the upper limit of the plug-in (a
+  *bracket*), and Delta, G_rec and the noise share inherit it (the best single member is
+  bracketed the same way against draw noise); a plain percentile interval around each plug-in
+  is reported beside it (prompt-sampling uncertainty only). On simulated pools the plain
+  interval misses the population Delta and noise share far more often than its level says.
+* Frechet bounds on the single-draw oracle without any assumption on the joint law,
+  max_m p_im <= P(union) <= min(1, sum_m p_im), and the independence form 1 - prod_m (1 - p_im),
+  which is an upper envelope under positive association (FKG: P(all fail) >= prod P(fail)).
+* :func:`support_strata` -- the decomposition within strata of prompt support.
+* :func:`k_sweep` and :func:`pool_size_sweep` -- the terms on subsampled draws and members.
+* :func:`best_of_k_check` -- 001's falsifier: best-of-K on the committed maximiser at the
+  oracle's budget (K = M) against the single-draw oracle.
+* :func:`aggregation_ceiling` -- the verifier-free ceiling O_agg (plurality vote) and the split of
+  Delta into Delta_know and Delta_guess, where per-response answers exist.
+* :func:`baseline_table` -- the same floor against several routers: the noise share depends on the
+  baseline, Delta does not.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy.special import comb
 
-from .._validate import as_bool_array, check_int
+from .._validate import as_bool_array, as_rng, check_alpha, check_int
 from ..pool import Pool
 
-__all__ = ["OracleDecomposition", "decompose_truth", "decompose", "best_of_k_truth", "Ladder", "ladder_truth", "rescue_probability"]
+__all__ = [
+    "OracleDecomposition",
+    "decompose_truth",
+    "decompose",
+    "best_of_k_truth",
+    "Ladder",
+    "ladder_truth",
+    "rescue_probability",
+    "frechet_truth",
+    "Estimate",
+    "Decomposition",
+    "decomposition",
+    "split_draw_repro",
+    "baseline_scores",
+    "support_strata",
+    "k_sweep",
+    "pool_size_sweep",
+    "BestOfK",
+    "best_of_k_check",
+    "plurality_vote",
+    "answer_codes",
+    "AggregationSplit",
+    "aggregation_ceiling",
+    "baseline_table",
+    "boot_means",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,3 +252,770 @@ def rescue_probability(p, b: int, weights=None) -> float:
     w = np.full(n, 1.0 / n) if weights is None else np.asarray(weights, dtype=float)
     others = np.delete(p, b, axis=1)
     return float(w @ ((1 - p[:, b]) * (1 - np.prod(1 - others, axis=1))))
+
+
+def frechet_truth(p) -> dict:
+    """Bounds on the single-draw oracle mean_i P(union_m R_im = 1) from the marginals p[n, M] alone.
+
+    Frechet: max_m p_im <= P(union) <= min(1, sum_m p_im) for any joint law of the draws; the
+    independence form 1 - prod_m (1 - p_im) is exact under independence and an upper envelope
+    under positive association (FKG). Returns the three prompt means.
+    """
+    p = _check_p(p)
+    return {
+        "lower": float(p.max(axis=1).mean()),
+        "upper": float(np.minimum(1.0, p.sum(axis=1)).mean()),
+        "independent": float((1 - np.prod(1 - p, axis=1)).mean()),
+    }
+
+
+# ============================================================================ inputs and kernels
+def _inputs(x, *, min_k: int = 1):
+    """(verdicts bool [n, M, k], alignment, policy names, answers or None) from a Pool or array."""
+    if isinstance(x, Pool):
+        v, alignment, names, answers = x.verdicts, x.alignment, x.policy_names, x.answers
+    else:
+        v = as_bool_array(x, "verdicts", ndim=3)
+        if 0 in v.shape:
+            raise ValueError(f"verdicts has a zero-size axis (shape {v.shape})")
+        alignment, names, answers = "unknown", [f"m{j}" for j in range(v.shape[1])], None
+    if v.shape[2] < min_k:
+        raise ValueError(
+            f"this needs k >= {min_k} draws per cell, the pool has k={v.shape[2]} "
+            "(at k = 1 the reproducible ceiling O_repro is not identified: one draw cannot tell p from luck)"
+        )
+    return v, alignment, list(names), answers
+
+
+def _form(form, alignment: str) -> str:
+    if form is None:
+        form = "seed-aligned" if alignment == "seed-aligned" else "independent"
+    if form not in ("seed-aligned", "independent"):
+        raise ValueError(f"form must be 'seed-aligned' or 'independent', got {form!r}")
+    if form == "seed-aligned" and alignment not in ("seed-aligned", "unknown"):
+        raise ValueError(f"form='seed-aligned' needs seed-aligned draws; this pool is {alignment!r}")
+    return form
+
+
+def _o_exp_prompt(v: np.ndarray, form: str) -> np.ndarray:
+    """Per-prompt single-draw oracle: seed-aligned mean_j max_m R_imj, or 1 - prod_m (1 - c_im/k)."""
+    if form == "seed-aligned":
+        return v.any(axis=1).mean(axis=1)
+    return 1 - np.prod(1 - v.mean(axis=2), axis=1)
+
+
+def _tie_mean(sel: np.ndarray, score: np.ndarray, axis: int) -> np.ndarray:
+    """Score of the maximiser of ``sel`` along ``axis``, ties split evenly (a uniformly random tie-break in expectation)."""
+    top = sel >= sel.max(axis=axis, keepdims=True)
+    return (score * top).sum(axis=axis) / top.sum(axis=axis)
+
+
+def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> np.ndarray:
+    """Per-prompt split-draw estimates [n] of max_m p_im: select on some draws, score on the others.
+
+    ``method="half"``: the draws of each prompt are split at random into halves A and B (the same
+    positions for every member, so seed alignment is kept); the member with the highest rate on
+    A is scored by its rate on B and vice versa; averaged over ``n_splits`` random splits.
+    ``"loo"``: select on k - 1 draws, score the left-out draw, averaged over the k draws. Ties are
+    split evenly. Because the scored draws are independent of the ones that chose the member,
+    E[estimate_i] = E[p_{i, chosen}] <= max_m p_im: the estimate is biased *downward* (by the
+    regret of choosing on fewer draws), whatever the dependence across members, while the
+    plug-in max_m c_im/k is biased upward.
+    """
+    v, _, _, _ = _inputs(x, min_k=2)
+    n, M, k = v.shape
+    vf = v.astype(np.float64)
+    c = vf.sum(axis=2)
+    if method == "loo":
+        return _tie_mean(c[:, :, None] - vf, vf, axis=1).mean(axis=1)
+    if method != "half":
+        raise ValueError(f"method must be 'loo' or 'half', got {method!r}")
+    n_splits = check_int(n_splits, "n_splits", minimum=1)
+    rng = as_rng(seed)
+    hA = k // 2
+    hB = k - hA
+    out = np.zeros(n)
+    for start in range(0, n_splits, 64):  # blocks of splits bound the memory; vectorised within
+        b = min(64, n_splits - start)
+        maskA = (rng.random((b, k)).argsort(axis=1) < hA).astype(np.float64)  # [b, k]
+        cA = np.einsum("imj,sj->ims", vf, maskA)
+        rA, rB = cA / hA, (c[:, :, None] - cA) / hB
+        out += (0.5 * (_tie_mean(rA, rB, axis=1) + _tie_mean(rB, rA, axis=1))).sum(axis=1)
+    return out / n_splits
+
+
+def baseline_scores(baseline, rates: np.ndarray) -> tuple[str, np.ndarray | None]:
+    """Resolve a router baseline against raw rates [n, M]: ("best-single", None) or (kind, scores [n]).
+
+    ``baseline`` may be None / ``"best"`` / ``"best-single"`` (the best member by mean rate,
+    re-selected in every bootstrap resample), an integer array of per-prompt choices (policy
+    positions; the router's score on prompt i is the chosen member's rate c_{i,r(i)}/k), or a
+    float array of per-prompt scores in [0, 1] (e.g. a released router's per-prompt success
+    rate). Choices must not depend on the scored draws (a cross-fitted router's do not).
+    """
+    n, M = rates.shape
+    if baseline is None or (isinstance(baseline, str) and baseline in ("best", "best-single")):
+        return "best-single", None
+    if isinstance(baseline, str):
+        raise ValueError(f"baseline must be 'best', an integer choice vector or per-prompt scores, got {baseline!r}")
+    b = np.asarray(baseline)
+    if b.shape != (n,):
+        raise ValueError(f"baseline must have one entry per prompt (shape ({n},)), got shape {b.shape}")
+    if b.dtype == bool:
+        raise TypeError("baseline must be integer choices or float scores, got booleans")
+    if np.issubdtype(b.dtype, np.integer):
+        if (b < 0).any() or (b >= M).any():
+            raise ValueError(f"baseline choices must be policy positions in [0, {M}), got values in [{b.min()}, {b.max()}]")
+        return "choices", rates[np.arange(n), b]
+    if np.issubdtype(b.dtype, np.floating):
+        if np.isnan(b).any() or (b < 0).any() or (b > 1).any():
+            raise ValueError("baseline scores must be per-prompt success rates in [0, 1] without NaN")
+        return "scores", b.astype(np.float64)
+    raise TypeError(f"baseline must be integer choices or float scores, got dtype {b.dtype}")
+
+
+def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = False) -> np.ndarray:
+    """Prompt-bootstrap means [n_boot, q] of per-prompt columns X[n, q].
+
+    Each resample draws n prompt indices uniformly with replacement; their counts w (a
+    multinomial(n, 1/n) vector) give the resample's means w @ X / n. Blocks of ``chunk``
+    resamples are one bincount and one matrix product each (no loop over resamples). The
+    products run on one BLAS thread: the same seed gives the same numbers bit for bit whatever
+    the machine's thread count, and thin products like these gain nothing from threads (on a
+    busy machine threaded BLAS made them ten times slower).
+    """
+    from threadpoolctl import threadpool_limits
+
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    n = X.shape[0]
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    chunk = check_int(chunk, "chunk", minimum=1)
+    rng = as_rng(seed)
+    out = np.empty((n_boot, X.shape[1]))
+    starts = range(0, n_boot, chunk)
+    if progress:
+        from tqdm.auto import tqdm
+
+        starts = tqdm(starts, desc="prompt bootstrap", leave=False)
+    with threadpool_limits(1, user_api="blas"):
+        for start in starts:
+            b = min(chunk, n_boot - start)
+            idx = rng.integers(0, n, size=(b, n))
+            w = np.bincount((idx + n * np.arange(b)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+            out[start : start + b] = w.astype(np.float64) @ X / n
+    return out
+
+
+# ============================================================================ the decomposition with intervals
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """A point estimate with an interval.
+
+    ``interval`` names the construction: ``"percentile"`` (prompt-bootstrap percentiles of the
+    estimate) or ``"bracket"`` (lower limit from the estimator biased downward, upper limit from
+    the one biased upward). ``lo_prompt``/``hi_prompt``: the plain percentile interval of the
+    point estimate (prompt-sampling uncertainty only, no allowance for within-prompt bias).
+    """
+
+    value: float
+    lo: float
+    hi: float
+    interval: str
+    lo_prompt: float
+    hi_prompt: float
+
+    def contains(self, x: float) -> bool:
+        return bool(self.lo <= x <= self.hi)
+
+
+_ORDER = (
+    "best_single",
+    "baseline",
+    "o_exp",
+    "o_repro",
+    "o_repro_split_half",
+    "o_repro_split_loo",
+    "delta",
+    "delta_split",
+    "gap",
+    "g_rec",
+    "noise_share",
+    "noise_share_split",
+    "o_exp_independent",
+    "frechet_lower",
+    "frechet_upper",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Decomposition:
+    """O_exp = O_repro + Delta and G = G_rec + Delta against a baseline, each with an interval.
+
+    Keys of ``estimates`` (see :func:`decomposition`): best_single, baseline, o_exp, o_repro
+    (plug-in), o_repro_split_half, o_repro_split_loo, delta, delta_split, gap (G), g_rec,
+    noise_share (Delta / G), noise_share_split, o_exp_independent, frechet_lower, frechet_upper.
+    """
+
+    estimates: dict
+    n_prompts: int
+    n_policies: int
+    k: int
+    form: str
+    baseline_kind: str
+    best_policy: str
+    split: str
+    level: float
+    n_boot: int
+    seed: object
+
+    def __getitem__(self, name: str) -> Estimate:
+        return self.estimates[name]
+
+    def value(self, name: str) -> float:
+        return self.estimates[name].value
+
+    def frame(self) -> pd.DataFrame:
+        """One row per quantity: estimate, interval (lo, hi, kind) and the plain prompt interval."""
+        return pd.DataFrame(
+            [{"quantity": q, **dataclasses.asdict(e)} for q, e in self.estimates.items()],
+            columns=["quantity", "value", "lo", "hi", "interval", "lo_prompt", "hi_prompt"],
+        )
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the settings and {quantity: {value, lo, hi, interval, lo_prompt, hi_prompt}}."""
+        return {
+            "n_prompts": self.n_prompts,
+            "n_policies": self.n_policies,
+            "k": self.k,
+            "form": self.form,
+            "baseline": self.baseline_kind,
+            "best_policy": self.best_policy,
+            "split": self.split,
+            "level": self.level,
+            "n_boot": self.n_boot,
+            "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
+            "estimates": {q: dataclasses.asdict(e) for q, e in self.estimates.items()},
+        }
+
+
+def _q(a: np.ndarray, qs) -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    if np.isnan(a).all():
+        return np.full(len(qs), np.nan)
+    return np.nanquantile(a, qs)
+
+
+def _ratio(num, den):
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+_BEST_SPLITS = 8  # random draw splits behind the split-draw partner of the best single member
+
+
+def decomposition(
+    x,
+    *,
+    baseline=None,
+    form: str | None = None,
+    split: str = "loo",
+    level: float = 0.95,
+    n_boot: int = 2000,
+    n_splits: int = 200,
+    seed=0,
+    progress: bool = False,
+) -> Decomposition:
+    """The single-draw decomposition of a pool with k >= 2 draws, with prompt-bootstrap intervals.
+
+    Point estimates (plug-in, as 001 reports them): best_single = max_m mean_i c_im/k; O_exp =
+    mean_{i,j} max_m R_imj (``form="seed-aligned"``, any dependence across members) or
+    mean_i [1 - prod_m (1 - c_im/k)] (``"independent"``); O_repro = mean_i max_m c_im/k; Delta =
+    O_exp - O_repro; against the baseline score S (``baseline``: see :func:`baseline_scores`;
+    default the best single member) G = O_exp - S, G_rec = O_repro - S and noise share Delta / G.
+    Split-draw O_repro (:func:`split_draw_repro`, both methods) and delta_split / noise_share_split
+    computed with the ``split`` method; o_exp_independent (the FKG envelope) and the Frechet bounds
+    mean_i max_m c_im/k <= single-draw oracle <= mean_i min(1, sum_m c_im/k).
+
+    Intervals at ``level`` from ``n_boot`` prompt resamples (one set of resamples for every
+    quantity, so they are joint). Percentile intervals for O_exp (unbiased within a prompt), a
+    fixed baseline, the split estimates, o_exp_independent and frechet_upper. O_repro is
+    bracketed (module docstring): lower limit the alpha/2 quantile of the split estimate
+    (``split``), upper limit the 1 - alpha/2 quantile of the plug-in; since E[split] <= O_repro
+    <= E[plug-in], the bracket covers the population value with probability >= level up to the
+    normal approximation of each side. Delta, G_rec and the noise share take the matching sides
+    (Delta falls as O_repro rises). The best single member is re-selected inside every resample;
+    its bracket runs from a split-draw partner (the member chosen on half of every prompt's draws,
+    scored on the other half, 8 random splits) to the plug-in max, which removes the selection
+    bias that comes from within-prompt draw noise but not the winner's curse across members on
+    the same prompts (for that, see :mod:`oraclegap.stats.certify`'s selection-valid intervals);
+    G and the share inherit it. Shares are NaN in resamples where G <= 0.
+    """
+    v, alignment, names, _ = _inputs(x, min_k=2)
+    form = _form(form, alignment)
+    alpha = check_alpha(1 - float(level), "1 - level")
+    if split not in ("loo", "half"):
+        raise ValueError(f"split must be 'loo' or 'half', got {split!r}")
+    rng = as_rng(seed)
+    n, M, k = v.shape
+    r = v.mean(axis=2)
+    kind, fixed = baseline_scores(baseline, r)
+    half = split_draw_repro(v, method="half", n_splits=n_splits, seed=rng)
+    loo = split_draw_repro(v, method="loo")
+    cols = {
+        "o_exp": _o_exp_prompt(v, form),
+        "plug": r.max(axis=1),
+        "half": half,
+        "loo": loo,
+        "indep": 1 - np.prod(1 - r, axis=1),
+        "fup": np.minimum(1.0, r.sum(axis=1)),
+    }
+    if fixed is not None:
+        cols["base"] = fixed
+    keys = list(cols)
+    # split-draw partner of the best single member: choose the member on half the draws of every
+    # prompt, score it on the other half (both directions, _BEST_SPLITS random splits)
+    S = _BEST_SPLITS
+    maskA = rng.random((S, k)).argsort(axis=1) < k // 2
+    vf = v.astype(np.float64)
+    rA = np.einsum("imj,sj->ism", vf, maskA.astype(np.float64)) / (k // 2)
+    rB = np.einsum("imj,sj->ism", vf, (~maskA).astype(np.float64)) / (k - k // 2)
+    X = np.column_stack([cols[c] for c in keys] + [r, rA.reshape(n, S * M), rB.reshape(n, S * M)])
+    point = X.mean(axis=0)
+    boot = boot_means(X, n_boot, rng, progress=progress)
+    off = len(keys)
+
+    def pick(src, name):
+        return src[..., keys.index(name)]
+
+    def stats(src):
+        member = src[..., off : off + M]
+        A = src[..., off + M : off + M + S * M].reshape(src.shape[:-1] + (S, M))
+        B = src[..., off + M + S * M :].reshape(src.shape[:-1] + (S, M))
+        best = member.max(axis=-1)
+        best_lo = (0.5 * (_tie_mean(A, B, axis=-1) + _tie_mean(B, A, axis=-1))).mean(axis=-1)
+        base = pick(src, "base") if fixed is not None else best
+        base_lo = base if fixed is not None else best_lo
+        oe, plug, sp = pick(src, "o_exp"), pick(src, "plug"), pick(src, split)
+        gap = oe - base
+        return {
+            "best_single": best,
+            "baseline": base,
+            "o_exp": oe,
+            "o_repro": plug,
+            "o_repro_split_half": pick(src, "half"),
+            "o_repro_split_loo": pick(src, "loo"),
+            "delta": oe - plug,
+            "delta_split": oe - sp,
+            "gap": gap,
+            "g_rec": plug - base,
+            "noise_share": _ratio(oe - plug, gap),
+            "noise_share_split": _ratio(oe - sp, gap),
+            "o_exp_independent": pick(src, "indep"),
+            "frechet_lower": plug,
+            "frechet_upper": pick(src, "fup"),
+            # the partners biased the other way, for the brackets
+            "_best_lo": best_lo,
+            "_base_lo": base_lo,
+            "_o_repro_lo": sp,
+            "_delta_hi": oe - sp,
+            "_gap_hi": oe - base_lo,
+            "_g_rec_lo": sp - base,
+            "_g_rec_hi": plug - base_lo,
+            "_share_lo": _ratio(oe - plug, oe - base_lo),
+            "_share_hi": _ratio(oe - sp, gap),
+        }
+
+    pt, bs = stats(point), stats(boot)
+    qs = (alpha / 2, 1 - alpha / 2)
+    series = list(bs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (a share with G <= 0 throughout)
+        Q = dict(zip(series, np.nanquantile(np.column_stack([bs[q] for q in series]), qs, axis=0).T, strict=True))
+    bracket = {  # quantity: (series for the lower limit, series for the upper limit)
+        "best_single": ("_best_lo", "best_single"),
+        "baseline": ("_base_lo", "baseline"),
+        "o_repro": ("_o_repro_lo", "o_repro"),
+        "frechet_lower": ("_o_repro_lo", "frechet_lower"),
+        "delta": ("delta", "_delta_hi"),
+        "gap": ("gap", "_gap_hi"),
+        "g_rec": ("_g_rec_lo", "_g_rec_hi"),
+        "noise_share": ("_share_lo", "_share_hi"),
+    }
+    if fixed is not None:  # a fixed router's score has no selection inside it
+        del bracket["baseline"], bracket["gap"]
+    est = {}
+    for q in _ORDER:
+        plo, phi = Q[q]
+        if q in bracket:
+            a, b = bracket[q]
+            lo, hi, kind_i = Q[a][0], Q[b][1], "bracket"
+            if lo > hi:  # degenerate pools (one member, tiny n): the two sides can cross
+                lo, hi = hi, lo
+        else:
+            lo, hi, kind_i = plo, phi, "percentile"
+        est[q] = Estimate(float(pt[q]), float(lo), float(hi), kind_i, float(plo), float(phi))
+    best_policy = names[int(r.mean(axis=0).argmax())]
+    return Decomposition(est, n, M, k, form, kind, best_policy, split, float(level), int(n_boot), seed if not isinstance(seed, np.random.Generator) else None)
+
+
+# ============================================================================ strata, sweeps
+def _parts(v: np.ndarray, form: str, fixed: np.ndarray | None, choices: np.ndarray | None = None) -> dict:
+    """Plug-in components of a (sub)pool: best single (re-selected), O_exp, O_repro, LOO, baseline."""
+    r = v.mean(axis=2)
+    best = float(r.mean(axis=0).max())
+    if choices is not None:
+        base = float(r[np.arange(r.shape[0]), choices].mean())
+    elif fixed is not None:
+        base = float(fixed.mean())
+    else:
+        base = best
+    oe = float(_o_exp_prompt(v, form).mean())
+    orp = float(r.max(axis=1).mean())
+    return {"best_single": best, "baseline": base, "o_exp": oe, "o_repro": orp}
+
+
+def _finish(row: dict) -> dict:
+    row["delta"] = row["o_exp"] - row["o_repro"]
+    row["gap"] = row["o_exp"] - row["baseline"]
+    row["g_rec"] = row["o_repro"] - row["baseline"]
+    row["noise_share"] = row["delta"] / row["gap"] if row["gap"] > 0 else float("nan")
+    if "o_repro_split_loo" in row:
+        row["delta_split"] = row["o_exp"] - row["o_repro_split_loo"]
+        row["noise_share_split"] = row["delta_split"] / row["gap"] if row["gap"] > 0 else float("nan")
+    return row
+
+
+def support_strata(x, *, support: str = "rate", draw: int = 0, thin: int = 3, baseline=None, form: str | None = None) -> pd.DataFrame:
+    """The decomposition within strata of prompt support (001, Cor. 2).
+
+    Support of prompt i: ``support="rate"`` counts members with c_im > 0 (some draw succeeded:
+    the plug-in of #{m : p_im > 0}); ``"draw"`` counts members whose draw ``draw`` succeeded
+    (the single recorded benchmark draw; 001's released strata use draw 0). One row per support
+    level present, then ``thin`` (support <= ``thin``) and ``dense`` (> ``thin``) and ``all``.
+    Per stratum s: O_exp_s, O_repro_s (plug-in and LOO split), the baseline's score on the
+    stratum (default: the best single member of the *whole* pool, fixed), Delta_s, G_s and the
+    share Delta_s / G_s; ``frac`` is the stratum's share of prompts, so sum_s frac_s Delta_s = Delta.
+    """
+    v, alignment, _, _ = _inputs(x, min_k=2)
+    form = _form(form, alignment)
+    n, M, k = v.shape
+    r = v.mean(axis=2)
+    kind, fixed = baseline_scores(baseline, r)
+    if fixed is None:
+        fixed = r[:, int(r.mean(axis=0).argmax())]
+    thin = check_int(thin, "thin", minimum=0)
+    if support == "rate":
+        s = (r > 0).sum(axis=1)
+    elif support == "draw":
+        j = check_int(draw, "draw", minimum=0, maximum=k - 1)
+        s = v[:, :, j].sum(axis=1)
+    else:
+        raise ValueError(f"support must be 'rate' or 'draw', got {support!r}")
+    oe, plug, loo = _o_exp_prompt(v, form), r.max(axis=1), split_draw_repro(v, method="loo")
+    rows = []
+    groups = [(str(int(level)), s == level) for level in np.unique(s)]
+    groups += [(f"thin (<= {thin})", s <= thin), (f"dense (> {thin})", s > thin), ("all", np.ones(n, bool))]
+    for name, sel in groups:
+        if not sel.any():
+            continue
+        row = {
+            "stratum": name,
+            "n": int(sel.sum()),
+            "frac": float(sel.mean()),
+            "baseline": float(fixed[sel].mean()),
+            "o_exp": float(oe[sel].mean()),
+            "o_repro": float(plug[sel].mean()),
+            "o_repro_split_loo": float(loo[sel].mean()),
+        }
+        rows.append(_finish(row))
+    out = pd.DataFrame(rows)
+    out.attrs.update(support=support, baseline=kind)
+    return out
+
+
+def _subset_draws(k: int, kk: int, n_subsets: int, rng, subsets: str) -> np.ndarray:
+    if subsets == "first" or kk == k:
+        return np.arange(kk)[None, :]
+    if subsets != "random":
+        raise ValueError(f"subsets must be 'random' or 'first', got {subsets!r}")
+    return np.sort(rng.random((n_subsets, k)).argsort(axis=1)[:, :kk], axis=1)
+
+
+def k_sweep(
+    x,
+    ks=None,
+    *,
+    subsets: str = "random",
+    n_subsets: int = 50,
+    seed=0,
+    baseline=None,
+    form: str | None = None,
+) -> pd.DataFrame:
+    """The decomposition on k' of the k draws (001's k-sweep): how the noise share grows with k'.
+
+    For each k' in ``ks`` (default 1, 2, 5, 10, 20, k, those <= k) the plug-in terms are averaged
+    over ``n_subsets`` random sets of k' draw positions (the same positions for every member, so
+    seed alignment survives; ``subsets="first"`` uses the first k' draws, as 001's released table
+    does). The share is computed from the averaged terms. At k' = 1 the plug-in O_repro equals the
+    single-draw oracle, so Delta = 0: the floor is invisible to a single draw per cell and the
+    plug-in O_repro falls towards the population value as k' grows, while the LOO split estimate
+    (k' >= 2) rises towards it from below. A baseline of integer choices is rescored on each
+    subset; per-prompt float scores stay fixed.
+    """
+    v, alignment, _, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
+    n, M, k = v.shape
+    rng = as_rng(seed)
+    r = v.mean(axis=2)
+    choices = None
+    kind, fixed = baseline_scores(baseline, r)
+    if kind == "choices":
+        choices, fixed = np.asarray(baseline), None
+    if ks is None:
+        ks = sorted({kk for kk in (1, 2, 5, 10, 20) if kk <= k} | {k})
+    ks = [check_int(kk, "ks", minimum=1, maximum=k) for kk in np.atleast_1d(ks)]
+    n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
+    rows = []
+    for kk in ks:
+        sets = _subset_draws(k, kk, n_subsets, rng, subsets)
+        parts = [_parts(v[:, :, idx], form, fixed, choices) for idx in sets]
+        row = {"k": kk, "n_subsets": len(sets)}
+        row.update({key: float(np.mean([p[key] for p in parts])) for key in parts[0]})
+        if kk >= 2:
+            row["o_repro_split_loo"] = float(np.mean([split_draw_repro(v[:, :, idx], method="loo").mean() for idx in sets]))
+        rows.append(_finish(row))
+    out = pd.DataFrame(rows)
+    out.attrs.update(subsets=subsets, baseline=kind)
+    return out
+
+
+def pool_size_sweep(x, sizes=None, *, n_subsets: int = 100, seed=0, form: str | None = None) -> pd.DataFrame:
+    """The plug-in decomposition on random sub-pools of K' members (001's pool-size sweep).
+
+    For each K' (default 2, 4, 8, M, those <= M) up to ``n_subsets`` distinct member subsets
+    (all of them when there are fewer) are drawn; the baseline is the best single member *within*
+    each subset. Reported: the terms averaged over subsets, ``noise_share`` (from the averaged
+    terms) and ``noise_share_mean`` (the mean of the subsets' shares, as 001 reports it).
+    """
+    v, alignment, _, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
+    n, M, k = v.shape
+    rng = as_rng(seed)
+    if sizes is None:
+        sizes = sorted({s for s in (2, 4, 8) if s <= M} | {M})
+    sizes = [check_int(s, "sizes", minimum=1, maximum=M) for s in np.atleast_1d(sizes)]
+    n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
+    rows = []
+    for size in sizes:
+        total = math.comb(M, size)
+        if total <= n_subsets:
+            from itertools import combinations
+
+            sets = [np.array(c) for c in combinations(range(M), size)]
+        else:
+            seen, sets = set(), []
+            while len(sets) < n_subsets:
+                c = tuple(np.sort(rng.choice(M, size, replace=False)).tolist())
+                if c not in seen:
+                    seen.add(c)
+                    sets.append(np.array(c))
+        parts = [_finish(_parts(v[:, idx, :], form, None)) for idx in sets]
+        row = {"size": size, "n_subsets": len(sets)}
+        row.update({key: float(np.mean([p[key] for p in parts])) for key in ("best_single", "o_exp", "o_repro")})
+        row["baseline"] = row["best_single"]
+        row = _finish(row)
+        row["noise_share_mean"] = float(np.nanmean([p["noise_share"] for p in parts]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ============================================================================ best-of-K check
+def _pass_at(h: int, K: int) -> np.ndarray:
+    """Unbiased pass@K from c successes in h draws, for c = 0..h: 1 - C(h - c, K) / C(h, K)."""
+    c = np.arange(h + 1)
+    return 1.0 - comb(h - c, K) / comb(h, K)
+
+
+@dataclasses.dataclass(frozen=True)
+class BestOfK:
+    """001's falsifier: best-of-K on the committed maximiser versus the single-draw oracle."""
+
+    K: int
+    best_of_k_split: Estimate
+    best_of_k_insample: float
+    best_of_all_k_insample: float
+    o_exp_independent: Estimate
+    o_exp: float
+    difference: Estimate  # best_of_k_split - o_exp_independent
+
+    @property
+    def passes(self) -> bool:
+        """Not falsified: the interval of best-of-K minus O_exp^indep does not lie below zero."""
+        return bool(self.difference.hi >= 0)
+
+    def frame(self) -> pd.DataFrame:
+        rows = [
+            {"quantity": f"best-of-{self.K}, committed on half the draws", **dataclasses.asdict(self.best_of_k_split)},
+            {"quantity": f"best-of-{self.K}, committed and scored in-sample", "value": self.best_of_k_insample},
+            {"quantity": "best-of-k on all k draws, in-sample (001's released figure)", "value": self.best_of_all_k_insample},
+            {"quantity": "single-draw oracle, independence form", **dataclasses.asdict(self.o_exp_independent)},
+            {"quantity": "single-draw oracle (decomposition form)", "value": self.o_exp},
+            {"quantity": "difference (split best-of-K - independence oracle)", **dataclasses.asdict(self.difference)},
+        ]
+        return pd.DataFrame(rows)
+
+
+def best_of_k_check(x, K: int | None = None, *, level: float = 0.95, n_boot: int = 2000, n_splits: int = 200, seed=0, form=None) -> BestOfK:
+    """Best-of-K on the per-prompt maximiser at the oracle's budget K = M, against O_exp (001, Thm 2b).
+
+    Under independent draws mean_i [1 - (1 - max_m p_im)^K] >= mean_i [1 - prod_m (1 - p_im)]
+    when K = M: sampling the committed member K times lifts through the single-commit cap. Data
+    version: the maximiser is committed on a random half A of the draws (ties split evenly) and
+    its best-of-K is estimated on the other half B by the unbiased pass@K formula
+    1 - C(h_B - c_B, K) / C(h_B, K) (K is capped at the half size), both directions, averaged
+    over ``n_splits`` splits -- biased *down* by the commitment's regret, so a pass is
+    conservative. Beside it: the in-sample version (commit and score on all k draws) and the
+    in-sample best-of-all-k, mean_i 1[max_m c_im > 0], which is the figure 001 releases.
+    ``difference`` = split best-of-K - O_exp^indep with a prompt-bootstrap percentile interval.
+    """
+    v, alignment, _, _ = _inputs(x, min_k=2)
+    form = _form(form, alignment)
+    n, M, k = v.shape
+    K = M if K is None else check_int(K, "K", minimum=1)
+    alpha = check_alpha(1 - float(level), "1 - level")
+    rng = as_rng(seed)
+    hA, hB = k // 2, k - k // 2
+    K_eff = min(K, hA)
+    vf = v.astype(np.float64)
+    c = vf.sum(axis=2).astype(np.int64)
+    pa, pb = _pass_at(hA, K_eff), _pass_at(hB, K_eff)
+    split = np.zeros(n)
+    n_splits = check_int(n_splits, "n_splits", minimum=1)
+    for start in range(0, n_splits, 64):
+        b = min(64, n_splits - start)
+        maskA = (rng.random((b, k)).argsort(axis=1) < hA).astype(np.float64)
+        cA = np.rint(np.einsum("imj,sj->ims", vf, maskA)).astype(np.int64)
+        cB = c[:, :, None] - cA
+        split += (0.5 * (_tie_mean(cA / hA, pb[cB], axis=1) + _tie_mean(cB / hB, pa[cA], axis=1))).sum(axis=1)
+    split /= n_splits
+    Kin = min(K, k)
+    insample = _tie_mean(c, _pass_at(k, Kin)[c], axis=1)
+    indep = 1 - np.prod(1 - c / k, axis=1)
+    X = np.column_stack([split, indep, split - indep])
+    bs = boot_means(X, n_boot, rng)
+    qs = (alpha / 2, 1 - alpha / 2)
+
+    def est(j):
+        lo, hi = _q(bs[:, j], qs)
+        return Estimate(float(X[:, j].mean()), float(lo), float(hi), "percentile", float(lo), float(hi))
+
+    return BestOfK(
+        K_eff,
+        est(0),
+        float(insample.mean()),
+        float((c.max(axis=1) > 0).mean()),
+        est(1),
+        float(_o_exp_prompt(v, form).mean()),
+        est(2),
+    )
+
+
+# ============================================================================ verifier-free aggregation
+def plurality_vote(codes, correct, valid=None) -> np.ndarray:
+    """Expected correctness of a plurality vote over the last axis, ties broken uniformly at random.
+
+    ``codes[..., r]``: integer answer labels of r responses (equal labels = equal answers);
+    ``correct[..., r]``: each response's verdict; ``valid``: responses that gave an answer
+    (invalid ones abstain). The plurality answers are those with the largest count among valid
+    responses; the vote's expected correctness is the mean verdict over the responses that carry
+    a plurality answer (which equals the average over the tied answers of each answer's mean
+    verdict, since every tied answer has the same count). No valid response: 0.
+    """
+    codes = np.asarray(codes)
+    correct = np.asarray(correct, dtype=np.float64)
+    if codes.shape != correct.shape:
+        raise ValueError(f"codes and correct must have the same shape, got {codes.shape} and {correct.shape}")
+    valid = np.ones(codes.shape, bool) if valid is None else np.asarray(valid, bool)
+    if valid.shape != codes.shape:
+        raise ValueError(f"valid must have the shape of codes {codes.shape}, got {valid.shape}")
+    eq = (codes[..., :, None] == codes[..., None, :]) & valid[..., :, None] & valid[..., None, :]
+    cnt = eq.sum(axis=-1)  # [..., r]; 0 for invalid responses
+    top = cnt.max(axis=-1, keepdims=True)
+    plural = (cnt == top) & (top > 0)
+    n_pl = plural.sum(axis=-1)
+    return np.where(n_pl > 0, (plural * correct).sum(axis=-1) / np.maximum(n_pl, 1), 0.0)
+
+
+def answer_codes(answers) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes for string answers (equal strings, equal codes) and the mask of non-empty answers."""
+    a = np.asarray(answers).astype(str)
+    codes = pd.factorize(a.ravel())[0].reshape(a.shape)
+    return codes, a != ""
+
+
+@dataclasses.dataclass(frozen=True)
+class AggregationSplit:
+    """O_agg and the split Delta = Delta_know + Delta_guess (means over prompts)."""
+
+    o_agg: float
+    o_exp: float
+    o_repro: float
+    delta_know: float
+    delta_guess: float
+
+    @property
+    def delta(self) -> float:
+        return self.o_exp - self.o_repro
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{**dataclasses.asdict(self), "delta": self.delta}])
+
+
+def aggregation_ceiling(x, *, form: str | None = None) -> AggregationSplit:
+    """The verifier-free aggregation ceiling O_agg and the split of Delta by it (001, A6 / Cor. 3).
+
+    O_agg_i = mean_j vote_ij, where vote_ij is the expected correctness of a plurality vote
+    (:func:`plurality_vote`) over the M responses with draw index j, one per member -- the
+    oracle's own budget, aggregated without a verifier (a lower bound on the best verifier-free
+    aggregator, which is the sup over aggregation rules). Per prompt, the part of the floor that
+    a vote reaches is Delta_know_i = clip(O_agg_i - O_repro_i, 0, Delta_i) and the rest,
+    Delta_guess_i = Delta_i - Delta_know_i, needs a verifier (only lucky draws reach it); both are
+    averaged over prompts, so Delta_know + Delta_guess = Delta (plug-in O_repro). Needs a Pool
+    with ``answers``.
+    """
+    if not isinstance(x, Pool) or x.answers is None:
+        raise ValueError("aggregation_ceiling needs a Pool with per-response answers (Pool.answers is None)")
+    v, alignment, _, answers = _inputs(x, min_k=1)
+    form = _form(form, alignment)
+    codes, valid = answer_codes(answers)
+    # vote over members (axis 1) at each draw index j
+    agg = plurality_vote(np.moveaxis(codes, 1, 2), np.moveaxis(v, 1, 2), np.moveaxis(valid, 1, 2)).mean(axis=1)
+    oe, orp = _o_exp_prompt(v, form), v.mean(axis=2).max(axis=1)
+    d = oe - orp
+    know = np.clip(agg - orp, 0.0, np.maximum(d, 0.0))
+    return AggregationSplit(float(agg.mean()), float(oe.mean()), float(orp.mean()), float(know.mean()), float((d - know).mean()))
+
+
+# ============================================================================ baseline dependence
+def baseline_table(x, baselines: Mapping, *, form=None, level: float = 0.95, n_boot: int = 2000, seed=0) -> pd.DataFrame:
+    """The decomposition against several baselines (name -> None/'best', choices or scores).
+
+    One row per baseline: its score S, O_exp, O_repro, Delta (identical in every row: the floor
+    does not depend on the router), G = O_exp - S, G_rec and the noise share Delta / G with its
+    bracket interval. Same seed, same resamples for every row.
+    """
+    if not isinstance(baselines, Mapping) or not baselines:
+        raise ValueError("baselines must be a non-empty mapping name -> baseline")
+    rows = []
+    for name, b in baselines.items():
+        d = decomposition(x, baseline=b, form=form, level=level, n_boot=n_boot, seed=seed)
+        row = {"name": str(name), "kind": d.baseline_kind, "score": d.value("baseline")}
+        for q in ("o_exp", "o_repro", "delta", "gap", "g_rec", "noise_share"):
+            row[q] = d.value(q)
+        row["gap_lo"], row["gap_hi"] = d["gap"].lo, d["gap"].hi
+        row["noise_share_lo"], row["noise_share_hi"] = d["noise_share"].lo, d["noise_share"].hi
+        rows.append(row)
+    return pd.DataFrame(rows)

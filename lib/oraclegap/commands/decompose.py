@@ -1,0 +1,152 @@
+"""``oraclegap decompose POOL [--baseline best|FILE] [--json] [--n-boot B] [--seed S]``.
+
+The single-draw decomposition of paper 001 (arXiv 2607.03436) on a pool with k >= 2 draws per
+cell: best single member, O_repro, O_exp, Delta = O_exp - O_repro, the gap G = O_exp - S against
+the baseline router S and the noise share Delta / G, each with a prompt-bootstrap interval
+(O_repro and the terms built on it get the bracket of :mod:`oraclegap.stats.noise`). ``--json``
+adds the split-draw O_repro, the Frechet bounds, support strata, the k-sweep, the pool-size sweep,
+the best-of-K check, O_agg (when the pool has answers) and the baseline table.
+
+``--baseline FILE``: per-prompt choices of another router (integer policy positions, or policy
+names one per line) or its per-prompt scores in [0, 1] (e.g. a released ``q_router``), as ``.npy``,
+``FILE.npz:KEY`` or a text file with one value per line; ``--baseline-kind`` settles files whose
+values could be either.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..stats import noise
+from ._common import add_pool_argument, emit, load_pool_arg
+
+KINDS = ("auto", "choices", "scores")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("decompose", help="single-draw decomposition O_exp = O_repro + Delta with intervals (paper 001)")
+    add_pool_argument(p)
+    p.add_argument("--baseline", default="best", metavar="best|FILE",
+                   help="the router the gap is measured against: 'best' (best single member) or a file of per-prompt choices or scores")
+    p.add_argument("--baseline-kind", choices=KINDS, default="auto", help="how to read --baseline FILE (default: from its values)")
+    p.add_argument("--n-boot", type=int, default=2000, help="prompt-bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--level", type=float, default=0.95, help="interval level in (0, 1)")
+    p.add_argument("--form", choices=("seed-aligned", "independent"), default=None,
+                   help="O_exp estimator (default: seed-aligned when the pool says its draws are)")
+    p.add_argument("--split", choices=("loo", "half"), default="loo", help="split-draw estimator behind the brackets")
+    p.add_argument("--thin", type=int, default=3, help="support strata: thin means support <= THIN")
+    p.add_argument("--json", action="store_true", help="print JSON (with strata, sweeps, best-of-K, baselines) instead of a table")
+    p.set_defaults(func=run)
+
+
+def _read_values(spec: str) -> np.ndarray:
+    path = Path(spec)
+    if ":" in spec and not path.exists():
+        file, key = spec.rsplit(":", 1)
+        if not file.endswith(".npz"):
+            raise ValueError(f"--baseline {spec!r}: FILE:KEY needs an .npz file")
+        if not Path(file).is_file():
+            raise ValueError(f"--baseline file {file!r} does not exist")
+        try:
+            with np.load(file, allow_pickle=False) as z:
+                if key not in z.files:
+                    raise ValueError(f"--baseline {file!r} has no array {key!r}; it holds {z.files}")
+                return np.asarray(z[key])
+        except ValueError as exc:
+            if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+                raise ValueError(f"--baseline array {key!r} in {file!r} is not numeric (object arrays are never unpickled)") from None
+            raise
+    if not path.is_file():
+        raise ValueError(f"--baseline {spec!r} is neither 'best' nor an existing file")
+    if path.suffix == ".npy":
+        try:
+            return np.load(path, allow_pickle=False)
+        except ValueError:
+            raise ValueError(f"--baseline {spec!r} is not a numeric .npy array") from None
+    if path.suffix == ".npz":
+        raise ValueError(f"--baseline {spec!r}: name the array as FILE.npz:KEY")
+    lines = [ln.strip().split(",")[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    return np.asarray([ln for ln in lines if ln], dtype=object)
+
+
+def _as_baseline(values: np.ndarray, kind: str, names: list[str], n: int):
+    """Turn file values into integer choices or float scores for :func:`noise.baseline_scores`."""
+    vals = np.asarray(values)
+    if vals.ndim != 1 or vals.shape[0] != n:
+        raise ValueError(f"--baseline must hold one value per prompt ({n}), got shape {vals.shape}")
+    if vals.dtype == object or vals.dtype.kind in "US":
+        strs = [str(x) for x in vals]
+        try:
+            vals = np.asarray([float(x) for x in strs])
+            text_ints = all(s.lstrip("+-").isdigit() for s in strs)
+        except ValueError:
+            unknown = sorted({s for s in strs if s not in names})
+            if unknown:
+                raise ValueError(f"--baseline names unknown policies {unknown[:5]}; policies: {names}") from None
+            return np.asarray([names.index(s) for s in strs], dtype=np.int64)
+    else:
+        text_ints = vals.dtype.kind in "iu"
+    if vals.dtype.kind == "b":
+        raise ValueError("--baseline holds booleans; give integer choices or float scores")
+    whole = bool(np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)))
+    if kind == "auto":
+        if vals.dtype.kind in "iu":
+            kind = "choices"
+        elif whole and vals.max() > 1:
+            kind = "choices"
+        elif text_ints and whole:
+            raise ValueError("--baseline holds only 0 and 1: choices of policies 0/1 or per-prompt scores? pass --baseline-kind")
+        else:
+            kind = "scores"
+    if kind == "choices":
+        if not whole:
+            raise ValueError("--baseline-kind choices needs whole numbers (policy positions)")
+        return vals.astype(np.int64)
+    return vals.astype(np.float64)
+
+
+def run(args) -> int:
+    pool = load_pool_arg(args.pool)
+    if pool.k < 2:
+        raise ValueError(f"decompose needs k >= 2 draws per cell; {args.pool!r} has k={pool.k} (O_repro is not identified from one draw)")
+    if args.n_boot < 1:
+        raise ValueError(f"--n-boot must be >= 1, got {args.n_boot}")
+    if not 0 < args.level < 1:
+        raise ValueError(f"--level must lie in (0, 1), got {args.level}")
+    baseline, label = None, "best single member"
+    if args.baseline not in ("best", "best-single"):
+        baseline = _as_baseline(_read_values(args.baseline), args.baseline_kind, pool.policy_names, pool.n_prompts)
+        label = args.baseline
+    common = dict(form=args.form, n_boot=args.n_boot, seed=args.seed, level=args.level)
+    dec = noise.decomposition(pool, baseline=baseline, split=args.split, **common)
+    frame = dec.frame()
+    if not args.json:
+        emit({}, frame, False)
+        return 0
+    payload = {
+        "pool": {"source": args.pool, "n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k,
+                 "alignment": pool.alignment, "baseline": label},
+        **{q: dec.value(q) for q in ("best_single", "o_repro", "o_exp", "delta", "gap", "noise_share")},
+        "intervals": {q: {"lo": e.lo, "hi": e.hi, "interval": e.interval, "lo_prompt": e.lo_prompt, "hi_prompt": e.hi_prompt}
+                      for q, e in dec.estimates.items()},
+        "decomposition": dec.to_dict(),
+        "split_draw": {"o_repro_plugin": dec.value("o_repro"), "o_repro_split_half": dec.value("o_repro_split_half"),
+                       "o_repro_split_loo": dec.value("o_repro_split_loo")},
+        "frechet": {"lower": dec.value("frechet_lower"), "upper": dec.value("frechet_upper"),
+                    "independent": dec.value("o_exp_independent"), "o_exp": dec.value("o_exp")},
+        "strata": {s: noise.support_strata(pool, support=s, thin=args.thin, baseline=baseline, form=args.form).to_dict(orient="records")
+                   for s in ("rate", "draw")},
+        "k_sweep": {s: noise.k_sweep(pool, subsets=s, seed=args.seed, baseline=baseline, form=args.form).to_dict(orient="records")
+                    for s in ("random", "first")},
+        "pool_size_sweep": noise.pool_size_sweep(pool, seed=args.seed, form=args.form).to_dict(orient="records"),
+        "best_of_k": noise.best_of_k_check(pool, n_boot=args.n_boot, seed=args.seed, level=args.level, form=args.form).frame().to_dict(orient="records"),
+    }
+    bl = {"best single member": None} if baseline is None else {"best single member": None, label: baseline}
+    payload["baselines"] = noise.baseline_table(pool, bl, **common).to_dict(orient="records")
+    if pool.answers is not None:
+        payload["aggregation"] = noise.aggregation_ceiling(pool, form=args.form).frame().to_dict(orient="records")[0]
+    emit(payload, frame, True)
+    return 0
