@@ -237,3 +237,35 @@ def test_latent_world_truth():
     # independent members given p: population F_b({m}) = (1 - p_b) p_m
     assert abs(C.complementary_coverage(X, 3, [2]) - 0.2 * 0.6) < 0.03
     assert w.pool.embeddings.shape == (2000, 8) and w.pool.cost.shape == (2000, 4)
+
+
+def test_branch_and_bound_cells_match_enumeration():
+    rng = np.random.default_rng(8)
+    X = rng.random((100, 10)) < rng.uniform(0.1, 0.8, 10)
+    enum = C.pool_sweep(X, sizes=[3, 5], n_folds=3, n_random=10, seed=1, baselines=())
+    bnb = C.pool_sweep(X, sizes=[3, 5], n_folds=3, n_random=10, seed=1, baselines=(), max_subsets=10, max_nodes=10**6)
+    cols = ["optimum_cal", "optimum_exact", "ratio", "hindsight_test"]
+    pd.testing.assert_frame_equal(enum.cells[cols], bnb.cells[cols])
+    e = enum.rules[enum.rules["rule"] == "exhaustive"].reset_index(drop=True)
+    b = bnb.rules[bnb.rules["rule"] == "exhaustive"].reset_index(drop=True)
+    assert np.allclose(e["cal"], b["cal"]) and len(e) == len(b) == 6
+    # a tiny node budget leaves some cells inexact; their optimum column is then a valid upper bound
+    cut = C.pool_sweep(X, sizes=[5], n_folds=3, n_random=10, seed=1, baselines=(), max_subsets=10, max_nodes=2)
+    full = enum.cells[enum.cells["size"] == 5].reset_index(drop=True)
+    assert (cut.cells["optimum_cal"] >= full["optimum_cal"] - 1e-12).all()
+
+
+def test_tables_and_overview(sweep):
+    t10 = sweep.table10(2)
+    assert list(t10.columns) == ["dataset", "greedy", "accuracy", "diversity", "kmedoids", "dpp", "random", "exhaustive", "hindsight"]
+    assert (t10["hindsight"] >= t10[["greedy", "accuracy", "exhaustive", "random"]].max(axis=1) - 1e-12).all()
+    r2 = sweep.rules[(sweep.rules["size"] == 2) & (sweep.rules["rule"] == "kmedoids")]
+    assert t10.set_index("dataset")["kmedoids"].to_dict() == pytest.approx(r2.groupby("dataset")["test"].mean().to_dict())
+    t9 = sweep.table9(2)
+    assert set(t9["rule"]) == {"greedy", "accuracy"} and t9.loc[t9["rule"] == "accuracy", "greedy_over_optimum"].isna().all()
+    assert t9["router_gain"].notna().all() and (t9["pool_cost_ratio"] >= 1).all()
+    ov = sweep.overview(2)
+    assert len(ov) == 2 and (ov["exact_share"] == 1).all() and (ov["ratio_min"] >= C.GREEDY_BOUND).all()
+    assert ((ov["saturation_size"] >= 1) & (ov["saturation_size"] <= 5)).all()
+    with pytest.raises(ValueError, match="size=9"):
+        sweep.table10(9)

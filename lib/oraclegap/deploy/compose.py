@@ -767,6 +767,14 @@ def _branch_and_bound(cols, Z, b, s, incumbent_set, incumbent, max_nodes):
     return best, best_set, max(best, -heap[0][0]), False, nodes
 
 
+def _pad_set(members, s: int, cand) -> tuple:
+    """A set found by branch and bound may be smaller than s when F_b saturates; F_b is monotone, so
+    padding with the lowest-index other candidates keeps its value."""
+    m = tuple(sorted(int(j) for j in members))
+    extra = [int(j) for j in cand if int(j) not in m][: s - len(m)]
+    return tuple(sorted(m + tuple(extra)))
+
+
 def exhaustive_pool(X, anchor="best", size: int = 1, *, rows=None, max_subsets: int = _DEFAULT_MAX_SUBSETS,
                     max_nodes: int = 50_000) -> Optimum:
     """The optimum max_{|S| = size} F_b(S) over sets of candidates (monotone F_b: also the optimum over
@@ -800,10 +808,7 @@ def exhaustive_pool(X, anchor="best", size: int = 1, *, rows=None, max_subsets: 
     best, best_set, upper, exact, nodes = _branch_and_bound(cols, Z, b, s, g.members, int(g.gains.sum()), max_nodes)
     upper = min(upper, int(g.upper[-1]), int(math.floor(g.gains.sum() / GREEDY_BOUND + 1e-9)))
     upper = max(upper, best)
-    best_set = tuple(sorted(best_set))
-    if len(best_set) < s:  # monotone: pad with any candidates (gain zero), lowest index first
-        extra = [int(j) for j in cand if j not in best_set][: s - len(best_set)]
-        best_set = tuple(sorted(best_set + tuple(extra)))
+    best_set = _pad_set(best_set, s, cand)
     exact = bool(exact or upper == best)
     return Optimum(s, best_set, best, upper, n_eval, exact, "branch-and-bound" if exact else "bound", nodes)
 
@@ -876,7 +881,8 @@ def _order_dpp(X: np.ndarray, b: int) -> np.ndarray:
 
 
 def _kmedoids_set(X: np.ndarray, b: int, s: int) -> np.ndarray:
-    """Medoids of s clusters of the candidates' error vectors (PAM with BUILD start, Hamming distance)."""
+    """Medoids of s clusters of the candidates' error vectors (PAM with BUILD start, Hamming distance);
+    when identical error vectors leave fewer than s distinct medoids, the most accurate others fill in."""
     cand = np.array([j for j in range(X.shape[1]) if j != b])
     if s >= cand.size:
         return cand
@@ -885,7 +891,10 @@ def _kmedoids_set(X: np.ndarray, b: int, s: int) -> np.ndarray:
     E = (~X[:, cand]).astype(float)
     D = (E[:, :, None] != E[:, None, :]).mean(axis=0) if E.shape[0] * cand.size**2 <= 4_000_000 else _hamming(E)
     res = kmedoids.pam(D, s, init="build", random_state=0)
-    return np.sort(cand[np.asarray(res.medoids, dtype=np.int64)])
+    chosen = list(dict.fromkeys(int(cand[j]) for j in np.asarray(res.medoids, dtype=np.int64)))
+    if len(chosen) < s:  # identical error vectors can leave fewer distinct medoids: fill by accuracy
+        chosen += [int(j) for j in _order_accuracy(X, b) if int(j) not in chosen][: s - len(chosen)]
+    return np.sort(np.array(chosen, dtype=np.int64))
 
 
 def _hamming(E: np.ndarray) -> np.ndarray:
@@ -1379,6 +1388,72 @@ class PoolSweep:
                 out = out.join(rc)
         return out.reset_index()
 
+    def table10(self, size: int = 2) -> pd.DataFrame:
+        """Held-out F_b at one size per dataset (002 Table 10 analog): mean over folds of every rule,
+        the random-subset mean, the calibration-optimal pool ("exhaustive") and the hindsight optimum
+        on the test half (not deployable)."""
+        r = self.rules[self.rules["size"] == size]
+        if r.empty:
+            raise ValueError(f"size={size} is not in the sweep's size grid")
+        wide = r.pivot_table(index="dataset", columns="rule", values="test", aggfunc="mean", sort=False)
+        c = self.cells[self.cells["size"] == size].groupby("dataset", sort=False)
+        wide["random"] = c["random_mean"].mean()
+        wide["hindsight"] = c["hindsight_test"].mean()
+        order = [x for x in ("greedy", "accuracy", "diversity", "kmedoids", "dpp", "random", "exhaustive", "hindsight") if x in wide]
+        out = wide[order].reset_index()
+        out.columns.name = None
+        return out
+
+    def table9(self, size: int = 2, rules: Sequence[str] = ("greedy", "accuracy")) -> pd.DataFrame:
+        """002 Table 9 analog at one size: per dataset and rule the mean held-out F_b ("test
+        opportunity"), the mean greedy/optimum ratio on calibration (greedy rows), the mean router gain
+        over the anchor and the mean relative costs (whole pool queried; routed calls)."""
+        r = self.rules[(self.rules["size"] == size) & self.rules["rule"].isin(rules)]
+        if r.empty:
+            raise ValueError(f"size={size} is not in the sweep's size grid")
+        g = r.groupby(["dataset", "rule"], sort=False).agg(
+            test_opportunity=("test", "mean"), router_gain=("router_gain", "mean"),
+            pool_cost_ratio=("pool_cost_ratio", "mean"), routed_cost_ratio=("routed_cost_ratio", "mean"),
+        ).reset_index()
+        ratio = self.cells[self.cells["size"] == size].groupby("dataset", sort=False)["ratio"].mean()
+        g.insert(3, "greedy_over_optimum", np.where(g["rule"] == "greedy", g["dataset"].map(ratio), np.nan))
+        return g
+
+    def overview(self, size: int = 2, frac: float = 0.9) -> pd.DataFrame:
+        """One row per dataset: items, K, folds, the share of cells with an exact optimum, the smallest
+        and mean greedy/optimum ratio over exact cells (and the smallest proven lower bound over the
+        others), at ``size`` the held-out F_b of greedy and of accuracy ranking, the share of folds
+        where greedy beats the random p95, the mean share of random draws it beats and how often the
+        modal greedy pool recurs, and the saturation size: the smallest size whose mean calibration
+        coverage reaches ``frac`` of the whole pool's (NaN when K - 1 is not in the grid)."""
+        c = self.cells
+        st = self.stability()
+        rows = []
+        for ds, d in c.groupby("dataset", sort=False):
+            K = int(self.settings["K"][ds])
+            ex = d[d["optimum_exact"]]
+            inex = d[~d["optimum_exact"]]
+            at = d[d["size"] == size]
+            acc = self.rules[(self.rules["dataset"] == ds) & (self.rules["size"] == size) & (self.rules["rule"] == "accuracy")]
+            curve = d.groupby("size")["greedy_cal"].mean()
+            sat = curve.index[curve >= frac * curve.loc[K - 1]].min() if (K - 1) in curve.index and curve.loc[K - 1] > 0 else np.nan
+            sg = st[(st["dataset"] == ds) & (st["size"] == size) & (st["rule"] == "greedy")]
+            rows.append({
+                "dataset": ds, "items": int(d["n_cal"].iloc[0] + d["n_test"].iloc[0]), "K": K,
+                "folds": int(d["fold"].nunique()), "exact_share": float(d["optimum_exact"].mean()),
+                "ratio_min": float(ex["ratio"].min()) if len(ex) else np.nan,
+                "ratio_mean": float(ex["ratio"].mean()) if len(ex) else np.nan,
+                "ratio_lower_bound_min": float(inex["ratio"].min()) if len(inex) else np.nan,
+                "greedy_test": float(at["greedy_test"].mean()) if len(at) else np.nan,
+                "accuracy_test": float(acc["test"].mean()) if len(acc) else np.nan,
+                "above_p95": float(at["above_p95"].mean()) if len(at) else np.nan,
+                "beats_random": float(at["beats_random"].mean()) if len(at) else np.nan,
+                "greedy_modal_share": float(sg["modal_pool_share"].iloc[0]) if len(sg) else np.nan,
+                "full_pool_cal": float(curve.loc[K - 1]) if (K - 1) in curve.index else np.nan,
+                "saturation_size": float(sat),
+            })
+        return pd.DataFrame(rows)
+
     def stability(self) -> pd.DataFrame:
         """How often the same pool is chosen across folds, per (dataset, size, rule): the share of folds
         choosing the most frequent pool (anchor included), the mean pairwise Jaccard similarity of the
@@ -1466,12 +1541,14 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
                anchor="best", by="dataset", tau=None, router=None, inputs=None, confidence=None, cost=None,
                baselines: Sequence[str] = ("accuracy", "diversity", "kmedoids", "dpp"),
                router_rules: Sequence[str] = ("greedy", "accuracy"), max_subsets: int = _DEFAULT_MAX_SUBSETS,
-               seed=0, progress: bool = False) -> PoolSweep:
+               max_nodes: int = 0, seed=0, progress: bool = False) -> PoolSweep:
     """The held-out sweep of 002 App. J: for each dataset, ``n_folds`` random splits into a calibration
     part and a test part (``test_fraction``); on calibration the anchor (``"best"``: most accurate, or
     fixed by name/index), the greedy pools for every size, the exhaustive optimum (enumerated when at
     most ``max_subsets`` subsets, else bounded by the greedy trace) and the baseline pools; on the
-    test part F_b of each pool, the hindsight optimum and ``n_random`` random pools per cell.
+    test part F_b of each pool, the hindsight optimum and ``n_random`` random pools per cell. Where
+    enumeration is infeasible, ``max_nodes > 0`` runs branch and bound per cell (calibration optimum
+    and hindsight optimum) within that node budget; cells it does not finish keep an upper bound.
 
     ``data``: a Pool (split into datasets by the prompt column ``by``; k > 1 needs ``tau``), a
     mapping name -> Pool/bool matrix, or one bool[n, K] (``by`` may then be an array of labels).
@@ -1488,6 +1565,7 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
     n_random = check_int(n_random, "n_random", minimum=1)
     test_fraction = check_prob(test_fraction, "test_fraction", open_low=True, open_high=True)
     max_subsets = check_int(max_subsets, "max_subsets", minimum=1)
+    max_nodes = check_int(max_nodes, "max_nodes", minimum=0)
     for r in baselines:
         if r not in BASELINES or r == "random":
             raise ValueError(f"baselines must be among {BASELINES[:-1]} (random subsets are always drawn), got {r!r}")
@@ -1551,6 +1629,23 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
                 opt_test[:, s - 1] = ct[np.arange(n_folds), arg]
                 hind[:, s - 1] = ct.max(axis=1)
                 opt_sets[s] = combos[arg]
+        upper_cal = ub.copy()
+        if max_nodes > 0 and any(int(s) not in opt_sets for s in grid):
+            t_order, t_gains, _ = _greedy_core(cols, Z[:, 1], anchors, smax)
+            for s in (int(s) for s in grid if int(s) not in opt_sets):
+                sets = np.full((n_folds, s), -1, dtype=np.int64)
+                for f in range(n_folds):
+                    b = int(anchors[f])
+                    best, bset, up, ok, _ = _branch_and_bound(cols, Z[f, 0], b, s, order[f, :s], int(gcounts[f, 0, s - 1]), max_nodes)
+                    upper_cal[f, s - 1] = min(upper_cal[f, s - 1], up)
+                    hb, _, _, hok, _ = _branch_and_bound(cols, Z[f, 1], b, s, t_order[f, :s], int(t_gains[f, :s].sum()), max_nodes)
+                    if ok and hok:
+                        m = _pad_set(bset, s, [j for j in range(K) if j != b])
+                        sets[f] = m
+                        opt_cal[f, s - 1] = best
+                        opt_test[f, s - 1] = int(popcount(np.bitwise_or.reduce(cols[list(m)], axis=0) & Z[f, 1]))
+                        hind[f, s - 1] = hb
+                opt_sets[s] = sets
         # baselines
         rule_orders, kmed = {}, {}
         for r in baselines:
@@ -1588,7 +1683,7 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
         nc, nt = n_cal[fi].astype(float), n_test[fi].astype(float)
         g_cal, g_test = gcounts[fi, 0, si], gcounts[fi, 1, si]
         exact = opt_cal[fi, si] >= 0
-        bound = np.minimum(ub[fi, si], np.floor(g_cal / GREEDY_BOUND + 1e-9).astype(np.int64))
+        bound = np.minimum(upper_cal[fi, si], np.floor(g_cal / GREEDY_BOUND + 1e-9).astype(np.int64))
         optc = np.where(exact, opt_cal[fi, si], bound)
         rc = rcounts[fi, :, si]  # [cells, R] integer counts: exact comparisons, then shares
         p05, p95 = np.quantile(rc, [0.05, 0.95], axis=1) / nt
@@ -1620,6 +1715,8 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
             for rule, sets in sets_by_rule[s].items():
                 cnt = counts[rule]
                 for f in range(n_folds):
+                    if sets[f][0] < 0:  # no exact optimum in this cell
+                        continue
                     b = int(anchors[f])
                     m = sorted(int(j) for j in sets[f])
                     pool_members = tuple(sorted([b] + m))
@@ -1645,7 +1742,7 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
     settings = {
         "n_folds": n_folds, "n_random": n_random, "test_fraction": test_fraction, "anchor": anchor, "tau": tau,
         "router": None if router is None else (router if isinstance(router, str) else type(router).__name__),
-        "baselines": tuple(baselines), "max_subsets": max_subsets, "K": Ks,
+        "baselines": tuple(baselines), "max_subsets": max_subsets, "max_nodes": max_nodes, "K": Ks,
     }
     cells_df = pd.concat(cells, ignore_index=True).sort_values(["dataset", "fold", "size"], kind="stable", key=_dataset_order(parts))
     rules_df = pd.DataFrame(rules).sort_values(["dataset", "fold", "size"], kind="stable", key=_dataset_order(parts))
