@@ -269,3 +269,12 @@ def test_tables_and_overview(sweep):
     assert ((ov["saturation_size"] >= 1) & (ov["saturation_size"] <= 5)).all()
     with pytest.raises(ValueError, match="size=9"):
         sweep.table10(9)
+
+
+def test_mapping_of_pools_uses_their_costs(world):
+    pos = np.flatnonzero(world.pool.prompts["dataset"].to_numpy() == "A")
+    part = world.pool.select(prompts=[world.pool.prompt_ids[i] for i in pos])
+    sw = C.pool_sweep({"A": part}, n_folds=2, n_random=10, seed=0, baselines=())
+    assert sw.rules["pool_cost_ratio"].notna().all()
+    same = C.pool_sweep(world.pool.verdicts[pos, :, 0], cost=world.pool.cost[pos], n_folds=2, n_random=10, seed=0, baselines=())
+    assert np.allclose(sw.rules["pool_cost_ratio"], same.rules["pool_cost_ratio"])

@@ -1574,9 +1574,6 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
             raise ValueError(f"router_rules must be among {RULES}, got {r!r}")
     rng = as_rng(seed)
     parts = _split_datasets(data, by, tau)
-    src_pool = data if isinstance(data, Pool) else None
-    if cost is None and src_pool is not None:
-        cost = src_pool.cost
     kind, maker, from_pool = _resolve_router(router, confidence)
     input_cache: dict = {}
     cells, rules = [], []
@@ -1664,7 +1661,7 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
         keys[np.arange(n_folds), :, anchors] = np.inf
         perm = np.argsort(keys, axis=2)[:, :, :smax]
         rcounts = _prefix_counts(cols, perm, Z[:, 1:2])[:, 0]  # [F, R, smax] test counts
-        C = _dataset_costs(cost, ds, pos, n, K)
+        C = _dataset_costs(cost, ds, pos, n, K, dpool)
         sets_by_rule = {}
         for s in grid:
             s = int(s)
@@ -1758,10 +1755,14 @@ def _dataset_order(parts):
     return key
 
 
-def _dataset_costs(cost, ds: str, pos: np.ndarray, n: int, K: int):
-    """Per-item costs [n, K] of one dataset of a sweep (None without costs); validated like model_costs."""
+def _dataset_costs(cost, ds: str, pos: np.ndarray, n: int, K: int, dpool: Pool | None = None):
+    """Per-item costs [n, K] of one dataset of a sweep (None without costs); validated like model_costs.
+    Without ``cost``, a dataset that is a Pool with costs uses its own."""
     if cost is None:
-        return None
+        if dpool is not None and dpool.cost is not None:
+            cost = dpool.cost
+        else:
+            return None
     if isinstance(cost, Mapping):
         if ds not in cost:
             return None
