@@ -411,7 +411,10 @@ def _routerdc_counts(files: Mapping[str, str]):
 def _routerdc_k1(files: Mapping[str, str]):
     def build(entry: Entry) -> Pool:
         sc, prompts = _routerdc_items(files)
-        v = sc.to_numpy(dtype=float) > 0
+        sv = sc.to_numpy(dtype=float)
+        if (sv < 0).any() or (sv > 1).any():
+            raise ValueError(f"{entry.name}: scores must lie in [0, 1] (found {sv[(sv < 0) | (sv > 1)][:3].tolist()})")
+        v = sv > 0
         return Pool.from_array(
             v,
             prompts,
@@ -608,7 +611,7 @@ def _mmlu_pro(entry: Entry) -> Pool:
     )
     return Pool.from_array(
         as_bool_columns(m, models, f"{entry.name}: {root / 'correctness_matrix.csv'}",
-                        row_names=lambda i: f"row {i} (question_id {m['question_id'].iloc[i]!r})"),
+                        row_names=lambda i: f"row {i} (question_id {m['question_id'].astype(str).iloc[i]})"),
         prompts,
         pd.DataFrame({"name": [c.removesuffix("_5shots") for c in models]}),
         meta=_meta(entry, items_in_file=n_all, note="items answered by all 29 models; unparsed answers count as wrong"),
@@ -749,7 +752,7 @@ def _rbmini(entry: Entry) -> Pool:
     )
     return Pool.from_array(
         as_bool_columns(wide, ["always_cheap", "always_strong"], f"{entry.name}: 'correct' in {RBMINI}/test_predictions.csv",
-                        row_names=lambda i: f"canonical_id {wide.index[i]!r}"),
+                        row_names=lambda i: f"canonical_id {str(wide.index[i])!r}"),
         prompts,
         pd.DataFrame({"name": models, "recipe": ["cheap", "strong"]}),
         cost=cost[["always_cheap", "always_strong"]].to_numpy(dtype=float),

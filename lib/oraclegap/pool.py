@@ -447,7 +447,8 @@ class Pool:
         if id_column:
             ids = df[id_column].to_numpy()
             def row_names(i, ids=ids):
-                return f"row {i} (id {ids[i]!r})"
+                x = ids[i]
+                return f"row {i} (id {(x.item() if isinstance(x, np.generic) else x)!r})"
         else:
             ids = df.index.astype(str).to_numpy()
             row_names = None

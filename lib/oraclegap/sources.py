@@ -112,7 +112,11 @@ def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None) -> 
     if not text.strip():
         raise ValueError(f"{label} is empty; a wide CSV needs a header row and one row per item")
     try:
-        header = next(csv.reader(io.StringIO(text)))
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader)
+        for row in reader:  # every row must have the header's number of fields (pandas would shift them)
+            if row and len(row) != len(header):
+                raise ValueError(f"{label}: line {reader.line_num} has {len(row)} fields but the header has {len(header)}")
     except (csv.Error, StopIteration) as exc:
         raise ValueError(f"{label} is not a readable CSV: {exc}") from None
     header = [h.strip() for h in header]

@@ -1631,21 +1631,20 @@ class NullCost:
 
     def check(self, max_proposals=DEFAULT_MAX_PROPOSALS, max_bytes=DEFAULT_MAX_BYTES) -> None:
         """Raise ``ValueError`` when the cost exceeds a bound (None: no bound), naming what drives it."""
+        problems = []
+        if max_bytes is not None and self.bytes > max_bytes:
+            problems.append(f"about {_fmt_bytes(self.bytes)} of memory for its null draws, above the limit of "
+                            f"{_fmt_bytes(max_bytes)} (max_bytes, CLI --max-memory)")
         if max_proposals is not None and self.steps > max_proposals:
             parts = []
             if self.proposals:
                 parts.append(f"{self.proposals:.3g} margin-chain proposals")
             if self.redeal_cells:
                 parts.append(f"{self.redeal_cells:.3g} re-dealt cells")
-            raise ValueError(
-                f"this request needs {' + '.join(parts)}, above the limit of {max_proposals:.3g} "
-                "(max_proposals, CLI --max-proposals); lower n_draws, burn_in or thin, or raise the limit"
-            )
-        if max_bytes is not None and self.bytes > max_bytes:
-            raise ValueError(
-                f"this request needs about {_fmt_bytes(self.bytes)} of memory for its null draws, above the limit of "
-                f"{_fmt_bytes(max_bytes)} (max_bytes, CLI --max-memory); lower n_draws or raise the limit"
-            )
+            problems.append(f"{' + '.join(parts)}, above the limit of {max_proposals:.3g} (max_proposals, CLI --max-proposals)")
+        if problems:
+            raise ValueError(f"this request needs {' and '.join(problems)}; lower n_draws, burn_in or thin, "
+                             "or raise the limit")
 
 
 def _fmt_bytes(b: float) -> str:
