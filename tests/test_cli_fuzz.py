@@ -302,3 +302,34 @@ def test_broken_pipe_ends_quietly(inputs, tmp_path):
     assert first.startswith(b"{")
     assert err == "", err
     assert proc.returncode == 141
+
+
+def test_shared_helpers_for_every_verb():
+    import argparse
+
+    from oraclegap.commands import _common as C
+
+    taus, keys = C.parse_taus("0.1,0.1000001,1")
+    assert keys == ["0.1", "0.1000001", "1.0"] and [float(x) for x in keys] == taus.tolist()
+    with pytest.raises(ValueError, match="repeat"):
+        C.parse_taus("0.3,0.30")
+    assert C.parse_list("a,b", "--x", ("a", "b", "c")) == ("a", "b")
+    with pytest.raises(ValueError, match=r"--x repeats \['a'\]"):
+        C.parse_list("a,b,a", "--x")
+    with pytest.raises(ValueError, match=r"unknown: \['d'\]"):
+        C.parse_list("a,d", "--x", ("a", "b"))
+    n = C.int_arg("--n", minimum=1)
+    assert n("2000") == n("2_000") == n("2e3") == n("2000.0") == 2000
+    for bad in ("1.5", "x", "0", "inf", "1e400"):
+        with pytest.raises(argparse.ArgumentTypeError, match="--n"):
+            n(bad)
+    assert C.bytes_arg()("4G") == 4 << 30 and C.bytes_arg()("512MiB") == 512 << 20 and C.bytes_arg()("none") is None
+    assert C.limit_arg("--m")("1e10") == 10**10 and C.limit_arg("--m")("none") is None
+    assert C.estimate_bytes((1000, 10), (5,), itemsize=8) == 80_040
+    args = argparse.Namespace(max_proposals=1000, max_memory=1 << 20)
+    C.check_resources(args, "routing", steps=1000, bytes_=1 << 20)
+    with pytest.raises(ValueError, match=r"routing needs about 1e\+04 steps, above --max-proposals 1e\+03"):
+        C.check_resources(args, "routing", steps=10_000)
+    with pytest.raises(ValueError, match=r"needs about 2 MiB of memory, above --max-memory 1 MiB"):
+        C.check_resources(args, "routing", bytes_=2 << 20)
+    C.check_resources(argparse.Namespace(max_proposals=None, max_memory=None), "x", steps=10**20, bytes_=10**20)

@@ -748,9 +748,9 @@ def _recover(path: Path) -> None:
     """Finish or undo a save that died, and remove what dead saves left beside ``path``.
 
     Only entries named ``.NAME.new-PID-HEX`` / ``.NAME.old-PID-HEX`` whose process is gone are
-    touched (and the ``.NAME.old`` an older version of this library left). When ``path`` is
-    missing and a dead save had moved the old pool aside, the finished new pool (manifest
-    present) is moved into place, else the old one.
+    touched (and a ``.NAME.old`` holding a pool, which an older version of this library left).
+    When ``path`` is missing and a dead save had moved the old pool aside, the finished new
+    pool (manifest present) is moved into place, else the old one.
     """
     parent = path.parent
     if not parent.is_dir():
@@ -790,7 +790,7 @@ def _recover(path: Path) -> None:
             for e in d.values():
                 if e.exists():
                     shutil.rmtree(e, ignore_errors=True)
-        if legacy_old.is_dir():
+        if legacy_old.is_dir() and _holds_pool_manifest(legacy_old):  # a pool an older save had moved aside
             shutil.rmtree(legacy_old, ignore_errors=True)
 
 

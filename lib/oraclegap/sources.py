@@ -75,10 +75,13 @@ def open_pool(spec, *, models=None, prompt_columns=None, id_column=None) -> Pool
     if path.exists():
         raise ValueError(f"POOL {spec!r} is neither a regular file nor a directory")
     try:
-        return datasets.load(spec)
+        datasets.describe(spec)
     except KeyError:
-        pass
-    raise ValueError(f"POOL {spec!r} is neither an existing path nor a known dataset name")
+        raise ValueError(f"POOL {spec!r} is neither an existing path nor a known dataset name") from None
+    try:
+        return datasets.load(spec)
+    except (KeyError, IndexError, AttributeError) as exc:  # a released file without the fields its loader reads
+        raise ValueError(f"dataset {spec!r}: its files do not have the expected layout ({type(exc).__name__}: {exc})") from None
 
 
 def _names_arg(value, name: str) -> list[str] | None:

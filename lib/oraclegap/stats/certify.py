@@ -387,7 +387,7 @@ def outcomes_from_pool(pool: Pool, *, draw: int | None = None, tau: float | None
 
     k = 1: the only draw. k > 1: ``draw=j`` takes draw j (a single-commit outcome; with a
     seed-aligned pool every policy's draw j shares a seed), or ``tau=t`` takes coverage at
-    threshold t (c_im >= ceil(t*k - 1e-9)). Exactly one of them for k > 1.
+    threshold t (c_im >= need(t, k) = max(1, ceil(t*k - 1e-9))). Exactly one of them for k > 1.
     """
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
