@@ -733,7 +733,8 @@ _SIBLING = re.compile(r"^\.(?P<name>.+)\.(?P<kind>new|old)-(?P<pid>\d+)-(?P<rand
 
 
 def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
+    """Whether process ``pid`` may still be saving (True when unsure: its files are then left alone)."""
+    if pid == os.getpid() or os.name == "nt":  # on Windows os.kill(pid, 0) would signal the process
         return True
     try:
         os.kill(pid, 0)
