@@ -29,7 +29,7 @@ def run_json(capsys, argv):
 def check_payload(out, v, taus):
     tab = cov.coverage(v, taus)
     for a, tau in enumerate(taus):
-        row = out["taus"][f"{tau:g}"]
+        row = out["taus"][repr(float(tau))]  # exact, round-trippable keys
         for key in ("oracle", "best", "mixture", "D", "L", "gap"):
             assert key in row
         assert np.isclose(row["oracle"], tab.oracle[a]) and np.isclose(row["L"], tab.L[a])

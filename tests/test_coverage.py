@@ -16,7 +16,7 @@ from oraclegap.stats import coverage as cov
 counts_k = st.integers(1, 12).flatmap(
     lambda k: st.tuples(arrays(np.int64, st.tuples(st.integers(1, 30), st.integers(1, 6)), elements=st.integers(0, k)), st.just(k))
 )
-taus = st.lists(st.floats(0.001, 1.0), min_size=1, max_size=6)
+taus = st.lists(st.floats(0.001, 1.0), min_size=1, max_size=6, unique=True)  # repeated thresholds are refused
 
 
 def test_need_known_values():

@@ -39,7 +39,8 @@ def empirical(tables) -> dict:
 
 # ---------------------------------------------------------------------------- statistics
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(count_tables(), st.lists(st.sampled_from([0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 1.0]), min_size=1, max_size=4))
+@given(count_tables(), st.lists(st.sampled_from([0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 1.0]), min_size=1, max_size=4,
+                                unique=True))
 def test_observed_statistics_equal_coverage_module(table, taus):
     c, k = table
     tab = coverage.coverage(c, taus, k=k)
@@ -48,7 +49,7 @@ def test_observed_statistics_equal_coverage_module(table, taus):
     np.testing.assert_allclose(st_.D[0], tab.D, atol=1e-12)
     np.testing.assert_allclose(st_.oracle_minus_mixture[0], tab.gap, atol=1e-12)
     assert st_.pass1[0] == pytest.approx(coverage.pass1_oracle_gap(c, k=k).gap, abs=1e-12)
-    res = nulls.null_tests(c, taus, k=k, n_draws=3, seed=1)
+    res = nulls.null_tests(c, taus, k=k, n_draws=3, seed=1, skip_degenerate=False)
     for j, tau in enumerate(taus):
         assert res.get("L", tau).observed == pytest.approx(tab.L[j], abs=1e-12)
         assert res.get("D", tau, "margin").observed == pytest.approx(tab.D[j], abs=1e-12)
@@ -217,7 +218,10 @@ def test_null_tests_result_and_json():
     sim = simulate.exchangeable(80, 5, 16, seed=1)
     res = nulls.null_tests(sim.pool, TAUS, n_draws=200, seed=2)
     df = res.frame()
-    assert len(df) == 2 * (3 * len(TAUS) + 1)
+    # at tau = 0.05 <= 1/k one success covers a prompt: oracle-minus-mixture is fixed by the
+    # prompt totals under both nulls, so those two tests are skipped with a reason
+    assert [(t.statistic, t.tau, t.null) for t in res.skipped] == [("oracle_minus_mixture", 0.05, n) for n in ("redeal", "margin")]
+    assert len(df) == 2 * (3 * len(TAUS) + 1) - 2
     assert {"statistic", "tau", "null", "observed", "mean", "band_lo", "band_hi", "p", "p_lower", "excess"} <= set(df)
     assert ((df["band_lo"] <= df["mean"] + 1e-12) & (df["mean"] <= df["band_hi"] + 1e-12)).all()
     d = res.to_dict()
@@ -270,7 +274,10 @@ def test_bad_inputs_name_the_argument():
 
 def test_all_degenerate_prompts_give_point_mass_nulls():
     c = np.array([[0, 0, 0], [5, 5, 5], [0, 0, 0]])
-    res = nulls.null_tests(c, TAUS, k=5, n_draws=50, seed=0)
+    skipped = nulls.null_tests(c, TAUS, k=5, n_draws=50, seed=0)
+    assert not skipped.tests and len(skipped.skipped) == 2 * (3 * len(TAUS) + 1)
+    assert all("all wrong or all right" in t.reason for t in skipped.skipped)
+    res = nulls.null_tests(c, TAUS, k=5, n_draws=50, seed=0, skip_degenerate=False)
     for t in res.tests:
         assert np.all(t.draws == t.observed)
         assert t.p == 1.0 and t.p_lower == 1.0 and t.excess == 0.0
@@ -447,7 +454,7 @@ def test_gap_table_collects_the_table_1_columns():
 
 def test_chain_diagnostics_per_chain():
     sim = simulate.exchangeable(60, 4, 10, seed=3)
-    res = nulls.null_tests(sim.pool, (0.1,), n_draws=101, seed=2, n_chains=3)
+    res = nulls.null_tests(sim.pool, (0.2,), n_draws=101, seed=2, n_chains=3)
     ch = res.chain
     assert ch.n_chains == 3 and len(ch.chain_acceptance) == 3
     assert ch.proposals == 3 * ch.burn_in + ch.thin * 101

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import zipfile
+import zlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
 __all__ = [
     "check_tau",
     "check_taus",
+    "tau_key",
+    "parse_list",
     "check_int",
     "check_prob",
     "check_alpha",
     "as_rng",
     "as_bool_array",
     "as_counts_array",
+    "as_bool_columns",
+    "read_npy",
+    "read_npz",
 ]
 
 
@@ -30,20 +38,72 @@ def check_tau(tau, name: str = "tau") -> float:
     return t
 
 
+def tau_key(tau) -> str:
+    """The exact, round-trippable text form of a threshold used as a JSON key: ``repr(float(tau))``.
+
+    ``float(tau_key(t)) == float(t)`` for every float, so two distinct thresholds never share a
+    key (``f"{t:g}"`` would print 0.1 and 0.1000001 both as "0.1").
+    """
+    return repr(float(tau))
+
+
 def check_taus(taus, name: str = "taus") -> np.ndarray:
-    """Return a 1-d float array of thresholds, each in (0, 1]."""
+    """Return a 1-d float array of distinct thresholds, each in (0, 1].
+
+    A string is read as comma-separated numbers. Repeated thresholds are refused (they would
+    be the same test twice and collide as keys of a result).
+    """
     if isinstance(taus, str):
+        parts = [t.strip() for t in taus.split(",")]
+        if any(not t for t in parts):
+            raise ValueError(f"{name} must be comma-separated numbers in (0, 1] with no empty entries, got {taus!r}")
         try:
-            taus = [float(t) for t in taus.split(",") if t.strip()]
+            taus = [float(t) for t in parts]
         except ValueError:
             raise ValueError(f"{name} must be comma-separated numbers in (0, 1], got {taus!r}") from None
-    arr = np.atleast_1d(np.asarray(taus, dtype=float))
+    try:
+        arr = np.atleast_1d(np.asarray(taus, dtype=float))
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numbers in (0, 1], got {taus!r}") from None
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-d list of thresholds in (0, 1], got shape {arr.shape}")
     bad = ~((arr > 0) & (arr <= 1))
     if bad.any():
         raise ValueError(f"{name} must lie in (0, 1]; got {arr[bad].tolist()}")
+    uniq, counts = np.unique(arr, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"{name} must not repeat a threshold; repeated: {[tau_key(t) for t in uniq[counts > 1]]}")
     return arr
+
+
+def parse_list(value, name: str, allowed: Sequence[str] | None = None) -> tuple[str, ...]:
+    """A non-empty tuple of distinct names from a comma-separated string (or a sequence of names).
+
+    With ``allowed`` every name must be one of them. Empty entries and repeats are refused.
+    """
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+        if any(not v for v in items):
+            raise ValueError(f"{name} must be a comma-separated list with no empty entries, got {value!r}")
+    else:
+        try:
+            items = [str(v) for v in value]
+        except TypeError:
+            raise TypeError(f"{name} must be a comma-separated string or a list of names, got {value!r}") from None
+    if not items:
+        raise ValueError(f"{name} must name at least one entry")
+    seen, dup = set(), []
+    for v in items:
+        if v in seen and v not in dup:
+            dup.append(v)
+        seen.add(v)
+    if dup:
+        raise ValueError(f"{name} repeats {dup}; name each entry once")
+    if allowed is not None:
+        bad = [v for v in items if v not in allowed]
+        if bad:
+            raise ValueError(f"{name} must be a comma-separated subset of {', '.join(allowed)}; unknown: {bad}")
+    return tuple(items)
 
 
 def check_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -85,15 +145,27 @@ def as_rng(seed) -> np.random.Generator:
     """A ``numpy.random.Generator`` from a seed, a Generator (returned as is) or None."""
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return np.random.default_rng(seed)
-    if isinstance(seed, Iterable):
-        return np.random.default_rng(list(seed))
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {int(seed)}")
+        return np.random.default_rng(int(seed))
+    if isinstance(seed, Iterable) and not isinstance(seed, (str, bytes)):
+        vals = list(seed)
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 for v in vals):
+            raise ValueError(f"seed as a sequence must hold non-negative integers, got {vals!r}")
+        return np.random.default_rng(vals)
     raise TypeError(f"seed must be an int, a numpy Generator or None, got {type(seed).__name__}")
 
 
+def _first_index(mask: np.ndarray) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(mask.ravel())[0]), mask.shape))
+
+
 def as_bool_array(x, name: str, ndim: int | None = None) -> np.ndarray:
-    """Convert 0/1 or boolean data to a bool array; reject NaN and values other than 0 and 1."""
+    """Convert 0/1 or boolean data to a bool array; reject NaN and values other than 0 and 1
+    (the message names the first offending position)."""
     arr = np.asarray(x)
     if arr.dtype == object:
         try:
@@ -104,15 +176,125 @@ def as_bool_array(x, name: str, ndim: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must have {ndim} dimensions, got {arr.ndim} (shape {arr.shape})")
     if arr.dtype == bool:
         return arr
-    if not np.issubdtype(arr.dtype, np.number):
+    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
         raise ValueError(f"{name} must be numeric or boolean, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.floating) and np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN; every verdict must be 0 or 1")
+        raise ValueError(f"{name} contains NaN (first at index {_first_index(np.isnan(arr))}); every verdict must be 0 or 1")
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         vals = np.unique(arr[bad])[:5].tolist()
-        raise ValueError(f"{name} must be binary (0/1 or bool); found other values such as {vals}")
+        raise ValueError(
+            f"{name} must be binary (0/1 or bool); found other values such as {vals} (first at index {_first_index(bad)})"
+        )
     return arr.astype(bool)
+
+
+_TRUE_TEXT = {"1", "1.0", "true"}
+_FALSE_TEXT = {"0", "0.0", "false"}
+
+
+def as_bool_columns(df, columns: Sequence, source: str, row_names=None) -> np.ndarray:
+    """0/1 outcome columns of a table as bool [n_rows, len(columns)], checked cell by cell.
+
+    Accepted cells: booleans, the numbers 0 and 1, and the texts "0", "1", "0.0", "1.0",
+    "true", "false" (any case). Anything else -- a blank, "yes", 0.5, -1 -- raises
+    ``ValueError`` naming ``source``, the column and the row (``row_names(i)`` when a callable
+    is given, ``row_names[i]`` for a sequence, else "row i" counting data rows from 0).
+    """
+    import pandas as pd
+
+    out = np.empty((len(df), len(columns)), dtype=bool)
+    for j, col in enumerate(columns):
+        s = df[col]
+        vals = s.to_numpy()
+        good = None
+        if vals.dtype == bool:
+            out[:, j] = vals
+            continue
+        if np.issubdtype(vals.dtype, np.number) and not np.issubdtype(vals.dtype, np.complexfloating):
+            with np.errstate(invalid="ignore"):
+                is1 = vals == 1
+                good = is1 | (vals == 0)
+            res = is1
+        else:
+            # text and mixed cells: compare their text form (True -> "true", 1 -> "1", 1.0 -> "1.0")
+            low = pd.Series(vals, dtype=object).astype(str).str.strip().str.lower()
+            res = low.isin(_TRUE_TEXT).to_numpy()
+            good = res | low.isin(_FALSE_TEXT).to_numpy()
+        if not good.all():
+            i = int(np.flatnonzero(~good)[0])
+            v = vals[i]
+            if callable(row_names):
+                where = row_names(i)
+            else:
+                where = row_names[i] if row_names is not None else f"row {i}"
+            shown = "a blank (missing value)" if (v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA
+                                                  or (isinstance(v, str) and not v.strip())) else repr(v.item() if hasattr(v, "item") else v)
+            n_bad = int((~good).sum())
+            raise ValueError(
+                f"{source}: column {str(col)!r} {where} holds {shown}, not a 0/1 outcome"
+                + (f" ({n_bad} such cells in the column)" if n_bad > 1 else "")
+            )
+        out[:, j] = res
+    return out
+
+
+def read_npy(path, label: str | None = None) -> np.ndarray:
+    """Read a ``.npy`` file without unpickling; a damaged file or an object array raises a
+    ``ValueError`` that says which and names the file."""
+    path = Path(path)
+    label = label or str(path)
+    try:
+        with open(path, "rb") as fh:
+            try:
+                version = np.lib.format.read_magic(fh)
+                reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, fortran, dtype = reader(fh)
+            except Exception as exc:
+                raise ValueError(f"{label} is damaged or not a .npy file (bad header: {exc})") from None
+            if dtype.hasobject:
+                raise ValueError(f"{label} holds an object array, which is never unpickled; save a numeric 0/1 array")
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if str(exc).startswith(label):
+            raise
+        raise ValueError(f"{label} is damaged (cannot read its data: {exc})") from None
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{label} is damaged or unreadable ({type(exc).__name__}: {exc})") from None
+
+
+def read_npz(path, keys: Sequence[str] | None = None, label: str | None = None) -> dict:
+    """Arrays of a ``.npz`` file (all, or ``keys``) read without unpickling. A truncated file, a
+    bad CRC, a damaged compressed stream or an object array raises ``ValueError`` naming the
+    file (and the member); a missing key raises ``ValueError`` listing the members."""
+    path = Path(path)
+    label = label or str(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            files = list(z.files)
+            want = files if keys is None else list(keys)
+            missing = [k for k in want if k not in files]
+            if missing:
+                raise KeyError(missing)
+            out = {}
+            for key in want:
+                try:
+                    out[key] = z[key]
+                except ValueError as exc:
+                    if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+                        raise ValueError(f"{label}: array {key!r} is an object array, which is never unpickled") from None
+                    raise ValueError(f"{label} is damaged: member {key!r} cannot be read ({exc})") from None
+                except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError) as exc:
+                    raise ValueError(f"{label} is damaged: member {key!r} fails to decompress or check ({exc})") from None
+            return out
+    except KeyError as exc:
+        raise ValueError(f"{label} has no array {exc.args[0][0]!r}; it holds {files}") from None
+    except ValueError as exc:
+        if str(exc).startswith(label):
+            raise
+        raise ValueError(f"{label} is damaged or not a .npz file ({exc})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise ValueError(f"{label} is damaged or not a .npz file ({type(exc).__name__}: {exc})") from None
 
 
 def as_counts_array(counts, k: int, name: str = "counts", ndim: int = 2) -> np.ndarray:
@@ -123,6 +305,8 @@ def as_counts_array(counts, k: int, name: str = "counts", ndim: int = 2) -> np.n
     if np.issubdtype(arr.dtype, np.floating):
         if np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN; counts must be integers in [0, k]")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains infinite values; counts must be integers in [0, k={k}]")
         if not np.all(arr == np.round(arr)):
             raise ValueError(f"{name} must hold whole numbers")
     elif not np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool:

@@ -3,43 +3,139 @@
 Each subcommand lives in ``oraclegap.commands.<name>`` with ``register(subparsers)``; the
 ones present are discovered here, so later modules add commands without touching this file.
 Output is a table by default and JSON with ``--json``.
+
+Errors, for every verb alike: one line on stderr (``oraclegap VERB: error: ...``) and exit
+status 2, never a traceback (``--debug``, before or after the verb, shows it). That covers
+bad options (argparse's usage block is reduced to its error line), an option given twice,
+and any exception a verb raises. Ctrl-C prints ``interrupted`` and exits 130; a closed output
+pipe (``oraclegap ... | head``) ends quietly with status 141, like other Unix tools.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
 
 from . import commands as _commands
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "OneLineParser", "error_line"]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (exit 2), and which refuses an
+    option that takes a value when it is given more than once (argparse would keep the last)."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        self.exit(2, error_line(f"{self.prog}: error: {message}") + "\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None:
+            self._refuse_repeats(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, args: list) -> None:
+        seen: dict[str, str] = {}
+        for i, tok in enumerate(args):
+            if tok == "--" or tok in getattr(self, "_subparser_names", ()):
+                break
+            if not isinstance(tok, str) or not tok.startswith("-") or tok == "-":
+                continue
+            opt, _, val = tok.partition("=")
+            action = self._option_string_actions.get(opt)
+            if action is None or action.nargs == 0 or isinstance(action, argparse._AppendAction):
+                continue
+            if not val and i + 1 < len(args):
+                val = str(args[i + 1])
+            key = action.dest
+            if key in seen:
+                self.error(f"argument {'/'.join(action.option_strings)}: given more than once ({seen[key]!r} and "
+                           f"{val!r}); give it once")
+            seen[key] = val
+        return None
+
+
+def error_line(text: str) -> str:
+    """``text`` on a single line (newlines and runs of spaces collapsed)."""
+    return " ".join(str(text).split())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="oraclegap",
         description="Oracle-gap diagnostics for pools of policies (coverage, nulls, certificates, ...).",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for info in sorted(pkgutil.iter_modules(_commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"{_commands.__name__}.{info.name}")
         mod.register(sub)
+    names = set(sub.choices)
+    parser._subparser_names = names  # the repeat check stops at the verb; each verb checks its own options
+    for p in sub.choices.values():
+        if "--debug" not in p._option_string_actions:
+            p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                           help="show the full traceback of an error")
     return parser
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, MemoryError):
+        return "out of memory; ask for less (fewer draws, a smaller pool) or lower the bounds --max-memory allows"
+    if isinstance(exc, (ValueError, TypeError, OSError, LookupError, ArithmeticError)):
+        text = str(exc)
+        if isinstance(exc, OSError) and exc.strerror and exc.filename:
+            text = f"{exc.strerror}: {exc.filename}"
+        return text or type(exc).__name__
+    return f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so that the interpreter's final flush is silent."""
     try:
-        return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"oraclegap {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv=None) -> int:
+    """Run the CLI; return the exit status (0 success, 2 error, 130 interrupted, 141 broken pipe)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:
+            code = exc.code
+            return code if isinstance(code, int) else (0 if code is None else 2)
+        verb = getattr(args, "command", None) or "?"
+        debug = bool(getattr(args, "debug", False))
+        try:
+            rc = int(args.func(args) or 0)
+            sys.stdout.flush()
+            return rc
+        except BrokenPipeError:
+            raise
+        except KeyboardInterrupt:
+            print(f"oraclegap {verb}: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:  # every error of a verb becomes one line (the traceback only with --debug)
+            if debug:
+                traceback.print_exc()
+            print(error_line(f"oraclegap {verb}: error: {_message(exc)}"), file=sys.stderr)
+            return 2
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

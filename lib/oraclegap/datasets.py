@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validate import as_rng, check_int, check_margin_counts
+from ._validate import as_bool_array, as_bool_columns, as_rng, check_int, check_margin_counts
 from .pool import Pool
 
 __all__ = [
@@ -310,7 +310,7 @@ def _chen(bench: str, variant: str):
         pol = pd.DataFrame({"name": meta["models"]})
         align = "seed-aligned" if variant == "" else "unknown"
         return Pool.from_array(
-            arr.astype(bool),
+            as_bool_array(arr, f"{entry.name}: array {key!r} of {root / 'correctness_slim.npz'}"),
             prompts,
             pol,
             alignment=align,
@@ -411,7 +411,10 @@ def _routerdc_counts(files: Mapping[str, str]):
 def _routerdc_k1(files: Mapping[str, str]):
     def build(entry: Entry) -> Pool:
         sc, prompts = _routerdc_items(files)
-        v = sc.to_numpy(dtype=float) > 0
+        sv = sc.to_numpy(dtype=float)
+        if (sv < 0).any() or (sv > 1).any():
+            raise ValueError(f"{entry.name}: scores must lie in [0, 1] (found {sv[(sv < 0) | (sv > 1)][:3].tolist()})")
+        v = sv > 0
         return Pool.from_array(
             v,
             prompts,
@@ -494,7 +497,7 @@ def _routerbench(stem: str):
         d = d.drop_duplicates("sample_id", keep="first").reset_index(drop=True)
         prompts = pd.DataFrame({"id": d["sample_id"].astype(str), "text": d["prompt"], "dataset": d["eval_name"], "split": d["split"]})
         return Pool.from_array(
-            d[models].to_numpy(dtype=float).astype(bool),
+            as_bool_columns(d, models, f"{entry.name}: {root / stem}_{{train,test}}.csv"),
             prompts,
             pd.DataFrame({"name": models}),
             cost=d[cost_cols].to_numpy(dtype=float),
@@ -607,7 +610,8 @@ def _mmlu_pro(entry: Entry) -> Pool:
         }
     )
     return Pool.from_array(
-        m[models].to_numpy(dtype=float).astype(bool),
+        as_bool_columns(m, models, f"{entry.name}: {root / 'correctness_matrix.csv'}",
+                        row_names=lambda i: f"row {i} (question_id {m['question_id'].astype(str).iloc[i]})"),
         prompts,
         pd.DataFrame({"name": [c.removesuffix("_5shots") for c in models]}),
         meta=_meta(entry, items_in_file=n_all, note="items answered by all 29 models; unparsed answers count as wrong"),
@@ -657,7 +661,7 @@ def _routeprofile(entry: Entry) -> Pool:
     p = pd.DataFrame(prompts)
     p["id"] = _ids_unique(p["id"].tolist())
     return Pool.from_array(
-        np.asarray(rows, dtype=float).astype(bool),
+        as_bool_array(np.asarray(rows, dtype=float).reshape(len(rows), len(models)), f"{entry.name}: task_performance"),
         p,
         pd.DataFrame({"name": models}),
         cost=np.asarray(cost),
@@ -693,7 +697,7 @@ def _dcrouter(entry: Entry) -> Pool:
     v = sc[models].to_numpy(dtype=float)
     binary = ((v == 0) | (v == 1)).all(axis=1)
     return Pool.from_array(
-        v[binary].astype(bool),
+        as_bool_array(v[binary], f"{entry.name}: scores"),
         p[binary].reset_index(drop=True),
         pd.DataFrame({"name": models}),
         meta=_meta(entry, items_in_files=int(v.shape[0]), items_with_fractional_scores_dropped=int((~binary).sum())),
@@ -747,7 +751,8 @@ def _rbmini(entry: Entry) -> Pool:
         }
     )
     return Pool.from_array(
-        wide[["always_cheap", "always_strong"]].to_numpy(dtype=float).astype(bool),
+        as_bool_columns(wide, ["always_cheap", "always_strong"], f"{entry.name}: 'correct' in {RBMINI}/test_predictions.csv",
+                        row_names=lambda i: f"canonical_id {str(wide.index[i])!r}"),
         prompts,
         pd.DataFrame({"name": models, "recipe": ["cheap", "strong"]}),
         cost=cost[["always_cheap", "always_strong"]].to_numpy(dtype=float),

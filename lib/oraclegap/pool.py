@@ -16,19 +16,31 @@ index lines up across policies.
   as ``from_counts`` does); only the independence forms apply.
 * ``"unknown"`` -- nothing is claimed.
 
-On disk a pool is a directory: ``arrays.npz`` (numeric and fixed-width string arrays only,
-read with ``allow_pickle=False``), ``prompts.parquet``, ``policies.parquet`` and
-``manifest.json`` (format name, version, shapes, alignment, provenance). Writes are atomic.
+On disk a pool is a directory: ``arrays.npz`` (numeric arrays only, read with
+``allow_pickle=False``), ``prompts.parquet``, ``policies.parquet``, ``answers.parquet`` when the
+pool has answers (variable-length text, one row per response in C order of [n, M, k]) and
+``manifest.json`` (format name, version, shape, alignment, provenance, and a SHA-256 of every
+file and of the verdicts' content, checked on load). Format version 1 (answers as fixed-width
+strings inside ``arrays.npz``, no checksums) is still read.
+
+Saving is atomic and survives being killed at any point: the new pool is written into a hidden
+sibling ``.NAME.new-TOKEN``; an existing pool is moved aside to ``.NAME.old-TOKEN``, the new one
+is renamed into place and the old one removed. If a save dies between the two renames,
+:meth:`Pool.load` (and the next :meth:`Pool.save`) puts a complete pool back at the path (the
+new one when it was finished, else the old one) and removes what dead saves left behind.
+Directories and files get the user's umask. Only a directory that holds a pool manifest is
+ever overwritten.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
+import re
+import secrets
 import shutil
-import tempfile
-import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,13 +48,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validate import as_bool_array, as_counts_array, as_rng, check_int
+from ._validate import as_bool_array, as_bool_columns, as_counts_array, as_rng, check_int, read_npz
 
 __all__ = ["Pool", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
 
 ALIGNMENTS = ("seed-aligned", "independent", "unknown")
 FORMAT_NAME = "oraclegap.pool"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 PROMPT_COLUMNS = ("id", "text", "dataset", "split")
 POLICY_COLUMNS = ("name", "base", "dataset", "recipe", "seed", "size", "cost")
 
@@ -127,8 +139,7 @@ class Pool:
                 raise ValueError(f"answers must have the verdicts' shape {v.shape}, got {a.shape}")
             if a.dtype.kind not in "UO":
                 raise ValueError(f"answers must hold strings, got dtype {a.dtype}")
-            a = np.where(pd.isna(a), "", a).astype(str)
-            object.__setattr__(self, "answers", a)
+            object.__setattr__(self, "answers", _text_array(a))
         if self.embeddings is not None:
             e = np.asarray(self.embeddings, dtype=float)
             if e.ndim != 2 or e.shape[0] != n:
@@ -335,12 +346,10 @@ class Pool:
         if len(df) == 0:
             raise ValueError("df is empty; a pool needs at least one response")
         d = df.copy()
-        d["_p"] = d[prompt].astype(str)
-        d["_m"] = d[policy].astype(str)
-        p_ids = pd.unique(d["_p"])
-        m_ids = pd.unique(d["_m"])
-        p_pos = pd.Index(p_ids).get_indexer(d["_p"])
-        m_pos = pd.Index(m_ids).get_indexer(d["_m"])
+        p_ids, p_pos = _labels(d[prompt], f"prompt column {prompt!r}", "prompt id")
+        m_ids, m_pos = _labels(d[policy], f"policy column {policy!r}", "policy name")
+        d["_p"] = p_ids[p_pos]
+        d["_m"] = m_ids[m_pos]
         sizes = d.groupby(["_p", "_m"], sort=False).size()
         if len(sizes) != len(p_ids) * len(m_ids):
             raise ValueError(
@@ -353,11 +362,28 @@ class Pool:
             )
         k = int(sizes.iloc[0])
         if draw is not None and draw in d.columns:
-            dvals = pd.unique(d[draw])
-            dvals = np.sort(dvals)
-            if len(dvals) != k:
-                raise ValueError(f"draw column {draw!r} must take the same {k} values in every cell; found {len(dvals)} values")
-            j_pos = pd.Index(dvals).get_indexer(d[draw])
+            dcol = d[draw]
+            if dcol.isna().any():
+                rows = np.flatnonzero(dcol.isna().to_numpy())
+                raise ValueError(
+                    f"draw column {draw!r} has missing labels in {rows.size} rows (first at row {int(rows[0])}); "
+                    "label every response's draw, or pass draw=None to keep the order of appearance"
+                )
+            codes, uniq = pd.factorize(dcol, sort=False)
+            try:
+                order = np.argsort(np.asarray(uniq), kind="stable")
+            except TypeError:
+                raise ValueError(f"draw column {draw!r} mixes labels that cannot be ordered (e.g. numbers and text)") from None
+            texts = pd.Index(uniq).astype(str)
+            if texts.duplicated().any():
+                raise ValueError(
+                    f"draw column {draw!r} holds labels that differ only in type (e.g. 1 and '1'): {list(texts[texts.duplicated()][:5])}"
+                )
+            if len(uniq) != k:
+                raise ValueError(f"draw column {draw!r} must take the same {k} values in every cell; found {len(uniq)} values")
+            rank = np.empty(len(uniq), dtype=np.int64)
+            rank[order] = np.arange(len(uniq))
+            j_pos = rank[codes]
             dup = pd.DataFrame({"p": p_pos, "m": m_pos, "j": j_pos}).duplicated()
             if dup.any():
                 raise ValueError(f"draw column {draw!r} repeats a draw within a (prompt, policy) cell")
@@ -389,7 +415,10 @@ class Pool:
         """From an items x models table of 0/1 outcomes (one draw per cell, k = 1).
 
         ``models`` names the outcome columns (default: every column except ``id_column`` and
-        ``prompt_columns``); ``id_column`` gives prompt ids (default: the index).
+        ``prompt_columns``; columns are never chosen by dtype); ``id_column`` gives prompt ids
+        (default: the index). Every outcome cell must be 0/1 (or True/False, or the texts "0",
+        "1", "true", "false"); any other cell -- a blank, "yes", 0.5 -- raises ``ValueError``
+        naming the column and the row.
         """
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
@@ -409,8 +438,21 @@ class Pool:
         missing = [m for m in models if m not in df.columns]
         if missing:
             raise ValueError(f"models names columns not in df: {missing[:5]}")
-        v = as_bool_array(df[models].to_numpy(), "df[models]", ndim=2)
-        ids = df[id_column].astype(str).to_numpy() if id_column else df.index.astype(str).to_numpy()
+        dup = sorted({str(m) for m in models if models.count(m) > 1})
+        if dup:
+            raise ValueError(f"models names a column more than once: {dup}")
+        overlap = [m for m in models if m == id_column or m in prompt_columns]
+        if overlap:
+            raise ValueError(f"models and the id/prompt columns overlap: {overlap}; a column is either an outcome or a label")
+        if id_column:
+            ids = df[id_column].to_numpy()
+            def row_names(i, ids=ids):
+                x = ids[i]
+                return f"row {i} (id {(x.item() if isinstance(x, np.generic) else x)!r})"
+        else:
+            ids = df.index.astype(str).to_numpy()
+            row_names = None
+        v = as_bool_columns(df, models, "df", row_names=row_names)
         ptab = pd.DataFrame({"id": ids})
         for col in prompt_columns:
             ptab[col] = df[col].to_numpy()
@@ -418,102 +460,383 @@ class Pool:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path, overwrite: bool = False) -> Path:
-        """Write the pool as a directory (atomic: written beside, then moved into place)."""
+        """Write the pool as a directory, atomically (see the module docstring).
+
+        The pool is validated again first (its tables are mutable DataFrames). With
+        ``overwrite=True`` an existing *pool* directory is replaced; any other file or directory
+        at ``path`` is refused. A SHA-256 of every file and of the verdicts' content is recorded
+        in the manifest and checked by :meth:`load`.
+        """
         path = Path(path)
-        if path.exists() and not overwrite:
-            raise ValueError(f"path {str(path)!r} exists; pass overwrite=True to replace it")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+        pool = self._revalidated()
+        parent = path.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        _recover(path)
+        if path.exists() or path.is_symlink():
+            if not overwrite:
+                raise ValueError(f"path {str(path)!r} exists; pass overwrite=True to replace it")
+            if path.is_symlink() or not path.is_dir() or not _holds_pool_manifest(path):
+                raise ValueError(
+                    f"path {str(path)!r} exists and is not an oraclegap pool directory (no pool manifest.json); "
+                    "refusing to overwrite it -- choose another path or remove it yourself"
+                )
+        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        tmp = parent / f".{path.name}.new-{token}"
+        old = parent / f".{path.name}.old-{token}"
+        os.mkdir(tmp)  # mode 0o777 & ~umask, like any directory the user creates
+        moved_aside = False
         try:
-            arrays: dict[str, np.ndarray] = {"verdicts": np.packbits(self.verdicts, axis=2)}
-            if self.answers is not None:
-                arrays["answers"] = self.answers.astype(str)
-            if self.embeddings is not None:
-                arrays["embeddings"] = self.embeddings
-            if self.cost is not None:
-                arrays["cost"] = self.cost
-            np.savez_compressed(tmp / "arrays.npz", **arrays)
-            _to_parquet(self.prompts, tmp / "prompts.parquet")
-            _to_parquet(self.policies, tmp / "policies.parquet")
-            manifest = {
-                "format": FORMAT_NAME,
-                "version": FORMAT_VERSION,
-                "shape": list(self.shape),
-                "alignment": self.alignment,
-                "arrays": sorted(arrays),
-                "verdicts_packed": "numpy.packbits along the draw axis",
-                "meta": _jsonable(self.meta),
-            }
-            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+            pool._write_files(tmp)
+            _fsync_dir(tmp)
             if path.exists():
-                old = path.with_name(f".{path.name}.old")
-                if old.exists():
-                    shutil.rmtree(old)
-                os.replace(path, old)
-                os.replace(tmp, path)
-                shutil.rmtree(old)
+                os.rename(path, old)
+                moved_aside = True
+                os.rename(tmp, path)
+                moved_aside = False
+                _fsync_dir(parent)
+                shutil.rmtree(old, ignore_errors=True)
             else:
-                os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+                os.rename(tmp, path)
+                _fsync_dir(parent)
+        except BaseException:
+            if moved_aside and not path.exists() and old.exists():
+                os.rename(old, path)  # put the old pool back
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         return path
+
+    def _revalidated(self) -> Pool:
+        """A fresh Pool from the current fields: runs every check of construction again."""
+        try:
+            return Pool(self.verdicts, self.prompts, self.policies, self.answers, self.embeddings, self.cost,
+                        self.alignment, dict(self.meta))
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"the pool no longer passes validation (was a table changed after construction?): {exc}") from None
+
+    def _write_files(self, d: Path) -> None:
+        """Write every file of the pool into the directory ``d``; the manifest last."""
+        arrays: dict[str, np.ndarray] = {"verdicts": np.packbits(self.verdicts, axis=2)}
+        if self.embeddings is not None:
+            arrays["embeddings"] = self.embeddings
+        if self.cost is not None:
+            arrays["cost"] = self.cost
+        np.savez_compressed(d / "arrays.npz", **arrays)
+        _to_parquet(self.prompts, d / "prompts.parquet")
+        _to_parquet(self.policies, d / "policies.parquet")
+        files = ["arrays.npz", "prompts.parquet", "policies.parquet"]
+        if self.answers is not None:
+            _answers_to_parquet(self.answers, d / "answers.parquet")
+            files.append("answers.parquet")
+        checksums = {}
+        for name in files:
+            checksums[name] = _sha256(d / name)
+            _fsync_file(d / name)
+        manifest = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "shape": list(self.shape),
+            "alignment": self.alignment,
+            "arrays": sorted(arrays),
+            "answers": "answers.parquet" if self.answers is not None else None,
+            "verdicts_packed": "numpy.packbits along the draw axis",
+            "checksums": {"sha256": checksums, "verdicts_content_sha256": _verdicts_digest(arrays["verdicts"], self.shape)},
+            "meta": _jsonable(self.meta),
+        }
+        part = d / "manifest.json.part"
+        part.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        _fsync_file(part)
+        os.rename(part, d / "manifest.json")
 
     @classmethod
     def load(cls, path) -> Pool:
-        """Read a pool directory written by :meth:`save`, checking every file."""
+        """Read a pool directory written by :meth:`save`, checking every file.
+
+        The stored arrays must match the manifest's shape and (format 2) every file its SHA-256
+        recorded at save; a mismatch raises ``ValueError`` naming the file. A save killed
+        between its two renames is completed first (see the module docstring).
+        """
         path = Path(path)
+        if not path.exists():
+            _recover(path)
+        if not path.exists():
+            raise ValueError(f"pool path {str(path)!r} does not exist")
         if not path.is_dir():
             raise ValueError(f"pool path {str(path)!r} is not a directory")
+        where = str(path)
         mpath = path / "manifest.json"
         if not mpath.is_file():
-            raise ValueError(f"pool directory {str(path)!r} has no manifest.json")
+            raise ValueError(f"pool directory {where!r} has no manifest.json")
         try:
-            manifest = json.loads(mpath.read_text())
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"manifest.json in {str(path)!r} is not valid JSON: {exc}") from None
-        if manifest.get("format") != FORMAT_NAME:
-            raise ValueError(f"{str(mpath)!r} is not an oraclegap pool manifest (format={manifest.get('format')!r})")
+            manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"manifest.json in {where!r} is not valid JSON: {exc}") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+            fmt = manifest.get("format") if isinstance(manifest, dict) else None
+            raise ValueError(f"{str(mpath)!r} is not an oraclegap pool manifest (format={fmt!r})")
         version = manifest.get("version")
-        if not isinstance(version, int) or version < 1:
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise ValueError(f"manifest version must be a positive integer, got {version!r}")
         if version > FORMAT_VERSION:
             raise ValueError(
                 f"pool format version {version} is newer than this library supports ({FORMAT_VERSION}); upgrade oraclegap"
             )
-        for name in ("arrays.npz", "prompts.parquet", "policies.parquet"):
-            if not (path / name).is_file():
-                raise ValueError(f"pool directory {str(path)!r} is missing {name}")
-        try:
-            with np.load(path / "arrays.npz", allow_pickle=False) as z:
-                arrays = {key: z[key] for key in z.files}
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-            raise ValueError(f"arrays.npz in {str(path)!r} is corrupt or unreadable: {exc}") from None
-        if "verdicts" not in arrays:
-            raise ValueError(f"arrays.npz in {str(path)!r} has no 'verdicts' array")
         shape = manifest.get("shape")
-        if not (isinstance(shape, list) and len(shape) == 3):
-            raise ValueError(f"manifest shape must be [n, M, k], got {shape!r}")
+        if not (isinstance(shape, list) and len(shape) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0
+                                                                      for x in shape)):
+            raise ValueError(f"manifest.json in {where!r}: shape must be [n, M, k] of positive integers, got {shape!r}")
         n, M, k = shape
+        names = ["arrays.npz", "prompts.parquet", "policies.parquet"]
+        if version >= 2 and manifest.get("answers"):
+            if manifest["answers"] != "answers.parquet":
+                raise ValueError(f"manifest.json in {where!r} names an unexpected answers file {manifest['answers']!r}")
+            names.append("answers.parquet")
+        for name in names:
+            if not (path / name).is_file():
+                raise ValueError(f"pool directory {where!r} is missing {name}")
+        if version >= 2:
+            sums = (manifest.get("checksums") or {}).get("sha256")
+            if not isinstance(sums, dict) or set(sums) != set(names):
+                raise ValueError(f"manifest.json in {where!r} lacks the checksums of its files; the pool is damaged")
+            for name in names:
+                if _sha256(path / name) != sums[name]:
+                    raise ValueError(
+                        f"{name} in {where!r} does not match the checksum recorded at save: the file is damaged or was changed"
+                    )
+        arrays = read_npz(path / "arrays.npz", label=f"{_name_in(where, 'arrays.npz')}")
+        if "verdicts" not in arrays:
+            raise ValueError(f"arrays.npz in {where!r} has no 'verdicts' array")
+        listed = manifest.get("arrays")
+        if isinstance(listed, list):
+            absent = [a for a in listed if a not in arrays]
+            if absent:
+                raise ValueError(f"arrays.npz in {where!r} lacks arrays the manifest lists: {absent}")
         packed = arrays["verdicts"]
-        if packed.dtype != np.uint8 or packed.shape[:2] != (n, M):
-            raise ValueError(f"arrays.npz 'verdicts' does not match the manifest shape {shape}")
+        stored = (n, M, -(-k // 8))
+        if packed.dtype != np.uint8 or packed.ndim != 3 or packed.shape != stored:
+            held = f"{packed.shape[2] * 8 if packed.ndim == 3 else '?'}"
+            raise ValueError(
+                f"arrays.npz in {where!r}: the stored verdicts (packed shape {packed.shape}, dtype {packed.dtype}, room for "
+                f"up to {held} draws) do not match the manifest's shape {shape}; refusing to invent or drop draws"
+            )
+        if k % 8:
+            pad = np.unpackbits(packed[:, :, -1:], axis=2)[:, :, k % 8:]
+            if pad.any():
+                raise ValueError(
+                    f"arrays.npz in {where!r} holds successes beyond the manifest's k={k} draws; the manifest understates "
+                    "the stored draws, refusing to drop them"
+                )
+        if version >= 2:
+            digest = (manifest.get("checksums") or {}).get("verdicts_content_sha256")
+            if digest != _verdicts_digest(packed, (n, M, k)):
+                raise ValueError(
+                    f"arrays.npz in {where!r}: the verdicts do not match the content checksum for the manifest's shape {shape}"
+                )
         verdicts = np.unpackbits(packed, axis=2, count=k).astype(bool)
+        answers = None
+        if version >= 2 and manifest.get("answers"):
+            answers = _answers_from_parquet(path / "answers.parquet", (n, M, k), _name_in(where, "answers.parquet"))
+        elif "answers" in arrays:  # format 1: fixed-width strings
+            answers = arrays["answers"]
+        tables = {}
+        for name in ("prompts.parquet", "policies.parquet"):
+            try:
+                tables[name] = pd.read_parquet(path / name)
+            except Exception as exc:  # pyarrow raises several types for damaged files
+                raise ValueError(f"{name} in {where!r} is corrupt or unreadable: {exc}") from None
         try:
-            prompts = pd.read_parquet(path / "prompts.parquet")
-            policies = pd.read_parquet(path / "policies.parquet")
-        except Exception as exc:  # pyarrow raises several types for damaged files
-            raise ValueError(f"a parquet table in {str(path)!r} is corrupt or unreadable: {exc}") from None
-        return cls(
-            verdicts,
-            prompts,
-            policies,
-            arrays.get("answers"),
-            arrays.get("embeddings"),
-            arrays.get("cost"),
-            manifest.get("alignment", "unknown"),
-            dict(manifest.get("meta") or {}),
+            return cls(
+                verdicts,
+                tables["prompts.parquet"],
+                tables["policies.parquet"],
+                answers,
+                arrays.get("embeddings"),
+                arrays.get("cost"),
+                manifest.get("alignment", "unknown"),
+                dict(manifest.get("meta") or {}),
+            )
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"pool {where!r} fails validation: {exc}") from None
+
+
+def _name_in(directory: str, name: str) -> str:
+    return str(Path(directory) / name)
+
+
+# ---------------------------------------------------------------------------- storage helpers
+def _labels(col: pd.Series, what: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct labels as strings in order of appearance, each row's position among them).
+
+    Missing labels are refused, and so are distinct values that read as the same text (1 and
+    "1"): they would silently merge into one prompt or policy.
+    """
+    miss = col.isna().to_numpy()
+    if miss.any():
+        rows = np.flatnonzero(miss)
+        raise ValueError(f"{what} has missing values in {rows.size} rows (first at row {int(rows[0])}); every row needs a {kind}")
+    codes, uniq = pd.factorize(col, sort=False)
+    texts = pd.Index(uniq).astype(str)
+    if texts.duplicated().any():
+        clash = texts[texts.duplicated()][0]
+        same = [u for u, t in zip(uniq, texts, strict=True) if t == clash]
+        raise ValueError(
+            f"{what} holds distinct values that read as the same {kind} {clash!r}: {same[:4]!r}; "
+            "make the labels one type (all text or all numbers)"
         )
+    return np.asarray(texts, dtype=object), np.asarray(codes, dtype=np.int64)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _verdicts_digest(packed: np.ndarray, shape) -> str:
+    """SHA-256 of the verdicts' content: the shape [n, M, k] and the packed bits."""
+    h = hashlib.sha256(json.dumps([int(x) for x in shape]).encode())
+    h.update(np.ascontiguousarray(packed, dtype=np.uint8).tobytes())
+    return h.hexdigest()
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory descriptors
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _holds_pool_manifest(path: Path) -> bool:
+    try:
+        m = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(m, dict) and m.get("format") == FORMAT_NAME
+
+
+_SIBLING = re.compile(r"^\.(?P<name>.+)\.(?P<kind>new|old)-(?P<pid>\d+)-(?P<rand>[0-9a-f]+)$")
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be saving (True when unsure: its files are then left alone)."""
+    if pid == os.getpid() or os.name == "nt":  # on Windows os.kill(pid, 0) would signal the process
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _recover(path: Path) -> None:
+    """Finish or undo a save that died, and remove what dead saves left beside ``path``.
+
+    Only entries named ``.NAME.new-PID-HEX`` / ``.NAME.old-PID-HEX`` whose process is gone are
+    touched (and a ``.NAME.old`` holding a pool, which an older version of this library left).
+    When ``path`` is missing and a dead save had moved the old pool aside, the finished new
+    pool (manifest present) is moved into place, else the old one.
+    """
+    parent = path.parent
+    if not parent.is_dir():
+        return
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return
+    dead: dict[str, dict[str, Path]] = {}
+    legacy_old = parent / f".{path.name}.old"
+    for e in entries:
+        m = _SIBLING.match(e.name)
+        if m is None or m.group("name") != path.name or _pid_alive(int(m.group("pid"))):
+            continue
+        dead.setdefault(f"{m.group('pid')}-{m.group('rand')}", {})[m.group("kind")] = e
+    if not path.exists() and not path.is_symlink():
+        swaps = [d for d in dead.values() if "old" in d]
+        swaps.sort(key=lambda d: _mtime(d["old"]), reverse=True)
+        for d in swaps:
+            new, old = d.get("new"), d["old"]
+            for cand in (new, old):
+                if cand is not None and _holds_pool_manifest(cand):
+                    try:
+                        os.rename(cand, path)
+                    except OSError:
+                        continue
+                    break
+            if path.exists():
+                break
+        if not path.exists() and legacy_old.is_dir() and _holds_pool_manifest(legacy_old):
+            try:
+                os.rename(legacy_old, path)
+            except OSError:
+                pass
+    if path.exists():
+        for d in dead.values():
+            for e in d.values():
+                if e.exists():
+                    shutil.rmtree(e, ignore_errors=True)
+        if legacy_old.is_dir() and _holds_pool_manifest(legacy_old):  # a pool an older save had moved aside
+            shutil.rmtree(legacy_old, ignore_errors=True)
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _text_array(a: np.ndarray) -> np.ndarray:
+    """Answers as a read-only object array of Python strings (variable length; missing -> "")."""
+    flat = np.asarray(a, dtype=object).ravel()
+    out = np.empty(flat.shape, dtype=object)
+    miss = pd.isna(flat)
+    out[:] = np.where(miss, "", flat)
+    if not all(type(x) is str for x in out):
+        out[:] = [x if isinstance(x, str) else str(x) for x in out]
+    out = out.reshape(a.shape)
+    out.setflags(write=False)
+    return out
+
+
+def _answers_to_parquet(answers: np.ndarray, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    col = pa.array(answers.ravel(), type=pa.large_string())
+    pq.write_table(pa.table({"answer": col}), path, compression="zstd")
+
+
+def _answers_from_parquet(path: Path, shape, label: str) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    try:
+        tab = pq.read_table(path)
+    except Exception as exc:  # damaged parquet: several pyarrow exception types
+        raise ValueError(f"{label} is damaged or unreadable: {exc}") from None
+    if tab.column_names != ["answer"]:
+        raise ValueError(f"{label} must hold one column 'answer', found {tab.column_names}")
+    expected = int(np.prod(shape))
+    if tab.num_rows != expected:
+        raise ValueError(f"{label} holds {tab.num_rows} answers but the manifest's shape {list(shape)} needs {expected}")
+    vals = tab.column("answer").to_numpy(zero_copy_only=False)
+    return np.asarray(vals, dtype=object).reshape(shape)
 
 
 def _constant_columns(d: pd.DataFrame, key: str, name: str, ids, columns, what: str) -> pd.DataFrame:

@@ -9,26 +9,30 @@ separately (e.g. ``--by category`` on ``mmlu-pro``). POOL may be a registry name
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..stats.certify import GAP_METHODS, NAIVE_METHODS, outcomes_from_pool, selection_valid_gap_from_outcomes
-from ._common import add_pool_argument, emit, load_pool_arg
+from ._common import add_pool_argument, emit, float_arg, int_arg, pool_from_args
 
 
 def register(sub) -> None:
     p = sub.add_parser("certify", help="selection-valid interval for the oracle gap (paper 002 Thm 4, paired, Hoeffding)")
     add_pool_argument(p)
-    p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level, in (0, 1)")
+    p.add_argument("--alpha", type=float_arg("--alpha", 0, 1, open_low=True, open_high=True), default=0.05,
+                   help="1 - confidence level, in (0, 1)")
     p.add_argument("--method", choices=GAP_METHODS, default="exact")
     p.add_argument("--naive", choices=NAIVE_METHODS, default="cp", help="the naive interval shown beside it")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--draw", type=int, default=None, help="for k > 1: use draw J (default 0)")
-    g.add_argument("--tau", type=float, default=None, help="for k > 1: use coverage at threshold tau instead of one draw")
+    g.add_argument("--draw", type=int_arg("--draw", minimum=0), default=None, help="for k > 1: use draw J (default 0)")
+    g.add_argument("--tau", type=float_arg("--tau", 0, 1, open_low=True), default=None,
+                   help="for k > 1: use coverage at threshold tau in (0, 1] instead of one draw")
     p.add_argument("--by", default=None, metavar="COLUMN", help="certify each level of this prompt-table column separately")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    pool = load_pool_arg(args.pool)
+    pool = pool_from_args(args)
     if pool.k == 1:
         if args.draw not in (None, 0) or args.tau is not None:
             raise ValueError("the pool has k=1; --draw and --tau apply only to pools with several draws per cell")
@@ -44,10 +48,7 @@ def run(args) -> int:
     names = pool.policy_names
     groups = [("all", slice(None))]
     if args.by is not None:
-        if args.by not in pool.prompts.columns:
-            raise ValueError(f"--by {args.by!r} is not a prompt-table column; columns: {list(pool.prompts.columns)}")
-        col = pool.prompts[args.by].astype(str)
-        groups = [(lvl, (col == lvl).to_numpy()) for lvl in sorted(col.unique())]
+        groups = _by_groups(pool, args.by)
     frames, results = [], []
     for lvl, sel in groups:
         res = selection_valid_gap_from_outcomes(R[sel], args.alpha, args.method, naive=args.naive, model_names=names)
@@ -58,8 +59,6 @@ def run(args) -> int:
         d = fr.iloc[0].to_dict()
         d["certified"] = res.certified
         results.append(d)
-    import pandas as pd
-
     table = pd.concat(frames, ignore_index=True)
     payload = {
         "pool": {"source": args.pool, "n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k, "reduction": reduction},
@@ -71,3 +70,21 @@ def run(args) -> int:
     }
     emit(payload, table, args.json)
     return 0
+
+
+def _by_groups(pool, by: str) -> list:
+    """(level, mask) per level of a prompt-table column; refuses an unknown, empty or partly missing column."""
+    if by not in pool.prompts.columns:
+        raise ValueError(f"--by {by!r} is not a prompt-table column; columns: {list(pool.prompts.columns)}")
+    raw = pool.prompts[by]
+    missing = raw.isna().to_numpy() | raw.map(lambda x: isinstance(x, str) and not x.strip()).to_numpy(dtype=bool)
+    if missing.all():
+        raise ValueError(f"--by {by!r}: the column is empty (no prompt has a value); choose a column with levels")
+    if missing.any():
+        first = pool.prompt_ids[int(missing.nonzero()[0][0])]
+        raise ValueError(f"--by {by!r}: {int(missing.sum())} of {pool.n_prompts} prompts have no value (first: id {first!r}); "
+                         "every prompt needs a level")
+    col = raw.astype(str)
+    if pd.Series(raw.map(type)).nunique() > 1 and col.nunique() != pd.Series(raw).nunique():
+        raise ValueError(f"--by {by!r} mixes values that read as the same level (e.g. 1 and '1')")
+    return [(lvl, (col == lvl).to_numpy()) for lvl in sorted(col.unique())]

@@ -110,10 +110,8 @@ def clopper_pearson(successes, n, alpha: float = 0.05):
     Vectorised over ``successes``/``n``; returns ``(lo, hi)`` as floats or arrays.
     """
     alpha = check_alpha(alpha)
-    s = np.asarray(successes)
-    nn = np.asarray(n)
-    if not (np.issubdtype(s.dtype, np.integer) or np.all(s == np.round(s))):
-        raise ValueError(f"successes must be whole numbers, got {successes!r}")
+    s = _whole_numbers(successes, "successes")
+    nn = _whole_numbers(n, "n")
     if np.any(nn < 1):
         raise ValueError(f"n must be >= 1, got {n!r}")
     if np.any(s < 0) or np.any(s > nn):
@@ -122,6 +120,20 @@ def clopper_pearson(successes, n, alpha: float = 0.05):
     if lo.ndim == 0:
         return float(lo), float(hi)
     return lo, hi
+
+
+def _whole_numbers(x, name: str) -> np.ndarray:
+    """``x`` as an int64 array of whole numbers (finite, no fractional part) or a ValueError naming it."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a whole number or an array of them, got {x!r}") from None
+    if a.dtype == bool or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+        raise TypeError(f"{name} must be a whole number or an array of them, got {x!r}")
+    if np.issubdtype(a.dtype, np.floating):
+        if not np.isfinite(a).all() or not np.all(a == np.round(a)):
+            raise ValueError(f"{name} must be whole numbers (a count), got {x!r}")
+    return a.astype(np.int64)
 
 
 def clopper_pearson_upper(successes: int, n: int, alpha: float = 0.05) -> float:
@@ -375,7 +387,7 @@ def outcomes_from_pool(pool: Pool, *, draw: int | None = None, tau: float | None
 
     k = 1: the only draw. k > 1: ``draw=j`` takes draw j (a single-commit outcome; with a
     seed-aligned pool every policy's draw j shares a seed), or ``tau=t`` takes coverage at
-    threshold t (c_im >= ceil(t*k - 1e-9)). Exactly one of them for k > 1.
+    threshold t (c_im >= need(t, k) = max(1, ceil(t*k - 1e-9))). Exactly one of them for k > 1.
     """
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")

@@ -8,8 +8,10 @@ sampled responses we observe counts c_im and estimate p_im by
   method of moments on the evaluated split (:func:`fit_beta_prior`).
 
 For a reliability threshold tau in (0, 1] a prompt is *covered* by an estimate when it is at
-least tau. With raw frequencies this is a count rule: c_im >= need(tau, k) = ceil(tau*k - 1e-9)
-(the 1e-9 keeps 0.1*30 = 3.0000000000000004 from demanding a 4th success).
+least tau. With raw frequencies this is a count rule: c_im >= need(tau, k) = max(1, ceil(tau*k - 1e-9))
+(the 1e-9 keeps 0.1*30 = 3.0000000000000004 from demanding a 4th success; the floor of one
+success keeps a threshold below 1e-9/k from counting a prompt with no success as covered:
+tau > 0, so a rate of 0 never reaches it).
 
 Coverage functionals, each the fraction of prompts that satisfy the condition:
 
@@ -41,7 +43,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._validate import as_bool_array, as_counts_array, check_int, check_tau, check_taus
+from .._validate import as_bool_array, as_counts_array, check_int, check_tau, check_taus, tau_key
 from ..pool import Pool
 
 __all__ = [
@@ -69,9 +71,10 @@ _EPS = 1e-9
 
 
 def need(tau, k):
-    """Successes out of ``k`` that a raw frequency needs to reach ``tau``: ceil(tau*k - 1e-9).
+    """Successes out of ``k`` that a raw frequency needs to reach ``tau``: max(1, ceil(tau*k - 1e-9)).
 
     Vectorised over ``tau`` (and ``k``). At k = 16: tau = 0.05 needs 1, tau = 0.10 needs 2.
+    Every tau in (0, 1] needs at least one success: a covered prompt has c/k >= tau > 0.
     """
     t = np.asarray(tau, dtype=float)
     if np.any(~((t > 0) & (t <= 1))):
@@ -79,7 +82,7 @@ def need(tau, k):
     kk = np.asarray(k)
     if not np.issubdtype(kk.dtype, np.integer) or np.any(kk < 1):
         raise ValueError(f"k must be a positive integer, got {k!r}")
-    out = np.ceil(t * kk - _EPS).astype(np.int64)
+    out = np.maximum(np.ceil(t * kk - _EPS), 1).astype(np.int64)
     return int(out) if out.ndim == 0 else out
 
 
@@ -193,9 +196,13 @@ def mixture_rates(x, k: int | None = None, *, estimator: str = "raw", prior: Bet
 
 
 def covered(rates, tau, k_eff: float | None = None):
-    """1[rate >= tau], with a tolerance of 1e-9/k_eff so that raw frequencies match ``need``."""
+    """1[rate >= tau], with a tolerance of 1e-9/k_eff so that raw frequencies match ``need``.
+
+    A rate of 0 is never covered (tau > 0), however small tau is against the tolerance.
+    """
     tol = _EPS / k_eff if k_eff else 1e-12
-    return np.asarray(rates) >= np.asarray(tau) - tol
+    r = np.asarray(rates)
+    return (r >= np.asarray(tau) - tol) & (r > 0)
 
 
 # ---------------------------------------------------------------------------- the coverage table
@@ -268,10 +275,10 @@ class CoverageTable:
         )
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready values keyed by threshold."""
+        """Plain JSON-ready values keyed by threshold (exact keys: ``repr(float(tau))``)."""
         out = {}
         for row in self.frame().to_dict(orient="records"):
-            key = f"{row.pop('tau'):g}"
+            key = tau_key(row.pop("tau"))
             out[key] = {kk: (None if isinstance(v, float) and math.isnan(v) else (v.item() if hasattr(v, "item") else v)) for kk, v in row.items()}
         return out
 
@@ -402,9 +409,19 @@ def rauc(rates, band=(0.05, 0.30), *, k_eff: float | None = None, grid: int = 10
     mean_i clip(p_i - lo, 0, hi - lo) / (hi - lo), which the trapezoid converges to.
     """
     lo, hi = _check_band(band)
-    r = np.asarray(rates, dtype=float).ravel()
+    try:
+        r = np.asarray(rates, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"rates must be numbers in [0, 1], got {type(rates).__name__}") from None
     if r.size == 0:
         raise ValueError("rates is empty")
+    if np.isnan(r).any():
+        raise ValueError(f"rates contains NaN ({int(np.isnan(r).sum())} of {r.size}); every rate must be a number in [0, 1]")
+    if (r < 0).any() or (r > 1).any():
+        out = r[(r < 0) | (r > 1)]
+        raise ValueError(f"rates must lie in [0, 1]; found {out[:5].tolist()}")
+    if k_eff is not None and not (isinstance(k_eff, (int, float, np.integer, np.floating)) and k_eff > 0 and math.isfinite(k_eff)):
+        raise ValueError(f"k_eff must be a positive number of draws, got {k_eff!r}")
     if method == "exact":
         return float(np.clip(r - lo, 0, hi - lo).mean() / (hi - lo))
     if method != "trapezoid":

@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus
+from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus, tau_key
 from .coverage import as_counts, need
 
 __all__ = [
@@ -81,6 +81,12 @@ __all__ = [
     "tests_frame",
     "table_statistics",
     "degenerate_prompts",
+    "degenerate_tests",
+    "SkippedTest",
+    "NullCost",
+    "null_cost",
+    "DEFAULT_MAX_PROPOSALS",
+    "DEFAULT_MAX_BYTES",
     "redeal",
     "margin_chain",
     "exact_margin_law",
@@ -108,6 +114,16 @@ _TOL = 1e-9
 # Below it the serial kernels win: on a busy machine a parallel region waits for its slowest
 # thread. Results do not depend on the choice (one random stream per draw and per chain).
 _PARALLEL_WORK = 30_000_000
+# Longest piece of work handed to a compiled kernel in one call: proposals per chain (a few
+# tenths of a second), and re-dealt cells (draws x movable prompts x members). Between calls
+# Python runs, so Ctrl-C stops a long run promptly.
+_CHUNK = 1 << 22
+_REDEAL_CHUNK_CELLS = 1 << 25
+#: Default bounds on what one call may cost: chain proposals plus re-dealt cells, and bytes of
+#: memory for the draws it keeps. A request above them is refused up front (pass larger
+#: ``max_proposals`` / ``max_bytes``, or None, to allow it).
+DEFAULT_MAX_PROPOSALS = 10_000_000_000
+DEFAULT_MAX_BYTES = 4 << 30
 
 # ============================================================================ compiled kernels
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -518,7 +534,10 @@ def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need
                tables_out, store_tables, moves_out):
     """Advance each chain (states[C, n_rows, M], stream states[C]) by ``burn`` proposals, then
     retain ``n_per[ch]`` tables, one every ``thin`` proposals, writing their statistics (and the
-    tables when ``store_tables``) at rows ``out_off[ch] + d``; ``moves_out[ch]`` counts changes."""
+    tables when ``store_tables``) at rows ``out_off[ch] + d``; ``moves_out[ch]`` counts changes.
+    The chain state and its stream state are updated in place, so a long run split into several
+    calls gives exactly the draws of one call (the driver keeps every call short, so that
+    Ctrl-C is honoured between calls)."""
     up, dn, logc = _ratio_tables(k)
     for ch in range(states.shape[0]):
         _one_chain(ch, states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
@@ -777,10 +796,15 @@ def _stat_columns(statistic: str, T: int):
 def _check_statistics(statistics) -> tuple[str, ...]:
     if isinstance(statistics, str):
         statistics = (statistics,)
-    out = tuple(statistics)
+    try:
+        out = tuple(statistics)
+    except TypeError:
+        raise TypeError(f"statistics must be a subset of {STATISTICS}, got {statistics!r}") from None
     bad = [s for s in out if s not in STATISTICS]
     if bad or not out:
         raise ValueError(f"statistics must be a non-empty subset of {STATISTICS}, got {statistics!r}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"statistics repeats an entry: {statistics!r}")
     return out
 
 
@@ -788,6 +812,14 @@ def _check_choice(value, name: str, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
+
+
+def _progress_bar(enabled: bool, total: int, desc: str, unit: str):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True)
 
 
 def _progress(iterable, enabled: bool, **kw):
@@ -956,7 +988,12 @@ class ChainDiagnostics:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class NullTests:
-    """The tests of several statistics and thresholds under one or both nulls."""
+    """The tests of several statistics and thresholds under one or both nulls.
+
+    ``tests`` holds the tests that ran; ``skipped`` the degenerate ones that did not (each a
+    :class:`SkippedTest` with its reason and what applies instead); ``notes`` remarks such as
+    thresholds that give the same count rule (the same test repeated).
+    """
 
     tests: tuple
     chain: ChainDiagnostics | None
@@ -964,41 +1001,92 @@ class NullTests:
     n_policies: int
     k: int
     n_degenerate: int
+    skipped: tuple = ()
+    notes: tuple = ()
 
     def frame(self) -> pd.DataFrame:
+        """One row per test that ran (see :meth:`skipped_frame` for the skipped ones)."""
+        if not self.tests:
+            raise ValueError("no test ran: every requested test is degenerate; see .skipped for the reasons")
         return tests_frame(self.tests)
 
+    def skipped_frame(self) -> pd.DataFrame:
+        """One row per skipped test: statistic, tau, null, observed, short label, reason, instead."""
+        cols = ["statistic", "tau", "null", "observed", "skipped", "reason", "instead"]
+        if not self.skipped:
+            return pd.DataFrame(columns=cols)
+        return pd.concat([t.frame() for t in self.skipped], ignore_index=True)[cols]
+
     def get(self, statistic: str, tau=None, null: str = "redeal") -> NullTest:
-        """The test of ``statistic`` at ``tau`` (ignored for ``pass1``) under ``null``."""
+        """The test of ``statistic`` at ``tau`` (ignored for ``pass1``) under ``null``.
+
+        Raises ``KeyError`` when there is no such test; for a skipped test the message says why.
+        """
         for t in self.tests:
             if t.statistic != statistic or t.null != null:
                 continue
             if math.isnan(t.tau) or (tau is not None and abs(t.tau - float(tau)) < 1e-12):
                 return t
+        for t in self.skipped:
+            if t.statistic == statistic and t.null == null and (
+                    math.isnan(t.tau) or (tau is not None and abs(t.tau - float(tau)) < 1e-12)):
+                raise KeyError(f"the test of {statistic!r} at tau={tau!r} under {null!r} was skipped: {t.reason}; "
+                               f"instead: {t.instead}")
         raise KeyError(f"no test of {statistic!r} at tau={tau!r} under {null!r}")
 
+    def is_skipped(self, statistic: str, tau=None, null: str = "redeal") -> SkippedTest | None:
+        """The :class:`SkippedTest` for this test, or None when it ran (or was not requested)."""
+        for t in self.skipped:
+            if t.statistic == statistic and t.null == null and (
+                    math.isnan(t.tau) or (tau is not None and abs(t.tau - float(tau)) < 1e-12)):
+                return t
+        return None
+
     def wide(self) -> pd.DataFrame:
-        """One row per (statistic, tau): observed, then mean/band/p/p_lower/excess per null."""
-        df = self.frame()
-        df["tau"] = df["tau"].fillna(-1.0)
-        idx = ["statistic", "tau"]
-        obs = df.groupby(idx, sort=False)["observed"].first()
-        parts = [obs]
-        for null in pd.unique(df["null"]):
-            sub = df[df["null"] == null].set_index(idx)[["mean", "band_lo", "band_hi", "p", "p_lower", "excess"]]
-            parts.append(sub.add_prefix(f"{null}_"))
-        out = pd.concat(parts, axis=1).reset_index()
+        """One row per (statistic, tau): observed, then mean/band/p/p_lower/excess per null.
+
+        Skipped tests leave their null's columns empty and are named, with a short reason, in
+        a ``skipped`` column (present only when some test was skipped).
+        """
+        cols = ["mean", "band_lo", "band_hi", "p", "p_lower", "excess"]
+        order = []
+        for t in list(self.tests) + list(self.skipped):
+            key = (t.statistic, -1.0 if math.isnan(t.tau) else t.tau)
+            if key not in order:
+                order.append(key)
+        first = {key: i for i, key in enumerate(order)}
+        rank = {key: i for i, key in enumerate(sorted(order, key=lambda kt: (STATISTICS.index(kt[0]), first[kt])))}
+        obs = {}
+        for t in list(self.tests) + list(self.skipped):
+            obs.setdefault((t.statistic, -1.0 if math.isnan(t.tau) else t.tau), t.observed)
+        out = pd.DataFrame([{"statistic": s_, "tau": t_, "observed": obs[(s_, t_)]} for s_, t_ in order])
+        nulls_seen = list(dict.fromkeys([t.null for t in self.tests] + [t.null for t in self.skipped]))
+        for null in nulls_seen:
+            vals = {(t.statistic, -1.0 if math.isnan(t.tau) else t.tau): [getattr(t, c) for c in cols]
+                    for t in self.tests if t.null == null}
+            arr = np.array([vals.get(key, [np.nan] * len(cols)) for key in order], dtype=float)
+            for i, c in enumerate(cols):
+                out[f"{null}_{c}"] = arr[:, i]
+        if self.skipped:
+            notes = {}
+            for t in self.skipped:
+                key = (t.statistic, -1.0 if math.isnan(t.tau) else t.tau)
+                notes.setdefault(key, []).append(f"{t.null}: {t.short}")
+            out["skipped"] = ["; ".join(notes.get(key, [])) for key in order]
+        out["_rank"] = [rank[key] for key in order]
+        out = out.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
         out["tau"] = out["tau"].where(out["tau"] >= 0, np.nan)
         return out
 
     def to_dict(self) -> dict:
-        """JSON-ready: per tau and statistic, ``observed`` and per null its summary; chain diagnostics."""
+        """JSON-ready: per tau (exact keys ``repr(float(tau))``) and statistic, ``observed`` and per
+        null its summary, or ``{"skipped": true, "reason", "instead"}``; chain diagnostics; notes."""
         out: dict = {"taus": {}, "pass1": {}}
-        for t in self.tests:
+        for t in list(self.tests) + list(self.skipped):
             if math.isnan(t.tau):
                 slot = out["pass1"]
             else:
-                slot = out["taus"].setdefault(f"{t.tau:g}", {}).setdefault(t.statistic, {})
+                slot = out["taus"].setdefault(tau_key(t.tau), {}).setdefault(t.statistic, {})
             slot["observed"] = t.observed
             slot[t.null] = t.to_dict()
         if not out["pass1"]:
@@ -1008,8 +1096,13 @@ class NullTests:
             out["chain"] = {
                 "move": ch.move, "n_chains": ch.n_chains, "burn_in": ch.burn_in, "thin": ch.thin,
                 "proposals": ch.proposals, "acceptance": ch.acceptance,
-                "ess": {f"{s}" + ("" if math.isnan(tt) else f"@{tt:g}"): e for (s, tt), e in ch.ess.items()},
+                "ess": {f"{s}" + ("" if math.isnan(tt) else f"@{tau_key(tt)}"): e for (s, tt), e in ch.ess.items()},
             }
+        if self.skipped:
+            out["skipped"] = [{"statistic": t.statistic, "tau": None if math.isnan(t.tau) else t.tau, "null": t.null,
+                               "reason": t.reason, "instead": t.instead} for t in self.skipped]
+        if self.notes:
+            out["notes"] = list(self.notes)
         out["pool"] = {"n_prompts": self.n_prompts, "n_policies": self.n_policies, "k": self.k, "n_degenerate": self.n_degenerate}
         return out
 
@@ -1079,16 +1172,24 @@ def degenerate_prompts(x, k: int | None = None) -> dict:
 
 
 # ============================================================================ re-deal
-def redeal(x, n_draws: int = 2000, *, k: int | None = None, seed=0) -> np.ndarray:
+def _check_table_bytes(n_draws: int, prep: _Prepared, max_bytes) -> None:
+    need_b = 2 * n_draws * prep.n * prep.M * 8
+    if max_bytes is not None and need_b > check_int(max_bytes, "max_bytes", minimum=1):
+        raise ValueError(f"{n_draws} tables of shape ({prep.n}, {prep.M}) need about {_fmt_bytes(need_b)} of memory, above "
+                         f"max_bytes = {_fmt_bytes(max_bytes)}; ask for fewer draws or raise max_bytes")
+
+
+def redeal(x, n_draws: int = 2000, *, k: int | None = None, seed=0, max_bytes: int | None = DEFAULT_MAX_BYTES) -> np.ndarray:
     """Count tables int64 [n_draws, n, M] drawn from the re-deal null.
 
     For every prompt the total s_i is dealt into M groups of k uniformly at random, i.e. the
     counts follow the multivariate hypergeometric law; prompt totals (hence the uniform
     mixture's raw rate) are preserved exactly. The draws are the ones :func:`null_tests` uses
-    with the same ``seed``.
+    with the same ``seed``. Refused up front when the tables would take more than ``max_bytes``.
     """
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     prep = _prepare(x, [1.0], k)
+    _check_table_bytes(n_draws, prep, max_bytes)
     key, _ = _keys(as_rng(seed))
     out = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy()
     if prep.active.size:
@@ -1105,7 +1206,12 @@ def _default_steps(n: int, M: int, burn_in, thin) -> tuple[int, int]:
 
 def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, n_chains: int, move: str,
                 store_tables: bool, progress: bool, batch: int | None):
-    """Run the chains; return (stats [B, S], tables or None, chain_id [B], moves per chain, proposals)."""
+    """Run the chains; return (stats [B, S], tables or None, chain_id [B], moves per chain, proposals).
+
+    The compiled kernel is called on short pieces (at most ``_CHUNK`` proposals per chain per
+    call, fewer with ``batch``), so that Ctrl-C interrupts a long run; the pieces consume each
+    chain's random stream exactly as one long call would, so the draws do not depend on them.
+    """
     na, M = prep.active.size, prep.M
     C = max(1, min(n_chains, n_draws))
     n_per = np.full(C, n_draws // C, np.int64)
@@ -1123,30 +1229,70 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
     stats = np.empty((n_draws, S))
     tables_active = np.empty((n_draws if store_tables else 0, na, M), np.int64)
     moves = np.zeros(C, np.int64)
-    per_batch = int(n_per.max()) if batch is None else check_int(batch, "batch", minimum=1)
-    done = np.zeros(C, np.int64)
-    n_batches = int(math.ceil(n_per.max() / per_batch))
-    first = True
-    proposals_total = C * burn + thin * n_draws
+    proposals_total = int(C * burn + thin * n_draws)
     parallel = C > 1 and proposals_total >= _PARALLEL_WORK
     kern = run_chains_parallel if parallel else run_chains
+    heat = move == "heatbath"
+    zeros = np.zeros(C, np.int64)
+    done = np.zeros(C, np.int64)
+    chunk = max(1, int(_CHUNK))
+    draws_per_call = max(1, chunk // thin)
+    if batch is not None:
+        draws_per_call = min(draws_per_call, check_int(batch, "batch", minimum=1))
+    bar = _progress_bar(progress, proposals_total, "margin chain", "proposal")
+
+    def call(burn_, thin_, take):
+        kern(states, streams, prep.k, burn_, thin_, take, starts + done, heat, prep.needs, prep.need_mix, prep.n,
+             stats, tables_active, store_tables, moves)
+        if bar is not None:
+            bar.update(int(C * burn_ + thin_ * take.sum()))
+
+    def advance(live: np.ndarray, steps: int):
+        """``steps`` proposals on the chains in ``live`` only (the others keep their state)."""
+        sub_states = np.ascontiguousarray(states[live])
+        sub_streams = streams[live].copy()
+        sub_moves = np.zeros(live.size, np.int64)
+        kern(sub_states, sub_streams, prep.k, steps, 1, np.zeros(live.size, np.int64), np.zeros(live.size, np.int64),
+             heat, prep.needs, prep.need_mix, prep.n, stats, tables_active, False, sub_moves)
+        states[live] = sub_states
+        streams[live] = sub_streams
+        moves[live] += sub_moves
+        if bar is not None:
+            bar.update(int(live.size * steps))
+
     old_chunk = numba.set_parallel_chunksize(1) if parallel else None  # hand chains out one at a time
     try:
-        for _ in _progress(range(n_batches), progress, desc="margin chain", unit="batch"):
-            take = np.minimum(per_batch, n_per - done).astype(np.int64)
-            kern(states, streams, prep.k, burn if first else 0, thin, take, starts + done, move == "heatbath",
-                 prep.needs, prep.need_mix, prep.n, stats, tables_active, store_tables, moves)
-            done += take
-            first = False
+        left = burn
+        while left > 0:
+            step = min(chunk, left)
+            call(step, thin, zeros)
+            left -= step
+        if thin <= chunk:
+            while (done < n_per).any():
+                take = np.minimum(draws_per_call, n_per - done).astype(np.int64)
+                call(0, thin, take)
+                done += take
+        else:  # one retained table is longer than a piece: walk thin - 1 proposals in pieces, then one more
+            while (done < n_per).any():
+                live = np.flatnonzero(done < n_per)
+                left = thin - 1
+                while left > 0:
+                    step = min(chunk, left)
+                    advance(live, step)
+                    left -= step
+                take = (done < n_per).astype(np.int64)
+                call(0, 1, take)
+                done += take
     finally:
         if parallel:
             numba.set_parallel_chunksize(old_chunk)
-    proposals = int(C * burn + thin * n_draws)
+        if bar is not None:
+            bar.close()
     tables = None
     if store_tables:
         tables = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy()
         tables[:, prep.active, :] = tables_active
-    return stats, tables, chain_id, moves, proposals
+    return stats, tables, chain_id, moves, proposals_total
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -1166,15 +1312,20 @@ class ChainSample:
 
 
 def margin_chain(x, n_draws: int = 2000, *, k: int | None = None, seed=0, burn_in: int | None = None,
-                 thin: int | None = None, n_chains: int = 4, move: str = "heatbath") -> ChainSample:
+                 thin: int | None = None, n_chains: int = 4, move: str = "heatbath",
+                 max_proposals: int | None = DEFAULT_MAX_PROPOSALS, max_bytes: int | None = DEFAULT_MAX_BYTES) -> ChainSample:
     """Count tables from the margin-preserving null: P(c) proportional to prod C(k, c_im) given
     prompt and member totals (see the module docstring). Draws match :func:`null_tests` with the
-    same ``seed`` and settings. Defaults: ``burn_in = 60 n M``, ``thin = 2 n M`` proposals."""
+    same ``seed`` and settings. Defaults: ``burn_in = 60 n M``, ``thin = 2 n M`` proposals.
+    Requests above ``max_proposals`` or ``max_bytes`` are refused up front."""
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     n_chains = check_int(n_chains, "n_chains", minimum=1)
     _check_choice(move, "move", _MOVES)
     prep = _prepare(x, [1.0], k)
     burn, th = _default_steps(prep.n, prep.M, burn_in, thin)
+    _check_table_bytes(n_draws, prep, max_bytes)
+    C = max(1, min(n_chains, n_draws))
+    NullCost(int(C * burn + th * n_draws) if prep.active.size >= 2 else 0, 0, 0).check(max_proposals, None)
     _, chain_key = _keys(as_rng(seed))
     _, tables, chain_id, moves, proposals = _run_margin(prep, chain_key, n_draws, burn, th, n_chains, move, True, False, None)
     return ChainSample(tables, chain_id, int(moves.sum()) / proposals if proposals else 0.0, burn, th, move)
@@ -1327,6 +1478,219 @@ def effective_sample_size(x, chains=None) -> float:
 
 
 # ============================================================================ the main entry point
+def _redeal_stats_chunked(prep: _Prepared, key, n_draws: int, batch: int | None, progress: bool) -> np.ndarray:
+    """Re-deal statistics of draws [0, n_draws) in short kernel calls (Ctrl-C works between them;
+    draw d always uses stream d, so the pieces do not change the draws)."""
+    per = max(1, _REDEAL_CHUNK_CELLS // max(1, prep.totals.size * prep.M))
+    if batch is not None:
+        per = min(per, check_int(batch, "batch", minimum=1))
+    out = np.empty((n_draws, 3 * prep.taus.size + 1))
+    for s0 in _progress(range(0, n_draws, per), progress, desc="re-deal", unit="batch"):
+        b = min(per, n_draws - s0)
+        out[s0:s0 + b] = _redeal_stats(prep, key, s0, b)
+    return out
+
+
+# ---------------------------------------------------------------------------- degenerate nulls
+@dataclasses.dataclass(frozen=True)
+class SkippedTest:
+    """A test that was not run because its null is degenerate: the statistic is a function of
+    what the null holds fixed, so every null draw equals the observed value and p = 1 by
+    construction. ``reason`` says why, ``short`` is a label for tables, ``instead`` says what
+    does apply."""
+
+    statistic: str
+    tau: float
+    null: str
+    observed: float
+    reason: str
+    short: str
+    instead: str
+
+    @property
+    def label(self) -> str:
+        t = "" if math.isnan(self.tau) else f" tau={self.tau:g}"
+        return f"{self.statistic}{t} [{self.null}]"
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"statistic": self.statistic, "tau": self.tau, "null": self.null, "observed": self.observed,
+                              "skipped": self.short, "reason": self.reason, "instead": self.instead}])
+
+    def to_dict(self) -> dict:
+        return {"skipped": True, "reason": self.reason, "instead": self.instead}
+
+
+_CERTIFY_HINT = ("the selection-valid certificates apply at k = 1: `oraclegap certify POOL` "
+                 "(oraclegap.stats.certify.selection_valid_gap)")
+
+
+def degenerate_tests(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, nulls=NULLS,
+                     statistics=STATISTICS) -> dict:
+    """Which (statistic, tau, null) tests are degenerate by construction, with the reason.
+
+    A null conditions on some totals of the count table; a statistic that is a function of
+    those totals has a point-mass null (p = 1 whatever the data). The cases, exactly:
+
+    * no prompt has both a success and a failure: both nulls fix the whole table;
+    * fewer than two such prompts: the margin-preserving chain has no move;
+    * k = 1: every statistic is a function of the prompt and member totals (C_m is a member
+      total, C_orac = #{s_i >= 1}, C_mix = #{s_i >= need(tau, M)}, D = #{1 <= s_i < M}), so the
+      margin-preserving null is a point mass for all of them, and the re-deal (which keeps the
+      prompt totals) for D and oracle-minus-mixture;
+    * need(tau, k) = 1 (tau <= 1/k): C_orac = #{s_i >= 1} and C_mix are functions of the prompt
+      totals, so oracle-minus-mixture has a point-mass null under both.
+
+    Returns ``{(statistic, tau, null): (reason, short label, what applies instead)}`` (tau None
+    for ``pass1``).
+    """
+    prep = _prepare(x, taus, k)
+    return _degenerate(prep, _check_statistics(statistics), _check_nulls(nulls))
+
+
+def _degenerate(prep: _Prepared, statistics, nulls) -> dict:
+    out = {}
+    na, kk = int(prep.active.size), prep.k
+    for null in nulls:
+        for st in statistics:
+            taus = [None] if st == "pass1" else [float(t) for t in prep.taus]
+            for j, tau in enumerate(taus):
+                why = None
+                if na == 0:
+                    why = ("every prompt is all wrong or all right, so both nulls fix the whole table: the null is a "
+                           "point mass at the observed value (p = 1 by construction)",
+                           "point mass: no prompt can move", "no randomisation test can inform about this pool")
+                elif null == "margin" and na < 2:
+                    why = ("fewer than two prompts have both successes and failures, so no margin-preserving move "
+                           "exists: the null is a point mass (p = 1 by construction)",
+                           "point mass: < 2 movable prompts", "the re-deal null, which moves single prompts")
+                elif kk == 1 and null == "margin":
+                    why = ("at k = 1 every statistic is a function of the prompt totals and the member totals, which "
+                           "the margin-preserving null holds fixed: the null is a point mass (p = 1 by construction)",
+                           "point mass at k=1", _CERTIFY_HINT)
+                elif kk == 1 and st in ("D", "oracle_minus_mixture"):
+                    why = (f"at k = 1 {st} is a function of the prompt totals, which the re-deal holds fixed: the null "
+                           "is a point mass (p = 1 by construction)", "point mass at k=1", _CERTIFY_HINT)
+                elif st == "oracle_minus_mixture" and int(prep.needs[j]) == 1:
+                    why = (f"at tau = {tau:g} <= 1/k (k = {kk}) one success covers a prompt, so the oracle's and the "
+                           "mixture's coverage are functions of the prompt totals, which both nulls hold fixed: the "
+                           "null is a point mass (p = 1 by construction)", "point mass: tau <= 1/k",
+                           f"L and D at this tau, or oracle_minus_mixture at a tau above 1/k = {1 / kk:.4g}")
+                if why is not None:
+                    out[(st, tau, null)] = why
+    return out
+
+
+def _nan_tau(tau) -> float:
+    """Internal keys use None for the threshold-free ``pass1``; results carry NaN."""
+    return float("nan") if tau is None else float(tau)
+
+
+def _tau_notes(prep: _Prepared, statistics) -> tuple:
+    """Notes on thresholds that give the same count rule (the same test repeated)."""
+    notes = []
+    th = [s for s in ("L", "D") if s in statistics]
+    if th and prep.taus.size > 1:
+        groups: dict[int, list[float]] = {}
+        for t, nd in zip(prep.taus, prep.needs, strict=True):
+            groups.setdefault(int(nd), []).append(float(t))
+        for nd, ts in groups.items():
+            if len(ts) > 1:
+                notes.append(f"tau = {', '.join(f'{t:g}' for t in ts)} each need {nd} success{'es' if nd > 1 else ''} of "
+                             f"k = {prep.k}: {' and '.join(th)} {'is' if len(th) == 1 else 'are'} the same test at each of them")
+    return tuple(notes)
+
+
+def _check_nulls(nulls) -> tuple[str, ...]:
+    if isinstance(nulls, str):
+        nulls = (nulls,)
+    try:
+        nulls = tuple(nulls)
+    except TypeError:
+        raise TypeError(f"nulls must be a subset of {NULLS}, got {nulls!r}") from None
+    if not nulls or any(nl not in NULLS for nl in nulls):
+        raise ValueError(f"nulls must be a non-empty subset of {NULLS}, got {nulls!r}")
+    if len(set(nulls)) != len(nulls):
+        raise ValueError(f"nulls repeats an entry: {nulls!r}")
+    return nulls
+
+
+# ---------------------------------------------------------------------------- cost bounds
+@dataclasses.dataclass(frozen=True)
+class NullCost:
+    """What a call of :func:`null_tests` will cost, estimated before any work: chain proposals
+    (``n_chains * burn_in + thin * n_draws``), re-dealt cells (``n_draws * movable prompts *
+    members``, one hypergeometric draw each) and bytes of memory for the retained draws."""
+
+    proposals: int
+    redeal_cells: int
+    bytes: int
+
+    @property
+    def steps(self) -> int:
+        return int(self.proposals + self.redeal_cells)
+
+    def check(self, max_proposals=DEFAULT_MAX_PROPOSALS, max_bytes=DEFAULT_MAX_BYTES) -> None:
+        """Raise ``ValueError`` when the cost exceeds a bound (None: no bound), naming what drives it."""
+        problems = []
+        if max_bytes is not None and self.bytes > max_bytes:
+            problems.append(f"about {_fmt_bytes(self.bytes)} of memory for its null draws, above the limit of "
+                            f"{_fmt_bytes(max_bytes)} (max_bytes, CLI --max-memory)")
+        if max_proposals is not None and self.steps > max_proposals:
+            parts = []
+            if self.proposals:
+                parts.append(f"{self.proposals:.3g} margin-chain proposals")
+            if self.redeal_cells:
+                parts.append(f"{self.redeal_cells:.3g} re-dealt cells")
+            problems.append(f"{' + '.join(parts)}, above the limit of {max_proposals:.3g} (max_proposals, CLI --max-proposals)")
+        if problems:
+            raise ValueError(f"this request needs {' and '.join(problems)}; lower n_draws, burn_in or thin, "
+                             "or raise the limit")
+
+
+def _fmt_bytes(b: float) -> str:
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size:
+            return f"{b / size:.3g} {unit}"
+    return f"{int(b)} B"
+
+
+def _cost(prep: _Prepared, nulls, n_tests: int, skip: dict, statistics, n_draws: int, burn: int, thin: int,
+          n_chains: int) -> NullCost:
+    per_null = {nl: any((st, tau, nl) not in skip for st in statistics
+                        for tau in ([None] if st == "pass1" else [float(t) for t in prep.taus]))
+                for nl in nulls}
+    S = 3 * prep.taus.size + 1
+    na = int(prep.active.size)
+    proposals = 0
+    redeal_cells = 0
+    bytes_ = 0
+    if per_null.get("margin") and na >= 2:
+        C = max(1, min(n_chains, n_draws))
+        proposals = C * burn + thin * n_draws
+        bytes_ += n_draws * S * 8 + C * na * prep.M * 8
+    if per_null.get("redeal") and na:
+        redeal_cells = n_draws * na * prep.M
+        bytes_ += n_draws * S * 8 + min(n_draws, _REDEAL_CHUNK_CELLS) * 8
+    bytes_ += n_tests * n_draws * 8 * 2  # each test keeps its draws (and a copy while it is built)
+    return NullCost(int(proposals), int(redeal_cells), int(bytes_))
+
+
+def null_cost(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, nulls=NULLS, statistics=STATISTICS,
+              n_draws: int = 2000, burn_in: int | None = None, thin: int | None = None, n_chains: int = 4,
+              skip_degenerate: bool = True) -> NullCost:
+    """The :class:`NullCost` of :func:`null_tests` with these arguments, computed without running it."""
+    prep = _prepare(x, taus, k)
+    statistics = _check_statistics(statistics)
+    nulls = _check_nulls(nulls)
+    n_draws = check_int(n_draws, "n_draws", minimum=1)
+    n_chains = check_int(n_chains, "n_chains", minimum=1)
+    burn, th = _default_steps(prep.n, prep.M, burn_in, thin)
+    skip = _degenerate(prep, statistics, nulls) if skip_degenerate else {}
+    n_tests = sum(1 for nl in nulls for st in statistics
+                  for tau in ([None] if st == "pass1" else [float(t) for t in prep.taus]) if (st, tau, nl) not in skip)
+    return _cost(prep, nulls, n_tests, skip, statistics, n_draws, burn, th, n_chains)
+
+
 def null_tests(
     x,
     taus=(0.05, 0.10, 0.20, 0.30),
@@ -1343,69 +1707,96 @@ def null_tests(
     p_convention: str = "paper",
     progress: bool = False,
     batch: int | None = None,
+    skip_degenerate: bool = True,
+    max_proposals: int | None = DEFAULT_MAX_PROPOSALS,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> NullTests:
     """Test each statistic at each threshold against the re-deal and/or margin-preserving null.
 
     ``x``: a Pool, verdicts [n, M, k], or counts [n, M] with ``k=``. ``statistics`` is a subset
     of :data:`STATISTICS`; ``pass1`` is tested once (no threshold). ``burn_in``/``thin`` default
     to 60 n M and 2 n M proposals (n = all prompts), proposals go to movable prompts only, and
-    the ``n_draws`` retained tables are split over ``n_chains`` chains. Degenerate prompts are
-    fixed by both nulls; a pool whose prompts are all degenerate (or with fewer than two
-    movable prompts for the chain) gets point-mass nulls: draws equal to the observed value,
-    ``p = p_lower = 1`` and excess 0. ``batch`` (draws per chain per call) only affects the
-    progress display; results do not depend on it.
+    the ``n_draws`` retained tables are split over ``n_chains`` chains.
+
+    Degenerate nulls. A statistic that is a function of what a null holds fixed has a
+    point-mass null: p = 1 by construction, no evidence either way (:func:`degenerate_tests`
+    lists the cases; at k = 1 they include every statistic under the margin-preserving null).
+    Such tests are not run: they are reported in ``.skipped`` as :class:`SkippedTest` objects
+    with the reason and what applies instead (at k = 1: the selection-valid certificates).
+    ``skip_degenerate=False`` runs them anyway (draws equal to the observed value, ``p =
+    p_lower = 1``, excess 0).
+
+    Cost. The work (chain proposals plus re-dealt cells) and the memory for the draws are
+    estimated first (:func:`null_cost`); above ``max_proposals`` or ``max_bytes`` the call is
+    refused with a ``ValueError`` (None removes a bound). The compiled kernels run in short
+    pieces, so Ctrl-C interrupts a long run. ``batch`` (draws per chain per call) only affects
+    the progress display; results do not depend on it.
     """
     prep = _prepare(x, taus, k)
     statistics = _check_statistics(statistics)
-    if isinstance(nulls, str):
-        nulls = (nulls,)
-    nulls = tuple(nulls)
-    if not nulls or any(nl not in NULLS for nl in nulls):
-        raise ValueError(f"nulls must be a non-empty subset of {NULLS}, got {nulls!r}")
+    nulls = _check_nulls(nulls)
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     n_chains = check_int(n_chains, "n_chains", minimum=1)
     _check_choice(move, "move", _MOVES)
     _check_choice(p_convention, "p_convention", _P_CONVENTIONS)
+    if batch is not None:
+        check_int(batch, "batch", minimum=1)
+    for name, bound in (("max_proposals", max_proposals), ("max_bytes", max_bytes)):
+        if bound is not None:
+            check_int(bound, name, minimum=1)
     burn, th = _default_steps(prep.n, prep.M, burn_in, thin)
+    skip = _degenerate(prep, statistics, nulls) if skip_degenerate else {}
+
+    def taus_of(st):
+        return [None] if st == "pass1" else [float(t) for t in prep.taus]
+
+    wanted = {nl: [(st, j, tau) for st in statistics for j, tau in enumerate(taus_of(st)) if (st, tau, nl) not in skip]
+              for nl in nulls}
+    n_tests = sum(len(v) for v in wanted.values())
+    _cost(prep, nulls, n_tests, skip, statistics, n_draws, burn, th, n_chains).check(max_proposals, max_bytes)
     redeal_key, chain_key = _keys(as_rng(seed))
     observed = _observed_stats(prep)
     T = prep.taus.size
     tests: list[NullTest] = []
+    skipped: list[SkippedTest] = []
     chain_diag = None
     for null in nulls:
+        for st in statistics:
+            for j, tau in enumerate(taus_of(st)):
+                if (st, tau, null) in skip:
+                    reason, short, instead = skip[(st, tau, null)]
+                    col = _stat_columns(st, T)[j]
+                    skipped.append(SkippedTest(st, _nan_tau(tau), null, float(observed[col]), reason, short, instead))
+        if not wanted[null]:
+            continue
         if null == "redeal":
             if prep.active.size == 0:
                 stats = np.tile(observed, (n_draws, 1))
             else:
-                per = n_draws if batch is None else check_int(batch, "batch", minimum=1)
-                parts = []
-                for s0 in _progress(range(0, n_draws, per), progress, desc="re-deal", unit="batch"):
-                    parts.append(_redeal_stats(prep, redeal_key, s0, min(per, n_draws - s0)))
-                stats = np.concatenate(parts)
+                stats = _redeal_stats_chunked(prep, redeal_key, n_draws, batch, progress)
             chain_id, acc = None, None
         else:
             stats, _, chain_id, moves, proposals = _run_margin(prep, chain_key, n_draws, burn, th, n_chains, move,
                                                                False, progress, batch)
             acc = int(moves.sum()) / proposals if proposals else 0.0
         ess_map = {}
-        for s in statistics:
-            cols = _stat_columns(s, T)
-            for j, col in enumerate(cols):
-                tau = float("nan") if s == "pass1" else float(prep.taus[j])
-                if null == "redeal":
-                    ess = float(n_draws)
-                else:
-                    ess = effective_sample_size(stats[:, col], chain_id) if proposals else float("nan")
-                    ess_map[(s, tau)] = ess
-                tests.append(NullTest(s, tau, null, float(observed[col]), stats[:, col], p_convention,
-                                      ess, acc if null == "margin" else None))
+        for st, j, tau in wanted[null]:
+            col = _stat_columns(st, T)[j]
+            if null == "redeal":
+                ess = float(n_draws)
+            else:
+                ess = effective_sample_size(stats[:, col], chain_id) if proposals else float("nan")
+                ess_map[(st, _nan_tau(tau))] = ess
+            tests.append(NullTest(st, _nan_tau(tau), null, float(observed[col]), stats[:, col], p_convention,
+                                  ess, acc if null == "margin" else None))
         if null == "margin":
             per_chain = np.bincount(chain_id)
             chain_acc = tuple(float(m) / (burn + th * int(d)) if proposals else 0.0
                               for m, d in zip(moves, per_chain, strict=True))
             chain_diag = ChainDiagnostics(move, per_chain.size, burn, th, int(prep.active.size), proposals, acc,
                                           chain_acc, ess_map)
-    return NullTests(tuple(tests), chain_diag, prep.n, prep.M, prep.k, int(prep.n - prep.active.size))
+    return NullTests(tuple(tests), chain_diag, prep.n, prep.M, prep.k, int(prep.n - prep.active.size),
+                     tuple(skipped), _tau_notes(prep, statistics))
 
 
 # ============================================================================ excess bootstrap
@@ -1454,7 +1845,7 @@ def excess_bootstrap(
 
     def one(counts, gen):
         res = null_tests(counts, [tau], k=prep.k, nulls=(null,), statistics=(statistic,), n_draws=n_draws, seed=gen,
-                         n_chains=1 if null == "margin" else 4)
+                         n_chains=1 if null == "margin" else 4, skip_degenerate=False)
         t = res.tests[0]
         return t.observed - t.mean
 
@@ -1737,9 +2128,9 @@ class GapTable:
         rows = []
         for j, tau in enumerate(self.tests_taus):
             r = {"tau": tau}
-            d = self.tests.get("D", tau, "redeal")
+            d = _test_or_point_mass(self.tests, "D", tau)
             r.update({"D": d.observed, "D_null": d.mean, "D_p": d.p})
-            L = self.tests.get("L", tau, "redeal")
+            L = _test_or_point_mass(self.tests, "L", tau)
             r.update({"L": L.observed, "L_null": L.mean, "L_band_lo": L.band_lo, "L_band_hi": L.band_hi, "p": L.p,
                       "p_lower": L.p_lower, "excess": L.excess})
             try:
@@ -1748,16 +2139,45 @@ class GapTable:
             except KeyError:
                 r.update({"L_margin": np.nan, "p_m": np.nan})
             r["split_half"] = float(self.split.gap_selection_mean[j])
-            o = self.tests.get("oracle_minus_mixture", tau, "redeal")
+            o = _test_or_point_mass(self.tests, "oracle_minus_mixture", tau)
             r.update({"orac_minus_mix": o.observed, "orac_minus_mix_null": o.mean, "orac_minus_mix_p": o.p})
+            notes = [f"{name}: {sk.short}" for name, sk in (("L", self.tests.is_skipped("L", tau)),
+                     ("D", self.tests.is_skipped("D", tau)),
+                     ("orac_minus_mix", self.tests.is_skipped("oracle_minus_mixture", tau))) if sk is not None]
+            if notes:
+                r["skipped"] = "; ".join(notes)
             rise = self.sizes.rise[j]
             r.update({"rise_L": rise.observed, "rise_L_null": rise.mean, "rise_p": rise.p})
             rows.append(r)
-        return pd.DataFrame(rows)
+        out = pd.DataFrame(rows)
+        if "skipped" in out.columns:
+            out["skipped"] = out["skipped"].fillna("")
+        return out
 
     @property
     def tests_taus(self) -> list[float]:
         return [float(t) for t in self.split.taus]
+
+
+@dataclasses.dataclass(frozen=True)
+class _PointMass:
+    observed: float
+    mean: float
+    p: float
+    band_lo: float
+    band_hi: float
+    p_lower: float
+    excess: float
+
+
+def _test_or_point_mass(tests: NullTests, statistic: str, tau):
+    """The re-deal test, or for a skipped (degenerate) one its exact point mass: the null mean
+    equals the observed value and p is left empty (NaN), since no test was made."""
+    sk = tests.is_skipped(statistic, tau, "redeal")
+    if sk is not None:
+        o = sk.observed
+        return _PointMass(o, o, float("nan"), o, o, float("nan"), 0.0)
+    return tests.get(statistic, tau, "redeal")
 
 
 def gap_table(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, n_splits: int = 200,
