@@ -197,6 +197,8 @@ def test_row_sampler_draws_from_the_tempered_nucleus():
         counts = np.bincount(got, minlength=len(z))
         assert counts[~keep].sum() == 0
         assert chisquare(counts[keep], R * q[keep]).pvalue > 1e-3, (temp, top_p, counts, R * q)
+        edge, _ = _sample(logits[:2], seeds[:2], temp, top_p, n_steps=1, u=np.array([[0.0], [1.0]]))
+        assert keep[edge].all()  # u at either end of [0, 1] still picks a token of the nucleus
     greedy, _ = _sample(logits[:50], seeds[:50], 0.0)
     assert (greedy == 0).all()
     # the uniforms of a row depend only on its seed and the position
