@@ -254,7 +254,11 @@ def test_bad_arguments(tiny_setup, tmp_path):
         (dict(adapters={"x": tmp_path}), ValueError, "not a LoRA adapter: it has no adapter_config.json"),
         (dict(adapters={"x": tmp_path / "missing"}), ValueError, "is not a directory"),
         (dict(adapters={"base": tiny_setup.lora0}), ValueError, "reserved for the base model"),
+        (dict(adapters=[str(tiny_setup.lora0)]), TypeError, "adapters must map policy names"),
+        (dict(device="gpu0"), ValueError, "device must be a torch device"),
     ]
+    if not torch.cuda.is_available():
+        cases.append((dict(device="cuda"), ValueError, "sees no CUDA device"))
     for kw, exc, match in cases:
         with pytest.raises(exc, match=match):
             generate(m, p, **{**base, **kw})
