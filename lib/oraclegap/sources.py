@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import _store, datasets
 from ._validate import as_bool_columns, parse_list, read_npy, read_npz
 from .pool import Pool
 
@@ -30,7 +30,7 @@ CSV_LABEL_COLUMNS = ("text", "dataset", "split")
 def open_pool(spec, *, models=None, prompt_columns=None, id_column=None) -> Pool:
     """Resolve a pool reference to a :class:`Pool`.
 
-    ``spec`` may be a Pool (returned as is), a pool directory, a ``.npy`` verdict array
+    ``spec`` may be a Pool (returned as is), a pool directory, a rollout store, a ``.npy`` verdict array
     [n, M, k] (or [n, M] for k = 1), ``FILE.npz:KEY`` (a numeric array; object arrays are never
     unpickled), a wide ``.csv`` (items x models of 0/1), or a name in the
     :mod:`oraclegap.datasets` registry. The CLI's POOL argument and the chapters' ``POOL``
@@ -53,6 +53,8 @@ def open_pool(spec, *, models=None, prompt_columns=None, id_column=None) -> Pool
     if not is_csv and any(x is not None for x in (models, prompt_columns, id_column)):
         raise ValueError(f"models, prompt_columns and id_column apply to wide CSV files only; POOL {spec!r} is not a .csv file")
     if path.is_dir():
+        if _store.is_store(path):  # a rollout store (oraclegap.rollouts): every key present exactly once
+            return Pool.from_store(path)
         return Pool.load(path)
     if ":" in spec and not path.exists():
         file, key = spec.rsplit(":", 1)
