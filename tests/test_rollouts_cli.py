@@ -26,10 +26,17 @@ def setup(tmp_path_factory):
 
 
 def _args(model, lora, pfile, out, *extra):
-    return [
-        "rollouts", "--model", str(model), "--adapter", f"s0={lora}", "--include-base", "--prompts", str(pfile),
-        "--task", "integer", "--k", "2", "--max-tokens", "6", "--batch-size", "4", "--out", str(out), "--no-progress", *extra,
-    ]
+    """The CLI arguments of a small run; ``extra`` appends options or, for an option already
+    set here, replaces its value (the CLI refuses an option given twice)."""
+    opts = {"--task": "integer", "--k": "2", "--max-tokens": "6", "--batch-size": "4"}
+    extra = list(extra)
+    for i in range(len(extra) - 1):
+        if extra[i] in opts:
+            opts[extra[i]] = extra[i + 1]
+            extra[i] = extra[i + 1] = None
+    tail = [x for x in extra if x is not None]
+    base = ["rollouts", "--model", str(model), "--adapter", f"s0={lora}", "--include-base", "--prompts", str(pfile)]
+    return base + [x for kv in opts.items() for x in kv] + ["--out", str(out), "--no-progress", *tail]
 
 
 def test_run_status_and_pool(setup, tmp_path, capsys):
