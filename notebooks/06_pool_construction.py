@@ -198,7 +198,7 @@ show_md(
 # the coverage of random pools of the same size. The baselines are ranking by individual
 # accuracy, lowest mean pairwise correlation of error vectors, k-medoids on error vectors
 # (`kmedoids` package) and greedy maximum a posteriori selection of a determinantal point process
-# on error vectors. Our simulated pool (`compose.latent_world`) has the paper's shape, with known
+# on error vectors. Our simulated pool (`simulate.latent_world`) has the paper's shape, with known
 # success probabilities: logit $p_{im} = a_m + v_{m,\text{dataset}} + u_{m,\text{topic}} - d_i$,
 # accuracies spread from 0.25 to 0.85, six latent topics with model-specific skill $u$ (the
 # complementarity), and a contrast pool without topic skill.

@@ -57,6 +57,7 @@ import pandas as pd
 from .._validate import as_bool_array, as_rng, check_int, check_prob
 from ..pool import Pool
 from ..stats.certify import outcomes_from_pool
+from ..stats.simulate import World, latent_world  # re-exported: the generator of the sweeps
 
 __all__ = [
     "GREEDY_BOUND",
@@ -1805,58 +1806,3 @@ def _router_gain(kind, maker, X, pos, inputs, confidence, cal, test, b, pool, C)
         base = C[ti, b].mean()
         routed = float(C[ti, picked].mean() / base) if base > 0 else np.nan
     return gain, routed
-
-
-# ====================================================================== a generator for sweeps and benchmarks
-@dataclasses.dataclass(frozen=True)
-class World:
-    """A simulated multi-dataset pool with its true success probabilities ``p`` [n, K] and topics."""
-
-    pool: Pool
-    p: np.ndarray
-    topic: np.ndarray
-
-
-def latent_world(n_items: int = 300, n_models: int = 8, datasets: Sequence[str] = ("A", "B", "C", "D"), *,
-                 accuracy=None, topic_sd: float = 1.0, n_topics: int = 6, dataset_sd: float = 0.5,
-                 item_sd: float = 1.5, embed_dim: int = 8, embed_noise: float = 0.5, seed=0) -> World:
-    """Pools of ``n_models`` models on ``n_items`` items per dataset with known success probabilities:
-
-        logit p_im = a_m + v_{m, dataset(i)} + u_{m, topic(i)} - d_i,
-
-    a_m the logit of ``accuracy`` (default evenly spaced 0.25..0.85, like paper 002's pool),
-    v ~ N(0, dataset_sd^2), u ~ N(0, topic_sd^2) model-by-topic skills (the complementarity), d_i ~
-    N(0, item_sd^2) item difficulty, topics uniform over ``n_topics``. Prompts carry ``dataset``
-    and ``topic`` columns and embeddings = topic centroid + N(0, embed_noise^2) noise (so a
-    nearest-neighbour router can learn topics); per-model costs rise with accuracy. R_im ~
-    Bernoulli(p_im), independent given p.
-    """
-    n_items = check_int(n_items, "n_items", minimum=2)
-    K = check_int(n_models, "n_models", minimum=2)
-    n_topics = check_int(n_topics, "n_topics", minimum=1)
-    embed_dim = check_int(embed_dim, "embed_dim", minimum=1)
-    rng = as_rng(seed)
-    acc = np.linspace(0.25, 0.85, K) if accuracy is None else np.asarray(accuracy, dtype=float)
-    if acc.shape != (K,) or ((acc <= 0) | (acc >= 1)).any():
-        raise ValueError(f"accuracy must be {K} values in (0, 1)")
-    a = np.log(acc / (1 - acc))
-    T = len(datasets)
-    ds = np.repeat(np.arange(T), n_items)
-    n = ds.size
-    topic = rng.integers(0, n_topics, n)
-    v = rng.normal(0, dataset_sd, (T, K))
-    u = rng.normal(0, topic_sd, (n_topics, K))
-    d = rng.normal(0, item_sd, n)
-    eta = a[None, :] + v[ds] + u[topic] - d[:, None]
-    p = 1 / (1 + np.exp(-eta))
-    X = rng.random((n, K)) < p
-    centres = rng.normal(0, 1, (n_topics, embed_dim))
-    emb = centres[topic] + rng.normal(0, embed_noise, (n, embed_dim))
-    prompts = pd.DataFrame({"id": [f"{datasets[t]}-{i}" for t, i in zip(ds, range(n), strict=True)],
-                            "dataset": [datasets[t] for t in ds], "topic": topic})
-    cost_m = 1.0 + 4.0 * (acc - acc.min()) / max(acc.max() - acc.min(), 1e-9)
-    cost = np.broadcast_to(cost_m, (n, K)) * rng.uniform(0.8, 1.2, (n, K))
-    policies = pd.DataFrame({"name": [f"model{j}" for j in range(K)]})
-    pool = Pool.from_array(X[:, :, None], prompts, policies, embeddings=emb, cost=cost,
-                           meta={"generator": "latent_world", "topic_sd": topic_sd, "seed": str(seed)})
-    return World(pool, p, topic)
