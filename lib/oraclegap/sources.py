@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import datasets
+from ._datalog import declare as _declare
 from .pool import Pool
 
 __all__ = ["open_pool"]
@@ -32,11 +33,14 @@ def open_pool(spec) -> Pool:
     if not isinstance(spec, str) or not spec:
         raise ValueError("POOL must be a non-empty path or name")
     path = Path(spec)
+    if path.exists():
+        _declare(path)  # an input of a cached book run (oraclegap._datalog)
     if path.is_dir():
         return Pool.load(path)
     if ":" in spec and not path.exists():
         file, key = spec.rsplit(":", 1)
         fpath = Path(file)
+        _declare(fpath)
         if fpath.suffix == ".npz":
             if not fpath.is_file():
                 raise ValueError(f"POOL file {file!r} does not exist")
