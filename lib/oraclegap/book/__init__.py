@@ -113,8 +113,10 @@ def _data_roots(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     from .. import datasets
 
     roots = (root, datasets.external_dir())
-    ignore = [_library_dir(), root / "lib", root / "notebooks", root / EXECUTED_DIR, root / BOOK_DIR,
-              root / "screenshots", Path(tempfile.gettempdir())]
+    ignore = [_library_dir(), root / "lib", root / "notebooks", root / EXECUTED_DIR, root / BOOK_DIR, root / "screenshots"]
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if tmp not in root.resolve().parents:  # a project inside the temporary folder keeps its data
+        ignore.append(tmp)
     ignore += [p for p in root.iterdir() if p.name.startswith(".")]
     if os.environ.get("MPLCONFIGDIR"):
         ignore.append(Path(os.environ["MPLCONFIGDIR"]))
@@ -141,9 +143,11 @@ def build(
     only: list[str] | None = None,
     renderer: str = "auto",
     force: bool = False,
+    quarto: Quarto | None = None,
 ) -> dict:
-    """Execute the chapters whose inputs changed (all with ``force``) and render the book;
-    returns a summary dict (raises ``ValueError``/``RuntimeError`` on failure)."""
+    """Execute the chapters whose inputs changed (all with ``force``) and render the book with
+    ``quarto`` (default: the one :func:`find_quarto` finds or installs); returns a summary dict
+    (raises ``ValueError``/``RuntimeError`` on failure)."""
     import nbformat
     from tqdm.auto import tqdm
 
@@ -214,13 +218,13 @@ def build(
     have = [root / p.file for p in chapter_pages if (root / p.file).is_file()]
     missing = [Path(p.file).stem for p in chapter_pages if not (root / p.file).is_file()]
     small_book = any(_ran_small(p) for p in have)
-    reason, quarto = None, Quarto(None)
+    reason = None
     if renderer == "fallback":
         reason = "asked for (--renderer fallback)"
     elif missing:
         reason = f"chapters not executed yet: {', '.join(missing)} (Quarto renders every page of _quarto.yml)"
     else:
-        quarto = find_quarto(root, install=True)
+        quarto = quarto or find_quarto(root, install=True)
         if not quarto:
             reason = quarto.describe()
     if renderer == "quarto" and reason:

@@ -229,7 +229,13 @@ def _labels_and_refs(root: Path, page: Page) -> tuple[dict[str, int], set[str], 
     if page.is_chapter:
         src = chapter_source(root, page)
         name = src.name
-        for cell in _read_cells(src):
+        cells = _read_cells(src)
+        if not cells or cells[0].cell_type != "markdown" or not re.match(r"#[ \t]", cells[0].source):
+            problems.append(
+                f"{name}: the first cell must be Markdown opening with the chapter's '# Title' (Quarto takes the "
+                "chapter title from it; otherwise the title becomes a numbered section and every number shifts)"
+            )
+        for cell in cells:
             if cell.cell_type == "code":
                 opts, _ = cell_options(cell.source)
                 lab = opts.get("label", "")
@@ -262,7 +268,8 @@ def structure_problems(root: Path) -> list[str]:
       file numbers;
     * every ``@fig-``/``@tbl-``/``@sec-`` reference names a label of its own page or of another
       page of the book; no label is defined twice on one page; labelled figures and tables have
-      captions.
+      captions;
+    * a chapter opens with a Markdown cell holding its ``# Title``.
     """
     root = Path(root)
     problems: list[str] = []
@@ -302,6 +309,7 @@ def structure_problems(root: Path) -> list[str]:
                 f"{page.file} would get a chapter number from Quarto and shift every later chapter's "
                 "number; add {.unnumbered} to its title or first heading, or list it under appendices"
             )
+    present += [Page(c) for c in expected if c not in files]  # unlisted chapters are checked too
     per_page = {p.file: _labels_and_refs(root, p) for p in present}
     book_labels: set[str] = set()
     for labels, _, _ in per_page.values():
