@@ -19,6 +19,7 @@ nbconvert renderer.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,7 @@ KIT_DIR = ".quarto-kit"
 _STAMP = ".installed"
 _PYPI_FAILED = "pypi-failed.txt"
 _PYPI_RETRY_S = 24 * 3600
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -185,8 +187,9 @@ def render(root: Path, quarto: Quarto, *, profile: str | None = None, quiet: boo
     lines = []
     assert proc.stdout is not None
     for line in proc.stdout:
+        line = _ANSI.sub("", line)
         lines.append(line)
-        if not quiet:
+        if not quiet and line.strip():
             print("  " + line.rstrip(), flush=True)
     rc = proc.wait()
     return rc == 0, "".join(lines)
