@@ -91,7 +91,7 @@ __all__ = [
 SMALL_PROFILE = "small"  # _quarto-small.yml: the reduced-build banner on every page
 SMALL_NOTE = (
     "Reduced build: the chapters ran with SMALL = True (fewer prompts, draws and repetitions), so "
-    "every number here is from a smaller run than the full book's. `make book` builds the full version."
+    "every number here is from a smaller run than the full book's; make book builds the full version."
 )
 
 

@@ -273,7 +273,7 @@ def render_fallback(root: Path, executed: list[Path], out_dir: Path | None = Non
                     items += "".join(f"<li>{html.escape(Path(m).stem)} (not executed yet)</li>" for m in missing)
                 body = (
                     f"<h1>{html.escape(str(book.get('title', 'Book')))}</h1>"
-                    f"<p><em>{html.escape(str(book.get('subtitle', '')))}</em></p>{body}<h2>Contents</h2><ol>{items}</ol>"
+                    f"<p><em>{html.escape(str(book.get('subtitle', '')))}</em></p>{body}<h2>Contents</h2><ul>{items}</ul>"
                 )
             page_html = (
                 f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>{_CSS}</head>"
