@@ -1,6 +1,8 @@
 # oraclegap: one venv-based workflow (conda users: see environment.yml).
-#   make test    create .venv if needed, install, run the test suite
-#   make book    execute every chapter and render the book into _book/
+#   make test    create .venv if needed, install, find or install Quarto, run the test suite
+#   make book    execute the chapters whose inputs changed and render the book into _book/
+#   make quarto  find Quarto (PATH, .quarto-kit/) or install it (the kit at $OG_QUARTO_KIT,
+#                default ../shared/tools/quarto; else PyPI quarto-cli); says which, never fails
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,10 +21,14 @@ unexport MPLBACKEND
 export MPLCONFIGDIR := $(abspath .mplconfig)
 PYTEST_ARGS ?= -q -n 2 --dist loadfile
 BENCH_ARGS ?=
-# e.g. make book BOOK_ARGS='--small' or BOOK_ARGS='--only 02 -p POOL my_pool'
+# e.g. make book BOOK_ARGS='--small', BOOK_ARGS=--force (re-execute every chapter) or
+# BOOK_ARGS='--only 02 -p POOL my_pool'
 BOOK_ARGS ?=
+# The offline Quarto kit (install.sh PREFIX); `make quarto` installs it into .quarto-kit/ once.
+OG_QUARTO_KIT ?= $(abspath ../shared/tools/quarto)
+export OG_QUARTO_KIT
 
-.PHONY: setup test book check-book lab data bench lint clean
+.PHONY: setup quarto test book chromium check-book pdf lab data bench lint clean distclean
 
 setup: $(STAMP)
 
@@ -33,18 +39,28 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (oraclegap)" >/dev/null
 	touch $@
 
-test: setup
+# Quarto for the book and its tests: found or installed once (a no-op when the stamp exists).
+quarto: setup
+	@$(PY) -m oraclegap.book quarto
+
+test: setup quarto
 	mkdir -p $(MPLCONFIGDIR)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-book: setup
+book: setup quarto
 	mkdir -p $(MPLCONFIGDIR)
 	$(PY) -m oraclegap.book build $(BOOK_ARGS)
 
-check-book: setup
+chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the page check"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+check-book: setup chromium
 	$(PY) -m oraclegap.book check
+
+# A PDF of the rendered book for printing (Chromium print-to-PDF of each page, joined with pypdf).
+pdf: setup chromium
+	$(PY) -m oraclegap.book pdf
 
 $(LAB_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[book,dev,lab]'
@@ -63,4 +79,8 @@ lint: setup
 	$(BIN)/ruff check lib tests notebooks bench
 
 clean:
-	rm -rf chapters _book .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig
+	rm -rf chapters _book .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig screenshots
+
+# also the Quarto installed from the kit
+distclean: clean
+	rm -rf .quarto-kit

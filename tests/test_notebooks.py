@@ -23,7 +23,11 @@ def test_chapter_runs_small(src, tmp_path):
     kinds = [set(o.get("data", {})) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert any("image/png" in k for k in kinds), "a chapter should show at least one figure"
     assert any("text/markdown" in k for k in kinds), "prose with computed numbers should appear"
+    # each labelled figure cell holds its figure alone (Quarto would make sub-figures otherwise)
+    for c in nb.cells:
+        if c.cell_type == "code" and book.cell_options(c.source)[0].get("label", "").startswith("fig-"):
+            assert all(any(m.startswith("image/") for m in o.get("data", {})) for o in c.outputs), c.source[:80]
     # the rendered fallback page for this chapter has its images and no errors
     (tmp_path / "_quarto.yml").write_text(f"book:\n  chapters:\n    - index.qmd\n    - chapters/{src.stem}.ipynb\n")
     book.render_fallback(tmp_path, [out])
-    assert book.page_problems(tmp_path / "_book" / f"{src.stem}.html") == []
+    assert book.page_problems(tmp_path / "_book" / "chapters" / f"{src.stem}.html") == []

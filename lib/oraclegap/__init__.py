@@ -3,7 +3,8 @@
 The package is arranged in floors; a module imports only its own floor and those below
 (checked by import-linter in ``make test``):
 
-* ground: ``pool`` (the Pool data model), ``_validate`` (shared argument checks);
+* ground: ``pool`` (the Pool data model), ``_validate`` (shared argument checks),
+  ``_datalog`` (which data files a run reads, for the book's execution cache);
 * ``stats/``: ``coverage`` (reliability coverage, D, L, routing identity, mixture bound,
   rAUC), ``nulls`` and ``simulate`` (paper 000's tests and generators), ``studies``
   (simulation studies that run the tests), ``certify`` (paper 002's selection-valid

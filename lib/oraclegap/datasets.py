@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._datalog import declare as _declare
 from ._validate import as_bool_array, as_bool_columns, as_rng, check_int, check_margin_counts
 from .pool import Pool
 
@@ -97,7 +98,9 @@ class Entry:
 
     def paths(self) -> list[Path]:
         root = self.root()
-        return [] if root is None else [root / f for f in self.files]
+        out = [] if root is None else [root / f for f in self.files]
+        _declare(*out)  # inputs of a cached book run, present or not (oraclegap._datalog)
+        return out
 
     def missing(self) -> list[Path]:
         return [p for p in self.paths() if not p.exists()]
@@ -215,6 +218,7 @@ def paper_table(stem: str) -> pd.DataFrame:
     if not isinstance(stem, str) or not stem:
         raise TypeError("stem must be a non-empty string such as '002_table11_pilot_gap'")
     path = paper_dir() / f"{stem.removesuffix('.csv')}.csv"
+    _declare(path)
     if not path.is_file():
         known = sorted(p.stem for p in paper_dir().glob("*.csv"))
         raise KeyError(f"no paper table {stem!r} in {paper_dir()}; known: {known}")

@@ -100,7 +100,9 @@ def fmt_interval(estimate, lo, hi, digits: int = 3) -> str:
 def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Sequence[str] = ()):
     """A DataFrame formatted for display: floats to ``digits`` decimals, booleans as yes/no.
 
-    Returns a pandas ``Styler`` (renders as an HTML table in notebooks and in Quarto).
+    Returns a pandas ``Styler`` (renders as an HTML table in notebooks and in Quarto). Column
+    names and text cells may break after ``_`` and ``/`` (a zero-width space), so identifiers
+    such as ``p_holm_across_pools`` do not force a table wider than the book's text column.
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
@@ -115,10 +117,17 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
             fmts[col] = lambda v, d=digits: fmt(v, d)
         elif pd.api.types.is_integer_dtype(s):
             fmts[col] = lambda v: fmt(int(v))
-    sty = df.style.format(fmts, na_rep="—")
+        elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
+            fmts[col] = lambda v: v if not isinstance(v, str) else _breakable(v)
+    sty = df.style.format(fmts, na_rep="—").format_index(lambda c: _breakable(str(c)), axis="columns")
     if not index:
         sty = sty.hide(axis="index")
     return sty
+
+
+def _breakable(text: str) -> str:
+    """``text`` with a zero-width space after each ``_`` and ``/`` (line-break opportunities)."""
+    return text.replace("_", "_\u200b").replace("/", "/\u200b")
 
 
 class _Formatter(string.Formatter):

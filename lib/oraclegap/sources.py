@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import _store, datasets
+from ._datalog import declare as _declare
 from ._validate import as_bool_columns, parse_list, read_npy, read_npz
 from .pool import Pool
 
@@ -49,6 +50,8 @@ def open_pool(spec, *, models=None, prompt_columns=None, id_column=None) -> Pool
     if not isinstance(spec, str) or not spec:
         raise ValueError("POOL must be a non-empty path or name")
     path = Path(spec)
+    if path.exists():
+        _declare(path)  # an input of a cached book run (oraclegap._datalog)
     is_csv = path.suffix.lower() == ".csv" and path.is_file()
     if not is_csv and any(x is not None for x in (models, prompt_columns, id_column)):
         raise ValueError(f"models, prompt_columns and id_column apply to wide CSV files only; POOL {spec!r} is not a .csv file")
@@ -59,6 +62,7 @@ def open_pool(spec, *, models=None, prompt_columns=None, id_column=None) -> Pool
     if ":" in spec and not path.exists():
         file, key = spec.rsplit(":", 1)
         fpath = Path(file)
+        _declare(fpath)
         if fpath.suffix == ".npz":
             if not fpath.is_file():
                 raise ValueError(f"POOL file {file!r} does not exist")

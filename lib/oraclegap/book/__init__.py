@@ -1,0 +1,319 @@
+"""Build and check the book: jupytext -> papermill (cached) -> Quarto (or an nbconvert fallback).
+
+``python -m oraclegap.book build [--small] [-p NAME VALUE ...] [--only NN] [--force]``
+    1. converts each ``notebooks/NN_*.py`` (jupytext py:percent) to ``notebooks/NN_*.ipynb``;
+    2. executes it with papermill (kernel ``python3``, parameters injected after the cell
+       tagged ``parameters``) into ``chapters/NN_*.ipynb``, from the project root -- only when
+       its inputs changed since the executed notebook was made (:mod:`.cache`: the notebook
+       source, the library source, the parameters, the data files the run read); ``--force``
+       executes every chapter;
+    3. renders: ``quarto render --no-execute`` with the Quarto :func:`.quarto.find_quarto`
+       finds or installs (PATH, ``.quarto-kit/``, the offline kit, PyPI ``quarto-cli``), with the
+       ``small`` profile (a banner on every page) when a chapter ran with ``SMALL``; the
+       nbconvert fallback (:mod:`.fallback`) only when no Quarto can be had, with the reason.
+       It prints which renderer ran and how long each step took.
+
+``python -m oraclegap.book check``
+    checks every page the last build wrote, statically and in headless Chromium (:mod:`.check`):
+    broken images, unresolved references, sub-figure panels, error outputs, tables that need
+    horizontal scrolling at 1280 px; a screenshot per page goes to ``screenshots/``.
+
+``python -m oraclegap.book quarto`` finds or installs Quarto and says which (``make quarto``);
+``python -m oraclegap.book pdf`` prints the rendered pages to ``_book/book.pdf``;
+``python -m oraclegap.book structure`` checks ``_quarto.yml`` against ``notebooks/``.
+
+Executed chapters go to ``chapters/`` rather than an underscore folder because Quarto skips
+``_``-prefixed paths when it collects a project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .. import _datalog
+from . import cache
+from .check import book_pages, check_pages, page_problems, print_pdf
+from .execute import error_outputs, execute_chapter, split_float_outputs
+from .fallback import render_fallback
+from .quarto import KIT_DIR, Quarto, find_quarto, render
+from .structure import (
+    BOOK_DIR,
+    CHAPTER_GLOB,
+    EXECUTED_DIR,
+    Page,
+    cell_options,
+    chapter_sources,
+    numbering_notes,
+    project_root,
+    quarto_book,
+    quarto_chapters,
+    quarto_pages,
+    structure_problems,
+)
+
+__all__ = [
+    "BOOK_DIR",
+    "CHAPTER_GLOB",
+    "EXECUTED_DIR",
+    "KIT_DIR",
+    "SMALL_PROFILE",
+    "Page",
+    "Quarto",
+    "project_root",
+    "chapter_sources",
+    "quarto_book",
+    "quarto_pages",
+    "quarto_chapters",
+    "structure_problems",
+    "numbering_notes",
+    "cell_options",
+    "execute_chapter",
+    "split_float_outputs",
+    "error_outputs",
+    "find_quarto",
+    "render",
+    "build",
+    "render_fallback",
+    "book_pages",
+    "page_problems",
+    "check_pages",
+    "print_pdf",
+    "main",
+]
+
+SMALL_PROFILE = "small"  # _quarto-small.yml: the reduced-build banner on every page
+SMALL_NOTE = (
+    "Reduced build: the chapters ran with SMALL = True (fewer prompts, draws and repetitions), so "
+    "every number here is from a smaller run than the full book's; make book builds the full version."
+)
+
+
+def _library_dir() -> Path:
+    import oraclegap
+
+    return Path(oraclegap.__file__).resolve().parent
+
+
+def _environment_key() -> dict:
+    from .. import datasets
+
+    return {"OG_EXTERNAL_DIR": str(datasets.external_dir().resolve())}
+
+
+def _data_roots(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """Where the kernel's reads count as data (the project, the external folder), and what is
+    excluded (sources hashed on their own, build output, hidden folders, temporary files)."""
+    from .. import datasets
+
+    roots = (root, datasets.external_dir())
+    ignore = [_library_dir(), root / "lib", root / "notebooks", root / EXECUTED_DIR, root / BOOK_DIR, root / "screenshots"]
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if tmp not in root.resolve().parents:  # a project inside the temporary folder keeps its data
+        ignore.append(tmp)
+    ignore += [p for p in root.iterdir() if p.name.startswith(".")]
+    if os.environ.get("MPLCONFIGDIR"):
+        ignore.append(Path(os.environ["MPLCONFIGDIR"]))
+    return tuple(p.resolve() for p in roots), tuple(p.resolve() for p in ignore)
+
+
+def _ran_small(executed: Path) -> bool:
+    key = cache.read_key(executed)
+    return bool(key and (key.get("parameters") or {}).get("SMALL"))
+
+
+def _say(msg: str) -> None:
+    from tqdm.auto import tqdm
+
+    tqdm.write(msg)
+    sys.stdout.flush()
+
+
+def build(
+    root: Path | None = None,
+    *,
+    small: bool = False,
+    parameters: dict | None = None,
+    only: list[str] | None = None,
+    renderer: str = "auto",
+    force: bool = False,
+    quarto: Quarto | None = None,
+) -> dict:
+    """Execute the chapters whose inputs changed (all with ``force``) and render the book with
+    ``quarto`` (default: the one :func:`find_quarto` finds or installs); returns a summary dict
+    (raises ``ValueError``/``RuntimeError`` on failure)."""
+    import nbformat
+    from tqdm.auto import tqdm
+
+    if renderer not in ("auto", "quarto", "fallback"):
+        raise ValueError(f"renderer must be 'auto', 'quarto' or 'fallback', got {renderer!r}")
+    t_start = time.perf_counter()
+    root = project_root(root)
+    problems = structure_problems(root)
+    if problems and only:
+        print("warning: the book's structure has problems:\n  " + "\n  ".join(problems), file=sys.stderr)
+    elif problems:
+        raise ValueError("the book's structure has problems:\n  " + "\n  ".join(problems))
+    for note in numbering_notes(root):
+        print(f"note: {note}")
+    params = dict(parameters or {})
+    if small:
+        params["SMALL"] = True
+    sources = chapter_sources(root)
+    if only:
+        sources = [s for s in sources if any(s.name.startswith(o) for o in only)]
+        if not sources:
+            raise ValueError(f"--only {only} matches no chapter in notebooks/")
+    lib_dir = _library_dir()
+    env_key = _environment_key()
+    data_roots, data_ignore = _data_roots(root)
+    executed, cached, failures, times = [], [], [], {}
+    t_exec = time.perf_counter()
+    for src in tqdm(sources, desc="chapters", unit="chapter"):
+        out = root / EXECUTED_DIR / f"{src.stem}.ipynb"
+        static = cache.static_key(src, lib_dir, params, env_key)
+        reasons = ["--force"] if force else cache.stale_reasons(out, static, root)
+        if not reasons:
+            cached.append(src.stem)
+            _say(f"  {src.stem}: cached (source, library, parameters and data unchanged)")
+            continue
+        _say(f"  {src.stem}: executing ({'; '.join(reasons)})")
+        cache.drop_key(out)
+        log = out.with_name(f".{src.stem}.datalog")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        failed = False
+        try:
+            execute_chapter(src, out, params, cwd=root, datalog=log, data_roots=data_roots, data_ignore=data_ignore)
+        except Exception as exc:  # papermill raises its own error types; report and go on
+            failed = True
+            failures.append(f"{src.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        times[src.stem] = time.perf_counter() - t0
+        if out.exists():
+            errs = error_outputs(nbformat.read(out, as_version=4))
+            if errs and not failed:
+                failed = True
+                failures.append(f"{src.name}: {errs[0]}")
+            executed.append(src.stem)
+        if not failed:
+            started, declared, read = _datalog.read_log(log)
+            if not started:
+                _say(f"  {src.stem}: warning: the kernel did not record its data reads; it will run again next time")
+            cache.write_key(out, static, cache.data_fingerprints(declared + read, root) if started else None)
+        log.unlink(missing_ok=True)
+        _say(f"  {src.stem}: {times[src.stem]:.1f} s")
+    exec_s = time.perf_counter() - t_exec
+    if failures:
+        raise RuntimeError("chapters failed:\n  " + "\n  ".join(failures))
+
+    # ------------------------------------------------------------------ render
+    pages = quarto_pages(root)
+    chapter_pages = [p for p in pages if p.is_chapter]
+    have = [root / p.file for p in chapter_pages if (root / p.file).is_file()]
+    missing = [Path(p.file).stem for p in chapter_pages if not (root / p.file).is_file()]
+    small_book = any(_ran_small(p) for p in have)
+    reason = None
+    if renderer == "fallback":
+        reason = "asked for (--renderer fallback)"
+    elif missing:
+        reason = f"chapters not executed yet: {', '.join(missing)} (Quarto renders every page of _quarto.yml)"
+    else:
+        quarto = quarto or find_quarto(root, install=True)
+        if not quarto:
+            reason = quarto.describe()
+    if renderer == "quarto" and reason:
+        raise ValueError(f"renderer='quarto' but Quarto cannot render: {reason}")
+    t_render = time.perf_counter()
+    shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
+    if reason is None:
+        profile = SMALL_PROFILE if small_book and (root / f"_quarto-{SMALL_PROFILE}.yml").is_file() else None
+        print(f"book: rendering with {quarto.describe()}{' (reduced-build banner)' if profile else ''}", flush=True)
+        ok, output = render(root, quarto, profile=profile)
+        if not ok:
+            raise RuntimeError("quarto render failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
+        used, kind = quarto.describe(), "quarto"
+    else:
+        print(f"book: rendering with the nbconvert fallback: {reason}", flush=True)
+        note = "Rendered with the nbconvert fallback: " + reason + "."
+        if small_book:
+            note = SMALL_NOTE + " " + note
+        render_fallback(root, have, note=note)
+        used, kind = "the nbconvert fallback", "fallback"
+    render_s = time.perf_counter() - t_render
+    rendered = ["index.html"] + [p.html for p in pages if p.file != "index.qmd" and (root / BOOK_DIR / p.html).is_file()]
+    manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
+                "executed": executed, "cached": cached}
+    (root / BOOK_DIR / ".og-build.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    total = time.perf_counter() - t_start
+    print(
+        f"book: {len(executed)} chapter(s) executed ({exec_s:.1f} s), {len(cached)} from the cache; "
+        f"rendered with {used} in {render_s:.1f} s into {root / BOOK_DIR}/; total {total:.1f} s"
+        + (" [reduced build: SMALL]" if small_book else "")
+    )
+    return {"renderer": kind, "detail": used, "executed": executed, "cached": cached, "seconds": times,
+            "render_seconds": render_s, "total_seconds": total, "small": small_book}
+
+
+# ---------------------------------------------------------------------------- CLI
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m oraclegap.book", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="execute the chapters whose inputs changed and render the book")
+    b.add_argument("--small", action="store_true", help="run every chapter with SMALL=True")
+    b.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
+                   help="a papermill parameter for every chapter (VALUE parsed as JSON when possible)")
+    b.add_argument("--only", action="append", help="chapter number prefix to run, e.g. 01 (repeatable)")
+    b.add_argument("--renderer", choices=("auto", "quarto", "fallback"), default="auto")
+    b.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
+    sub.add_parser("check", help="check the rendered pages statically and in headless Chromium")
+    sub.add_parser("structure", help="check _quarto.yml against notebooks/ and cross-references")
+    sub.add_parser("quarto", help="find or install Quarto (PATH, .quarto-kit/, $OG_QUARTO_KIT, PyPI) and say which")
+    sub.add_parser("pdf", help="print the rendered pages to _book/book.pdf with headless Chromium")
+    args = ap.parse_args(argv)
+    if args.cmd == "build":
+        params = {}
+        for name, value in args.parameter:
+            try:
+                params[name] = json.loads(value)
+            except json.JSONDecodeError:
+                params[name] = value
+        try:
+            build(small=args.small, parameters=params, only=args.only, renderer=args.renderer, force=args.force)
+        except (ValueError, RuntimeError) as exc:
+            print(f"book build failed: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    try:
+        root = project_root()
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    if args.cmd == "quarto":
+        t0 = time.perf_counter()
+        q = find_quarto(root, install=True)
+        print(f"quarto: {q.describe()} [{time.perf_counter() - t0:.1f} s]"
+              + ("" if q else "; `make book` will use the nbconvert fallback and the Quarto tests will skip"))
+        return 0
+    if args.cmd == "pdf":
+        try:
+            print(f"pdf: {print_pdf(root)}")
+        except (ValueError, RuntimeError) as exc:
+            print(f"pdf failed: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    if args.cmd == "structure":
+        problems = structure_problems(root)
+        for note in numbering_notes(root):
+            print(f"note: {note}")
+    else:
+        problems = check_pages(root)
+    for p in problems:
+        print(f"PROBLEM: {p}")
+    print("ok" if not problems else f"{len(problems)} problem(s)")
+    return 1 if problems else 0

@@ -1,0 +1,244 @@
+"""Checks of the rendered book, statically and in headless Chromium; a PDF for printing.
+
+The build writes ``_book/.og-build.json`` (which renderer ran, which pages it wrote); the
+checks follow it. Both renderers write a page where Quarto does (``_book/chapters/NN_*.html``).
+
+Static checks of each page's HTML (:func:`page_problems`): error outputs, images whose file is
+missing or whose embedded data are empty, unresolved cross-references (Quarto writes
+``?@fig-x``; the fallback leaves ``@fig-x``), and sub-figure panels (Quarto's
+``quarto-subfloat`` blocks, captions "(a)", "(b)": a labelled figure cell that produced several
+outputs).
+
+In Chromium (:func:`check_pages`), each page is loaded at a 1280 px wide window inside a small
+probe page (``--dump-dom`` with file access between local pages), which reports images that
+failed to load, tables wider than the column that holds them (they would need horizontal
+scrolling) and unresolved references in the rendered text; a screenshot per page goes to
+``screenshots/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .structure import BOOK_DIR, quarto_pages
+
+__all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "page_problems", "probe_page", "check_pages", "print_pdf"]
+
+MANIFEST = ".og-build.json"
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+)
+WIDTH = 1280
+
+_PROBE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">
+<iframe id="f" style="width:%(w)dpx;height:2000px;border:0"></iframe>
+<pre id="og-result">PENDING</pre>
+<script>
+var f = document.getElementById('f');
+f.onload = function () { setTimeout(function () {
+  var out = document.getElementById('og-result'), d = f.contentDocument;
+  if (!d || !d.body) { out.textContent = 'OGRESULT ' + JSON.stringify({access: false}); return; }
+  var res = {access: true, broken: [], wide: [], unresolved: 0, subfloats: 0};
+  Array.prototype.forEach.call(d.images, function (i) {
+    if (!i.complete || i.naturalWidth === 0) res.broken.push(i.getAttribute('src').slice(0, 120));
+  });
+  Array.prototype.forEach.call(d.querySelectorAll('table'), function (t) {
+    if (t.closest('.sidebar, nav, .quarto-search')) return;
+    var box = t.parentElement, w = t.getBoundingClientRect().width;
+    if (t.scrollWidth > box.clientWidth + 1 || w > box.clientWidth + 1) {
+      var cap = t.closest('[id^="tbl-"]');
+      res.wide.push([cap ? cap.id : (t.id || 'table'), Math.round(Math.max(w, t.scrollWidth)), box.clientWidth]);
+    }
+  });
+  var text = d.body.innerText || '';
+  res.unresolved = (text.match(/\\?@(fig|tbl|sec|eq)-/g) || []).length;
+  res.subfloats = d.querySelectorAll('.quarto-subfloat-fig, .quarto-subfloat-tbl').length;
+  res.docwidth = [d.documentElement.scrollWidth, f.contentWindow.innerWidth];
+  out.textContent = 'OGRESULT ' + JSON.stringify(res);
+}, 300); };
+f.src = decodeURIComponent(location.hash.slice(1));
+</script></body></html>
+"""
+
+
+def chromium() -> str | None:
+    """The Chromium (or Chrome) executable on PATH, if any."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def book_pages(root: Path) -> tuple[str, list[str]]:
+    """(renderer, pages relative to ``_book/``) of the last build; from ``_quarto.yml`` when the
+    build left no manifest."""
+    book = Path(root) / BOOK_DIR
+    try:
+        man = json.loads((book / MANIFEST).read_text(encoding="utf-8"))
+        return str(man.get("renderer", "unknown")), list(man["pages"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown", ["index.html"] + [p.html for p in quarto_pages(root) if p.file != "index.qmd"]
+
+
+def _visible_text(page: str) -> str:
+    page = re.sub(r"<(script|style|pre|code)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    return html_unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def html_unescape(s: str) -> str:
+    import html
+
+    return html.unescape(s)
+
+
+def page_problems(path: Path) -> list[str]:
+    """Static checks of a rendered page: error outputs, missing or empty images, unresolved
+    cross-references, sub-figure panels."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    name = path.name
+    problems = []
+    if "Traceback (most recent call last)" in text or re.search(
+        r'class="[^"]*(output_error|cell-output-error|jp-RenderedText[^"]*stderr)', text
+    ):
+        if "Traceback" in text or "Error" in text:
+            problems.append(f"{name}: contains an error output")
+    for src in re.findall(r'<img[^>]*\ssrc="([^"]*)"', text):
+        if src.startswith("data:"):
+            if len(src) < 64:
+                problems.append(f"{name}: an embedded image is empty")
+        elif src.startswith(("http://", "https://")):
+            continue
+        elif not (path.parent / src.split("#")[0].split("?")[0]).is_file():
+            problems.append(f"{name}: image {src} is missing")
+    visible = _visible_text(text)
+    unresolved = sorted(set(re.findall(r"\?@((?:fig|tbl|sec|eq)-[\w-]+)", visible)))
+    unresolved += sorted(set(re.findall(r"(?<![\w@?/.])@((?:fig|tbl|sec|eq)-[\w-]*\w)", visible)) - set(unresolved))
+    for ref in unresolved:
+        problems.append(f"{name}: reference @{ref} is unresolved")
+    subs = len(re.findall(r'class="[^"]*quarto-subfloat-(?:fig|tbl)', text))
+    if subs:
+        ids = sorted(set(re.findall(r'id="((?:fig|tbl)-[\w-]+?)-\d+"', text)))
+        problems.append(f"{name}: {subs} sub-figure panel(s) (a labelled cell with several outputs): {', '.join(ids) or '?'}")
+    elif re.search(r"<figcaption[^>]*>\s*\(a\)", text):
+        problems.append(f"{name}: a figure caption starts with (a): sub-figure panels")
+    return problems
+
+
+def _run_chromium(browser: str, args: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory() as profile:
+        cmd = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def probe_page(browser: str, path: Path, width: int = WIDTH) -> dict:
+    """Load ``path`` in Chromium at ``width`` px and report broken images, tables wider than
+    their column, unresolved references and sub-figure panels (a dict; ``access: False`` when the
+    page could not be inspected)."""
+    from urllib.parse import quote
+
+    with tempfile.TemporaryDirectory() as d:
+        probe = Path(d) / "probe.html"
+        probe.write_text(_PROBE % {"w": width}, encoding="utf-8")
+        url = probe.as_uri() + "#" + quote(Path(path).resolve().as_uri(), safe="")
+        res = _run_chromium(browser, ["--allow-file-access-from-files", f"--window-size={width + 20},2100",
+                                      "--virtual-time-budget=20000", "--dump-dom", url])
+    m = re.search(r"OGRESULT (\{.*?\})\s*</pre>", res.stdout, re.S)
+    if not m:
+        return {"access": False, "error": (res.stderr.strip().splitlines() or ["no result"])[-1][:200]}
+    return json.loads(html_unescape(m.group(1)))
+
+
+def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[str]:
+    """Check every rendered page of the last build statically and in headless Chromium, saving
+    a screenshot per page under ``screenshots/``; returns the problems found."""
+    from .structure import project_root
+
+    root = project_root(root)
+    book = root / BOOK_DIR
+    if not (book / "index.html").is_file():
+        return [f"{book}/index.html does not exist; run `make book` first"]
+    browser = chromium()
+    if not browser:
+        return ["no Chromium found: install Debian's `chromium` (apt-get install chromium) and rerun"]
+    renderer, pages = book_pages(root)
+    print(f"check: {len(pages)} page(s) rendered by {renderer}")
+    out = root / shots
+    out.mkdir(exist_ok=True)
+    problems = []
+    for page in pages:
+        path = book / page
+        if not path.is_file():
+            problems.append(f"{page}: not rendered")
+            continue
+        found = page_problems(path)
+        probe = probe_page(browser, path)
+        if not probe.get("access"):
+            found.append(f"{page}: Chromium could not inspect the page ({probe.get('error', 'no access')})")
+        else:
+            for src in probe["broken"]:
+                found.append(f"{page}: image {src} does not load")
+            for label, w, box in probe["wide"]:
+                found.append(f"{page}: table {label} is {w} px wide in a {box} px column at {WIDTH} px (horizontal scrolling)")
+            if probe["unresolved"] and not any("unresolved" in p for p in found):
+                found.append(f"{page}: {probe['unresolved']} unresolved reference(s) in the rendered text")
+            if probe["subfloats"] and not any("sub-figure" in p for p in found):
+                found.append(f"{page}: {probe['subfloats']} sub-figure panel(s)")
+        shot = out / (page.replace("/", "__").removesuffix(".html") + ".png")
+        res = _run_chromium(browser, ["--hide-scrollbars", f"--window-size={WIDTH},2400", f"--screenshot={shot}",
+                                      path.resolve().as_uri()])
+        if res.returncode != 0 or not shot.is_file() or shot.stat().st_size < 1000:
+            found.append(f"{page}: Chromium could not take a screenshot ({res.stderr.strip()[-200:]})")
+        status = "ok" if not found else f"{len(found)} problem(s)"
+        print(f"  {page}: {status}; screenshot {shot.relative_to(root)}")
+        problems.extend(found)
+    return problems
+
+
+def print_pdf(root: Path | None = None, out: Path | None = None) -> Path:
+    """Print every rendered page of the last build to PDF with headless Chromium and join them
+    (in book order) into ``_book/book.pdf`` (needs ``pypdf`` to join; without it the per-page
+    PDFs stay in ``_book/pdf/``). Returns the joined file, or the folder."""
+    from .structure import project_root
+
+    root = project_root(root)
+    book = root / BOOK_DIR
+    browser = chromium()
+    if not browser:
+        raise ValueError("no Chromium found: install Debian's `chromium` (apt-get install chromium)")
+    _, pages = book_pages(root)
+    parts_dir = book / "pdf"
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for i, page in enumerate(pages):
+        path = book / page
+        if not path.is_file():
+            raise ValueError(f"{page} is not rendered; run `make book` first")
+        part = parts_dir / f"{i:02d}-{Path(page).stem}.pdf"
+        res = _run_chromium(browser, ["--no-pdf-header-footer", "--virtual-time-budget=20000",
+                                      f"--print-to-pdf={part}", path.resolve().as_uri()], timeout=300)
+        if res.returncode != 0 or not part.is_file():
+            raise RuntimeError(f"Chromium could not print {page}: {res.stderr.strip()[-200:]}")
+        parts.append(part)
+        print(f"  {page}: {part.relative_to(root)}")
+    try:
+        from pypdf import PdfWriter
+    except ImportError:
+        print("pypdf is not installed: the pages stay separate in " + str(parts_dir.relative_to(root)))
+        return parts_dir
+    target = Path(out or book / "book.pdf")
+    writer = PdfWriter()
+    for part in parts:
+        writer.append(str(part))
+    tmp = target.with_name(f".tmp-{target.name}")
+    with open(tmp, "wb") as fh:
+        writer.write(fh)
+    tmp.replace(target)
+    return target

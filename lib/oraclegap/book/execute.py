@@ -1,0 +1,169 @@
+"""Executing one chapter: jupytext -> papermill, with its data reads recorded.
+
+The kernel starts with ``oraclegap._datalog`` recording (``IPKernelApp.exec_lines``), so the
+cache learns which data files the chapter read without the chapter saying so, and with its
+application log at ERROR (ipykernel's harmless "Kernel is running over TCP without
+encryption" warning would otherwise be printed once per chapter). After the run, a labelled
+figure or table cell keeps only its figure (table) outputs; what the cell printed before or
+after -- typically the one-line reading -- moves into unlabelled cells beside it, so Quarto
+renders one numbered figure instead of sub-figures "(a)", "(b)".
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from .. import _datalog
+from .structure import cell_options, project_root
+
+__all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "KERNEL_ARGS"]
+
+KERNEL_ARGS = ("--IPKernelApp.log_level=ERROR",)
+_START_LOG = "--IPKernelApp.exec_lines=__import__('oraclegap._datalog')._datalog.start() and None"
+
+
+def _notebook_env() -> None:
+    """Environment for kernels: no Agg backend (figures would vanish), a writable MPLCONFIGDIR."""
+    os.environ.pop("MPLBACKEND", None)
+    if not os.environ.get("MPLCONFIGDIR"):
+        d = Path(tempfile.gettempdir()) / "oraclegap-mplconfig"
+        d.mkdir(parents=True, exist_ok=True)
+        os.environ["MPLCONFIGDIR"] = str(d)
+
+
+@contextmanager
+def _env(values: dict[str, str]):
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _is_image(out) -> bool:
+    data = out.get("data", {}) if out.get("output_type") in ("display_data", "execute_result") else {}
+    return any(m.startswith("image/") or m == "application/pdf" for m in data)
+
+
+def _is_table(out) -> bool:
+    data = out.get("data", {}) if out.get("output_type") in ("display_data", "execute_result") else {}
+    if "<table" in str(data.get("text/html", "")):
+        return True
+    md = str(data.get("text/markdown", ""))
+    return any(line.lstrip().startswith("|") for line in md.splitlines()) or "text/latex" in data
+
+
+def split_float_outputs(nb) -> int:
+    """Give each labelled figure (``fig-``) or table (``tbl-``) cell only its figure or table
+    outputs: outputs before the first such output move into an unlabelled cell before it, outputs
+    after the last one into an unlabelled cell after it (both ``echo: false``). Returns how many
+    cells were split. Cells with error outputs are left alone."""
+    import nbformat
+
+    cells, n_split = [], 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            cells.append(cell)
+            continue
+        label = cell_options(cell.source)[0].get("label", "")
+        test = _is_image if label.startswith("fig-") else _is_table if label.startswith("tbl-") else None
+        outs = list(cell.get("outputs", []))
+        hits = [i for i, o in enumerate(outs) if test and test(o)]
+        if not hits or any(o.get("output_type") == "error" for o in outs) or (hits[0] == 0 and hits[-1] == len(outs) - 1):
+            cells.append(cell)
+            continue
+        before, keep, after = outs[: hits[0]], outs[hits[0] : hits[-1] + 1], outs[hits[-1] + 1 :]
+        if before:
+            cells.append(nbformat.v4.new_code_cell("#| echo: false", outputs=before, metadata={"tags": ["og-split"]}))
+        cell.outputs = keep
+        cells.append(cell)
+        if after:
+            cells.append(nbformat.v4.new_code_cell("#| echo: false", outputs=after, metadata={"tags": ["og-split"]}))
+        n_split += 1
+    if (nb.nbformat, nb.nbformat_minor) < (4, 5):
+        for c in cells:  # cell ids arrived with nbformat 4.5
+            c.pop("id", None)
+    nb.cells = cells
+    return n_split
+
+
+def error_outputs(nb) -> list[str]:
+    """Error outputs of an executed notebook, as short strings."""
+    errs = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                errs.append(f"{o.get('ename')}: {o.get('evalue')}")
+    return errs
+
+
+def execute_chapter(
+    src: Path,
+    out: Path,
+    parameters: dict | None = None,
+    cwd: Path | None = None,
+    timeout: int = 1800,
+    datalog: Path | None = None,
+    data_roots: tuple = (),
+    data_ignore: tuple = (),
+) -> Path:
+    """Convert one jupytext chapter and execute it with papermill into ``out`` (kernel ``python3``).
+
+    With ``datalog``, the kernel records the data files it reads under ``data_roots`` (and every
+    registry file it declares) into that file (:mod:`oraclegap._datalog`). Labelled figure and
+    table cells are then split (:func:`split_float_outputs`). The executed notebook is written
+    even when a cell fails (papermill raises after writing it)."""
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    src, out = Path(src), Path(out)
+    if not src.is_file():
+        raise ValueError(f"chapter source {str(src)!r} does not exist")
+    _notebook_env()
+    nb = jupytext.read(src)
+    paired = src.with_suffix(".ipynb")
+    try:
+        nbformat.write(nb, paired)
+    except OSError:  # read-only checkout: execute from a temporary copy
+        paired = Path(tempfile.mkdtemp()) / (src.stem + ".ipynb")
+        nbformat.write(nb, paired)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = out.with_name(f".tmp-{out.name}")
+    args = list(KERNEL_ARGS)
+    env: dict[str, str] = {}
+    if datalog is not None:
+        Path(datalog).write_text("")
+        args.append(_START_LOG)
+        env = {
+            _datalog.ENV_LOG: str(datalog),
+            _datalog.ENV_ROOTS: os.pathsep.join(map(str, data_roots)),
+            _datalog.ENV_IGNORE: os.pathsep.join(map(str, data_ignore)),
+        }
+    try:
+        with _env(env):
+            pm.execute_notebook(
+                str(paired),
+                str(tmp_out),
+                parameters=dict(parameters or {}),
+                kernel_name="python3",
+                cwd=str(cwd or project_root(src.parent)),
+                progress_bar=False,
+                execution_timeout=timeout,
+                extra_arguments=args,
+            )
+    finally:
+        if tmp_out.exists():
+            executed = nbformat.read(tmp_out, as_version=4)
+            split_float_outputs(executed)
+            nbformat.write(executed, tmp_out)
+            os.replace(tmp_out, out)  # keep the executed notebook (with its error, if any)
+    return out

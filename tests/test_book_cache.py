@@ -1,0 +1,243 @@
+"""The book's execution cache: which changes invalidate a chapter's key, and which do not."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from oraclegap import _datalog, book
+from oraclegap.book import cache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def project(tmp_path):
+    """A project with one chapter source, a library copy, a data file read and a declared-absent file."""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "data").mkdir()
+    lib = tmp_path / "lib" / "pkg"
+    (lib / "sub").mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "sub" / "mod.py").write_text("X = 1\n")
+    (tmp_path / "notebooks" / "01_a.py").write_text("# %%\nprint(1)\n")
+    (tmp_path / "notebooks" / "02_b.py").write_text("# %%\nprint(2)\n")
+    (tmp_path / "data" / "x.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "README.md").write_text("readme\n")
+    executed = tmp_path / "chapters" / "01_a.ipynb"
+    executed.write_text("{}")
+    return tmp_path, lib, executed
+
+
+def _key(root, lib, params=None, env=None):
+    return cache.static_key(root / "notebooks" / "01_a.py", lib, params if params is not None else {"SMALL": True},
+                            env if env is not None else {"OG_EXTERNAL_DIR": "/ext"})
+
+
+def _store(root, lib, executed):
+    data = cache.data_fingerprints([root / "data" / "x.csv", root / "data" / "later.csv"], root)
+    cache.write_key(executed, _key(root, lib), data)
+    assert cache.stale_reasons(executed, _key(root, lib), root) == []
+
+
+def _bump_mtime(path: Path) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def test_key_stored_beside_the_executed_notebook(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    key = json.loads((root / "chapters" / "01_a.key.json").read_text())
+    assert key["parameters"] == {"SMALL": True} and key["data_recorded"] is True
+    assert set(key["library"]) == {"__init__.py", "sub/mod.py"}
+    assert key["data"]["data/x.csv"]["exists"] and not key["data"]["data/later.csv"]["exists"]
+
+
+def test_nothing_else_invalidates(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    (root / "README.md").write_text("changed\n")
+    (root / "notebooks" / "02_b.py").write_text("# %%\nprint('other chapter')\n")
+    (root / "_quarto.yml").write_text("book: {}\n")
+    (root / "data" / "unread.csv").write_text("not read by the chapter\n")
+    _bump_mtime(root / "data" / "x.csv")  # touched, same bytes
+    _bump_mtime(lib / "sub" / "mod.py")
+    (lib / "sub" / "__pycache__").mkdir()
+    (lib / "sub" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
+    assert cache.stale_reasons(executed, _key(root, lib), root) == []
+
+
+def test_a_changed_library_file_invalidates(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    (lib / "sub" / "mod.py").write_text("X = 2\n")
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["library changed: sub/mod.py"]
+
+
+def test_a_new_or_removed_library_file_invalidates(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    (lib / "sub" / "new.py").write_text("")
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["library changed: sub/new.py"]
+    (lib / "sub" / "new.py").unlink()
+    (lib / "sub" / "mod.py").unlink()
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["library changed: sub/mod.py"]
+
+
+def test_a_changed_parameter_invalidates(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    assert cache.stale_reasons(executed, _key(root, lib, params={}), root) == ["parameters changed: SMALL"]
+    assert cache.stale_reasons(executed, _key(root, lib, params={"SMALL": True, "SEED": 1}), root) == [
+        "parameters changed: SEED"
+    ]
+    assert cache.stale_reasons(executed, _key(root, lib, env={"OG_EXTERNAL_DIR": "/other"}), root) == [
+        "environment changed: OG_EXTERNAL_DIR"
+    ]
+
+
+def test_a_changed_data_file_invalidates(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    (root / "data" / "x.csv").write_text("a,b\n1,3\n")  # same size, new bytes
+    _bump_mtime(root / "data" / "x.csv")
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["data changed: data/x.csv"]
+
+
+def test_data_appearing_or_vanishing_invalidates(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    (root / "data" / "later.csv").write_text("now present\n")
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["data changed: data/later.csv"]
+    (root / "data" / "later.csv").unlink()
+    (root / "data" / "x.csv").unlink()
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["data changed: data/x.csv"]
+
+
+def test_a_changed_notebook_invalidates(project):
+    root, lib, executed = project
+    _store(root, lib, executed)
+    (root / "notebooks" / "01_a.py").write_text("# %%\nprint(10)\n")
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["notebook source changed"]
+
+
+def test_missing_or_unrecorded_keys_never_match(project):
+    root, lib, executed = project
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["no cache key beside the executed notebook"]
+    cache.write_key(executed, _key(root, lib), None)
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["the last run's data reads were not recorded"]
+    cache.drop_key(executed)
+    executed.unlink()
+    assert cache.stale_reasons(executed, _key(root, lib), root) == ["not executed yet"]
+
+
+def test_folder_fingerprints(tmp_path):
+    d = tmp_path / "pool"
+    d.mkdir()
+    (d / "a.npz").write_bytes(b"1")
+    fp = cache.fingerprint(d)
+    assert cache.same_fingerprint(fp, d)
+    (d / "b.json").write_text("{}")
+    assert not cache.same_fingerprint(fp, d)
+    (d / "b.json").unlink()
+    (d / "a.npz").write_bytes(b"2")
+    assert not cache.same_fingerprint(fp, d)
+
+
+def test_datalog_records_reads_under_roots_and_declarations(tmp_path):
+    """In a fresh process (audit hooks cannot be removed): reads under the roots are recorded,
+    writes, ignored folders and files elsewhere are not; declarations are, present or not."""
+    root, other, ignored = tmp_path / "proj", tmp_path / "elsewhere", tmp_path / "proj" / "lib"
+    for d in (root / "data", other, ignored):
+        d.mkdir(parents=True)
+    for f in (root / "data" / "read.csv", other / "o.csv", ignored / "m.py"):
+        f.write_text("x")
+    log = tmp_path / "log.jsonl"
+    code = textwrap.dedent(f"""
+        import numpy as np, pathlib
+        from oraclegap import _datalog
+        assert _datalog.start()
+        open({str(root / 'data' / 'read.csv')!r}).read()
+        np.save({str(root / 'data' / 'arr.npy')!r}, np.zeros(2))   # a write
+        np.load({str(root / 'data' / 'arr.npy')!r})                 # then a read
+        open({str(other / 'o.csv')!r}).read()
+        open({str(ignored / 'm.py')!r}).read()
+        open({str(root / 'data' / 'new.txt')!r}, 'w').write('w')
+        _datalog.declare(pathlib.Path({str(root / 'data' / 'absent.npz')!r}))
+    """)
+    env = dict(os.environ, **{_datalog.ENV_LOG: str(log), _datalog.ENV_ROOTS: str(root), _datalog.ENV_IGNORE: str(ignored)})
+    env["PYTHONPATH"] = str(ROOT / "lib") + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    started, declared, read = _datalog.read_log(log)
+    assert started
+    assert declared == [str(root / "data" / "absent.npz")]
+    assert read == [str(root / "data" / "arr.npy"), str(root / "data" / "read.csv")]
+
+
+def test_datalog_is_off_without_its_variable(monkeypatch, tmp_path):
+    monkeypatch.delenv(_datalog.ENV_LOG, raising=False)
+    _datalog.declare(tmp_path / "x")
+    assert not list(tmp_path.iterdir())
+
+
+CHAPTER = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Cached
+
+# %% tags=["parameters"]
+SMALL = False
+SEED = 0
+
+# %%
+from pathlib import Path
+rows = Path("data/rows.csv").read_text().splitlines()
+print(len(rows), SMALL)
+'''
+
+
+@pytest.mark.notebooks
+def test_build_executes_only_what_changed(tmp_path, capsys, monkeypatch):
+    """End to end with a kernel: build, rebuild (cached), change the data file (re-executed),
+    --force; with no Quarto the fallback renders and says why."""
+    (tmp_path / "_quarto.yml").write_text("book:\n  title: T\n  chapters:\n    - index.qmd\n    - chapters/01_c.ipynb\n")
+    (tmp_path / "index.qmd").write_text("# Preface {.unnumbered}\n")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "01_c.py").write_text(CHAPTER)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rows.csv").write_text("a\nb\n")
+    from oraclegap.book import quarto as bq
+
+    monkeypatch.setattr(book, "find_quarto", lambda root, install=True: bq.Quarto(None, tried=("no quarto here (test)",)))
+    r1 = book.build(tmp_path, small=True)
+    assert r1["executed"] == ["01_c"] and r1["renderer"] == "fallback" and r1["small"]
+    out = capsys.readouterr().out
+    assert "no quarto here (test)" in out and "nbconvert fallback" in out
+    key = json.loads((tmp_path / "chapters" / "01_c.key.json").read_text())
+    assert "data/rows.csv" in key["data"]
+    assert "Reduced build" in (tmp_path / "_book" / "chapters" / "01_c.html").read_text()
+    r2 = book.build(tmp_path, small=True)
+    assert r2["executed"] == [] and r2["cached"] == ["01_c"]
+    assert "01_c: cached" in capsys.readouterr().out
+    (tmp_path / "data" / "rows.csv").write_text("a\nb\nc\n")
+    r3 = book.build(tmp_path, small=True)
+    assert r3["executed"] == ["01_c"]
+    assert "data changed: data/rows.csv" in capsys.readouterr().out
+    r4 = book.build(tmp_path, small=False)
+    assert r4["executed"] == ["01_c"] and not r4["small"]
+    assert book.build(tmp_path, force=True)["executed"] == ["01_c"]

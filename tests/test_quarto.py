@@ -1,0 +1,295 @@
+"""Quarto: finding or installing it, and what it renders from the pipeline's executed chapters.
+
+The rendering tests need a Quarto (on PATH, in .quarto-kit/ from `make quarto`, or PyPI
+quarto-cli in the virtual environment) and skip with the reason when there is none; `make test`
+installs one from the offline kit first when the kit exists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from oraclegap import book
+from oraclegap.book import quarto as bq
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def quarto() -> bq.Quarto:
+    q = bq.find_quarto(ROOT, install=False)
+    if not q:
+        pytest.skip("no Quarto to render with (" + "; ".join(q.tried) + "); `make quarto` installs one from the kit")
+    return q
+
+
+# ----------------------------------------------------------------------------- finding Quarto
+def _fake_quarto(path: Path, version: str = "9.9.9") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho {version}\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+@pytest.fixture()
+def no_quarto(monkeypatch, tmp_path):
+    """PATH without quarto, no PyPI step, the venv's quarto hidden, no kit: a bare machine."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    keep = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "quarto").exists()]
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir)] + keep))
+    monkeypatch.setenv("OG_QUARTO_KIT", str(tmp_path / "no-kit"))
+    monkeypatch.setattr(bq, "_venv_quarto", lambda: None)
+    monkeypatch.setattr(bq, "_install_pypi", lambda prefix, log: (None, "PyPI quarto-cli: skipped in this test"))
+    return bin_dir
+
+
+def test_quarto_on_path_comes_first(no_quarto, tmp_path):
+    _fake_quarto(no_quarto / "quarto", "1.2.3")
+    _fake_quarto(tmp_path / "proj" / bq.KIT_DIR / "bin" / "quarto", "7.7.7")
+    (tmp_path / "proj" / bq.KIT_DIR / ".installed").write_text("")
+    q = bq.find_quarto(tmp_path / "proj")
+    assert q and q.version == "1.2.3" and q.origin == "quarto on PATH"
+
+
+def test_installed_kit_is_reused(no_quarto, tmp_path):
+    _fake_quarto(tmp_path / bq.KIT_DIR / "bin" / "quarto", "7.7.7")
+    assert not bq.find_quarto(tmp_path, install=False)  # no stamp: an unfinished install
+    (tmp_path / bq.KIT_DIR / ".installed").write_text("")
+    q = bq.find_quarto(tmp_path, install=False)
+    assert q and q.version == "7.7.7" and bq.KIT_DIR in q.origin
+
+
+def test_kit_is_installed_once_into_the_project(no_quarto, tmp_path, monkeypatch):
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed (the kit's installer needs it)")
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    (kit / "install.sh").write_text(textwrap.dedent("""\
+        #!/usr/bin/env bash
+        set -e
+        echo run >> "$(dirname "$0")/runs"
+        mkdir -p "$1/bin"; printf '#!/bin/sh\\necho 1.7.34\\n' > "$1/bin/quarto"; chmod +x "$1/bin/quarto"
+        test -z "$BIN_DIR"   # nothing is linked outside the prefix
+    """))
+    monkeypatch.setenv("OG_QUARTO_KIT", str(kit))
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    q = bq.find_quarto(proj)
+    assert q and q.version == "1.7.34" and "installed from the kit" in q.origin
+    assert q.path == str(proj / bq.KIT_DIR / "bin" / "quarto")
+    assert bq.find_quarto(proj) and (kit / "runs").read_text().count("run") == 1
+
+
+def test_no_quarto_gives_every_reason(no_quarto, tmp_path, monkeypatch):
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    (kit / "install.sh").write_text("#!/usr/bin/env bash\necho 'npm: registry unreachable' >&2\nexit 3\n")
+    monkeypatch.setenv("OG_QUARTO_KIT", str(kit))
+    q = bq.find_quarto(tmp_path)
+    assert not q and q.path is None
+    text = q.describe()
+    assert "no quarto on PATH" in text and "PyPI quarto-cli: skipped" in text
+    assert ("installing from the kit" in text and "failed" in text) or "needs npm" in text
+
+
+def test_missing_kit_is_named(no_quarto, tmp_path):
+    q = bq.find_quarto(tmp_path)
+    assert not q and f"no kit at {tmp_path / 'no-kit'}" in q.describe()
+
+
+# ----------------------------------------------------------------------------- rendering
+FIXTURE_CHAPTER_1 = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # First chapter {#sec-first}
+#
+# The figure is @fig-curve, the table @tbl-numbers; @sec-later explains more.
+#
+# ::: {.callout-note}
+# A note inside a chapter.
+# :::
+
+# %% tags=["parameters"]
+SMALL = False
+
+# %%
+#| label: fig-curve
+#| fig-cap: "A rising curve."
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+fig, ax = plt.subplots(figsize=(4, 3))
+ax.plot([0, 1, 2], [0, 1, 4])
+plt.show()
+display(Markdown("Reading: the curve rises."))
+print("and a printed line")
+
+# %%
+#| label: tbl-numbers
+#| tbl-cap: "Three numbers."
+import pandas as pd
+display(pd.DataFrame({"x": [1, 2, 3]}).style.hide(axis="index"))
+display(Markdown("Reading: three rows."))
+
+# %% [markdown]
+# ## Later {#sec-later}
+#
+# Back to @fig-curve.
+'''
+
+FIXTURE_CHAPTER_2 = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Second chapter
+#
+# Across chapters: @fig-curve and @sec-later.
+
+# %% tags=["parameters"]
+SMALL = False
+'''
+
+
+def _fixture_book(dest: Path) -> Path:
+    (dest / "notebooks").mkdir(parents=True)
+    (dest / "notebooks" / "01_first.py").write_text(FIXTURE_CHAPTER_1)
+    (dest / "notebooks" / "02_second.py").write_text(FIXTURE_CHAPTER_2)
+    cfg = (ROOT / "_quarto.yml").read_text()
+    chapters = textwrap.dedent("""\
+      chapters:
+        - index.qmd
+        - part: "Before the chapters"
+          chapters:
+            - notation.qmd
+        - chapters/01_first.ipynb
+        - chapters/02_second.ipynb
+        - references.qmd
+    """)
+    cfg = re.sub(r"  chapters:\n(    - .*\n)+", textwrap.indent(chapters, "  "), cfg)
+    (dest / "_quarto.yml").write_text(cfg)
+    shutil.copy(ROOT / "_quarto-small.yml", dest / "_quarto-small.yml")
+    shutil.copy(ROOT / "references.bib", dest / "references.bib")
+    shutil.copy(ROOT / "references.qmd", dest / "references.qmd")
+    (dest / "index.qmd").write_text("# Preface {.unnumbered}\n\nWelcome.\n\n::: {.callout-note}\nA preface note.\n:::\n")
+    (dest / "notation.qmd").write_text("# Notation {.unnumbered}\n\nThe curve of @fig-curve.\n")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def rendered(quarto, tmp_path_factory):
+    """The fixture book executed by the pipeline (SMALL) and rendered by Quarto."""
+    root = _fixture_book(tmp_path_factory.mktemp("qbook"))
+    assert book.structure_problems(root) == []
+    summary = book.build(root, small=True, renderer="quarto", quarto=quarto)
+    assert summary["renderer"] == "quarto" and summary["small"]
+    return root
+
+
+def _page(root: Path, rel: str) -> str:
+    return (root / "_book" / rel).read_text(encoding="utf-8")
+
+
+def _sidebar(page: str) -> str:
+    i = page.index('id="quarto-sidebar"')
+    return page[i : page.index("</nav>", i)]
+
+
+def _block(page: str, ident: str) -> str:
+    """The HTML of the float ``ident`` (from its id to the end of its figure)."""
+    i = page.index(f'id="{ident}"')
+    return page[i : page.index("</figure>", i)]
+
+
+def test_every_reference_resolves(rendered):
+    for rel in ("index.html", "notation.html", "chapters/01_first.html", "chapters/02_second.html", "references.html"):
+        page = _page(rendered, rel)
+        assert "?@" not in page, rel
+        assert book.page_problems(rendered / "_book" / rel) == [], rel
+    first = _page(rendered, "chapters/01_first.html")
+    assert re.search(r'href="#sec-later" class="quarto-xref"><span>Section 1\.1</span>', first)
+    assert re.search(r'href="#fig-curve" class="quarto-xref">Figure&nbsp;<span>1\.1</span>', first)
+    assert re.search(r'href="#tbl-numbers" class="quarto-xref">Table&nbsp;<span>1\.1</span>', first)
+    second = _page(rendered, "chapters/02_second.html")
+    assert re.search(r'href="(\./)?01_first\.html#fig-curve" class="quarto-xref">Figure&nbsp;<span>1\.1</span>', second)
+    assert re.search(r'href="(\./)?01_first\.html#sec-later" class="quarto-xref"><span>Section 1\.1</span>', second)
+    assert re.search(r'href="(\./)?chapters/01_first\.html#fig-curve" class="quarto-xref">Figure&nbsp;<span>1\.1', _page(rendered, "notation.html"))
+
+
+def test_each_figure_and_table_is_one_numbered_float(rendered):
+    page = _page(rendered, "chapters/01_first.html")
+    assert "quarto-subfloat" not in page and 'id="fig-curve-1"' not in page
+    fig = _block(page, "fig-curve")
+    assert fig.count("<img") == 1
+    assert re.search(r"<figcaption[^>]*>\s*Figure&nbsp;1\.1: A rising curve\.", fig)
+    assert "Reading: the curve rises." not in fig and "Reading: the curve rises." in page
+    assert "and a printed line" in page
+    tbl = _block(page, "tbl-numbers")
+    assert re.search(r"<figcaption[^>]*>\s*Table&nbsp;1\.1: Three numbers\.", tbl)
+    assert tbl.count("<table") == 1 and "Reading: three rows." not in tbl
+    assert "callout-note" in page
+
+
+def test_sidebar_lists_every_page_and_numbers_only_chapters(rendered):
+    index = _page(rendered, "index.html")
+    sidebar = _sidebar(index)
+    for page in book.quarto_pages(rendered):
+        assert f'href="./{page.html}"' in sidebar, page.file
+    assert "Before the chapters" in sidebar
+    numbers = re.findall(r"<span class=\"chapter-number\">(\d+)</span>&nbsp; <span class=\"chapter-title\">([^<]*)", sidebar)
+    assert numbers == [("1", "First chapter"), ("2", "Second chapter")]
+    assert "callout-note" in index and "A preface note." in index and ":::" not in index
+
+
+def test_reduced_build_banner_on_every_page(rendered):
+    for page in ["index.html"] + [p.html for p in book.quarto_pages(rendered) if p.file != "index.qmd"]:
+        assert "Reduced build." in _page(rendered, page), page
+
+
+def test_references_page_lists_the_bibliography(rendered):
+    refs = _page(rendered, "references.html")
+    assert "Opportunity Is Not Realizability" in refs and "Clopper" in refs
+
+
+def test_project_config_renders_with_quarto(quarto, tmp_path):
+    """The real _quarto.yml and its pages, with stand-in chapters: Quarto accepts the config,
+    warns about nothing, lists every page in the sidebar, and leaves the preface unnumbered."""
+    dest = tmp_path / "proj"
+    dest.mkdir()
+    pages = book.quarto_pages(ROOT)
+    for name in ["_quarto.yml", "_quarto-small.yml", "references.bib"] + [p.file for p in pages if not p.is_chapter]:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, dest / name)
+    (dest / "chapters").mkdir()
+    for p in pages:
+        if p.is_chapter:
+            nb = nbformat.v4.new_notebook()
+            nb.cells = [nbformat.v4.new_markdown_cell(f"# Stand-in for {Path(p.file).stem}\n\nText.")]
+            nbformat.write(nb, dest / p.file)
+    ok, output = bq.render(dest, quarto, quiet=True)
+    assert ok, output[-3000:]
+    assert "WARN" not in output, output
+    index = (dest / "_book" / "index.html").read_text()
+    sidebar = _sidebar(index)
+    for p in pages:
+        assert f'href="./{p.html}"' in sidebar, p.file
+    numbered = re.findall(r'<span class="chapter-number">\d+</span>&nbsp; <span class="chapter-title">Stand-in for (\w+)', sidebar)
+    assert numbered == [Path(p.file).stem for p in pages if p.is_chapter]
