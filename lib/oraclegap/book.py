@@ -38,6 +38,7 @@ __all__ = [
     "chapter_sources",
     "quarto_chapters",
     "structure_problems",
+    "section_labels",
     "cell_options",
     "execute_chapter",
     "build",
@@ -134,9 +135,13 @@ def structure_problems(root: Path) -> list[str]:
     problems: list[str] = []
     sources = chapter_sources(root)
     expected = [f"{EXECUTED_DIR}/{p.stem}.ipynb" for p in sources]
-    listed = [c for c in quarto_chapters(root) if c != "index.qmd"]
+    pages = [c for c in quarto_chapters(root) if c.endswith(".qmd")]
+    listed = [c for c in quarto_chapters(root) if not c.endswith(".qmd")]
     if "index.qmd" not in quarto_chapters(root):
         problems.append("_quarto.yml does not list index.qmd")
+    for c in pages:
+        if not (root / c).is_file():
+            problems.append(f"_quarto.yml lists {c} but the file does not exist")
     for c in listed:
         if c not in expected:
             problems.append(f"_quarto.yml lists {c} but notebooks/ has no matching chapter source")
@@ -145,6 +150,13 @@ def structure_problems(root: Path) -> list[str]:
             problems.append(f"notebooks/ has {c.split('/')[-1][:-6]}.py but _quarto.yml does not list {c}")
     if [c for c in listed if c in expected] != [c for c in expected if c in listed]:
         problems.append("_quarto.yml lists the chapters out of their numeric order")
+    book_sections = section_labels(root)  # @sec- references may point into another chapter or page
+    for page in pages:
+        path = root / page
+        if path.is_file():
+            for ref in sorted(set(_REF_RE.findall(path.read_text(encoding="utf-8")))):
+                if not (ref.startswith("sec-") and ref in book_sections):
+                    problems.append(f"{page}: @{ref} has no matching label")
     for src in sources:
         labels: dict[str, int] = {}
         refs: set[str] = set()
@@ -165,8 +177,25 @@ def structure_problems(root: Path) -> list[str]:
             if count > 1:
                 problems.append(f"{src.name}: label {lab} is defined {count} times")
         for ref in sorted(refs - set(labels)):
+            if ref.startswith("sec-") and ref in book_sections:
+                continue
             problems.append(f"{src.name}: @{ref} has no matching label")
     return problems
+
+
+def section_labels(root: Path) -> dict[str, tuple[str, str]]:
+    """Every ``{#sec-...}`` heading of the book: label -> (page stem, heading text), over the
+    chapter sources and the ``.qmd`` pages that ``_quarto.yml`` lists."""
+    root = Path(root)
+    out: dict[str, tuple[str, str]] = {}
+    texts = [(p.stem, "\n".join(c.source for c in _read_cells(p) if c.cell_type == "markdown")) for p in chapter_sources(root)]
+    for c in quarto_chapters(root):
+        if c.endswith(".qmd") and (root / c).is_file():
+            texts.append((Path(c).stem, (root / c).read_text(encoding="utf-8")))
+    for stem, text in texts:
+        for m in _SEC_HEAD_RE.finditer(text):
+            out.setdefault(m.group(3), (stem, _ATTR_RE.sub("", m.group(2)).strip()))
+    return out
 
 
 # ---------------------------------------------------------------------------- execution
@@ -245,12 +274,14 @@ class _Numbering:
 
 
 def _callouts_to_quotes(text: str) -> str:
-    """Quarto callout blocks (``::: {.callout-note}``) become titled block quotes."""
+    """Quarto callout blocks (``::: {.callout-note}``) become titled block quotes (a collapsed
+    callout's title says that Quarto shows it folded)."""
     out, inside = [], False
     for line in text.splitlines():
-        m = re.match(r"^:::+\s*\{\.callout-(\w+)[^}]*\}\s*$", line)
+        m = re.match(r"^:::+\s*\{\.callout-(\w+)([^}]*)\}\s*$", line)
         if m and not inside:
-            out.append(f"> **{m.group(1).capitalize()}**")
+            folded = " (folded in the Quarto book)" if 'collapse="true"' in m.group(2) else ""
+            out.append(f"> **{m.group(1).capitalize()}**{folded}")
             out.append(">")
             inside = True
         elif inside and re.match(r"^:::+\s*$", line):
@@ -262,11 +293,14 @@ def _callouts_to_quotes(text: str) -> str:
     return "\n".join(out)
 
 
-def _prepare_for_fallback(nb, chapter: int):
-    """Number labelled figures/tables, add captions and anchors, link references, strip options."""
+def _prepare_for_fallback(nb, chapter: int, book_sections: dict | None = None):
+    """Number labelled figures/tables, add captions and anchors, link references (``@sec-`` ones
+    also into other pages, from ``book_sections``), strip options; callouts in Markdown outputs
+    become block quotes as in Markdown cells."""
     import nbformat
 
     num = _Numbering(chapter)
+    elsewhere = dict(book_sections or {})
     nfig = ntab = 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -290,12 +324,21 @@ def _prepare_for_fallback(nb, chapter: int):
 
             def link(m):
                 lab = m.group(1)
-                return f"[{num.labels[lab]}](#{lab})" if lab in num.labels else m.group(0)
+                if lab in num.labels:
+                    return f"[{num.labels[lab]}](#{lab})"
+                if lab in elsewhere:
+                    stem, title = elsewhere[lab]
+                    return f"[“{title}”]({stem}.html#{lab})"
+                return m.group(0)
 
             cell.source = _REF_RE.sub(link, text)
             continue
         if cell.cell_type != "code":
             continue
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if isinstance(data.get("text/markdown"), str) and ":::" in data["text/markdown"]:
+                data["text/markdown"] = _callouts_to_quotes(data["text/markdown"])
         opts, body = cell_options(cell.source)
         cell.source = body
         tags = set(cell.metadata.get("tags", []))
@@ -350,6 +393,39 @@ def _chapter_title(nb, fallback: str) -> str:
     return fallback
 
 
+_MATHJAX = ('<script>window.MathJax={tex:{inlineMath:[["$","$"],["\\\\(","\\\\)"]]}};</script>'
+            '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml-full.js"></script>')
+
+
+def _render_qmd_pages(root: Path, out_dir: Path, sections: dict) -> list[tuple[str, str]]:
+    """Render the ``.qmd`` pages of ``_quarto.yml`` other than index.qmd to HTML (fallback)."""
+    from nbconvert.filters import markdown2html
+
+    done = []
+    for c in quarto_chapters(root):
+        if not c.endswith(".qmd") or c == "index.qmd" or not (root / c).is_file():
+            continue
+        text = re.sub(r"\A---\n.*?\n---\n", "", (root / c).read_text(encoding="utf-8"), flags=re.S)
+        title = next((_ATTR_RE.sub("", ln[2:]).strip() for ln in text.splitlines() if ln.startswith("# ")), Path(c).stem)
+        text = _callouts_to_quotes(text)
+        text = _SEC_HEAD_RE.sub(lambda m: f'<a id="{m.group(3)}"></a>\n\n{m.group(1)} {m.group(2)}', text)
+        text = _ATTR_RE.sub("", text)
+
+        def link(m):
+            lab = m.group(1)
+            if lab in sections:
+                stem, head = sections[lab]
+                return f"[“{head}”]({stem}.html#{lab})"
+            return m.group(0)
+
+        text = _REF_RE.sub(link, text)
+        page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>{_CSS}{_MATHJAX}"
+                f"</head><body>{_nav([('Contents', 'index.html')])}<div class='og-index'>{markdown2html(text)}</div></body></html>")
+        (out_dir / f"{Path(c).stem}.html").write_text(page, encoding="utf-8")
+        done.append((Path(c).stem, title))
+    return done
+
+
 def render_fallback(root: Path, executed: list[Path], out_dir: Path | None = None, note: str | None = None) -> Path:
     """Render executed chapters to HTML with nbconvert and write an index page from ``_quarto.yml``."""
     import nbformat
@@ -368,15 +444,17 @@ def render_fallback(root: Path, executed: list[Path], out_dir: Path | None = Non
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
     book = quarto_book(root)
-    order = [Path(c).stem for c in quarto_chapters(root) if c != "index.qmd"]
+    order = [Path(c).stem for c in quarto_chapters(root) if not c.endswith(".qmd")]
     by_stem = {Path(p).stem: Path(p) for p in executed}
     pages = [(stem, by_stem[stem]) for stem in order if stem in by_stem]
+    sections = section_labels(root) if (root / "notebooks").is_dir() else {}
+    front = _render_qmd_pages(root, out_dir, sections)
     titles = {}
     for i, (stem, path) in enumerate(pages):
         nb = nbformat.read(path, as_version=4)
         chapter = int(stem[:2]) if stem[:2].isdigit() else i + 1
         titles[stem] = _chapter_title(nb, stem)
-        nb = _prepare_for_fallback(nb, chapter)
+        nb = _prepare_for_fallback(nb, chapter, sections)
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": titles[stem]}})
         prev_link = (f"← {titles.get(pages[i - 1][0], pages[i - 1][0])}", f"{pages[i - 1][0]}.html") if i else ("", "")
         nxt = pages[i + 1][0] if i + 1 < len(pages) else None
@@ -391,6 +469,8 @@ def render_fallback(root: Path, executed: list[Path], out_dir: Path | None = Non
         text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
         index_md = _callouts_to_quotes(_ATTR_RE.sub("", text))
     items = "\n".join(f'<li><a href="{stem}.html">{html.escape(titles[stem])}</a></li>' for stem, _ in pages)
+    if front:
+        items = "</ol><ul>" + "".join(f'<li><a href="{stem}.html">{html.escape(t)}</a></li>' for stem, t in front) + "</ul><ol>" + items
     title = html.escape(str(book.get("title", "Book")))
     subtitle = html.escape(str(book.get("subtitle", "")))
     note_html = f'<div class="og-note">{html.escape(note)}</div>' if note else ""
