@@ -10,9 +10,16 @@ from oraclegap import book
 def test_quarto_lists_exactly_the_chapters(root):
     sources = book.chapter_sources(root)
     assert sources, "notebooks/ holds no NN_*.py chapter"
-    listed = [c for c in book.quarto_chapters(root) if c != "index.qmd"]
+    listed = [c for c in book.quarto_chapters(root) if not c.endswith(".qmd")]
     assert listed == [f"{book.EXECUTED_DIR}/{s.stem}.ipynb" for s in sources]
     assert book.quarto_chapters(root)[0] == "index.qmd"
+    pages = [c for c in book.quarto_chapters(root) if c.endswith(".qmd")]
+    assert all((root / c).is_file() for c in pages)
+    # front-matter pages come before the chapters and are unnumbered, so chapter numbers follow the files
+    assert book.quarto_chapters(root)[: len(pages)] == pages
+    for c in pages[1:]:
+        first = next(line for line in (root / c).read_text().splitlines() if line.startswith("# "))
+        assert ".unnumbered" in first, f"{c}: the page heading must be {{.unnumbered}}"
 
 
 def test_every_reference_has_a_label(root):
@@ -72,3 +79,36 @@ def test_page_problems_flags_missing_image_and_errors(tmp_path):
     p.write_text('<html><body><img src="nothere.png"><pre>Traceback (most recent call last): Error</pre></body></html>')
     probs = "\n".join(book.page_problems(p))
     assert "nothere.png is missing" in probs and "error output" in probs
+
+
+def test_front_matter_pages_and_cross_page_sections(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "_quarto.yml").write_text(
+        "book:\n  title: T\n  chapters:\n    - index.qmd\n    - notes.qmd\n    - missing.qmd\n    - chapters/01_a.ipynb\n"
+    )
+    (tmp_path / "index.qmd").write_text("# Preface {.unnumbered}\n")
+    (tmp_path / "notes.qmd").write_text(
+        "# Notes {#sec-notes .unnumbered}\n\nSee @sec-part-a, [the glossary](notes.qmd) and @sec-nowhere.\n\n"
+        "::: {.callout-tip collapse=\"true\"}\nFolded.\n:::\n"
+    )
+    (tmp_path / "notebooks" / "01_a.py").write_text(
+        "# %% [markdown]\n# # A {#sec-a}\n# Back to @sec-notes.\n#\n# ## Part {#sec-part-a}\n# Text.\n"
+    )
+    problems = "\n".join(book.structure_problems(tmp_path))
+    assert "missing.qmd but the file does not exist" in problems
+    assert "notes.qmd: @sec-nowhere has no matching label" in problems
+    assert "sec-part-a" not in problems and "01_a.py" not in problems  # sections resolve across pages
+    assert book.section_labels(tmp_path)["sec-part-a"] == ("01_a", "Part")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# A {#sec-a}\nBack to @sec-notes."),
+                nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+                    "display_data", data={"text/markdown": "::: {.callout-tip collapse=\"true\"}\nA solution.\n:::\n"})])]
+    (tmp_path / "chapters").mkdir()
+    nbformat.write(nb, tmp_path / "chapters" / "01_a.ipynb")
+    book.render_fallback(tmp_path, [tmp_path / "chapters" / "01_a.ipynb"])
+    notes = (tmp_path / "_book" / "notes.html").read_text()
+    assert 'href="01_a.html#sec-part-a"' in notes and "Folded." in notes and ":::" not in notes
+    assert 'href="notes.html"' in notes  # links to .qmd pages point at their rendered pages
+    chap = (tmp_path / "_book" / "01_a.html").read_text()
+    assert 'href="notes.html#sec-notes"' in chap and "A solution." in chap and "callout-tip" not in chap
+    assert "notes.html" in (tmp_path / "_book" / "index.html").read_text()

@@ -54,6 +54,7 @@ _REF_RE = re.compile(r"(?<![\w@])@((?:fig|tbl|sec)-[A-Za-z0-9_-]*[A-Za-z0-9])")
 _OPT_RE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 _SEC_RE = re.compile(r"\{#(sec-[A-Za-z0-9_-]+)[^}]*\}")
 _SEC_HEAD_RE = re.compile(r"^(#+)[ \t]+(.*?)[ \t]*\{#(sec-[A-Za-z0-9_-]+)[^}]*\}[ \t]*$", re.M)
+_QMD_LINK_RE = re.compile(r"\]\(([\w./-]+)\.qmd(#[\w-]+)?\)")  # [text](page.qmd) -> page.html in the fallback
 _ATTR_RE = re.compile(r"[ \t]*\{(?:[#.][\w-]+[ \t]*)+\}")  # Quarto heading attributes: {#sec-x .unnumbered}
 
 
@@ -331,7 +332,7 @@ def _prepare_for_fallback(nb, chapter: int, book_sections: dict | None = None):
                     return f"[“{title}”]({stem}.html#{lab})"
                 return m.group(0)
 
-            cell.source = _REF_RE.sub(link, text)
+            cell.source = _QMD_LINK_RE.sub(lambda m: f"]({m.group(1)}.html{m.group(2) or ''})", _REF_RE.sub(link, text))
             continue
         if cell.cell_type != "code":
             continue
@@ -418,7 +419,7 @@ def _render_qmd_pages(root: Path, out_dir: Path, sections: dict) -> list[tuple[s
                 return f"[“{head}”]({stem}.html#{lab})"
             return m.group(0)
 
-        text = _REF_RE.sub(link, text)
+        text = _QMD_LINK_RE.sub(lambda m: f"]({m.group(1)}.html{m.group(2) or ''})", _REF_RE.sub(link, text))
         page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>{_CSS}{_MATHJAX}"
                 f"</head><body>{_nav([('Contents', 'index.html')])}<div class='og-index'>{markdown2html(text)}</div></body></html>")
         (out_dir / f"{Path(c).stem}.html").write_text(page, encoding="utf-8")
@@ -467,7 +468,7 @@ def render_fallback(root: Path, executed: list[Path], out_dir: Path | None = Non
     if qmd.is_file():
         text = qmd.read_text()
         text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
-        index_md = _callouts_to_quotes(_ATTR_RE.sub("", text))
+        index_md = _QMD_LINK_RE.sub(lambda m: f"]({m.group(1)}.html{m.group(2) or ''})", _callouts_to_quotes(_ATTR_RE.sub("", text)))
     items = "\n".join(f'<li><a href="{stem}.html">{html.escape(titles[stem])}</a></li>' for stem, _ in pages)
     if front:
         items = "</ol><ul>" + "".join(f'<li><a href="{stem}.html">{html.escape(t)}</a></li>' for stem, t in front) + "</ul><ol>" + items
