@@ -21,9 +21,9 @@
 # a row in the chapter's claims table. Rows say what kind of evidence they are: an *identity*
 # holds for any rates, so checking it numerically tests the code, not the pools; a
 # *simulation* row is a Monte Carlo statement that could fail; a *published* row recomputes a
-# number a paper prints. The chapter stops if any row fails. Symbols follow the
-# [notation page](notation.qmd) and terms the [glossary](glossary.qmd); each is also defined
-# here where it first appears.
+# number a paper prints. The chapter stops if any row fails. Symbols and terms follow the
+# [notation](../notation.qmd) and [glossary](../glossary.qmd) pages; each is also defined here where it first
+# appears.
 #
 # **Claims checked.**
 #
@@ -58,36 +58,21 @@ N_REPLICATES = 400  # Monte Carlo replicates for the bias checks
 TAUS = [0.05, 0.10, 0.20, 0.30]  # reporting thresholds
 
 # %%
-import os
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
 from oraclegap import Pool, datasets
-from oraclegap.report import (
-    Claims,
-    compare,
-    draw_outcomes,
-    fmt,
-    fmt_frac,
-    published,
-    show_callout,
-    show_md,
-    skipped_callout,
-    solution,
-    table,
-    use_style,
-)
+from oraclegap import report as R
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import noise, simulate
 from oraclegap.stats.certify import clopper_pearson_upper
 
-use_style()
+R.use_style()
 N_REPLICATES = min(N_REPLICATES, 40) if SMALL else N_REPLICATES
 rng = np.random.default_rng(SEED)
-claims, skipped = Claims(), []
+claims, skipped = R.Claims(), []
 
 # %% [markdown]
 # ## Data and settings
@@ -120,7 +105,7 @@ settings = pd.DataFrame({
     "n × M × k": [f"{N_PROMPTS} × {M} × {K}"] * 2,
     "population L(0.10)": [simulate.population_L(s.p, [0.10])[0] for s in (equal, spec)],
 })
-table(settings)
+R.table(settings)
 
 # %% [markdown]
 # ## Coverage, the oracle and the best member {#sec-coverage}
@@ -152,7 +137,7 @@ table(settings)
 TOY, TOY_TAU = np.array([[[1, 1, 1, 0], [1, 0, 0, 0]], [[0, 0, 0, 0], [1, 1, 1, 0]], [[1, 1, 0, 0], [1, 1, 1, 1]]], bool), 0.5
 toy = Pool.from_array(TOY, policies=pd.DataFrame({"name": ["A", "B"]}))
 fig, ax = plt.subplots(figsize=(5, 2.3))
-draw_outcomes(ax, TOY.reshape(-1, 4), row_labels=[f"prompt {i + 1}, {m}" for i in range(3) for m in "AB"], group=2,
+R.draw_outcomes(ax, TOY.reshape(-1, 4), row_labels=[f"prompt {i + 1}, {m}" for i in range(3) for m in "AB"], group=2,
               row_notes=[f"{c} of 4 correct" for c in toy.counts().ravel()])
 plt.show()
 
@@ -165,16 +150,16 @@ hit = cov.covered(cov.member_rates(toy), TOY_TAU, toy.k)
 dis = np.flatnonzero(hit.any(axis=1) & ~hit.all(axis=1))
 choice = np.array([0, 0, 1])  # the router picks A, A, B
 acc = cov.routing_account(toy, choice, TOY_TAU)
-show_callout(
+R.show_callout(
     "At $\\tau = {t:g}$ member A covers {ca} of the prompts and B covers {cb}, so $C_{{\\mathrm{{best}}}} = {cbest}$; the "
     "oracle takes the better member on each prompt and covers {co}, so $L = {L}$. The members disagree on prompts {dis}: "
     "$D = {D}$, and the break-even error is $L/D = {be}$. A router that picks A, A, B is right on one of the two "
     "disagreement prompts, $e_D = {e}$, so it covers $C_{{\\mathrm{{orac}}}} - D\\,e_D = {cr}$ and gains "
     "$L - D\\,e_D = {g}$ over the best member: {verdict}.",
-    t=TOY_TAU, ca=fmt_frac(tt.member[0, 0]), cb=fmt_frac(tt.member[0, 1]), cbest=fmt_frac(tt.best[0]),
-    co=fmt_frac(tt.oracle[0]), L=fmt_frac(tt.L[0]), dis=" and ".join(str(i + 1) for i in dis), D=fmt_frac(tt.D[0]),
-    be=fmt_frac(tt.break_even[0]), e=fmt_frac(acc.e_D), cr=fmt_frac(acc.routed), g=fmt_frac(acc.gain),
-    verdict=compare(acc.e_D, acc.break_even, more="it loses to the best member", less="it beats the best member",
+    t=TOY_TAU, ca=R.fmt_frac(tt.member[0, 0]), cb=R.fmt_frac(tt.member[0, 1]), cbest=R.fmt_frac(tt.best[0]),
+    co=R.fmt_frac(tt.oracle[0]), L=R.fmt_frac(tt.L[0]), dis=" and ".join(str(i + 1) for i in dis), D=R.fmt_frac(tt.D[0]),
+    be=R.fmt_frac(tt.break_even[0]), e=R.fmt_frac(acc.e_D), cr=R.fmt_frac(acc.routed), g=R.fmt_frac(acc.gain),
+    verdict=R.compare(acc.e_D, acc.break_even, more="it loses to the best member", less="it beats the best member",
                     same="exactly break-even, it only ties the best member"),
     kind="tip", title="A hand-worked toy pool",
 )
@@ -194,11 +179,11 @@ smooth_need_64 = int(np.argmax(prior.posterior_mean(np.arange(65), 64) >= 0.05))
 claims.add("τ = 0.05 at k = 16 needs 1 success, τ = 0.10 needs 2", "2609.32996 §2", f"{need_05}, {need_10}",
            (need_05, need_10) == (1, 2), kind="sanity")
 claims.add("one-sided 95% Clopper-Pearson upper bound after 0 of 16", "2609.32996 App. B.1",
-           f"{cp0:.4f} (published {published('000.B1.cp_0_of_16').text})", fmt(cp0) == published("000.B1.cp_0_of_16").text,
+           f"{cp0:.4f} (published {R.published('000.B1.cp_0_of_16').text})", R.fmt(cp0) == R.published("000.B1.cp_0_of_16").text,
            kind="published")
 claims.add("Beta-smoothing moves the k = 64 count rule at τ = 0.05 from 4 to 3 successes", "2609.32996 App. B.1",
            f"{cov.need(0.05, 64)} -> {smooth_need_64}", (cov.need(0.05, 64), smooth_need_64) == (4, 3), kind="published")
-show_md("At $k = 16$ the thresholds 0.05 and 0.10 need {a} and {b} successes; after 0 of 16 the upper bound is still "
+R.show_md("At $k = 16$ the thresholds 0.05 and 0.10 need {a} and {b} successes; after 0 of 16 the upper bound is still "
         "{cp}, {r:.1f} times the lowest threshold.", a=need_05, b=need_10, cp=cp0, r=cp0 / 0.05)
 
 # %% [markdown]
@@ -210,7 +195,7 @@ show_md("At $k = 16$ the thresholds 0.05 and 0.10 need {a} and {b} successes; af
 
 # %%
 t_truth, t_plug = cov.coverage_from_rates(equal.p, TAUS), cov.coverage(equal.pool, TAUS)
-show_md("In the equal-rate pool the population gap is {lt} at every threshold, yet the plug-in gap at $\\tau = 0.10$ is "
+R.show_md("In the equal-rate pool the population gap is {lt} at every threshold, yet the plug-in gap at $\\tau = 0.10$ is "
         "$\\hat L = {lp}$, with $\\hat D = {dp}$: selection among noisy estimates alone manufactures it.",
         lt=float(np.abs(t_truth.L).max()), lp=float(t_plug.L[1]), dp=float(t_plug.D[1]))
 
@@ -229,7 +214,7 @@ for label, attr, color in (("oracle", "oracle", "C0"), ("best member", "best", "
     ax.plot(tau_fine, getattr(plug_c, attr), color=color, ls="--", alpha=0.8, label=f"{label}, plug-in")
 ax.fill_between(tau_fine, truth_c.best, truth_c.oracle, color="C0", alpha=0.12)
 j = int(np.argmax(np.where(tau_fine <= 0.9, plug_c.oracle - truth_c.oracle, -1)))
-ax.annotate("winner's curse", (tau_fine[j], plug_c.oracle[j]), (tau_fine[j] + 0.15, plug_c.oracle[j] + 0.08),
+ax.annotate("winner's curse", (tau_fine[j], plug_c.oracle[j]), (max(tau_fine[j] - 0.35, 0.05), plug_c.oracle[j] + 0.12),
             arrowprops={"arrowstyle": "->"}, fontsize=9)
 ax.set(xlabel="reliability threshold τ", ylabel="coverage", title="Oracle, best member and mixture")
 ax.legend(fontsize=7, ncol=2)
@@ -247,9 +232,9 @@ tabs = [f(s, grid) for s in (equal, spec) for f in (lambda s, g: cov.coverage(s.
 ok = all((t.L >= -1e-12).all() and (t.L <= t.D + 1e-12).all() for t in tabs)
 claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on 50 thresholds (plug-in and true rates, both pools)", "2609.32996 §2.1",
            f"{len(tabs)} tables", ok)
-show_md("Reading: at $\\tau = {t:g}$ the plug-in oracle curve lies {o} above the true one; at the lowest thresholds it "
+R.show_md("Reading: at $\\tau = {t:g}$ the plug-in oracle curve lies {o} above the true one; at the lowest thresholds it "
         "lies {low} the true curve, because $k = {k}$ responses cannot reveal rates far below $1/k$.",
-        t=tau_fine[j], o=over, k=K, low=compare(plug_c.oracle[0], truth_c.oracle[0], more="above", less="below", same="on"))
+        t=tau_fine[j], o=over, k=K, low=R.compare(plug_c.oracle[0], truth_c.oracle[0], more="above", less="below", same="on"))
 
 # %% [markdown]
 # ## The routing identity and the break-even error {#sec-routing-identity}
@@ -274,9 +259,9 @@ claims.add("a router beats the best member iff e_D < L/D", "2609.32996 §2.1",
            f"{sum((a.gain > 0) == (a.e_D < a.break_even) for a in decided)}/{len(decided)} cases",
            all((a.gain > 0) == (a.e_D < a.break_even) for a in decided))
 acc = cov.routing_account(score_pool, realistic, 0.10)
-show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a break-even error of {be}, so it {word} the best "
+R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a break-even error of {be}, so it {word} the best "
         "member by {g}.", e=acc.e_D, be=acc.break_even, g=abs(acc.gain),
-        word=compare(acc.gain, 0, more="beats", less="trails", same="ties"))
+        word=R.compare(acc.gain, 0, more="beats", less="trails", same="ties"))
 
 # %% [markdown]
 # <!-- Position for the routing-plateau issue: "The routing identity on fitted routers" (a section
@@ -309,7 +294,7 @@ plt.show()
 
 # %%
 slack = mix_t - orac_t
-show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo} to {hi} of the prompts over these "
+R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo} to {hi} of the prompts over these "
         "thresholds (mean {m}): the bound is tight only where a single member carries the prompt.",
         lo=float(slack.min()), hi=float(slack.max()), m=float(slack.mean()))
 
@@ -332,6 +317,8 @@ L_null = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, K, seed=rng)
 sp_sims = [simulate.specialists(N_PROMPTS, M, 64, f=0.5, s=0.10, seed=rng) for _ in range(max(N_REPLICATES // 4, 40))]
 L_sp = np.array([cov.coverage(s.pool, [0.10]).L[0] for s in sp_sims])
 L_sp_true = float(np.mean([simulate.population_L(s.p, [0.10])[0] for s in sp_sims]))
+
+# %%
 truth_ladder = noise.ladder_truth(spec.p)
 one_draw = [simulate.sample_pool(spec.p, 1, rng) for _ in range(N_REPLICATES)]
 G_hat = np.array([cov.coverage(pl, [1.0]).L[0] for pl in one_draw])
@@ -342,13 +329,13 @@ claims.add("with a positive population gap, the plug-in L̂ can fall below it (f
            f"L̂ {L_sp.mean():.3f} ± {se(L_sp):.3f} vs L {L_sp_true:.3f}", below, kind="simulation")
 
 # %%
-show_md(
+R.show_md(
     "Equal-rate pools: $\\hat L(0.10)$ averages {m} (standard error {s}) against a population value of 0, the winner's curse "
     "alone. Specialists at $k = 64$: $\\hat L$ averages {ms} ({ss}) against $L = {Ls}$, so the plug-in {dir} the gap. "
     "Outcome oracle: $\\hat G$ averages {g} ({sg}) against $G_{{\\mathrm{{out}}}} = {go}$, {gdir} it as Proposition 3 says.",
     m=L_null.mean(), s=se(L_null), ms=L_sp.mean(), ss=se(L_sp), Ls=L_sp_true,
-    dir=compare(L_sp.mean(), L_sp_true, more="overstates", less="understates", same="matches"),
-    g=G_hat.mean(), sg=se(G_hat), go=truth_ladder.G_out, gdir=compare(G_hat.mean(), truth_ladder.G_out, expect="below"),
+    dir=R.compare(L_sp.mean(), L_sp_true, more="overstates", less="understates", same="matches"),
+    g=G_hat.mean(), sg=se(G_hat), go=truth_ladder.G_out, gdir=R.compare(G_hat.mean(), truth_ladder.G_out, expect="below"),
 )
 
 # %% [markdown]
@@ -362,7 +349,7 @@ show_md(
 
 # %%
 dec_spec = noise.decompose_truth(spec.p)
-show_md("On the diffuse pool, $\\hat q$ averages {q} against $O_{{\\exp}} = {oe}$, and exceeds the reproducible ceiling "
+R.show_md("On the diffuse pool, $\\hat q$ averages {q} against $O_{{\\exp}} = {oe}$, and exceeds the reproducible ceiling "
         "$O_{{\\mathrm{{repro}}}} = {orp}$ by {d} on average, against $\\Delta = {delta}$.",
         q=q_hat.mean(), oe=dec_spec.O_exp, orp=dec_spec.O_repro, d=q_hat.mean() - dec_spec.O_repro, delta=dec_spec.delta)
 
@@ -412,12 +399,12 @@ ladder_df = pd.concat([lad.frame().assign(signal=name) for name, lad in ladders.
 # %%
 #| label: tbl-ladder
 #| tbl-cap: "The information ladder on the diffuse pool's true rates, one draw per member: best fixed member, best rule given the signal, reproducible ceiling, outcome oracle."
-table(ladder_df, columns={"signal": "signal Z", "p_star": "best fixed p*", "q_Z": "best on Z, q_Z", "O_repro": "ceiling O_repro",
+R.table(ladder_df, columns={"signal": "signal Z", "p_star": "best fixed p*", "q_Z": "best on Z, q_Z", "O_repro": "ceiling O_repro",
                           "O_exp": "oracle q = O_exp", "G_Z": "G_Z", "G_out": "G_out"})
 
 # %%
 lp = ladders["prompt itself"]
-show_md("Reading: richer signals climb the ladder, but even the prompt itself stops at the reproducible ceiling; the last "
+R.show_md("Reading: richer signals climb the ladder, but even the prompt itself stops at the reproducible ceiling; the last "
         "rung, {d} of the {g} outcome-oracle gap, is single-draw luck.", d=lp.O_exp - lp.O_repro, g=lp.G_out)
 
 # %% [markdown]
@@ -437,17 +424,17 @@ show_md("Reading: richer signals climb the ladder, but even the prompt itself st
 # give an oracle near 65% while any committed choice stays at 10%.
 
 # %%
-worked = noise.decompose_truth(np.full((1, 10), published("001.FIG2.p").value))
+worked = noise.decompose_truth(np.full((1, 10), R.published("001.FIG2.p").value))
 claims.add("ten members at p = 0.1: O_exp = 1 − 0.9¹⁰, O_repro = 0.1", "2607.03436 Fig. 2",
            f"{worked.O_exp:.3f} = {worked.O_repro:.3f} + {worked.delta:.3f}",
-           np.isclose(worked.O_exp, 1 - 0.9**10) and fmt(100 * worked.O_exp, 0) + "%" == published("001.FIG2.oexp").text,
+           np.isclose(worked.O_exp, 1 - 0.9**10) and R.fmt(100 * worked.O_exp, 0) + "%" == R.published("001.FIG2.oexp").text,
            kind="published")
 dec, bok = noise.decompose_truth(spec.p), noise.best_of_k_truth(spec.p)
 claims.add("O_exp = O_repro + Δ with Δ ≥ 0 (diffuse pool)", "2607.03436 Thm 1", f"Δ = {dec.delta:.4f}",
            dec.delta >= 0 and np.isclose(dec.O_exp, dec.O_repro + dec.delta))
 claims.add("best-of-M on the maximiser ≥ O_exp with independent draws", "2607.03436 Thm 2(b)", f"{bok:.4f} ≥ {dec.O_exp:.4f}",
            bok >= dec.O_exp - 1e-12)
-show_md("Worked example: $O_{{\\exp}} = {oe}$ splits into $O_{{\\mathrm{{repro}}}} = {orp}$ and $\\Delta = {d}$. On the diffuse "
+R.show_md("Worked example: $O_{{\\exp}} = {oe}$ splits into $O_{{\\mathrm{{repro}}}} = {orp}$ and $\\Delta = {d}$. On the diffuse "
         "pool $\\Delta = {dd}$, {share:%} of the gap between the oracle and the best fixed member.",
         oe=worked.O_exp, orp=worked.O_repro, d=worked.delta, dd=dec.delta, share=dec.noise_share)
 
@@ -465,12 +452,12 @@ anti = noise.decompose(pair, form="seed-aligned")
 bok_pair = noise.best_of_k_truth(pair.mean(axis=2))
 claims.add("with dependent draws best-of-M can fall below O_exp (an anticorrelated pair)", "2607.03436 Thm 2(b) scope",
            f"best-of-2 {bok_pair:.2f} < O_exp {anti.O_exp:.2f}", bok_pair < anti.O_exp)
-show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{repro}}}} = {orp}$, while best-of-2 on either "
+R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{repro}}}} = {orp}$, while best-of-2 on either "
         "member scores {b}: {word} the oracle. Collecting $\\Delta$ by sampling also needs a **verifier** at deployment time, "
         "to know which of the draws is right; without one, a majority vote is the ceiling, and the review of "
         "2607.03436 reports that on MATH-500 it falls below the reproducible ceiling ({agg} against {rep}).",
-        oe=anti.O_exp, orp=anti.O_repro, b=bok_pair, word=compare(bok_pair, anti.O_exp, expect="below"),
-        agg=published("001.REV.oagg_math500").text, rep=published("001.REL.orepro").text)
+        oe=anti.O_exp, orp=anti.O_repro, b=bok_pair, word=R.compare(bok_pair, anti.O_exp, expect="below"),
+        agg=R.published("001.REV.oagg_math500").text, rep=R.published("001.REL.orepro").text)
 
 # %% [markdown]
 # ### On a real pool
@@ -490,19 +477,19 @@ else:
     rdec = noise.decompose(real, form="seed-aligned")
     keys = {"best single model": ("router", "001.REL.best_single"), "O_repro": ("O_repro", "001.REL.orepro"),
             "O_exp": ("O_exp", "001.REL.oexp"), "noise share Δ/G": ("noise_share", "001.REL.noise_share")}
-    real_df = pd.DataFrame([{"quantity": q, "recomputed": getattr(rdec, a), "released": published(key).value} for q, (a, key) in keys.items()])
+    real_df = pd.DataFrame([{"quantity": q, "recomputed": getattr(rdec, a), "released": R.published(key).value} for q, (a, key) in keys.items()])
     claims.add("the MATH-500 tensors reproduce the released decomposition", "2607.03436 (released tensors)",
-               f"noise share {rdec.noise_share:.3f}", all(fmt(r.recomputed) == fmt(r.released) for r in real_df.itertuples()), kind="published")
+               f"noise share {rdec.noise_share:.3f}", all(R.fmt(r.recomputed) == R.fmt(r.released) for r in real_df.itertuples()), kind="published")
     rt = cov.coverage(real, np.round(np.linspace(0.05, 1.0, 20), 3))
     claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on MATH-500 (k = 30)", "2609.32996 §2.1", f"max L̂ = {rt.L.max():.3f}",
                (rt.L >= 0).all() and (rt.L <= rt.D + 1e-12).all())
-    display(table(real_df))
+    display(R.table(real_df))
 
 # %%
 if real is not None:
-    show_md("Reading: on MATH-500, $\\Delta = {d}$ of a {g} gap between the oracle and the best single model, a noise share "
+    R.show_md("Reading: on MATH-500, $\\Delta = {d}$ of a {g} gap between the oracle and the best single model, a noise share "
             "of {s:%}: that part of the gap is luck no committed router can collect.", d=rdec.delta, g=rdec.G, s=rdec.noise_share)
-skipped_callout(skipped)
+R.skipped_callout(skipped)
 
 # %% [markdown]
 # ## The claims at a glance
@@ -518,14 +505,14 @@ claims.table()
 # %%
 claims.stop_if_failed()
 kinds = claims.frame()["kind"].value_counts()
-show_md("All {n} claims hold on this run (seed {seed}): {parts}.", n=len(claims), seed=SEED,
+R.show_md("All {n} claims hold on this run (seed {seed}): {parts}.", n=len(claims), seed=SEED,
         parts=", ".join(f"{v} {k}" for k, v in kinds.items()))
 
 # %% [markdown]
 # ## Takeaways
 
 # %%
-show_md(
+R.show_md(
     "- Count rules make low thresholds coarse: at $k = 16$ one success separates covered from uncovered, and zero "
     "successes leave the rate anywhere below {cp}.\n"
     "- The identities hold for any rates: $L \\le D$, a router's loss to the oracle is $D\\,e_D$, and a mixture covers at "
@@ -554,14 +541,14 @@ show_md(
 
 # %%
 e1 = cov.coverage(toy, [0.25])
-solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D = {D}$, so the break-even error is $L/D = {be}$: "
+R.solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D = {D}$, so the break-even error is $L/D = {be}$: "
          "member B covers every prompt A covers, no router can beat it, and any error costs coverage.",
-         cb=fmt_frac(e1.best[0]), L=fmt_frac(e1.L[0]), D=fmt_frac(e1.D[0]), be=fmt_frac(e1.break_even[0]))
+         cb=R.fmt_frac(e1.best[0]), L=R.fmt_frac(e1.L[0]), D=R.fmt_frac(e1.D[0]), be=R.fmt_frac(e1.break_even[0]))
 L64 = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, 64, seed=rng).pool, [0.10]).L[0] for _ in range(max(N_REPLICATES // 8, 10))])
-solution("2. With $k = 64$ the equal-rate pools' $\\hat L(0.10)$ averages {a} over {r} pools, against {b} at $k = {k}$: more "
+R.solution("2. With $k = 64$ the equal-rate pools' $\\hat L(0.10)$ averages {a} over {r} pools, against {b} at $k = {k}$: more "
          "responses make each estimate less noisy, so the maximum over members picks less favourable noise and the manufactured "
-         "gap {w}.", a=L64.mean(), r=L64.size, b=L_null.mean(), k=K, w=compare(L64.mean(), L_null.mean(), more="grows", less="shrinks"))
-solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\\mathrm{{repro}}}} = {orp}$, $\\Delta = {d}$; "
+         "gap {w}.", a=L64.mean(), r=L64.size, b=L_null.mean(), k=K, w=R.compare(L64.mean(), L_null.mean(), more="grows", less="shrinks"))
+R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\\mathrm{{repro}}}} = {orp}$, $\\Delta = {d}$; "
          "best-of-2 on one member succeeds with probability $1 - (1/2)^2 = {b}$. Theorem 2(b) compares with the oracle of "
          "independent draws; here the draws are perfectly anticorrelated, which maximises the single-draw oracle.",
          oe=anti.O_exp, orp=anti.O_repro, d=anti.delta, b=bok_pair)

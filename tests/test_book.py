@@ -92,7 +92,7 @@ def test_front_matter_pages_and_cross_page_sections(tmp_path):
         "::: {.callout-tip collapse=\"true\"}\nFolded.\n:::\n"
     )
     (tmp_path / "notebooks" / "01_a.py").write_text(
-        "# %% [markdown]\n# # A {#sec-a}\n# Back to @sec-notes.\n#\n# ## Part {#sec-part-a}\n# Text.\n"
+        "# %% [markdown]\n# # A {#sec-a}\n# Back to @sec-notes and [notes](../notes.qmd).\n#\n# ## Part {#sec-part-a}\n# Text.\n"
     )
     problems = "\n".join(book.structure_problems(tmp_path))
     assert "missing.qmd but the file does not exist" in problems
@@ -100,7 +100,7 @@ def test_front_matter_pages_and_cross_page_sections(tmp_path):
     assert "sec-part-a" not in problems and "01_a.py" not in problems  # sections resolve across pages
     assert book.section_labels(tmp_path)["sec-part-a"] == ("01_a", "Part")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# A {#sec-a}\nBack to @sec-notes."),
+    nb.cells = [nbformat.v4.new_markdown_cell("# A {#sec-a}\nBack to @sec-notes and [notes](../notes.qmd)."),
                 nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
                     "display_data", data={"text/markdown": "::: {.callout-tip collapse=\"true\"}\nA solution.\n:::\n"})])]
     (tmp_path / "chapters").mkdir()
@@ -111,4 +111,5 @@ def test_front_matter_pages_and_cross_page_sections(tmp_path):
     assert 'href="notes.html"' in notes  # links to .qmd pages point at their rendered pages
     chap = (tmp_path / "_book" / "01_a.html").read_text()
     assert 'href="notes.html#sec-notes"' in chap and "A solution." in chap and "callout-tip" not in chap
+    assert 'href="notes.html"' in chap
     assert "notes.html" in (tmp_path / "_book" / "index.html").read_text()

@@ -54,7 +54,8 @@ _REF_RE = re.compile(r"(?<![\w@])@((?:fig|tbl|sec)-[A-Za-z0-9_-]*[A-Za-z0-9])")
 _OPT_RE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 _SEC_RE = re.compile(r"\{#(sec-[A-Za-z0-9_-]+)[^}]*\}")
 _SEC_HEAD_RE = re.compile(r"^(#+)[ \t]+(.*?)[ \t]*\{#(sec-[A-Za-z0-9_-]+)[^}]*\}[ \t]*$", re.M)
-_QMD_LINK_RE = re.compile(r"\]\(([\w./-]+)\.qmd(#[\w-]+)?\)")  # [text](page.qmd) -> page.html in the fallback
+# [text](page.qmd) or [text](../page.qmd) -> page.html: the fallback writes every page into one folder
+_QMD_LINK_RE = re.compile(r"\]\((?:\.\./)*([\w-]+)\.qmd(#[\w-]+)?\)")
 _ATTR_RE = re.compile(r"[ \t]*\{(?:[#.][\w-]+[ \t]*)+\}")  # Quarto heading attributes: {#sec-x .unnumbered}
 
 

@@ -244,10 +244,11 @@ def _expected(word: str, expect, what: str, detail: str) -> str:
     return word
 
 
-def compare(a, b, *, tol: float = 0.0, more: str = "above", less: str = "below", same: str = "equal to",
+def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below", same: str = "equal to",
             expect=None, what: str = "") -> str:
     """The word for how ``a`` compares with ``b``: ``more`` when a > b + tol, ``less`` when
-    a < b - tol, otherwise ``same``.
+    a < b - tol, otherwise ``same`` (the default ``tol`` absorbs rounding, so 1/2 computed two
+    ways compares as equal).
 
     ``expect`` (a word or a set of words) is the direction the surrounding text relies on; when
     the computed word differs, :class:`ProseError` stops the chapter, so a sentence can never
