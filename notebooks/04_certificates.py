@@ -398,6 +398,11 @@ R.show_md("Reading: every valid interval covers at least {m:%} of samples in eve
 # @fig-cert-widths compares the four valid intervals as the number of items grows.
 
 # %%
+same_as_naive = all(np.isclose(r["pa"].lo, C.clopper_pearson(o - c.max(), n, ALPHA / len(c))[0]) for r, (c, o, n, _) in
+                    zip(pilot_df.to_dict("records"), pilot.values(), strict=True))
+R.check(same_as_naive, "the paired interval's lower limit is the naive Clopper-Pearson limit with confidence 1 - α/M")
+
+# %%
 #| label: fig-cert-widths
 #| fig-cap: "Width of four valid 95% intervals for the oracle gap as the number of items grows, for an oracle rate of 0.9 and a best member at 0.7, with M = 4 and M = 29 members (log-log axes; dashed: the Hoeffding intervals)."
 ns = np.unique(np.round(np.logspace(np.log10(50), np.log10(50000), 25)).astype(int))
@@ -628,11 +633,11 @@ else:
 # $H_\Pi = q - q_\Pi$ (what remains beyond it), spending the error budget in thirds on the
 # oracle, the $M$ members and the $|\Pi|$ family members (paper 002 calls the family size $L$,
 # which this book keeps for the coverage gap). Theorem 7 bounds $q_Z$ for a signal with $J$
-# levels through Clopper-Pearson intervals for the $J \times M$ joint rates
+# values through Clopper-Pearson intervals for the $J \times M$ joint rates
 # $P(Z = z, R_m = 1)$, and its Appendix M.2 turns that into an interval for $G_Z = q_Z - p^\star$.
 #
 # Our family: the constants plus one simple rule per signal, each fitted on a random calibration
-# half (for every level, the member with the most correct answers there) and evaluated once on
+# half (for every value of the signal, the member with the most correct answers there) and evaluated once on
 # the other half. The signals are a task tag, prompt-length bins with edges taken from the
 # calibration half, and k-means clusters of TF-IDF text features fitted on the calibration
 # half's text. None uses a test outcome. First on a population with known truth: three item
@@ -643,7 +648,7 @@ spec_pop = C.mixture_population([[0.85, 0.35, 0.5], [0.3, 0.85, 0.5], [0.25, 0.3
 Rs, zs = spec_pop.sample_outcomes(1500 if not SMALL else 600, seed=rng)
 fit_s, noise_sig = C.random_halves(len(zs), seed=rng), rng.integers(0, 4, len(zs))
 aud_s = C.signal_rule_audit(Rs, {"item type": zs, "random tag": noise_sig}, fit_s, ALPHA, n_boot=N_BOOT, seed=rng)
-# population accuracy of each fitted rule: the item-type rule maps levels to members; the random
+# population accuracy of each fitted rule: the item-type rule maps signal values to members; the random
 # tag is independent of the item, so its rule's accuracy is the tag-weighted member accuracy
 r_type, r_tag = C.fit_cell_rule(Rs, zs, fit_s), C.fit_cell_rule(Rs, noise_sig, fit_s)
 type_map = np.array([r_type[zs == z][0] for z in range(spec_pop.J)])
@@ -732,12 +737,12 @@ if audits:
     sig_df = pd.concat([a.signals.assign(pool=name) for name, a in audits.items()], ignore_index=True)
     sig_df["q_Z "] = [R.fmt_interval(e, lo, hi) for e, lo, hi in zip(sig_df["q_Z"], sig_df["q_Z_lo"], sig_df["q_Z_hi"], strict=True)]
     sig_df["G_Z "] = [R.fmt_interval(e, lo, hi) for e, lo, hi in zip(sig_df["G_Z"], sig_df["G_Z_lo"], sig_df["G_Z_hi"], strict=True)]
-    display(R.table(sig_df, columns={"pool": "pool", "signal": "signal", "J": "levels J", "q_Z ": "q_Z", "G_Z ": "G_Z"}))
+    display(R.table(sig_df, columns={"pool": "pool", "signal": "signal", "J": "values J", "q_Z ": "q_Z", "G_Z ": "G_Z"}))
 
 # %%
 if audits:
     R.show_md("Reading: {p} of {t} signal certificates have a positive lower limit for $G_Z$; the upper limits range from {lo} to "
-              "{hi}. With $J \\times M$ intervals summed over levels, Theorem 7's interval is wide: it certifies that a coarse signal "
+              "{hi}. With $J \\times M$ intervals summed over signal values, Theorem 7's interval is wide: it certifies that a coarse signal "
               "cannot buy more than its upper limit, a bound that is rarely tight.", p=int((sig_df["G_Z_lo"] > 0).sum()), t=len(sig_df),
               lo=sig_df["G_Z_hi"].min(), hi=sig_df["G_Z_hi"].max())
 
@@ -936,7 +941,7 @@ R.show_md("\n".join(lines))
 # 2. **Pen and paper: the price of selection.** Show that the paired interval's lower limit is
 #    the lower Clopper-Pearson limit of the best member's discordant count with confidence
 #    $1 - \alpha/M$, and compute it for the pilot's GSM8K counts.
-# 3. **A looser level.** Predict on how many pilot tasks Theorem 4 certifies a positive gap at
+# 3. **A larger error budget.** Predict on how many pilot tasks Theorem 4 certifies a positive gap at
 #    $\alpha = 0.10$ instead of $\alpha = 0.05$, then rerun with `-p ALPHA 0.1`.
 
 # %%
@@ -953,6 +958,6 @@ R.solution("2. Clopper-Pearson limits increase with the count, so $\\min_m L_m$ 
            d=int(og - cg.max()), n=ng, m=len(cg), lo=lo_cp, pl=pa_g.lo)
 alpha2 = 0.10
 n_cert = sum(C.selection_valid_gap(c, o, n, alpha2, "exact").lo > 0 for c, o, n, _ in pilot.values())
-R.solution("3. At $\\alpha = {a:g}$ Theorem 4 certifies {k} of the {t} pilot gaps (at $\\alpha = {a0:g}$: {k0}): a looser level "
-           "narrows every interval, but the selection penalty over {m} members remains.", a=alpha2, k=n_cert, t=len(pilot), a0=ALPHA,
+R.solution("3. At $\\alpha = {a:g}$ Theorem 4 certifies {k} of the {t} pilot gaps (at $\\alpha = {a0:g}$: {k0}): a larger error "
+           "budget narrows every interval, but the selection penalty over {m} members remains.", a=alpha2, k=n_cert, t=len(pilot), a0=ALPHA,
            k0=sum(r.lo > 0 for r in pilot_df["ex"]), m=len(pilot["gsm8k"][0]))
