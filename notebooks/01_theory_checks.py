@@ -101,7 +101,7 @@ equal = simulate.exchangeable(N_PROMPTS, M, K, seed=rng)
 spec = simulate.diffuse(N_PROMPTS, M, K, sigma=SIGMA, seed=rng)
 settings = pd.DataFrame({
     "pool": ["equal-rate", "diffuse"],
-    "truth": [f"p_im = p_i ~ Beta({prior.a:g}, {prior.b:g})", f"logit p_im = logit p_i + {SIGMA:g} z_im, z_im ~ N(0, 1)"],
+    "truth": [f"pᵢₘ = pᵢ ~ Beta({prior.a:g}, {prior.b:g})", f"logit pᵢₘ = logit pᵢ + {SIGMA:g} zᵢₘ, zᵢₘ ~ N(0, 1)"],
     "n × M × k": [f"{N_PROMPTS} × {M} × {K}"] * 2,
     "population L(0.10)": [simulate.population_L(s.p, [0.10])[0] for s in (equal, spec)],
 })
@@ -114,8 +114,9 @@ R.table(settings)
 # probability $p_{im}$, its *rate*. For a reliability threshold $\tau$,
 #
 # $$C_m(\tau) = \frac1n \sum_i \mathbf 1[p_{im} \ge \tau], \qquad
-#   C_{\mathrm{orac}}(\tau) = \frac1n \sum_i \mathbf 1\big[\max_m p_{im} \ge \tau\big], \qquad
-#   C_{\mathrm{best}}(\tau) = \max_m C_m(\tau),$$
+#   C_{\mathrm{orac}}(\tau) = \frac1n \sum_i \mathbf 1\big[\max_m p_{im} \ge \tau\big],$$
+#
+# $$C_{\mathrm{best}}(\tau) = \max_m C_m(\tau),$$
 #
 # the coverage of one member, of the per-prompt oracle and of the best single member. The
 # uniform mixture, which draws a member at random for every response, covers

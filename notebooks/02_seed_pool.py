@@ -106,7 +106,7 @@ if POOL:
     truth = "unknown (your pool)"
 else:
     seed_pool = simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool
-    truth = f"equal rates p_im = p_i ~ Beta{cov.GEOMETRY3K_PRIOR.a, cov.GEOMETRY3K_PRIOR.b}: population gap 0"
+    truth = f"equal rates pᵢₘ = pᵢ ~ Beta{cov.GEOMETRY3K_PRIOR.a, cov.GEOMETRY3K_PRIOR.b}: population gap 0"
 n_moves = N_PROMPTS * M
 settings = pd.DataFrame({"item": ["pool", "truth", "thresholds τ", "null draws", "margin chain", "split-half", "simulation studies"],
                          "value": [f"{POOL or 'simulated'}: {N_PROMPTS} prompts × {M} members × {K} responses", truth,

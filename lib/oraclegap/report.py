@@ -337,13 +337,11 @@ class Claims:
     def __init__(self) -> None:
         self.rows: list[dict] = []
 
-    def add(self, claim: str, source: str, computed, holds, *, kind: str = "identity") -> bool:
-        """Record one row; returns whether it holds."""
+    def add(self, claim: str, source: str, computed, holds, *, kind: str = "identity") -> None:
+        """Record one row (returns nothing, so a notebook cell ending with it prints nothing)."""
         if kind not in self.KINDS:
             raise ValueError(f"kind must be one of {self.KINDS}, got {kind!r}")
-        ok = bool(holds)
-        self.rows.append({"claim": claim, "source": source, "computed": str(computed), "holds": ok, "kind": kind})
-        return ok
+        self.rows.append({"claim": claim, "source": source, "computed": str(computed), "holds": bool(holds), "kind": kind})
 
     def __len__(self) -> int:
         return len(self.rows)
