@@ -4,10 +4,20 @@ Nothing here computes statistics. ``use_style()`` sets one seaborn theme and pal
 in a notebook; importing this module changes nothing). ``fmt``/``fmt_interval`` format numbers
 the same way everywhere (``0.113 [0.079, 0.113]``). ``md`` turns a template with computed
 values into Markdown, so numbers in the book's prose always come from code.
+
+Interpretive words come from code too: :func:`compare` and :func:`position` return the word
+("above", "below", "inside", ...) that relates computed values, and raise :class:`ProseError`
+when a direction the text relies on (``expect=``) has flipped; :func:`check` does the same for a
+statement typed in a Markdown cell. :class:`Claims` keeps a chapter's claims table and stops the
+chapter when one fails. :func:`published` looks up a figure the papers print
+(``data/paper/published_figures.csv``) so a chapter can set it beside its own.
+:func:`callout` and :func:`solution` emit Quarto callouts (a collapsed one for exercise
+solutions) whose numbers are filled in at build time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import string
 from collections.abc import Mapping, Sequence
@@ -27,6 +37,24 @@ __all__ = [
     "show_md",
     "claim_table",
     "placeholder_figure",
+    "ProseError",
+    "compare",
+    "position",
+    "check",
+    "fmt_rate",
+    "fmt_range",
+    "fmt_frac",
+    "Claims",
+    "Published",
+    "published",
+    "published_table",
+    "callout",
+    "show_callout",
+    "solution",
+    "skipped_callout",
+    "draw_outcomes",
+    "draw_counts",
+    "test_name",
 ]
 
 #: The book's palette (colour-blind safe, seaborn "colorblind").
@@ -97,15 +125,24 @@ def fmt_interval(estimate, lo, hi, digits: int = 3) -> str:
     return inner if estimate is None else f"{fmt(estimate, digits)} {inner}"
 
 
-def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Sequence[str] = ()):
+def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Sequence[str] = (),
+          columns: Mapping[str, str] | None = None):
     """A DataFrame formatted for display: floats to ``digits`` decimals, booleans as yes/no.
 
-    Returns a pandas ``Styler`` (renders as an HTML table in notebooks and in Quarto). Column
-    names and text cells may break after ``_`` and ``/`` (a zero-width space), so identifiers
-    such as ``p_holm_across_pools`` do not force a table wider than the book's text column.
+    ``columns`` maps code names to the human names shown (only the mapped columns are kept, in
+    the mapping's order); ``percent`` names columns (after renaming) shown as percentages. Text
+    cells are HTML-escaped, so a claim such as "0 <= L <= D" shows as written; column names and
+    text cells may break after ``_`` and ``/`` (a zero-width space), so identifiers such as
+    ``p_holm_across_pools`` do not force a table wider than the book's text column. Returns a
+    pandas ``Styler`` (renders as an HTML table in notebooks and in Quarto).
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if columns is not None:
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise KeyError(f"columns maps names the frame does not have: {missing}; it has {list(df.columns)}")
+        df = df[list(columns)].rename(columns=dict(columns))
     fmts = {}
     for col in df.columns:
         s = df[col]
@@ -119,7 +156,7 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
             fmts[col] = lambda v: fmt(int(v))
         elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
             fmts[col] = lambda v: v if not isinstance(v, str) else _breakable(v)
-    sty = df.style.format(fmts, na_rep="—").format_index(lambda c: _breakable(str(c)), axis="columns")
+    sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
     if not index:
         sty = sty.hide(axis="index")
     return sty
@@ -189,3 +226,349 @@ def placeholder_figure(text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center")
     ax.set_axis_off()
     plt.show()
+
+
+# ---------------------------------------------------------------------------- directions
+class ProseError(AssertionError):
+    """A direction or statement the chapter's text relies on does not hold for the computed values."""
+
+
+def _as_float(x, name: str) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {type(x).__name__}") from None
+    if math.isnan(v):
+        raise ValueError(f"{name} is NaN; a direction between numbers needs two numbers")
+    return v
+
+
+def _expected(word: str, expect, what: str, detail: str) -> str:
+    if expect is None:
+        return word
+    allowed = {expect} if isinstance(expect, str) else set(expect)
+    if word not in allowed:
+        label = f"{what}: " if what else ""
+        raise ProseError(f"{label}the text says {' or '.join(sorted(allowed))!r} but the computed values give {word!r} ({detail})")
+    return word
+
+
+def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below", same: str = "equal to",
+            expect=None, what: str = "") -> str:
+    """The word for how ``a`` compares with ``b``: ``more`` when a > b + tol, ``less`` when
+    a < b - tol, otherwise ``same`` (the default ``tol`` absorbs rounding, so 1/2 computed two
+    ways compares as equal).
+
+    ``expect`` (a word or a set of words) is the direction the surrounding text relies on; when
+    the computed word differs, :class:`ProseError` stops the chapter, so a sentence can never
+    state a direction its numbers have stopped supporting. ``what`` names the comparison in the
+    error message.
+    """
+    av, bv = _as_float(a, "a"), _as_float(b, "b")
+    tv = _as_float(tol, "tol")
+    if tv < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    word = more if av > bv + tv else less if av < bv - tv else same
+    return _expected(word, expect, what, f"a = {av:.6g}, b = {bv:.6g}, tol = {tv:g}")
+
+
+def position(x, lo, hi, *, inside: str = "inside", above: str = "above", below: str = "below",
+             expect=None, what: str = "") -> str:
+    """Where ``x`` lies relative to the closed interval [lo, hi]: ``below``, ``inside`` or
+    ``above`` (with ``expect`` as in :func:`compare`)."""
+    xv, lv, hv = _as_float(x, "x"), _as_float(lo, "lo"), _as_float(hi, "hi")
+    if lv > hv:
+        raise ValueError(f"lo must not exceed hi, got [{lo}, {hi}]")
+    word = below if xv < lv else above if xv > hv else inside
+    return _expected(word, expect, what, f"x = {xv:.6g}, interval [{lv:.6g}, {hv:.6g}]")
+
+
+def check(holds, statement: str) -> None:
+    """Stop the chapter with :class:`ProseError` when ``statement`` (typed in the text) is false.
+
+    Use it right after a Markdown cell whose words state a direction, so the text cannot outlive
+    the numbers that support it.
+    """
+    if not isinstance(statement, str) or not statement:
+        raise TypeError("statement must be a non-empty string naming what the text says")
+    if not bool(holds):
+        raise ProseError(f"the text says: {statement!r}, but the computed values contradict it")
+
+
+def fmt_rate(rate, lo=None, hi=None, *, percent: bool = True, digits: int = 0) -> str:
+    """A Monte Carlo rate with its interval: ``50% [30%, 70%]`` (``percent=False``: ``0.50 [0.30, 0.70]``)."""
+    def one(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "—"
+        return f"{100 * float(v):.{digits}f}%" if percent else fmt(v, max(digits, 2))
+
+    core = one(rate)
+    return core if lo is None or hi is None else f"{core} [{one(lo)}, {one(hi)}]"
+
+
+def fmt_frac(x, max_denominator: int = 12) -> str:
+    """A rate as a small fraction when it is one (2/3, 1/2, 0, 1), else three decimals."""
+    from fractions import Fraction
+
+    v = float(x)
+    f = Fraction(v).limit_denominator(max_denominator)
+    if abs(float(f) - v) > 1e-9:
+        return fmt(v)
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def fmt_range(values, *, digits: int = 3, percent: bool = False, sep: str = " to ") -> str:
+    """``min to max`` of some numbers (one number when they are all equal)."""
+    v = np.asarray(list(values), dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return "—"
+    f = (lambda x: f"{100 * x:.1f}%") if percent else (lambda x: fmt(x, digits))
+    lo, hi = f(v.min()), f(v.max())
+    return lo if lo == hi else f"{lo}{sep}{hi}"
+
+
+# ---------------------------------------------------------------------------- claims
+class Claims:
+    """A chapter's claims table: each row a claim, its source, the computed value and whether it holds.
+
+    ``kind`` says what kind of evidence a row is: ``"identity"`` (a theorem that holds for any
+    rates, checked numerically: it can fail only through a bug, so it checks the code),
+    ``"enumeration"`` (a probability computed exactly over every possible sample),
+    ``"simulation"`` (a Monte Carlo statement that could fail by chance or by being wrong),
+    ``"published"`` (a number the papers print, recomputed) and ``"sanity"`` (two routes in the
+    code to one definition agree). :meth:`stop_if_failed` raises with the failing claims, so a
+    rendered chapter certifies that every row held on its run.
+    """
+
+    KINDS = ("identity", "enumeration", "simulation", "published", "sanity")
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+
+    def add(self, claim: str, source: str, computed, holds, *, kind: str = "identity") -> None:
+        """Record one row (returns nothing, so a notebook cell ending with it prints nothing)."""
+        if kind not in self.KINDS:
+            raise ValueError(f"kind must be one of {self.KINDS}, got {kind!r}")
+        self.rows.append({"claim": claim, "source": source, "computed": str(computed), "holds": bool(holds), "kind": kind})
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def frame(self) -> pd.DataFrame:
+        return claim_table(self.rows) if self.rows else pd.DataFrame(columns=["claim", "source", "computed", "holds", "kind"])
+
+    def table(self):
+        """The claims as a display table with human column names."""
+        return table(self.frame(), columns={"claim": "claim", "kind": "kind", "source": "source", "computed": "computed", "holds": "holds"})
+
+    def stop_if_failed(self) -> None:
+        failed = [r["claim"] for r in self.rows if not r["holds"]]
+        if failed:
+            raise ProseError(f"{len(failed)} claim(s) failed: {failed}")
+
+
+# ---------------------------------------------------------------------------- published figures
+PUBLISHED_FILE = "published_figures.csv"
+
+
+@dataclasses.dataclass(frozen=True)
+class Published:
+    """A figure one of the papers prints, as transcribed in ``data/paper/published_figures.csv``."""
+
+    key: str
+    paper: str
+    where: str
+    quantity: str
+    text: str  # as printed, e.g. "0.113" or "14%"
+
+    @property
+    def value(self) -> float:
+        """The number (percentages as fractions: "14%" -> 0.14)."""
+        t = self.text.strip()
+        return float(t[:-1]) / 100 if t.endswith("%") else float(t)
+
+    @property
+    def cite(self) -> str:
+        """Where the figure is printed: ``2609.32996 §3.2``."""
+        return f"{PAPER_IDS.get(self.paper, self.paper)} {self.where}"
+
+
+#: How the book names the three papers.
+PAPER_IDS = {"000": "2609.32996", "001": "2607.03436", "002": "Shihab et al."}
+
+
+def published_table() -> pd.DataFrame:
+    """Every transcribed published figure: key, paper, where, quantity, value (as printed)."""
+    from . import datasets
+
+    df = datasets.paper_table(PUBLISHED_FILE)
+    df["value"] = df["value"].astype(str)
+    df["paper"] = df["paper"].astype(str).str.zfill(3)
+    return df
+
+
+def published(key: str) -> Published:
+    """The published figure registered under ``key`` (``KeyError`` naming close keys otherwise)."""
+    if not isinstance(key, str):
+        raise TypeError(f"key must be a string, got {type(key).__name__}")
+    df = published_table().set_index("key")
+    if key not in df.index:
+        close = [k for k in df.index if key.split(".")[0] in k][:8]
+        raise KeyError(f"no published figure {key!r} in data/paper/{PUBLISHED_FILE}; keys like it: {close}")
+    r = df.loc[key]
+    return Published(key, r["paper"], r["where"], r["quantity"], r["value"])
+
+
+# ---------------------------------------------------------------------------- callouts
+_CALLOUT_KINDS = ("note", "tip", "important", "warning", "caution")
+
+
+def callout(body: str, *, kind: str = "note", title: str | None = None, collapse: bool | None = None) -> str:
+    """A Quarto callout block around ``body`` (Markdown); ``collapse=True`` starts it folded."""
+    if kind not in _CALLOUT_KINDS:
+        raise ValueError(f"kind must be one of {_CALLOUT_KINDS}, got {kind!r}")
+    attrs = f".callout-{kind}"
+    if collapse is not None:
+        attrs += f' collapse="{str(bool(collapse)).lower()}"'
+    head = f"## {title}\n\n" if title else ""
+    return f"::: {{{attrs}}}\n{head}{body.strip()}\n:::\n"
+
+
+def _display_markdown(text: str) -> None:
+    try:
+        from IPython.display import Markdown, display
+
+        display(Markdown(text))
+    except ImportError:  # pragma: no cover
+        print(text)
+
+
+def show_callout(template: str, /, *, kind: str = "note", title: str | None = None, collapse: bool | None = None,
+                 **values) -> None:
+    """Display a callout whose body is :func:`md` of ``template`` with ``values``."""
+    _display_markdown(callout(md(template, **values), kind=kind, title=title, collapse=collapse))
+
+
+def solution(template: str, /, *, title: str = "Solution", **values) -> None:
+    """Display an exercise's solution, computed at build time, as a collapsed tip callout."""
+    _display_markdown(callout(md(template, **values), kind="tip", title=title, collapse=True))
+
+
+def skipped_callout(skipped: Sequence[str], *, need: str = "`OG_EXTERNAL_DIR` with the released data") -> None:
+    """One folded note listing the sections skipped on this run (nothing when none were)."""
+    if not skipped:
+        return
+    items = "\n".join(f"- {s}" for s in skipped)
+    _display_markdown(callout(f"These sections need {need} and were skipped on this run:\n\n{items}",
+                              kind="note", title="Skipped on this run", collapse=True))
+
+
+# ---------------------------------------------------------------------------- names
+STATISTIC_NAMES = {
+    "L": "oracle gap L",
+    "D": "disagreement D",
+    "oracle_minus_mixture": "oracle − mixture",
+    "pass1": "Pass@1 oracle gap",
+    "member_spread": "member spread",
+    "mean_pairwise_corr": "mean pairwise correlation",
+    "frac_rates_differ": "share of prompts whose rates differ by > 0.25",
+}
+NULL_NAMES = {"redeal": "re-deal", "margin": "margin-preserving", "label-permutation": "label permutation"}
+
+
+def test_name(statistic: str, tau=None, null: str | None = None) -> str:
+    """A human name for one null test: ``oracle gap L at τ = 0.10, margin-preserving``.
+
+    Statistic names from the nulls module (``L``, ``rise_L_2_to_5``, ...) map to words; the null
+    names ``redeal``/``margin`` to "re-deal"/"margin-preserving".
+    """
+    if statistic.startswith("rise_"):
+        parts = statistic.split("_")  # rise_L_2_to_5
+        name = f"rise of {parts[1]} from {parts[2]} to {parts[4]} members" if len(parts) == 5 else statistic
+    else:
+        name = STATISTIC_NAMES.get(statistic, statistic)
+    if tau is not None and not (isinstance(tau, float) and math.isnan(tau)):
+        name += f" at τ = {float(tau):.2f}"
+    if null:
+        name += f", {NULL_NAMES.get(null, null)}"
+    return name
+
+
+# ---------------------------------------------------------------------------- pictures
+def draw_outcomes(ax, grid, *, row_labels: Sequence[str] | None = None, group: int | None = None,
+                  title: str | None = None, colors: tuple[str, str] = (PALETTE[0], "#ffffff"),
+                  row_notes: Sequence[str] | None = None) -> None:
+    """Draw 0/1 outcomes as squares: one row per cell of a pool (or member), one square per response.
+
+    ``grid`` is bool [rows, responses] (filled square: a correct response). ``group`` draws a
+    separator every ``group`` rows (e.g. between prompts when rows are prompt x member cells);
+    ``row_notes`` are printed at the right of each row (e.g. "3/4 covered").
+    """
+    from matplotlib.patches import Rectangle
+
+    g = np.asarray(grid, dtype=bool)
+    if g.ndim != 2 or 0 in g.shape:
+        raise ValueError(f"grid must be a non-empty 2-d array of 0/1 outcomes, got shape {g.shape}")
+    R, C = g.shape
+    for r in range(R):
+        for c in range(C):
+            ax.add_patch(Rectangle((c + 0.08, R - 1 - r + 0.08), 0.84, 0.84, facecolor=colors[0] if g[r, c] else colors[1],
+                                   edgecolor="0.35", lw=0.8))
+        if row_notes is not None:
+            ax.text(C + 0.3, R - 1 - r + 0.5, row_notes[r], va="center", fontsize=8)
+    if group:
+        for r in range(group, R, group):
+            ax.axhline(R - r, color="0.2", lw=1.2, xmax=1.0)
+    ax.set_xlim(0, C + (4 if row_notes is not None else 0.1))
+    ax.set_ylim(-0.1, R + 0.1)
+    ax.set_yticks([R - 1 - r + 0.5 for r in range(R)], list(row_labels) if row_labels is not None else [""] * R, fontsize=8)
+    ax.set_xticks([])
+    ax.tick_params(length=0)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    ax.grid(False)
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+def draw_counts(ax, counts, *, row_labels: Sequence[str], col_labels: Sequence[str], title: str | None = None,
+                changes=None, margins: bool = True) -> None:
+    """Draw a small count table as a grid of numbers with its row and column totals.
+
+    ``changes`` (same shape, optional) is printed as ``+1``/``-1`` beside the changed cells, e.g.
+    to show one 2 x 2 move of the margin-preserving chain.
+    """
+    from matplotlib.patches import Rectangle
+
+    c = np.asarray(counts)
+    if c.ndim != 2 or 0 in c.shape:
+        raise ValueError(f"counts must be a non-empty 2-d array, got shape {c.shape}")
+    R, C = c.shape
+    if len(row_labels) != R or len(col_labels) != C:
+        raise ValueError(f"need {R} row labels and {C} column labels")
+    ch = None if changes is None else np.asarray(changes)
+    for r in range(R):
+        for j in range(C):
+            y = R - 1 - r
+            ax.add_patch(Rectangle((j, y), 1, 1, facecolor="#eef4fa" if ch is None or ch[r, j] == 0 else "#fde7c8",
+                                   edgecolor="0.4"))
+            ax.text(j + 0.5, y + 0.5, str(int(c[r, j])), ha="center", va="center", fontsize=11)
+            if ch is not None and ch[r, j] != 0:
+                ax.text(j + 0.92, y + 0.12, f"{int(ch[r, j]):+d}", ha="right", va="bottom", fontsize=7, color=PALETTE[3])
+        if margins:
+            ax.text(C + 0.35, R - 1 - r + 0.5, str(int(c[r].sum())), ha="center", va="center", fontsize=9, color="0.35")
+    if margins:
+        for j in range(C):
+            ax.text(j + 0.5, -0.35, str(int(c[:, j].sum())), ha="center", va="center", fontsize=9, color="0.35")
+    ax.set_xlim(-0.05, C + (0.8 if margins else 0.05))
+    ax.set_ylim(-0.7 if margins else -0.05, R + 0.05)
+    ax.set_xticks([j + 0.5 for j in range(C)], list(col_labels), fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_yticks([R - 1 - r + 0.5 for r in range(R)], list(row_labels), fontsize=8)
+    ax.tick_params(length=0)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    ax.grid(False)
+    if title:
+        ax.set_title(title, fontsize=9, pad=18)

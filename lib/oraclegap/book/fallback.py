@@ -161,8 +161,14 @@ def _chapter_labels(nb, chapter: int, page_html: str, labels: _Labels) -> None:
                 labels.add(lab, page_html, f"Table {chapter}.{ntab}")
 
 
+# [text](page.qmd) or [text](../page.qmd#sec-x): Quarto links pages by their sources; the fallback
+# writes page.qmd as page.html in the same relative place.
+_QMD_LINK_RE = re.compile(r"\]\(((?:\.\./)*[\w./-]*?)\.qmd(#[\w-]+)?\)")
+
+
 def _markdown(text: str, page_html: str, labels: _Labels) -> str:
     text = callouts_to_quotes(text)  # before the attributes go: {.callout-note} is one
+    text = _QMD_LINK_RE.sub(lambda m: f"]({m.group(1)}.html{m.group(2) or ''})", text)
     text = _SEC_HEAD_RE.sub(lambda m: f'<a id="{m.group(3)}"></a>\n\n{m.group(1)} {m.group(2)}', text)
     text = _ATTR_RE.sub("", text)
     return labels.link(text, page_html)
@@ -178,6 +184,10 @@ def _prepare_chapter(nb, page_html: str, labels: _Labels):
             continue
         if cell.cell_type != "code":
             continue
+        for out in cell.get("outputs", []):  # Markdown emitted by code (readings, folded solutions)
+            data = out.get("data", {})
+            if isinstance(data.get("text/markdown"), str):
+                data["text/markdown"] = _markdown(data["text/markdown"], page_html, labels)
         opts, body = cell_options(cell.source)
         cell.source = body
         tags = set(cell.metadata.get("tags", []))

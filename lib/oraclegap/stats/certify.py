@@ -1274,13 +1274,17 @@ class CostUtilities:
         return df
 
 
-def cost_utilities(R, cost, lambdas, *, signal=None, normalize: str = "max", model_names=None) -> CostUtilities:
+def cost_utilities(R, cost, lambdas, *, signal=None, normalize: str = "max", model_names=None,
+                   ties: str = "index") -> CostUtilities:
     """Cost-aware fixed, signal and oracle utilities for each lambda >= 0.
 
     ``cost``: per-item-per-model cost [n, K] (or per-model [K]); ``normalize="max"`` divides by
     the largest cost so C lies in [0, 1] (``cost_scale`` records the divisor), ``"none"``
     requires costs already in [0, 1]. Accuracy and normalised cost of the chosen models are
-    reported beside each utility (oracle ties go to the lowest index).
+    reported beside each utility. Utilities do not depend on how the oracle breaks ties, but
+    its accuracy and cost do (at lambda = 0 every correct model ties): ``ties="index"`` picks
+    the lowest index, ``"cheapest"`` the cheapest tied model (the limit lambda -> 0+),
+    ``"dearest"`` the most expensive one, so the two bracket what any tie rule pays.
     """
     if isinstance(R, Pool):
         if model_names is None:
@@ -1311,11 +1315,18 @@ def cost_utilities(R, cost, lambdas, *, signal=None, normalize: str = "max", mod
     lam = np.atleast_1d(np.asarray(lambdas, dtype=float))
     if lam.ndim != 1 or lam.size == 0 or not np.isfinite(lam).all() or (lam < 0).any():
         raise ValueError("lambdas must be a non-empty 1-d sequence of finite values >= 0")
+    if ties not in ("index", "cheapest", "dearest"):
+        raise ValueError(f"ties must be 'index', 'cheapest' or 'dearest', got {ties!r}")
     Xf = X.astype(float)
     U = Xf[None] - lam[:, None, None] * C[None]  # [Λ, n, K]
     mean_u = U.mean(axis=1)  # [Λ, K]
     fm = mean_u.argmax(axis=1)
-    pick = U.argmax(axis=2)  # [Λ, n]
+    if ties == "index":
+        pick = U.argmax(axis=2)  # [Λ, n]
+    else:  # among the maximisers of U, the cheapest (or dearest) model; index breaks remaining ties
+        best = U >= U.max(axis=2, keepdims=True) - 1e-12
+        key = np.where(best, -C[None] if ties == "cheapest" else C[None], -np.inf)
+        pick = key.argmax(axis=2)
     rows = np.arange(n)
     sig = None
     if signal is not None:

@@ -22,7 +22,8 @@ from . import nulls as _nulls
 from .coverage import as_counts
 from .simulate import Simulated, effect_generator, population_L
 
-__all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power"]
+__all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power", "sweep", "rate_interval",
+           "compare_rates"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -255,3 +256,68 @@ def plan_power(
         ok = sub[sub["reject_rate"] >= target]
         required[null] = None if ok.empty else int(ok[vary].iloc[0])
     return PowerPlan(effect, vary, target, curve, required)
+
+
+# ---------------------------------------------------------------------------- settings grids
+def rate_interval(successes, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval (statsmodels) for a Monte Carlo rate successes/n, vectorised."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    x = np.asarray(successes)
+    m = np.asarray(n)
+    if np.any(m < 1) or np.any(x < 0) or np.any(x > m):
+        raise ValueError("rate_interval needs 0 <= successes <= n and n >= 1")
+    lo, hi = proportion_confint(x, m, alpha=check_alpha(alpha), method="wilson")
+    return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+
+def sweep(settings, make_generator: Callable[..., Callable], n_reps: int, *, seed=0, **study_kwargs) -> pd.DataFrame:
+    """Run :func:`study` once per setting and stack the summaries into one tidy frame.
+
+    ``settings``: a sequence of dicts (e.g. ``[{"k": 16, "sigma": 0.5}, ...]``);
+    ``make_generator(**setting)`` returns the generator for that setting. Each row of the result
+    is (setting, tau, null) with the setting's keys as columns, then ``reps``, ``rejections``,
+    ``reject_rate`` with its Wilson 95% interval ``ci_lo``/``ci_hi``, and the means of the
+    observed statistic, the null mean, the excess and (when the generator knows the truth) the
+    population L, with Monte Carlo standard errors ``observed_se`` and ``excess_se`` (NaN for a
+    single replicate). One Generator built from ``seed`` feeds every setting in order, so the grid
+    is reproducible from one seed.
+    """
+    settings = [dict(s) for s in settings]
+    if not settings:
+        raise ValueError("settings is empty; give at least one setting (a dict of parameters)")
+    if not callable(make_generator):
+        raise TypeError("make_generator must be a callable returning a generator for one setting")
+    keys = list(settings[0])
+    if any(list(s) != keys for s in settings):
+        raise ValueError(f"every setting must have the same keys in the same order, e.g. {keys}")
+    rng = as_rng(seed)
+    study_kwargs.setdefault("progress", False)
+    frames = []
+    for s in settings:
+        st = study(make_generator(**s), n_reps, seed=rng, **study_kwargs)
+        summ = st.summary().drop(columns="label")
+        spread = st.rows.groupby(["tau", "null"], sort=True)[["observed", "excess"]].std(ddof=1).reset_index()
+        summ = summ.merge(spread.rename(columns={"observed": "observed_sd", "excess": "excess_sd"}), on=["tau", "null"])
+        summ["observed_se"] = summ.pop("observed_sd") / np.sqrt(summ["reps"])
+        summ["excess_se"] = summ.pop("excess_sd") / np.sqrt(summ["reps"])
+        for j, key in enumerate(keys):
+            summ.insert(j, key, [s[key]] * len(summ))
+        frames.append(summ)
+    return pd.concat(frames, ignore_index=True)
+
+
+def compare_rates(x1: int, n1: int, x2: int, n2: int, alpha: float = 0.05) -> dict:
+    """Two Monte Carlo estimates of one rate: Fisher's exact test of equality (two-sided p) and
+    the pooled rate (x1 + x2) / (n1 + n2) with its Wilson interval. Use it when two studies
+    estimate the same setting, to say whether they agree and what they give together."""
+    from scipy.stats import fisher_exact
+
+    for name, v in (("x1", x1), ("n1", n1), ("x2", x2), ("n2", n2)):
+        check_int(v, name, minimum=0)
+    if not (n1 >= 1 and n2 >= 1 and x1 <= n1 and x2 <= n2):
+        raise ValueError(f"need 0 <= x <= n and n >= 1 for both estimates, got {x1}/{n1} and {x2}/{n2}")
+    p = float(fisher_exact([[x1, n1 - x1], [x2, n2 - x2]])[1])
+    lo, hi = rate_interval(x1 + x2, n1 + n2, alpha)
+    return {"rate1": x1 / n1, "rate2": x2 / n2, "p_equal": p, "pooled": (x1 + x2) / (n1 + n2),
+            "pooled_lo": float(lo), "pooled_hi": float(hi), "n": n1 + n2}

@@ -1,0 +1,161 @@
+"""No result typed by hand: every decimal number or percentage in a chapter's Markdown cells is a
+claim being checked, a setting, a reference, or a published figure that the text cites.
+
+Numbers that interpret results belong in cells that build the sentence from computed values
+(``oraclegap.report.md`` / ``show_md``). In the Markdown cells of ``notebooks/NN_*.py`` (every
+chapter, present and future) a decimal number or a percentage is allowed only when it is
+
+1. inside the chapter's claims list (a ``**Claims checked**`` paragraph and the list after it:
+   claims say what is checked, the outcome comes from code);
+2. a setting written as LaTeX math on a parameter symbol (``$\\tau = 0.10$``,
+   ``$\\sigma \\in \\{0.25, 0.5, 1\\}$``, ``$\\alpha = 0.05$``), or a confidence convention
+   ("95% interval", "90% band", "nominal 5%");
+3. part of a reference (§3.2, Section 3.4, Table A2, App. C.1, arXiv 2609.32996, Quarto 1.7);
+4. a figure the papers print, registered in ``data/paper/published_figures.csv`` (checked
+   against the papers' text below), in a paragraph that cites a paper.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from oraclegap import book
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = book.chapter_sources(ROOT)
+
+NUMBER = re.compile(r"(?<![\w.])(?:(?<![\d%])[+\-−])?(?:\d+(?:\.\d+)?\s?%|\d*\.\d+)(?![\w])")
+REFERENCE_BEFORE = re.compile(
+    r"(§|\b(?:Sections?|Sec\.|Appendix|Appendices|App\.|Tables?|Figures?|Figs?\.|Thms?\.?|Theorems?|Props?\.|"
+    r"Propositions?|Cor\.|Corollary|Lemma|Algorithm|Quarto|Python|version|v))\s*$"
+)
+CONVENTION_AFTER = re.compile(
+    r"^\s*(?:two-sided\s+|one-sided\s+|simultaneous\s+|prompt-bootstrap\s+|bootstrap\s+|Wilson\s+|"
+    r"Clopper[-–]Pearson\s+|exact\s+|confidence\s+|null\s+)*"
+    r"(?:intervals?|confidence|bands?|ranges?|bootstrap|CIs?|level|percentile|coverage|(?:upper|lower)\s+(?:bounds?|limits?))\b"
+)
+CONVENTION_BEFORE = re.compile(r"\b(?:nominal|level|at)\s*$")
+PARAM_SETTING = re.compile(
+    r"(\\tau|\\alpha|\\sigma|\\delta|\\lambda|\\epsilon|\\varepsilon|(?<![\w\\])[fs](?![\w]))\s*_?\{?\w*\}?\s*"
+    r"(=|\\le|\\leq|\\ge|\\geq|<|>|\\in)\s*(\\\{[^$]*?\\\}|[\d.,\s]+)"
+)
+CITATION = re.compile(r"paper|publish|report|print|arXiv|Shihab|Chen|\b00[012]\b|review|released", re.I)
+
+
+def _strip(text: str) -> str:
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
+    text = re.sub(r"https?://\S+", " ", text)
+    text = re.sub(r"\{#[^}]*\}", " ", text)
+    return re.sub(r"\b\d{4}\.\d{4,5}\b", "arXiv", text)  # arXiv ids (they still cite)
+
+
+def _claims_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of claims lists: the '**Claims checked' line and the list that follows."""
+    spans = []
+    for m in re.finditer(r"^\*\*Claims[^\n]*$", text, flags=re.M | re.I):
+        end = m.end()
+        for line in re.finditer(r"\n([^\n]*)", text[m.end():]):
+            content = line.group(1)
+            if content.strip() == "" or re.match(r"^\s*(\d+\.|[-*])\s", content) or content.startswith((" ", "\t")):
+                end = m.end() + line.end()
+                continue
+            break
+        spans.append((m.start(), end))
+    return spans
+
+
+def _math_setting_spans(text: str) -> list[tuple[int, int]]:
+    """Settings inside LaTeX math: values of parameter symbols, and thresholds as arguments, $L(0.10)$."""
+    spans = []
+    for seg in re.finditer(r"\$\$.*?\$\$|\$[^$\n]+\$", text, flags=re.S):
+        for m in PARAM_SETTING.finditer(seg.group(0)):
+            spans.append((seg.start() + m.start(3), seg.start() + m.end(3)))
+        for m in re.finditer(r"(?<=[A-Za-z}]\()\s*\d*\.\d+\s*(?=\))", seg.group(0)):
+            spans.append((seg.start() + m.start(), seg.start() + m.end()))
+    return spans
+
+
+def _norm(num: str) -> str:
+    return num.replace("−", "-").replace(" ", "").lstrip("+")
+
+
+def _published_values() -> set[str]:
+    df = pd.read_csv(ROOT / "data" / "paper" / "published_figures.csv", dtype=str)
+    return {_norm(v) for v in df["value"]} | {_norm(v).lstrip("-") for v in df["value"]}
+
+
+def typed_numbers(markdown: str, published: set[str]) -> list[str]:
+    """The decimal numbers and percentages in one Markdown text that none of the rules allows."""
+    text = _strip(markdown)
+    allowed = _claims_spans(text) + _math_setting_spans(text)
+    paragraphs = [(m.start(), m.end()) for m in re.finditer(r"(?:[^\n]+\n?)+", text)]
+    bad = []
+    for m in NUMBER.finditer(text):
+        s, e, num = m.start(), m.end(), m.group(0)
+        if any(a <= s and e <= b for a, b in allowed):
+            continue
+        before, after = text[max(0, s - 24):s], text[e:e + 40]
+        if REFERENCE_BEFORE.search(before):
+            continue
+        if num.endswith("%") and (CONVENTION_AFTER.match(after) or CONVENTION_BEFORE.search(before)):
+            continue
+        para = next((text[a:b] for a, b in paragraphs if a <= s < b), "")
+        if _norm(num) in published and CITATION.search(para):
+            continue
+        line = text[text.rfind("\n", 0, s) + 1:text.find("\n", e) if text.find("\n", e) >= 0 else len(text)]
+        bad.append(f"{num!r} in: {line.strip()[:140]}")
+    return bad
+
+
+@pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_no_result_typed_by_hand(src):
+    published = _published_values()
+    problems = []
+    for i, cell in enumerate(book._read_cells(src)):
+        if cell.cell_type == "markdown":
+            problems += [f"cell {i}: {p}" for p in typed_numbers(cell.source, published)]
+    assert not problems, (
+        f"{src.name}: numbers typed in Markdown cells (emit them from code with report.md/show_md, "
+        "move them into the claims list, write settings as $\\tau = ...$, or register a published figure "
+        "in data/paper/published_figures.csv and cite it):\n  " + "\n  ".join(problems)
+    )
+
+
+def test_the_scan_catches_typed_results_and_allows_the_rest():
+    published = {"0.113", "14%"}
+    assert typed_numbers("The plug-in gap is 0.062 at this threshold.", published) == [
+        "'0.062' in: The plug-in gap is 0.062 at this threshold."
+    ]
+    assert typed_numbers("Power reached 50% here.", published)
+    # allowed: claims list, settings in math, references, conventions, cited published figures
+    ok = (
+        "**Claims checked.**\n\n1. power near 0.50 at $k = 16$\n   (continued 0.25)\n\n"
+        "At $\\tau = 0.10$ and $\\sigma \\in \\{0.25, 0.5, 1\\}$, see §3.2 and Table A2 (arXiv 2609.32996).\n"
+        "A 95% interval at nominal 5% and a 90% band.\n"
+        "The paper reports 0.113 and a share of 14%."
+    )
+    assert typed_numbers(ok, published) == []
+    assert typed_numbers("The population gap $L(0.10)$ at the headline threshold.", published) == []
+    assert typed_numbers("The paper reports 3%-6% here.", {"3%"}) == ["'6%' in: The paper reports 3%-6% here."]
+    # a published value without a citation in its paragraph is still typed by hand
+    assert typed_numbers("Our gap is 0.113.", published)
+    # after the claims list ends, numbers are checked again
+    assert typed_numbers("**Claims checked.**\n\n1. a claim 0.5\n\nThen a result 0.7.", published)
+
+
+def test_published_figures_are_printed_in_the_papers(shared_dir):
+    papers = shared_dir / "papers"
+    if not papers.is_dir():
+        pytest.skip(f"no papers folder at {papers}")
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted(papers.glob("*")) if p.is_file())
+    flat = re.sub(r"[${}\\]|allowbreak", "", text).replace("−", "-")
+    df = pd.read_csv(ROOT / "data" / "paper" / "published_figures.csv", dtype=str)
+    assert df["key"].is_unique
+    missing = [f"{r.key}: {r.value}" for r in df.itertuples() if r.value.lstrip("+") not in flat]
+    assert not missing, f"registered as published but not found in the papers' text: {missing}"

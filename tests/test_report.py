@@ -1,0 +1,106 @@
+"""report.py: interpretive words from computed values, claims, published figures, callouts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oraclegap import report
+
+
+def test_compare_gives_the_direction_and_fails_when_it_flips():
+    assert report.compare(0.12, 0.10) == "above"
+    assert report.compare(0.08, 0.10) == "below"
+    assert report.compare(0.10, 0.10) == "equal to"
+    assert report.compare((1 - 2 / 3) / (2 / 3), 0.5) == "equal to"  # rounding is not a direction
+    assert report.compare(0.101, 0.10, tol=0.005) == "equal to"
+    assert report.compare(3, 2, more="overstates", less="understates", expect="overstates") == "overstates"
+    with pytest.raises(report.ProseError, match="the text says 'overstates'.*'understates'"):
+        report.compare(1, 2, more="overstates", less="understates", expect="overstates", what="re-deal mean vs observed")
+    # a set of acceptable words
+    assert report.compare(2, 2, expect={"above", "equal to"}) == "equal to"
+    with pytest.raises(ValueError, match="NaN"):
+        report.compare(float("nan"), 1)
+    with pytest.raises(TypeError, match="a must be a number"):
+        report.compare("x", 1)
+    with pytest.raises(ValueError, match="tol"):
+        report.compare(1, 2, tol=-1)
+
+
+def test_position_in_an_interval():
+    assert report.position(0.5, 0.4, 0.6) == "inside"
+    assert report.position(0.4, 0.4, 0.6) == "inside"  # closed interval
+    assert report.position(0.7, 0.4, 0.6) == "above"
+    assert report.position(0.3, 0.4, 0.6, below="under") == "under"
+    with pytest.raises(report.ProseError):
+        report.position(0.7, 0.4, 0.6, expect="inside")
+    with pytest.raises(ValueError, match="lo must not exceed hi"):
+        report.position(0.5, 0.6, 0.4)
+
+
+def test_check_stops_on_a_false_statement():
+    report.check(True, "the excess understates the gap")
+    with pytest.raises(report.ProseError, match="the excess understates the gap"):
+        report.check(np.bool_(False), "the excess understates the gap")
+    with pytest.raises(TypeError):
+        report.check(True, "")
+
+
+def test_rate_and_range_formatting():
+    assert report.fmt_rate(0.5, 0.3, 0.7) == "50% [30%, 70%]"
+    assert report.fmt_rate(0.5, 0.3, 0.7, percent=False) == "0.50 [0.30, 0.70]"
+    assert report.fmt_rate(0.126) == "13%"
+    assert report.fmt_range([0.2, 0.1, np.nan, 0.3]) == "0.100 to 0.300"
+    assert report.fmt_range([0.2, 0.2]) == "0.200"
+    assert report.fmt_range([0.14, 0.35], percent=True, sep="–") == "14.0%–35.0%"
+    assert report.fmt_range([]) == "—"
+
+
+def test_claims_table_and_stop():
+    c = report.Claims()
+    assert c.add("L <= D", "000 §2.1", "ok", True, kind="sanity") is None
+    c.add("a claim that fails", "here", 1.0, False, kind="simulation")
+    df = c.frame()
+    assert list(df.columns[:4]) == ["claim", "source", "computed", "holds"] and len(c) == 2
+    html = c.table().to_html()
+    assert "L &lt;= D" in html  # text cells are escaped, so "<=" shows as written
+    with pytest.raises(report.ProseError, match="a claim that fails"):
+        c.stop_if_failed()
+    with pytest.raises(ValueError, match="kind"):
+        c.add("x", "y", 1, True, kind="other")
+
+
+def test_fmt_frac():
+    assert report.fmt_frac(2 / 3) == "2/3" and report.fmt_frac(1.0) == "1" and report.fmt_frac(0.0) == "0"
+    assert report.fmt_frac(0.123456) == "0.123"
+
+
+def test_table_renames_and_escapes():
+    df = pd.DataFrame({"band_lo": [0.1], "p_lower": [0.5], "text": ["a < b"]})
+    html = report.table(df, columns={"p_lower": "lower-tail p", "text": "note"}).to_html()
+    assert "lower-tail p" in html and "band_lo" not in html and "a &lt; b" in html
+    with pytest.raises(KeyError, match="does not have"):
+        report.table(df, columns={"nope": "x"})
+
+
+def test_published_figures_lookup():
+    f = report.published("000.T1.L_010")
+    assert f.paper == "000" and f.text == "0.113" and f.value == pytest.approx(0.113)
+    assert "2609.32996" in f.cite
+    pct = report.published("000.C3.share_k16_lo")
+    assert pct.text.endswith("%") and pct.value == pytest.approx(0.14)
+    with pytest.raises(KeyError, match="no published figure"):
+        report.published("000.nothing")
+    tab = report.published_table()
+    assert tab["key"].is_unique and set(tab["paper"]) <= {"000", "001", "002"}
+
+
+def test_callouts_and_solutions(capsys):
+    text = report.callout("body with {braces}", kind="tip", title="Solution", collapse=True)
+    assert text.startswith('::: {.callout-tip collapse="true"}\n## Solution\n') and text.rstrip().endswith(":::")
+    assert report.callout("x").startswith("::: {.callout-note}\nx")
+    with pytest.raises(ValueError, match="kind"):
+        report.callout("x", kind="sidebar")
+    with pytest.raises(KeyError, match="needs a value"):
+        report.solution("value {v}")
