@@ -153,6 +153,9 @@ def test_fallback_renderer_numbers_and_links(tmp_path):
         nbformat.v4.new_code_cell("#| label: fig-a\n#| fig-cap: First figure\nplot()", outputs=[_out("image/png", PNG)]),
         nbformat.v4.new_code_cell("#| label: tbl-b\n#| tbl-cap: A table\n#| echo: false\nshow()",
                                   outputs=[_out("text/html", "<table><tr><td>1</td></tr></table>")]),
+        nbformat.v4.new_markdown_cell("Symbols follow the [notation page](../notation.qmd)."),
+        nbformat.v4.new_code_cell("show_md(solution)", outputs=[_out(
+            "text/markdown", '::: {.callout-tip collapse="true"}\nThe solution is @fig-a.\n:::\n')]),
     ]
     (root / "chapters").mkdir()
     nbformat.write(nb, root / "chapters" / "03_x.ipynb")
@@ -164,6 +167,8 @@ def test_fallback_renderer_numbers_and_links(tmp_path):
     assert 'id="sec-later"' in page and 'href="#sec-later"' in page and "{#sec-later}" not in page
     assert "show()" not in page  # echo: false removes the input
     assert "fallback note" in page and 'href="../index.html"' in page
+    assert 'href="../notation.html"' in page and ".qmd" not in page  # links to pages by their sources
+    assert "The solution is" in page and "callout-tip" not in page and ":::" not in page  # Markdown outputs too
     notation = (root / "_book" / "notation.html").read_text()
     assert 'href="chapters/03_x.html#fig-a"' in notation and "Figure 3.1" in notation
     idx = index.read_text()
