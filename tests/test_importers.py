@@ -159,6 +159,11 @@ def test_llmrouter_routing_jsonl(tmp_path):
     assert pool.policies["size"].tolist() == ["7B", "8B"] and pool.answers[2, 1, 0] == "answer 2 by 1"
     assert pool.meta["output_tokens"][0] == [[20], [40]]
     assert open_pool(str(f), split="heldout").splits == ["heldout"]
+    g = tmp_path / "with_cost.jsonl"  # lines with their own cost: used as is, and llm_data would be a second cost
+    g.write_text("".join(json.dumps({**json.loads(x), "cost": 0.25}) + "\n" for x in f.read_text().splitlines()))
+    np.testing.assert_allclose(open_pool(str(g)).cost, 0.25)
+    with pytest.raises(ValueError, match=r"the lines carry their own 'cost'; llm_data would give a second"):
+        open_pool(str(g), llm_data=str(tmp_path / "default_llm.json"))
 
 
 def test_llmrouter_scores_ids_and_prices(tmp_path):

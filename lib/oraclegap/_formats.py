@@ -735,6 +735,9 @@ def read_llmrouter(path, *, score_threshold=None, split=None, llm_data=None, emb
             "non_binary_scores": n_non, "split_from": split_how if split_name is not None else None,
             "prompt_id_from": "embedding_id" if emb_id is not None else "distinct (task_name, query, ground_truth, metric)"}
     cost_vals, cost_present = _column(rs, ("cost",))
+    if cost_present.any() and llm_data is not None:
+        raise ValueError(f"{path}: the lines carry their own 'cost'; llm_data would give a second, different cost -- "
+                         "leave llm_data out (or remove the cost fields to price the tokens)")
     if cost_present.any():
         rows.cost = _numbers(cost_vals, "cost", where, nonneg=True)
         meta["cost_unit"] = "the lines' 'cost' field (mean over a cell's responses)"
