@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import _formats
 from ._datalog import declare as _declare
 from ._validate import as_bool_array, as_bool_columns, as_rng, check_int, check_margin_counts
 from .pool import Pool
@@ -490,22 +491,16 @@ def _routerbench(stem: str):
             d["split"] = split
             parts.append(d)
         d = pd.concat(parts, ignore_index=True)
-        cost_cols = [c for c in d.columns if c.endswith("|total_cost")]
-        models = [c.removesuffix("|total_cost") for c in cost_cols]
-        missing = [m for m in models if m not in d.columns]
-        if missing:
-            raise ValueError(f"{entry.name}: correctness columns missing for {missing}")
-        n_raw = len(d)
-        d = d.dropna(subset=models + cost_cols)
-        n_nan = n_raw - len(d)
-        d = d.drop_duplicates("sample_id", keep="first").reset_index(drop=True)
-        prompts = pd.DataFrame({"id": d["sample_id"].astype(str), "text": d["prompt"], "dataset": d["eval_name"], "split": d["split"]})
+        # the RouterBench wide layout is parsed where the importer reads it too (oraclegap._formats);
+        # the registry drops rows with a missing outcome or cost and keeps the first row of a repeated sample_id
+        rb = _formats.routerbench_parts(d, f"{entry.name}: {root / stem}_{{train,test}}.csv", drop_incomplete=True,
+                                        duplicates="first")
         return Pool.from_array(
-            as_bool_columns(d, models, f"{entry.name}: {root / stem}_{{train,test}}.csv"),
-            prompts,
-            pd.DataFrame({"name": models}),
-            cost=d[cost_cols].to_numpy(dtype=float),
-            meta=_meta(entry, cost_unit="USD per query", rows_with_nan_dropped=int(n_nan)),
+            rb["verdicts"],
+            rb["prompts"],
+            pd.DataFrame({"name": rb["models"]}),
+            cost=rb["cost"],
+            meta=_meta(entry, cost_unit="USD per query", rows_with_nan_dropped=rb["rows_dropped_incomplete"]),
         )
 
     return build
@@ -657,7 +652,8 @@ def _routeprofile(entry: Entry) -> Pool:
         rows.append(vals)
         cost.append(
             [
-                (perf[m]["prompt_tokens"] * prices[m]["input_price"] + perf[m]["completion_tokens"] * prices[m]["output_price"]) / 1e6
+                _formats.token_cost(perf[m]["prompt_tokens"], perf[m]["completion_tokens"], prices[m]["input_price"],
+                                    prices[m]["output_price"])
                 for m in models
             ]
         )

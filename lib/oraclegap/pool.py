@@ -555,6 +555,69 @@ class Pool:
 
     # ======================================================== end of from_store block (issue 12)
 
+    # ======================================================== to_long (issue 14, item 3)
+    # One self-contained block: the portable exchange format, read back by oraclegap.sources.open_pool.
+    def to_long(self, path, overwrite: bool = False) -> Path:
+        """Write the pool as a long table, one row per response (the portable exchange format).
+
+        Row (i, m, j), in C order of [n, M, k], holds ``prompt_id``, ``policy``, ``draw`` (= j),
+        ``correct`` (0/1), ``answer`` (when the pool has answers), ``cost`` (the cell's
+        ``cost[i, m]``, repeated on its k rows, when the pool has costs), every other column of
+        the prompt table as ``prompt_<column>`` and of the policy table as ``policy_<column>``.
+        The suffix picks the file type: ``.parquet`` (which also keeps ``alignment`` and ``meta``
+        in the file's metadata) or ``.csv`` (UTF-8, comma-separated; alignment and meta are not
+        kept, and non-text table columns are read back by value). Per-prompt ``embeddings`` are
+        not part of the long format: use :meth:`save` for a lossless copy.
+        :func:`oraclegap.sources.open_pool` reads the file back. The write is atomic (a hidden
+        temporary file beside ``path``, then a rename); an existing file is replaced only with
+        ``overwrite=True``.
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".parquet", ".csv"):
+            raise ValueError(f"to_long writes .parquet or .csv files; path {str(path)!r} has suffix {path.suffix!r}")
+        if path.is_dir():
+            raise ValueError(f"path {str(path)!r} is a directory; to_long writes one file")
+        if (path.exists() or path.is_symlink()) and not overwrite:
+            raise ValueError(f"path {str(path)!r} exists; pass overwrite=True to replace it")
+        pool = self._revalidated()
+        n, M, k = pool.shape
+        cols: dict[str, Any] = {
+            "prompt_id": np.repeat(np.asarray(pool.prompt_ids, dtype=object), M * k),
+            "policy": np.tile(np.repeat(np.asarray(pool.policy_names, dtype=object), k), n),
+            "draw": np.tile(np.arange(k, dtype=np.int64), n * M),
+            "correct": pool.verdicts.ravel().astype(np.int8),
+        }
+        if pool.answers is not None:
+            cols["answer"] = pool.answers.ravel()
+        if pool.cost is not None:
+            cols["cost"] = np.repeat(pool.cost.ravel(), k)
+        for c in pool.prompts.columns:
+            if c != "id":
+                cols[f"prompt_{c}"] = np.repeat(pool.prompts[c].to_numpy(dtype=object), M * k)
+        for c in pool.policies.columns:
+            if c != "name":
+                cols[f"policy_{c}"] = np.tile(np.repeat(pool.policies[c].to_numpy(dtype=object), k), n)
+        df = pd.DataFrame(cols)
+        tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if suffix == ".parquet":
+                df.attrs = {"oraclegap": {"format": "oraclegap.long", "version": 1, "shape": [n, M, k],
+                                          "alignment": pool.alignment, "meta": _jsonable(pool.meta)}}
+                _to_parquet(df, tmp)
+            else:
+                df.to_csv(tmp, index=False, encoding="utf-8", lineterminator="\n")
+            _fsync_file(tmp)
+            os.replace(tmp, path)
+            _fsync_dir(path.parent)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return path
+
+    # ======================================================== end of to_long block (issue 14)
+
     # ------------------------------------------------------------------ persistence
     def save(self, path, overwrite: bool = False) -> Path:
         """Write the pool as a directory, atomically (see the module docstring).

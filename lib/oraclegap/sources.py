@@ -1,25 +1,45 @@
 """Where pools come from: ``open_pool(spec)`` resolves a reference (a pool directory, a verdict
-array file, a wide CSV, a registry name) to a :class:`~oraclegap.pool.Pool`. The CLI's POOL
-argument and the chapters' ``POOL`` parameter both go through here. Importers of other router
-tools' formats live here too. This module sits above ``datasets`` (registry names) and below
-presentation and the command line.
+array file, a wide CSV, a registry name, or a file another router tool wrote) to a
+:class:`~oraclegap.pool.Pool`. The CLI's POOL argument and the chapters' ``POOL`` parameter both
+go through here. The importers of other router tools' formats (LLMRouterBench, LLMRouter,
+RouterEval, EmbedLLM, RouterBench) and of oraclegap's own long table (:meth:`Pool.to_long`)
+parse in :mod:`oraclegap._formats`; this module picks the format (an explicit ``format=`` or an
+unambiguous look at the file) and checks the options. It sits above ``datasets`` (registry
+names) and below presentation and the command line.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import _store, datasets
+from . import _formats, _store, datasets
 from ._datalog import declare as _declare
+from ._formats import FORMATS as ROUTER_FORMATS
 from ._validate import as_bool_columns, parse_list, read_npy, read_npz
 from .pool import Pool
 
-__all__ = ["open_pool", "read_wide_csv", "ID_COLUMNS", "CSV_LABEL_COLUMNS"]
+__all__ = [
+    "open_pool",
+    "detect_format",
+    "read_wide_csv",
+    "read_llmrouterbench",
+    "read_llmrouter",
+    "read_routereval",
+    "read_embedllm",
+    "read_routerbench",
+    "read_long",
+    "FORMAT_NAMES",
+    "FORMAT_OPTIONS",
+    "ID_COLUMNS",
+    "CSV_LABEL_COLUMNS",
+]
 
 #: Column names taken as the prompt id of a wide CSV (the first one present).
 ID_COLUMNS = ("id", "item_id", "prompt_id", "question_id")
@@ -27,15 +47,61 @@ ID_COLUMNS = ("id", "item_id", "prompt_id", "question_id")
 #: prompt columns); any other metadata column must be declared with ``prompt_columns``.
 CSV_LABEL_COLUMNS = ("text", "dataset", "split")
 
+#: Every value ``format=`` (CLI ``--format``) takes.
+FORMAT_NAMES = ("pool", "store", "npy", "npz", "wide-csv", *ROUTER_FORMATS)
+#: The options each importer takes (every other format takes none beyond the wide-CSV ones).
+FORMAT_OPTIONS = {
+    "llmrouterbench": ("score_threshold", "null_scores", "drop_incomplete"),
+    "llmrouter": ("score_threshold", "split", "llm_data", "embeddings", "drop_incomplete"),
+    "routereval": ("score_threshold", "model_names"),
+    "embedllm": ("split", "embeddings", "drop_incomplete"),
+    "routerbench": ("score_threshold", "split", "drop_incomplete"),
+    "long": (),
+}
+_ALL_OPTIONS = sorted({o for opts in FORMAT_OPTIONS.values() for o in opts})
+_TABLE_SUFFIXES = (".csv", ".parquet")
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+_SUFFIXES = {  # what each explicit format reads ("dir" = a directory)
+    "pool": ("dir",), "store": ("dir",), "npy": (".npy",), "wide-csv": (".csv",), "routereval": (".npz",),
+    "llmrouterbench": ("dir", *_JSON_SUFFIXES), "llmrouter": _JSON_SUFFIXES, "embedllm": _TABLE_SUFFIXES,
+    "routerbench": _TABLE_SUFFIXES, "long": _TABLE_SUFFIXES,
+}
 
-def open_pool(spec, *, models=None, prompt_columns=None, id_column=None) -> Pool:
+read_llmrouterbench = _formats.read_llmrouterbench
+read_llmrouter = _formats.read_llmrouter
+read_routereval = _formats.read_routereval
+read_embedllm = _formats.read_embedllm
+read_routerbench = _formats.read_routerbench
+read_long = _formats.read_long
+
+
+def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=None, **options) -> Pool:
     """Resolve a pool reference to a :class:`Pool`.
 
     ``spec`` may be a Pool (returned as is), a pool directory, a rollout store, a ``.npy`` verdict array
     [n, M, k] (or [n, M] for k = 1), ``FILE.npz:KEY`` (a numeric array; object arrays are never
-    unpickled), a wide ``.csv`` (items x models of 0/1), or a name in the
+    unpickled), a wide ``.csv`` (items x models of 0/1), a file another router tool wrote (see
+    below), a long table written by :meth:`Pool.to_long`, or a name in the
     :mod:`oraclegap.datasets` registry. The CLI's POOL argument and the chapters' ``POOL``
     parameter both go through here.
+
+    Other router tools' files (``format=`` one of :data:`FORMAT_NAMES`, else detected):
+    ``llmrouterbench`` (a result ``.json``, a results folder, or flat records ``.json``/``.jsonl``),
+    ``llmrouter`` (routing ``.jsonl``), ``routereval`` (``.npz`` of ``<split>_score`` /
+    ``<split>_embed``), ``embedllm`` (long ``.csv``/``.parquet`` of model_id, prompt_id, label),
+    ``routerbench`` (wide ``.csv``/``.parquet`` with ``<model>|total_cost`` columns) and ``long``
+    (``.csv``/``.parquet`` of prompt_id, policy, correct, ...). Without ``format`` the file is
+    looked at -- a CSV or parquet by its columns, JSON by its first record, an ``.npz`` without
+    ``:KEY`` by its array names, a folder by its first ``.json`` -- and read when exactly one
+    layout fits; a file that fits several is refused naming them. ``pool.meta["read_as"]`` says
+    which format was read and how it was chosen. Pickles (``.pkl``, ``.pickle``, ``.pt``,
+    ``.pth``, ``.joblib``, and object arrays in ``.npy``/``.npz``) are refused with the lines that
+    convert them. ``options`` go to the importer (see :data:`FORMAT_OPTIONS`):
+    ``score_threshold`` (a response counts as correct when its score >= t; without it any
+    score other than 0 or 1 is refused), ``null_scores`` ("error" or "wrong"),
+    ``drop_incomplete`` (keep only prompts every policy answered), ``split`` (a split label for
+    every prompt), ``llm_data`` (LLMRouter's model prices), ``embeddings`` (a ``.npy`` of prompt
+    embeddings) and ``model_names`` (RouterEval). See :mod:`oraclegap._formats` for each layout.
 
     A wide CSV's model columns are chosen by name, never by dtype: ``models`` (a list, or a
     comma-separated string) when given, else every column except the id column (``id_column``,
@@ -43,51 +109,206 @@ def open_pool(spec, *, models=None, prompt_columns=None, id_column=None) -> Pool
     :data:`CSV_LABEL_COLUMNS` and the declared ``prompt_columns`` (metadata such as a 0/1
     ``is_math`` flag). Every model cell must be 0/1; a blank or "yes" raises ``ValueError``
     naming the column and the CSV line. ``models``/``prompt_columns``/``id_column`` apply to
-    CSV input only.
+    wide-CSV input only.
     """
     if isinstance(spec, Pool):
         return spec
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
     if not isinstance(spec, str) or not spec:
         raise ValueError("POOL must be a non-empty path or name")
+    unknown = sorted(set(options) - set(_ALL_OPTIONS))
+    if unknown:
+        raise TypeError(f"open_pool got unknown option(s) {unknown}; the importers take {_ALL_OPTIONS}")
+    options = {k: v for k, v in options.items() if v is not None and v is not False}
+    if format is not None and format not in FORMAT_NAMES:
+        raise ValueError(f"format must be one of {', '.join(FORMAT_NAMES)}; got {format!r}")
     path = Path(spec)
     if path.exists():
         _declare(path)  # an input of a cached book run (oraclegap._datalog)
+    csv_opts = {k: v for k, v in (("models", models), ("prompt_columns", prompt_columns), ("id_column", id_column))
+                if v is not None}
     is_csv = path.suffix.lower() == ".csv" and path.is_file()
-    if not is_csv and any(x is not None for x in (models, prompt_columns, id_column)):
+    if not is_csv and csv_opts:
         raise ValueError(f"models, prompt_columns and id_column apply to wide CSV files only; POOL {spec!r} is not a .csv file")
+    if path.suffix.lower() in _formats.PICKLE_SUFFIXES and path.is_file():
+        raise ValueError(_formats.pickle_refusal(path))
+    if format is None:
+        fmt, how, parsed = detect_format(spec, _parse=True)
+    else:
+        fmt, how, parsed = format, "the format argument", None
+        _check_suffix(fmt, path, spec)
+    if fmt != "wide-csv" and csv_opts:
+        raise ValueError(f"models, prompt_columns and id_column apply to wide CSV files only; POOL {spec!r} is read as "
+                         f"{fmt} ({how}); pass format='wide-csv' (CLI --format wide-csv) to read it as a wide CSV")
+    extra = sorted(set(options) - set(FORMAT_OPTIONS.get(fmt, ())))
+    if extra:
+        takes = FORMAT_OPTIONS.get(fmt) or ()
+        raise ValueError(f"option(s) {extra} do not apply to POOL {spec!r} read as {fmt} ({how}); "
+                         f"{fmt} takes {', '.join(takes) if takes else 'no options'}")
+    if fmt == "registry":
+        try:
+            return datasets.load(spec)
+        except (KeyError, IndexError, AttributeError) as exc:  # a released file without the fields its loader reads
+            raise ValueError(f"dataset {spec!r}: its files do not have the expected layout ({type(exc).__name__}: {exc})") from None
+    if fmt == "store":
+        return Pool.from_store(path)
+    if fmt == "pool":
+        return Pool.load(path)
+    if fmt in ("npz", "npy"):
+        try:
+            if fmt == "npz":
+                file, key = spec.rsplit(":", 1)
+                _declare(Path(file))
+                arr = read_npz(Path(file), [key], label=file)[key]
+            else:
+                arr = read_npy(path, label=spec)
+        except ValueError as exc:
+            if "object array" in str(exc):  # a pickled object: say how to convert it
+                raise ValueError(f"{exc}{_formats.object_array_hint()}") from None
+            raise
+        return _from_numeric(arr, spec)
+    if fmt == "wide-csv":
+        return read_wide_csv(path, **csv_opts)
+    reader = getattr(_formats, f"read_{fmt}")
+    if parsed is not None:
+        options["_parsed"] = parsed
+    pool = reader(path, **options)
+    return dataclasses.replace(pool, meta={**pool.meta, "read_as": {"format": fmt, "chosen_by": how}})
+
+
+def _check_suffix(fmt: str, path: Path, spec: str) -> None:
+    if fmt == "npz":
+        if ":" not in spec or not spec.rsplit(":", 1)[0].endswith(".npz"):
+            raise ValueError(f"format 'npz' reads FILE.npz:KEY; POOL {spec!r} names no array")
+        file, key = spec.rsplit(":", 1)
+        if not Path(file).is_file():
+            raise ValueError(f"POOL file {file!r} does not exist")
+        if not key:
+            raise ValueError(f"POOL {spec!r} names no array after the colon; use FILE.npz:KEY")
+        return
+    if not path.exists():
+        raise ValueError(f"POOL {spec!r} does not exist")
+    kinds = _SUFFIXES[fmt]
+    ok = ("dir" in kinds and path.is_dir()) or (path.is_file() and path.suffix.lower() in kinds)
+    if not ok:
+        shown = " or ".join("a directory" if k == "dir" else f"a {k} file" for k in kinds)
+        raise ValueError(f"format {fmt!r} reads {shown}; POOL {spec!r} is not")
+
+
+def _one(spec: str, candidates: list[tuple[str, str]], what: str):
+    if len(candidates) > 1:
+        names = ", ".join(f"{f} ({h})" for f, h in candidates)
+        raise ValueError(f"POOL {spec!r} fits several layouts: {names}; pass format= (CLI --format) to choose one")
+    if not candidates:
+        raise ValueError(f"POOL {spec!r} is not a layout oraclegap reads ({what}); known formats: "
+                         + "; ".join(f"{k}: {v}" for k, v in ROUTER_FORMATS.items()))
+    return candidates[0]
+
+
+def _table_candidates(cols: list[str]) -> list[tuple[str, str]]:
+    c = set(cols)
+    out = []
+    if {"model_id", "prompt_id", "label"} <= c:
+        out.append(("embedllm", "columns model_id, prompt_id, label"))
+    cost = [x for x in cols if x.endswith("|total_cost")]
+    if cost:
+        out.append(("routerbench", f"{len(cost)} '<model>|total_cost' columns"))
+    if set(_formats.LONG_REQUIRED) <= c:
+        out.append(("long", "columns prompt_id, policy, correct"))
+    return out
+
+
+def detect_format(spec, *, _parse: bool = False):
+    """``(format, how it was recognised)`` for a POOL reference, by unambiguous sniffing (see
+    :func:`open_pool`); ``"registry"`` for a dataset name. Raises ``ValueError`` for a missing
+    path, a file that fits no layout and one that fits several (naming them)."""
+    spec = os.fspath(spec)
+    path = Path(spec)
+    suffix = path.suffix.lower()
+    res = None
+    parsed = None
     if path.is_dir():
         if _store.is_store(path):  # a rollout store (oraclegap.rollouts): every key present exactly once
-            return Pool.from_store(path)
-        return Pool.load(path)
-    if ":" in spec and not path.exists():
+            res = ("store", "a rollout store")
+        else:
+            sample = None if (path / "manifest.json").exists() else _lrb_folder_sample(path)
+            res = (("pool", "a directory") if sample is None else
+                   ("llmrouterbench", f"a folder of LLMRouterBench result files (e.g. {sample})"))
+    elif ":" in spec and not path.exists() and Path(spec.rsplit(":", 1)[0]).suffix == ".npz":
         file, key = spec.rsplit(":", 1)
-        fpath = Path(file)
-        _declare(fpath)
-        if fpath.suffix == ".npz":
-            if not fpath.is_file():
-                raise ValueError(f"POOL file {file!r} does not exist")
-            if not key:
-                raise ValueError(f"POOL {spec!r} names no array after the colon; use FILE.npz:KEY")
-            arr = read_npz(fpath, [key], label=file)[key]
-            return _from_numeric(arr, f"{file}:{key}")
-    if path.is_file():
-        if path.suffix == ".npy":
-            return _from_numeric(read_npy(path, label=spec), spec)
-        if is_csv:
-            return read_wide_csv(path, models=models, prompt_columns=prompt_columns, id_column=id_column)
-        if path.suffix == ".npz":
-            raise ValueError(f"{spec!r}: name the array as FILE.npz:KEY")
-        raise ValueError(f"POOL file {spec!r} has an unsupported type; use .npy, FILE.npz:KEY, .csv or a pool directory")
-    if path.exists():
+        if not Path(file).is_file():
+            raise ValueError(f"POOL file {file!r} does not exist")
+        if not key:
+            raise ValueError(f"POOL {spec!r} names no array after the colon; use FILE.npz:KEY")
+        res = ("npz", "FILE.npz:KEY")
+    elif path.is_file():
+        if suffix in _formats.PICKLE_SUFFIXES:
+            raise ValueError(_formats.pickle_refusal(path))
+        if suffix == ".npy":
+            res = ("npy", "a .npy file")
+        elif suffix == ".npz":
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    names = list(z.files)
+            except Exception:  # noqa: BLE001 - damaged: the FILE.npz:KEY message below still applies
+                names = []
+            splits = _formats.routereval_members(names)
+            if not splits:
+                raise ValueError(f"{spec!r}: name the array as FILE.npz:KEY (or give a RouterEval file with <split>_score "
+                                 f"arrays); it holds {names}")
+            res = ("routereval", f"arrays {', '.join(s + '_score' for s in splits)}")
+        elif suffix == ".csv":
+            try:
+                cols = _formats.table_columns(path)
+            except (OSError, UnicodeDecodeError, csv.Error):
+                cols = []  # the wide-CSV reader names the problem
+            cands = _table_candidates(cols)
+            res = ("wide-csv", "a .csv file") if not cands else _one(spec, cands, "")
+        elif suffix == ".parquet":
+            cols = _formats.table_columns(path)
+            res = _one(spec, _table_candidates(cols), f"a parquet file with columns {cols[:8]}")
+        elif suffix in _JSON_SUFFIXES:
+            kind, payload = _formats.json_records(path)
+            parsed = (kind, payload)
+            if kind == "object":
+                if not _formats.is_llmrouterbench_result(payload):
+                    raise ValueError(f"POOL {spec!r} is a JSON object but not an LLMRouterBench result file (keys "
+                                     f"{sorted(payload)[:8]}); known formats: "
+                                     + "; ".join(f"{k}: {v}" for k, v in ROUTER_FORMATS.items()))
+                res = ("llmrouterbench", "an LLMRouterBench result file (dataset_name, model_name, records)")
+            else:
+                first = payload[0][1]
+                cands = []
+                if _formats.is_llmrouterbench_record(first):
+                    cands.append(("llmrouterbench", "records with dataset, model_name, index and score"))
+                if _formats.is_llmrouter_record(first):
+                    cands.append(("llmrouter", "records with model_name, query and performance"))
+                res = _one(spec, cands, f"the first record has keys {sorted(first)[:10]}")
+        else:
+            raise ValueError(f"POOL file {spec!r} has an unsupported type; use .npy, FILE.npz:KEY, .csv, .parquet, "
+                             ".json/.jsonl (other router tools' files), .npz (RouterEval) or a pool directory")
+    elif path.exists():
         raise ValueError(f"POOL {spec!r} is neither a regular file nor a directory")
+    else:
+        try:
+            datasets.describe(spec)
+        except KeyError:
+            raise ValueError(f"POOL {spec!r} is neither an existing path nor a known dataset name") from None
+        res = ("registry", "a dataset name")
+    return (*res, parsed) if _parse else res
+
+
+def _lrb_folder_sample(path: Path) -> str | None:
+    """The first ``.json`` below ``path`` when it is an LLMRouterBench result file, else None."""
+    first = next(iter(sorted(p for p in path.rglob("*.json") if p.is_file())), None)
+    if first is None:
+        return None
     try:
-        datasets.describe(spec)
-    except KeyError:
-        raise ValueError(f"POOL {spec!r} is neither an existing path nor a known dataset name") from None
-    try:
-        return datasets.load(spec)
-    except (KeyError, IndexError, AttributeError) as exc:  # a released file without the fields its loader reads
-        raise ValueError(f"dataset {spec!r}: its files do not have the expected layout ({type(exc).__name__}: {exc})") from None
+        ok = _formats.is_llmrouterbench_result(_formats._load_json(first))
+    except ValueError:
+        return None
+    return str(first.relative_to(path)) if ok else None
 
 
 def _names_arg(value, name: str) -> list[str] | None:

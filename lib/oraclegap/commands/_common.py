@@ -4,7 +4,8 @@ what a request may cost, and printing results.
 Every verb gets the same behaviour for free by using these helpers:
 
 * ``add_pool_argument(parser)`` / ``pool_from_args(args)`` -- the POOL argument (with
-  ``--models``, ``--prompt-columns``, ``--id-column`` for wide CSV files);
+  ``--models``, ``--prompt-columns``, ``--id-column`` for wide CSV files, and ``--format``,
+  ``--score-threshold``, ... for other router tools' files);
 * argparse ``type=`` factories that name the option in their message: ``int_arg``,
   ``float_arg``, ``seed_arg``, ``bytes_arg``, ``limit_arg``;
 * ``parse_taus(value)`` -> (taus, exact JSON keys), refusing repeats; ``parse_list(value, name,
@@ -30,7 +31,7 @@ import pandas as pd
 
 from .._validate import check_taus, tau_key
 from .._validate import parse_list as _parse_list
-from ..sources import open_pool
+from ..sources import FORMAT_NAMES, open_pool
 
 __all__ = [
     "load_pool_arg",
@@ -59,7 +60,9 @@ DEFAULT_MAX_BYTES = 4 << 30
 
 POOL_HELP = (
     "a pool directory, a .npy verdict array [n, M, k], FILE.npz:KEY (numeric array), "
-    "a wide CSV (items x models, 0/1), or a registry name (see `oraclegap.datasets.available()`)"
+    "a wide CSV (items x models, 0/1), a file another router tool wrote (LLMRouterBench, LLMRouter, "
+    "RouterEval, EmbedLLM, RouterBench; see --format), a long table (Pool.to_long), "
+    "or a registry name (see `oraclegap.datasets.available()`)"
 )
 
 
@@ -78,12 +81,35 @@ def add_pool_argument(parser) -> None:
     g.add_argument("--prompt-columns", default=None, metavar="C,D,...",
                    help="CSV metadata columns (e.g. is_math): kept in the prompt table, never read as models")
     g.add_argument("--id-column", default=None, metavar="COL", help="CSV column with item ids (default: id, item_id, ...)")
+    f = parser.add_argument_group("other router tools' files (see oraclegap.sources.open_pool)")
+    f.add_argument("--format", default=None, choices=FORMAT_NAMES, metavar="NAME",
+                   help=f"how to read POOL: {', '.join(FORMAT_NAMES)} (default: detected from the file; an ambiguous file is refused)")
+    f.add_argument("--score-threshold", type=float_arg("--score-threshold", 0.0, 1.0, open_low=True), default=None, metavar="T",
+                   help="count a response as correct when its score >= T (without it, a score other than 0 or 1 is refused)")
+    f.add_argument("--null-scores", default=None, choices=("error", "wrong"),
+                   help="LLMRouterBench: a null score is an error (default) or counts as wrong")
+    f.add_argument("--drop-incomplete", action="store_true",
+                   help="keep only the prompts every model answered (default: a missing answer is an error)")
+    f.add_argument("--split-label", default=None, metavar="NAME",
+                   help="LLMRouter/EmbedLLM/RouterBench: split label for every prompt (default: from the file name)")
+    f.add_argument("--llm-data", default=None, metavar="FILE", help="LLMRouter: default_llm.json with model prices (gives costs)")
+    f.add_argument("--embeddings", default=None, metavar="FILE.npy",
+                   help="LLMRouter/EmbedLLM: prompt embeddings [rows, d], row r = embedding_id / prompt_id r")
+    f.add_argument("--model-names", default=None, metavar="A,B,...", help="RouterEval: the models' names in column order")
+
+
+#: The importer options :func:`add_pool_argument` defines, as attribute names of the parsed arguments.
+POOL_OPTIONS = ("format", "score_threshold", "null_scores", "drop_incomplete", "split_label", "llm_data", "embeddings",
+                "model_names")
 
 
 def pool_from_args(args):
-    """The Pool named by ``args.pool`` with the CSV options of :func:`add_pool_argument`."""
-    opts = {name: getattr(args, name, None) for name in ("models", "prompt_columns", "id_column")}
-    return open_pool(args.pool, **{k: v for k, v in opts.items() if v is not None})
+    """The Pool named by ``args.pool`` with the options of :func:`add_pool_argument`."""
+    opts = {name: getattr(args, name, None) for name in ("models", "prompt_columns", "id_column", *POOL_OPTIONS)}
+    opts["split"] = opts.pop("split_label")
+    if opts.get("model_names") is not None:
+        opts["model_names"] = list(parse_list(opts["model_names"], "--model-names"))
+    return open_pool(args.pool, **{k: v for k, v in opts.items() if v is not None and v is not False})
 
 
 # ---------------------------------------------------------------------------- option values

@@ -12,7 +12,7 @@ stay within C; it needs a pool with costs. k > 1 pools need ``--tau`` (coverage 
 from __future__ import annotations
 
 from ..deploy.compose import compose_pools
-from ._common import add_pool_argument, emit, load_pool_arg
+from ._common import add_pool_argument, emit, pool_from_args
 
 
 def register(sub) -> None:
@@ -28,7 +28,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    pool = load_pool_arg(args.pool)
+    pool = pool_from_args(args)
     if pool.k > 1 and args.tau is None:
         raise ValueError(f"the pool has k={pool.k} draws per cell; pass --tau T to define success as coverage at T")
     res = compose_pools(pool, args.anchor, args.sizes, tau=args.tau, budget=args.budget, max_subsets=args.max_subsets)

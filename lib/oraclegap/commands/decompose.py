@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..stats import noise
-from ._common import add_pool_argument, emit, load_pool_arg
+from ._common import add_pool_argument, emit, pool_from_args
 
 KINDS = ("auto", "choices", "scores")
 
@@ -109,7 +109,7 @@ def _as_baseline(values: np.ndarray, kind: str, names: list[str], n: int):
 
 
 def run(args) -> int:
-    pool = load_pool_arg(args.pool)
+    pool = pool_from_args(args)
     if pool.k < 2:
         raise ValueError(f"decompose needs k >= 2 draws per cell; {args.pool!r} has k={pool.k} (O_repro is not identified from one draw)")
     if args.n_boot < 1:

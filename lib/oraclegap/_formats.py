@@ -1,0 +1,1207 @@
+"""Parsers of the files other router tools write (private: read them through :mod:`oraclegap.sources`).
+
+One reader per layout, each returning a :class:`~oraclegap.pool.Pool`:
+
+* ``llmrouterbench`` -- LLMRouterBench / OpenRouterBench results: a result file
+  ``results/bench/<dataset>/<split>/<model>/<dataset>-<split>-<model>-<YYYYMMDD_HHMMSS>.json``
+  (``dataset_name``, ``split``, ``model_name``, ``demo`` and a list ``records`` of ``index``,
+  ``origin_query``, ``prompt``, ``prediction``, ``ground_truth``, ``score``, ``prompt_tokens``,
+  ``completion_tokens``, ``cost``), a folder of such files, or the flat records its
+  ``BaselineDataLoader`` exports (``dataset_id``, ``split``, ``model_name``, ``record_index``, ...)
+  as a JSON list or JSON lines.
+* ``llmrouter`` -- ulab-uiuc/LLMRouter routing data (``default_routing_{train,test}_data.jsonl``):
+  one JSON line per (query, model) with ``task_name``, ``query``, ``ground_truth``, ``metric``,
+  ``model_name``, ``response``, ``input_tokens``, ``output_tokens``, ``response_time``,
+  ``performance`` and ``embedding_id``.
+* ``routereval`` -- RouterEval's router datasets: an ``.npz`` of ``<split>_score`` correctness
+  matrices [n_split, M] with ``<split>_embed`` prompt embeddings [n_split, d] (splits ``train``,
+  ``val``, ``test``; optional ``<split>_prompt`` texts, ``<split>_tokens``, ``<split>_time``).
+* ``embedllm`` -- EmbedLLM's long CSV (``train.csv``/``val.csv``/``test.csv``): one row per
+  (model, question) with ``model_id``, ``model_name``, ``prompt_id``, ``prompt``, ``category``,
+  ``label``.
+* ``routerbench`` -- RouterBench's wide table (withmartian/routerbench, converted from its
+  pickle to CSV or parquet): ``sample_id``, ``prompt``, ``eval_name``, one correctness column per
+  model, ``<model>|model_response`` and ``<model>|total_cost``.
+* ``long`` -- oraclegap's own exchange format written by :meth:`Pool.to_long`.
+
+Scores. Every format's score field must be a finite number in [0, 1]: 0 and 1 are read as wrong
+and right. Any other value is refused, naming the file, the line or row and the field, unless a
+``score_threshold`` t in (0, 1] is given: then a response counts as correct when its score is
+>= t (and the number of non-binary scores is recorded in ``meta``). Values are never cast
+silently. A cell of a long format with several rows holds repeated samples (k > 1) in the
+order of the file; every (prompt, policy) cell must hold the same number.
+
+This module sits just below :mod:`oraclegap.datasets` (whose registry loaders share its
+RouterBench and token-price parsers) and imports only the ground floor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._validate import as_bool_columns, read_npy, read_npz
+from .pool import Pool
+
+__all__ = [
+    "FORMATS",
+    "SCORE_RULE",
+    "check_threshold",
+    "token_cost",
+    "routerbench_parts",
+    "read_llmrouterbench",
+    "read_llmrouter",
+    "read_routereval",
+    "read_embedllm",
+    "read_routerbench",
+    "read_long",
+    "PICKLE_SUFFIXES",
+    "pickle_refusal",
+    "object_array_hint",
+    "split_from_name",
+    "json_records",
+]
+
+#: The layouts read here: name -> one line describing it.
+FORMATS = {
+    "llmrouterbench": "LLMRouterBench result files (a file, a results folder, or its flat records as JSON / JSON lines)",
+    "llmrouter": "LLMRouter routing data: JSON lines, one per (query, model), with 'performance'",
+    "routereval": "RouterEval .npz: <split>_score correctness matrices with <split>_embed embeddings",
+    "embedllm": "EmbedLLM long CSV/parquet: model_id, prompt_id, label (+ model_name, prompt, category)",
+    "routerbench": "RouterBench wide CSV/parquet: one correctness column per model plus '<model>|total_cost'",
+    "long": "oraclegap long table (Pool.to_long): prompt_id, policy, draw, correct, ... as CSV or parquet",
+}
+
+SCORE_RULE = (
+    "a score must be a finite number in [0, 1]; 0 and 1 are wrong and right, and any other value is refused "
+    "unless score_threshold=t is given (a response then counts as correct when its score >= t)"
+)
+
+LONG_FORMAT = "oraclegap.long"
+LONG_VERSION = 1
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".joblib")
+_SPLIT_WORDS = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
+                "dev": "val", "test": "test", "testing": "test"}
+
+
+# ============================================================================ small shared pieces
+def check_threshold(t, name: str = "score_threshold") -> float | None:
+    """``None`` or a threshold in (0, 1]: a response with score >= t counts as correct."""
+    if t is None:
+        return None
+    if isinstance(t, bool):
+        raise TypeError(f"{name} must be a number in (0, 1], got {t!r}")
+    try:
+        v = float(t)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number in (0, 1], got {t!r}") from None
+    if math.isnan(v) or not 0.0 < v <= 1.0:
+        raise ValueError(f"{name} must lie in (0, 1], got {t!r}")
+    return v
+
+
+def token_cost(input_tokens, output_tokens, input_price, output_price):
+    """Cost of a response from token counts and prices per million tokens:
+    ``(input_tokens * input_price + output_tokens * output_price) / 1e6`` (elementwise)."""
+    return (input_tokens * input_price + output_tokens * output_price) / 1e6
+
+
+def split_from_name(path) -> str | None:
+    """The split a file name states (``train``, ``val`` or ``test``), when exactly one of the
+    words train/training, val/valid/validation/dev, test/testing is a separate token of its stem."""
+    stem = Path(path).name.split(".")[0].lower()
+    found = {_SPLIT_WORDS[t] for t in re.split(r"[^a-z0-9]+", stem) if t in _SPLIT_WORDS}
+    return found.pop() if len(found) == 1 else None
+
+
+def pickle_refusal(path) -> str:
+    """The message for a pickle-based file: why it is refused and how to convert it."""
+    p = Path(path)
+    if p.suffix.lower() in (".pt", ".pth"):
+        how = (f"load it where it was written and save numbers: `import torch, numpy as np; x = torch.load({p.name!r}); "
+               "np.save('x.npy', x.numpy())` (for a dict of tensors keyed 0..N-1, as LLMRouter's query_embeddings_longformer.pt: "
+               "`np.save('x.npy', np.stack([x[i].numpy() for i in range(len(x))]))`); embeddings as .npy can be given "
+               "as embeddings= (CLI --embeddings) to the llmrouter and embedllm readers")
+    else:
+        how = (f"convert it in the environment that wrote it: a pandas DataFrame (e.g. RouterBench's routerbench_0shot.pkl) "
+               f"with `pd.read_pickle({p.name!r}).to_parquet('x.parquet')`; a dict of arrays (e.g. a RouterEval router "
+               "dataset) with `np.savez('x.npz', **{k: np.asarray(v) for k, v in d.items()})` (texts as str arrays); "
+               "anything else as a long table, `Pool.from_long(df, prompt=..., policy=..., correct=...).save('my_pool')` "
+               "or `.to_long('x.parquet')`")
+    return (f"{p} is a pickle-based file ({p.suffix}); oraclegap never unpickles files (loading a pickle can run "
+            f"arbitrary code). {how}")
+
+
+def object_array_hint(what: str = "it") -> str:
+    """The sentence appended to an object-array refusal: how to save the array as numbers or text."""
+    return (f"; convert {what} where it was written, e.g. `np.save('x.npy', np.asarray(a, dtype=np.int8))` for verdicts "
+            "or `.astype(str)` for texts, then open the numeric file")
+
+
+def _shown(v) -> str:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        return repr(v)
+    return repr(v) if not isinstance(v, float) else f"{v:.6g}"
+
+
+_NUMERIC_TYPES = {int, float, bool, type(None), np.int64, np.float64, np.int32, np.float32, np.bool_}
+
+
+def _is_missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA
+
+
+def _numbers(values, field: str, where: Callable[[int], str], *, integer: bool = False, nonneg: bool = False):
+    """Numbers from JSON/table values as float (NaN where missing); text, lists etc. are refused."""
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.dtype.kind in "biuf":
+        out = arr.astype(float)
+    elif set(map(type, arr)) <= _NUMERIC_TYPES:  # fast path: numbers and None (-> NaN) only
+        out = np.array(arr.tolist(), dtype=float)
+    else:
+        out = np.full(len(arr), np.nan)
+        for i, v in enumerate(arr):  # one pass over the records (JSON values of any type)
+            if _is_missing(v):
+                continue
+            if isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating)):
+                out[i] = float(v)
+            else:
+                raise ValueError(f"{where(i)}: field {field!r} holds {v!r}, not a number")
+    present = ~np.isnan(out)
+    bad = present & ~np.isfinite(out)
+    if integer:
+        bad |= present & np.isfinite(out) & (out != np.round(out))
+    if nonneg:
+        bad |= present & (out < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        kind = "a non-negative " if nonneg else "a "
+        raise ValueError(f"{where(i)}: field {field!r} holds {_shown(out[i])}, not {kind}{'whole number' if integer else 'finite number'}")
+    return out
+
+
+def scores_to_verdicts(scores: np.ndarray, threshold: float | None, field: str, where: Callable[[int], str]):
+    """(verdicts bool, number of non-binary scores) under :data:`SCORE_RULE`; NaN is a missing score."""
+    s = np.asarray(scores, dtype=float)
+    if s.size == 0:
+        return s.astype(bool), 0
+    miss = np.isnan(s)
+    if miss.any():
+        i = int(np.flatnonzero(miss)[0])
+        raise ValueError(f"{where(i)}: field {field!r} is missing ({int(miss.sum())} such responses); every response needs a score")
+    out = ~np.isfinite(s) | (s < 0) | (s > 1)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise ValueError(f"{where(i)}: field {field!r} holds {_shown(s[i])}, outside the score range [0, 1] ({SCORE_RULE})")
+    nonbin = (s != 0) & (s != 1)
+    n_non = int(nonbin.sum())
+    if n_non and threshold is None:
+        i = int(np.flatnonzero(nonbin)[0])
+        raise ValueError(
+            f"{where(i)}: field {field!r} holds {_shown(s[i])}, a non-binary score ({n_non} of {s.size} responses); "
+            "pass score_threshold=t (CLI --score-threshold t) to count a response as correct when its score >= t"
+        )
+    return (s >= threshold) if threshold is not None else (s == 1), n_non
+
+
+# ============================================================================ assembling rows into a pool
+@dataclasses.dataclass
+class _Rows:
+    """Responses in file order: one entry per response in every array."""
+
+    label: str
+    where: Callable[[int], str]
+    prompt: np.ndarray  # prompt keys (str)
+    policy: np.ndarray  # policy keys (str)
+    correct: np.ndarray  # bool
+    answer: np.ndarray | None = None
+    cost: np.ndarray | None = None  # per response; NaN = missing
+    draw: np.ndarray | None = None  # explicit draw positions 0..k-1 (long format)
+    prompt_cols: dict = dataclasses.field(default_factory=dict)  # name -> values, constant per prompt
+    policy_cols: dict = dataclasses.field(default_factory=dict)  # name -> values, constant per policy
+    per_response: dict = dataclasses.field(default_factory=dict)  # name -> numbers (NaN = missing) for meta
+    embed_row: np.ndarray | None = None  # row of an embeddings matrix, constant per prompt
+    prompt_sort: np.ndarray | None = None  # numeric key: prompts ordered by it (else first appearance)
+    policy_sort: np.ndarray | None = None
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    sa, sb = pd.Series(a, dtype=object), pd.Series(b, dtype=object)
+    na, nb = sa.isna().to_numpy(), sb.isna().to_numpy()
+    with np.errstate(invalid="ignore"):
+        eq = (sa == sb).to_numpy(dtype=bool)
+    return (eq & ~na & ~nb) | (na & nb)
+
+
+def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
+    first = np.full(n, -1, dtype=np.int64)
+    uniq, idx = np.unique(codes, return_index=True)
+    first[uniq] = idx
+    return first
+
+
+def _per_key(values, codes, first, keys, what: str, name: str, where) -> np.ndarray:
+    """The value of ``name`` per key, checked to be the same on every row of the key."""
+    v = np.asarray(values, dtype=object)
+    ref = v[first[codes]]
+    ok = _same(v, ref)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        j = int(first[codes[i]])
+        raise ValueError(
+            f"{where(i)}: field {name!r} is {v[i]!r} here but {ref[i]!r} at {where(j)} for the same {what} "
+            f"{keys[codes[i]]!r}; a {what}'s {name!r} must be the same on all its rows"
+        )
+    return v[first]
+
+
+def _order(codes: np.ndarray, uniq: np.ndarray, sort_key: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    if sort_key is None:
+        return codes, uniq
+    first = _first_rows(codes, len(uniq))
+    perm = np.argsort(np.asarray(sort_key, dtype=float)[first], kind="stable")
+    rank = np.empty_like(perm)
+    rank[perm] = np.arange(len(perm))
+    return rank[codes], uniq[perm]
+
+
+def _nested(a: np.ndarray):
+    """A numeric [n, M, k] array as nested lists (whole numbers as int, NaN as None) for ``meta``."""
+    if np.isnan(a).any() or not np.all(a == np.round(a)):
+        return np.where(np.isnan(a), None, a).tolist()
+    return a.astype(np.int64).tolist()
+
+
+def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndarray | None = None,
+              alignment: str = "unknown", meta: dict | None = None) -> Pool:
+    label, where = rows.label, rows.where
+    N = len(rows.prompt)
+    if N == 0:
+        raise ValueError(f"{label} holds no responses")
+    p_codes, p_uniq = pd.factorize(pd.Series(rows.prompt, dtype=object).astype(str).to_numpy(dtype=object), sort=False)
+    m_codes, m_uniq = pd.factorize(pd.Series(rows.policy, dtype=object).astype(str).to_numpy(dtype=object), sort=False)
+    p_uniq, m_uniq = np.asarray(p_uniq, dtype=object), np.asarray(m_uniq, dtype=object)
+    p_codes, p_uniq = _order(p_codes, p_uniq, rows.prompt_sort)
+    m_codes, m_uniq = _order(m_codes, m_uniq, rows.policy_sort)
+    n, M = len(p_uniq), len(m_uniq)
+    orig = np.arange(N)
+    counts = np.bincount(p_codes * M + m_codes, minlength=n * M).reshape(n, M)
+    meta = dict(meta or {})
+    missing = counts == 0
+    if missing.any():
+        if not drop_incomplete:
+            cells = np.argwhere(missing)
+            per = {str(m_uniq[j]): int(c) for j, c in enumerate(missing.sum(axis=0)) if c}
+            eg = ", ".join(f"({p_uniq[i]!r}, {m_uniq[j]!r})" for i, j in cells[:3])
+            raise ValueError(
+                f"{label}: {len(cells)} of {n * M} (prompt, policy) cells have no response, e.g. {eg}; missing per policy: "
+                f"{per}. Every policy must answer every prompt; pass drop_incomplete=True (CLI --drop-incomplete) to keep "
+                "only the prompts every policy answered"
+            )
+        keep = ~missing.any(axis=1)
+        if not keep.any():
+            raise ValueError(f"{label}: no prompt was answered by all {M} policies; nothing is left after dropping incomplete prompts")
+        meta["prompts_dropped_incomplete"] = int((~keep).sum())
+        remap = np.full(n, -1, dtype=np.int64)
+        remap[keep] = np.arange(int(keep.sum()))
+        sel = keep[p_codes]
+        orig, p_codes, m_codes = orig[sel], remap[p_codes[sel]], m_codes[sel]
+        p_uniq, counts = p_uniq[keep], counts[keep]
+        n = len(p_uniq)
+    k = int(counts.max())
+    if (counts != k).any():
+        sizes = sorted({int(c) for c in np.unique(counts)})
+        i, j = np.argwhere(counts != k)[0]
+        raise ValueError(
+            f"{label}: the (prompt, policy) cells hold different numbers of responses {sizes[:6]} (e.g. prompt "
+            f"{p_uniq[i]!r} x policy {m_uniq[j]!r}: {int(counts[i, j])}, others {k}); several rows of one cell are read as "
+            "repeated samples (k > 1), so every cell needs the same number -- remove duplicated rows if they are copies"
+        )
+    cell = p_codes * M + m_codes
+    if rows.draw is None:
+        j_pos = pd.Series(cell).groupby(cell, sort=False).cumcount().to_numpy()
+    else:
+        d = _numbers(np.asarray(rows.draw)[orig], "draw", lambda i: where(int(orig[i])), integer=True, nonneg=True)
+        if np.isnan(d).any() or (d >= k).any():
+            i = int(np.flatnonzero(np.isnan(d) | (d >= k))[0])
+            raise ValueError(f"{where(int(orig[i]))}: field 'draw' must be a draw position in 0..{k - 1} (k = {k} rows per cell)")
+        j_pos = d.astype(np.int64)
+        dup = pd.Series(cell * k + j_pos).duplicated().to_numpy()
+        if dup.any():
+            i = int(np.flatnonzero(dup)[0])
+            raise ValueError(f"{where(int(orig[i]))}: draw {j_pos[i]} of prompt {p_uniq[p_codes[i]]!r} x policy "
+                             f"{m_uniq[m_codes[i]]!r} appears twice")
+    at = (p_codes, m_codes, j_pos)
+    v = np.zeros((n, M, k), dtype=bool)
+    v[at] = np.asarray(rows.correct, dtype=bool)[orig]
+    ow = lambda i: where(int(orig[i]))  # noqa: E731 - rows after dropping, named by their place in the file
+    p_first, m_first = _first_rows(p_codes, n), _first_rows(m_codes, M)
+    ptab = pd.DataFrame({"id": p_uniq})
+    for name, vals in rows.prompt_cols.items():
+        ptab[name] = _per_key(np.asarray(vals, dtype=object)[orig], p_codes, p_first, p_uniq, "prompt", name, ow)
+    mtab = pd.DataFrame({"name": m_uniq})
+    for name, vals in rows.policy_cols.items():
+        mtab[name] = _per_key(np.asarray(vals, dtype=object)[orig], m_codes, m_first, m_uniq, "policy", name, ow)
+    answers = None
+    if rows.answer is not None:
+        answers = np.full((n, M, k), "", dtype=object)
+        a = np.asarray(rows.answer, dtype=object)[orig]
+        answers[at] = np.where(pd.isna(a), "", a)
+    cost = None
+    if rows.cost is not None:
+        c = np.asarray(rows.cost, dtype=float)[orig]
+        if np.isnan(c).any():
+            i = int(np.flatnonzero(np.isnan(c))[0])
+            raise ValueError(f"{ow(i)}: field 'cost' is missing here but present on other rows; give every response a cost or none")
+        if (c < 0).any() or not np.isfinite(c).all():
+            i = int(np.flatnonzero((c < 0) | ~np.isfinite(c))[0])
+            raise ValueError(f"{ow(i)}: field 'cost' holds {_shown(c[i])}, not a finite non-negative number")
+        cost = np.bincount(cell, weights=c, minlength=n * M) / k  # mean cost per response of the cell
+        lo, hi = np.full(n * M, np.inf), np.full(n * M, -np.inf)
+        np.minimum.at(lo, cell, c)
+        np.maximum.at(hi, cell, c)
+        cost = np.where(lo == hi, lo, cost).reshape(n, M)  # one cost per cell: kept exactly
+    for name, vals in rows.per_response.items():
+        a = np.full((n, M, k), np.nan)
+        a[at] = np.asarray(vals, dtype=float)[orig]
+        meta[name] = _nested(a)
+    emb = None
+    if embeddings is not None:
+        if rows.embed_row is None:
+            raise ValueError(f"{label}: embeddings need an integer key per prompt in the file (embedding_id / prompt_id)")
+        r = _per_key(np.asarray(rows.embed_row, dtype=object)[orig], p_codes, p_first, p_uniq, "prompt", "embedding row", ow)
+        r = np.asarray(r, dtype=np.int64)
+        E = np.asarray(embeddings)
+        out = (r < 0) | (r >= E.shape[0])
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise ValueError(f"{label}: prompt {p_uniq[i]!r} has embedding row {int(r[i])}, outside the embeddings' {E.shape[0]} rows")
+        emb = E[r]
+    try:
+        return Pool(v, ptab, mtab, answers, emb, cost, alignment, meta)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{label}: {exc}") from None
+
+
+# ============================================================================ JSON input
+def _load_json(path: Path):
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte offset {exc.start}); save it as UTF-8") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
+
+
+def json_records(path) -> tuple[str, object]:
+    """Read a ``.json`` or ``.jsonl`` file: ``("object", dict)`` for a JSON object, else
+    ``("records", [(where, dict), ...])`` for a JSON list or JSON lines (blank lines skipped)."""
+    path = Path(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        try:
+            raw = path.read_bytes().decode("utf-8-sig")
+        except OSError as exc:
+            raise ValueError(f"{path} cannot be read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path} is not UTF-8 text (byte offset {exc.start}); save it as UTF-8") from None
+        out = []
+        for ln, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {ln} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+            if not isinstance(rec, dict):
+                raise ValueError(f"{path}: line {ln} holds a JSON {type(rec).__name__}, not an object (one record per line)")
+            out.append((f"line {ln}", rec))
+        if not out:
+            raise ValueError(f"{path} is empty; JSON lines need one record per line")
+        return "records", out
+    obj = _load_json(path)
+    if isinstance(obj, dict):
+        return "object", obj
+    if isinstance(obj, list):
+        bad = next((i for i, r in enumerate(obj) if not isinstance(r, dict)), None)
+        if bad is not None:
+            raise ValueError(f"{path}: element {bad} of the JSON list is a {type(obj[bad]).__name__}, not an object (a record)")
+        if not obj:
+            raise ValueError(f"{path} holds an empty JSON list; no records")
+        return "records", [(f"element {i}", r) for i, r in enumerate(obj)]
+    raise ValueError(f"{path} holds a JSON {type(obj).__name__}; expected an object or a list of records")
+
+
+_MISSING = object()
+
+
+def _get(rec: Mapping, names):
+    for n in names:
+        if n in rec:
+            return rec[n]
+    return _MISSING
+
+
+def _column(recs, names):
+    vals = [_get(r, names) for r in recs]
+    present = np.array([v is not _MISSING for v in vals])
+    return [None if v is _MISSING else v for v in vals], present
+
+
+def _text_column(vals) -> np.ndarray:
+    if set(map(type, vals)) <= {str, type(None)}:  # fast path
+        out = np.empty(len(vals), dtype=object)
+        out[:] = vals
+        return out
+    out = np.empty(len(vals), dtype=object)
+    for i, v in enumerate(vals):
+        out[i] = None if _is_missing(v) else (v if isinstance(v, str) else json.dumps(v) if isinstance(v, (list, dict)) else str(v))
+    return out
+
+
+def _key_column(vals, field: str, where) -> np.ndarray:
+    if set(map(type, vals)) <= {str}:  # fast path: texts; only blanks to find
+        out = np.empty(len(vals), dtype=object)
+        out[:] = vals
+        blank = pd.Series(out, dtype=object).str.strip().eq("").to_numpy()
+        if not blank.any():
+            return out
+    out = np.empty(len(vals), dtype=object)
+    for i, v in enumerate(vals):
+        if _is_missing(v) or (isinstance(v, str) and not v.strip()):
+            raise ValueError(f"{where(i)}: field {field!r} is missing or blank; every record needs it")
+        if isinstance(v, (dict, list)):
+            raise ValueError(f"{where(i)}: field {field!r} holds a {type(v).__name__}, not a name")
+        out[i] = str(v)
+    return out
+
+
+# ============================================================================ LLMRouterBench
+LRB_DATASET = ("dataset_id", "dataset_name", "dataset")
+LRB_MODEL = ("model_name", "model")
+LRB_INDEX = ("record_index", "index")
+
+
+def is_llmrouterbench_result(obj) -> bool:
+    """Whether a parsed JSON value is one LLMRouterBench result file (one model on one dataset split)."""
+    return isinstance(obj, dict) and isinstance(obj.get("records"), list) and "model_name" in obj and "dataset_name" in obj
+
+
+def is_llmrouterbench_record(rec: Mapping) -> bool:
+    """Whether a record looks like LLMRouterBench's flat export: dataset, model, item index and score."""
+    return (any(k in rec for k in LRB_DATASET) and any(k in rec for k in LRB_MODEL) and any(k in rec for k in LRB_INDEX)
+            and "score" in rec)
+
+
+def _lrb_timestamp(path: Path) -> int:
+    m = re.search(r"(\d{8})_(\d{6})\.json$", path.name)
+    return int(m.group(1) + m.group(2)) if m else int(path.stat().st_mtime)
+
+
+def _lrb_folder(path: Path):
+    from tqdm.auto import tqdm
+
+    files = sorted(p for p in path.rglob("*.json") if p.is_file())
+    if not files:
+        raise ValueError(f"{path} holds no .json files; an LLMRouterBench results folder holds "
+                         "<dataset>/<split>/<model>/<dataset>-<split>-<model>-<timestamp>.json")
+    docs, demo = {}, []
+    for f in tqdm(files, desc="LLMRouterBench result files", leave=False, disable=len(files) < 20):
+        obj = _load_json(f)
+        if not is_llmrouterbench_result(obj):
+            keys = sorted(obj)[:8] if isinstance(obj, dict) else type(obj).__name__
+            raise ValueError(f"{f} is not an LLMRouterBench result file (a JSON object with dataset_name, split, model_name "
+                             f"and a list of records; it holds {keys}); move other files out of {path}")
+        if obj.get("demo") is True:  # LLMRouterBench's own loader skips demo runs
+            demo.append(str(f))
+            continue
+        docs.setdefault((str(obj["dataset_name"]), str(obj.get("split")), str(obj["model_name"])), []).append((f, obj))
+    if not docs:
+        raise ValueError(f"{path}: every result file is a demo run ({len(demo)} files); no results to read")
+    chosen, superseded = [], []
+    for key in sorted(docs):
+        runs = sorted(docs[key], key=lambda fo: _lrb_timestamp(fo[0]))
+        chosen.append(runs[-1])  # the latest run of each (dataset, split, model), as LLMRouterBench's loader does
+        superseded += [str(f) for f, _ in runs[:-1]]
+    info = {"files_read": len(chosen), "demo_files_skipped": demo, "superseded_files_skipped": superseded,
+            "run_rule": "latest file per (dataset, split, model) by its YYYYMMDD_HHMMSS name (else modification time); demo runs skipped"}
+    return chosen, info
+
+
+def _lrb_result_records(f: Path, obj: dict):
+    out = []
+    top = {"dataset_name": obj["dataset_name"], "split": obj.get("split"), "model_name": obj["model_name"]}
+    for j, rec in enumerate(obj["records"]):
+        if not isinstance(rec, dict):
+            raise ValueError(f"{f}: records[{j}] is a {type(rec).__name__}, not an object")
+        out.append((f"{f}: records[{j}]", {**top, **rec}))
+    return out
+
+
+def read_llmrouterbench(path, *, score_threshold=None, null_scores: str = "error", drop_incomplete: bool = False,
+                        _parsed=None) -> Pool:
+    """A pool from LLMRouterBench results: a result file, a folder of them, or flat records.
+
+    A prompt is (dataset, split, index): its id is ``"<dataset>/<split>/<index>"``; ``text`` is
+    the record's ``origin_query`` (the question; its ``prompt`` when there is none),
+    ``ground_truth`` goes into the prompt table. A policy is ``model_name``. ``verdicts`` follow
+    ``score`` under :data:`SCORE_RULE`; a ``null`` score (an evaluation that failed) is refused
+    unless ``null_scores="wrong"``, which counts it as 0 as LLMRouterBench's own loader does.
+    ``answers`` are the ``prediction`` fields, ``cost[i, m]`` the mean ``cost`` (USD) per
+    response and ``meta`` holds ``prompt_tokens`` / ``completion_tokens`` as nested lists
+    [n][M][k]. In a folder, the latest run of each (dataset, split, model) is read and demo
+    runs are skipped (both listed in ``meta``); records repeated within a file are repeated
+    samples (k > 1).
+    """
+    thr = check_threshold(score_threshold)
+    if null_scores not in ("error", "wrong"):
+        raise ValueError(f"null_scores must be 'error' or 'wrong', got {null_scores!r}")
+    path = Path(path)
+    info: dict = {}
+    if path.is_dir():
+        chosen, info = _lrb_folder(path)
+        recs = [r for f, obj in chosen for r in _lrb_result_records(f, obj)]
+    else:
+        kind, payload = _parsed if _parsed is not None else json_records(path)
+        if kind == "object":
+            if not is_llmrouterbench_result(payload):
+                raise ValueError(f"{path} is a JSON object without LLMRouterBench's dataset_name, model_name and records")
+            recs = _lrb_result_records(path, payload)
+        else:
+            recs = [(f"{path}: {w}", r) for w, r in payload]
+    if not recs:
+        raise ValueError(f"{path} holds no LLMRouterBench records")
+    wh = [w for w, _ in recs]
+    rs = [r for _, r in recs]
+    where = lambda i: wh[i]  # noqa: E731
+    ds = _key_column(_column(rs, LRB_DATASET)[0], "dataset_id", where)
+    model = _key_column(_column(rs, LRB_MODEL)[0], "model_name", where)
+    split_vals, _ = _column(rs, ("split",))
+    split = _text_column(split_vals)
+    idx = _numbers(_column(rs, LRB_INDEX)[0], "index", where, integer=True, nonneg=True)
+    if np.isnan(idx).any():
+        i = int(np.flatnonzero(np.isnan(idx))[0])
+        raise ValueError(f"{where(i)}: field 'index' (record_index) is missing; every record needs its item index")
+    idx = idx.astype(np.int64)
+    key = np.array([f"{d}/{s}/{j}" if s is not None else f"{d}/{j}" for d, s, j in zip(ds, split, idx, strict=True)], dtype=object)
+    score = _numbers(_column(rs, ("score",))[0], "score", where)
+    nulls = np.isnan(score)
+    if nulls.any() and null_scores == "error":
+        i = int(np.flatnonzero(nulls)[0])
+        raise ValueError(f"{where(i)}: field 'score' is null or missing ({int(nulls.sum())} records): the evaluation gave no "
+                         "score; pass null_scores='wrong' (CLI --null-scores wrong) to count it as 0, as LLMRouterBench's own "
+                         "loader does")
+    score[nulls] = 0.0
+    correct, n_non = scores_to_verdicts(score, thr, "score", where)
+    oq, oq_present = _column(rs, ("origin_query",))
+    pr, _ = _column(rs, ("prompt",))
+    text = _text_column([o if p and not _is_missing(o) else q for o, p, q in zip(oq, oq_present, pr, strict=True)])
+    gt, gt_present = _column(rs, ("ground_truth",))
+    pred, pred_present = _column(rs, ("prediction",))
+    rows = _Rows(str(path), where, key, model, correct,
+                 prompt_cols={"text": text, "dataset": ds, "split": split, "index": idx})
+    if gt_present.any():
+        rows.prompt_cols["ground_truth"] = _text_column(gt)
+    if pred_present.any():
+        rows.answer = _text_column(pred)
+    cost_vals, cost_present = _column(rs, ("cost",))
+    if cost_present.any():
+        rows.cost = _numbers(cost_vals, "cost", where, nonneg=True)
+    for name in ("prompt_tokens", "completion_tokens", "tokens"):
+        vals, present = _column(rs, (name,))
+        if present.any():
+            rows.per_response[name] = _numbers(vals, name, where, integer=True, nonneg=True)
+    meta = {"source": str(path), "format": "llmrouterbench", "score_field": "score", "score_threshold": thr,
+            "non_binary_scores": n_non, "null_scores_counted_wrong": int(nulls.sum()), **info}
+    if rows.cost is not None:
+        meta["cost_unit"] = "USD per response (LLMRouterBench 'cost'; mean over a cell's responses)"
+    return _assemble(rows, drop_incomplete=drop_incomplete, meta=meta)
+
+
+# ============================================================================ LLMRouter routing data
+def is_llmrouter_record(rec: Mapping) -> bool:
+    """Whether a record looks like an LLMRouter routing line: model_name, query and performance."""
+    return "model_name" in rec and "query" in rec and "performance" in rec
+
+
+def _read_embeddings(path, label: str) -> np.ndarray:
+    p = Path(path)
+    if p.suffix.lower() in PICKLE_SUFFIXES:
+        raise ValueError(pickle_refusal(p))
+    if p.suffix.lower() != ".npy":
+        raise ValueError(f"embeddings {str(p)!r} must be a .npy array [rows, d] (row r = the file's integer prompt key r)")
+    if not p.is_file():
+        raise ValueError(f"embeddings file {str(p)!r} does not exist")
+    try:
+        e = read_npy(p)
+    except ValueError as exc:
+        raise ValueError(f"{exc}{object_array_hint('the embeddings') if 'object array' in str(exc) else ''}") from None
+    if e.ndim != 2 or e.dtype.kind not in "biuf":
+        raise ValueError(f"embeddings {str(p)!r} must be a numeric 2-d array [rows, d] for {label}, got {e.dtype} {e.shape}")
+    return e
+
+
+def _llm_prices(llm_data) -> dict:
+    if isinstance(llm_data, Mapping):
+        return dict(llm_data)
+    p = Path(llm_data)
+    obj = _load_json(p) if p.is_file() else None
+    if obj is None:
+        raise ValueError(f"llm_data {str(p)!r} does not exist; give LLMRouter's default_llm.json (model -> input_price, output_price)")
+    if not isinstance(obj, dict):
+        raise ValueError(f"llm_data {str(p)!r} must be a JSON object of model -> {{input_price, output_price, ...}}")
+    return obj
+
+
+def read_llmrouter(path, *, score_threshold=None, split=None, llm_data=None, embeddings=None,
+                   drop_incomplete: bool = False, _parsed=None) -> Pool:
+    """A pool from LLMRouter routing data (one JSON line per query and model).
+
+    A prompt is a query: its id is ``embedding_id`` when every line has one (the same query
+    has the same id in LLMRouter's train and test files), else ``q<ordinal>`` of the distinct
+    (task_name, query, ground_truth, metric) in file order. ``text`` is ``query``, ``dataset``
+    ``task_name``; ``metric``, ``ground_truth`` and ``task_id`` join the prompt table; ``split``
+    is the argument, else the split the file name states (``..._train_...``), else unset.
+    ``verdicts`` follow ``performance`` under :data:`SCORE_RULE`; ``answers`` are the
+    responses. ``cost`` is a ``cost`` field when the lines have one, else, with ``llm_data``
+    (LLMRouter's ``default_llm.json``: model -> ``input_price``/``output_price`` in USD per
+    million tokens), ``(input_tokens * input_price + output_tokens * output_price) / 1e6``.
+    ``embeddings`` (a ``.npy`` [rows, d]; row r belongs to ``embedding_id`` r, e.g. LLMRouter's
+    ``query_embeddings_longformer.pt`` converted) fill ``Pool.embeddings``. Token counts and
+    response times go to ``meta`` as nested lists [n][M][k].
+    """
+    thr = check_threshold(score_threshold)
+    path = Path(path)
+    kind, payload = _parsed if _parsed is not None else json_records(path)
+    if kind == "object":
+        raise ValueError(f"{path} holds one JSON object; LLMRouter routing data is one record per (query, model) line")
+    wh = [f"{path}: {w}" for w, _ in payload]
+    rs = [r for _, r in payload]
+    where = lambda i: wh[i]  # noqa: E731
+    model = _key_column(_column(rs, ("model_name",))[0], "model_name", where)
+    query = _column(rs, ("query",))[0]
+    for i, q in enumerate(query):
+        if not isinstance(q, str):
+            raise ValueError(f"{where(i)}: field 'query' holds {q!r}, not a text")
+    task = _text_column(_column(rs, ("task_name",))[0])
+    gt = _text_column(_column(rs, ("ground_truth",))[0])
+    metric = _text_column(_column(rs, ("metric",))[0])
+    emb_vals, emb_present = _column(rs, ("embedding_id",))
+    emb_id = None
+    if emb_present.all() and not any(_is_missing(v) for v in emb_vals):
+        emb_id = _numbers(emb_vals, "embedding_id", where, integer=True, nonneg=True).astype(np.int64)
+        key = np.array([str(e) for e in emb_id], dtype=object)
+    else:
+        combo = pd.Series([json.dumps([t, q, g, m]) for t, q, g, m in zip(task, query, gt, metric, strict=True)])
+        codes, _ = pd.factorize(combo, sort=False)
+        key = np.array([f"q{c}" for c in codes], dtype=object)
+    perf = _numbers(_column(rs, ("performance",))[0], "performance", where)
+    correct, n_non = scores_to_verdicts(perf, thr, "performance", where)
+    if split is None:
+        split_name, split_how = split_from_name(path), "the file name"
+    else:
+        split_name, split_how = str(split), "the split argument"
+    rows = _Rows(str(path), where, key, model, correct,
+                 prompt_cols={"text": np.asarray(query, dtype=object), "dataset": task,
+                              "split": np.full(len(rs), split_name, dtype=object), "metric": metric, "ground_truth": gt})
+    tid, tid_present = _column(rs, ("task_id",))
+    if tid_present.any():
+        rows.prompt_cols["task_id"] = _text_column(tid)
+    if emb_id is not None:
+        rows.prompt_cols["embedding_id"] = emb_id
+        rows.embed_row = emb_id
+    resp, resp_present = _column(rs, ("response",))
+    if resp_present.any():
+        rows.answer = _text_column(resp)
+    tok = {}
+    for name in ("input_tokens", "output_tokens", "token_num", "response_time"):
+        vals, present = _column(rs, (name,))
+        if present.any():
+            tok[name] = _numbers(vals, name, where, integer=name != "response_time", nonneg=True)
+            rows.per_response[name] = tok[name]
+    meta = {"source": str(path), "format": "llmrouter", "score_field": "performance", "score_threshold": thr,
+            "non_binary_scores": n_non, "split_from": split_how if split_name is not None else None,
+            "prompt_id_from": "embedding_id" if emb_id is not None else "distinct (task_name, query, ground_truth, metric)"}
+    cost_vals, cost_present = _column(rs, ("cost",))
+    if cost_present.any() and llm_data is not None:
+        raise ValueError(f"{path}: the lines carry their own 'cost'; llm_data would give a second, different cost -- "
+                         "leave llm_data out (or remove the cost fields to price the tokens)")
+    if cost_present.any():
+        rows.cost = _numbers(cost_vals, "cost", where, nonneg=True)
+        meta["cost_unit"] = "the lines' 'cost' field (mean over a cell's responses)"
+    elif llm_data is not None:
+        prices = _llm_prices(llm_data)
+        names = sorted(set(model))
+        absent = [m for m in names if m not in prices or not isinstance(prices[m], Mapping)]
+        if absent:
+            raise ValueError(f"llm_data has no prices for models {absent[:5]} of {path}")
+        for m in names:
+            for fld in ("input_price", "output_price"):
+                val = prices[m].get(fld)
+                if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
+                    raise ValueError(f"llm_data: {fld} of model {m!r} is {val!r}, not a non-negative number (USD per million tokens)")
+        for fld in ("input_tokens", "output_tokens"):
+            if fld not in tok or np.isnan(tok[fld]).any():
+                i = 0 if fld not in tok else int(np.flatnonzero(np.isnan(tok[fld]))[0])
+                raise ValueError(f"{where(i)}: field {fld!r} is missing; costs from llm_data need input and output token counts")
+        ip = np.array([float(prices[m]["input_price"]) for m in model])
+        op = np.array([float(prices[m]["output_price"]) for m in model])
+        rows.cost = token_cost(tok["input_tokens"], tok["output_tokens"], ip, op)
+        rows.policy_cols["input_price"] = ip
+        rows.policy_cols["output_price"] = op
+        if all("size" in prices[m] for m in names):
+            rows.policy_cols["size"] = np.array([prices[m]["size"] for m in model], dtype=object)
+        meta["cost_unit"] = "USD: (input_tokens x input_price + output_tokens x output_price) / 1e6 with llm_data's prices"
+    E = None
+    if embeddings is not None:
+        if emb_id is None:
+            raise ValueError(f"embeddings need an 'embedding_id' on every line of {path}")
+        E = _read_embeddings(embeddings, str(path))
+        meta["embeddings_source"] = str(embeddings)
+    return _assemble(rows, drop_incomplete=drop_incomplete, embeddings=E, meta=meta)
+
+
+# ============================================================================ RouterEval .npz
+_SPLIT_ORDER = ("train", "val", "valid", "dev", "test")
+
+
+def routereval_members(names) -> list[str]:
+    """The splits of a RouterEval-style npz (members named ``<split>_score``), in train/val/test order."""
+    splits = [n[: -len("_score")] for n in names if n.endswith("_score") and len(n) > len("_score")]
+    return sorted(splits, key=lambda s: (_SPLIT_ORDER.index(s) if s in _SPLIT_ORDER else len(_SPLIT_ORDER), s))
+
+
+def _npz_member(path: Path, name: str) -> np.ndarray:
+    try:
+        return read_npz(path, [name])[name]
+    except ValueError as exc:
+        hint = object_array_hint(f"array {name!r}") if "object array" in str(exc) else ""
+        raise ValueError(f"{exc}{hint}") from None
+
+
+def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
+    """A pool from a RouterEval-style ``.npz``: ``<split>_score`` [n_split, M] (or [n_split, M, k])
+    correctness per split, stacked in train/val/test order; ``<split>_embed`` [n_split, d] become
+    ``Pool.embeddings`` (all splits or none), ``<split>_prompt`` (a text array) the prompt text,
+    ``<split>_tokens`` / ``<split>_time`` [n_split, M] go to ``meta``. Prompt ids are
+    ``"<split>-<row>"`` and ``split`` is set. The files carry no model names: pass
+    ``model_names`` (in column order), else the npz's ``model_names``/``models`` text array,
+    else ``m0, m1, ...``. Scores follow :data:`SCORE_RULE`. Arrays are read without unpickling.
+    """
+    thr = check_threshold(score_threshold)
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            names = list(z.files)
+    except Exception as exc:  # noqa: BLE001 - numpy raises several types for a damaged zip
+        raise ValueError(f"{path} is damaged or not a .npz file ({type(exc).__name__}: {exc})") from None
+    splits = routereval_members(names)
+    if not splits:
+        raise ValueError(f"{path} has no '<split>_score' arrays (it holds {names}); a RouterEval file holds train_score, "
+                         "test_score, ... and train_embed, test_embed, ...")
+    scores, embeds, texts, extra = [], [], [], {"tokens": [], "time": []}
+    used = set()
+    for s in splits:
+        a = _npz_member(path, f"{s}_score")
+        used.add(f"{s}_score")
+        if a.dtype.kind not in "biuf" or a.ndim not in (2, 3):
+            raise ValueError(f"{path}: array '{s}_score' must be numeric [n, M] (or [n, M, k]), got {a.dtype} {a.shape}")
+        scores.append(a if a.ndim == 3 else a[:, :, None])
+    shapes = {a.shape[1:] for a in scores}
+    if len(shapes) != 1:
+        raise ValueError(f"{path}: the score arrays disagree on (models, draws): "
+                         + ", ".join(f"{s}_score {a.shape}" for s, a in zip(splits, scores, strict=True)))
+    for part, store in (("embed", embeds), ("prompt", texts)):
+        have = [f"{s}_{part}" in names for s in splits]
+        if any(have) and not all(have):
+            raise ValueError(f"{path}: '{part}' arrays exist for some splits only ({[s for s, h in zip(splits, have, strict=True) if h]} "
+                             f"of {splits}); give every split one or none")
+        if all(have):
+            for s, a in zip(splits, scores, strict=True):
+                x = _npz_member(path, f"{s}_{part}")
+                used.add(f"{s}_{part}")
+                if x.shape[0] != a.shape[0]:
+                    raise ValueError(f"{path}: '{s}_{part}' has {x.shape[0]} rows but '{s}_score' has {a.shape[0]}")
+                if part == "embed" and (x.ndim != 2 or x.dtype.kind not in "biuf"):
+                    raise ValueError(f"{path}: '{s}_embed' must be a numeric [n, d] array, got {x.dtype} {x.shape}")
+                if part == "prompt" and x.dtype.kind not in "US":
+                    raise ValueError(f"{path}: '{s}_prompt' must be a text array, got dtype {x.dtype}")
+                store.append(x)
+    for part in ("tokens", "time"):
+        if all(f"{s}_{part}" in names for s in splits):
+            for s, a in zip(splits, scores, strict=True):
+                x = _npz_member(path, f"{s}_{part}")
+                used.add(f"{s}_{part}")
+                if x.shape[:2] != a.shape[:2] or x.dtype.kind not in "biuf":
+                    raise ValueError(f"{path}: '{s}_{part}' must be numeric {a.shape[:2]}, got {x.dtype} {x.shape}")
+                extra[part].append(x.astype(float))
+    M = scores[0].shape[1]
+    if model_names is None:
+        for nm in ("model_names", "models"):
+            if nm in names:
+                arr = _npz_member(path, nm)
+                used.add(nm)
+                if arr.dtype.kind not in "US" or arr.shape != (M,):
+                    raise ValueError(f"{path}: '{nm}' must be a text array of the {M} model names, got {arr.dtype} {arr.shape}")
+                model_names = [str(x) for x in arr]
+                break
+    names_from = "argument or file" if model_names is not None else "positions (the file has no model names)"
+    if model_names is None:
+        model_names = [f"m{j}" for j in range(M)]
+    model_names = [str(x) for x in model_names]
+    if len(model_names) != M:
+        raise ValueError(f"model_names has {len(model_names)} names but {path} has {M} models (score columns)")
+    S = np.concatenate([a.astype(float) for a in scores], axis=0)
+    sizes = [a.shape[0] for a in scores]
+    starts = np.cumsum([0] + sizes)
+
+    def where(flat: int) -> str:
+        i, rest = divmod(flat, S.shape[1] * S.shape[2])
+        m, d = divmod(rest, S.shape[2])
+        b = int(np.searchsorted(starts, i, side="right") - 1)
+        return f"{path}: array '{splits[b]}_score' row {i - starts[b]} column {m} (model {model_names[m]!r})" + \
+            (f" draw {d}" if S.shape[2] > 1 else "")
+
+    v, n_non = scores_to_verdicts(S.ravel(), thr, "score", where)
+    split_col = np.concatenate([np.full(n, s, dtype=object) for s, n in zip(splits, sizes, strict=True)])
+    ids = np.concatenate([[f"{s}-{i}" for i in range(n)] for s, n in zip(splits, sizes, strict=True)]).astype(object)
+    prompts = pd.DataFrame({"id": ids, "split": split_col})
+    if texts:
+        prompts["text"] = np.concatenate([t.astype(str) for t in texts]).astype(object)
+    meta = {"source": str(path), "format": "routereval", "score_threshold": thr, "non_binary_scores": n_non,
+            "model_names_from": names_from, "ignored_members": sorted(set(names) - used)}
+    for part, arrs in extra.items():
+        if arrs:
+            meta[part] = np.concatenate(arrs, axis=0).tolist()
+    try:
+        return Pool(v.reshape(S.shape), prompts, pd.DataFrame({"name": model_names}), None,
+                    np.concatenate(embeds, axis=0) if embeds else None, None, "unknown", meta)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+# ============================================================================ tables (CSV / parquet)
+def table_columns(path) -> list[str]:
+    """Column names of a CSV (its header) or parquet file, read without loading the rows."""
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.read_schema(path).names)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types
+            raise ValueError(f"{path} is not a readable parquet file ({exc})") from None
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        return [h.strip() for h in next(csv.reader(fh), [])]
+
+
+def _read_table(path: Path, dtype=None) -> pd.DataFrame:
+    if path.suffix.lower() == ".parquet":
+        try:
+            return pd.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(f"{path} is not a readable parquet file ({exc})") from None
+    try:
+        return pd.read_csv(path, dtype=dtype, encoding="utf-8-sig", keep_default_na=dtype is not str)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte offset {exc.start}); save it as UTF-8") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise ValueError(f"{path} is not a well-formed CSV: {str(exc).strip()}") from None
+
+
+def _row_word(path: Path) -> Callable[[int], str]:
+    """Row i of a table as a reader sees it: "line i+2" of a CSV (after the header), "row i" of a parquet."""
+    if path.suffix.lower() == ".parquet":
+        return lambda i: f"row {i}"
+    return lambda i: f"line {i + 2}"
+
+
+def _row_namer(path: Path, ids=None, id_name: str = "") -> Callable[[int], str]:
+    word = _row_word(path)
+
+    def where(i: int) -> str:
+        return f"{path}: {word(i)}" + (f" ({id_name} {ids[i]!r})" if ids is not None else "")
+
+    return where
+
+
+def _text_of(x):
+    """A prompt cell as text: lists/arrays of strings (RouterBench keeps some prompts as lists) joined by blank lines."""
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return "\n\n".join(str(y) for y in x)
+    return x
+
+
+def routerbench_parts(d: pd.DataFrame, label: str, *, score_threshold=None, drop_incomplete: bool = True,
+                      duplicates: str = "first", where: Callable[[int], str] | None = None) -> dict:
+    """Parse a RouterBench wide frame: models are the columns ``X`` with a ``X|total_cost`` partner.
+
+    Returns verdicts [n, M] (bool), the prompt table (``id`` = ``sample_id``, ``text`` =
+    ``prompt``, ``dataset`` = ``eval_name``, ``split`` when the frame has one), the model names,
+    ``cost`` [n, M] (USD per query), the ``X|model_response`` answers when every model has them
+    (else None), and counts. Rows with a missing outcome or cost are dropped when
+    ``drop_incomplete`` (else refused); a repeated ``sample_id`` keeps its first row
+    (``duplicates="first"``) or is refused (``"error"``). Outcomes must be 0/1 (checked cell by
+    cell) unless ``score_threshold`` is given. ``where(i)`` names row i of ``d`` in messages
+    (default: "row i" after dropping, as :func:`~oraclegap._validate.as_bool_columns` counts).
+    """
+    thr = check_threshold(score_threshold)
+    cost_cols = [c for c in d.columns if isinstance(c, str) and c.endswith("|total_cost")]
+    if not cost_cols:
+        raise ValueError(f"{label} has no '<model>|total_cost' columns; a RouterBench table has one per model")
+    models = [c.removesuffix("|total_cost") for c in cost_cols]
+    missing = [m for m in models if m not in d.columns]
+    if missing:
+        raise ValueError(f"{label}: correctness columns missing for {missing}")
+    if "sample_id" not in d.columns:
+        raise ValueError(f"{label} has no 'sample_id' column (the RouterBench prompt id)")
+    d = d.assign(_row=np.arange(len(d)))
+    n_raw = len(d)
+    incomplete = d[models + cost_cols].isna().any(axis=1).to_numpy()
+    if incomplete.any() and not drop_incomplete:
+        i = int(np.flatnonzero(incomplete)[0])
+        cols = [c for c in models + cost_cols if pd.isna(d[c].iloc[i])]
+        name = where(i) if where else f"{label}: row {i}"
+        raise ValueError(f"{name} has no value in {cols[:4]} ({int(incomplete.sum())} such rows); pass drop_incomplete=True "
+                         "(CLI --drop-incomplete) to keep only the rows with every model's outcome and cost")
+    d = d[~incomplete]
+    ids = d["sample_id"].astype(str)
+    dup = ids.duplicated().to_numpy()
+    if dup.any() and duplicates == "error":
+        i = int(np.flatnonzero(dup)[0])
+        name = where(int(d["_row"].iloc[i])) if where else f"{label}: row {i}"
+        raise ValueError(f"{name}: sample_id {ids.iloc[i]!r} appears more than once; every prompt needs one row")
+    d = d[~dup].reset_index(drop=True)
+    rownames = None if where is None else (lambda i: where(int(d["_row"].iloc[i])))
+    n_non = 0
+    if thr is None and where is None:
+        v = as_bool_columns(d, models, label)
+    else:
+        vals = d[models].to_numpy()
+        num = pd.DataFrame(vals).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+        text_cells = np.isnan(num) & ~pd.isna(vals)
+        if text_cells.any():
+            i, j = np.argwhere(text_cells)[0]
+            raise ValueError(f"{rownames(i)}: column {models[j]!r} holds {vals[i, j]!r}, not a score")
+        flat_where = lambda f: f"{rownames(f // len(models))}: column {models[f % len(models)]!r}"  # noqa: E731
+        v, n_non = scores_to_verdicts(num.ravel(), thr, "score", lambda f: flat_where(f))
+        v = v.reshape(num.shape)
+    cost = d[cost_cols].to_numpy(dtype=float)
+    bad = ~np.isfinite(cost) | (cost < 0)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        name = rownames(i) if rownames else f"{label}: row {i}"
+        raise ValueError(f"{name}: column {cost_cols[j]!r} holds {cost[i, j]!r}, not a non-negative cost")
+    prompts = pd.DataFrame({"id": d["sample_id"].astype(str),
+                            "text": d["prompt"].map(_text_of) if "prompt" in d.columns else None,
+                            "dataset": d["eval_name"] if "eval_name" in d.columns else None})
+    if "split" in d.columns:
+        prompts["split"] = d["split"]
+    resp_cols = [f"{m}|model_response" for m in models]
+    answers = None
+    if all(c in d.columns for c in resp_cols):
+        a = d[resp_cols].to_numpy(dtype=object)
+        answers = np.where(pd.isna(a), "", a).astype(object)
+    known = set(models) | set(cost_cols) | set(resp_cols) | {"sample_id", "prompt", "eval_name", "split", "_row",
+                                                            "oracle_model_to_route_to"}
+    ignored = [c for c in d.columns if c not in known and not str(c).startswith("Unnamed:")]
+    return {"verdicts": v, "prompts": prompts, "models": models, "cost": cost, "answers": answers,
+            "rows_dropped_incomplete": int(incomplete.sum()), "rows_in_file": n_raw, "duplicate_rows_dropped": int(dup.sum()),
+            "non_binary_scores": n_non, "ignored_columns": ignored}
+
+
+def read_routerbench(path, *, score_threshold=None, split=None, drop_incomplete: bool = False) -> Pool:
+    """A k = 1 pool from a RouterBench wide table (CSV, or parquet from its pickle: see
+    :func:`routerbench_parts`). Outcomes follow :data:`SCORE_RULE` (RouterBench's MT-Bench scores
+    are fractional: give ``score_threshold``); ``cost`` is ``<model>|total_cost`` (USD per query),
+    ``answers`` the ``<model>|model_response`` texts; ``split`` is the argument, else the file
+    name's (``mbpp_train.csv``), else unset. A repeated ``sample_id`` or a missing outcome or cost
+    is refused (``drop_incomplete=True`` drops rows missing any)."""
+    path = Path(path)
+    d = _read_table(path, dtype={"sample_id": str} if path.suffix.lower() != ".parquet" else None)
+    if len(d) == 0:
+        raise ValueError(f"{path} has a header but no rows")
+    split_name = str(split) if split is not None else split_from_name(path)
+    if "split" not in d.columns:
+        d["split"] = split_name
+    where = _row_namer(path, d["sample_id"].astype(str).to_numpy() if "sample_id" in d.columns else None, "sample_id")
+    parts = routerbench_parts(d, str(path), score_threshold=score_threshold, drop_incomplete=drop_incomplete,
+                              duplicates="error", where=where)
+    meta = {"source": str(path), "format": "routerbench", "cost_unit": "USD per query ('<model>|total_cost')",
+            "score_threshold": check_threshold(score_threshold),
+            **{k: parts[k] for k in ("rows_in_file", "rows_dropped_incomplete", "non_binary_scores", "ignored_columns")},
+            "split_from": None if split_name is None else ("the split argument" if split is not None else "the file name")}
+    v = parts["verdicts"][:, :, None]
+    ans = None if parts["answers"] is None else parts["answers"][:, :, None]
+    try:
+        return Pool(v, parts["prompts"], pd.DataFrame({"name": parts["models"]}), ans, None, parts["cost"], "unknown", meta)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+# ============================================================================ EmbedLLM long CSV
+EMBEDLLM_COLUMNS = ("model_id", "prompt_id", "label")
+
+
+def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = False) -> Pool:
+    """A pool from an EmbedLLM correctness table (``train.csv``/``val.csv``/``test.csv``, or
+    parquet): one row per (model, question) with ``model_id``, ``prompt_id`` and a 0/1
+    ``label``. Policies are ``model_name`` (else ``model_id``) in ``model_id`` order; prompts
+    are ``prompt_id`` in numeric order with ``text`` = ``prompt`` and ``category``; ``split`` is
+    the argument, else the file name's, else unset. ``embeddings`` (``.npy`` [rows, d], row r =
+    ``prompt_id`` r: EmbedLLM's ``question_embeddings.pth`` converted) fill
+    ``Pool.embeddings``. Labels must be 0/1 (True/False); anything else is refused naming the
+    line. Repeated rows of one (model, question) are repeated samples (k > 1)."""
+    path = Path(path)
+    d = _read_table(path, dtype=str)
+    absent = [c for c in EMBEDLLM_COLUMNS if c not in d.columns]
+    if absent:
+        raise ValueError(f"{path} lacks EmbedLLM columns {absent} (it has {list(d.columns)[:10]})")
+    if len(d) == 0:
+        raise ValueError(f"{path} has a header but no rows")
+    where = _row_namer(path)
+    for c in ("model_id", "prompt_id"):
+        blank = (d[c].isna() | (d[c].astype(str).str.strip() == "")).to_numpy()
+        if blank.any():
+            raise ValueError(f"{where(int(np.flatnonzero(blank)[0]))}: field {c!r} is blank; every row needs it")
+    correct = as_bool_columns(d, ["label"], str(path), row_names=_row_word(path))[:, 0]
+
+    def numeric_key(col):
+        x = pd.to_numeric(d[col], errors="coerce").to_numpy(dtype=float)
+        return x if not np.isnan(x).any() else None
+
+    pid_num = numeric_key("prompt_id")
+    rows = _Rows(str(path), where, d["prompt_id"].astype(str).str.strip().to_numpy(dtype=object),
+                 d["model_id"].astype(str).str.strip().to_numpy(dtype=object), correct,
+                 prompt_sort=pid_num, policy_sort=numeric_key("model_id"))
+    split_name = str(split) if split is not None else split_from_name(path)
+    if "prompt" in d.columns:
+        rows.prompt_cols["text"] = d["prompt"].to_numpy(dtype=object)
+    rows.prompt_cols["split"] = np.full(len(d), split_name, dtype=object)
+    if "category" in d.columns:
+        rows.prompt_cols["category"] = d["category"].to_numpy(dtype=object)
+    if "model_name" in d.columns:
+        rows.policy_cols["model_name"] = d["model_name"].to_numpy(dtype=object)
+    E = None
+    if embeddings is not None:
+        if pid_num is None or (pid_num != np.round(pid_num)).any() or (pid_num < 0).any():
+            raise ValueError(f"embeddings need whole-number prompt_ids in {path}")
+        rows.embed_row = pid_num.astype(np.int64)
+        E = _read_embeddings(embeddings, str(path))
+    known = {*EMBEDLLM_COLUMNS, "model_name", "prompt", "category"}
+    meta = {"source": str(path), "format": "embedllm", "split_from": None if split_name is None else
+            ("the split argument" if split is not None else "the file name"),
+            "ignored_columns": [c for c in d.columns if c not in known]}
+    if E is not None:
+        meta["embeddings_source"] = str(embeddings)
+    pool = _assemble(rows, drop_incomplete=drop_incomplete, embeddings=E, meta=meta)
+    if "model_name" in d.columns:  # name the policies by model_name (distinct names required), keep model_id
+        names = pool.policies["model_name"].astype(str)
+        if names.duplicated().any():
+            raise ValueError(f"{path}: model_name {names[names.duplicated()].iloc[0]!r} belongs to several model_ids")
+        pol = pool.policies.rename(columns={"name": "model_id"}).drop(columns="model_name")
+        pol.insert(0, "name", names.to_numpy())
+        pool = dataclasses.replace(pool, policies=pol)
+    return pool
+
+
+# ============================================================================ oraclegap long table
+LONG_REQUIRED = ("prompt_id", "policy", "correct")
+
+
+def _blank_is_none(col: pd.Series) -> np.ndarray:
+    a = col.to_numpy(dtype=object)
+    return np.where(a == "", None, a)
+
+
+def _infer(col: pd.Series) -> np.ndarray:
+    """A CSV text column back to values: "" is missing; a column of numbers becomes numbers."""
+    s = pd.Series(_blank_is_none(col), index=col.index, dtype=object)
+    present = s.dropna()
+    if len(present):
+        num = pd.to_numeric(present, errors="coerce")
+        if not num.isna().any():
+            if (num == np.round(num)).all() and not present.astype(str).str.contains(r"[.eE]").any():
+                out = pd.Series(None, index=s.index, dtype=object)
+                out[present.index] = num.astype(np.int64).to_numpy()
+                return (out.astype(np.int64) if len(present) == len(s) else out).to_numpy()
+            out = pd.Series(np.nan, index=s.index)
+            out[present.index] = num.astype(float).to_numpy()
+            return out.to_numpy()
+    return s.to_numpy(dtype=object)
+
+
+def read_long(path) -> Pool:
+    """A pool from oraclegap's long table (written by :meth:`Pool.to_long`, or by hand): one row
+    per response with ``prompt_id``, ``policy``, ``correct`` (0/1), optional ``draw`` (positions
+    0..k-1; without it rows keep their file order), ``answer``, ``cost`` (the cell's cost per
+    response), ``prompt_<column>`` (prompt table; the same on every row of a prompt) and
+    ``policy_<column>`` (policy table). Any other column is refused. A parquet written by
+    ``to_long`` also restores the pool's alignment and ``meta``."""
+    path = Path(path)
+    is_csv = path.suffix.lower() != ".parquet"
+    d = _read_table(path, dtype=str if is_csv else None)
+    absent = [c for c in LONG_REQUIRED if c not in d.columns]
+    if absent:
+        raise ValueError(f"{path} lacks long-table columns {absent}; a long table has prompt_id, policy, correct "
+                         "(and optional draw, answer, cost, prompt_*, policy_*)")
+    if len(d) == 0:
+        raise ValueError(f"{path} has a header but no rows; a pool needs at least one response")
+    other = [c for c in d.columns if c not in (*LONG_REQUIRED, "draw", "answer", "cost")
+             and not (str(c).startswith("prompt_") or str(c).startswith("policy_"))]
+    if other:
+        raise ValueError(f"{path} has columns {other[:5]} that are not part of the long format; name prompt fields "
+                         "prompt_<name> and policy fields policy_<name>, drop the rest, or build the pool in Python with "
+                         "Pool.from_long(df, prompt_columns=..., policy_columns=...)")
+    where = _row_namer(path)
+    for c in ("prompt_id", "policy"):
+        blank = (d[c].isna() | (d[c].astype(str).str.strip() == "")).to_numpy()
+        if blank.any():
+            raise ValueError(f"{where(int(np.flatnonzero(blank)[0]))}: field {c!r} is blank; every response needs it")
+    correct = as_bool_columns(d, ["correct"], str(path), row_names=_row_word(path))[:, 0]
+    rows = _Rows(str(path), where, d["prompt_id"].astype(str).to_numpy(dtype=object),
+                 d["policy"].astype(str).to_numpy(dtype=object), correct)
+    conv = _infer if is_csv else (lambda s: s.to_numpy(dtype=object))
+    if "draw" in d.columns:
+        rows.draw = _numbers(conv(d["draw"]), "draw", where, integer=True, nonneg=True)
+    if "answer" in d.columns:
+        rows.answer = d["answer"].to_numpy(dtype=object)
+    if "cost" in d.columns:
+        rows.cost = _numbers(conv(d["cost"]), "cost", where, nonneg=True)
+    text_cols = {"prompt_text", "prompt_dataset", "prompt_split", "policy_base", "policy_dataset", "policy_recipe"}
+    for c in d.columns:
+        if c in ("prompt_id",) or not (str(c).startswith("prompt_") or str(c).startswith("policy_")):
+            continue
+        vals = _blank_is_none(d[c]) if (is_csv and c in text_cols) else conv(d[c])
+        (rows.prompt_cols if c.startswith("prompt_") else rows.policy_cols)[c.split("_", 1)[1]] = vals
+    info = (d.attrs or {}).get("oraclegap") if not is_csv else None
+    alignment, meta = "unknown", {"source": str(path), "format": "long"}
+    if isinstance(info, dict) and info.get("format") == LONG_FORMAT:  # written by Pool.to_long: restore what it kept
+        alignment = info.get("alignment", "unknown")
+        meta = dict(info.get("meta") or {})
+    pool = _assemble(rows, meta=meta, alignment=alignment)
+    if isinstance(info, dict) and info.get("shape") not in (None, list(pool.shape)):
+        raise ValueError(f"{path}: the rows make a pool of shape {list(pool.shape)} but the file records {info['shape']}")
+    if rows.cost is not None:  # a cell's cost is written on each of its rows: the rows must agree
+        c = np.asarray(rows.cost)
+        cell_mean = pool.cost[pd.Index(pool.prompt_ids).get_indexer(rows.prompt), pd.Index(pool.policy_names).get_indexer(rows.policy)]
+        off = ~np.isclose(c, cell_mean, rtol=1e-12, atol=0)
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise ValueError(f"{where(i)}: field 'cost' differs between the rows of one (prompt, policy) cell; the long format "
+                             "holds one cost per cell")
+    return pool
