@@ -79,7 +79,18 @@ def run(args) -> int:
         print(f"gains: over the threshold-specific best member ({res.evaluation('best_single').best_member}) "
               f"and over the calibration-selected member; {int(100 * (1 - res.alpha))}% prompt-bootstrap intervals")
     emit(payload, res.frame(), args.json)
-    if not args.json and res.certificate is not None:
+    if args.json:
+        return 0
+    if res.certificate is not None:
         c = res.certificate
         print(f"family certificate (002 Thm 6, L={c.L}): G_Pi in [{c.G_lo:.3f}, {c.G_hi:.3f}], H_Pi in [{c.H_lo:.3f}, {c.H_hi:.3f}]")
+    else:
+        print(f"family certificate: {res.certificate_note}")
+    summary = res.summary()
+    if res.cost is not None:
+        print(f"\nfield summaries (strong-weak pair for PGR: {res.cost.strong} / {res.cost.weak}; "
+              f"AIQ over mean cost {res.cost.cost_range[0]:.4g}..{res.cost.cost_range[1]:.4g}):")
+    else:
+        print("\nfield summaries (no costs in the pool: AIQ, APGR and CPT(50%) need them):")
+    emit({}, summary.drop(columns=["accuracy"]), False)
     return 0

@@ -188,6 +188,11 @@ def make_protocol(pool: Pool, *, cv: int | None = 5, split: str | None = None, s
 
 
 # ====================================================================== the vectorised bootstrap
+def _draw_indices(rng: np.random.Generator, n: int, b: int) -> np.ndarray:
+    """b resamples of n prompt positions, drawn uniformly with replacement, uint32[b, n]."""
+    return rng.integers(0, n, size=(b, n), dtype=np.uint32 if n < 2**32 else np.int64)
+
+
 @njit(cache=True)
 def _count_rows(idx, W):  # pragma: no cover - compiled
     """W[r, i] = number of times prompt i appears in row r of idx (W is overwritten)."""
@@ -197,21 +202,26 @@ def _count_rows(idx, W):  # pragma: no cover - compiled
             W[r, idx[r, j]] += 1.0
 
 
+def _check_z(Z) -> np.ndarray:
+    Z = np.ascontiguousarray(np.asarray(Z, dtype=np.float64))
+    if Z.ndim == 1:
+        Z = Z[:, None]
+    if Z.ndim != 2 or Z.shape[0] == 0:
+        raise ValueError(f"Z must be a non-empty [n_prompts, columns] array, got shape {Z.shape}")
+    return Z
+
+
 def bootstrap_means(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> np.ndarray:
     """Prompt-bootstrap means of every column of Z[n, c]: float[n_boot, c].
 
     Resample b draws n prompts with replacement; its mean of column j is sum_i W_bi Z_ij / n
     with W_bi the number of times prompt i was drawn (a Multinomial(n; 1/n, ..., 1/n) vector).
-    W is built chunk by chunk from uniform integer draws (``rng.integers(0, n, (chunk, n), uint32)``,
-    the same stream a loop over resamples would draw), counted into one reused buffer and
-    multiplied by Z in one matrix product per chunk: no Python loop over resamples.
+    For each chunk of resamples the n * chunk uniform draws come from one ``Generator.integers``
+    call, are counted into a reused buffer W (a compiled loop over draws) and multiplied by Z in
+    one matrix product: no Python loop over resamples.
     """
-    Z = np.ascontiguousarray(np.asarray(Z, dtype=np.float64))
-    if Z.ndim == 1:
-        Z = Z[:, None]
+    Z = _check_z(Z)
     n = Z.shape[0]
-    if n == 0:
-        raise ValueError("Z has no prompts to resample")
     n_boot = check_int(n_boot, "n_boot", minimum=1)
     chunk = check_int(chunk, "chunk", minimum=1)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -219,24 +229,25 @@ def bootstrap_means(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> np.nd
     W = np.empty((min(chunk, n_boot), n))
     for s in range(0, n_boot, chunk):
         b = min(chunk, n_boot - s)
-        _count_rows(rng.integers(0, n, size=(b, n), dtype=np.uint32), W[:b])
+        _count_rows(_draw_indices(rng, n, b), W[:b])
         np.matmul(W[:b], Z, out=out[s : s + b])
     return out / n
 
 
-def bootstrap_means_loop(Z, n_boot: int = 2000, seed=0) -> np.ndarray:
-    """The plain loop over resamples that :func:`bootstrap_means` replaces (same draws, same
-    numbers): kept as the reference for tests and ``bench/bench_routers.py``."""
-    Z = np.asarray(Z, dtype=np.float64)
-    if Z.ndim == 1:
-        Z = Z[:, None]
+def bootstrap_means_loop(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> np.ndarray:
+    """The plain loop over resamples that :func:`bootstrap_means` replaces: the same draws
+    (drawn per chunk exactly as there), then for each resample the mean of the resampled rows
+    ``Z[idx].mean(axis=0)``. Same numbers; kept as the reference for tests and the benchmark."""
+    Z = _check_z(Z)
     n = Z.shape[0]
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty((n_boot, Z.shape[1]))
-    for b in range(n_boot):
-        idx = rng.integers(0, n, size=n, dtype=np.uint32)
-        out[b] = Z[idx].mean(axis=0)
-    return out
+    for s in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - s)
+        idx = _draw_indices(rng, n, b)
+        for r in range(b):
+            out[s + r] = Z[idx[r]].sum(axis=0)
+    return out / n
 
 
 def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:

@@ -419,7 +419,7 @@ class TfidfLogReg(Router):
     needs = ("text",)
     family = "tfidf_logreg"
 
-    def __init__(self, ngram_range=(1, 2), max_features: int = 50000, min_df: int = 1, C: float = 1.0, max_iter: int = 300):
+    def __init__(self, ngram_range=(1, 2), max_features: int = 20000, min_df: int = 1, C: float = 1.0, max_iter: int = 200):
         self.ngram_range = ngram_range
         self.max_features = max_features
         self.min_df = min_df
@@ -633,15 +633,18 @@ class MultiLogReg(Router):
 
 class MLPRouter(Router):
     """Multi-output MLP (002): scikit-learn's ``MLPRegressor`` from the standardised PCA(64)
-    embedding to all K targets at once (squared loss), predictions clipped to [0, 1]."""
+    embedding to all K targets at once (squared loss; early stopping on a 10% validation share of
+    the calibration prompts when there are at least 50), predictions clipped to [0, 1]."""
 
     needs = ("embeddings",)
     family = "mlp"
 
-    def __init__(self, hidden_layer_sizes=(128,), alpha: float = 1e-3, max_iter: int = 300, n_components: int = 64, random_state=0):
+    def __init__(self, hidden_layer_sizes=(128,), alpha: float = 1e-3, max_iter: int = 200, early_stopping: bool = True,
+                 n_components: int = 64, random_state=0):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.alpha = alpha
         self.max_iter = max_iter
+        self.early_stopping = early_stopping
         self.n_components = n_components
         self.random_state = random_state
 
@@ -651,8 +654,9 @@ class MLPRouter(Router):
         self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
         Z = self.prep_.transform(X.embeddings)
         with _quiet():
-            self.model_ = MLPRegressor(hidden_layer_sizes=tuple(self.hidden_layer_sizes), alpha=self.alpha,
-                                       max_iter=self.max_iter, random_state=_seed(self.random_state)).fit(Z, Y)
+            self.model_ = MLPRegressor(hidden_layer_sizes=tuple(self.hidden_layer_sizes), alpha=self.alpha, max_iter=self.max_iter,
+                                       early_stopping=bool(self.early_stopping) and Z.shape[0] >= 50,
+                                       random_state=_seed(self.random_state)).fit(Z, Y)
 
     def _utility(self, X):
         U = self.model_.predict(self.prep_.transform(X.embeddings))
