@@ -309,6 +309,9 @@ def test_evaluation_bad_inputs(planted_k1):
         evaluate_routers(pool, ["embed_knn"], inputs=X.take(np.arange(10)))
     e = evaluate_router("embed_knn", pool, inputs=X, split="half", n_boot=200)
     assert e.family == "embed_knn" and e.tau is None
+    # the comparator is always evaluated first, wherever it is named
+    r = evaluate_routers(pool, ["embed_knn", "best_single"], inputs=X, split="half", n_boot=200)
+    assert list(r.evaluations)[0] == "best_single" and r.evaluation("embed_knn").gain_cal == pytest.approx(e.gain_cal)
     # k > 1: the coverage rule is the library's count rule
     p8 = simulated_router_pool(60, 3, 8, seed=2).pool
     O, t = outcome_matrix(p8, 0.3)

@@ -56,6 +56,7 @@ from ..stats.certify import (
     FamilyCertificate,
     _cp,
     family_certificate,
+    paired_comparison,
     paired_family,
     random_halves,
     rescue_loss,
@@ -65,6 +66,7 @@ from .features import RouterInputs, router_inputs
 from .routers import (
     FAMILIES,
     Router,
+    _one_thread,
     check_cost,
     check_lambda,
     check_targets,
@@ -227,10 +229,11 @@ def bootstrap_means(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> np.nd
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty((n_boot, Z.shape[1]))
     W = np.empty((min(chunk, n_boot), n))
-    for s in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - s)
-        _count_rows(_draw_indices(rng, n, b), W[:b])
-        np.matmul(W[:b], Z, out=out[s : s + b])
+    with _one_thread():  # one summation order: the same numbers whatever the machine's thread count
+        for s in range(0, n_boot, chunk):
+            b = min(chunk, n_boot - s)
+            _count_rows(_draw_indices(rng, n, b), W[:b])
+            np.matmul(W[:b], Z, out=out[s : s + b])
     return out / n
 
 
@@ -596,9 +599,8 @@ def _resolve_families(families, X, cost, policy_datasets, params) -> tuple[dict,
         if nm == "dataset" and "policy_datasets" not in p:
             p["policy_datasets"] = list(policy_datasets)
         routers[nm] = make_router(nm, **p)
-    if "best_single" not in routers:
-        routers = {"best_single": make_router("best_single"), **routers}
-    return routers, skipped
+    first = routers.pop("best_single", None) or make_router("best_single", **dict(params.get("best_single", {})))
+    return {"best_single": first, **routers}, skipped  # the comparator is always evaluated, and first
 
 
 def _policy_datasets(pool: Pool):
@@ -752,7 +754,13 @@ def evaluate_routers(
         members = [f for f in fams if regimes[f] == reg and f != "best_single"]
         if not members:
             continue
-        pf = paired_family({f: S[:, fams.index(f)] for f in members}, base, alpha, oracle=Ymax, n_boot=max(n_boot, 100), seed=pseed)
+        cols = {f: S[:, fams.index(f)] for f in members}
+        if len(members) == 1:  # Holm over one hypothesis is the raw p-value
+            pf = paired_comparison(cols[members[0]], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed).frame()
+            pf.insert(0, "policy", members[0])
+            pf["p_holm"] = pf["p_mcnemar"]
+        else:
+            pf = paired_family(cols, base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed)
         pf.insert(1, "regime", reg)
         paired_rows.append(pf)
     paired = pd.concat(paired_rows, ignore_index=True) if paired_rows else pd.DataFrame(columns=["policy"])
