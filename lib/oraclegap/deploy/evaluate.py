@@ -145,9 +145,11 @@ class Protocol:
 
     @property
     def n_eval(self) -> int:
+        """Number of prompts scored."""
         return int(self.eval_idx.size)
 
     def describe(self) -> str:
+        """One line: the protocol, its sizes and its seed."""
         if self.mode == "cv":
             return f"{len(self.folds)}-fold cross-fitting (seed {self.seed})"
         cal = self.folds[0][0].size
@@ -467,9 +469,11 @@ class RouterEvaluation:
 
     @property
     def metric(self) -> str:
+        """``"accuracy"`` (k = 1) or ``"coverage@tau"``."""
         return "accuracy" if self.tau is None else f"coverage@{self.tau:g}"
 
     def frame(self) -> pd.DataFrame:
+        """One row with every field but the per-prompt arrays."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("choice", "utility")}
         return pd.DataFrame([d])
 
@@ -522,11 +526,13 @@ class RouterComparison:
                      "gain_cal_hi", "e_D", "break_even", "n10", "n01", "p_mcnemar", "p_holm")
 
     def evaluation(self, family: str) -> RouterEvaluation:
+        """The result of one family (KeyError naming the evaluated ones otherwise)."""
         if family not in self.evaluations:
             raise KeyError(f"family {family!r} was not evaluated; evaluated: {list(self.evaluations)}")
         return self.evaluations[family]
 
     def full_frame(self) -> pd.DataFrame:
+        """Every field of every family's :class:`RouterEvaluation`, one row per family."""
         return pd.concat([e.frame() for e in self.evaluations.values()], ignore_index=True)
 
     def frame(self) -> pd.DataFrame:
@@ -546,6 +552,7 @@ class RouterComparison:
         return df
 
     def to_dict(self) -> dict:
+        """JSON-ready: protocol, inputs, skipped families, the full router rows, certificate, costs."""
         out = {
             "protocol": self.protocol.describe(),
             "tau": self.tau,

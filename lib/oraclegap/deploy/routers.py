@@ -138,6 +138,7 @@ def check_cost(cost, n: int, M: int, name: str = "cost") -> np.ndarray:
 
 
 def check_lambda(lam, name: str = "lam") -> float:
+    """A cost penalty lambda as a finite float >= 0 (the lambda of U = R - lambda C)."""
     try:
         v = float(lam)
     except (TypeError, ValueError):
@@ -201,6 +202,8 @@ class SoftmaxRegression(BaseEstimator):
         self.tol = tol
 
     def fit(self, Z, T):
+        """Fit W, b to features Z[n, p] and target distributions T[n, M] (rows summing to 1;
+        a row's sum acts as its weight)."""
         from scipy.optimize import minimize
 
         T = np.asarray(T, dtype=float)
@@ -229,6 +232,7 @@ class SoftmaxRegression(BaseEstimator):
         return self
 
     def predict_proba(self, Z) -> np.ndarray:
+        """softmax(Z W + b): a distribution over the M classes per row."""
         L = np.asarray(Z @ self.coef_) + self.intercept_
         L -= L.max(axis=1, keepdims=True)
         P = np.exp(L)
@@ -849,7 +853,7 @@ class EncoderHead(Router):
             raise ValueError("router 'encoder_head' needs torch (pip install '.[lab]' or '.[embed]')") from None
         self.prep_ = _EmbedPrep(None, 0).fit(X.embeddings)
         Z = self.prep_.transform(X.embeddings)
-        with self._one_thread() as torch:
+        with self._one_thread() as torch, torch.random.fork_rng(devices=[]):  # seeded, global torch RNG left untouched
             g = torch.Generator().manual_seed(_seed(self.random_state))
             torch.manual_seed(_seed(self.random_state))
             net = torch.nn.Sequential(torch.nn.Linear(Z.shape[1], int(self.hidden)), torch.nn.ReLU(),
