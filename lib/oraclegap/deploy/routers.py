@@ -1,0 +1,1136 @@
+"""Routers: rules that choose one member per prompt from what a deployed system sees before
+answering (paper 000 Sec. 3.3 and App. B.2; paper 002 Sec. 3.3, App. D.5), behind one
+scikit-learn-style interface.
+
+A router is fitted on calibration prompts with **per-policy targets** ``Y`` float[n, M] -- each
+member's correctness (k = 1), success rate or coverage indicator (k > 1) -- never with one
+arbitrary label where several members are right. It predicts a utility per member,
+``predict_utility(X)`` -> float[n, M] (an estimate of mu_m(Z) = E[R_m | Z]), and chooses
+
+    r(i) = argmax_m  mu^_m(Z_i) - lambda * C^_m,
+
+where C^_m is member m's mean calibration cost divided by the largest such mean (so C^ lies in
+[0, 1]; lambda = 0 unless costs were given to ``fit``). Ties go to the member with the best
+calibration mean (the incumbent), then to the lowest index (002 App. F). Every router is a
+:class:`sklearn.base.BaseEstimator`: ``get_params``/``set_params``/``sklearn.base.clone`` work,
+and :class:`EstimatorRouter` wraps any scikit-learn regressor or classifier.
+
+Families (``FAMILIES`` lists each with the inputs it needs):
+
+* fixed references -- calibration-selected best single member, frozen task-wise best (best
+  member per dataset level on calibration), uniform random, cheapest;
+* 000's five -- TF-IDF 1-2-gram multinomial logistic regression, one gradient-boosted regressor
+  per member on handcrafted prompt features, TF-IDF 15-nearest-neighbour mean targets,
+  embedding -> standardise -> PCA(64) -> multinomial logistic regression, embedding cosine 15-NN;
+  plus the dataset-identity router (each prompt to the member trained on its dataset);
+* 002's K-way correctness predictors on embeddings -- multi-output logistic regression, a
+  multi-output MLP, KMeans cluster-best (the embedding k-NN above is 002's k-NN too);
+* mechanism adaptations (not the authors' systems): cluster-then-best over the nearest
+  clusters (Avengers-style), matrix factorisation of prompt x member correctness with learned
+  member vectors and a linear prompt encoder (EmbedLLM / IRT-Router-style), a tag-aware expert
+  router distilled from softmax-normalised targets (Zooter-style), and a small torch encoder head
+  with K correctness outputs on frozen embeddings (002's strongest router; optional);
+* post-inference selectors (a different cost regime: they run every member first, reported
+  apart) -- maximum confidence, calibrated confidence, plurality vote.
+
+The multinomial routers of 000 are fitted on the *distribution* Y_i / sum_m Y_im over members
+(the soft-target cross-entropy), using only prompts where the members' targets differ: a prompt
+on which every member is equally good says nothing about which to pick. Evaluation lives in
+:mod:`oraclegap.deploy.evaluate` (re-exported here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, clone, is_classifier
+
+from .features import RouterInputs, handcrafted_features, router_inputs, simulated_router_pool
+
+__all__ = [
+    "RouterInputs",
+    "router_inputs",
+    "simulated_router_pool",
+    "FAMILIES",
+    "PRE_ANSWER",
+    "POST_INFERENCE",
+    "make_router",
+    "family_requirements",
+    "missing_inputs",
+    "choose",
+    "check_targets",
+    "check_cost",
+    "SoftmaxRegression",
+    "Router",
+    "BestSingle",
+    "TaskwiseBest",
+    "RandomRouter",
+    "Cheapest",
+    "TfidfLogReg",
+    "GBRFeatures",
+    "TfidfKNN",
+    "EmbedPCALogReg",
+    "EmbedKNN",
+    "DatasetIdentity",
+    "MultiLogReg",
+    "MLPRouter",
+    "KMeansBest",
+    "ClusterBest",
+    "MatrixFactorization",
+    "TagExpert",
+    "EncoderHead",
+    "EstimatorRouter",
+    "MaxConfidence",
+    "CalibratedConfidence",
+    "PluralityVote",
+    # evaluation (oraclegap.deploy.evaluate)
+    "evaluate_router",  # noqa: F822 - lazy, see __getattr__
+    "evaluate_routers",  # noqa: F822
+    "RouterEvaluation",  # noqa: F822
+    "RouterComparison",  # noqa: F822
+]
+
+_TIE = 1e-12
+_CONTROLLER = None
+
+
+# ====================================================================== checks and the choice rule
+def check_targets(Y, n: int | None = None, name: str = "Y") -> np.ndarray:
+    """Per-policy targets float[n, M] in [0, 1] with n >= 1 and M >= 2 (clear errors otherwise)."""
+    try:
+        T = np.asarray(Y, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric array [n_prompts, n_policies] of per-policy targets") from None
+    if T.ndim != 2:
+        raise ValueError(f"{name} must be 2-d [n_prompts, n_policies] (one target per policy), got shape {T.shape}")
+    if T.shape[0] == 0:
+        raise ValueError(f"{name} has no prompts: the calibration split is empty; a router needs calibration prompts")
+    if T.shape[1] < 2:
+        raise ValueError(f"{name} has {T.shape[1]} policy column(s); a router needs at least two policies to choose from")
+    if n is not None and T.shape[0] != n:
+        raise ValueError(f"{name} has {T.shape[0]} rows but the inputs describe {n} prompts; targets must match the pool's prompts")
+    if not np.isfinite(T).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if (T < 0).any() or (T > 1).any():
+        raise ValueError(f"{name} must hold correctness, success rates or coverage indicators in [0, 1]")
+    return T
+
+
+def check_cost(cost, n: int, M: int, name: str = "cost") -> np.ndarray:
+    """Costs float[n, M] (a per-policy [M] vector is broadcast); finite and non-negative."""
+    try:
+        C = np.asarray(cost, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric: per-prompt-and-policy [n, M] or per-policy [M] costs") from None
+    if C.shape == (M,):
+        C = np.broadcast_to(C, (n, M)).copy()
+    if C.shape != (n, M):
+        raise ValueError(f"{name} must have shape [n_prompts={n}, n_policies={M}] or [n_policies={M}], got {C.shape}")
+    if not np.isfinite(C).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if (C < 0).any():
+        raise ValueError(f"{name} must be non-negative; found {int((C < 0).sum())} negative entries")
+    return C
+
+
+def check_lambda(lam, name: str = "lam") -> float:
+    """A cost penalty lambda as a finite float >= 0 (the lambda of U = R - lambda C)."""
+    try:
+        v = float(lam)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number >= 0, got {lam!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite number >= 0 (the cost penalty in U = R - lambda C), got {lam!r}")
+    return v
+
+
+def choose(U, rank) -> np.ndarray:
+    """argmax_m U[i, m] per row; among ties (within 1e-12) the member with the lowest ``rank``
+    (rank 0 = best calibration mean), so an uninformative utility keeps the incumbent."""
+    U = np.asarray(U, dtype=float)
+    rank = np.asarray(rank)
+    mx = U.max(axis=1, keepdims=True)
+    tied = U >= mx - _TIE * (1.0 + np.abs(mx))
+    return np.where(tied, rank[None, :], rank.size + 1).argmin(axis=1).astype(np.int64)
+
+
+def _rank(means: np.ndarray) -> np.ndarray:
+    order = np.lexsort((np.arange(means.size), -means))  # best mean first, ties by index
+    rank = np.empty(means.size, dtype=np.int64)
+    rank[order] = np.arange(means.size)
+    return rank
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """Native thread pools (OpenMP, BLAS) limited to one thread: on a shared two-core machine
+    gradient boosting and k-means spin-wait for minutes otherwise, and one thread makes every
+    fit reproducible whatever the machine's thread count."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()  # scanning the loaded libraries once, not per fit
+    with _CONTROLLER.limit(limits=1):
+        yield
+
+
+@contextlib.contextmanager
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+# ====================================================================== a soft-target softmax regression
+class SoftmaxRegression(BaseEstimator):
+    """Multinomial logistic regression on a target *distribution* T[i, :] over M classes.
+
+    Minimises 0.5 ||W||^2 + C sum_i sum_m T_im (-log softmax(Z_i W + b)_m) by L-BFGS (intercept
+    unpenalised). With one-hot T this is scikit-learn's multinomial ``LogisticRegression``
+    objective; with soft T it equals fitting that estimator on rows replicated once per class with
+    ``sample_weight = T_im`` (tested), at 1/M of the cost. ``Z`` may be dense or scipy-sparse.
+    """
+
+    def __init__(self, C: float = 1.0, max_iter: int = 300, tol: float = 1e-6):
+        self.C = C
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def fit(self, Z, T):
+        """Fit W, b to features Z[n, p] and target distributions T[n, M] (rows summing to 1;
+        a row's sum acts as its weight)."""
+        from scipy.optimize import minimize
+
+        T = np.asarray(T, dtype=float)
+        n, M = T.shape
+        p = Z.shape[1]
+        C = float(self.C)
+
+        def f(theta):
+            W = theta[: p * M].reshape(p, M)
+            b = theta[p * M :]
+            L = np.asarray(Z @ W) + b
+            L -= L.max(axis=1, keepdims=True)
+            lse = np.log(np.exp(L).sum(axis=1, keepdims=True))
+            logP = L - lse
+            loss = 0.5 * float((W * W).sum()) - C * float((T * logP).sum())
+            G = np.exp(logP) * T.sum(axis=1, keepdims=True) - T
+            gW = W + C * np.asarray(Z.T @ G)
+            gb = C * G.sum(axis=0)
+            return loss, np.concatenate([gW.ravel(), gb])
+
+        res = minimize(f, np.zeros(p * M + M), jac=True, method="L-BFGS-B",
+                       options={"maxiter": int(self.max_iter), "gtol": float(self.tol)})
+        self.coef_ = res.x[: p * M].reshape(p, M)
+        self.intercept_ = res.x[p * M :]
+        self.n_iter_ = int(res.nit)
+        return self
+
+    def predict_proba(self, Z) -> np.ndarray:
+        """softmax(Z W + b): a distribution over the M classes per row."""
+        L = np.asarray(Z @ self.coef_) + self.intercept_
+        L -= L.max(axis=1, keepdims=True)
+        P = np.exp(L)
+        return P / P.sum(axis=1, keepdims=True)
+
+
+def _choice_distribution(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows where the members' targets differ, and Y_i / sum_m Y_im on those rows."""
+    informative = Y.max(axis=1) - Y.min(axis=1) > 1e-12
+    T = Y[informative]
+    return informative, T / T.sum(axis=1, keepdims=True)
+
+
+# ====================================================================== the base class
+class Router(BaseEstimator):
+    """Base class: ``fit(X, Y, cost=None)``, ``predict_utility(X)``, ``predict(X, lam=0)``.
+
+    Subclasses implement ``_fit(X, Y)`` and ``_utility(X)``; ``needs`` names the
+    :class:`RouterInputs` fields they read (``"features|text"``: either). Fitted attributes
+    common to all: ``n_policies_``, ``means_`` (calibration mean target per member), ``rank_``
+    (tie order), ``cost_`` (normalised mean calibration cost per member or None), ``cost_scale_``.
+    """
+
+    needs: tuple = ()
+    regime: str = "pre-answer"
+    family: str = "router"
+
+    def _check_inputs(self, X) -> RouterInputs:
+        if not isinstance(X, RouterInputs):
+            raise TypeError(f"X must be RouterInputs (see oraclegap.deploy.routers.router_inputs), got {type(X).__name__}")
+        for need in self.needs:
+            if not any(X.has(f) for f in need.split("|")):
+                what = " or ".join(need.split("|"))
+                raise ValueError(f"router {self.family!r} needs prompt {what}; the inputs have none (inputs: {X.source})")
+        return X
+
+    def fit(self, X, Y, cost=None):
+        """Fit on calibration inputs ``X`` (n prompts) and per-policy targets ``Y`` float[n, M];
+        ``cost`` [n, M] or [M] enables the cost-aware choice in :meth:`predict`."""
+        X = self._check_inputs(X)
+        T = check_targets(Y, len(X))
+        n, M = T.shape
+        self.n_policies_ = M
+        self.means_ = T.mean(axis=0)
+        self.rank_ = _rank(self.means_)
+        if cost is not None:
+            C = check_cost(cost, n, M)
+            mean_c = C.mean(axis=0)
+            scale = float(mean_c.max()) if mean_c.max() > 0 else 1.0
+            self.cost_, self.cost_scale_ = mean_c / scale, scale
+        else:
+            self.cost_, self.cost_scale_ = None, None
+        with _one_thread():
+            self._fit(X, T)
+        return self
+
+    def _fit(self, X, Y):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _utility(self, X) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _fitted(self):
+        if not hasattr(self, "n_policies_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit(X, Y) first")
+
+    def predict_utility(self, X) -> np.ndarray:
+        """Predicted utility (estimated success) float[n, M] of each member on each prompt."""
+        self._fitted()
+        X = self._check_inputs(X)
+        with _one_thread():
+            U = np.asarray(self._utility(X), dtype=float)
+        if U.shape != (len(X), self.n_policies_):  # pragma: no cover - programming error
+            raise RuntimeError(f"{type(self).__name__} returned utilities of shape {U.shape}")
+        return U
+
+    def predict(self, X, *, lam: float = 0.0) -> np.ndarray:
+        """Chosen member per prompt int[n]: argmax_m U_m - lam * C^_m (ties: incumbent first)."""
+        lam = check_lambda(lam)
+        U = self.predict_utility(X)
+        if lam > 0:
+            if self.cost_ is None:
+                raise ValueError("lam > 0 needs costs: fit the router with cost=...")
+            U = U - lam * self.cost_[None, :]
+        return choose(U, self.rank_)
+
+
+def _tile(v: np.ndarray, n: int) -> np.ndarray:
+    return np.broadcast_to(v, (n, v.size)).copy()
+
+
+class _EmbedPrep:
+    """Standardise the embedding and reduce it to ``n_components`` by PCA (fitted on calibration)."""
+
+    def __init__(self, n_components: int | None, seed: int = 0):
+        self.n_components = n_components
+        self.seed = seed
+
+    def fit(self, E: np.ndarray):
+        from sklearn.decomposition import PCA
+        from sklearn.preprocessing import StandardScaler
+
+        self.scaler = StandardScaler().fit(E)
+        Z = self.scaler.transform(E)
+        d = min(E.shape[1], max(1, E.shape[0] - 1))
+        self.pca = None
+        if self.n_components is not None and self.n_components < d:
+            self.pca = PCA(n_components=int(self.n_components), random_state=self.seed).fit(Z)
+        return self
+
+    def transform(self, E: np.ndarray) -> np.ndarray:
+        Z = self.scaler.transform(E)
+        return Z if self.pca is None else self.pca.transform(Z)
+
+
+def _seed(random_state) -> int:
+    if random_state is None:
+        return 0
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**31 - 1))
+    return int(random_state)
+
+
+# ====================================================================== fixed references
+class BestSingle(Router):
+    """The calibration-selected best single member, used on every prompt (the deployable
+    comparator of 000 App. B.2)."""
+
+    family = "best_single"
+
+    def _fit(self, X, Y):
+        pass
+
+    def _utility(self, X):
+        return _tile(self.means_, len(X))
+
+
+class TaskwiseBest(Router):
+    """The frozen task-wise best (002's primary baseline): for each dataset level the member with
+    the best calibration mean on that level; unseen levels get the overall best."""
+
+    needs = ("dataset",)
+    family = "taskwise_best"
+
+    def _fit(self, X, Y):
+        levels = pd.Series(X.dataset).astype(str)
+        df = pd.DataFrame(Y).groupby(levels.to_numpy()).mean()
+        self.levels_ = {str(k): v.to_numpy() for k, v in df.iterrows()}
+
+    def _utility(self, X):
+        return np.stack([self.levels_.get(str(z), self.means_) for z in X.dataset]) if len(X) else np.zeros((0, self.n_policies_))
+
+
+class RandomRouter(Router):
+    """Uniform random routing: utilities are i.i.d. U(0, 1) draws from ``random_state``, so the
+    choice is uniform over members (with lambda > 0 it leans to cheap members)."""
+
+    family = "random"
+
+    def __init__(self, random_state=0):
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        pass
+
+    def _utility(self, X):
+        return np.random.default_rng(_seed(self.random_state)).random((len(X), self.n_policies_))
+
+
+class Cheapest(Router):
+    """The member with the lowest mean calibration cost (needs costs)."""
+
+    family = "cheapest"
+
+    def _fit(self, X, Y):
+        if self.cost_ is None:
+            raise ValueError("router 'cheapest' needs costs: fit it with cost=[n, M] (the pool has no cost array)")
+
+    def _utility(self, X):
+        return _tile(1.0 - self.cost_, len(X))
+
+
+# ====================================================================== 2609.32996's five, plus the identity router
+class TfidfLogReg(Router):
+    """TF-IDF of word 1-2-grams (fitted on calibration text) -> multinomial logistic regression on
+    the choice distribution Y_i / sum_m Y_im (000's linear text router, with per-policy targets)."""
+
+    needs = ("text",)
+    family = "tfidf_logreg"
+
+    def __init__(self, ngram_range=(1, 2), max_features: int = 20000, min_df: int = 1, C: float = 1.0, max_iter: int = 200):
+        self.ngram_range = ngram_range
+        self.max_features = max_features
+        self.min_df = min_df
+        self.C = C
+        self.max_iter = max_iter
+
+    def _fit(self, X, Y):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer_ = TfidfVectorizer(ngram_range=tuple(self.ngram_range), max_features=self.max_features,
+                                           min_df=self.min_df, sublinear_tf=True)
+        Z = self.vectorizer_.fit_transform(X.text)
+        rows, T = _choice_distribution(Y)
+        self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(Z[rows], T) if rows.any() else None
+
+    def _utility(self, X):
+        if self.model_ is None:
+            return _tile(self.means_, len(X))
+        return self.model_.predict_proba(self.vectorizer_.transform(X.text))
+
+
+def _feature_matrix(X: RouterInputs) -> pd.DataFrame:
+    parts = []
+    if X.has("text"):
+        parts.append(handcrafted_features(X.text))
+    if X.features is not None:
+        parts.append(X.features.add_prefix("feat:"))
+    return pd.concat(parts, axis=1)
+
+
+class GBRFeatures(Router):
+    """One gradient-boosted regressor per member (scikit-learn's histogram GBM) predicting its
+    target from handcrafted prompt features (:func:`handcrafted_features`) and the pool's numeric
+    feature columns (000's gradient-boosted router)."""
+
+    needs = ("features|text",)
+    family = "gbr_features"
+
+    def __init__(self, max_iter: int = 100, learning_rate: float = 0.1, max_leaf_nodes: int = 15,
+                 min_samples_leaf: int = 20, random_state=0):
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_leaf = min_samples_leaf
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        F = _feature_matrix(X)
+        self.columns_ = list(F.columns)
+        Fa = F.to_numpy(dtype=float)
+        self.models_ = []
+        for m in range(Y.shape[1]):
+            y = Y[:, m]
+            if y.max() - y.min() < 1e-12 or len(y) < 4:
+                self.models_.append(float(y.mean()))
+                continue
+            g = HistGradientBoostingRegressor(max_iter=self.max_iter, learning_rate=self.learning_rate,
+                                              max_leaf_nodes=self.max_leaf_nodes,
+                                              min_samples_leaf=min(self.min_samples_leaf, max(1, len(y) // 4)),
+                                              early_stopping=False, random_state=_seed(self.random_state))
+            self.models_.append(g.fit(Fa, y))
+
+    def _utility(self, X):
+        Fa = _feature_matrix(X)[self.columns_].to_numpy(dtype=float)
+        cols = [np.full(len(X), g) if isinstance(g, float) else g.predict(Fa) for g in self.models_]
+        return np.clip(np.stack(cols, axis=1), 0.0, 1.0)
+
+
+class _KNNMean(Router):
+    """Mean target of the ``n_neighbors`` calibration prompts with the largest cosine similarity."""
+
+    def __init__(self, n_neighbors: int = 15):
+        self.n_neighbors = n_neighbors
+
+    def _space(self, X, fit: bool):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _fit(self, X, Y):
+        from sklearn.neighbors import NearestNeighbors
+
+        Z = self._space(X, fit=True)
+        self.k_ = int(min(self.n_neighbors, Z.shape[0]))
+        self.nn_ = NearestNeighbors(n_neighbors=self.k_, metric="cosine", algorithm="brute").fit(Z)
+        self.Y_ = Y
+
+    def _utility(self, X):
+        if len(X) == 0:
+            return np.zeros((0, self.n_policies_))
+        idx = self.nn_.kneighbors(self._space(X, fit=False), return_distance=False)
+        return self.Y_[idx].mean(axis=1)
+
+
+class TfidfKNN(_KNNMean):
+    """TF-IDF (fitted on calibration text) cosine 15-nearest-neighbour mean targets (000's
+    nearest-neighbour text router)."""
+
+    needs = ("text",)
+    family = "tfidf_knn"
+
+    def _space(self, X, fit):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if fit:
+            self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 1), sublinear_tf=True)
+            return self.vectorizer_.fit_transform(X.text)
+        return self.vectorizer_.transform(X.text)
+
+
+class EmbedKNN(_KNNMean):
+    """Embedding cosine 15-nearest-neighbour mean targets (000's embedding NN router; 002's k-NN)."""
+
+    needs = ("embeddings",)
+    family = "embed_knn"
+
+    def _space(self, X, fit):
+        return X.embeddings
+
+
+class EmbedPCALogReg(Router):
+    """Embedding -> standardise -> PCA(64) -> multinomial logistic regression on the choice
+    distribution (000's linear embedding router)."""
+
+    needs = ("embeddings",)
+    family = "embed_pca_logreg"
+
+    def __init__(self, n_components: int = 64, C: float = 1.0, max_iter: int = 300, random_state=0):
+        self.n_components = n_components
+        self.C = C
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        rows, T = _choice_distribution(Y)
+        Z = self.prep_.transform(X.embeddings)
+        self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(Z[rows], T) if rows.any() else None
+
+    def _utility(self, X):
+        if self.model_ is None:
+            return _tile(self.means_, len(X))
+        return self.model_.predict_proba(self.prep_.transform(X.embeddings))
+
+
+class DatasetIdentity(Router):
+    """Each prompt goes to the member trained on its dataset (000's identity router):
+    ``policy_datasets[m]`` is member m's training dataset (the policy table's ``dataset``
+    column); among several matching members the best on calibration, and prompts whose dataset
+    no member was trained on go to the best single member."""
+
+    needs = ("dataset",)
+    family = "dataset"
+
+    def __init__(self, policy_datasets=None):
+        self.policy_datasets = policy_datasets
+
+    def _fit(self, X, Y):
+        if self.policy_datasets is None:
+            raise ValueError("router 'dataset' needs policy_datasets: each member's training dataset (the policy table's 'dataset' column)")
+        pdat = [None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in self.policy_datasets]
+        if len(pdat) != Y.shape[1]:
+            raise ValueError(f"policy_datasets has {len(pdat)} entries for {Y.shape[1]} policies")
+        self.map_ = np.array(pdat, dtype=object)
+
+    def _utility(self, X):
+        match = np.asarray(X.dataset, dtype=object)[:, None] == self.map_[None, :]
+        return self.means_[None, :] + match.astype(float)
+
+
+# ====================================================================== 002's K-way predictors and adaptations
+class MultiLogReg(Router):
+    """Multi-output logistic regression (002): one logistic regression per member on the
+    standardised PCA(64) embedding, fitted to its fractional target by weighted duplication
+    (rows (z, 1) with weight y and (z, 0) with weight 1 - y)."""
+
+    needs = ("embeddings",)
+    family = "multi_logreg"
+
+    def __init__(self, n_components: int = 64, C: float = 1.0, max_iter: int = 300, random_state=0):
+        self.n_components = n_components
+        self.C = C
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        from sklearn.linear_model import LogisticRegression
+
+        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        Z = self.prep_.transform(X.embeddings)
+        n = Z.shape[0]
+        ZZ = np.vstack([Z, Z])
+        lab = np.r_[np.ones(n), np.zeros(n)]
+        self.models_ = []
+        for m in range(Y.shape[1]):
+            y = Y[:, m]
+            if y.max() - y.min() < 1e-12:
+                self.models_.append(float(y.mean()))
+                continue
+            w = np.r_[y, 1 - y]
+            keep = w > 0
+            with _quiet():
+                lr = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(ZZ[keep], lab[keep], sample_weight=w[keep])
+            self.models_.append(lr)
+
+    def _utility(self, X):
+        Z = self.prep_.transform(X.embeddings)
+        cols = [np.full(len(X), g) if isinstance(g, float) else g.predict_proba(Z)[:, list(g.classes_).index(1.0)] for g in self.models_]
+        return np.stack(cols, axis=1)
+
+
+class MLPRouter(Router):
+    """Multi-output MLP (002): scikit-learn's ``MLPRegressor`` from the standardised PCA(64)
+    embedding to all K targets at once (squared loss; early stopping on a 10% validation share of
+    the calibration prompts when there are at least 50), predictions clipped to [0, 1]."""
+
+    needs = ("embeddings",)
+    family = "mlp"
+
+    def __init__(self, hidden_layer_sizes=(128,), alpha: float = 1e-3, max_iter: int = 200, early_stopping: bool = True,
+                 n_components: int = 64, random_state=0):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.early_stopping = early_stopping
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        from sklearn.neural_network import MLPRegressor
+
+        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        Z = self.prep_.transform(X.embeddings)
+        with _quiet():
+            self.model_ = MLPRegressor(hidden_layer_sizes=tuple(self.hidden_layer_sizes), alpha=self.alpha, max_iter=self.max_iter,
+                                       early_stopping=bool(self.early_stopping) and Z.shape[0] >= 50,
+                                       random_state=_seed(self.random_state)).fit(Z, Y)
+
+    def _utility(self, X):
+        U = self.model_.predict(self.prep_.transform(X.embeddings))
+        return np.clip(U.reshape(len(X), -1), 0.0, 1.0)
+
+
+class KMeansBest(Router):
+    """KMeans cluster-best (002): k-means on the standardised PCA(64) embedding (fitted on
+    calibration); a prompt gets its cluster's mean calibration target per member."""
+
+    needs = ("embeddings",)
+    family = "kmeans_best"
+
+    def __init__(self, n_clusters: int = 8, n_components: int = 64, random_state=0):
+        self.n_clusters = n_clusters
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        from sklearn.cluster import KMeans
+
+        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        Z = self.prep_.transform(X.embeddings)
+        kc = int(min(self.n_clusters, Z.shape[0]))
+        with _quiet():
+            self.km_ = KMeans(n_clusters=kc, n_init=3, random_state=_seed(self.random_state)).fit(Z)
+        lab = self.km_.labels_
+        counts = np.bincount(lab, minlength=kc)
+        sums = np.zeros((kc, Y.shape[1]))
+        np.add.at(sums, lab, Y)
+        self.cluster_means_ = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], self.means_[None, :])
+
+    def _utility(self, X):
+        return self.cluster_means_[self.km_.predict(self.prep_.transform(X.embeddings))]
+
+
+class ClusterBest(KMeansBest):
+    """Cluster-then-best, an Avengers-style adaptation: many k-means clusters (default 32) on the
+    embedding; a prompt scores each member by its mean calibration target averaged over the
+    ``top_k`` nearest cluster centres, and goes to the best-scoring member."""
+
+    family = "cluster_best"
+
+    def __init__(self, n_clusters: int = 32, top_k: int = 3, n_components: int = 64, random_state=0):
+        self.n_clusters = n_clusters
+        self.top_k = top_k
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _utility(self, X):
+        Z = self.prep_.transform(X.embeddings)
+        d = self.km_.transform(Z)
+        t = int(min(self.top_k, d.shape[1]))
+        near = np.argsort(d, axis=1, kind="stable")[:, :t]
+        return self.cluster_means_[near].mean(axis=1)
+
+
+class MatrixFactorization(Router):
+    """Matrix factorisation of prompt x member correctness, an EmbedLLM / IRT-Router-style
+    adaptation: logit P(R_im = 1) = <A z_i, v_m> + b_m + w . z_i, with z_i the standardised
+    PCA(64) embedding, a learned linear prompt encoder A (rank ``rank``), learned member vectors
+    v_m and biases b_m, and a prompt-difficulty term w . z_i (the IRT form a_m . theta_i - d_m is
+    the same bilinear model). Fitted by L-BFGS on the mean Bernoulli log-loss of the targets plus
+    (l2 / 2)(||A||^2 + ||V||^2 + ||w||^2)."""
+
+    needs = ("embeddings",)
+    family = "matrix_factorization"
+
+    def __init__(self, rank: int = 16, n_components: int = 64, l2: float = 1e-3, max_iter: int = 300, random_state=0):
+        self.rank = rank
+        self.n_components = n_components
+        self.l2 = l2
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        from scipy.optimize import minimize
+        from scipy.special import expit
+
+        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        Z = self.prep_.transform(X.embeddings)
+        n, p = Z.shape
+        M = Y.shape[1]
+        r = int(self.rank)
+        lam = float(self.l2)
+        sizes = [p * r, M * r, M, p]
+
+        def unpack(th):
+            A, V, b, w = np.split(th, np.cumsum(sizes)[:-1])
+            return A.reshape(p, r), V.reshape(M, r), b, w
+
+        def f(th):
+            A, V, b, w = unpack(th)
+            H = Z @ A
+            L = H @ V.T + b + (Z @ w)[:, None]
+            loss = (np.logaddexp(0, L) - Y * L).mean() + 0.5 * lam * ((A * A).sum() + (V * V).sum() + (w * w).sum())
+            G = (expit(L) - Y) / (n * M)
+            gA = Z.T @ (G @ V) + lam * A
+            gV = G.T @ H + lam * V
+            gb = G.sum(axis=0)
+            gw = Z.T @ G.sum(axis=1) + lam * w
+            return loss, np.concatenate([gA.ravel(), gV.ravel(), gb, gw])
+
+        rng = np.random.default_rng(_seed(self.random_state))
+        m0 = np.clip(self.means_, 1e-3, 1 - 1e-3)
+        th0 = np.concatenate([0.1 * rng.standard_normal(p * r) / math.sqrt(p), 0.1 * rng.standard_normal(M * r),
+                              np.log(m0 / (1 - m0)), np.zeros(p)])
+        res = minimize(f, th0, jac=True, method="L-BFGS-B", options={"maxiter": int(self.max_iter)})
+        self.A_, self.V_, self.b_, self.w_ = unpack(res.x)
+
+    def _utility(self, X):
+        from scipy.special import expit
+
+        Z = self.prep_.transform(X.embeddings)
+        return expit((Z @ self.A_) @ self.V_.T + self.b_ + (Z @ self.w_)[:, None])
+
+
+class TagExpert(Router):
+    """A Zooter-style adaptation: the router is distilled from softmax-normalised targets
+    softmax(Y_i / temperature) over members (reward distillation), by a softmax regression on
+    the standardised PCA(64) embedding joined with one-hot task tags (the dataset identity,
+    when present) -- a tag-aware expert router."""
+
+    needs = ("embeddings",)
+    family = "tag_expert"
+
+    def __init__(self, temperature: float = 0.1, n_components: int = 64, C: float = 1.0, max_iter: int = 300, random_state=0):
+        self.temperature = temperature
+        self.n_components = n_components
+        self.C = C
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _design(self, X) -> np.ndarray:
+        Z = self.prep_.transform(X.embeddings)
+        if self.tags_ is None or X.dataset is None:
+            return Z
+        onehot = (np.asarray(X.dataset, dtype=object)[:, None] == self.tags_[None, :]).astype(float)
+        return np.hstack([Z, onehot])
+
+    def _fit(self, X, Y):
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature!r}")
+        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        self.tags_ = None if X.dataset is None else np.array(sorted(set(map(str, X.dataset))), dtype=object)
+        L = Y / self.temperature
+        L = L - L.max(axis=1, keepdims=True)
+        T = np.exp(L)
+        T /= T.sum(axis=1, keepdims=True)
+        self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(self._design(X), T)
+
+    def _utility(self, X):
+        return self.model_.predict_proba(self._design(X))
+
+
+class EncoderHead(Router):
+    """A small torch encoder head with K correctness outputs on the frozen (standardised)
+    embedding: Linear(d, hidden) -> ReLU -> Dropout -> Linear(hidden, K), trained with the
+    Bernoulli log-loss of all K targets by Adam on CPU, one thread, seeded (002's strongest
+    router, here on frozen embeddings). Needs torch."""
+
+    needs = ("embeddings",)
+    family = "encoder_head"
+
+    def __init__(self, hidden: int = 128, epochs: int = 40, lr: float = 3e-3, weight_decay: float = 1e-4,
+                 dropout: float = 0.1, batch_size: int = 256, random_state=0):
+        self.hidden = hidden
+        self.epochs = epochs
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.dropout = dropout
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    @contextlib.contextmanager
+    def _one_thread(self):
+        import torch
+
+        old = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield torch
+        finally:
+            torch.set_num_threads(old)
+
+    def _fit(self, X, Y):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise ValueError("router 'encoder_head' needs torch (pip install '.[lab]' or '.[embed]')") from None
+        self.prep_ = _EmbedPrep(None, 0).fit(X.embeddings)
+        Z = self.prep_.transform(X.embeddings)
+        with self._one_thread() as torch, torch.random.fork_rng(devices=[]):  # seeded, global torch RNG left untouched
+            g = torch.Generator().manual_seed(_seed(self.random_state))
+            torch.manual_seed(_seed(self.random_state))
+            net = torch.nn.Sequential(torch.nn.Linear(Z.shape[1], int(self.hidden)), torch.nn.ReLU(),
+                                      torch.nn.Dropout(float(self.dropout)), torch.nn.Linear(int(self.hidden), Y.shape[1]))
+            opt = torch.optim.Adam(net.parameters(), lr=float(self.lr), weight_decay=float(self.weight_decay))
+            Zt = torch.tensor(Z, dtype=torch.float32)
+            Yt = torch.tensor(Y, dtype=torch.float32)
+            lossf = torch.nn.BCEWithLogitsLoss()
+            n = Zt.shape[0]
+            bs = int(min(self.batch_size, n))
+            net.train()
+            for _ in range(int(self.epochs)):
+                perm = torch.randperm(n, generator=g)
+                for s in range(0, n, bs):
+                    idx = perm[s : s + bs]
+                    opt.zero_grad()
+                    loss = lossf(net(Zt[idx]), Yt[idx])
+                    loss.backward()
+                    opt.step()
+            net.eval()
+        self.net_ = net
+
+    def _utility(self, X):
+        Z = self.prep_.transform(X.embeddings)
+        with self._one_thread() as torch, torch.no_grad():
+            return torch.sigmoid(self.net_(torch.tensor(Z, dtype=torch.float32))).double().numpy()
+
+
+class EstimatorRouter(Router):
+    """Wrap any scikit-learn estimator as a router. ``input``: ``"embeddings"``, ``"features"``
+    (handcrafted + declared) or ``"text"`` (TF-IDF). A regressor is fitted to all K targets
+    (through ``MultiOutputRegressor`` when it is single-output); a classifier to the K indicators
+    Y >= 0.5 through ``MultiOutputClassifier``, its utility the predicted probability of 1."""
+
+    family = "sklearn"
+
+    def __init__(self, estimator=None, input: str = "embeddings"):
+        self.estimator = estimator
+        self.input = input
+
+    @property
+    def needs(self):  # type: ignore[override]
+        return {"embeddings": ("embeddings",), "features": ("features|text",), "text": ("text",)}.get(self.input, ())
+
+    def _design(self, X, fit: bool):
+        if self.input == "embeddings":
+            return X.embeddings
+        if self.input == "features":
+            F = _feature_matrix(X)
+            if fit:
+                self.columns_ = list(F.columns)
+            return F[self.columns_].to_numpy(dtype=float)
+        if self.input == "text":
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            if fit:
+                self.vectorizer_ = TfidfVectorizer(sublinear_tf=True)
+                return self.vectorizer_.fit_transform(X.text)
+            return self.vectorizer_.transform(X.text)
+        raise ValueError(f"input must be 'embeddings', 'features' or 'text', got {self.input!r}")
+
+    def _fit(self, X, Y):
+        from sklearn.multioutput import MultiOutputClassifier, MultiOutputRegressor
+
+        if self.estimator is None:
+            raise ValueError("EstimatorRouter needs estimator= (a scikit-learn regressor or classifier)")
+        D = self._design(X, fit=True)
+        self.classifier_ = is_classifier(self.estimator)
+        if self.classifier_:
+            Yb = (Y >= 0.5).astype(int)
+            self.const_ = {m: float(Yb[0, m]) for m in range(Y.shape[1]) if Yb[:, m].min() == Yb[:, m].max()}
+            keep = [m for m in range(Y.shape[1]) if m not in self.const_]
+            self.keep_ = keep
+            self.model_ = MultiOutputClassifier(clone(self.estimator)).fit(D, Yb[:, keep]) if keep else None
+            return
+        est = clone(self.estimator)
+        try:
+            with _quiet():
+                self.model_ = est.fit(D, Y)
+            out = np.asarray(self.model_.predict(D[:1]))
+            if out.reshape(1, -1).shape[1] != Y.shape[1]:
+                raise ValueError("single output")
+        except ValueError:
+            self.model_ = MultiOutputRegressor(clone(self.estimator)).fit(D, Y)
+
+    def _utility(self, X):
+        D = self._design(X, fit=False)
+        if self.classifier_:
+            U = np.zeros((len(X), self.n_policies_))
+            for m, v in self.const_.items():
+                U[:, m] = v
+            if self.model_ is not None:
+                for j, (m, P) in enumerate(zip(self.keep_, self.model_.predict_proba(D), strict=True)):
+                    U[:, m] = P[:, list(self.model_.estimators_[j].classes_).index(1)]
+            return U
+        return np.clip(np.asarray(self.model_.predict(D), dtype=float).reshape(len(X), -1), 0.0, 1.0)
+
+
+# ====================================================================== post-inference selectors
+class MaxConfidence(Router):
+    """Post-inference: the member whose committed answer has the highest confidence."""
+
+    needs = ("confidence",)
+    regime = "post-inference"
+    family = "max_confidence"
+
+    def _fit(self, X, Y):
+        pass
+
+    def _utility(self, X):
+        return np.asarray(X.confidence, dtype=float)
+
+
+class CalibratedConfidence(Router):
+    """Post-inference: per-member Platt calibration of confidence -> P(correct) fitted on
+    calibration prompts (logistic regression of the target on the confidence), then the member
+    with the highest calibrated probability."""
+
+    needs = ("confidence",)
+    regime = "post-inference"
+    family = "calibrated_confidence"
+
+    def _fit(self, X, Y):
+        from sklearn.linear_model import LogisticRegression
+
+        c = np.asarray(X.confidence, dtype=float)
+        self.models_ = []
+        for m in range(Y.shape[1]):
+            y = Y[:, m]
+            if y.max() - y.min() < 1e-12:
+                self.models_.append(float(y.mean()))
+                continue
+            z = np.r_[c[:, m], c[:, m]][:, None]
+            lab = np.r_[np.ones(len(y)), np.zeros(len(y))]
+            w = np.r_[y, 1 - y]
+            keep = w > 0
+            self.models_.append(LogisticRegression(C=100.0).fit(z[keep], lab[keep], sample_weight=w[keep]))
+
+    def _utility(self, X):
+        c = np.asarray(X.confidence, dtype=float)
+        cols = [np.full(len(X), g) if isinstance(g, float) else g.predict_proba(c[:, [m]])[:, list(g.classes_).index(1.0)]
+                for m, g in enumerate(self.models_)]
+        return np.stack(cols, axis=1)
+
+
+class PluralityVote(Router):
+    """Post-inference: the plurality answer among the members' committed answers; the chosen
+    member is one that gave it (the best on calibration among them). Utility = the share of
+    members agreeing with member m's answer (empty answers vote for nothing)."""
+
+    needs = ("answers",)
+    regime = "post-inference"
+    family = "plurality_vote"
+
+    def _fit(self, X, Y):
+        pass
+
+    def _utility(self, X):
+        A = np.asarray(X.answers).astype(str)
+        same = (A[:, :, None] == A[:, None, :]) & (A[:, None, :] != "")
+        return same.mean(axis=2) * (A != "")
+
+
+# ====================================================================== the registry
+_CLASSES = {
+    "best_single": BestSingle,
+    "taskwise_best": TaskwiseBest,
+    "random": RandomRouter,
+    "cheapest": Cheapest,
+    "tfidf_logreg": TfidfLogReg,
+    "gbr_features": GBRFeatures,
+    "tfidf_knn": TfidfKNN,
+    "embed_pca_logreg": EmbedPCALogReg,
+    "embed_knn": EmbedKNN,
+    "dataset": DatasetIdentity,
+    "multi_logreg": MultiLogReg,
+    "mlp": MLPRouter,
+    "kmeans_best": KMeansBest,
+    "cluster_best": ClusterBest,
+    "matrix_factorization": MatrixFactorization,
+    "tag_expert": TagExpert,
+    "encoder_head": EncoderHead,
+    "max_confidence": MaxConfidence,
+    "calibrated_confidence": CalibratedConfidence,
+    "plurality_vote": PluralityVote,
+}
+
+_DESCRIPTIONS = {
+    "best_single": "fixed: calibration-selected best single member",
+    "taskwise_best": "fixed: frozen task-wise best (best member per dataset level on calibration)",
+    "random": "fixed: uniform random member per prompt",
+    "cheapest": "fixed: lowest mean calibration cost",
+    "tfidf_logreg": "000: TF-IDF 1-2-gram multinomial logistic regression on the choice distribution",
+    "gbr_features": "000: one gradient-boosted regressor per member on handcrafted prompt features",
+    "tfidf_knn": "000: TF-IDF cosine 15-NN mean targets",
+    "embed_pca_logreg": "000: embedding -> standardise -> PCA(64) -> multinomial logistic regression",
+    "embed_knn": "000/002: embedding cosine 15-NN mean targets",
+    "dataset": "000: dataset identity (each prompt to the member trained on its dataset)",
+    "multi_logreg": "002: multi-output logistic regression on the embedding",
+    "mlp": "002: multi-output MLP on the embedding",
+    "kmeans_best": "002: KMeans cluster-best on the embedding",
+    "cluster_best": "adaptation (Avengers-style): mean target over the nearest clusters",
+    "matrix_factorization": "adaptation (EmbedLLM / IRT-Router-style): prompt encoder x member vectors",
+    "tag_expert": "adaptation (Zooter-style): tag-aware router distilled from softmax targets",
+    "encoder_head": "002: torch encoder head with K correctness outputs on frozen embeddings",
+    "max_confidence": "post-inference: highest confidence of the committed answer",
+    "calibrated_confidence": "post-inference: highest Platt-calibrated confidence",
+    "plurality_vote": "post-inference: a member giving the plurality answer",
+}
+
+
+def family_requirements(name: str) -> tuple:
+    """The inputs a family needs (``"features|text"``: either) plus ``"cost"`` / ``"policy_datasets"``."""
+    cls = _family_class(name)
+    extra = {"cheapest": ("cost",), "dataset": ("policy_datasets",)}.get(name, ())
+    return tuple(cls.needs) + extra
+
+
+def _family_class(name: str):
+    if name not in _CLASSES:
+        raise ValueError(f"unknown router family {name!r}; known families: {', '.join(_CLASSES)}")
+    return _CLASSES[name]
+
+
+#: name -> {"description", "needs" (inputs), "regime" ("pre-answer" | "post-inference"), "optional"}.
+FAMILIES: dict[str, dict] = {
+    name: {
+        "description": _DESCRIPTIONS[name],
+        "needs": family_requirements(name),
+        "regime": cls.regime,
+        "optional": "torch" if name == "encoder_head" else None,
+    }
+    for name, cls in _CLASSES.items()
+}
+PRE_ANSWER = tuple(k for k, v in FAMILIES.items() if v["regime"] == "pre-answer")
+POST_INFERENCE = tuple(k for k, v in FAMILIES.items() if v["regime"] == "post-inference")
+
+
+def make_router(name: str, **params) -> Router:
+    """An unfitted router of family ``name`` (see :data:`FAMILIES`) with ``params``."""
+    cls = _family_class(name)
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise TypeError(f"router family {name!r} does not take these parameters: {exc}") from None
+
+
+def missing_inputs(name: str, X: RouterInputs, *, cost=None, policy_datasets=None) -> str | None:
+    """Why family ``name`` cannot run on inputs ``X`` (None when it can)."""
+    import importlib.util
+
+    for need in family_requirements(name):
+        if need == "cost":
+            if cost is None:
+                return "needs costs (the pool has none)"
+        elif need == "policy_datasets":
+            pdat = [] if policy_datasets is None else [v for v in policy_datasets if v is not None and not (isinstance(v, float) and np.isnan(v))]
+            if not pdat:
+                return "needs each member's training dataset (the policy table's 'dataset' column is empty)"
+            if X.dataset is not None and not set(map(str, pdat)) & set(map(str, X.dataset)):
+                return "no member's training dataset matches a prompt dataset"
+        elif not any(X.has(f) for f in need.split("|")):
+            return f"needs prompt {' or '.join(need.split('|'))} (absent)"
+    if name == "encoder_head" and importlib.util.find_spec("torch") is None:
+        return "needs torch (not installed)"
+    return None
+
+
+_EVALUATION_NAMES = ("evaluate_router", "evaluate_routers", "RouterEvaluation", "RouterComparison")
+
+
+def __getattr__(name):
+    """The evaluation names live in :mod:`oraclegap.deploy.evaluate` (which imports this module);
+    they are re-exported here lazily so that ``from oraclegap.deploy.routers import
+    evaluate_router`` works without an import cycle."""
+    if name in _EVALUATION_NAMES:
+        from . import evaluate
+
+        return getattr(evaluate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
