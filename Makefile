@@ -22,7 +22,7 @@ BENCH_ARGS ?=
 # e.g. make book BOOK_ARGS='--small' or BOOK_ARGS='--only 02 -p POOL my_pool'
 BOOK_ARGS ?=
 
-.PHONY: setup test book check-book lab data bench lint clean
+.PHONY: setup test book check-book lab data bench lint audit clean
 
 setup: $(STAMP)
 
@@ -58,6 +58,14 @@ data: setup
 
 bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || exit 1; done
+
+# e.g. make audit POOL=my_pool OUT=audit-my_pool AUDIT_ARGS='--small'
+POOL ?= chen2026-math500
+OUT ?= audit-$(notdir $(POOL))
+AUDIT_ARGS ?=
+audit: setup
+	mkdir -p $(MPLCONFIGDIR)
+	$(BIN)/oraclegap audit $(POOL) --out $(OUT) $(AUDIT_ARGS)
 
 lint: setup
 	$(BIN)/ruff check lib tests notebooks bench
