@@ -524,3 +524,37 @@ def test_math500_k30(external_dir):
     assert dec["o_exp"]["value"] == pytest.approx(0.873, abs=5e-4)
     assert not j["noise"]["luck"]
     assert res.verdict.code in ("certified", "certified-recoverable")
+
+
+def _tiny_notebook(path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("1 + 1")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "2"}, execution_count=1)]
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.parametrize("quarto_rc", [0, 1])
+def test_render_report_quarto_or_fallback(tmp_path, monkeypatch, quarto_rc):
+    """Quarto is used when it is on PATH and succeeds; otherwise nbconvert renders the page."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "quarto"
+    script.write_text("#!/bin/sh\n"
+                      'while [ "$#" -gt 0 ]; do if [ "$1" = "--output" ]; then out="$2"; fi; shift; done\n'
+                      f'[ {quarto_rc} -eq 0 ] && echo "<html>by quarto</html>" > "$out"\n'
+                      f"exit {quarto_rc}\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    work = tmp_path / "work"
+    work.mkdir()
+    nb = _tiny_notebook(work / "audit.ipynb")
+    html = tmp_path / "report.html"
+    used = audit.render_report(nb, html)
+    assert used == ("quarto" if quarto_rc == 0 else "nbconvert")
+    text = html.read_text()
+    assert ("by quarto" in text) == (quarto_rc == 0)
+    if quarto_rc:
+        assert "Title" in text and "1 + 1" not in text  # code cells hidden in the report

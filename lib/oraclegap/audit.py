@@ -494,7 +494,7 @@ def _power_sentence(numbers: dict) -> str | None:
     margin = "" if pm is None else md(", {pm} for the margin null", pm=pm)
     if pr is not None and pr >= target:
         return md("This design would detect a diffuse effect of size L = {x} at tau = {t:g} with power {pr} "
-                  "(re-deal null{margin}), so a gap that large is unlikely.", x=x, t=t, pr=pr, margin=margin)
+                  "(re-deal null{margin}).", x=x, t=t, pr=pr, margin=margin)
     return md("This design could not reliably detect a diffuse effect of size L = {x} at tau = {t:g}: its power is "
               "{pr} for the re-deal null{margin}, below the target {target}.", x=x, t=t, pr=pr, margin=margin, target=target)
 
@@ -699,6 +699,8 @@ def verdict(numbers) -> Verdict:
                       "p = {p:p}).", p=min_p)
         if pw_sentence:
             headline += " " + pw_sentence
+            if "low-power" not in findings:
+                headline = headline[:-1] + ", so an undetected gap of that size is unlikely."
         Lp = nl["L"][pkey]
         if "mean" in Lp.get("redeal", {}):
             reasons.append(md("At tau = {t:g} the observed gap L = {L} against a re-deal null mean of {m}: excess {e}.",
@@ -1175,12 +1177,14 @@ def texts(numbers: dict) -> dict:
         "The pool holds {n} prompts, {M} policies and k = {k} response{s} per prompt and policy (draw alignment: "
         "{al}). {d} prompts are degenerate ({w} with every response wrong, {r} with every response right): no null "
         "can move them. Member success rates run from {lo} ({lo_name}) to {hi} ({hi_name}). Metadata present: "
-        "prompt text {text}, embeddings {emb}, answers {ans}, costs {cost}, {dl} dataset labels, splits {sp}.",
+        "prompt text {text}, embeddings {emb}, answers {ans}, costs {cost}, dataset labels {dl}, splits {sp}.",
         n=pool["n_prompts"], M=pool["n_policies"], k=k, s="" if k == 1 else "s", al=pool["alignment"],
         d=deg["degenerate"], w=deg["all_wrong"], r=deg["all_right"], lo=mem[0]["mean_rate"], lo_name=mem[0]["policy"],
         hi=mem[-1]["mean_rate"], hi_name=mem[-1]["policy"], text=_yes(meta["text"]),
         emb="no" if meta["embeddings"] is None else md("yes ({d} dimensions)", d=meta["embeddings"]),
-        ans=_yes(meta["answers"]), cost=_yes(meta["cost"]), dl=meta["dataset_levels"],
+        ans=_yes(meta["answers"]), cost=_yes(meta["cost"]),
+        dl="no" if not meta["dataset_levels"] else md("yes ({d} level{s})", d=meta["dataset_levels"],
+                                                       s="" if meta["dataset_levels"] == 1 else "s"),
         sp=", ".join(meta["splits"]) if meta["splits"] else "none")
     row = cov[pkey]
     if _num(row["D"]) > 0:
@@ -1224,7 +1228,7 @@ def texts(numbers: dict) -> dict:
     cert_keys = list(c["levels"])
     crow = c["levels"]["outcome"] if k == 1 else c["levels"][pkey]
     where = "" if k == 1 else md(" in coverage at tau = {t:g}", t=crow["tau"])
-    cert_txt = md("At level {lvl} (simultaneous over the {T} level{pl}), the paired selection-valid interval of the "
+    cert_txt = md("At level {lvl} (simultaneous over the {T} threshold{pl}), the paired selection-valid interval of the "
                   "gap{where} is [{lo}, {hi}] around the plug-in {g}; Thm 4's exact interval is [{elo}, {ehi}] and the "
                   "naive interval that ignores the selection of the best member is [{nlo}, {nhi}]. Certified at: {ct}.",
                   lvl=1 - c["alpha"], T=len(cert_keys), pl="" if len(cert_keys) == 1 else "s", where=where,
@@ -1252,7 +1256,12 @@ def texts(numbers: dict) -> dict:
         e = nz["decomposition"]["estimates"]
         b = nz["best_of_k"]
         share = e["noise_share"]
-        most = "most" if _num(share["lo"]) >= LUCK_SHARE else ("perhaps most" if _num(share["value"]) >= LUCK_SHARE else "less than half")
+        if _num(share["lo"]) >= LUCK_SHARE:
+            most = "most"
+        elif _num(share["value"]) >= LUCK_SHARE:
+            most = "perhaps most"
+        else:
+            most = "less than half" if _num(share["hi"]) < LUCK_SHARE else "probably less than half"
         out["noise"] = md(
             "The expected single-draw oracle O_exp = {oe} [{oel}, {oeh}] splits into the reproducible ceiling "
             "O_repro = {orp} [{orl}, {orh}] and the floor Delta = {d} [{dl}, {dh}]. Against the best single member "
@@ -1434,7 +1443,7 @@ def plot_nulls(numbers: dict):
     ax.plot(np.arange(taus.size), obs, "k*", ms=10, label="observed L")
     ax.set_xticks(np.arange(taus.size), [f"{t:g}" for t in taus])
     ax.set(xlabel="threshold tau", ylabel="oracle gap L")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     return fig
 
 

@@ -77,6 +77,8 @@ display(Markdown(text["coverage"]))
 table(tabs["coverage"])
 
 # %%
+#| label: fig-coverage
+#| fig-cap: "Coverage of the per-prompt oracle, the best member and the uniform mixture over thresholds; grey lines mark the audited thresholds."
 fig = audit.plot_coverage(numbers)
 
 # %% [markdown]
@@ -91,6 +93,8 @@ if "nulls" in tabs:
     display(table(tabs["nulls"]))
 
 # %%
+#| label: fig-nulls
+#| fig-cap: "Observed oracle gap L (stars) against the mean and 90% band of each null at every audited threshold."
 fig = audit.plot_nulls(numbers)
 
 # %% [markdown]
@@ -104,6 +108,8 @@ display(Markdown(text["power"]))
 table(tabs["power"])
 
 # %%
+#| label: fig-power
+#| fig-cap: "Power of the re-deal null against the useful diffuse effect, with Wilson 95% intervals, as responses per prompt or prompts grow; the dashed line is the target power."
 fig = audit.plot_power(numbers)
 
 # %% [markdown]
