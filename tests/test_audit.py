@@ -133,7 +133,7 @@ def test_settings_rules():
     assert len(set(s.to_dict()["seeds"].values())) == len(audit.SEED_OFFSETS)
     small = audit.audit_settings(small=True)
     assert small.n_draws < s.n_draws and small.n_reps < s.n_reps and small.n_boot < s.n_boot
-    for bad, match in (({"taus": "0.1,0.1"}, "repeats"), ({"taus": "0.1,abc"}, "taus"), ({"taus": "1.5"}, "taus"),
+    for bad, match in (({"taus": "0.1,0.1"}, "repeat"), ({"taus": "0.1,abc"}, "taus"), ({"taus": "1.5"}, "taus"),
                        ({"taus": "0"}, "taus"), ({"alpha": 0.7}, "alpha"), ({"alpha": 0}, "alpha"),
                        ({"power_tau": 0.15}, "power_tau"), ({"effect": 0}, "effect"), ({"seed": -1}, "seed")):
         with pytest.raises((ValueError, TypeError), match=match):
@@ -558,3 +558,15 @@ def test_render_report_quarto_or_fallback(tmp_path, monkeypatch, quarto_rc):
     assert ("by quarto" in text) == (quarto_rc == 0)
     if quarto_rc:
         assert "Title" in text and "1 + 1" not in text  # code cells hidden in the report
+
+
+def test_real_routers_recover_predictable_specialists():
+    """With the library's routers (oraclegap.deploy.routers), the quick router on the features of a
+    predictable-specialist pool beats the calibration-selected member."""
+    pytest.importorskip("oraclegap.deploy.routers", reason="oraclegap.deploy.routers is not in this version")
+    res = audit.run_audit(predictable_pool(), small=True)
+    r = res.numbers["router"]
+    assert r["available"] and r["family"] == "embed_knn"
+    assert res.verdict.code == "certified-recoverable"
+    text = audit.texts(res.numbers)["router"]
+    assert "embed_knn" in text and "held-out prompts" in text

@@ -1288,11 +1288,11 @@ def texts(numbers: dict) -> dict:
         out["router"] = md(
             "{fam} ({how}) was fitted on {nc} calibration prompts and compared on {nt} held-out prompts with the "
             "member selected on the calibration prompts ({b}){where}: {a} against {ba}, difference {d} [{dl}, {dh}], "
-            "exact McNemar p = {p:p} (Holm over levels {ph:p}); disagreement error e_D = {e} against the break-even L/D = "
-            "{be} on the test prompts.", fam=r["family"], how=r["how"], nc=r["n_cal"], nt=r["n_test"],
+            "exact McNemar p = {p:p}{holm}; disagreement error e_D = {e} against the break-even L/D = {be} on the test "
+            "prompts.", holm="" if k == 1 else md(" (Holm over thresholds {ph:p})", ph=_num(row["p_holm"])), fam=r["family"], how=r["how"], nc=r["n_cal"], nt=r["n_test"],
             b=row["baseline_policy"], where="" if k == 1 else md(" at tau = {t:g}", t=row["tau"]), a=row["accuracy"],
             ba=row["baseline_accuracy"], d=row["difference"], dl=row["diff_lo"], dh=row["diff_hi"], p=row["p_mcnemar"],
-            ph=_num(row["p_holm"]), e=_num(row["e_D"]), be=_num(row["break_even"])) + rec
+            e=_num(row["e_D"]), be=_num(row["break_even"])) + rec
     v = numbers["verdict"]
     out["verdict"] = Verdict(v["code"], v["headline"], tuple(v["reasons"]), tuple(v["next_steps"]), tuple(v["findings"]),
                              v["tau"]).markdown()

@@ -16,6 +16,12 @@ from pathlib import Path
 from .. import audit
 from ._common import add_pool_argument, load_pool_arg
 
+try:  # the shared helper that also honours the wide-CSV options of add_pool_argument (issue 7)
+    from ._common import pool_from_args
+except ImportError:  # pragma: no cover - older _common without CSV options
+    def pool_from_args(args):
+        return load_pool_arg(args.pool)
+
 
 def register(sub) -> None:
     p = sub.add_parser("audit", help="the one-command pre-routing audit: HTML report + audit.json with the verdict")
@@ -41,7 +47,7 @@ def run(args) -> int:
     settings = audit.audit_settings(args.taus, args.alpha, args.seed, small=args.small, effect=args.effect,
                                     power_tau=args.power_tau)  # bad options fail before the pool is read
     audit._check_out(out)
-    pool = load_pool_arg(args.pool)
+    pool = pool_from_args(args)
     try:
         res, info = audit.write_audit(
             pool, out, source=args.pool, report=not args.no_report, progress=not args.quiet, taus=settings.taus,
