@@ -240,6 +240,7 @@ def test_texts_and_frames_state_the_numbers(spec_audit):
         assert "None" not in text and "nan" not in text.lower()
     fr = audit.frames(j)
     assert fr["coverage"]["L"].tolist() == [r["L"] for r in j["coverage"]["taus"].values()]
+    assert fr["overview"]["p_redeal"].tolist() == [r["redeal"]["p_holm"] for r in j["nulls"]["L"].values()]
     assert set(fr) >= {"coverage", "members", "nulls", "power", "certificates", "noise", "best_of_k"}
 
 
@@ -570,3 +571,26 @@ def test_real_routers_recover_predictable_specialists():
     assert res.verdict.code == "certified-recoverable"
     text = audit.texts(res.numbers)["router"]
     assert "embed_knn" in text and "held-out prompts" in text
+
+
+def test_notebook_runs_standalone_on_a_pool(tmp_path):
+    """pip-install users can run the shipped notebook on any POOL without audit.json."""
+    import shutil
+
+    import nbformat
+
+    from oraclegap import book
+
+    pool = simulate.exchangeable(80, 3, 6, seed=1).pool
+    pool.save(tmp_path / "pool")
+    src = tmp_path / "audit_copy.py"
+    shutil.copyfile(audit.notebook_source(), src)
+    out = tmp_path / "out.ipynb"
+    book.execute_chapter(src, out, {"POOL": str(tmp_path / "pool"), "SMALL": True, "TAUS": "0.1,0.3", "SEED": 4},
+                         cwd=tmp_path)
+    nb = nbformat.read(out, as_version=4)
+    assert book.error_outputs(nb) == []
+    shown = "\n".join(o["data"]["text/markdown"] for c in nb.cells for o in c.get("outputs", [])
+                      if "text/markdown" in o.get("data", {}))
+    want = audit.run_audit(pool, "0.1,0.3", 0.05, 4, small=True, source=str(tmp_path / "pool"))
+    assert want.verdict.headline in shown and audit.texts(want.to_json())["coverage"] in shown

@@ -814,8 +814,9 @@ class AuditResult:
         return copy.deepcopy(self.numbers)
 
     def frame(self) -> pd.DataFrame:
-        """The coverage table with the null p-values and certificate limits per threshold."""
-        return frames(self.numbers)["coverage"]
+        """One row per threshold: coverage, D, L, L/D, the Holm-adjusted null p-values and the
+        paired certificate's limits."""
+        return frames(self.numbers)["overview"]
 
 
 def _steps(progress: bool, total: int):
@@ -1322,10 +1323,11 @@ def frames(numbers: dict) -> dict:
         ck = "outcome" if k == 1 else key
         r["cert_lo"], r["cert_hi"] = certs[ck]["paired"]["lo"], certs[ck]["paired"]["hi"]
         rows.append(r)
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(rows).rename(columns={"break_even": "L/D"})
     if k == 1:
         df = df.iloc[[0]].drop(columns=["tau"] + [c for c in ("need",) if c in df.columns])
-    out["coverage"] = df.rename(columns={"break_even": "L/D"})
+    out["overview"] = df
+    out["coverage"] = df.drop(columns=[c for c in df.columns if c.startswith(("p_", "cert_")) or c == "gap"])
     mem = pd.DataFrame(numbers["pool"]["members"])
     if k > 1:
         wide = pd.DataFrame(numbers["coverage"]["members"]).pivot(index="policy", columns="tau", values="coverage")
@@ -1364,8 +1366,9 @@ def frames(numbers: dict) -> dict:
             c = lev[method]
             crow.append({"tau": lev["tau"], "method": method, "best_model": c["best_model"], "gap": c["gap"],
                          "naive_lo": c["naive_lo"], "naive_hi": c["naive_hi"], "lo": c["lo"], "hi": c["hi"],
-                         "certified": bool(c["lo"] > 0), "prompts_for_useful_size": lev["plan"]["n_needed"]})
+                         "certified": bool(c["lo"] > 0), "prompts_needed": lev["plan"]["n_needed"]})
     cf = pd.DataFrame(crow)
+    cf["prompts_needed"] = pd.array(cf["prompts_needed"].tolist(), dtype="Int64")  # None where no size suffices
     if k == 1:
         cf = cf.drop(columns=["tau"])
     out["certificates"] = cf

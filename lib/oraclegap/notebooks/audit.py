@@ -69,8 +69,7 @@ table(tabs["members"])
 # ## Coverage, disagreement and the break-even router error
 #
 # Per threshold: oracle, best member and uniform-mixture coverage, the disagreement D, the oracle
-# gap L, the break-even error L/D a router must beat on disagreement prompts, the Holm-adjusted
-# null p-values and the paired certificate's limits.
+# gap L and the break-even error L/D a router must beat on disagreement prompts.
 
 # %%
 display(Markdown(text["coverage"]))
@@ -117,6 +116,8 @@ fig = audit.plot_power(numbers)
 #
 # The selection-valid intervals hold after the best member was chosen on the same prompts; the
 # naive interval beside them conditions on that choice and is shown only to be compared.
+# `prompts_needed`: prompts at which the paired lower limit would exceed the useful size, if the
+# observed rates held.
 
 # %%
 display(Markdown(text["certificates"]))
