@@ -594,3 +594,12 @@ def test_notebook_runs_standalone_on_a_pool(tmp_path):
                       if "text/markdown" in o.get("data", {}))
     want = audit.run_audit(pool, "0.1,0.3", 0.05, 4, small=True, source=str(tmp_path / "pool"))
     assert want.verdict.headline in shown and audit.texts(want.to_json())["coverage"] in shown
+
+
+def test_router_failure_is_reported_not_raised(monkeypatch, fake_routers):
+    def broken(name, **params):
+        raise ValueError("no usable inputs")
+
+    monkeypatch.setattr(fake_routers, "make_router", broken)
+    r = audit.quick_router(predictable_pool(), [0.1], ["0.1"], alpha=0.05, seed=0, n_boot=100)
+    assert not r["available"] and "could not be fitted (no usable inputs)" in r["reason"]

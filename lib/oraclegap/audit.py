@@ -416,6 +416,14 @@ def quick_router(pool: Pool, levels: list, keys: list, *, alpha: float, seed: in
     perm = rng.permutation(n)
     n_test = int(round(n * test_fraction))
     test, cal = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    try:
+        return _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test, alpha, rng, n_boot, seed)
+    except (ValueError, TypeError) as exc:  # inputs a router cannot use: the audit goes on without it
+        return {**base, "reason": f"the quick router could not be fitted ({exc})"}
+
+
+def _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test, alpha, rng, n_boot, seed) -> dict:
+    n, M, k = pool.shape
     X = _router_inputs(routers, pool, embed)
     X_cal, X_test = X.take(cal), X.take(test)
     test_pool = pool.select(prompts=test)
