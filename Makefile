@@ -28,7 +28,7 @@ BOOK_ARGS ?=
 OG_QUARTO_KIT ?= $(abspath ../shared/tools/quarto)
 export OG_QUARTO_KIT
 
-.PHONY: setup quarto test book chromium check-book pdf lab data bench lint clean distclean
+.PHONY: setup quarto test book chromium check-book pdf lab data bench lint audit clean distclean
 
 setup: $(STAMP)
 
@@ -74,6 +74,14 @@ data: setup
 
 bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || exit 1; done
+
+# e.g. make audit POOL=my_pool OUT=audit-my_pool AUDIT_ARGS='--small'
+POOL ?= chen2026-math500
+OUT ?= audit-$(notdir $(POOL))
+AUDIT_ARGS ?=
+audit: setup
+	mkdir -p $(MPLCONFIGDIR)
+	$(BIN)/oraclegap audit $(POOL) --out $(OUT) $(AUDIT_ARGS)
 
 lint: setup
 	$(BIN)/ruff check lib tests notebooks bench
