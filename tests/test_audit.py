@@ -537,6 +537,16 @@ def _tiny_notebook(path):
     return path
 
 
+def test_find_quarto_prefers_path(tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "quarto"
+    script.write_text("#!/bin/sh\necho 1.7.34\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    assert audit._find_quarto() == str(script)
+
+
 @pytest.mark.parametrize("quarto_rc", [0, 1])
 def test_render_report_quarto_or_fallback(tmp_path, monkeypatch, quarto_rc):
     """Quarto is used when it is on PATH and succeeds; otherwise nbconvert renders the page."""
@@ -549,6 +559,7 @@ def test_render_report_quarto_or_fallback(tmp_path, monkeypatch, quarto_rc):
                       f"exit {quarto_rc}\n")
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    monkeypatch.setattr(audit, "_find_quarto", lambda: str(script))  # not the project's installed kit
     work = tmp_path / "work"
     work.mkdir()
     nb = _tiny_notebook(work / "audit.ipynb")
