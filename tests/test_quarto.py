@@ -280,9 +280,11 @@ def test_project_config_renders_with_quarto(quarto, tmp_path):
         shutil.copy(ROOT / name, dest / name)
     (dest / "chapters").mkdir()
     for p in pages:
-        if p.is_chapter:
+        if p.is_chapter:  # a stand-in with the chapter's section labels (the front matter links to them)
+            secs = [lab for lab in book.structure._labels_and_refs(ROOT, p)[0] if lab.startswith("sec-")]
+            heads = "".join(f"\n\n## Section {i} {{#{lab}}}\n\nText." for i, lab in enumerate(secs))
             nb = nbformat.v4.new_notebook()
-            nb.cells = [nbformat.v4.new_markdown_cell(f"# Stand-in for {Path(p.file).stem}\n\nText.")]
+            nb.cells = [nbformat.v4.new_markdown_cell(f"# Stand-in for {Path(p.file).stem}\n\nText.{heads}")]
             nbformat.write(nb, dest / p.file)
     ok, output = bq.render(dest, quarto, quiet=True)
     assert ok, output[-3000:]

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from .. import _datalog
-from . import cache
+from . import cache, mathjax
 from .check import book_pages, check_pages, page_problems, print_pdf
 from .execute import error_outputs, execute_chapter, split_float_outputs
 from .fallback import render_fallback
@@ -238,6 +238,9 @@ def build(
         if not ok:
             raise RuntimeError("quarto render failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
         used, kind = quarto.describe(), "quarto"
+        es5 = mathjax.local_mathjax(root)
+        n_math = mathjax.localize(root / BOOK_DIR, es5)
+        print(f"book: math: {'MathJax ' + mathjax.MATHJAX_VERSION + ' copied into _book/site_libs/mathjax/ (' + str(n_math) + ' pages, works offline)' if n_math else 'MathJax from the CDN (run `make quarto` with npm to render math offline)'}")
     else:
         print(f"book: rendering with the nbconvert fallback: {reason}", flush=True)
         note = "Rendered with the nbconvert fallback: " + reason + "."
@@ -297,6 +300,8 @@ def main(argv=None) -> int:
     if args.cmd == "quarto":
         t0 = time.perf_counter()
         q = find_quarto(root, install=True)
+        _, math_note = mathjax.install_mathjax(root)
+        print(f"mathjax: {math_note}")
         print(f"quarto: {q.describe()} [{time.perf_counter() - t0:.1f} s]"
               + ("" if q else "; `make book` will use the nbconvert fallback and the Quarto tests will skip"))
         return 0

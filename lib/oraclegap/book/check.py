@@ -12,7 +12,7 @@ outputs).
 In Chromium (:func:`check_pages`), each page is loaded at a 1280 px wide window inside a small
 probe page (``--dump-dom`` with file access between local pages), which reports images that
 failed to load, tables wider than the column that holds them (they would need horizontal
-scrolling) and unresolved references in the rendered text; a screenshot per page goes to
+scrolling), unresolved references in the rendered text and math that MathJax did not typeset; a screenshot per page goes to
 ``screenshots/``.
 """
 
@@ -41,7 +41,7 @@ _PROBE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style=
 <pre id="og-result">PENDING</pre>
 <script>
 var f = document.getElementById('f');
-f.onload = function () { setTimeout(function () {
+f.onload = function () { var go = function () {
   var out = document.getElementById('og-result'), d = f.contentDocument;
   if (!d || !d.body) { out.textContent = 'OGRESULT ' + JSON.stringify({access: false}); return; }
   var res = {access: true, broken: [], wide: [], unresolved: 0, subfloats: 0};
@@ -60,8 +60,14 @@ f.onload = function () { setTimeout(function () {
   res.unresolved = (text.match(/\\?@(fig|tbl|sec|eq)-/g) || []).length;
   res.subfloats = d.querySelectorAll('.quarto-subfloat-fig, .quarto-subfloat-tbl').length;
   res.docwidth = [d.documentElement.scrollWidth, f.contentWindow.innerWidth];
+  res.math = d.querySelectorAll('span.math').length;
+  res.typeset = d.querySelectorAll('mjx-container').length;
   out.textContent = 'OGRESULT ' + JSON.stringify(res);
-}, 300); };
+};
+  var mj = f.contentWindow && f.contentWindow.MathJax;
+  var later = function () { setTimeout(go, 300); };
+  if (mj && mj.startup && mj.startup.promise) { mj.startup.promise.then(later, later); } else { later(); }
+};
 f.src = decodeURIComponent(location.hash.slice(1));
 </script></body></html>
 """
@@ -191,6 +197,9 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
                 found.append(f"{page}: {probe['unresolved']} unresolved reference(s) in the rendered text")
             if probe["subfloats"] and not any("sub-figure" in p for p in found):
                 found.append(f"{page}: {probe['subfloats']} sub-figure panel(s)")
+            if probe.get("math") and not probe.get("typeset"):
+                found.append(f"{page}: {probe['math']} math expression(s) not typeset (MathJax did not load: "
+                             "run `make quarto` with npm for a local copy, or check the network)")
         shot = out / (page.replace("/", "__").removesuffix(".html") + ".png")
         res = _run_chromium(browser, ["--hide-scrollbars", f"--window-size={WIDTH},2400", f"--screenshot={shot}",
                                       path.resolve().as_uri()])
