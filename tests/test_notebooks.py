@@ -30,4 +30,9 @@ def test_chapter_runs_small(src, tmp_path):
     # the rendered fallback page for this chapter has its images and no errors
     (tmp_path / "_quarto.yml").write_text(f"book:\n  chapters:\n    - index.qmd\n    - chapters/{src.stem}.ipynb\n")
     book.render_fallback(tmp_path, [out])
-    assert book.page_problems(tmp_path / "_book" / "chapters" / f"{src.stem}.html") == []
+    # rendered alone, the page cannot resolve references into the other chapters: those alone are allowed
+    elsewhere = {lab for page in book.quarto_pages(ROOT) if page.is_chapter and Path(page.file).stem != src.stem
+                 for lab in book.structure._labels_and_refs(ROOT, page)[0]}
+    problems = [p for p in book.page_problems(tmp_path / "_book" / "chapters" / f"{src.stem}.html")
+                if not (p.endswith("is unresolved") and p.split("reference @")[1].split()[0] in elsewhere)]
+    assert problems == []

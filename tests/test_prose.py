@@ -117,7 +117,7 @@ def typed_numbers(markdown: str, published: set[str]) -> list[str]:
 def test_no_result_typed_by_hand(src):
     published = _published_values()
     problems = []
-    for i, cell in enumerate(book._read_cells(src)):
+    for i, cell in enumerate(book.structure._read_cells(src)):
         if cell.cell_type == "markdown":
             problems += [f"cell {i}: {p}" for p in typed_numbers(cell.source, published)]
     assert not problems, (
