@@ -697,13 +697,13 @@ if rsw:
     display(Markdown("\n".join(lines)))
     show_md(
         "Reading: over {n} real datasets the router's gain over the anchor, as a share of the greedy pool's held-out coverage, "
-        "has median {med:%}; the gain is clearly positive on {pos} datasets and clearly negative on {neg}. Where greedy covers more than accuracy ranking ({nc} datasets), "
+        "has median {med:%}; the gain lies more than two standard errors above zero on {pos} of them and below zero on {neg}. Where greedy covers more than accuracy ranking ({nc} datasets), "
         "its pool also gives the larger router gain on {ncg}; across every routed pool the correlation between coverage and gain "
         "is {r}. {verdict}",
         n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()), nc=int(more_cov.sum()),
         ncg=int((more_cov & more_gain).sum()), r=all_corr,
         verdict="As paper 002 reports, coverage does not by itself buy router gain: the rescues exist, but a router that sees "
-        "only the prompt cannot find them." if pos2.sum() <= len(conv) / 2 else "Here coverage does convert into router gain on most datasets.",
+        "only the prompt does not find them." if pos2.sum() <= len(conv) / 2 else "Here coverage does convert into router gain on most datasets.",
     )
 
 # %% [markdown]

@@ -1,5 +1,6 @@
 """The held-out pool-construction sweep (paper 002 App. J): every cell against the single-instance
-functions on the same split, router gain identities with stand-in routers, costs, stability, errors."""
+functions on the same split, router gain through the routers module and through stand-in estimators and
+functions (identities and refits by hand), embeddings, costs, stability, errors."""
 
 from __future__ import annotations
 
@@ -326,6 +327,8 @@ def test_router_families_that_cannot_run_are_refused(world):
         C.pool_sweep(pool, n_folds=2, router="max_confidence", confidence=np.zeros((10, 6)))
     with pytest.raises(ValueError, match="embed must be one of"):
         C.pool_sweep(pool, n_folds=2, router="auto", embed="bert")
+    with pytest.raises(TypeError, match="reads routers.RouterInputs"):
+        C.pool_sweep(pool, n_folds=2, router="auto", inputs=pool.embeddings)
 
 
 def test_latent_world_truth():

@@ -1414,6 +1414,11 @@ def _check_family_inputs(family, X, ds: str, C) -> None:
         return
     from . import routers as _routers
 
+    if not isinstance(X, _routers.RouterInputs):
+        raise TypeError(
+            f"router {family!r} reads routers.RouterInputs (see routers.router_inputs); inputs for dataset {ds!r} are a "
+            f"{type(X).__name__}: pass RouterInputs, or an estimator / function for plain arrays"
+        )
     why = _routers.missing_inputs(family, X, cost=C)
     if why is not None:
         if "confidence" in why:
