@@ -4,8 +4,9 @@ The workload is the paper's grid: an 8-model pool on four datasets of 300 items 
 (``compose.latent_world``), sizes 1..7 x 4 datasets x 40 folds = 1,120 cells, each with the
 calibration-half anchor, greedy, the exhaustive optimum, held-out coverage and 200 random subsets.
 
-1. the full sweep (``compose.pool_sweep``: also the four baselines and the downstream gain of a
-   small nearest-neighbour stand-in router defined here, which routers.py will replace), timed;
+1. the full sweep (``compose.pool_sweep``: also the four baselines and the downstream gain of the
+   routers module's embedding nearest-neighbour router, ``router="auto"``, on the pool's
+   embeddings), timed;
 2. the core of the sweep (anchor, greedy, exhaustive, held-out coverage, random subsets) twice
    in the same run: with the packed bit-mask engine, and with a plain loop that evaluates one
    subset at a time (numpy on the boolean columns of that subset) -- the speed ratio is
@@ -36,25 +37,6 @@ sys.path.insert(0, str(ROOT / "lib"))
 from oraclegap.deploy import compose  # noqa: E402
 
 TARGET_S = 120.0
-
-
-class StandInKNN:
-    """A tiny nearest-neighbour router with the routers.py interface: fit(X, Y), predict(X) -> index.
-    Predicted utility of each member = its mean outcome over the 10 nearest calibration items."""
-
-    def __init__(self, k: int = 10):
-        self.k = k
-
-    def fit(self, X, Y):
-        from sklearn.neighbors import NearestNeighbors
-
-        self.nn_ = NearestNeighbors(n_neighbors=min(self.k, len(X))).fit(X)
-        self.Y_ = np.asarray(Y, dtype=float)
-        return self
-
-    def predict(self, X):
-        idx = self.nn_.kneighbors(X, return_distance=False)
-        return self.Y_[idx].mean(axis=1).argmax(axis=1)
 
 
 def reference_core(parts, folds, n_random, seed):
@@ -105,13 +87,13 @@ def main(argv=None) -> int:
     ds_names = list(dict.fromkeys(pool.prompts["dataset"]))
     print(f"== pool sweep: {len(ds_names)} datasets x {args.items} items x 8 models, sizes 1..7, {args.folds} folds, "
           f"{args.random} random subsets per cell")
-    compose.pool_sweep(pool, n_folds=2, n_random=4, seed=0, router=StandInKNN())  # imports, kmedoids, sklearn
+    compose.pool_sweep(pool, n_folds=2, n_random=4, seed=0, router="auto")  # imports, kmedoids, sklearn
 
     t0 = time.perf_counter()
-    full = compose.pool_sweep(pool, n_folds=args.folds, n_random=args.random, seed=args.seed, router=StandInKNN())
+    full = compose.pool_sweep(pool, n_folds=args.folds, n_random=args.random, seed=args.seed, router="auto")
     t_full = time.perf_counter() - t0
     n_cells = len(full.cells)
-    print(f"   full sweep (greedy, exhaustive, 4 baselines, random, stand-in kNN router gain): {n_cells:,} cells in "
+    print(f"   full sweep (greedy, exhaustive, 4 baselines, random, embed_knn router gain): {n_cells:,} cells in "
           f"{t_full:.2f} s (target < {TARGET_S:.0f} s: {'ok' if t_full < TARGET_S else 'SLOW'})")
 
     t0 = time.perf_counter()
@@ -148,7 +130,7 @@ def main(argv=None) -> int:
     s = full.summary()
     print(f"   greedy/optimum over all cells: min {full.cells['ratio'].min():.3f}, mean {full.cells['ratio'].mean():.3f} "
           f"(Thm 8 bound {compose.GREEDY_BOUND:.3f}); greedy above the random p95 in {full.cells['above_p95'].mean():.1%} of cells")
-    print(f"   mean stand-in router gain at size 2 (greedy pool): {s.loc[s['size'] == 2, 'greedy_router_gain'].mean():+.4f}")
+    print(f"   mean embed_knn router gain at size 2 (greedy pool): {s.loc[s['size'] == 2, 'greedy_router_gain'].mean():+.4f}")
     try:
         print(f"   (1-minute load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
     except OSError:  # pragma: no cover

@@ -30,7 +30,7 @@
 # 1. Count rules: how many of $k = 16$ responses a threshold needs, and how little zero
 #    successes in 16 certify (2609.32996 App. B.1).
 # 2. The routing identity $C_{\mathrm{orac}} - C_r = D\,e_D$ and the break-even error $L/D$ for
-#    any per-prompt choice (2609.32996 Prop. 2).
+#    any per-prompt choice, random or made by routers fitted to data (2609.32996 Prop. 2).
 # 3. The factor-$M$ mixture bound $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$, over the
 #    thresholds $\tau \le 1/M$ where it says anything (2609.32996 Prop. 3).
 # 4. Which way plug-in gaps err: the coverage gap $\hat L$ overshoots a zero population gap but
@@ -38,10 +38,15 @@
 #    (paper 002, Prop. 3); the two differ because they estimate different targets.
 # 5. Complementary correctness and the signal sandwich $0 \le G_Z \le G_{\mathrm{out}}$
 #    (paper 002, Prop. 1 and Thm 2).
-# 6. The single-draw decomposition $O_{\exp} = O_{\mathrm{repro}} + \Delta$ (2607.03436 Thm 1),
-#    best-of-$M$ against the independent-pool oracle (Thm 2(b)), and a dependent pair for which
-#    best-of-$M$ falls short.
-# 7. When the released MATH-500 tensors are present: the released decomposition is reproduced.
+# 6. Complementary coverage $F_b$ relative to an anchor is normalised, monotone and submodular,
+#    so greedy pools reach $1 - 1/e$ of the best pool of their size; greedy is optimal on
+#    disjoint rescue sets and nearly tight on the classical worst case (paper 002, Thm 8).
+# 7. The single-draw decomposition $O_{\exp} = O_{\mathrm{repro}} + \Delta$ (2607.03436 Thm 1);
+#    the recoverability asymmetry: every single-commit router, fitted ones included, is capped at
+#    $O_{\mathrm{repro}}$ whatever the joint law of the draws, while best-of-$M$ on the maximiser
+#    lifts through the cap and beats the independent-pool oracle (Thm 2); and a dependent pair
+#    for which best-of-$M$ falls short of the single-draw oracle.
+# 8. When the released MATH-500 tensors are present: the released decomposition is reproduced.
 #
 # Two groups of checks need machinery built later and live with it: the exactness of the two
 # null tests in @sec-seed-checks and the coverage of the selection-valid intervals in
@@ -65,6 +70,9 @@ from IPython.display import display
 
 from oraclegap import Pool, datasets
 from oraclegap import report as R
+from oraclegap.deploy import compose as PC
+from oraclegap.deploy import theory
+from oraclegap.deploy.routers import simulated_router_pool
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import noise, simulate
 from oraclegap.stats.certify import clopper_pearson_upper
@@ -265,9 +273,47 @@ R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a bre
         word=R.compare(acc.gain, 0, more="beats", less="trails", same="ties"))
 
 # %% [markdown]
-# <!-- Position for the routing-plateau issue: "The routing identity on fitted routers" (a section
-#      with identity rows for the routers of the routing-plateau chapter) goes here. -->
+# ### The identity on fitted routers
 #
+# Random and half-split choices are not what anyone deploys. The identity holds for any choice,
+# so it must also hold, to rounding, for routers that learned their choice from data. We fit
+# eight families of `deploy/routers.py` (the calibration-best member, a random router, embedding
+# nearest neighbours, multi-output logistic regression, k-means cluster-best, TF-IDF logistic
+# regression, gradient boosting on prompt features and a small MLP) on half of the prompts of a
+# pool whose members specialise by a topic that every router input reveals
+# (`simulated_router_pool`), and score each router's committed choice on the other half: once
+# with one response per member and prompt (coverage at any threshold is then correctness), once
+# with $k$ responses at every reporting threshold.
+
+# %%
+FAMILIES = ["best_single", "random", "embed_knn", "multi_logreg", "kmeans_best", "tfidf_logreg", "gbr_features", "mlp"]
+fitted_id = []
+for kk, taus in ((1, [1.0]), (K, TAUS)):
+    rp = simulated_router_pool(N_PROMPTS, M, kk, seed=rng)
+    fitted_id.append(theory.routing_identity(rp.pool, theory.fit_choices(rp.pool, FAMILIES, seed=rng), taus))
+fitted_id = pd.concat(fitted_id, ignore_index=True)
+res_fit = float(fitted_id["residual"].abs().max())
+claims.add(f"C_orac − C_r = D·e_D for {len(FAMILIES)} fitted router families (k = 1 and k = {K})", "2609.32996 Prop. 2",
+           f"max |residual| {res_fit:.1e} over {len(fitted_id)} accounts", res_fit <= 1e-12)
+dec_fit = fitted_id[(fitted_id["D"] > 0) & ~np.isclose(fitted_id["e_D"], fitted_id["break_even"])]
+claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §2.1",
+           f"{int(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).sum())}/{len(dec_fit)} cases",
+           bool(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).all()))
+
+# %%
+#| label: tbl-fitted-identity
+#| tbl-cap: "The routing identity on fitted routers, test half of the specialist pool with one response per member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error e_D against the break-even error L/D, and the residual of the identity."
+one = fitted_id[fitted_id["k"] == 1]
+R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D", "e_D": "e_D", "break_even": "L/D",
+                      "gain": "gain over best", "residual": "residual"})
+
+# %%
+R.show_md("Reading: with one response the fitted routers' disagreement errors run from {lo} to {hi} against a break-even error "
+          "of {be}, so {nb} of {n} beat the best member; over all {na} accounts (both pools, every threshold) the largest "
+          "residual of the identity is {r:.1e}.", lo=one["e_D"].min(), hi=one["e_D"].max(), be=one["break_even"].iloc[0],
+          nb=int((one["gain"] > 0).sum()), n=len(one), na=len(fitted_id), r=res_fit)
+
+# %% [markdown]
 # ## What a uniform mixture can guarantee
 #
 # A uniform mixture's rate on a prompt is the average of the members' rates. One member at
@@ -409,9 +455,47 @@ R.show_md("Reading: richer signals climb the ladder, but even the prompt itself 
         "rung, {d} of the {g} outcome-oracle gap, is single-draw luck.", d=lp.O_exp - lp.O_repro, g=lp.G_out)
 
 # %% [markdown]
-# <!-- Position for the pool-construction issue: checks of Thm 8 of paper 002 (complementary
-#      coverage F_b is monotone submodular; greedy within 1 - 1/e of the best) go here. -->
+# ## Complementary coverage is submodular (paper 002, Thm 8)
 #
+# Pool construction (@sec-pool-construction) keeps an anchor $b$ and chooses a set $S$ of
+# alternatives beside it. Its objective is the *complementary coverage*
+# $F_b(S) = P(R_b = 0 \text{ and } R_m = 1 \text{ for some } m \in S)$: the rescue indicator of
+# the anchor, pooled over $S$. Theorem 8 of paper 002 says that $F_b$ is normalised
+# ($F_b(\varnothing) = 0$), monotone (adding a member never lowers it) and submodular (a member's
+# marginal gain $F_b(S \cup \{j\}) - F_b(S)$ never grows as $S$ grows), so the greedy set of each
+# size $|S|$ reaches at least $1 - 1/e$ of the best set of that size (Nemhauser, Wolsey and
+# Fisher). All of this holds for the empirical $F_b$ of any outcome matrix, so we check it on the
+# whole lattice of subsets of random matrices (identity rows), and on two constructions with
+# known answers: alternatives that rescue disjoint sets of prompts, where greedy is optimal, and
+# the classical instance on which greedy comes close to the bound.
+
+# %%
+thm8 = PC.theorem8_study(40 if SMALL else 200, seed=rng)
+Xw, gw, ow = PC.greedy_worst_case(4)
+g4, o4 = int(PC.greedy_pool(Xw, 0, 4).gains.sum()), PC.exhaustive_pool(Xw, 0, 4).count
+dis = PC.theorem8_checks(PC.disjoint_rescue_instance([9, 7, 5, 3, 1], n_anchor_right=10, seed=SEED), 0)
+mono, sub = thm8[["monotone_checks", "monotone_violations"]].sum(), thm8[["submodular_checks", "submodular_violations"]].sum()
+claims.add("F_b(∅) = 0 on every random outcome matrix", "002 Thm 8", f"{int(thm8['normalised'].sum())}/{len(thm8)} instances",
+           thm8["normalised"].all())
+claims.add("F_b is monotone: F_b(S ∪ {j}) ≥ F_b(S) for every S and j", "002 Thm 8",
+           f"{mono.iloc[1]} violations in {mono.iloc[0]:,} steps", mono.iloc[1] == 0)
+claims.add("F_b is submodular: a member's marginal gain never grows as S grows", "002 Thm 8",
+           f"{sub.iloc[1]} violations in {sub.iloc[0]:,} pairs", sub.iloc[1] == 0)
+claims.add("greedy ≥ (1 − 1/e) × the optimum of its size, every size, every instance", "002 Thm 8",
+           f"smallest ratio {thm8['min_ratio'].min():.3f} ≥ {PC.GREEDY_BOUND:.3f}", thm8["min_ratio"].min() >= PC.GREEDY_BOUND - 1e-12)
+claims.add("greedy = optimum at every size when the alternatives rescue disjoint prompts", "002 Thm 8",
+           f"{len(dis.sizes)} sizes", dis.holds and np.array_equal(dis.greedy, dis.optimum))
+claims.add("worst case, |S| = 4: greedy and the optimum found by search equal the construction's counts", "Nemhauser et al. 1978",
+           f"{g4} = {gw:.0f}, {o4} = {ow:.0f}", (g4, o4) == (gw, ow), kind="sanity")
+claims.add("worst case, |S| = 4: 1 − 1/e < greedy / optimum < 1 (the classical near-tight instance)", "002 Thm 8",
+           f"{g4 / o4:.3f}", PC.GREEDY_BOUND < g4 / o4 < 1)
+R.show_md("Reading: {n} random instances, {nc:,} lattice checks and no violation; greedy is optimal at every size on {opt:%} "
+          "of them and never below {r} of the optimum. On the constructed worst case it reaches {w} of the optimum, "
+          "{gap} above the guarantee $1 - 1/e$: {tight}.", n=len(thm8), nc=int(mono.iloc[0] + sub.iloc[0]),
+          opt=thm8["greedy_optimal_all_sizes"].mean(), r=thm8["min_ratio"].min(), w=g4 / o4, gap=g4 / o4 - PC.GREEDY_BOUND,
+          tight="the guarantee is nearly tight" if g4 / o4 - PC.GREEDY_BOUND < 0.1 else "on this instance the guarantee has room")
+
+# %% [markdown]
 # ## Single-draw oracle noise (2607.03436) {#sec-single-draw}
 #
 # An oracle built from one sampled answer per member credits a prompt whenever any member's
@@ -459,6 +543,75 @@ R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{r
         "2607.03436 reports that on MATH-500 it falls below the reproducible ceiling ({agg} against {rep}).",
         oe=anti.O_exp, orp=anti.O_repro, b=bok_pair, word=R.compare(bok_pair, anti.O_exp, expect="below"),
         agg=R.published("001.REV.oagg_math500").text, rep=R.published("001.REL.orepro").text)
+
+# %% [markdown]
+# ### The cap on fitted routers, for any joint law
+#
+# Theorem 2 of 2607.03436 is an asymmetry. (a) A router that commits to one member per prompt,
+# without seeing the draw it is scored on, scores $\frac1n \sum_i p_{i r(i)} \le O_{\mathrm{repro}}$
+# in expectation, whatever the joint law of the members' draws: the score depends on the chosen
+# member's rate alone. (b) Spending the oracle's budget of $M$ draws on the per-prompt maximiser
+# instead, and keeping any success (best-of-$M$), scores $\frac1n\sum_i [1 - (1 - \max_m p_{im})^M]$,
+# which lifts through the cap and is at least the single-draw oracle of an *independent* pool. We
+# check both on a pool with known rates: the specialist pool above with $k$ responses, the same
+# eight router families fitted on half of its prompts and, as the best possible single-commit
+# rule, the true maximiser. Each choice is scored on fresh draws under three joint laws with the
+# same rates: independent members, comonotone members (one shared uniform per prompt and draw,
+# maximal positive dependence) and antithetic members (the shared uniform shifted per member,
+# negative dependence).
+
+# %%
+rec_pool = simulated_router_pool(N_PROMPTS, M, K, seed=rng)
+rec = theory.recoverability(rec_pool.pool, rec_pool.p, FAMILIES, n_fresh=M * (20 if SMALL else 200), seed=rng)
+sc = rec.scores
+claims.add(f"every single-commit router scores ≤ O_repro ({len(FAMILIES)} fitted families; the true maximiser attains it)",
+           "2607.03436 Thm 2(a)", f"max {sc['committed'].max():.4f} ≤ {rec.O_repro:.4f}",
+           sc["committed"].max() <= rec.O_repro + 1e-12 and np.isclose(sc.loc[sc.router == "maximiser", "committed"], rec.O_repro).all())
+claims.add("fresh-draw scores match the committed rate under independent, comonotone and antithetic draws (within 3 s.e.)",
+           "2607.03436 Thm 2(a)", f"max |z| {((sc.fresh - sc.committed).abs() / sc.se).max():.2f}",
+           ((sc.fresh - sc.committed).abs() <= 3 * sc.se).all(), kind="simulation")
+claims.add("best-of-M on the maximiser ≥ the independent-pool oracle > O_repro (closed form)", "2607.03436 Thm 2(b)",
+           f"{rec.best_of_K:.4f} ≥ {rec.O_exp_independent:.4f} > {rec.O_repro:.4f}",
+           rec.best_of_K >= rec.O_exp_independent - 1e-12 and rec.O_exp_independent > rec.O_repro)
+claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (more than 3 s.e. above O_repro)", "2607.03436 Thm 2(b)",
+           f"{rec.best_of_K_fresh:.4f} ± {rec.best_of_K_se:.4f} vs {rec.O_repro:.4f}",
+           rec.best_of_K_fresh - 3 * rec.best_of_K_se > rec.O_repro, kind="simulation")
+
+# %% [markdown]
+# @fig-recoverability shows every router's score against the cap, with the single-draw oracle
+# under each joint law and best-of-$M$ on the maximiser.
+
+# %%
+#| label: fig-recoverability
+#| fig-cap: "The recoverability asymmetry on the specialist pool (test half): each router's expected score on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the three joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each joint law (dashed, from fresh draws) and best-of-M on the maximiser (dotted)."
+fig, ax = plt.subplots(figsize=(8, 3.6))
+order = list(dict.fromkeys(sc["router"]))
+ax.bar(range(len(order)), sc.groupby("router", sort=False)["committed"].first(), color="C7", alpha=0.6)
+for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
+    ax.scatter(np.arange(len(order)) + (j - 1) * 0.2, d["fresh"], s=12, color=f"C{j}", zorder=3, label=f"fresh draws, {coupling}")
+    ax.axhline(rec.O_exp[coupling], color=f"C{j}", ls="--", lw=1)
+ax.axhline(rec.O_repro, color="k", lw=1.5, label="O_repro")
+ax.axhline(rec.best_of_K, color="k", ls=":", lw=1.5, label=f"best-of-{rec.K} on the maximiser")
+ax.set_xticks(range(len(order)), order, rotation=30, ha="right", fontsize=8)
+ax.set(ylabel="score on the test half", ylim=(0, 1), title="Single-commit routers against the cap")
+ax.legend(fontsize=7, ncol=2, loc="lower right")
+plt.show()
+
+# %%
+R.show_md(
+    "Reading: the fitted routers score {lo} to {hi} against the cap $O_{{\\mathrm{{repro}}}} = {orp}$, {reach}; best-of-{K} on the maximiser scores {bok}, {lift} above the cap and {vs} the independent-pool oracle {oi}. The "
+    "single-draw oracle itself depends on the joint law: {oc} for comonotone members (the cap: no luck to collect), {oind} "
+    "for independent and {oa} for antithetic ones. {scope}",
+    lo=sc.loc[sc.router != "maximiser", "committed"].min(), hi=sc.loc[sc.router != "maximiser", "committed"].max(), orp=rec.O_repro,
+    reach="which only the true maximiser reaches" if sc.loc[sc.router != "maximiser", "committed"].max() < rec.O_repro - 1e-12
+    else "which a fitted router reaches as well", K=rec.K, bok=rec.best_of_K, lift=rec.best_of_K - rec.O_repro, oi=rec.O_exp_independent,
+    vs=R.compare(rec.best_of_K, rec.O_exp_independent, more="above", same="equal to", expect={"above", "equal to"}),
+    oc=rec.O_exp["comonotone"], oind=rec.O_exp["independent"], oa=rec.O_exp["antithetic"],
+    scope=R.md("Best-of-{K} stays above the oracle under every law here, but Thm 2(b) promises it only against the independent "
+               "pool: the anticorrelated pair above falls short." if rec.best_of_K > max(rec.O_exp.values()) else
+               "Under the antithetic law best-of-{K} falls below the single-draw oracle: Thm 2(b) promises it only against the "
+               "independent pool.", K=rec.K),
+)
 
 # %% [markdown]
 # ### On a real pool
@@ -522,8 +675,14 @@ R.show_md(
     "{ms}, and the outcome-oracle gap is biased low. Neither licenses ordinary paired inference; the null tests of "
     "@sec-seed-pool and the certificates of @sec-certificates address that.\n"
     "- Information sets a ladder: fixed member, finite signal, prompt, outcome. Only the last rung contains single-draw "
-    "luck ({dd} of the diffuse pool's gap), and collecting it needs fresh draws and a verifier.",
-    cp=cp0, m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean(), dd=dec.delta,
+    "luck ({dd} of the diffuse pool's gap), and collecting it needs fresh draws and a verifier.\n"
+    "- Fitted routers obey the same identity (largest residual {rf:.1e}); what separates them is their disagreement error.\n"
+    "- Complementary coverage has diminishing returns on every instance checked, so a greedy pool is never far from the best "
+    "pool of its size (worst ratio seen {r8}, guarantee $1 - 1/e$).\n"
+    "- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the specialist pool), under any joint law of the "
+    "draws; best-of-{Kb} on the maximiser lifts through it ({bok}).",
+    cp=cp0, m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean(), dd=dec.delta, rf=res_fit, r8=thm8["min_ratio"].min(),
+    orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K,
 )
 
 # %% [markdown]

@@ -1,15 +1,17 @@
 """The held-out pool-construction sweep (paper 002 App. J): every cell against the single-instance
-functions on the same split, router gain identities with stand-in routers, costs, stability, errors."""
+functions on the same split, router gain through the routers module and through stand-in estimators and
+functions (identities and refits by hand), embeddings, costs, stability, errors."""
 
 from __future__ import annotations
 
-import importlib.util
+import dataclasses
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from oraclegap.deploy import compose as C
+from oraclegap.deploy import routers
 
 
 class NearestRouter:
@@ -222,10 +224,111 @@ def test_sweep_bad_inputs(world):
         C.pool_sweep(pool, n_folds=2, router=bad_router, inputs=pool.embeddings)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("oraclegap.deploy.routers") is not None, reason="routers.py is present")
-def test_auto_router_says_what_is_missing(world):
-    with pytest.raises(ImportError, match="make_router"):
-        C.pool_sweep(world.pool, n_folds=2, router="auto")
+def _refit_gain(pool, X_all, sw, row, inputs, family="embed_knn"):
+    """The router gain of one sweep row recomputed by hand through the routers interface."""
+    pos = sw.items[row.dataset]
+    test = sw.splits[row.dataset][row.fold]
+    cal_pos, test_pos = pos[~test], pos[test]
+    members = list(row.pool)
+    r = routers.make_router(family).fit(inputs.take(cal_pos), X_all[np.ix_(cal_pos, members)].astype(float))
+    picked = np.asarray(members)[r.predict(inputs.take(test_pos))]
+    b = pool.policy_names.index(row.anchor)
+    return X_all[test_pos, picked].mean() - X_all[test_pos, b].mean()
+
+
+def test_auto_router_is_the_embedding_knn_of_the_routers_module(world):
+    """router='auto' without confidences: routers.make_router('embed_knn') on the pool's own embeddings,
+    fitted per fold on the calibration items of the pool's columns; every gain recomputed by hand."""
+    pool = world.pool
+    sw = C.pool_sweep(pool, sizes=[1, 2], n_folds=3, n_random=10, seed=5, router="auto", baselines=("accuracy",))
+    assert sw.settings["router_family"] == "embed_knn" and sw.settings["inputs"] == {"A": "pool", "B": "pool"}
+    inputs = routers.router_inputs(pool, embed="pool")
+    X_all = pool.verdicts[:, :, 0]
+    r = sw.rules[sw.rules["rule"].isin(["greedy", "accuracy"])]
+    assert r["router_gain"].notna().all() and len(r) == 2 * 3 * 2 * 2
+    for row in r.itertuples():
+        assert row.router_gain == pytest.approx(_refit_gain(pool, X_all, sw, row, inputs))
+    named = C.pool_sweep(pool, sizes=[1, 2], n_folds=3, n_random=10, seed=5, router="embed_knn", baselines=("accuracy",))
+    pd.testing.assert_frame_equal(named.rules, sw.rules)
+
+
+def test_max_confidence_is_the_routers_selector(world):
+    """Post-inference selection goes through routers.make_router('max_confidence'): confidences are
+    restricted to the pool's columns, and ties go to the member best on calibration. With one constant
+    confidence every member ties, so the router keeps the anchor (the calibration-best member, always
+    in the pool): zero gain at exactly the anchor's cost."""
+    pool = world.pool
+    sw = C.pool_sweep(pool, n_folds=3, n_random=10, seed=1, router="auto", confidence=np.full(pool.shape[:2], 0.5), baselines=("accuracy",))
+    assert sw.settings["router_family"] == "max_confidence"
+    r = sw.rules[sw.rules["rule"].isin(["greedy", "accuracy"])]
+    assert np.allclose(r["router_gain"], 0.0) and np.allclose(r["routed_cost_ratio"], 1.0)
+    # confidence = the negated outcome: the selector picks a wrong member whenever the pool has one
+    X = pool.verdicts[:, :, 0]
+    bad = C.pool_sweep(pool, n_folds=2, n_random=10, seed=1, router="max_confidence", confidence=1.0 - X, baselines=())
+    for row in bad.rules[bad.rules["rule"] == "greedy"].itertuples():
+        pos = bad.items[row.dataset]
+        Xt = X[pos][bad.splits[row.dataset][row.fold]][:, list(row.pool)]
+        assert row.router_gain == pytest.approx(Xt.all(axis=1).mean() - Xt[:, list(row.pool).index(pool.policy_names.index(row.anchor))].mean())
+
+
+def test_cost_aware_family_gets_the_members_costs(world):
+    """A family that needs costs ('cheapest') is fitted with the costs of the pool's members."""
+    pool = world.pool
+    sw = C.pool_sweep(pool, sizes=[2], n_folds=2, n_random=10, seed=2, router="cheapest", baselines=())
+    X_all = pool.verdicts[:, :, 0]
+    routed = sw.rules[sw.rules["rule"] == "greedy"]
+    assert len(routed) == 2 * 2
+    for row in routed.itertuples():
+        pos = sw.items[row.dataset]
+        test = sw.splits[row.dataset][row.fold]
+        members = list(row.pool)
+        cheap = members[int(np.argmin(pool.cost[pos[~test]][:, members].mean(axis=0)))]
+        b = pool.policy_names.index(row.anchor)
+        assert row.router_gain == pytest.approx(X_all[pos[test], cheap].mean() - X_all[pos[test], b].mean())
+
+
+def test_text_pool_embedding_choice(tmp_path, monkeypatch):
+    """embed='cached' on a pool with text and no embeddings: TF-IDF + SVD unless the MiniLM cache
+    already holds these texts, in which case those cached vectors are what the router sees."""
+    from oraclegap.deploy import features
+
+    sim = features.simulated_router_pool(n=120, M=3, seed=4)
+    pool = dataclasses.replace(sim.pool, embeddings=None)
+    monkeypatch.setenv("OG_CACHE_DIR", str(tmp_path))
+    assert C.sweep_embedding(pool, "cached") == "tfidf-svd"
+    assert C.sweep_embedding(pool, "minilm") == "minilm" and C.sweep_embedding(sim.pool, "cached") == "pool"
+    sw = C.pool_sweep(pool, n_folds=2, n_random=10, seed=0, by=None, router="auto", embed="cached", baselines=())
+    assert sw.settings["inputs"] == {"all": "tfidf-svd"}
+    # a cache entry for exactly these texts switches the choice to MiniLM without computing anything
+    path = C._minilm_cache_file(pool)
+    fake = np.random.default_rng(0).standard_normal((pool.n_prompts, 5))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, embeddings=fake, n=np.array(pool.n_prompts))
+    assert C.sweep_embedding(pool, "cached") == "minilm"
+    sw2 = C.pool_sweep(pool, n_folds=2, n_random=10, seed=0, by=None, router="auto", embed="cached", baselines=())
+    assert sw2.settings["inputs"] == {"all": "minilm"}
+    X_all = pool.verdicts[:, :, 0]
+    inputs = features.RouterInputs(embeddings=fake, source="minilm")
+    for row in sw2.rules[sw2.rules["rule"] == "greedy"].itertuples():
+        assert row.router_gain == pytest.approx(_refit_gain(pool, X_all, sw2, row, inputs))
+    with pytest.raises(ValueError, match="embed must be one of"):
+        C.sweep_embedding(pool, "bert")
+
+
+def test_router_families_that_cannot_run_are_refused(world):
+    pool = world.pool
+    with pytest.raises(ValueError, match="not a router family"):
+        C.pool_sweep(pool, n_folds=2, router="nearest")
+    with pytest.raises(ValueError, match="'tfidf_knn' cannot run on dataset 'A': it needs prompt text"):
+        C.pool_sweep(pool, n_folds=2, router="tfidf_knn")
+    with pytest.raises(ValueError, match="router 'dataset' maps prompts"):
+        C.pool_sweep(pool, n_folds=2, router="dataset")
+    with pytest.raises(ValueError, match=r"confidence for dataset 'A' must have shape \[n=160, K=6\]"):
+        C.pool_sweep(pool, n_folds=2, router="max_confidence", confidence=np.zeros((10, 6)))
+    with pytest.raises(ValueError, match="embed must be one of"):
+        C.pool_sweep(pool, n_folds=2, router="auto", embed="bert")
+    with pytest.raises(TypeError, match="reads routers.RouterInputs"):
+        C.pool_sweep(pool, n_folds=2, router="auto", inputs=pool.embeddings)
 
 
 def test_latent_world_truth():
@@ -278,3 +381,26 @@ def test_mapping_of_pools_uses_their_costs(world):
     assert sw.rules["pool_cost_ratio"].notna().all()
     same = C.pool_sweep(world.pool.verdicts[pos, :, 0], cost=world.pool.cost[pos], n_folds=2, n_random=10, seed=0, baselines=())
     assert np.allclose(sw.rules["pool_cost_ratio"], same.rules["pool_cost_ratio"])
+
+
+def test_conversion_of_coverage_into_gain(world, sweep):
+    """conversion(): confidences that reveal the outcomes realise all of the coverage; a constant
+    confidence none of it; any router realises at most all of it; means match the rule rows."""
+    pool = world.pool
+    X = pool.verdicts[:, :, 0].astype(float)
+    reveal = C.pool_sweep(pool, n_folds=3, n_random=10, seed=2, router="max_confidence",
+                          confidence=X + 0.01 * np.random.default_rng(1).random(X.shape), baselines=("accuracy",))
+    cv = reveal.conversion(2)
+    assert list(cv["dataset"]) == ["A", "B"] and np.allclose(cv["realised"], 1.0) and np.allclose(cv["greedy_gain"], cv["greedy_test"])
+    assert (cv["corr"] > 0.99).all()
+    flat = C.pool_sweep(pool, n_folds=3, n_random=10, seed=2, router="max_confidence", confidence=np.ones_like(X), baselines=("accuracy",))
+    cf = flat.conversion(2)
+    assert np.allclose(cf[["greedy_gain", "accuracy_gain", "realised", "positive_folds"]], 0.0) and cf["corr"].isna().all()
+    c = sweep.conversion(2)
+    assert (c["realised"] <= 1 + 1e-12).all()
+    g = sweep.rules[(sweep.rules["size"] == 2) & (sweep.rules["rule"] == "greedy")]
+    assert c.set_index("dataset")["greedy_gain"].to_dict() == pytest.approx(g.groupby("dataset")["router_gain"].mean().to_dict())
+    with pytest.raises(ValueError, match="no router gains"):
+        C.pool_sweep(pool, n_folds=2, n_random=10, seed=0, baselines=()).conversion(2)
+    with pytest.raises(ValueError, match="size=9"):
+        sweep.conversion(9)

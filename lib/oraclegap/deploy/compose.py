@@ -91,7 +91,8 @@ __all__ = [
     "budget_curve",
     "Composition",
     "compose_pools",
-    "max_confidence_choice",
+    "SWEEP_EMBEDS",
+    "sweep_embedding",
     "PoolSweep",
     "pool_sweep",
     "World",
@@ -1252,14 +1253,53 @@ def compose_pools(data, anchor="best", sizes=None, *, tau=None, budget=None, cos
 
 
 # ====================================================================== routers for the sweep
-def max_confidence_choice(confidence, members: Sequence[int]) -> np.ndarray:
-    """Post-inference max-confidence selection restricted to a pool: for each item, the member (an index
-    into ``members``) with the highest confidence (ties: the first). Every member is queried."""
-    C = np.asarray(confidence, dtype=float)
-    if C.ndim != 2:
-        raise ValueError(f"confidence must be a 2-d array [n, K], got shape {C.shape}")
-    m = np.asarray(members, dtype=np.int64)
-    return np.argmax(C[:, m], axis=1)
+#: Embedding choices of :func:`pool_sweep`: ``routers.router_inputs``'s sources, plus "cached".
+SWEEP_EMBEDS = ("cached", "auto", "pool", "minilm", "tfidf-svd", "features", "none")
+
+
+def _minilm_cache_file(pool: Pool):
+    """Where ``features.embed_texts`` keeps (or would keep) MiniLM vectors of this pool's prompt
+    texts, or None without text or without a cache folder. Mirrors ``router_inputs``'s texts."""
+    from . import features
+
+    tcol = pool.prompts["text"]
+    if not tcol.notna().any():
+        return None
+    texts = [str(t) if t is not None else "" for t in tcol.tolist()]
+    if not any(t.strip() for t in texts):
+        return None
+    folder = features.cache_dir()
+    if folder is None:
+        return None
+    return folder / f"minilm-{features._text_key(texts, features.MINILM_NAME)}.npz"
+
+
+def sweep_embedding(pool: Pool, embed: str = "cached") -> str:
+    """The embedding source that ``routers.router_inputs`` uses for ``pool`` in a sweep.
+
+    One of ``router_inputs``'s sources is returned unchanged. ``"cached"`` never computes a
+    sentence embedding: the pool's own embeddings (``"pool"``) when it has them; else, for prompts
+    with text, MiniLM (``"minilm"``) only when the embedding cache already holds MiniLM vectors of
+    exactly these texts, otherwise TF-IDF + SVD of the text (``"tfidf-svd"``, fitted on the prompt
+    texts only, no outcome read); a pool without text gets ``"auto"`` (numeric prompt features, or
+    nothing). The cache file looked for is declared to the book's data log, so an executed chapter
+    is re-run once the cache appears.
+    """
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    if embed not in SWEEP_EMBEDS:
+        raise ValueError(f"embed must be one of {SWEEP_EMBEDS}, got {embed!r}")
+    if embed != "cached":
+        return embed
+    if pool.embeddings is not None:
+        return "pool"
+    path = _minilm_cache_file(pool)
+    if path is None:
+        return "auto"
+    from .. import _datalog
+
+    _datalog.declare(path)
+    return "minilm" if path.is_file() else "tfidf-svd"
 
 
 def _take(inputs, idx: np.ndarray):
@@ -1270,27 +1310,53 @@ def _take(inputs, idx: np.ndarray):
     return np.asarray(inputs)[idx]
 
 
-def _resolve_router(router, confidence):
-    """(kind, maker, inputs_from_pool): kind "confidence", "estimator" (maker() -> an unfitted object with
-    fit(X, Y) / predict(X)) or "function" (router(X_cal, Y_cal, X_test) -> member indices), or None
-    when no router gain is wanted; inputs_from_pool(pool) gives what the router sees per item when
-    inputs are not passed (routers.router_inputs for registry routers, else the pool's embeddings)."""
+def _member_columns(inputs, members: np.ndarray, K: int):
+    """RouterInputs restricted to a pool's members: per-member fields (answers, confidence [n, K])
+    keep only the members' columns, in pool order, so that column j is member ``members[j]``."""
+    if not dataclasses.is_dataclass(inputs):
+        return inputs
+    change = {}
+    for field in ("answers", "confidence"):
+        v = getattr(inputs, field, None)
+        if v is not None and np.ndim(v) == 2 and np.shape(v)[1] == K:
+            change[field] = np.asarray(v)[:, members]
+    return dataclasses.replace(inputs, **change) if change else inputs
+
+
+def _resolve_router(router, confidence, embed: str):
+    """(kind, maker, inputs_from_pool, family): kind "registry" (a ``routers.FAMILIES`` name; maker()
+    -> an unfitted router), "estimator" (maker() -> a clone of the given object with fit(X, Y) /
+    predict(X)) or "function" (router(X_cal, Y_cal, X_test) -> member indices), or None when no
+    router gain is wanted; inputs_from_pool(pool) gives what the router sees per item when inputs
+    are not passed (``routers.router_inputs`` with :func:`sweep_embedding` for registry routers,
+    else the pool's embeddings); family is the registry name or None."""
     if router is None:
-        return None, None, None
+        return None, None, None, None
+    if embed not in SWEEP_EMBEDS:
+        raise ValueError(f"embed must be one of {SWEEP_EMBEDS}, got {embed!r}")
     if isinstance(router, str):
-        if router == "max_confidence" or (router == "auto" and confidence is not None):
-            if confidence is None:
-                raise ValueError("router='max_confidence' needs confidence= (an [n, K] array of per-model confidences)")
-            return "confidence", None, None
-        name = "embed_knn" if router == "auto" else router
-        try:
-            from . import routers as _routers
-        except ImportError as exc:  # until deploy/routers.py lands
-            raise ImportError(
-                f"router={router!r} resolves through oraclegap.deploy.routers.make_router, which is not available "
-                f"({exc}); pass router=None to skip router gain, or an estimator with fit(X, Y) / predict(X)"
-            ) from exc
-        return "estimator", (lambda: _routers.make_router(name)), (lambda pool: _routers.router_inputs(pool, embed="auto"))
+        from . import routers as _routers
+
+        name = router
+        if router == "auto":
+            name = "max_confidence" if confidence is not None else "embed_knn"
+        if name not in _routers.FAMILIES:
+            raise ValueError(
+                f"router {router!r} is not a router family; choose 'auto', None, an estimator, a function, or one of "
+                f"{', '.join(_routers.FAMILIES)}"
+            )
+        if name == "dataset":
+            raise ValueError(
+                "router 'dataset' maps prompts to members by their training datasets, which a sweep over sub-pools does not "
+                "carry; choose another family (e.g. 'taskwise_best' or 'embed_knn')"
+            )
+        if _routers.FAMILIES[name]["regime"] == "post-inference":
+            def from_pool(pool):
+                return _routers.router_inputs(pool, embed="none")
+        else:
+            def from_pool(pool):
+                return _routers.router_inputs(pool, embed=sweep_embedding(pool, embed))
+        return "registry", (lambda: _routers.make_router(name)), from_pool, name
 
     def embeddings(pool):
         return pool.embeddings
@@ -1304,18 +1370,18 @@ def _resolve_router(router, confidence):
             except TypeError:
                 return copy.deepcopy(router)
 
-        return "estimator", maker, embeddings
+        return "estimator", maker, embeddings, None
     if callable(router):
-        return "function", router, embeddings
+        return "function", router, embeddings, None
     raise TypeError(
-        "router must be None, 'auto', 'max_confidence', a routers.FAMILIES name, an estimator with fit/predict, "
-        f"or a function (X_cal, Y_cal, X_test) -> choices; got {type(router).__name__}"
+        "router must be None, 'auto', a routers.FAMILIES name (e.g. 'max_confidence', 'embed_knn'), an estimator with "
+        f"fit/predict, or a function (X_cal, Y_cal, X_test) -> choices; got {type(router).__name__}"
     )
 
 
-def _dataset_inputs(kind, inputs, from_pool, ds: str, dpool, cache: dict):
-    """What the router sees for one dataset of a sweep (indexed by the dataset's item positions)."""
-    if kind in (None, "confidence"):
+def _dataset_inputs(kind, family, inputs, from_pool, ds: str, dpool, cache: dict, confidence, n_source: int, K: int):
+    """What the router sees for one dataset of a sweep (indexed by the item positions in the source)."""
+    if kind is None:
         return None
     if isinstance(inputs, Mapping):
         if ds not in inputs:
@@ -1323,12 +1389,41 @@ def _dataset_inputs(kind, inputs, from_pool, ds: str, dpool, cache: dict):
         return inputs[ds]
     if inputs is not None:
         return inputs
+    from . import routers as _routers
+
+    post = family is not None and _routers.FAMILIES[family]["regime"] == "post-inference"
+    if post and confidence is not None:
+        conf = np.asarray(confidence, dtype=float)
+        if conf.shape != (n_source, K):
+            raise ValueError(f"confidence for dataset {ds!r} must have shape [n={n_source}, K={K}] (one per item and model), got {conf.shape}")
+        if dpool is not None:
+            return _routers.router_inputs(dpool, embed="none", confidence=conf)
+        return _routers.RouterInputs(confidence=conf)
     if dpool is not None:
         if id(dpool) not in cache:
             cache[id(dpool)] = from_pool(dpool)
-        if cache[id(dpool)] is not None:
-            return cache[id(dpool)]
+        return cache[id(dpool)]
+    if post:
+        raise ValueError(f"router {family!r} needs confidence= (an [n, K] array of per-model confidences) or a pool whose answers give them")
     raise ValueError("the router needs inputs= (features, embeddings or RouterInputs per item): the data carry none")
+
+
+def _check_family_inputs(family, X, ds: str, C) -> None:
+    """A registry router that cannot run on a dataset's inputs is refused before any fit."""
+    if family is None:
+        return
+    from . import routers as _routers
+
+    if not isinstance(X, _routers.RouterInputs):
+        raise TypeError(
+            f"router {family!r} reads routers.RouterInputs (see routers.router_inputs); inputs for dataset {ds!r} are a "
+            f"{type(X).__name__}: pass RouterInputs, or an estimator / function for plain arrays"
+        )
+    why = _routers.missing_inputs(family, X, cost=C)
+    if why is not None:
+        if "confidence" in why:
+            why = "needs confidence= (an [n, K] array of per-model confidences), or a pool whose answers give them"
+        raise ValueError(f"router {family!r} cannot run on dataset {ds!r}: it {why}")
 
 
 # ====================================================================== the held-out sweep (App. J)
@@ -1419,6 +1514,37 @@ class PoolSweep:
         ratio = self.cells[self.cells["size"] == size].groupby("dataset", sort=False)["ratio"].mean()
         g.insert(3, "greedy_over_optimum", np.where(g["rule"] == "greedy", g["dataset"].map(ratio), np.nan))
         return g
+
+    def conversion(self, size: int = 2) -> pd.DataFrame:
+        """Does coverage convert into router gain? One row per dataset: at ``size``, the mean held-out
+        F_b of the greedy and the accuracy-ranked pools, the mean router gain over the anchor of each
+        (with the standard error of the greedy gain over folds), the share of the greedy pool's
+        coverage the router realises (mean gain / mean F_b; at most 1, since a router restricted to
+        the pool can gain over the anchor only on items it rescues), the share of folds with a
+        positive greedy gain, and ``corr``, the correlation between held-out F_b and router gain over
+        every routed pool of the dataset (all sizes, rules and folds; NaN when either is constant)."""
+        r = self.rules
+        if "router_gain" not in r or not r["router_gain"].notna().any():
+            raise ValueError("the sweep has no router gains: run pool_sweep with router=...")
+        if not (r["size"] == size).any():
+            raise ValueError(f"size={size} is not in the sweep's size grid")
+        routed = r[r["router_gain"].notna()]
+        rows = []
+        for ds, d in routed.groupby("dataset", sort=False):
+            at = d[d["size"] == size]
+            g, a = at[at["rule"] == "greedy"], at[at["rule"] == "accuracy"]
+            ok = d["test"].std() > 0 and d["router_gain"].std() > 0
+            rows.append({
+                "dataset": ds, "folds": int(g["fold"].nunique()),
+                "greedy_test": g["test"].mean(), "accuracy_test": a["test"].mean() if len(a) else np.nan,
+                "greedy_gain": g["router_gain"].mean(),
+                "greedy_gain_se": g["router_gain"].std(ddof=1) / np.sqrt(len(g)) if len(g) > 1 else np.nan,
+                "accuracy_gain": a["router_gain"].mean() if len(a) else np.nan,
+                "realised": g["router_gain"].mean() / g["test"].mean() if g["test"].mean() > 0 else np.nan,
+                "positive_folds": float((g["router_gain"] > 0).mean()) if len(g) else np.nan,
+                "corr": float(np.corrcoef(d["test"], d["router_gain"])[0, 1]) if ok else np.nan,
+            })
+        return pd.DataFrame(rows)
 
     def overview(self, size: int = 2, frac: float = 0.9) -> pd.DataFrame:
         """One row per dataset: items, K, folds, the share of cells with an exact optimum, the smallest
@@ -1539,7 +1665,7 @@ def _prefix_counts(cols: np.ndarray, orders: np.ndarray, Z: np.ndarray) -> np.nd
 
 
 def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test_fraction: float = 0.5,
-               anchor="best", by="dataset", tau=None, router=None, inputs=None, confidence=None, cost=None,
+               anchor="best", by="dataset", tau=None, router=None, inputs=None, confidence=None, embed: str = "auto", cost=None,
                baselines: Sequence[str] = ("accuracy", "diversity", "kmedoids", "dpp"),
                router_rules: Sequence[str] = ("greedy", "accuracy"), max_subsets: int = _DEFAULT_MAX_SUBSETS,
                max_nodes: int = 0, seed=0, progress: bool = False) -> PoolSweep:
@@ -1553,14 +1679,20 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
 
     ``data``: a Pool (split into datasets by the prompt column ``by``; k > 1 needs ``tau``), a
     mapping name -> Pool/bool matrix, or one bool[n, K] (``by`` may then be an array of labels).
-    ``router``: None (no router gain), ``"auto"`` (max-confidence when ``confidence`` [n, K] is
-    given, else ``routers.make_router("embed_knn")`` on ``routers.router_inputs(pool)``), a
+    ``router``: None (no router gain), ``"auto"`` (``routers.make_router("max_confidence")`` when
+    ``confidence`` [n, K] is given, else ``routers.make_router("embed_knn")``), any other
     ``routers.FAMILIES`` name, an estimator with fit(X, Y) / predict(X) -> member index (cloned per
     fit), or a function (X_cal, Y_cal, X_test) -> member index. It is fitted on the calibration part
-    restricted to the pool (anchor + members; Y = their outcomes) and its held-out accuracy minus the
-    anchor's is the router gain. With costs (``cost`` [n, K] or [K], else the pool's) the relative
-    cost of the pool (all members queried, as a confidence router must) and of the routed calls,
-    both over the anchor's, are reported.
+    restricted to the pool (anchor + members, in index order; Y = their outcomes, and per-member
+    inputs such as confidences restricted to the same columns) and predicts an index into those
+    columns; its held-out accuracy minus the anchor's is the router gain. A registry router sees
+    ``inputs`` if given, else ``routers.router_inputs(pool, embed=sweep_embedding(pool, embed))``
+    (``embed="cached"``: the pool's embeddings, MiniLM only from the cache, else TF-IDF + SVD);
+    post-inference families see the confidences (``confidence``, else the pool's answers).
+    ``settings["inputs"]`` records per dataset which embedding was used. With costs (``cost`` [n, K]
+    or [K], else the pool's) the relative cost of the pool (all members queried, as a confidence
+    router must) and of the routed calls, both over the anchor's, are reported; registry routers
+    are fitted with the members' costs (they choose by utility alone: lambda = 0).
     """
     n_folds = check_int(n_folds, "n_folds", minimum=1)
     n_random = check_int(n_random, "n_random", minimum=1)
@@ -1575,7 +1707,9 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
             raise ValueError(f"router_rules must be among {RULES}, got {r!r}")
     rng = as_rng(seed)
     parts = _split_datasets(data, by, tau)
-    kind, maker, from_pool = _resolve_router(router, confidence)
+    n_total = sum(p[3].size for p in parts)  # rows of the source that item positions index
+    kind, maker, from_pool, family = _resolve_router(router, confidence, embed)
+    sources: dict = {}
     input_cache: dict = {}
     cells, rules = [], []
     Ks, splits, items = {}, {}, {}
@@ -1584,8 +1718,13 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
     bar = tqdm(total=len(parts) * n_folds, desc="pool sweep", disable=not progress, leave=False)
     for ds, X, names, pos, dpool in parts:
         n, K = X.shape
-        ds_inputs = _dataset_inputs(kind, inputs, from_pool, ds, dpool, input_cache)
         ds_conf = confidence[ds] if isinstance(confidence, Mapping) else confidence
+        n_source = n if isinstance(data, Mapping) else n_total
+        ds_inputs = _dataset_inputs(kind, family, inputs, from_pool, ds, dpool, input_cache, ds_conf, n_source, K)
+        C = _dataset_costs(cost, ds, pos, n, K, dpool)
+        if kind is not None:
+            _check_family_inputs(family, ds_inputs, ds, C)
+            sources[ds] = getattr(ds_inputs, "source", type(ds_inputs).__name__)
         Ks[ds] = K
         if n < 2:
             raise ValueError(f"dataset {ds!r} has {n} item(s); a calibration/test split needs at least 2")
@@ -1662,7 +1801,6 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
         keys[np.arange(n_folds), :, anchors] = np.inf
         perm = np.argsort(keys, axis=2)[:, :, :smax]
         rcounts = _prefix_counts(cols, perm, Z[:, 1:2])[:, 0]  # [F, R, smax] test counts
-        C = _dataset_costs(cost, ds, pos, n, K, dpool)
         sets_by_rule = {}
         for s in grid:
             s = int(s)
@@ -1730,7 +1868,7 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
                     if kind is not None and rule in router_rules:
                         key = (f, pool_members)
                         if key not in gain_cache:
-                            gain_cache[key] = _router_gain(kind, maker, X, pos, ds_inputs, ds_conf, cal[f], T[f], b, pool_members, C)
+                            gain_cache[key] = _router_gain(kind, maker, X, pos, ds_inputs, cal[f], T[f], b, pool_members, C)
                         row["router_gain"], routed = gain_cache[key]
                         if C is not None:
                             row["routed_cost_ratio"] = routed
@@ -1740,6 +1878,7 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
     settings = {
         "n_folds": n_folds, "n_random": n_random, "test_fraction": test_fraction, "anchor": anchor, "tau": tau,
         "router": None if router is None else (router if isinstance(router, str) else type(router).__name__),
+        "router_family": family, "embed": embed, "inputs": sources,
         "baselines": tuple(baselines), "max_subsets": max_subsets, "max_nodes": max_nodes, "K": Ks,
     }
     cells_df = pd.concat(cells, ignore_index=True).sort_values(["dataset", "fold", "size"], kind="stable", key=_dataset_order(parts))
@@ -1779,26 +1918,32 @@ def _dataset_costs(cost, ds: str, pos: np.ndarray, n: int, K: int, dpool: Pool |
     return np.asarray(C, dtype=float)
 
 
-def _router_gain(kind, maker, X, pos, inputs, confidence, cal, test, b, pool, C):
+def _router_gain(kind, maker, X, pos, inputs, cal, test, b, pool, C):
     """Held-out accuracy of the router restricted to ``pool`` minus the anchor's, and the routed cost
-    ratio (mean cost of the called members over the anchor's) when costs exist."""
+    ratio (mean cost of the called members over the anchor's) when costs exist.
+
+    The router is fitted on the calibration items with Y = the outcomes of the pool's members
+    (column j = member ``pool[j]``; per-member inputs restricted the same way) and predicts, for
+    each test item, an index into those columns. Registry routers also get the members' costs."""
     members = np.asarray(pool, dtype=np.int64)
     ci, ti = np.flatnonzero(cal), np.flatnonzero(test)
-    if kind == "confidence":
-        choice = max_confidence_choice(np.asarray(confidence)[pos[ti]], members)
-    else:
-        Xc, Xt = _take(inputs, pos[ci]), _take(inputs, pos[ti])
-        Y = X[np.ix_(ci, members)].astype(float)
-        if kind == "estimator":
-            r = maker()
-            r.fit(Xc, Y)
-            choice = np.asarray(r.predict(Xt))
+    K = X.shape[1]
+    Xc = _member_columns(_take(inputs, pos[ci]), members, K)
+    Xt = _member_columns(_take(inputs, pos[ti]), members, K)
+    Y = X[np.ix_(ci, members)].astype(float)
+    if kind in ("registry", "estimator"):
+        r = maker()
+        if kind == "registry" and C is not None:
+            r.fit(Xc, Y, cost=C[np.ix_(ci, members)])
         else:
-            choice = np.asarray(maker(Xc, Y, Xt))
-        if choice.shape != (ti.size,) or not np.issubdtype(choice.dtype, np.integer) or choice.min() < 0 or choice.max() >= members.size:
-            raise ValueError(
-                f"the router must return one member index in [0, {members.size}) per test item; got shape {choice.shape}"
-            )
+            r.fit(Xc, Y)
+        choice = np.asarray(r.predict(Xt))
+    else:
+        choice = np.asarray(maker(Xc, Y, Xt))
+    if choice.shape != (ti.size,) or not np.issubdtype(choice.dtype, np.integer) or choice.min() < 0 or choice.max() >= members.size:
+        raise ValueError(
+            f"the router must return one member index in [0, {members.size}) per test item; got shape {choice.shape}"
+        )
     picked = members[choice]
     gain = float(X[ti, picked].mean() - X[ti, b].mean())
     routed = np.nan

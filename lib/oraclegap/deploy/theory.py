@@ -1,0 +1,214 @@
+"""Theory checked on fitted routers: the routing identity and the recoverability asymmetry.
+
+Two exact statements about *any* per-prompt choice, here applied to routers fitted through
+:mod:`oraclegap.deploy.routers` on a calibration part and committing one member per test prompt:
+
+* the routing identity of arXiv 2609.32996 (Prop. 2): at every threshold tau,
+  C_orac(tau) - C_r(tau) = D(tau) e_D(r, tau), where D is the share of disagreement prompts
+  (some member covers the prompt, another does not) and e_D the share of them on which the router
+  picked a member below tau (:func:`routing_identity`);
+* the recoverability asymmetry of arXiv 2607.03436 (Thm 2): a single-commit router, whose choice
+  does not depend on the draw it is scored on, scores mean_i p_{i r(i)} <= O_repro =
+  mean_i max_m p_im in expectation, whatever the joint law of the members' draws (a); best-of-K on
+  the per-prompt maximiser, with K = M fresh draws (the single-draw oracle's budget), scores
+  mean_i [1 - (1 - max_m p_im)^M] >= mean_i [1 - prod_m (1 - p_im)], the single-draw oracle of an
+  *independent* pool (b) -- not necessarily that of a dependent pool (:func:`recoverability`).
+
+:func:`coupled_draws` samples Bernoulli(p_im) draws under three joint laws with identical
+marginals -- independent, comonotone (one uniform per prompt and draw shared by all members:
+maximal positive dependence, under which the single-draw oracle equals O_repro) and antithetic
+(the shared uniform shifted by m/M for member m: negative dependence, which raises the
+single-draw oracle towards the Frechet upper bound min(1, sum_m p_im)) -- so the cap can be seen
+not to depend on the law while the single-draw oracle does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from .._validate import as_rng, check_int, check_prob
+from ..pool import Pool
+from ..stats.coverage import routing_account
+from .features import RouterInputs, router_inputs
+from .routers import make_router
+
+__all__ = [
+    "COUPLINGS",
+    "FittedChoices",
+    "fit_choices",
+    "routing_identity",
+    "coupled_draws",
+    "Recoverability",
+    "recoverability",
+]
+
+#: Joint laws of the members' draws in :func:`coupled_draws` (same Bernoulli(p_im) marginals).
+COUPLINGS = ("independent", "comonotone", "antithetic")
+
+
+@dataclasses.dataclass(frozen=True)
+class FittedChoices:
+    """Routers fitted on the prompts ``cal`` and the member each commits to on the prompts ``test``
+    (``choices[family]`` int[len(test)], positions in the pool's policy order)."""
+
+    cal: np.ndarray
+    test: np.ndarray
+    choices: dict
+    source: str
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({f: c for f, c in self.choices.items()}, index=pd.Index(self.test, name="prompt"))
+
+
+def _targets(pool: Pool) -> np.ndarray:
+    """Per-policy training targets: correctness (k = 1) or success rates c_im / k (k > 1)."""
+    return pool.verdicts[:, :, 0].astype(float) if pool.k == 1 else pool.rates()
+
+
+def fit_choices(pool: Pool, families, *, test_fraction: float = 0.5, seed=0, embed: str = "auto",
+                inputs: RouterInputs | None = None) -> FittedChoices:
+    """Fit each router family on a random calibration part of ``pool`` (targets: correctness at
+    k = 1, success rates at k > 1; the pool's costs when it has them) and record the member it
+    commits to on every remaining (test) prompt. ``inputs`` default to
+    ``routers.router_inputs(pool, embed=embed)``."""
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    fams = [families] if isinstance(families, str) else list(families)
+    if not fams:
+        raise ValueError("families must name at least one router family")
+    test_fraction = check_prob(test_fraction, "test_fraction", open_low=True, open_high=True)
+    n = pool.n_prompts
+    if n < 2:
+        raise ValueError(f"the pool has {n} prompt(s); a calibration/test split needs at least 2")
+    m = min(max(int(round(test_fraction * n)), 1), n - 1)
+    perm = as_rng(seed).permutation(n)
+    test, cal = np.sort(perm[:m]), np.sort(perm[m:])
+    X = router_inputs(pool, embed=embed) if inputs is None else inputs
+    if not isinstance(X, RouterInputs) or len(X) != n:
+        raise ValueError(f"inputs must be RouterInputs with one row per prompt ({n})")
+    Y = _targets(pool)
+    cost = None if pool.cost is None else pool.cost[cal]
+    Xc, Xt = X.take(cal), X.take(test)
+    choices = {f: np.asarray(make_router(f).fit(Xc, Y[cal], cost=cost).predict(Xt), dtype=np.int64) for f in fams}
+    return FittedChoices(cal, test, choices, X.source)
+
+
+def routing_identity(pool: Pool, fitted: FittedChoices, taus) -> pd.DataFrame:
+    """The routing identity on the test prompts, one row per (family, tau): C_orac, the best
+    member's coverage C_best, the router's C_r, D, e_D, L, the break-even error L/D, the gain
+    C_r - C_best, and the residual (C_orac - C_r) - D e_D (zero up to rounding for any choice)."""
+    counts = pool.counts()[fitted.test]
+    rows = []
+    for fam, ch in fitted.choices.items():
+        for tau in np.atleast_1d(np.asarray(taus, dtype=float)):
+            a = routing_account(counts, ch, float(tau), k=pool.k)
+            rows.append({"family": fam, "tau": float(tau), "k": pool.k, "oracle": a.oracle, "best": a.best, "routed": a.routed,
+                         "D": a.D, "e_D": a.e_D, "L": a.L, "break_even": a.break_even, "gain": a.gain,
+                         "residual": a.identity_residual})
+    return pd.DataFrame(rows)
+
+
+def coupled_draws(p, k: int, coupling: str = "independent", seed=0) -> np.ndarray:
+    """Draws R bool[n, M, k] with R_imj ~ Bernoulli(p_im) under a joint law across members.
+
+    ``"independent"``: R_imj = 1[U_imj < p_im] with every U independent uniform; ``"comonotone"``:
+    R_imj = 1[U_ij < p_im], one uniform per prompt and draw shared by all members; ``"antithetic"``:
+    R_imj = 1[frac(U_ij + m / M) < p_im], the shared uniform shifted per member. Each U (shifted or
+    not) is uniform, so every marginal is Bernoulli(p_im); draws j are independent."""
+    p = np.asarray(p, dtype=float)
+    if p.ndim != 2 or 0 in p.shape or np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError(f"p must be a non-empty [n, M] array of probabilities in [0, 1], got shape {p.shape}")
+    k = check_int(k, "k", minimum=1)
+    if coupling not in COUPLINGS:
+        raise ValueError(f"coupling must be one of {COUPLINGS}, got {coupling!r}")
+    rng = as_rng(seed)
+    n, M = p.shape
+    if coupling == "independent":
+        U = rng.random((n, M, k))
+    else:
+        U = np.broadcast_to(rng.random((n, 1, k)), (n, M, k))
+        if coupling == "antithetic":
+            U = np.mod(U + (np.arange(M) / M)[None, :, None], 1.0)
+    return U < p[:, :, None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Recoverability:
+    """Thm 2 of 2607.03436 on the test prompts of a simulated pool with known rates p.
+
+    ``scores``: one row per (router, coupling) with the committed expected score mean_i p_{i r(i)}
+    (``committed``), the mean of ``n_fresh`` fresh draws of the committed member under that coupling
+    (``fresh``, with its standard error ``se``), and best-of-K on the router's own choice
+    (``best_of_K_choice``, closed form). Routers: the fitted families and ``"maximiser"``, the
+    per-prompt argmax of p (not deployable: it attains the cap). Scalars on the same prompts:
+    ``O_repro``, ``O_exp_independent`` (1 - prod_m (1 - p_im), averaged), ``best_of_K`` (closed form)
+    with its fresh-draw estimate and s.e., and ``O_exp`` per coupling (the seed-aligned single-draw
+    oracle on the fresh draws, mean_ij max_m R_imj, with its s.e.).
+    """
+
+    K: int
+    n_test: int
+    n_fresh: int
+    O_repro: float
+    O_exp_independent: float
+    best_of_K: float
+    best_of_K_fresh: float
+    best_of_K_se: float
+    O_exp: dict
+    O_exp_se: dict
+    scores: pd.DataFrame
+    source: str
+
+    def frame(self) -> pd.DataFrame:
+        return self.scores
+
+
+def _mean_se(x: np.ndarray) -> tuple[float, float]:
+    """Mean of 0/1 outcomes and a conservative s.e., sqrt(m (1 - m) / N) (>= the s.e. of a mean of
+    independent Bernoulli variables with unequal p and the same mean)."""
+    m = float(x.mean())
+    return m, float(np.sqrt(m * (1 - m) / x.size))
+
+
+def recoverability(pool: Pool, p, families, *, n_fresh: int = 400, K: int | None = None, test_fraction: float = 0.5,
+                   seed=0, embed: str = "auto") -> Recoverability:
+    """Fit ``families`` on a calibration part of ``pool`` (whose draws follow the known rates ``p``
+    [n, M]), then on the test prompts compare every committed choice with O_repro, scoring it on
+    ``n_fresh`` fresh draws under each of :data:`COUPLINGS`, and best-of-K (K = M by default, the
+    single-draw oracle's budget) on the per-prompt maximiser with the independent-pool oracle.
+    ``n_fresh`` must be a multiple of K (fresh draws are grouped into best-of-K replicates)."""
+    p = np.asarray(p, dtype=float)
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    if p.shape != pool.shape[:2]:
+        raise ValueError(f"p must have the pool's shape [n={pool.n_prompts}, M={pool.n_policies}], got {p.shape}")
+    M = p.shape[1]
+    K = M if K is None else check_int(K, "K", minimum=1)
+    n_fresh = check_int(n_fresh, "n_fresh", minimum=K)
+    if n_fresh % K:
+        raise ValueError(f"n_fresh={n_fresh} must be a multiple of K={K} (fresh draws form best-of-K replicates)")
+    rng = as_rng(seed)
+    fitted = fit_choices(pool, families, test_fraction=test_fraction, seed=rng, embed=embed)
+    pt = p[fitted.test]
+    n = pt.shape[0]
+    top = pt.argmax(axis=1)
+    choices = {**fitted.choices, "maximiser": top}
+    rows, O_exp, O_se = [], {}, {}
+    for coupling in COUPLINGS:
+        F = coupled_draws(pt, n_fresh, coupling, rng)  # [n, M, n_fresh]
+        O_exp[coupling], O_se[coupling] = _mean_se(F.any(axis=1))
+        if coupling == "independent":
+            B = F[np.arange(n), top].reshape(n, n_fresh // K, K).any(axis=2)  # best-of-K replicates of the maximiser
+            bok_fresh, bok_se = _mean_se(B)
+        for fam, ch in choices.items():
+            fresh, se = _mean_se(F[np.arange(n), ch])
+            committed = pt[np.arange(n), ch]
+            rows.append({"router": fam, "coupling": coupling, "committed": float(committed.mean()), "fresh": fresh, "se": se,
+                         "best_of_K_choice": float((1 - (1 - committed) ** K).mean())})
+    return Recoverability(
+        K, n, n_fresh, float(pt.max(axis=1).mean()), float((1 - np.prod(1 - pt, axis=1)).mean()),
+        float((1 - (1 - pt.max(axis=1)) ** K).mean()), bok_fresh, bok_se, O_exp, O_se, pd.DataFrame(rows), fitted.source,
+    )
