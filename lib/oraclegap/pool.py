@@ -416,6 +416,103 @@ class Pool:
             ptab[col] = df[col].to_numpy()
         return cls(v[:, :, None], ptab, pd.DataFrame({"name": [str(m) for m in models]}), None, None, None, "unknown", dict(meta or {}))
 
+    # ======================================================== from_store (rollout stores, issue 12)
+    # One self-contained block: reads a store written by oraclegap.rollouts through the
+    # ground-floor helper oraclegap._store (schema, shard checks, completeness).
+    @classmethod
+    def from_store(cls, path) -> Pool:
+        """The pool in a rollout store written by :func:`oraclegap.rollouts.generate`.
+
+        ``verdicts[i, m, j]`` is the stored verdict of response j of policy m to prompt i
+        (prompts in prompt-file order, policies in manifest order); ``answers`` holds the
+        parsed answers ("" where none could be parsed, which counts as wrong). Every
+        (prompt, policy, sample) key must be present exactly once: a store with missing or
+        doubled chunks is refused with the missing cells (or the doubled shards) named. The
+        alignment is ``"seed-aligned"`` when draw j of prompt i used the same sampling seed
+        under every policy, else ``"independent"``. ``meta`` carries the sampling settings and,
+        as nested lists [n][M][k], the per-response ``confidence`` (mean token log-probability;
+        None for an empty completion), ``completion_tokens`` and ``seeds``, plus per-policy counts of
+        parse failures and of responses cut at ``max_tokens``.
+        """
+        from . import _store
+
+        data = _store.read_store(path)
+        where = f"rollout store {str(path)!r}"
+        if data.duplicates:
+            first = sorted(data.duplicates.items())[:3]
+            raise ValueError(
+                f"{where} has chunks written more than once ({len(data.duplicates)}), e.g. "
+                + "; ".join(f"chunk {c}: {names}" for c, names in first)
+                + " -- overlapping workers ran; delete all but one shard of each such chunk"
+            )
+        names = data.policy_names
+        ids = [r["id"] for r in data.prompts]
+        n, M, k = len(ids), len(names), data.k
+        if data.missing_chunks:
+            cells = data.missing_cells()
+            per = pd.Series([m for _, m in cells]).value_counts().reindex(names, fill_value=0)
+            raise ValueError(
+                f"{where} is incomplete: {len(cells)} of {n * M} (prompt, policy) cells are missing, e.g. "
+                f"{cells[:5]}; missing per policy: {per.to_dict()}; rerun the same command to fill them"
+            )
+        df = data.responses
+        pi = pd.Index(ids).get_indexer(df["prompt_id"].astype(str))
+        mi = pd.Index(names).get_indexer(df["policy"].astype(str))
+        ji = df["sample"].to_numpy(dtype=np.int64)
+        verdicts = np.zeros((n, M, k), dtype=bool)
+        verdicts[pi, mi, ji] = df["correct"].to_numpy(dtype=bool)
+        answers = np.full((n, M, k), "", dtype=object)
+        answers[pi, mi, ji] = df["answer"].fillna("").astype(str).to_numpy()
+        conf = np.full((n, M, k), np.nan)
+        conf[pi, mi, ji] = df["mean_logprob"].to_numpy(dtype=float)
+        toks = np.zeros((n, M, k), dtype=np.int64)
+        toks[pi, mi, ji] = df["completion_tokens"].to_numpy(dtype=np.int64)
+        seeds = np.zeros((n, M, k), dtype=np.int64)
+        seeds[pi, mi, ji] = df["seed"].to_numpy(dtype=np.int64)
+        alignment = "seed-aligned" if bool((seeds == seeds[:, :1, :]).all()) else "independent"
+        ptab = pd.DataFrame(
+            {
+                "id": ids,
+                "text": [r["prompt"] for r in data.prompts],
+                "dataset": [r.get("dataset") for r in data.prompts],
+                "split": [r.get("split") for r in data.prompts],
+                "answer": [r["answer"] for r in data.prompts],
+            }
+        )
+        for col in sorted({c for r in data.prompts for c in r} - set(ptab.columns) - {"prompt"}):
+            ptab[col] = [r.get(col) for r in data.prompts]
+        ident = data.identity
+        mtab = pd.DataFrame(
+            {
+                "name": names,
+                "base": ident["model"].get("name"),
+                "recipe": ["lora adapter" if p.get("adapter_sha256") else "base model" for p in ident["policies"]],
+                "adapter_sha256": [p.get("adapter_sha256") for p in ident["policies"]],
+            }
+        )
+        per_policy = lambda mask: {m: int(mask[:, j].sum()) for j, m in enumerate(names)}  # noqa: E731
+        parse_fail = np.zeros((n, M, k), dtype=bool)
+        parse_fail[pi, mi, ji] = ~df["parsed"].to_numpy(dtype=bool)
+        cut = np.zeros((n, M, k), dtype=bool)
+        cut[pi, mi, ji] = (df["finish_reason"].astype(str) == "length").to_numpy()
+        meta = {
+            "source": "rollout store",
+            "store": str(path),
+            "task": ident["task"]["name"],
+            "sampling": dict(ident["sampling"]),
+            "backend": dict(ident["backend"]),
+            "model_sha256": ident["model"].get("sha256"),
+            "confidence": np.where(np.isnan(conf), None, conf).tolist(),
+            "confidence_definition": "mean log-probability of the generated tokens under the model (temperature 1, no top-p)",
+            "completion_tokens": toks.tolist(),
+            "seeds": seeds.tolist(),
+            "parse_failures": per_policy(parse_fail.sum(axis=2)),
+            "cut_at_max_tokens": per_policy(cut.sum(axis=2)),
+        }
+        return cls(verdicts, ptab, mtab, answers.astype(str), None, None, alignment, meta)
+
+    # ======================================================== end of from_store block (issue 12)
+
     # ------------------------------------------------------------------ persistence
     def save(self, path, overwrite: bool = False) -> Path:
         """Write the pool as a directory (atomic: written beside, then moved into place)."""

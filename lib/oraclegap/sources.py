@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import _store, datasets
 from .pool import Pool
 
 __all__ = ["open_pool"]
@@ -21,7 +21,7 @@ __all__ = ["open_pool"]
 def open_pool(spec) -> Pool:
     """Resolve a pool reference to a :class:`Pool`.
 
-    ``spec`` may be a Pool (returned as is), a pool directory, a ``.npy`` verdict array
+    ``spec`` may be a Pool (returned as is), a pool directory, a rollout store, a ``.npy`` verdict array
     [n, M, k] (or [n, M] for k = 1), ``FILE.npz:KEY`` (a numeric array; object arrays are never
     unpickled), a wide ``.csv`` (items x models of 0/1, an ``id`` column optional), or a name in
     the :mod:`oraclegap.datasets` registry. The CLI's POOL argument and the chapters' ``POOL``
@@ -33,6 +33,8 @@ def open_pool(spec) -> Pool:
         raise ValueError("POOL must be a non-empty path or name")
     path = Path(spec)
     if path.is_dir():
+        if _store.is_store(path):  # a rollout store (oraclegap.rollouts): every key present exactly once
+            return Pool.from_store(path)
         return Pool.load(path)
     if ":" in spec and not path.exists():
         file, key = spec.rsplit(":", 1)
