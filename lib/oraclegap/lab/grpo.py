@@ -183,11 +183,13 @@ def train(
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
                 opt.step()
-            sched.step()
+                sched.step()  # the warm-up counts updates
             if on_step is not None and (step + 1) % 10 == 0:
                 on_step(10)
             if (step + 1) % 20 == 0:
                 bar.set_postfix(reward=f"{np.mean(rewards_log[-20:]):.3f}")
+        if on_step is not None and rec.steps % 10:
+            on_step(rec.steps % 10)
         model.eval()
         wall = time.perf_counter() - t0
     finally:
@@ -213,12 +215,13 @@ def train(
 def save_adapter(model, out_dir, log: dict, adapter_name: str = "default") -> Path:
     """Save one adapter of a peft model (atomic) with its ``training_log.json``."""
     with atomic_dir(out_dir) as tmp:
-        model.save_pretrained(tmp, selected_adapters=[adapter_name])
+        model.save_pretrained(tmp, selected_adapters=[adapter_name], save_embedding_layers=False)
         sub = tmp / adapter_name if adapter_name != "default" else tmp
         if sub != tmp:  # peft nests non-default adapters in a sub-folder; keep one flat directory
             for f in sub.iterdir():
                 f.rename(tmp / f.name)
             sub.rmdir()
+        (tmp / "README.md").unlink(missing_ok=True)  # peft's empty model card
         cfg_path = tmp / "adapter_config.json"
         cfg = json.loads(cfg_path.read_text())
         cfg["base_model_name_or_path"] = log.get("base_name", cfg.get("base_model_name_or_path"))

@@ -52,8 +52,8 @@ class Arch:
 
 
 BASES: dict[str, Arch] = {
-    "main": Arch(hidden=96, layers=4, heads=4, mlp=256),
-    "small": Arch(hidden=64, layers=3, heads=4, mlp=160),
+    "main": Arch(hidden=64, layers=3, heads=4, mlp=160),
+    "small": Arch(hidden=32, layers=2, heads=4, mlp=96),
 }
 
 

@@ -124,6 +124,8 @@ def _pretrain(cfg, exclude, progress, callback, on_step):
             model.eval()
             callback(step + 1, model)
             model.train()
+    if on_step is not None and cfg.steps % 10:
+        on_step(cfg.steps % 10)
     model.eval()
     log = {"config": cfg.to_dict(), "loss_every_25": losses, "wall_s": time.perf_counter() - t0}
     return model, tok, log

@@ -32,8 +32,8 @@ __all__ = [
     "check_pool_hashes",
 ]
 
-LIGHT = Recipe(name="light", steps=150, n_prompts=400, rank=16, alpha=32, lr=2e-3)
-STRONGER = Recipe(name="stronger", steps=450, n_prompts=None, rank=64, alpha=128, lr=2e-3)
+LIGHT = Recipe(name="light", steps=150, n_prompts=400, rank=16, alpha=32, lr=5e-4)
+STRONGER = Recipe(name="stronger", steps=450, n_prompts=None, rank=64, alpha=128, lr=5e-4)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,11 +124,7 @@ def full_config() -> LabConfig:
         TrainSpec("secondary-stronger", "main", "secondary", STRONGER, seeds2),
         TrainSpec("small-primary-light", "small", "primary", LIGHT, seeds5),
     )
-    soups = (
-        SoupSpec("primary-light-soup", "primary-light"),
-        SoupSpec("secondary-light-soup", "secondary-light"),
-        SoupSpec("small-primary-light-soup", "small-primary-light"),
-    )
+    soups = (SoupSpec("primary-light-soup", "primary-light"), SoupSpec("secondary-light-soup", "secondary-light"))
     members = {t.name: tuple(t.members) for t in train}
     main_all = (
         members["primary-light"]
@@ -138,23 +134,15 @@ def full_config() -> LabConfig:
         + ("primary-light-soup", "secondary-light-soup")
     )
     samples = (
+        # every main-base policy on the union of both tasks' validation and test prompts (chapters 02-03)
         SampleSpec("cross", "main", ("primary", "secondary"), ("validation", "test"), main_all, 16),
-        SampleSpec("primary-extra", "main", ("primary",), ("extra_test",), members["primary-light"] + ("primary-light-soup",), 16),
-        SampleSpec("primary-k64", "main", ("primary",), ("test",), members["primary-light"] + ("primary-light-soup",), 64),
-        SampleSpec(
-            "secondary-k64", "main", ("secondary",), ("test",), members["secondary-light"] + ("secondary-light-soup",), 64
-        ),
-        SampleSpec(
-            "small", "small", ("primary",), ("validation", "test"), members["small-primary-light"] + ("small-primary-light-soup",), 16
-        ),
+        # the replications of Table A12: extra prompts, 64 responses, the smaller base
+        SampleSpec("primary-extra", "main", ("primary",), ("extra_test",), members["primary-light"], 16),
+        SampleSpec("primary-k64", "main", ("primary",), ("test",), members["primary-light"], 64),
+        SampleSpec("secondary-k64", "main", ("secondary",), ("test",), members["secondary-light"], 64),
+        SampleSpec("small", "small", ("primary",), ("validation", "test"), members["small-primary-light"], 16),
     )
-    pools = {
-        "cross": ("cross",),
-        "primary-extra": ("primary-extra",),
-        "primary-k64": ("primary-k64",),
-        "secondary-k64": ("secondary-k64",),
-        "small": ("small",),
-    }
+    pools = {s.name: (s.name,) for s in samples}
     return LabConfig("full", 0, bases, train, soups, samples, pools)
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -171,7 +170,7 @@ TASKS: dict[str, TaskFamily] = {
         n_extra_test=361,
         n_train=1200,
     ),
-    "secondary": TaskFamily("secondary", "MathVista", (_bmax, _bmin, _bsum, _brange, _bcount, _pie), n_train=366),
+    "secondary": TaskFamily("secondary", "MathVista", (_bmax, _bmin, _bsum, _brange, _bcount, _pie), n_train=1200),
 }
 
 
@@ -247,16 +246,24 @@ def stream(tasks, weights, seed: int, exclude) -> Iterator[tuple[str, str, int]]
         yield fam.name, text, ans
 
 
-_INT = re.compile(r"-?\d+")
-
-
 def parse_integer(response: str) -> str:
-    """The answer a response gives: its first integer (as text), or ``""`` when it has none."""
-    m = _INT.search(response)
-    return m.group(0) if m else ""
+    """The answer a response gives under the rollouts ``integer`` task: its last integer (``""`` when none)."""
+    from ..rollouts.verify import extract_integer
+
+    got = extract_integer(response)
+    return "" if got is None else got
 
 
 def reward(response: str, answer) -> float:
-    """Verifier reward: 1.0 when the response's first integer equals ``answer``, else 0.0."""
-    got = parse_integer(response)
-    return float(got != "" and int(got) == int(answer))
+    """Verifier reward: 1.0 when the rollouts ``integer`` task judges ``response`` correct for ``answer``, else 0.0.
+
+    Training and evaluation share one verifier (:func:`oraclegap.rollouts.get_task`), so the
+    GRPO reward is exactly the verdict stored in the pools.
+    """
+    return float(_INTEGER_TASK().verdict(response, str(int(answer))).correct)
+
+
+def _INTEGER_TASK():
+    from ..rollouts import get_task
+
+    return get_task("integer")

@@ -33,7 +33,6 @@ import pandas as pd
 from .._validate import check_int
 from ..pool import Pool
 from .grpo import Recipe, RunConfig
-from .model import atomic_dir
 from .pretrain import PretrainConfig, config_hash
 from .recipes import LabConfig, SampleSpec, full_config
 
@@ -46,12 +45,15 @@ __all__ = [
     "embed_prompts",
     "stack_prompts",
     "load_pool",
+    "response_arrays",
+    "save_pool",
+    "retrain",
     "LAB_TASK",
 ]
 
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT_OUT = REPO / "data" / "lab"
-LAB_TASK = "lab-integer"  # the rollouts task the lab registers: the prompt verbatim, integer verifier
+LAB_TASK = "integer"  # the rollouts task: the prompt verbatim, last integer, exact integer match
 
 
 def file_hash(path) -> str:
@@ -261,18 +263,19 @@ def _stage_soups(cfg: LabConfig, out: Path, fresh: bool) -> dict:
 def _sample_job(job: dict, report) -> dict:
     import torch
 
-    from . import rollouts_task
-
-    torch.set_num_threads(1)
-    rollouts_task.register()
     from ..rollouts import generate
 
-    generate(
-        model=job["base_dir"], prompts=job["prompts"], task=LAB_TASK, k=job["k"], temperature=job["temperature"],
-        top_p=1.0, max_tokens=job["max_tokens"], seed=job["seed"], adapters=job["adapters"],
-        include_base=job["include_base"], out=job["store"], backend="transformers", worker=tuple(job["worker"]),
-        batch_size=job["batch_size"], device="cpu", progress=False,
-    )
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread per job: the same responses whatever the machine
+    try:
+        generate(
+            model=job["base_dir"], prompts=job["prompts"], task=LAB_TASK, k=job["k"], temperature=job["temperature"],
+            top_p=1.0, max_tokens=job["max_tokens"], seed=job["seed"], adapters=job["adapters"],
+            include_base=job["include_base"], out=job["store"], backend="transformers", worker=tuple(job["worker"]),
+            batch_size=job["batch_size"], device="cpu", progress=False,
+        )
+    finally:
+        torch.set_num_threads(old)
     report(1)
     return {"store": job["store"], "worker": job["worker"]}
 
@@ -394,28 +397,73 @@ def policy_table(out: Path, names: list[str], base: str) -> pd.DataFrame:
     return df
 
 
+RESPONSES_FILE = "responses.npz"
+PER_RESPONSE = ("confidence", "completion_tokens")
+
+
+def _split_meta(pool: Pool) -> tuple[Pool, dict[str, np.ndarray]]:
+    """Move the store's per-response lists out of ``meta`` into compact arrays (seeds follow the recorded rule)."""
+    import dataclasses
+
+    meta = dict(pool.meta)
+    arrays = {}
+    conf = meta.pop("confidence", None)
+    if conf is not None:
+        arrays["confidence"] = np.array([[[np.nan if x is None else x for x in cell] for cell in row] for row in conf], dtype=np.float32)
+    toks = meta.pop("completion_tokens", None)
+    if toks is not None:
+        arrays["completion_tokens"] = np.asarray(toks, dtype=np.int16)
+    seeds = meta.pop("seeds", None)
+    if seeds is not None:
+        from ..rollouts.generate import SEED_RULE, draw_seed
+
+        sd = np.asarray(seeds, dtype=np.int64)
+        base_seed = int(meta.get("sampling", {}).get("seed", 0))
+        ids = pool.prompt_ids
+        expect = np.array([draw_seed(base_seed, pid, 0) for pid in ids], dtype=np.int64)
+        if not (sd == expect[:, None, None] + np.arange(pool.k)[None, None, :]).all():
+            raise RuntimeError("stored draw seeds do not follow the rollouts seed rule")
+        meta["seed_rule"] = SEED_RULE
+    return dataclasses.replace(pool, meta=meta), arrays
+
+
+def save_pool(pool: Pool, path, arrays: dict[str, np.ndarray]) -> Path:
+    """``Pool.save`` plus the per-response arrays (confidence float32, completion tokens int16) in ``responses.npz``."""
+    path = Path(pool.save(path, overwrite=True))
+    tmp = path / f".{RESPONSES_FILE}.tmp.npz"
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path / RESPONSES_FILE)
+    return path
+
+
 def _stage_pools(cfg: LabConfig, out: Path, tasks: pd.DataFrame) -> dict:
+    import dataclasses
+
     specs = {s.name: s for s in cfg.samples}
     made = {}
     for pool_name, sample_names in cfg.pools.items():
-        parts = []
+        parts, extras = [], []
         for s in sample_names:
-            spec = specs[s]
             p = Pool.from_store(out / "build" / "stores" / s)
-            order = _policy_names(spec)
-            p = p.select(policies=order)
+            if p.policy_names != _policy_names(specs[s]):
+                raise RuntimeError(f"store {s!r} holds policies {p.policy_names}, expected {_policy_names(specs[s])}")
+            p, arr = _split_meta(p)
             parts.append(p)
+            extras.append(arr)
         base = specs[sample_names[0]].base
         pool = stack_prompts(parts)
+        arrays = {k: np.concatenate([e[k] for e in extras], axis=0) for k in extras[0]}
         emb = embed_prompts(out / "models" / base, pool.prompts["text"].tolist())
         pol = policy_table(out, pool.policy_names, base)
         meta = dict(pool.meta)
-        meta["lab"] = {"pool": pool_name, "config": cfg.name, "config_hash": cfg.hash(), "samples": list(sample_names),
-                       "base_model": f"models/{base}", "embeddings": "base model final hidden state, mean over prompt tokens"}
-        import dataclasses
-
+        meta["lab"] = {
+            "pool": pool_name, "config": cfg.name, "config_hash": cfg.hash(), "samples": list(sample_names),
+            "base_model": f"models/{base}", "embeddings": "base model final hidden state, mean over prompt tokens",
+            "per_response_arrays": {k: f"{RESPONSES_FILE}:{k}" for k in arrays},
+        }
+        meta.pop("store", None)
         pool = dataclasses.replace(pool, policies=pol, embeddings=emb, meta=meta)
-        pool.save(out / "pools" / pool_name, overwrite=True)
+        save_pool(pool, out / "pools" / pool_name, arrays)
         made[pool_name] = list(pool.shape)
     return made
 
@@ -479,10 +527,77 @@ def build(config: LabConfig | None = None, out=None, workers: int | None = None,
 
 
 def load_pool(name: str, lab_dir=None) -> Pool:
-    """A committed lab pool by name (``cross``, ``primary-extra``, ``primary-k64``, ``secondary-k64``, ``small``)."""
+    """A lab pool by name (``cross``, ``primary-extra``, ``primary-k64``, ``secondary-k64``, ``small``), or a pool directory.
+
+    The per-response confidences (mean token log-probability) and completion token counts are
+    put back into ``meta`` as nested lists [n][M][k], as :meth:`Pool.from_store` gives them
+    (``None`` where a completion was empty).
+    """
     lab_dir = Path(lab_dir) if lab_dir is not None else DEFAULT_OUT
-    path = lab_dir / "pools" / name
+    path = Path(name) if Path(name).is_dir() and (Path(name) / "manifest.json").is_file() else lab_dir / "pools" / name
     if not path.is_dir():
         have = sorted(p.name for p in (lab_dir / "pools").iterdir()) if (lab_dir / "pools").is_dir() else []
         raise ValueError(f"no lab pool {name!r} in {str(lab_dir)!r}; available: {have or '(none; run make lab)'}")
-    return Pool.load(path)
+    pool = Pool.load(path)
+    if (path / RESPONSES_FILE).is_file():
+        import dataclasses
+
+        meta = dict(pool.meta)
+        with np.load(path / RESPONSES_FILE, allow_pickle=False) as z:
+            if "confidence" in z.files:
+                c = z["confidence"].astype(float)
+                meta["confidence"] = np.where(np.isnan(c), None, c).tolist()
+            if "completion_tokens" in z.files:
+                meta["completion_tokens"] = z["completion_tokens"].astype(int).tolist()
+        pool = dataclasses.replace(pool, meta=meta)
+    return pool
+
+
+def response_arrays(name: str, lab_dir=None) -> dict[str, np.ndarray]:
+    """The per-response arrays of a lab pool: ``confidence`` float [n, M, k] (NaN: empty) and ``completion_tokens``."""
+    lab_dir = Path(lab_dir) if lab_dir is not None else DEFAULT_OUT
+    path = Path(name) if Path(name).is_dir() else lab_dir / "pools" / name
+    with np.load(path / RESPONSES_FILE, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def retrain(pool: str = "primary-light", seeds=(101, 102), *, steps: int | None = None, splits=("test",), k: int = 16,
+            out=None, lab_dir=None, workers: int | None = None, include_base: bool = True, progress: bool = True,
+            echo: Callable[[str], None] | None = print) -> Pool:
+    """Retrain one training pool of the full lab with new ``seeds`` from the committed base model, and sample it.
+
+    The recipe, base model and training prompts are those of ``pool`` in
+    :func:`~oraclegap.lab.recipes.full_config` (``steps`` may shorten the run); only the
+    seeds differ, so the new members are exchangeable with the committed ones. The new
+    policies (and the base, with ``include_base``) are sampled ``k`` times on the pool's task
+    prompts of ``splits`` through :mod:`oraclegap.rollouts`. Returns the new :class:`Pool`
+    (also saved under ``out/pools/retrain``; ``out`` defaults to a fresh temporary directory).
+    """
+    import dataclasses
+    import tempfile
+
+    from .recipes import SampleSpec, TrainSpec
+
+    full = full_config()
+    spec = full.train_spec(pool)
+    seeds = tuple(check_int(s, "seeds", minimum=0) for s in (seeds if not isinstance(seeds, int) else [seeds]))
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct non-negative integers, got {seeds!r}")
+    k = check_int(k, "k", minimum=1)
+    recipe = spec.recipe if steps is None else dataclasses.replace(spec.recipe, steps=check_int(steps, "steps", minimum=1))
+    lab_dir = Path(lab_dir) if lab_dir is not None else DEFAULT_OUT
+    base_src = lab_dir / "models" / spec.base
+    if not (base_src / "model.safetensors").is_file():
+        raise ValueError(f"no committed base model at {str(base_src)!r}; run make lab first")
+    out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="oraclegap-retrain-"))
+    if not (out / "models" / spec.base / "model.safetensors").is_file() or file_hash(
+        out / "models" / spec.base / "model.safetensors"
+    ) != file_hash(base_src / "model.safetensors"):
+        shutil.rmtree(out / "models" / spec.base, ignore_errors=True)
+        shutil.copytree(base_src, out / "models" / spec.base)
+    tspec = TrainSpec(spec.name, spec.base, spec.task, recipe, seeds)
+    sspec = SampleSpec("retrain", spec.base, (spec.task,), tuple(splits), tuple(tspec.members), k, base_policy=include_base)
+    cfg = dataclasses.replace(full, name=f"retrain-{pool}", bases={}, train=(tspec,), soups=(), samples=(sspec,),
+                              pools={"retrain": ("retrain",)})
+    build(cfg, out, workers=workers, progress=progress, stages=("grpo", "sample", "pools"), echo=echo)
+    return load_pool("retrain", out)
