@@ -32,7 +32,7 @@ def test_split_sizes_ids_and_hash_order(table):
     sizes = table.groupby(["dataset", "split"]).size().to_dict()
     assert sizes == {
         ("primary", "validation"): 240, ("primary", "test"): 240, ("primary", "extra_test"): 361, ("primary", "train"): 1200,
-        ("secondary", "validation"): 240, ("secondary", "test"): 240, ("secondary", "train"): 366,
+        ("secondary", "validation"): 240, ("secondary", "test"): 240, ("secondary", "train"): 1200,
     }
     expect = ["t" + hashlib.sha256(f"{t}|{x}".encode()).hexdigest()[:12] for t, x in zip(table.dataset, table.text, strict=True)]
     assert table["id"].tolist() == expect
@@ -260,6 +260,20 @@ def test_every_committed_model_and_adapter_loads_offline():
     assert n_adapters == sum(len(t.seeds) for t in recipes.full_config().train) + len(recipes.full_config().soups)
     assert len(res) == n_adapters + len(recipes.full_config().bases)
     assert checks.lab_size(LAB) < 20e6
+
+
+@have_lab
+def test_retrain_one_pool_with_new_seeds(tmp_path):
+    pool = lab_build.retrain("primary-light", seeds=(7,), steps=3, splits=("validation",), k=2, out=tmp_path,
+                             workers=1, include_base=False, progress=False, echo=None)
+    assert pool.policy_names == ["primary-light-s7"] and pool.k == 2 and pool.n_prompts == 240
+    assert set(pool.prompts["dataset"]) == {"primary"} and pool.policies.loc[0, "seed"] == 7
+    new = json.loads((tmp_path / "adapters" / "primary-light-s7" / "training_log.json").read_text())["config"]
+    old = json.loads((LAB / "adapters" / "primary-light-s1" / "training_log.json").read_text())["config"]
+    assert {k for k in old if old[k] != new[k]} == {"seed", "recipe"}  # same base, task and prompts
+    assert {k for k in old["recipe"] if old["recipe"][k] != new["recipe"][k]} == {"steps"}
+    with pytest.raises(ValueError, match="distinct"):
+        lab_build.retrain("primary-light", seeds=(3, 3), out=tmp_path, echo=None)
 
 
 def test_cli_reports_bad_arguments_in_one_line(capsys):

@@ -31,6 +31,7 @@ __all__ = [
     "load_tokenizer",
     "n_parameters",
     "atomic_dir",
+    "quiet_transformers",
 ]
 
 SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
@@ -137,6 +138,7 @@ class atomic_dir:
 
 def save_model(model, tokenizer, path, info: dict | None = None) -> Path:
     """Save ``model`` and ``tokenizer`` as one ordinary model directory (atomic), with ``lab.json`` info."""
+    quiet_transformers()
     with atomic_dir(path) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
@@ -145,9 +147,22 @@ def save_model(model, tokenizer, path, info: dict | None = None) -> Path:
     return Path(path)
 
 
+def quiet_transformers() -> None:
+    """Switch off transformers' per-load progress bars (the lab shows its own per stage) and peft's
+    warning about a deprecated transformers property it still queries."""
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+
+
 def load_model(path):
     """Load a saved lab base model with ``transformers`` (offline, float32, eval mode)."""
     from transformers import AutoModelForCausalLM
+
+    quiet_transformers()
 
     path = Path(path)
     if not (path / "config.json").is_file():

@@ -264,7 +264,9 @@ def _sample_job(job: dict, report) -> dict:
     import torch
 
     from ..rollouts import generate
+    from .model import quiet_transformers
 
+    quiet_transformers()
     old = torch.get_num_threads()
     torch.set_num_threads(1)  # one thread per job: the same responses whatever the machine
     try:
@@ -487,7 +489,7 @@ def build(config: LabConfig | None = None, out=None, workers: int | None = None,
     if unknown:
         raise ValueError(f"stages must be among {STAGES}, got {unknown}")
     out.mkdir(parents=True, exist_ok=True)
-    manifest = _read_json(out / "manifest.json") or {}
+    manifest = {} if fresh else (_read_json(out / "manifest.json") or {})
     manifest.update({"format": "oraclegap.lab", "config_name": cfg.name, "config_hash": cfg.hash(), "config": cfg.to_dict()})
     times = manifest.setdefault("stage_seconds", {})
     results = manifest.setdefault("stages", {})
@@ -518,7 +520,8 @@ def build(config: LabConfig | None = None, out=None, workers: int | None = None,
     manifest["files"] = {
         str(p.relative_to(out)): file_hash(p)
         for p in sorted(out.rglob("*"))
-        if p.is_file() and "build" not in p.relative_to(out).parts and p.name != "manifest.json" and not p.name.startswith(".")
+        if p.is_file() and p.relative_to(out).parts[0] not in ("build", "reference")
+        and p.name != "manifest.json" and not p.name.startswith(".")
     }
     _write_json(out / "manifest.json", manifest)
     if echo:
