@@ -392,7 +392,7 @@ def policy_table(out: Path, names: list[str], base: str) -> pd.DataFrame:
             row.update({"config_hash": log.get("config_hash"), "config_hash_without_seed": log.get("config_hash_without_seed"),
                         "train_steps": len(log.get("reward_per_step", [])), "train_prompts": log.get("n_train_prompts"),
                         "train_reward_first_tenth": log.get("reward_first_tenth"),
-                        "train_reward_last_tenth": log.get("reward_last_tenth"), "train_wall_s": log.get("wall_s")})
+                        "train_reward_last_tenth": log.get("reward_last_tenth")})
         rows.append(row)
     df = pd.DataFrame(rows)
     df["seed"] = df["seed"].astype("Int64")
