@@ -203,7 +203,22 @@ def test_reduced_rebuild_matches_committed_reference(tmp_path):
     a, b = lab_build.response_arrays(tmp_path / "pools" / "seed"), lab_build.response_arrays(REFERENCE / "pools" / "seed")
     assert np.array_equal(a["confidence"], b["confidence"], equal_nan=True)
     assert np.array_equal(a["completion_tokens"], b["completion_tokens"])
+    assert np.array_equal(a["text"], b["text"])
+    from oraclegap.rollouts import get_task
+
+    task = get_task("integer")  # the stored verdicts are the verifier's verdicts on the stored texts
+    gold = np.broadcast_to(new.prompts["answer"].to_numpy()[:, None, None], new.shape)
+    redo = np.vectorize(lambda t, g: task.verdict(str(t), str(g)).correct)(a["text"], gold)
+    assert np.array_equal(redo, new.verdicts)
     assert new.policies.equals(old.policies)
+    # resumable: a lost adapter is retrained alone (same bytes), the rest is kept
+    import shutil
+
+    shutil.rmtree(tmp_path / "adapters" / "primary-light-s2")
+    man2 = lab_build.build(recipes.reduced_config(), tmp_path, workers=1, progress=False, echo=None)
+    assert man2["stages"]["bases"]["built"] == [] and man2["stages"]["grpo"]["built"] == ["primary-light-s2"]
+    assert {k: man2["files"][k] for k in weights} == {k: ref["files"][k] for k in weights}
+    assert np.array_equal(lab_build.load_pool(tmp_path / "pools" / "seed").verdicts, old.verdicts)
 
 
 # ----------------------------------------------------------------------------- the committed lab

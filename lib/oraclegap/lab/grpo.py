@@ -225,6 +225,8 @@ def save_adapter(model, out_dir, log: dict, adapter_name: str = "default") -> Pa
         cfg_path = tmp / "adapter_config.json"
         cfg = json.loads(cfg_path.read_text())
         cfg["base_model_name_or_path"] = log.get("base_name", cfg.get("base_model_name_or_path"))
+        if isinstance(cfg.get("target_modules"), list):  # peft keeps a set: fix the order for stable files
+            cfg["target_modules"] = sorted(cfg["target_modules"])
         cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True))
         (tmp / "training_log.json").write_text(json.dumps(log, indent=2, sort_keys=True))
     return Path(out_dir)

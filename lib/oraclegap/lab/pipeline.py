@@ -292,9 +292,11 @@ def _stage_sample(cfg: LabConfig, out: Path, tasks: pd.DataFrame, workers: int, 
         base_dir = out / "models" / spec.base
         prompts = sampling_prompts(tasks, spec, cfg.prompt_limit)
         adapters = {p: str(out / "adapters" / p) for p in spec.policies}
-        key = config_hash({
-            "spec": spec.__dict__, "base": file_hash(base_dir / "model.safetensors"),
-            "adapters": {p: file_hash(Path(d) / "adapter_model.safetensors") for p, d in adapters.items()},
+        from ..rollouts.generate import dir_digest
+
+        key = config_hash({  # the rollouts store refuses a resumed call whose directories changed: start over then
+            "spec": spec.__dict__, "base": dir_digest(base_dir),
+            "adapters": {p: dir_digest(Path(d)) for p, d in adapters.items()},
             "prompts": prompts["id"].tolist(), "seed": cfg.sample_seed, "t": cfg.temperature, "max_tokens": cfg.max_tokens,
         })
         store = out / "build" / "stores" / spec.name
@@ -429,8 +431,22 @@ def _split_meta(pool: Pool) -> tuple[Pool, dict[str, np.ndarray]]:
     return dataclasses.replace(pool, meta=meta), arrays
 
 
+def _response_texts(store, pool: Pool) -> np.ndarray:
+    """The stored response texts [n, M, k] of a rollout store, in the pool's prompt and policy order."""
+    from ..rollouts import Store
+
+    df = Store(store).to_frame()
+    pi = pd.Index(pool.prompt_ids).get_indexer(df["prompt_id"].astype(str))
+    mi = pd.Index(pool.policy_names).get_indexer(df["policy"].astype(str))
+    if (pi < 0).any() or (mi < 0).any() or len(df) != pool.verdicts.size:
+        raise RuntimeError(f"store {str(store)!r} does not match its pool")
+    texts = np.full(pool.shape, "", dtype=object)
+    texts[pi, mi, df["sample"].to_numpy(dtype=np.int64)] = df["text"].fillna("").astype(str).to_numpy()
+    return texts.astype(str)
+
+
 def save_pool(pool: Pool, path, arrays: dict[str, np.ndarray]) -> Path:
-    """``Pool.save`` plus the per-response arrays (confidence float32, completion tokens int16) in ``responses.npz``."""
+    """``Pool.save`` plus the per-response arrays (confidence float32, completion tokens int16, response text) in ``responses.npz``."""
     path = Path(pool.save(path, overwrite=True))
     tmp = path / f".{RESPONSES_FILE}.tmp.npz"
     np.savez_compressed(tmp, **arrays)
@@ -450,6 +466,7 @@ def _stage_pools(cfg: LabConfig, out: Path, tasks: pd.DataFrame) -> dict:
             if p.policy_names != _policy_names(specs[s]):
                 raise RuntimeError(f"store {s!r} holds policies {p.policy_names}, expected {_policy_names(specs[s])}")
             p, arr = _split_meta(p)
+            arr["text"] = _response_texts(out / "build" / "stores" / s, p)
             parts.append(p)
             extras.append(arr)
         base = specs[sample_names[0]].base
@@ -557,7 +574,8 @@ def load_pool(name: str, lab_dir=None) -> Pool:
 
 
 def response_arrays(name: str, lab_dir=None) -> dict[str, np.ndarray]:
-    """The per-response arrays of a lab pool: ``confidence`` float [n, M, k] (NaN: empty) and ``completion_tokens``."""
+    """The per-response arrays of a lab pool, each [n, M, k]: ``confidence`` (mean token log-probability; NaN: empty
+    completion), ``completion_tokens`` and ``text`` (the response as generated)."""
     lab_dir = Path(lab_dir) if lab_dir is not None else DEFAULT_OUT
     path = Path(name) if Path(name).is_dir() else lab_dir / "pools" / name
     with np.load(path / RESPONSES_FILE, allow_pickle=False) as z:
