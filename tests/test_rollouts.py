@@ -197,6 +197,8 @@ def test_row_sampler_draws_from_the_tempered_nucleus():
         counts = np.bincount(got, minlength=len(z))
         assert counts[~keep].sum() == 0
         assert chisquare(counts[keep], R * q[keep]).pvalue > 1e-3, (temp, top_p, counts, R * q)
+        edge, _ = _sample(logits[:2], seeds[:2], temp, top_p, n_steps=1, u=np.array([[0.0], [1.0]]))
+        assert keep[edge].all()  # u at either end of [0, 1] still picks a token of the nucleus
     greedy, _ = _sample(logits[:50], seeds[:50], 0.0)
     assert (greedy == 0).all()
     # the uniforms of a row depend only on its seed and the position
@@ -252,7 +254,11 @@ def test_bad_arguments(tiny_setup, tmp_path):
         (dict(adapters={"x": tmp_path}), ValueError, "not a LoRA adapter: it has no adapter_config.json"),
         (dict(adapters={"x": tmp_path / "missing"}), ValueError, "is not a directory"),
         (dict(adapters={"base": tiny_setup.lora0}), ValueError, "reserved for the base model"),
+        (dict(adapters=[str(tiny_setup.lora0)]), TypeError, "adapters must map policy names"),
+        (dict(device="gpu0"), ValueError, "device must be a torch device"),
     ]
+    if not torch.cuda.is_available():
+        cases.append((dict(device="cuda"), ValueError, "sees no CUDA device"))
     for kw, exc, match in cases:
         with pytest.raises(exc, match=match):
             generate(m, p, **{**base, **kw})

@@ -33,6 +33,10 @@ from .tasks import get_task
 __all__ = ["generate", "prompt_seed", "draw_seed", "parse_worker", "dir_digest", "SEED_RULE"]
 
 SEED_RULE = "draw j of prompt i: blake2b-64('oraclegap.rollouts', seed, prompt id) >> 2, plus j"
+_STREAMS = {
+    "transformers": "numpy default_rng(draw seed): one uniform per generated token, inverse CDF",
+    "vllm": "SamplingParams(n=k, seed=draw-0 seed); vllm gives child j the seed + j",
+}
 
 
 def prompt_seed(seed: int, prompt_id: str) -> int:
@@ -191,9 +195,9 @@ def generate(
         except ValueError as exc:
             raise ValueError(f"prompt {r['id']!r}: gold answer is unusable for task {task.name!r}: {exc}") from None
     model_dir = _backends.check_model_dir(model)
+    if adapters is not None and not isinstance(adapters, Mapping):
+        raise TypeError(f"adapters must map policy names to LoRA adapter directories, got {type(adapters).__name__}")
     adapters = dict(adapters or {})
-    if not isinstance(adapters, dict):
-        raise TypeError("adapters must map policy names to LoRA adapter directories")
     adapter_dirs = {}
     for name, path in adapters.items():
         _backends.check_adapter(name, path)
@@ -205,7 +209,12 @@ def generate(
     if backend == "transformers":
         import torch
 
-        dev = torch.device(device)
+        try:
+            dev = torch.device(device)
+        except (RuntimeError, TypeError):
+            raise ValueError(f"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}") from None
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} was asked for, but this torch sees no CUDA device")
         dtype_name = dtype or ("bfloat16" if dev.type == "cuda" and torch.cuda.is_bf16_supported() else "float32")
         backend_id = {"name": "transformers", "device": dev.type, "dtype": dtype_name, "tensor_parallel": 1}
         if tensor_parallel != 1:
@@ -224,8 +233,7 @@ def generate(
         "task": {"name": task.name, "template": task.template},
         "prompts": {"n": len(records), "sha256": prompts_digest(records)},
         "sampling": {"k": k, "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed},
-        "seeds": {"rule": SEED_RULE, "stream": "transformers: numpy default_rng(draw seed), one uniform per token"
-                  if backend == "transformers" else "vllm: SamplingParams(n=k, seed=draw-0 seed); child j has seed + j"},
+        "seeds": {"rule": SEED_RULE, "stream": _STREAMS[backend]},
         "template": {
             "chat": used_chat,
             "chat_template_sha256": hashlib.sha256(tokenizer.chat_template.encode()).hexdigest() if used_chat else None,

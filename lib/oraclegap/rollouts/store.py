@@ -104,6 +104,7 @@ class StoreStatus:
 
     @property
     def complete(self) -> bool:
+        """Every cell present, and no chunk written twice."""
         return self.cells_done == self.cells_total and not self.duplicates
 
     def frame(self) -> pd.DataFrame:
@@ -112,6 +113,7 @@ class StoreStatus:
         return self.per_policy.copy()
 
     def to_dict(self) -> dict:
+        """The status as plain JSON-ready values (the CLI's ``--json`` output)."""
         return {
             "path": self.path,
             "complete": self.complete,
@@ -187,14 +189,17 @@ class Store:
     # ------------------------------------------------------------------ layout
     @property
     def identity(self) -> dict:
+        """The manifest's identity: every setting a rerun must match."""
         return self.manifest["identity"]
 
     @property
     def policy_names(self) -> list[str]:
+        """Policy names in manifest order (the pool's policy axis)."""
         return [p["name"] for p in self.identity["policies"]]
 
     @property
     def k(self) -> int:
+        """Responses per (prompt, policy)."""
         return int(self.identity["sampling"]["k"])
 
     def prompts(self) -> list[dict]:
@@ -320,4 +325,5 @@ class Store:
 
 
 def now_iso() -> str:
+    """The local time as ISO 8601 (for the manifest's informational part)."""
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -73,17 +73,19 @@ class RowSampler:
         if self.temperature == 0.0:
             choice = torch.argmax(logits, dim=-1)
         else:
-            z = logits.double() / self.temperature
-            p = torch.softmax(z, dim=-1)
-            sp, si = torch.sort(p, dim=-1, descending=True, stable=True)
-            cum = sp.cumsum(dim=-1)
-            if self.top_p < 1.0:
-                keep = (cum - sp) < self.top_p  # the first token is always kept
-                sp = sp * keep
+            p = torch.softmax(logits.double() / self.temperature, dim=-1)
+            if self.top_p < 1.0:  # the nucleus: most likely tokens first, the first always kept
+                sp, si = torch.sort(p, dim=-1, descending=True, stable=True)
                 cum = sp.cumsum(dim=-1)
-            target = self.u[:, t : t + 1] * cum[:, -1:]
-            pos = torch.searchsorted(cum, target, right=True).clamp_(max=p.shape[-1] - 1)
-            choice = si.gather(1, pos)[:, 0]
+                cum = (sp * ((cum - sp) < self.top_p)).cumsum(dim=-1)
+            else:  # no truncation: invert the CDF in vocabulary order (no sort needed)
+                cum = p.cumsum(dim=-1)
+            total = cum[:, -1:]
+            # first position whose cumulative mass exceeds u * total; never past the token that
+            # completes the mass (so a rounding of u * total up to total cannot pick a zero)
+            last = (cum < total).sum(dim=-1, keepdim=True)
+            pos = torch.minimum(torch.searchsorted(cum, self.u[:, t : t + 1] * total, right=True), last)
+            choice = si.gather(1, pos)[:, 0] if self.top_p < 1.0 else pos[:, 0]
         self.tokens.append(choice)
         self.logprobs.append(lp.gather(1, choice[:, None])[:, 0])
         out = torch.full_like(scores, float("-inf"))
@@ -142,9 +144,6 @@ class TransformersBackend:
                 raise ValueError(f"a LoRA adapter does not load onto {str(model_dir)!r}: {exc}") from None
         model.eval()
         self.model = model.to(self.device)
-
-    def identity(self) -> dict:
-        return {"name": self.name, "device": self.device.type, "dtype": self.dtype, "tensor_parallel": 1}
 
     def _policy(self, policy: str):
         if policy == BASE:

@@ -78,9 +78,6 @@ class VllmBackend:
         # stable positive ids, one per adapter, in the order given
         self.lora = {name: LoRARequest(name, i + 1, str(path)) for i, (name, path) in enumerate(self.adapters.items())}
 
-    def identity(self) -> dict:
-        return {"name": self.name, "device": "cuda", "dtype": self.dtype, "tensor_parallel": self.tensor_parallel}
-
     def generate(self, policy: str, requests, sampling: Sampling) -> list[list[Completion]]:
         """k completions per request (token ids, prompt seed) from one ``LLM.generate`` call."""
         if policy != BASE and policy not in self.lora:
