@@ -31,7 +31,7 @@ def _need(name: str):
 def test_registry_and_available_columns():
     reg = D.registry()
     assert reg["name"].is_unique and len(reg) >= 30
-    assert set(reg["kind"]) == {"simulated", "paper", "external"}
+    assert set(reg["kind"]) == {"simulated", "paper", "lab", "external"}
     av = D.available()
     assert list(av.columns) == ["name", "kind", "shape", "provenance", "license", "present", "path"]
     assert av.loc[av["kind"] != "external", "present"].all()
@@ -342,3 +342,27 @@ def test_load_optional_reports_why(monkeypatch, tmp_path):
     monkeypatch.setenv("OG_EXTERNAL_DIR", str(tmp_path))
     pool, why = D.load_optional("chen2026-math500")
     assert pool is None and "missing" in why
+
+
+def test_lab_entries_are_registered_sub_pools():
+    """The lab's pools by name: the seed pool is the five light primary seeds on primary test
+    prompts, taken from the cross pool with every per-cell value intact."""
+    lab = D.available("lab")
+    assert set(lab["name"]) >= {"lab-cross", "lab-seed-primary", "lab-seed-primary-val", "lab-seed-secondary",
+                                "lab-primary-k64", "lab-secondary-k64", "lab-primary-extra", "lab-small"}
+    if not lab["present"].all():
+        pytest.skip("data/lab/ is not built (make lab)")
+    cross = D.load("lab-cross")
+    seed = D.load("lab-seed-primary")
+    assert seed.k == cross.k and seed.alignment == "seed-aligned"
+    pol = seed.policies
+    assert (pol["recipe"] == "light").all() and (pol["dataset"] == "primary").all() and len(pol) == 5
+    assert set(seed.prompts["split"]) == {"test"} and set(seed.prompts["dataset"]) == {"primary"}
+    ci = [cross.prompt_ids.index(i) for i in seed.prompt_ids]
+    mi = [cross.policy_names.index(m) for m in seed.policy_names]
+    assert np.array_equal(seed.verdicts, cross.verdicts[np.ix_(ci, mi)])
+    assert np.array_equal(seed.embeddings, cross.embeddings[ci])
+    val = D.load("lab-seed-primary-val")
+    assert set(val.prompts["split"]) == {"validation"} and not set(val.prompt_ids) & set(seed.prompt_ids)
+    with pytest.raises(ValueError, match="seed"):
+        D.load("lab-seed-primary@3")

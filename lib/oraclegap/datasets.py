@@ -2,7 +2,7 @@
 
 ``load(name) -> Pool`` builds any registered pool; ``available()`` lists every entry with its
 provenance, license and whether its files are present; ``registry()`` and ``describe(name)``
-give the static facts. Three kinds of entries:
+give the static facts. Four kinds of entries:
 
 * ``simulated`` -- generated on the fly (``sim-exchangeable``, ``sim-diffuse``); a seed may be
   appended as ``name@SEED`` (default 0) or passed as ``load(name, seed=...)``.
@@ -12,6 +12,10 @@ give the static facts. Three kinds of entries:
   consistent with them (:func:`outcomes_from_margins`); every statistic that depends only on
   the margins -- all of :mod:`oraclegap.stats.certify`'s gap intervals -- is exact on it, anything
   else (splits, routers) is illustrative. ``paper_table(stem)`` reads the transcribed tables.
+* ``lab`` -- pools the project's policy lab trained and sampled (``data/lab/``, rebuilt by
+  ``make lab``): ``lab-cross`` (both tasks, every policy) and named sub-pools such as
+  ``lab-seed-primary`` (the seed pool on primary test prompts), read through
+  :func:`oraclegap.lab.load_pool` (per-response confidences and token counts in ``meta``).
 * ``external`` -- released correctness data read in place from ``$OG_EXTERNAL_DIR`` (else
   ``data/external/``, which ``python -m oraclegap.datasets fetch`` fills where the network
   allows). Nothing is copied into the project. npz files are read with
@@ -72,6 +76,11 @@ def external_dir() -> Path:
     return Path(env).expanduser() if env else _REPO / "data" / "external"
 
 
+def lab_dir() -> Path:
+    """``data/lab/``: the pools, models and adapters the project's policy lab trained (``make lab``)."""
+    return _REPO / "data" / "lab"
+
+
 def paper_dir() -> Path:
     """``data/paper/``: counts and table values the papers publish, transcribed with citations."""
     return _REPO / "data" / "paper"
@@ -82,12 +91,12 @@ class Entry:
     """One registered pool: static facts plus how to build it."""
 
     name: str
-    kind: str  # "simulated" | "paper" | "external"
+    kind: str  # "simulated" | "paper" | "lab" | "external"
     shape: str  # nominal (n_prompts, n_policies, k)
     description: str
     provenance: str
     license: str
-    files: tuple[str, ...] = ()  # relative to the kind's root (external_dir() or paper_dir())
+    files: tuple[str, ...] = ()  # relative to the kind's root (external_dir(), paper_dir() or lab_dir())
     builder: Callable | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def root(self) -> Path | None:
@@ -95,6 +104,8 @@ class Entry:
             return external_dir()
         if self.kind == "paper":
             return paper_dir()
+        if self.kind == "lab":
+            return lab_dir()
         return None
 
     def paths(self) -> list[Path]:
@@ -184,6 +195,52 @@ _register(
         builder=_sim("diffuse"),
     )
 )
+
+
+# ====================================================================== the policy lab (data/lab)
+LAB_PROV = "the project's policy lab (oraclegap.lab, `make lab`): GRPO + LoRA policies on a tiny Llama base, trained on CPU"
+
+
+def _lab(stored: str, *, dataset: str | None = None, split: str | None = None, policies=None):
+    """A builder for a lab pool, optionally restricted to prompts of one ``dataset`` and ``split``
+    and to ``policies`` (a predicate on the policy table)."""
+
+    def build(entry: Entry, seed=None) -> Pool:
+        from . import lab
+
+        pool = lab.load_pool(stored, lab_dir())
+        keep = np.ones(pool.n_prompts, dtype=bool)
+        if dataset is not None:
+            keep &= pool.prompts["dataset"].astype(str).to_numpy() == dataset
+        if split is not None:
+            keep &= pool.prompts["split"].astype(str).to_numpy() == split
+        cols = None if policies is None else policies(pool.policies).to_numpy()
+        sub = pool.select(prompts=keep, policies=cols)
+        return dataclasses.replace(sub, meta={**sub.meta, **_meta(entry, stored_pool=stored, dataset_filter=dataset,
+                                                               split_filter=split)})
+
+    return build
+
+
+def _light(task: str):
+    return lambda t: (t["role"] == "member") & (t["recipe"] == "light") & (t["dataset"] == task)
+
+
+for _name, _stored, _shape, _desc, _kw in (
+    ("lab-cross", "cross", "(960, 17, 16)", "validation and test prompts of both lab tasks; base, 5 light and 2 stronger seeds per task, both soups", {}),
+    ("lab-seed-primary", "cross", "(240, 5, 16)", "the seed pool: primary test prompts, the five light primary seeds (Table 1's analog)",
+     {"dataset": "primary", "split": "test", "policies": _light("primary")}),
+    ("lab-seed-primary-val", "cross", "(240, 5, 16)", "the seed pool on primary validation prompts (for selecting members and fitting routers)",
+     {"dataset": "primary", "split": "validation", "policies": _light("primary")}),
+    ("lab-seed-secondary", "cross", "(240, 5, 16)", "secondary test prompts, the five light secondary seeds",
+     {"dataset": "secondary", "split": "test", "policies": _light("secondary")}),
+    ("lab-primary-k64", "primary-k64", "(240, 6, 64)", "primary test prompts, base and five light primary seeds, 64 responses", {}),
+    ("lab-secondary-k64", "secondary-k64", "(240, 6, 64)", "secondary test prompts, base and five light secondary seeds, 64 responses", {}),
+    ("lab-primary-extra", "primary-extra", "(361, 6, 16)", "361 extra primary test prompts, base and five light primary seeds", {}),
+    ("lab-small", "small", "(480, 6, 16)", "primary validation and test prompts, the smaller base and its five light seeds", {}),
+):
+    _register(Entry(_name, "lab", _shape, _desc, LAB_PROV, "MIT (made by the project)",
+                    files=(f"pools/{_stored}/manifest.json",), builder=_lab(_stored, **_kw)))
 
 
 # ====================================================================== paper counts
@@ -823,8 +880,8 @@ def describe(name: str) -> dict:
 
 def available(kind: str | None = None) -> pd.DataFrame:
     """The registry with ``present`` (all files found) and ``path`` (the first file, or empty)."""
-    if kind is not None and kind not in ("simulated", "paper", "external"):
-        raise ValueError(f"kind must be 'simulated', 'paper', 'external' or None, got {kind!r}")
+    if kind is not None and kind not in ("simulated", "paper", "lab", "external"):
+        raise ValueError(f"kind must be 'simulated', 'paper', 'lab', 'external' or None, got {kind!r}")
     rows = []
     for e in _REGISTRY.values():
         if kind is not None and e.kind != kind:
@@ -862,8 +919,8 @@ def load(name: str, **params) -> Pool:
             )
         raise FileNotFoundError(f"dataset {e.name!r} needs {missing[0]}, which is missing from the project")
     if seed is not None:
-        if e.kind == "external":
-            raise ValueError(f"{e.name!r} is real data; a seed ('@{seed}') applies only to simulated and paper pools")
+        if e.kind in ("external", "lab"):
+            raise ValueError(f"{e.name!r} holds sampled responses; a seed ('@{seed}') applies only to simulated and paper pools")
         params.setdefault("seed", seed)
     if "seed" in params and params["seed"] is not None and not isinstance(params["seed"], np.random.Generator):
         params["seed"] = check_int(params["seed"], "seed", minimum=0)
