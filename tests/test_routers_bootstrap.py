@@ -115,3 +115,16 @@ def test_bad_columns_are_refused():
         E.bootstrap_means(np.array([[0.0], [np.nan]]), 10)
     with pytest.raises(ValueError, match="non-empty"):
         E.bootstrap_means(np.zeros((0, 2)), 10)
+
+
+def test_holm_equals_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 5, 17):
+        p = rng.uniform(0, 0.2, m) ** rng.uniform(0.5, 2)
+        p[: m // 3] = p[0]  # ties
+        np.testing.assert_allclose(E.holm(p), multipletests(p, method="holm")[1], rtol=0, atol=1e-15)
+    assert E.holm([]).size == 0
+    with pytest.raises(ValueError, match="p-values"):
+        E.holm([0.1, np.nan])

@@ -19,7 +19,7 @@ Comparisons, each on the evaluated prompts:
   shifts the interval against the router);
 * against the *calibration-selected member* b (the deployable comparison): gain_cal = A_r - A_b
   with a paired prompt-bootstrap interval; exact McNemar on the discordant counts n10/n01 and
-  Holm within the family of routers (:func:`oraclegap.stats.certify.paired_family`),
+  Holm within the family of routers (the rows of :func:`oraclegap.stats.certify.paired_family`),
   rescue/loss (:func:`~oraclegap.stats.certify.rescue_loss`), G_b and the recovered fraction
   (reported only when G_b's exact lower limit is positive);
 * the routing identity C_orac - C_r = D e_D with the break-even error L/D
@@ -58,7 +58,6 @@ from ..stats.certify import (
     _cp,
     family_certificate,
     paired_comparison,
-    paired_family,
     random_halves,
     rescue_loss,
 )
@@ -85,6 +84,7 @@ __all__ = [
     "make_protocol",
     "bootstrap_means",
     "bootstrap_means_loop",
+    "holm",
     "aiq",
     "pgr_curve",
     "apgr",
@@ -335,6 +335,23 @@ def bootstrap_means_loop(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> 
         for r in range(b):
             out[s + r] = Z[idx[r]].sum(axis=0)
     return out / n
+
+
+def holm(p) -> np.ndarray:
+    """Holm's step-down adjusted p-values: with the m p-values sorted, p_(i) -> max_{j <= i}
+    min(1, (m - j + 1) p_(j)), returned in the input order (statsmodels'
+    ``multipletests(p, method="holm")[1]``, without its garbage collection)."""
+    p = np.asarray(p, dtype=float).ravel()
+    if p.size == 0:
+        return p
+    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError("p must hold p-values in [0, 1] without NaN")
+    order = np.argsort(p, kind="mergesort")
+    m = p.size
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return out
 
 
 def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -843,13 +860,14 @@ def evaluate_routers(
         members = [f for f in fams if regimes[f] == reg and f != "best_single"]
         if not members:
             continue
-        cols = {f: S[:, fams.index(f)] for f in members}
-        if len(members) == 1:  # Holm over one hypothesis is the raw p-value
-            pf = paired_comparison(cols[members[0]], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed).frame()
-            pf.insert(0, "policy", members[0])
-            pf["p_holm"] = pf["p_mcnemar"]
-        else:
-            pf = paired_family(cols, base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed)
+        # paired_family's rows, with Holm's step-down computed here: statsmodels' multipletests runs
+        # gc.collect() on every call, which costs seconds in a process holding many objects
+        pf = pd.concat([paired_comparison(S[:, fams.index(f)], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed).frame()
+                        .assign(policy=f) for f in members], ignore_index=True)
+        pf["p_holm"] = holm(pf["p_mcnemar"].to_numpy())
+        first = ["policy", "accuracy", "accuracy_lo", "accuracy_hi", "difference", "diff_lo", "diff_hi", "n10", "n01", "p_mcnemar",
+                 "p_holm"]
+        pf = pf[first + [c for c in pf.columns if c not in first]]
         pf.insert(1, "regime", reg)
         paired_rows.append(pf)
     paired = pd.concat(paired_rows, ignore_index=True) if paired_rows else pd.DataFrame(columns=["policy"])

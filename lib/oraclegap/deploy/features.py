@@ -467,15 +467,18 @@ def budget_inputs(pool: Pool, rows=None, *, minilm_limit: int = 1000, cache=None
 
 def tfidf_svd_embeddings(texts, dim: int = 64, seed: int = 0) -> np.ndarray:
     """TF-IDF (word 1-2-grams, sublinear tf) reduced to ``dim`` components by truncated SVD and
-    L2-normalised: the embedding used where MiniLM is unavailable. Reads no outcomes."""
+    L2-normalised: the embedding used where MiniLM is unavailable. Reads no outcomes. One BLAS
+    thread, so the numbers do not depend on the machine's thread count."""
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
+    from threadpoolctl import threadpool_limits
 
     texts = [str(t) for t in texts]
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_features=50000)
     T = vec.fit_transform(texts)
     d = int(min(dim, max(1, T.shape[1] - 1), max(1, T.shape[0] - 1)))
-    Z = TruncatedSVD(n_components=d, random_state=seed).fit_transform(T)
+    with threadpool_limits(1):  # thin products: threads only spin on a shared machine (ten times slower under load)
+        Z = TruncatedSVD(n_components=d, random_state=seed).fit_transform(T)
     norm = np.linalg.norm(Z, axis=1, keepdims=True)
     return Z / np.where(norm > 0, norm, 1.0)
 
