@@ -112,16 +112,16 @@ FAMILY = {"best_single": "best single (frozen)", "taskwise_best": "task-wise bes
 # once into calibration and test halves by the released seed; routers, the frozen best member
 # and every threshold see only the calibration half, and every number below is computed on the
 # test half, opened once. Pools with one answer per member are scored by accuracy; RouterDC's
-# $k = 10$ counts by coverage at $\tau = 0.5$ (a prompt counts for a member when at least five
-# of its ten samples are right), with the members' success rates as the routers' targets.
+# $k = 10$ counts by coverage at the threshold `TAU_K10` (a prompt counts for a member when at
+# least $\lceil \tau k \rceil$ of its ten samples are right; the table gives the value), with the
+# members' success rates as the routers' targets.
 #
 # **Embeddings.** Routers that read an embedding get, per pool, the first of: the pool's own
 # embedding; MiniLM sentence embeddings from the on-disk cache; MiniLM computed now, only for a
 # pool small enough to embed within the chapter's budget (`MINILM_LIMIT`); otherwise TF-IDF +
-# SVD, fitted on the prompt texts alone. MiniLM embeds about thirty prompts a second on a busy
-# two-core machine, so a first build would wait many minutes for MMLU-Pro's ten thousand
-# prompts; a build that finds them cached uses them. The table says which embedding each pool
-# got on this run.
+# SVD, fitted on the prompt texts alone. On a busy two-core machine MiniLM needs many minutes
+# for MMLU-Pro's ten thousand prompts, so a first build never waits for it; a build that finds
+# them cached uses them. The table says which embedding each pool got on this run.
 
 # %%
 REAL = {  # registry name: (short name, group)
@@ -323,7 +323,7 @@ if (t := wide("k1")) is not None:
 
 # %%
 #| label: tbl-plateau-routers-k10
-#| tbl-cap: "The same on RouterDC's k = 10 success counts: coverage at τ = 0.5 (at least five of ten samples right) on the test half."
+#| tbl-cap: "The same on RouterDC's k = 10 success counts: coverage at the threshold TAU_K10 (its value is in the settings table) on the test half."
 if (t := wide("k10")) is not None:
     display(R.table(t))
 
@@ -423,8 +423,8 @@ if comps:
 # A single split spends half the prompts on calibration. Paper 002's secondary analysis
 # cross-fits instead: five folds, every prompt predicted by routers (and a frozen member)
 # fitted on the other four, so every prompt is scored. Cross-fitting gives no family
-# certificate (each fold's router saw the other folds' outcomes), but tighter gains
-# (@tbl-plateau-cv), here on the simulated pool and on RouteProfile.
+# certificate (each fold's router saw the other folds' outcomes), but it scores twice as many
+# prompts (@tbl-plateau-cv), here on the simulated pool and on RouteProfile.
 
 # %%
 #| label: tbl-plateau-cv
@@ -433,9 +433,10 @@ CV_FAMS = ["taskwise_best", "embed_knn", "multi_logreg", "encoder_head", "cluste
 cv_sets = {"simulated": (sim.pool, X_sim, sim_res)}
 if "llmrouter-routeprofile" in comps:
     cv_sets["RouteProfile"] = (pools["llmrouter-routeprofile"], inputs["llmrouter-routeprofile"], comps["llmrouter-routeprofile"])
-cv_rows = []
+cv_rows, cv_fits = [], {}
 for label, (pool, X, split_res) in cv_sets.items():
     cvr = evaluate_routers(pool, CV_FAMS, cv=5, seed=SEED, inputs=X, n_boot=N_BOOT, alpha=ALPHA, params=PARAMS, cost=None)
+    cv_fits[label] = (split_res, cvr)
     for f in CV_FAMS:
         a, b = split_res.evaluation(f), cvr.evaluation(f)
         cv_rows.append({"pool": label, "router": FAMILY[f], "split": iv(a.gain_cal, a.gain_cal_lo, a.gain_cal_hi), "n split": a.n_eval,
@@ -443,6 +444,14 @@ for label, (pool, X, split_res) in cv_sets.items():
 cv_df = pd.DataFrame(cv_rows)
 R.table(cv_df, columns={"pool": "pool", "router": "router", "split": "gain, split [95%]", "n split": "n test", "cv": "gain, cross-fitted [95%]",
                         "n cv": "n scored", "p": "McNemar p, Holm (cross-fitted)"})
+
+# %%
+wid = pd.DataFrame([{"pool": label, "w_split": res.evaluation(f).gain_cal_hi - res.evaluation(f).gain_cal_lo, "w_cv": c.gain_cal_hi - c.gain_cal_lo,
+                     "same_sign": np.sign(res.evaluation(f).gain_cal) == np.sign(c.gain_cal)}
+                    for label, (res, cvr_) in cv_fits.items() for f in CV_FAMS for c in [cvr_.evaluation(f)]])
+R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n} of {t} rows (median width ratio {r:.2f}), and the "
+          "gain keeps its sign in {s} of {t}.", n=int((wid["w_cv"] < wid["w_split"]).sum()), t=len(wid),
+          r=float((wid["w_cv"] / wid["w_split"].where(wid["w_split"] > 0)).median()), s=int(wid["same_sign"].sum()))
 
 # %% [markdown]
 # ## Each router against the frozen member: McNemar, Holm, rescue and loss
@@ -596,13 +605,14 @@ if with_cost:
         ca = comps[name].cost
         scale = ca.members["mean_cost"].max()
         ax.scatter(ca.members["mean_cost"] / scale, ca.members["quality"], color="0.6", s=12, zorder=1)
-        for i, f in enumerate([f for f in COST_FAMS if f in set(ca.frontier["family"])]):
+        for f in [f for f in COST_FAMS if f in set(ca.frontier["family"])]:
             d = ca.frontier[ca.frontier["family"] == f].sort_values("cost")
-            ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2, color=R.PALETTE[i], label=FAMILY[f])
+            ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2, color=R.PALETTE[COST_FAMS.index(f)], label=FAMILY[f])
         ax.set(title=SHORT[name], xlabel="mean cost / dearest member's")
     axes[0][0].set_ylabel("accuracy")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    plt.tight_layout()
+    handles = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", label=FAMILY[f]) for i, f in enumerate(COST_FAMS)]
+    fig.legend(handles=handles, loc="lower center", ncol=len(COST_FAMS), fontsize=7, bbox_to_anchor=(0.5, -0.02))
+    plt.tight_layout(rect=(0, 0.07, 1, 1))
     plt.show()
 else:
     skipped.append("the quality-cost frontier (pools with costs)")
@@ -688,8 +698,9 @@ if "math500" in decs:
 
 # %% [markdown]
 # Where does the luck sit? The *support* of a prompt is the number of members with a positive
-# rate on it. On thin prompts (support of at most three) few members ever solve it, a lucky draw
-# is most of the oracle's credit, and the floor concentrates there (@tbl-plateau-strata).
+# rate on it. On a thin prompt (support of at most three) few members ever solve it, so a lucky
+# draw can be much of the oracle's credit there; on a dense one many members share it.
+# @tbl-plateau-strata splits the floor by support.
 
 # %%
 #| label: tbl-plateau-strata
@@ -704,15 +715,17 @@ if CHEN:
 if CHEN:
     sv = st.set_index(["bench", "stratum"])
     R.show_md("Reading: {rows}.", rows="; ".join(
-        R.md("{b}: thin prompts are {f:%} of the items and carry $\\Delta = {dt}$ against {dd} on dense ones", b=b,
-             f=sv.loc[(b, "thin (<= 3)"), "frac"], dt=sv.loc[(b, "thin (<= 3)"), "delta"], dd=sv.loc[(b, "dense (> 3)"), "delta"])
+        R.md("{b}: thin prompts are {f:%} of the items, and the floor per prompt is {w} there ($\\Delta = {dt}$ against {dd} on "
+             "dense ones)", b=b, f=sv.loc[(b, "thin (<= 3)"), "frac"], dt=sv.loc[(b, "thin (<= 3)"), "delta"],
+             dd=sv.loc[(b, "dense (> 3)"), "delta"], w=R.compare(sv.loc[(b, "thin (<= 3)"), "delta"], sv.loc[(b, "dense (> 3)"), "delta"],
+                                                                 more="higher", less="lower", same="the same"))
         for b in CHEN))
 
 # %% [markdown]
 # A single draw per cell cannot see the floor at all: with one draw the plug-in ceiling *is*
 # the single-draw oracle. As more draws are used (001's $k$-sweep) the plug-in
-# $O_{\mathrm{repro}}$ falls towards the population value and the share grows
-# (@fig-plateau-ksweep); 001's falsifier then asks whether sampling the committed member $M$
+# $O_{\mathrm{repro}}$, biased upward by the best of few draws, is expected to fall towards the
+# population value, and the share to grow (@fig-plateau-ksweep); 001's falsifier then asks whether sampling the committed member $M$
 # times (best-of-$M$, the oracle's budget) beats the single-draw oracle, as it must if the
 # draws are independent (@tbl-plateau-bok).
 

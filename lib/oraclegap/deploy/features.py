@@ -384,8 +384,16 @@ def embed_texts(texts, *, cache=None, progress: bool | None = None, batch_size: 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
-    model = SentenceTransformer(str(model_dir), device="cpu")
+    bars = hf_logging.is_progress_bar_enabled()
+    if not progress:  # the weight-loading bar would land in a rendered page's stderr
+        hf_logging.disable_progress_bar()
+    try:
+        model = SentenceTransformer(str(model_dir), device="cpu")
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     emb = model.encode(
         texts, batch_size=batch_size, show_progress_bar=bool(progress) if progress is not None else len(texts) > 2000,
         normalize_embeddings=True, convert_to_numpy=True,
