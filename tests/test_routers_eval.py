@@ -179,7 +179,7 @@ def test_vectorised_bootstrap_equals_the_loop():
     rng = np.random.default_rng(1)
     Z = (rng.random((137, 5)) < 0.4).astype(float)
     a = bootstrap_means(Z, 700, seed=42, chunk=256)
-    b = bootstrap_means_loop(Z, 700, seed=42)
+    b = bootstrap_means_loop(Z, 700, seed=42, chunk=256)
     np.testing.assert_allclose(a, b, atol=1e-12)
     assert a.mean(axis=0) == pytest.approx(Z.mean(axis=0), abs=0.01)
 

