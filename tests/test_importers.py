@@ -57,7 +57,7 @@ def test_llmrouterbench_results_folder(tmp_path):
     np.testing.assert_allclose(pool.cost[:, 0], [0, 0.01, 0.02, 0, 0.01])
     np.testing.assert_allclose(pool.cost[:, 1], [0.5, 0.51, 0.52, 0.5, 0.51])
     assert pool.answers[2, 1, 0] == "B-2"
-    assert pool.meta["completion_tokens"][1] == [[20], [20]] and pool.meta["prompt_tokens"][4] == [[101], [101]]
+    assert pool.per_response["completion_tokens"][1].tolist() == [[20], [20]] and pool.per_response["prompt_tokens"][4].tolist() == [[101], [101]]
     assert len(pool.meta["superseded_files_skipped"]) == 1 and "20240101_000000" in pool.meta["superseded_files_skipped"][0]
     assert len(pool.meta["demo_files_skipped"]) == 1
     assert pool.meta["read_as"]["format"] == "llmrouterbench"
@@ -157,7 +157,7 @@ def test_llmrouter_routing_jsonl(tmp_path):
             p = prices[name]
             assert pool.cost[q, m] == pytest.approx(((100 + q) * p["input_price"] + 20 * (m + 1) * p["output_price"]) / 1e6)
     assert pool.policies["size"].tolist() == ["7B", "8B"] and pool.answers[2, 1, 0] == "answer 2 by 1"
-    assert pool.meta["output_tokens"][0] == [[20], [40]]
+    assert pool.per_response["output_tokens"][0].tolist() == [[20], [40]]
     assert open_pool(str(f), split="heldout").splits == ["heldout"]
     g = tmp_path / "with_cost.jsonl"  # lines with their own cost: used as is, and llm_data would be a second cost
     g.write_text("".join(json.dumps({**json.loads(x), "cost": 0.25}) + "\n" for x in f.read_text().splitlines()))

@@ -252,7 +252,7 @@ def test_committed_pools_shapes_metadata_and_hashes():
         assert varying == {"seed"}
     assert pol.loc["primary-light-soup", "soup"] and pol.loc["primary-light-soup", "lora_rank"] == 5 * recipes.LIGHT.rank
     assert cross.embeddings.shape[0] == cross.n_prompts
-    conf = np.asarray(cross.meta["confidence"], dtype=float)
+    conf = cross.per_response["confidence"]
     assert conf.shape == cross.shape and np.nanmax(conf) <= 0
     for name, (n, k) in {"primary-extra": (361, 16), "primary-k64": (240, 64), "secondary-k64": (240, 64), "small": (480, 16)}.items():
         p = lab_build.load_pool(name)

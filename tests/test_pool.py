@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -262,3 +264,34 @@ def test_open_pool_resolves_every_form(tmp_path):
     assert sim.n_policies >= 2
     with pytest.raises(ValueError, match="neither an existing path nor a known dataset"):
         open_pool("no-such-pool-anywhere")
+
+
+def test_per_response_arrays_follow_the_pool():
+    """Per-response numeric arrays are validated, cut with the pool and survive save/load."""
+    rng = np.random.default_rng(0)
+    v = rng.random((6, 3, 4)) < 0.5
+    conf = rng.normal(size=v.shape)
+    conf[0, 0, 0] = np.nan  # "none" is NaN
+    toks = rng.integers(1, 50, size=v.shape)
+    pool = Pool.from_array(v, per_response={"confidence": conf, "completion_tokens": toks})
+    sub = pool.select(prompts=[4, 1], policies=["m2", "m0"])
+    assert np.array_equal(sub.per_response["confidence"], conf[np.ix_([4, 1], [2, 0])])
+    assert np.array_equal(pool.draws([3, 1]).per_response["completion_tokens"],
+                          toks[:, :, [3, 1]])
+    with pytest.raises(ValueError, match="read-only"):
+        pool.per_response["confidence"][0, 0, 0] = 1.0
+    back = Pool.load(pool.save(Path(tempfile.mkdtemp()) / "p"))
+    assert set(back.per_response) == {"confidence", "completion_tokens"}
+    assert np.array_equal(back.per_response["confidence"], conf, equal_nan=True)
+    assert back.per_response["completion_tokens"].dtype.kind == "i"
+    assert "per_response[confidence]" in repr(pool)
+    k1 = Pool.from_array(v[:, :, 0], per_response={"confidence": conf[:, :, 0]})  # 2-d arrays read as k = 1
+    assert k1.per_response["confidence"].shape == (6, 3, 1)
+    with pytest.raises(ValueError, match=r"per_response\['confidence'\] must have the verdicts' shape"):
+        Pool.from_array(v, per_response={"confidence": conf[:, :, :2]})
+    with pytest.raises(ValueError, match="must be numeric"):
+        Pool.from_array(v, per_response={"text": np.full(v.shape, "a")})
+    with pytest.raises(ValueError, match="identifiers"):
+        Pool.from_array(v, per_response={"bad name": conf})
+    with pytest.raises(ValueError, match="infinite"):
+        Pool.from_array(v, per_response={"confidence": np.full(v.shape, np.inf)})

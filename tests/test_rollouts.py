@@ -100,7 +100,7 @@ def test_status_and_pool(full, tiny_setup):
     cell = df[(df.prompt_id == "q3") & (df.policy == "a1")].sort_values("sample")
     assert pool.verdicts[i, m].tolist() == cell["correct"].tolist()
     assert pool.answers[i, m].tolist() == cell["answer"].fillna("").tolist()
-    conf = np.asarray(pool.meta["confidence"], dtype=float)
+    conf = pool.per_response["confidence"]
     assert conf.shape == pool.shape and np.allclose(conf[i, m], cell["mean_logprob"])
     assert pool.meta["parse_failures"] == per["parse_failures"].to_dict()
     assert pool.counts().sum() == df["correct"].sum()

@@ -130,5 +130,6 @@ def test_three_concurrent_workers_fill_one_store(setup, procs, tmp_path):
     assert {f.name[:5] for f in (out / _store.SHARDS).glob("*.parquet")} == {"w0of3", "w1of3", "w2of3"}
     pool = Pool.from_store(out)
     assert np.array_equal(pool.verdicts, setup.ref_pool.verdicts) and np.array_equal(pool.answers, setup.ref_pool.answers)
-    assert pool.meta["confidence"] == setup.ref_pool.meta["confidence"]
+    for name in ("confidence", "completion_tokens", "seed"):
+        assert np.array_equal(pool.per_response[name], setup.ref_pool.per_response[name], equal_nan=True)
     pd.testing.assert_frame_equal(Store(out).to_frame(), setup.ref)

@@ -274,13 +274,6 @@ def _order(codes: np.ndarray, uniq: np.ndarray, sort_key: np.ndarray | None) -> 
     return rank[codes], uniq[perm]
 
 
-def _nested(a: np.ndarray):
-    """A numeric [n, M, k] array as nested lists (whole numbers as int, NaN as None) for ``meta``."""
-    if np.isnan(a).any() or not np.all(a == np.round(a)):
-        return np.where(np.isnan(a), None, a).tolist()
-    return a.astype(np.int64).tolist()
-
-
 def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndarray | None = None,
               alignment: str = "unknown", meta: dict | None = None) -> Pool:
     label, where = rows.label, rows.where
@@ -370,10 +363,11 @@ def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndar
         np.minimum.at(lo, cell, c)
         np.maximum.at(hi, cell, c)
         cost = np.where(lo == hi, lo, cost).reshape(n, M)  # one cost per cell: kept exactly
+    per_response = {}
     for name, vals in rows.per_response.items():
         a = np.full((n, M, k), np.nan)
         a[at] = np.asarray(vals, dtype=float)[orig]
-        meta[name] = _nested(a)
+        per_response[name] = a
     emb = None
     if embeddings is not None:
         if rows.embed_row is None:
@@ -387,7 +381,7 @@ def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndar
             raise ValueError(f"{label}: prompt {p_uniq[i]!r} has embedding row {int(r[i])}, outside the embeddings' {E.shape[0]} rows")
         emb = E[r]
     try:
-        return Pool(v, ptab, mtab, answers, emb, cost, alignment, meta)
+        return Pool(v, ptab, mtab, answers, emb, cost, alignment, meta, per_response)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{label}: {exc}") from None
 
@@ -560,8 +554,8 @@ def read_llmrouterbench(path, *, score_threshold=None, null_scores: str = "error
     ``score`` under :data:`SCORE_RULE`; a ``null`` score (an evaluation that failed) is refused
     unless ``null_scores="wrong"``, which counts it as 0 as LLMRouterBench's own loader does.
     ``answers`` are the ``prediction`` fields, ``cost[i, m]`` the mean ``cost`` (USD) per
-    response and ``meta`` holds ``prompt_tokens`` / ``completion_tokens`` as nested lists
-    [n][M][k]. In a folder, the latest run of each (dataset, split, model) is read and demo
+    response and ``per_response`` holds ``prompt_tokens`` / ``completion_tokens`` as arrays
+    [n, M, k]. In a folder, the latest run of each (dataset, split, model) is read and demo
     runs are skipped (both listed in ``meta``); records repeated within a file are repeated
     samples (k > 1).
     """
@@ -680,7 +674,7 @@ def read_llmrouter(path, *, score_threshold=None, split=None, llm_data=None, emb
     million tokens), ``(input_tokens * input_price + output_tokens * output_price) / 1e6``.
     ``embeddings`` (a ``.npy`` [rows, d]; row r belongs to ``embedding_id`` r, e.g. LLMRouter's
     ``query_embeddings_longformer.pt`` converted) fill ``Pool.embeddings``. Token counts and
-    response times go to ``meta`` as nested lists [n][M][k].
+    response times go to ``per_response`` as arrays [n, M, k].
     """
     thr = check_threshold(score_threshold)
     path = Path(path)
@@ -795,7 +789,8 @@ def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
     """A pool from a RouterEval-style ``.npz``: ``<split>_score`` [n_split, M] (or [n_split, M, k])
     correctness per split, stacked in train/val/test order; ``<split>_embed`` [n_split, d] become
     ``Pool.embeddings`` (all splits or none), ``<split>_prompt`` (a text array) the prompt text,
-    ``<split>_tokens`` / ``<split>_time`` [n_split, M] go to ``meta``. Prompt ids are
+    ``<split>_tokens`` / ``<split>_time`` [n_split, M] go to ``per_response`` (``tokens``, ``time``;
+    one value per cell, repeated over its responses). Prompt ids are
     ``"<split>-<row>"`` and ``split`` is set. The files carry no model names: pass
     ``model_names`` (in column order), else the npz's ``model_names``/``models`` text array,
     else ``m0, m1, ...``. Scores follow :data:`SCORE_RULE`. Arrays are read without unpickling.
@@ -882,12 +877,16 @@ def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
         prompts["text"] = np.concatenate([t.astype(str) for t in texts]).astype(object)
     meta = {"source": str(path), "format": "routereval", "score_threshold": thr, "non_binary_scores": n_non,
             "model_names_from": names_from, "ignored_members": sorted(set(names) - used)}
+    V = v.reshape(S.shape)
+    V3 = V if V.ndim == 3 else V[:, :, None]
+    per_response = {}
     for part, arrs in extra.items():
-        if arrs:
-            meta[part] = np.concatenate(arrs, axis=0).tolist()
+        if arrs:  # one value per (prompt, model): the same for each of its k responses
+            a = np.asarray(np.concatenate(arrs, axis=0), dtype=float)
+            per_response[part] = np.broadcast_to(a.reshape(a.shape[0], a.shape[1], -1)[:, :, :1], V3.shape)
     try:
-        return Pool(v.reshape(S.shape), prompts, pd.DataFrame({"name": model_names}), None,
-                    np.concatenate(embeds, axis=0) if embeds else None, None, "unknown", meta)
+        return Pool(V3, prompts, pd.DataFrame({"name": model_names}), None,
+                    np.concatenate(embeds, axis=0) if embeds else None, None, "unknown", meta, per_response)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{path}: {exc}") from None
 

@@ -7,8 +7,12 @@ pools or plain arrays derived from them (success counts ``c[i, m] = sum_j verdic
 Alongside the verdicts a pool carries a prompt table (``id``, ``text``, ``dataset``, ``split``
 and any feature columns), a policy table (``name``, ``base``, ``dataset``, ``recipe``,
 ``seed``, ``size``, ``cost`` and any other columns), optional per-response ``answers``,
-per-prompt ``embeddings`` and per-prompt-and-policy ``cost``, and ``alignment``: how the draw
-index lines up across policies.
+per-response numeric arrays ``per_response`` (name -> array [n, M, k], e.g. ``confidence``:
+the mean token log-probability of each response, ``completion_tokens``, ``seed``), per-prompt
+``embeddings`` and per-prompt-and-policy ``cost``, and ``alignment``: how the draw index lines
+up across policies. Every per-response, per-prompt and per-cell array is cut with the pool by
+:meth:`Pool.select`, :meth:`Pool.split` and :meth:`Pool.draws`, so it always lines up with the
+verdicts (never keep such data in ``meta``, which is copied as it is).
 
 * ``"seed-aligned"`` -- draw j of every policy used the same sampling seed (paper 001's
   protocol); the seed-aligned single-draw oracle estimator applies.
@@ -17,7 +21,8 @@ index lines up across policies.
 * ``"unknown"`` -- nothing is claimed.
 
 On disk a pool is a directory: ``arrays.npz`` (numeric arrays only, read with
-``allow_pickle=False``), ``prompts.parquet``, ``policies.parquet``, ``answers.parquet`` when the
+``allow_pickle=False``; per-response arrays as ``response__NAME``), ``prompts.parquet``,
+``policies.parquet``, ``answers.parquet`` when the
 pool has answers (variable-length text, one row per response in C order of [n, M, k]) and
 ``manifest.json`` (format name, version, shape, alignment, provenance, and a SHA-256 of every
 file and of the verdicts' content, checked on load). Format version 1 (answers as fixed-width
@@ -107,6 +112,7 @@ class Pool:
     cost: np.ndarray | None = None
     alignment: str = "unknown"
     meta: dict = dataclasses.field(default_factory=dict)
+    per_response: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self):
@@ -156,6 +162,7 @@ class Pool:
             object.__setattr__(self, "cost", c)
         if not isinstance(self.meta, dict):
             raise TypeError(f"meta must be a dict, got {type(self.meta).__name__}")
+        object.__setattr__(self, "per_response", _per_response(self.per_response, v.shape))
 
     # ------------------------------------------------------------------ shape
     @property
@@ -199,6 +206,7 @@ class Pool:
     def __repr__(self) -> str:
         n, M, k = self.shape
         extra = [name for name in ("answers", "embeddings", "cost") if getattr(self, name) is not None]
+        extra += [f"per_response[{name}]" for name in self.per_response]
         sp = f", splits={self.splits}" if self.splits else ""
         return (
             f"Pool(n_prompts={n}, n_policies={M}, k={k}, alignment={self.alignment!r}{sp}"
@@ -250,6 +258,7 @@ class Pool:
             cost=None if self.cost is None else self.cost[np.ix_(pi, mi)],
             alignment=self.alignment,
             meta=dict(self.meta),
+            per_response={name: a[np.ix_(pi, mi)] for name, a in self.per_response.items()},
         )
 
     def split(self, name: str) -> Pool:
@@ -270,6 +279,7 @@ class Pool:
             self,
             verdicts=self.verdicts[:, :, idx],
             answers=None if self.answers is None else self.answers[:, :, idx],
+            per_response={name: a[:, :, idx] for name, a in self.per_response.items()},
         )
 
     # ------------------------------------------------------------------ constructors
@@ -285,12 +295,17 @@ class Pool:
         embeddings=None,
         cost=None,
         meta: dict | None = None,
+        per_response: Mapping[str, Any] | None = None,
     ) -> Pool:
-        """From a 0/1 array [n, M, k] (a 2-d array [n, M] is read as k = 1)."""
+        """From a 0/1 array [n, M, k] (a 2-d array [n, M] is read as k = 1; so are 2-d
+        ``answers`` and ``per_response`` arrays)."""
         v = np.asarray(verdicts)
         if v.ndim == 2:
             v = v[:, :, None]
-        return cls(v, prompts, policies, answers, embeddings, cost, alignment, dict(meta or {}))
+            if answers is not None and np.ndim(answers) == 2:
+                answers = np.asarray(answers)[:, :, None]
+            per_response = {name: (np.asarray(a)[:, :, None] if np.ndim(a) == 2 else a) for name, a in (per_response or {}).items()}
+        return cls(v, prompts, policies, answers, embeddings, cost, alignment, dict(meta or {}), dict(per_response or {}))
 
     @classmethod
     def from_counts(cls, counts, k: int, seed=0, prompts=None, policies=None, *, cost=None, meta=None) -> Pool:
@@ -471,10 +486,11 @@ class Pool:
         (prompt, policy, sample) key must be present exactly once: a store with missing or
         doubled chunks is refused with the missing cells (or the doubled shards) named. The
         alignment is ``"seed-aligned"`` when draw j of prompt i used the same sampling seed
-        under every policy, else ``"independent"``. ``meta`` carries the sampling settings and,
-        as nested lists [n][M][k], the per-response ``confidence`` (mean token log-probability;
-        None for an empty completion), ``completion_tokens`` and ``seeds``, plus per-policy counts of
-        parse failures and of responses cut at ``max_tokens``.
+        under every policy, else ``"independent"``. ``per_response`` holds, as arrays [n, M, k],
+        ``confidence`` (mean token log-probability; NaN for an empty completion),
+        ``completion_tokens`` and ``seed`` (the sampling seed of each response); ``meta`` carries
+        the sampling settings and per-policy counts of parse failures and of responses cut at
+        ``max_tokens``.
         """
         from . import _store
 
@@ -544,14 +560,12 @@ class Pool:
             "sampling": dict(ident["sampling"]),
             "backend": dict(ident["backend"]),
             "model_sha256": ident["model"].get("sha256"),
-            "confidence": np.where(np.isnan(conf), None, conf).tolist(),
             "confidence_definition": "mean log-probability of the generated tokens under the model (temperature 1, no top-p)",
-            "completion_tokens": toks.tolist(),
-            "seeds": seeds.tolist(),
             "parse_failures": per_policy(parse_fail.sum(axis=2)),
             "cut_at_max_tokens": per_policy(cut.sum(axis=2)),
         }
-        return cls(verdicts, ptab, mtab, answers.astype(str), None, None, alignment, meta)
+        per_response = {"confidence": conf, "completion_tokens": toks, "seed": seeds}
+        return cls(verdicts, ptab, mtab, answers.astype(str), None, None, alignment, meta, per_response)
 
     # ======================================================== end of from_store block (issue 12)
 
@@ -562,7 +576,8 @@ class Pool:
 
         Row (i, m, j), in C order of [n, M, k], holds ``prompt_id``, ``policy``, ``draw`` (= j),
         ``correct`` (0/1), ``answer`` (when the pool has answers), ``cost`` (the cell's
-        ``cost[i, m]``, repeated on its k rows, when the pool has costs), every other column of
+        ``cost[i, m]``, repeated on its k rows, when the pool has costs), each per-response array
+        as ``response_<name>``, every other column of
         the prompt table as ``prompt_<column>`` and of the policy table as ``policy_<column>``.
         The suffix picks the file type: ``.parquet`` (which also keeps ``alignment`` and ``meta``
         in the file's metadata) or ``.csv`` (UTF-8, comma-separated; alignment and meta are not
@@ -592,6 +607,8 @@ class Pool:
             cols["answer"] = pool.answers.ravel()
         if pool.cost is not None:
             cols["cost"] = np.repeat(pool.cost.ravel(), k)
+        for name, arr in pool.per_response.items():
+            cols[f"response_{name}"] = arr.ravel()
         for c in pool.prompts.columns:
             if c != "id":
                 cols[f"prompt_{c}"] = np.repeat(pool.prompts[c].to_numpy(dtype=object), M * k)
@@ -669,7 +686,7 @@ class Pool:
         """A fresh Pool from the current fields: runs every check of construction again."""
         try:
             return Pool(self.verdicts, self.prompts, self.policies, self.answers, self.embeddings, self.cost,
-                        self.alignment, dict(self.meta))
+                        self.alignment, dict(self.meta), dict(self.per_response))
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"the pool no longer passes validation (was a table changed after construction?): {exc}") from None
 
@@ -680,6 +697,8 @@ class Pool:
             arrays["embeddings"] = self.embeddings
         if self.cost is not None:
             arrays["cost"] = self.cost
+        for name, arr in self.per_response.items():
+            arrays[_RESPONSE_PREFIX + name] = arr
         np.savez_compressed(d / "arrays.npz", **arrays)
         _to_parquet(self.prompts, d / "prompts.parquet")
         _to_parquet(self.policies, d / "policies.parquet")
@@ -813,9 +832,38 @@ class Pool:
                 arrays.get("cost"),
                 manifest.get("alignment", "unknown"),
                 dict(manifest.get("meta") or {}),
+                {name[len(_RESPONSE_PREFIX):]: a for name, a in arrays.items() if name.startswith(_RESPONSE_PREFIX)},
             )
         except (ValueError, TypeError) as exc:
             raise ValueError(f"pool {where!r} fails validation: {exc}") from None
+
+
+_RESPONSE_PREFIX = "response__"
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _per_response(arrays, shape) -> dict[str, np.ndarray]:
+    """Validated per-response arrays: a mapping of identifier -> numeric array of the verdicts'
+    shape (read-only copies; integers stay integers, floats may hold NaN for "none")."""
+    if arrays is None:
+        return {}
+    if not isinstance(arrays, Mapping):
+        raise TypeError(f"per_response must be a mapping of name -> array [n, M, k], got {type(arrays).__name__}")
+    out = {}
+    for name, a in arrays.items():
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ValueError(f"per_response names must be identifiers (letters, digits, _), got {name!r}")
+        arr = np.asarray(a)
+        if arr.shape != tuple(shape):
+            raise ValueError(f"per_response[{name!r}] must have the verdicts' shape {tuple(shape)}, got {arr.shape}")
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"per_response[{name!r}] must be numeric, got dtype {arr.dtype}")
+        if arr.dtype.kind == "f" and np.isinf(arr).any():
+            raise ValueError(f"per_response[{name!r}] holds infinite values (use NaN for 'none')")
+        arr = np.array(arr, copy=True)
+        arr.setflags(write=False)
+        out[name] = arr
+    return out
 
 
 def _name_in(directory: str, name: str) -> str:

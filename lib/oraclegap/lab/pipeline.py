@@ -406,18 +406,19 @@ PER_RESPONSE = ("confidence", "completion_tokens")
 
 
 def _split_meta(pool: Pool) -> tuple[Pool, dict[str, np.ndarray]]:
-    """Move the store's per-response lists out of ``meta`` into compact arrays (seeds follow the recorded rule)."""
+    """Take the store's per-response arrays out of the pool into compact arrays for ``responses.npz``
+    (confidence float32, completion tokens int16); the draw seeds are checked against the
+    rollouts rule and replaced by the rule's text in ``meta``."""
     import dataclasses
 
     meta = dict(pool.meta)
+    per = dict(pool.per_response)
     arrays = {}
-    conf = meta.pop("confidence", None)
-    if conf is not None:
-        arrays["confidence"] = np.array([[[np.nan if x is None else x for x in cell] for cell in row] for row in conf], dtype=np.float32)
-    toks = meta.pop("completion_tokens", None)
-    if toks is not None:
-        arrays["completion_tokens"] = np.asarray(toks, dtype=np.int16)
-    seeds = meta.pop("seeds", None)
+    if "confidence" in per:
+        arrays["confidence"] = per.pop("confidence").astype(np.float32)
+    if "completion_tokens" in per:
+        arrays["completion_tokens"] = per.pop("completion_tokens").astype(np.int16)
+    seeds = per.pop("seed", None)
     if seeds is not None:
         from ..rollouts.generate import SEED_RULE, draw_seed
 
@@ -428,7 +429,7 @@ def _split_meta(pool: Pool) -> tuple[Pool, dict[str, np.ndarray]]:
         if not (sd == expect[:, None, None] + np.arange(pool.k)[None, None, :]).all():
             raise RuntimeError("stored draw seeds do not follow the rollouts seed rule")
         meta["seed_rule"] = SEED_RULE
-    return dataclasses.replace(pool, meta=meta), arrays
+    return dataclasses.replace(pool, meta=meta, per_response=per), arrays
 
 
 def _response_texts(store, pool: Pool) -> np.ndarray:
@@ -549,9 +550,9 @@ def build(config: LabConfig | None = None, out=None, workers: int | None = None,
 def load_pool(name: str, lab_dir=None) -> Pool:
     """A lab pool by name (``cross``, ``primary-extra``, ``primary-k64``, ``secondary-k64``, ``small``), or a pool directory.
 
-    The per-response confidences (mean token log-probability) and completion token counts are
-    put back into ``meta`` as nested lists [n][M][k], as :meth:`Pool.from_store` gives them
-    (``None`` where a completion was empty).
+    The per-response confidences (mean token log-probability; NaN where a completion was empty)
+    and completion token counts are put into ``pool.per_response`` as arrays [n, M, k], as
+    :meth:`Pool.from_store` gives them.
     """
     lab_dir = Path(lab_dir) if lab_dir is not None else DEFAULT_OUT
     path = Path(name) if Path(name).is_dir() and (Path(name) / "manifest.json").is_file() else lab_dir / "pools" / name
@@ -562,14 +563,13 @@ def load_pool(name: str, lab_dir=None) -> Pool:
     if (path / RESPONSES_FILE).is_file():
         import dataclasses
 
-        meta = dict(pool.meta)
+        per = dict(pool.per_response)
         with np.load(path / RESPONSES_FILE, allow_pickle=False) as z:
             if "confidence" in z.files:
-                c = z["confidence"].astype(float)
-                meta["confidence"] = np.where(np.isnan(c), None, c).tolist()
+                per["confidence"] = z["confidence"].astype(float)
             if "completion_tokens" in z.files:
-                meta["completion_tokens"] = z["completion_tokens"].astype(int).tolist()
-        pool = dataclasses.replace(pool, meta=meta)
+                per["completion_tokens"] = z["completion_tokens"].astype(np.int64)
+        pool = dataclasses.replace(pool, per_response=per)
     return pool
 
 
