@@ -247,3 +247,23 @@ def test_bad_inputs_raise_clear_errors(sim, X):
         RouterInputs(text=["a", "b"], embeddings=np.zeros((3, 2)))
     assert missing_inputs("tfidf_knn", RouterInputs(embeddings=X.embeddings)) == "needs prompt text (absent)"
     assert "costs" in missing_inputs("cheapest", X)
+
+
+def test_router_inputs_missing_text_and_per_response_confidence():
+    """A missing prompt text is an empty string (never "nan"); a pool's per-response confidence
+    of the committed (first) response becomes the post-inference selectors' confidence."""
+    import pandas as pd
+
+    from oraclegap import Pool
+    from oraclegap.deploy.routers import router_inputs
+
+    rng = np.random.default_rng(1)
+    v = rng.random((5, 3, 2)) < 0.5
+    conf = rng.normal(size=v.shape)
+    conf[2, 1, 0] = np.nan
+    prompts = pd.DataFrame({"id": [f"q{i}" for i in range(5)], "text": ["a b", None, "c d", "e", "f g"]})
+    X = router_inputs(Pool.from_array(v, prompts, per_response={"confidence": conf}), embed="none")
+    assert X.text[1] == "" and "nan" not in X.text
+    assert np.array_equal(np.delete(X.confidence.ravel(), 7), np.delete(conf[:, :, 0].ravel(), 7))
+    assert X.confidence[2, 1] < np.nanmin(conf[:, :, 0])  # an empty response ranks last
+    assert any("draw 0" in note for note in X.notes)

@@ -237,14 +237,14 @@ def router_inputs(
     tcol = pool.prompts["text"]
     text = None
     if tcol.notna().any():
-        text = tcol.tolist()
+        text = ["" if pd.isna(t) else str(t) for t in tcol.tolist()]  # a missing text is empty, never "nan"
         missing = int(tcol.isna().sum())
         if missing:
             notes.append(f"{missing} prompt(s) without text read as empty strings")
     features = _numeric_features(pool.prompts)
     dcol = _dataset_column(pool.prompts)
     dataset = None if dcol is None else pool.prompts[dcol].astype(str).to_numpy(dtype=object)
-    has_text = text is not None and any(str(t).strip() for t in text if t is not None)
+    has_text = text is not None and any(t.strip() for t in text)
 
     emb, source = None, "none"
     want = embed
@@ -266,11 +266,11 @@ def router_inputs(
     elif want == "minilm":
         if not has_text:
             raise ValueError("embed='minilm' needs prompt text, and the pool's prompt table has none")
-        emb, source = embed_texts([str(t) if t is not None else "" for t in text], cache=cache, progress=progress, batch_size=batch_size), "minilm"
+        emb, source = embed_texts(text, cache=cache, progress=progress, batch_size=batch_size), "minilm"
     elif want == "tfidf-svd":
         if not has_text:
             raise ValueError("embed='tfidf-svd' needs prompt text, and the pool's prompt table has none")
-        emb, source = tfidf_svd_embeddings([str(t) if t is not None else "" for t in text]), "tfidf-svd"
+        emb, source = tfidf_svd_embeddings(text), "tfidf-svd"
     elif want == "features":
         if features is None:
             raise ValueError("embed='features' needs numeric feature columns in the prompt table; it has none")
@@ -281,9 +281,20 @@ def router_inputs(
     answers = conf = None
     if pool.answers is not None:
         answers = pool.answers[:, :, 0]
-        if k > 1:
-            conf = _self_agreement(pool.answers)
-            notes.append("confidence: each member's self-agreement over its k answers")
+    if "confidence" in pool.per_response:  # the committed (first) response's own confidence
+        c0 = np.asarray(pool.per_response["confidence"][:, :, 0], dtype=float)
+        if np.isnan(c0).all():
+            c0 = None
+        elif np.isnan(c0).any():
+            floor = float(np.nanmin(c0)) - 1.0
+            notes.append(f"confidence: {int(np.isnan(c0).sum())} committed response(s) without one (empty) rank below every other")
+            c0 = np.where(np.isnan(c0), floor, c0)
+        if c0 is not None:
+            conf = c0
+            notes.append("confidence: the committed response's per_response['confidence'] (draw 0)")
+    if conf is None and pool.answers is not None and k > 1:
+        conf = _self_agreement(pool.answers)
+        notes.append("confidence: each member's self-agreement over its k answers")
     if confidence is not None:
         c = np.asarray(confidence, dtype=float)
         if c.shape != (n, M):
