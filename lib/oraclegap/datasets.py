@@ -47,6 +47,7 @@ import pandas as pd
 
 from . import _formats
 from ._datalog import declare as _declare
+from ._io import atomic_write
 from ._validate import as_bool_array, as_bool_columns, as_rng, check_int, check_margin_counts
 from .pool import Pool
 
@@ -993,11 +994,7 @@ def _fetch_list() -> list[tuple[str, str]]:
 def _download(url: str, dest: Path, timeout: float) -> None:
     with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - fixed https URLs
         data = resp.read()
-    dest.parent.mkdir(parents=True, exist_ok=True)  # only once something arrived
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, dest)
+    atomic_write(dest, data)  # the folder is made only once something arrived
 
 
 def derive_mmlu_pro(zips: Mapping[str, Path], out_dir) -> Path:

@@ -53,6 +53,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._io import fsync_dir as _fsync_dir
+from ._io import fsync_file as _fsync_file
 from ._validate import as_bool_array, as_bool_columns, as_counts_array, as_rng, check_int, read_npz
 
 __all__ = ["Pool", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
@@ -906,27 +908,6 @@ def _verdicts_digest(packed: np.ndarray, shape) -> str:
     h = hashlib.sha256(json.dumps([int(x) for x in shape]).encode())
     h.update(np.ascontiguousarray(packed, dtype=np.uint8).tobytes())
     return h.hexdigest()
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory descriptors
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _holds_pool_manifest(path: Path) -> bool:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
+
+from .._io import atomic_write
 
 __all__ = [
     "KEY_VERSION",
@@ -156,10 +157,7 @@ def write_key(executed: Path, static: dict, data: dict[str, dict] | None) -> Pat
     reads were not recorded: such a key never matches, so the chapter runs again next time."""
     path = key_path(executed)
     key = dict(static, data=data, data_recorded=data is not None)
-    tmp = path.with_name(f".tmp-{path.name}")
-    tmp.write_text(json.dumps(key, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return atomic_write(path, json.dumps(key, indent=1, sort_keys=True))
 
 
 def drop_key(executed: Path) -> None:

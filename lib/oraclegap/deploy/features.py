@@ -32,13 +32,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib.util
+import io
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._io import atomic_write
 from .._validate import as_rng, check_int, check_prob
 from ..pool import PROMPT_COLUMNS, Pool
 from ..stats.simulate import GEOMETRY3K_AB, Simulated, sample_pool
@@ -354,16 +355,9 @@ def _text_key(texts: list[str], model: str) -> str:
 
 
 def _atomic_savez(path: Path, **arrays) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write(path, buf.getvalue())
 
 
 def embed_texts(texts, *, cache=None, progress: bool | None = None, batch_size: int = 64) -> np.ndarray:

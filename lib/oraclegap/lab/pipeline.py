@@ -19,6 +19,7 @@ threaded, so the outputs do not depend on the number of workers or the machine's
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._io import atomic_write
 from .._validate import check_int
 from ..pool import Pool
 from .grpo import Recipe, RunConfig
@@ -66,10 +68,7 @@ def file_hash(path) -> str:
 
 
 def _write_json(path: Path, obj) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(obj, indent=2, sort_keys=True, default=str))
 
 
 def _read_json(path: Path):
@@ -126,11 +125,9 @@ def _stage_tasks(cfg: LabConfig, out: Path) -> pd.DataFrame:
     from .tasks import build_tasks
 
     df = build_tasks(cfg.task_seed)
-    path = out / "prompts.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(".prompts.parquet.tmp")
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    atomic_write(out / "prompts.parquet", buf.getvalue())
     return df
 
 
@@ -449,9 +446,9 @@ def _response_texts(store, pool: Pool) -> np.ndarray:
 def save_pool(pool: Pool, path, arrays: dict[str, np.ndarray]) -> Path:
     """``Pool.save`` plus the per-response arrays (confidence float32, completion tokens int16, response text) in ``responses.npz``."""
     path = Path(pool.save(path, overwrite=True))
-    tmp = path / f".{RESPONSES_FILE}.tmp.npz"
-    np.savez_compressed(tmp, **arrays)
-    os.replace(tmp, path / RESPONSES_FILE)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    atomic_write(path / RESPONSES_FILE, buf.getvalue())
     return path
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _store
+from .._io import fsync_dir as _fsync_dir
 from ..pool import Pool
 
 __all__ = ["Store", "StoreStatus", "identity_diff"]
@@ -67,19 +68,6 @@ def identity_diff(stored: dict, new: dict) -> list[str]:
         if va != vb:
             lines.append(f"{key}: store has {va!r}, this run has {vb!r}")
     return lines
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 @dataclasses.dataclass(frozen=True)
