@@ -283,12 +283,13 @@ R.table(GF, columns={"pool": "pool", "tau": "τ", "excess": "excess, re-deal", "
 low = GF[(GF["p_lower"] <= 0.05) | (GF["p_m_lower"] <= 0.05)]
 R.show_md(
     "Reading: the excess over the re-deal null ranges from {elo:+} to {ehi:+} across pools and thresholds, and over the "
-    "margin-preserving null from {mlo:+} to {mhi:+}; {low}. Disagreement exceeds its re-deal null at every threshold of "
-    "{dall} of the {np} pools; for the light pair at $\\tau = 0.10$ it is {D} against {Dn} (the paper: {pD} against {pDn}).",
+    "margin-preserving null from {mlo:+} to {mhi:+}; {low}. Disagreement exceeds its re-deal null at level 0.05 at every "
+    "threshold of {dall}; for the light pair at $\\tau = 0.10$ it is {D} against {Dn} (the paper: {pD} against {pDn}).",
     elo=GF["excess"].min(), ehi=GF["excess"].max(), mlo=GF["excess_m"].min(), mhi=GF["excess_m"].max(),
     low=(R.md("{n} pool-threshold cells lie in a lower tail at level 0.05", n=len(low)) if len(low) else
          "no observed gap lies in a lower tail at level 0.05"),
-    dall=sum(bool((g["D_p"] <= 0.05).all()) for _, g in GF.groupby("pool")), np=len(POOLS), D=lt["D"], Dn=lt["D_null"],
+    dall=(lambda c: "every pool" if c == len(POOLS) else R.md("{c} of the {n} pools", c=c, n=len(POOLS)))(
+        sum(bool((g["D_p"] <= 0.05).all()) for _, g in GF.groupby("pool"))), D=lt["D"], Dn=lt["D_null"],
     pD=P("000.S4.light_D_010").text, pDn=P("000.S4.light_D_null_010").text,
 )
 
@@ -623,7 +624,7 @@ R.show_md(
     "- {light}\n"
     "- Both nulls reject at level 0.05 at {allrej}; the light pair's gap at "
     "$\\tau = 0.10$ is {lL} against null means {ln} and {lm}, the stronger pair's {sL} against {sn} and {sm}.\n"
-    "- On the stronger pair the own-task members lead {sfp} on the primary half and {sfs} on the secondary half; "
+    "- On the stronger pair the own-task members lead on the primary half {sfp} and on the secondary half {sfs}; "
     "the paper's MathVista-trained member led only from {pf}.\n"
     "- {na} of {n} router intervals lie wholly above zero and {nb} wholly below (unadjusted); a router beats the best member "
     "only where $e_D < L/D$, and the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.\n"
@@ -632,7 +633,8 @@ R.show_md(
     "by a learnable rule both nulls {pw} and the router collects {pk:+} of the gap {pL} ({share:%}).\n"
     "- Whole chapter: {secs:.0f} s.",
     light=("The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe), so the "
-           "lab has specialists under both recipes." if every_light else
+           "lab has specialists under both recipes." if every_light and own_lead["stronger"] else
+           "The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe)." if every_light else
            "As in the paper, light training does not make each seed lead on its own task."),
     allrej=rej_words, lL=lt["L"], ln=lt["L_null"], lm=lt["L_margin"], sL=st["L"],
     sn=st["L_null"], sm=st["L_margin"], sfp=since(sp2.from_tau["primary"]), sfs=since(sp2.from_tau["secondary"]),
