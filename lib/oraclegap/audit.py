@@ -18,7 +18,8 @@ Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED
   (:func:`oraclegap.stats.nulls.null_tests`), Holm-adjusted over thresholds within each null, the
   prompt-bootstrap interval of the re-deal excess at the primary threshold, and the power this
   design has against a diffuse effect of a useful size (:func:`oraclegap.stats.studies.power`)
-  with the planner over responses per prompt and prompts (:func:`~oraclegap.stats.studies.plan_power`);
+  with the planner over responses per prompt and prompts (:func:`~oraclegap.stats.studies.plan_power`
+  on the sizes of :func:`plan_grid`; the power is judged by its Wilson interval, :func:`power_state`);
   at k = 1 no null that needs k > 1 applies and the certificates carry the inference;
 * certificates -- the selection-valid (Thm 4) and paired intervals of the outcome-oracle gap of
   paper 002 on k = 1 outcomes, or on "covered at tau" outcomes at each threshold (k > 1), at
@@ -65,10 +66,13 @@ __all__ = [
     "AuditSettings",
     "audit_settings",
     "section_seeds",
+    "plan_grid",
+    "power_state",
     "primary_tau",
     "check_auditable",
     "EffectSize",
     "useful_effect",
+    "effect_centres",
     "CertificatePlan",
     "certificate_prompts",
     "quick_router",
@@ -105,6 +109,8 @@ VERDICTS = ("no-gap", "noise", "quality-only", "inconclusive", "certified-recove
 LUCK_SHARE = 0.5
 #: Fewest prompts for the quick held-out router (half calibration, half test).
 ROUTER_MIN_PROMPTS = 20
+#: The planners look at least this far: responses per prompt up to max(4 k, 64), prompts up to max(4 n, 1000).
+PLAN_K_REACH, PLAN_N_REACH = 64, 1000
 _SIZES = {  # full / small
     "n_draws": (2000, 400), "n_boot": (2000, 400), "n_reps": (40, 12), "plan_reps": (40, 12),
     "plan_draws": (200, 100), "n_excess": (300, 60), "excess_draws": (200, 100),
@@ -168,6 +174,31 @@ def audit_settings(taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, sma
     j = 1 if small else 0
     sizes = {name: v[j] for name, v in _SIZES.items()}
     return AuditSettings(t, alpha, seed, bool(small), effect, pt, target_power, **sizes)
+
+
+def plan_grid(current: int, reach: int) -> tuple:
+    """The design sizes the planner tries: ``current`` doubled (2c, 4c, 8c, ...) up to
+    max(4 c, ``reach``). A pool with few responses or prompts is thus planned far enough ahead
+    to name a size that reaches the target power, not only twice and four times its own."""
+    c = check_int(current, "current", minimum=1)
+    top = max(4 * c, check_int(reach, "reach", minimum=1))
+    out, v = [], 2 * c
+    while v <= top:
+        out.append(v)
+        v *= 2
+    return tuple(out)
+
+
+def power_state(rate: float, lo: float, hi: float, target: float) -> str:
+    """How a Monte Carlo power estimate compares with ``target``, read from its 95% interval
+    [lo, hi]: ``"adequate"`` when lo >= target, ``"low"`` when hi < target, else ``"uncertain"``
+    (the replicates cannot tell; the point ``rate`` alone would flip with the Monte Carlo size)."""
+    for name, v in (("rate", rate), ("lo", lo), ("hi", hi), ("target", target)):
+        if v is None or not math.isfinite(float(v)):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if not lo - 1e-9 <= rate <= hi + 1e-9:  # Wilson limits carry rounding (1 - 1e-16 at rate 1)
+        raise ValueError(f"rate {rate} must lie in its interval [{lo}, {hi}]")
+    return "adequate" if lo >= target else "low" if hi < target else "uncertain"
 
 
 def section_seeds(seed: int) -> dict:
@@ -240,6 +271,20 @@ def _prompt_means(pool: Pool) -> np.ndarray:
     return pool.counts().sum(axis=1) / (pool.n_policies * pool.k)
 
 
+def effect_centres(pool: Pool) -> np.ndarray:
+    """The prompt rates the useful effect perturbs: each prompt's pooled success rate clipped to
+    [1/(2 M k), 1 - 1/(2 M k)] with this pool's M and k (arXiv 2609.32996, Table 2).
+
+    :func:`useful_effect` calibrates sigma on these centres and the power planner simulates every
+    design from them, so a plan over k holds one population fixed: clipping with the *planned* k
+    instead would move prompts with no observed success towards rate 0 as k grows, and the
+    planned designs would face a smaller effect than the one calibrated (on a pool with k = 2,
+    less than half of it at k = 64)."""
+    n, M, k = pool.shape
+    eps = 1.0 / (2 * M * k)
+    return np.clip(_prompt_means(pool), eps, 1 - eps)
+
+
 # ============================================================================ pool summary
 def _pool_summary(pool: Pool) -> dict:
     n, M, k = pool.shape
@@ -310,8 +355,7 @@ def useful_effect(pool: Pool, tau: float, target_L: float = 0.05, *, seed=0, n_r
     n_rep = check_int(n_rep, "n_rep", minimum=1)
     rng = as_rng(seed)
     n, M, k = pool.shape
-    eps = 1.0 / (2 * M * k)
-    q = np.clip(_prompt_means(pool), eps, 1 - eps)
+    q = effect_centres(pool)
     lq = np.log(q / (1 - q))
     grid = np.round(np.arange(0.0, 4.0001, 0.05), 4) if sigmas is None else np.asarray(sigmas, dtype=float)
     z = rng.standard_normal((n_rep, n, M))
@@ -491,20 +535,44 @@ def _taus_text(keys: list, numbers: dict) -> str:
     return ", ".join(f"{t:g}" for t in taus) if taus else "none"
 
 
-def _power_sentence(numbers: dict) -> str | None:
+def _current_power(numbers: dict) -> tuple[dict, str | None]:
+    """The power of this design (``power.current``) and its state (:func:`power_state`); audits
+    written before the state was recorded are read from the point estimate and its interval."""
     pw = numbers.get("power") or {}
     cur = pw.get("current") or {}
+    if not cur:
+        return cur, None
+    state = cur.get("state")
+    if state is None:
+        rate = cur["power"].get("redeal")
+        row = next((r for r in cur.get("rows", []) if r.get("null") == "redeal"), None)
+        lo, hi = (row["ci_lo"], row["ci_hi"]) if row else (rate, rate)
+        state = power_state(rate, lo, hi, numbers["settings"]["target_power"])
+    return cur, state
+
+
+def _power_sentence(numbers: dict) -> str | None:
+    pw = numbers.get("power") or {}
+    cur, state = _current_power(numbers)
     if not cur:
         return None
     x, t = cur["population_L"], pw["tau"]
     pr, pm = cur["power"].get("redeal"), cur["power"].get("margin")
+    iv = (cur.get("interval") or {}).get("redeal")
+    pr_txt = md("{pr}", pr=pr) if not iv else md("{pr} [{lo}, {hi}]", pr=pr, lo=iv[0], hi=iv[1])
     target = numbers["settings"]["target_power"]
     margin = "" if pm is None else md(", {pm} for the margin null", pm=pm)
-    if pr is not None and pr >= target:
+    if state == "adequate":
         return md("This design would detect a diffuse effect of size L = {x} at tau = {t:g} with power {pr} "
-                  "(re-deal null{margin}).", x=x, t=t, pr=pr, margin=margin)
+                  "(re-deal null{margin}).", x=x, t=t, pr=pr_txt, margin=margin)
+    if state == "uncertain":
+        return md("Against a diffuse effect of size L = {x} at tau = {t:g} this design has power {pr} for the re-deal "
+                  "null{margin}: its {reps} simulated replicates cannot tell whether that reaches the target {target}, "
+                  "so a gap of that size may have gone undetected.", x=x, t=t, pr=pr_txt, margin=margin,
+                  reps=cur.get("n_reps", "few"), target=target)
     return md("This design could not reliably detect a diffuse effect of size L = {x} at tau = {t:g}: its power is "
-              "{pr} for the re-deal null{margin}, below the target {target}.", x=x, t=t, pr=pr, margin=margin, target=target)
+              "{pr} for the re-deal null{margin}, below the target {target}.", x=x, t=t, pr=pr_txt, margin=margin,
+              target=target)
 
 
 def _plan_steps(numbers: dict) -> list:
@@ -514,8 +582,8 @@ def _plan_steps(numbers: dict) -> list:
     if not pw.get("applicable"):
         return steps
     target = numbers["settings"]["target_power"]
-    cur = pw.get("current") or {}
-    if cur and (cur["power"].get("redeal") or 0) >= target:
+    cur, state = _current_power(numbers)
+    if cur and state == "adequate":
         return steps
     for vary, what in (("plan_k", "responses per prompt and policy"), ("plan_n", "prompts")):
         plan = pw.get(vary)
@@ -583,8 +651,10 @@ def verdict(numbers) -> Verdict:
     9. ``detected-not-certified`` -- otherwise.
 
     Every rule that holds is listed in ``findings`` (also ``low-power`` when the re-deal power at
-    tau* against a diffuse effect of the useful size is below the target, ``luck`` beside another
-    code, ``k1``). ``next_steps`` come from the planners: responses per prompt and prompts that
+    tau* against a diffuse effect of the useful size is below the target -- the upper limit of its
+    Wilson 95% interval over the simulated replicates is below it -- and ``power-uncertain`` when
+    that interval contains the target (:func:`power_state`; the planner's steps are given in both
+    cases), ``luck`` beside another code, ``k1``). ``next_steps`` come from the planners: responses per prompt and prompts that
     reach the target power, prompts that would certify the gap at the observed rates, and for
     k = 1 the responses per prompt the nulls would need.
     """
@@ -630,9 +700,11 @@ def verdict(numbers) -> Verdict:
         steps.append("Nothing to route: diversify the pool (other models, datasets or training recipes) first.")
         return Verdict(code, headline, tuple(reasons), tuple(steps), tuple(findings + [code]), None)
     pw_sentence = _power_sentence(numbers)
-    cur = (numbers.get("power") or {}).get("current") or {}
-    if cur and (cur["power"].get("redeal") or 0) < s["target_power"]:
+    _, state = _current_power(numbers)
+    if state == "low":
         findings.append("low-power")
+    elif state == "uncertain":
+        findings.append("power-uncertain")
     noise_part = numbers.get("noise") or {}
     luck = bool(noise_part.get("luck"))
     if luck:
@@ -707,7 +779,7 @@ def verdict(numbers) -> Verdict:
                       "p = {p:p}).", p=min_p)
         if pw_sentence:
             headline += " " + pw_sentence
-            if "low-power" not in findings:
+            if state == "adequate":
                 headline = headline[:-1] + ", so an undetected gap of that size is unlikely."
         Lp = nl["L"][pkey]
         if "mean" in Lp.get("redeal", {}):
@@ -931,7 +1003,7 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     # ---------------------------------------------------------------- power and the planner
     eff = useful_effect(pool, s.primary_tau, s.effect, seed=seeds["effect"])
     results["effect"] = eff
-    base = _prompt_means(pool)
+    base = effect_centres(pool)  # one population for the current design and every planned one
     common = dict(M=M, tau=s.primary_tau, alpha=s.alpha, n_draws=s.plan_draws, base=base, sigma=eff.sigma)
     pw_num: dict = {"applicable": True, "tau": s.primary_tau, "effect": eff.to_dict(), "target": s.target_power}
     if k > 1:
@@ -942,8 +1014,12 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
             "n": n, "k": k, "n_reps": s.n_reps, "rows": _records(fr),
             "population_L": float(fr["population_L"].mean()),
             "power": {null: pw.power(null) for null in ("redeal", "margin")},
+            "interval": {null: [float(fr.loc[fr["null"] == null, "ci_lo"].iloc[0]),
+                                float(fr.loc[fr["null"] == null, "ci_hi"].iloc[0])] for null in ("redeal", "margin")},
         }
-        plans = {"plan_k": ("k", (2 * k, 4 * k)), "plan_n": ("n", (2 * n, 4 * n))}
+        rlo, rhi = pw_num["current"]["interval"]["redeal"]
+        pw_num["current"]["state"] = power_state(pw.power("redeal"), rlo, rhi, s.target_power)
+        plans = {"plan_k": ("k", plan_grid(k, PLAN_K_REACH)), "plan_n": ("n", plan_grid(n, PLAN_N_REACH))}
     else:
         pw_num["current"] = None
         pw_num["reason"] = "at k = 1 the nulls do not apply; the planner shows what k >= 2 responses per prompt would give"
