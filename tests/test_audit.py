@@ -387,22 +387,24 @@ def test_power_state_reads_the_interval():
             audit.power_state(*bad)
 
 
-def test_planner_holds_the_effect_fixed_over_k():
-    """A pool with k = 2 (many prompts with no success): the planned designs with more responses
-    face the population the effect was calibrated on, not a smaller one."""
-    pool = simulate.exchangeable(240, 5, 16, seed=3).pool.draws(np.arange(2))
-    n, M, k = pool.shape
+@pytest.mark.parametrize("k", [1, 2])
+def test_planner_holds_the_effect_fixed_over_k(k):
+    """A pool with k = 2 or k = 1 (many prompts with no success): the planned designs with more
+    responses face the population the effect was calibrated on, not a smaller or larger one."""
+    pool = simulate.exchangeable(240, 5, 16, seed=3).pool.draws(np.arange(k))
+    n, M, _ = pool.shape
     q = audit.effect_centres(pool)
-    eps = 1 / (2 * M * k)
-    assert q.min() >= eps and q.max() <= 1 - eps
-    for k_plan in audit.plan_grid(k, audit.PLAN_K_REACH):  # diffuse() clips with 1/(2 M k'): a no-op on these centres
+    eps = 1 / (2 * M * (min(audit.K1_PLAN) if k == 1 else k))  # at k = 1, 1/(2M) = 0.1 would sit on tau = 0.1
+    assert q.min() >= eps - 1e-15 and q.max() <= 1 - eps + 1e-15
+    grid = audit.K1_PLAN if k == 1 else audit.plan_grid(k, audit.PLAN_K_REACH)
+    for k_plan in grid:  # diffuse() clips with 1/(2 M k'): a no-op on these centres
         e = 1 / (2 * M * k_plan)
         assert np.array_equal(np.clip(q, e, 1 - e), q)
     j = audit.run_audit(pool, small=True).to_json()
-    cur = j["power"]["current"]["population_L"]
+    target = j["power"]["effect"]["calibrated_L"]
     planned = [r["population_L"] for r in j["power"]["plan_k"]["curve"]]
-    assert j["power"]["plan_k"]["grid"] == [4, 8, 16, 32, 64]
-    assert max(abs(x - cur) for x in planned) < 0.015, (cur, planned)
+    assert j["power"]["plan_k"]["grid"] == list(grid)
+    assert max(abs(x - target) for x in planned) < 0.02, (target, planned)
 
 
 # ---------------------------------------------------------------------------- the verdict on constructed pools

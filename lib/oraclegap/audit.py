@@ -80,6 +80,8 @@ __all__ = [
     "verdict",
     "AuditResult",
     "run_audit",
+    "summary",
+    "draws_sweep",
     "load_numbers",
     "is_audit_dir",
     "notebook_source",
@@ -111,6 +113,8 @@ LUCK_SHARE = 0.5
 ROUTER_MIN_PROMPTS = 20
 #: The planners look at least this far: responses per prompt up to max(4 k, 64), prompts up to max(4 n, 1000).
 PLAN_K_REACH, PLAN_N_REACH = 64, 1000
+#: Responses per prompt the planner tries for a k = 1 pool.
+K1_PLAN = (4, 8, 16)
 _SIZES = {  # full / small
     "n_draws": (2000, 400), "n_boot": (2000, 400), "n_reps": (40, 12), "plan_reps": (40, 12),
     "plan_draws": (200, 100), "n_excess": (300, 60), "excess_draws": (200, 100),
@@ -279,9 +283,15 @@ def effect_centres(pool: Pool) -> np.ndarray:
     design from them, so a plan over k holds one population fixed: clipping with the *planned* k
     instead would move prompts with no observed success towards rate 0 as k grows, and the
     planned designs would face a smaller effect than the one calibrated (on a pool with k = 2,
-    less than half of it at k = 64)."""
+    less than half of it at k = 64). At k = 1 the pooled rates are multiples of 1/M and the
+    clip 1/(2 M) is as coarse as a threshold (with M = 5 it *is* tau = 0.10, so an infinitesimal
+    perturbation would count as a gap); there the clip uses the smallest planned k,
+    min(:data:`K1_PLAN`): every planned design's own clip (1/(2 M k'), k' >= that k) then leaves
+    the centres unchanged, so the population is again the same at every planned k.
+    """
     n, M, k = pool.shape
-    eps = 1.0 / (2 * M * k)
+    k_clip = min(K1_PLAN) if k == 1 else k
+    eps = 1.0 / (2 * M * k_clip)
     return np.clip(_prompt_means(pool), eps, 1 - eps)
 
 
@@ -754,10 +764,12 @@ def verdict(numbers) -> Verdict:
             req = plan["required"].get("redeal")
             row = next((r for r in curve if r["k"] == req), curve[-1] if curve else None)
             if row is not None:
-                steps.append(md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: with "
+                steps.append(md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: {w} "
                                 "k = {kk} the re-deal null would detect a diffuse effect of size L = {x} at tau = {t:g} "
-                                "with power {p} [{lo}, {hi}].", kk=row["k"], x=row["population_L"],
-                                t=numbers["power"]["tau"], p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"]))
+                                "with power {p} [{lo}, {hi}]{tail}.", w="with" if req is not None else "even with",
+                                kk=row["k"], x=row["population_L"], t=numbers["power"]["tau"], p=row["reject_rate"],
+                                lo=row["ci_lo"], hi=row["ci_hi"],
+                                tail="" if req is not None else md(", below the target {tg}", tg=s["target_power"])))
         if code == "certified":
             steps.append("Before training a router, check that the prompts carry a routing signal (text, embeddings, "
                          "features) and evaluate a router family with cross-fitting (`oraclegap routers`).")
@@ -1023,7 +1035,7 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     else:
         pw_num["current"] = None
         pw_num["reason"] = "at k = 1 the nulls do not apply; the planner shows what k >= 2 responses per prompt would give"
-        plans = {"plan_k": ("k", (4, 8, 16))}
+        plans = {"plan_k": ("k", K1_PLAN)}
     for name, (vary, grid) in plans.items():
         plan = studies.plan_power("diffuse", target=s.target_power, vary=vary, grid=grid, n=n, k=k, n_reps=s.plan_reps,
                                   nulls=("redeal",), seed=seeds[name], progress=progress, **common)
@@ -1081,6 +1093,71 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     if bar is not None:
         bar.close()
     return AuditResult(numbers, results, s)
+
+
+# ============================================================================ more responses
+def summary(numbers) -> dict:
+    """One audit in one row: the verdict code and headline, the primary threshold's L, D and
+    L/D, the smallest Holm-adjusted p of each null over the thresholds (NaN at k = 1), the
+    thresholds where both nulls reject and where the gap is certified, this design's re-deal power
+    against the useful effect with its Wilson 95% interval and :func:`power_state`, the sizes the
+    planners name (k and n whose estimated power reaches the target; None when none on the grid
+    does), the noise share Delta/G and the first step of what to collect next."""
+    if isinstance(numbers, AuditResult):
+        numbers = numbers.numbers
+    pool, cov, nl = numbers["pool"], numbers["coverage"]["taus"], numbers["nulls"]
+    pkey = numbers["coverage"]["primary_key"]
+    row = cov[pkey]
+
+    def min_p(null):
+        ps = [_num(nl["L"][key][null].get("p_holm")) for key in nl.get("L", {}) if nl["L"][key].get(null)]
+        ps = [p for p in ps if not math.isnan(p)]
+        return min(ps) if ps else float("nan")
+
+    pw = numbers["power"]
+    cur, state = _current_power(numbers)
+    iv = (cur.get("interval") or {}).get("redeal") or [float("nan"), float("nan")]
+    req = {name: (pw.get(name) or {}).get("required", {}).get("redeal") for name in ("plan_k", "plan_n")}
+    nz = numbers["noise"]
+    v = numbers["verdict"]
+    return {
+        "n": pool["n_prompts"], "M": pool["n_policies"], "k": pool["k"], "code": v["code"], "headline": v["headline"],
+        "tau": row["tau"], "L": _num(row["L"]), "D": _num(row["D"]), "break_even": _num(row["break_even"]),
+        "p_redeal": min_p("redeal") if nl["applicable"] else float("nan"),
+        "p_margin": min_p("margin") if nl["applicable"] else float("nan"),
+        "detected_taus": [cov[key]["tau"] for key in nl.get("detected_taus", [])],
+        "certified_taus": [cov[key]["tau"] for key in numbers["certificates"]["certified_taus"] if key in cov],
+        "power": _num(cur["power"]["redeal"]) if cur else float("nan"), "power_lo": _num(iv[0]), "power_hi": _num(iv[1]),
+        "power_state": state, "k_needed": req["plan_k"], "n_needed": req["plan_n"],
+        "noise_share": _num(nz["decomposition"]["estimates"]["noise_share"]["value"]) if nz["applicable"] else float("nan"),
+        "next": v["next_steps"][0] if v["next_steps"] else None,
+    }
+
+
+def draws_sweep(pool: Pool, ks, *, progress: bool = False, **kwargs) -> tuple[pd.DataFrame, dict]:
+    """What the audit would have said with fewer responses: :func:`run_audit` on the first k draws
+    of every (prompt, policy) cell (``pool.draws(range(k))``) for each k in ``ks``.
+
+    The subsets are nested, as responses are collected -- the k-response pool is the first k
+    draws of every larger one -- and for seed-aligned pools draw j keeps its seed, so each row is
+    the audit a practitioner who stopped at k would have run. ``kwargs`` go to
+    :func:`run_audit` (the same seed for every k). Returns one :func:`summary` row per k (a
+    DataFrame in the order of ``ks``) and the :class:`AuditResult` of each k.
+    """
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    ks = [check_int(k, "ks", minimum=1) for k in np.atleast_1d(ks).tolist()]
+    if not ks or len(set(ks)) != len(ks):
+        raise ValueError(f"ks must be distinct response counts, got {ks}")
+    if max(ks) > pool.k:
+        raise ValueError(f"ks asks for k = {max(ks)} responses but the pool holds k = {pool.k}")
+    it = ks
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(ks, desc="audit over k", leave=False)
+    results = {k: run_audit(pool if k == pool.k else pool.draws(np.arange(k)), **kwargs) for k in it}
+    return pd.DataFrame([summary(res) for res in results.values()]), results
 
 
 # ============================================================================ files
