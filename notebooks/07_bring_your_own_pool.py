@@ -66,6 +66,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -83,7 +84,7 @@ from oraclegap.stats import nulls
 
 R.use_style()
 if SMALL:
-    N_LIVE, K_LIVE = 16, 8
+    N_LIVE, K_LIVE, K_GRID = 16, 8, [k for k in K_GRID if k in (2, 8, 16, 64)]
 t_start, skipped = time.perf_counter(), []
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 LAB, WORK = datasets.lab_dir(), Path(tempfile.mkdtemp(prefix="og-ch07-"))
@@ -210,14 +211,16 @@ R.show_md("Reading: the pool is {n} prompts × {M} policies × k = {k}, alignmen
 # A store is a `POOL` for every command. `oraclegap audit` runs the whole audit and writes the
 # report folder: `audit.json` (every number the report states), the executed report notebook
 # and `report.html`, all written to a temporary folder and renamed into place at the end. On a
-# SMALL run the audit gets `--small` (reduced Monte Carlo sizes).
+# SMALL run the audit gets `--small` (reduced Monte Carlo sizes) and `--no-report` (`audit.json`
+# alone: executing and rendering the report notebook takes a few seconds more).
 
 # %%
 aud_dir = WORK / "audit-live"
-aud_args = ["audit", store, "--out", aud_dir, "--seed", SEED, "--quiet", *(["--small"] if SMALL else [])]
+aud_args = ["audit", store, "--out", aud_dir, "--seed", SEED, "--quiet", *(["--small", "--no-report"] if SMALL else [])]
 aud_out, t_aud = cli(*aud_args)
 live_numbers = audit.load_numbers(aud_dir / "audit.json")
-R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=shown(*aud_args), out=aud_out.strip())
+printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 96, subsequent_indent="    ") for line in aud_out.strip().splitlines()]
+R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=shown(*aud_args), out="\n".join(printed))
 
 # %% [markdown]
 # The verdict is chosen by the explicit rules of `oraclegap.audit.verdict` (README, "Check your
@@ -228,9 +231,9 @@ R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=shown(*au
 direct = audit.run_audit(live_pool, TAUS, ALPHA, SEED, small=SMALL, source=str(store))
 json_equal = json.loads(json.dumps(direct.to_json())) == live_numbers
 R.show_callout(audit.texts(live_numbers)["verdict"], kind="note", title=R.md("Verdict on the live store: {c}", c=live_numbers["verdict"]["code"]))
-R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s including the report. Its `audit.json` is {eq} "
+R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{rep}. Its `audit.json` is {eq} "
           "the numbers of `run_audit` on the same pool and seed. With {n} prompts and {M} members the verdict is `{code}`.",
-          files=", ".join(sorted(p.name for p in aud_dir.iterdir())), t=t_aud,
+          files=", ".join(sorted(p.name for p in aud_dir.iterdir())), t=t_aud, rep="" if SMALL else " including the report",
           eq="identical to" if json_equal else "different from", n=live_pool.n_prompts, M=live_pool.n_policies,
           code=live_numbers["verdict"]["code"])
 
@@ -388,7 +391,14 @@ tab["both reject at τ"] = [", ".join(f"{t:g}" for t in ts) or "—" for ts in t
 tab["power [95%]"] = [R.fmt_interval(p, lo, hi, 2) for p, lo, hi in zip(tab["power"], tab["power_lo"], tab["power_hi"], strict=True)]
 for c in ("p_redeal", "p_margin"):
     tab[c] = tab[c].map(R.fmt_p)
-tab["plan"] = [f"k = {kk or '> grid'}, n = {nn or '> grid'}" for kk, nn in zip(tab["k_needed"], tab["n_needed"], strict=True)]
+def asks(res, name):
+    """What one planner names: the grid value reaching the target power, else beyond the grid."""
+    plan = res.numbers["power"][name]
+    v = plan["required"]["redeal"]
+    return f"{plan['vary']} = {v}" if v is not None else f"{plan['vary']} > {max(plan['grid'])}"
+
+
+tab["plan"] = [", ".join(asks(sweep_res[k], name) for name in ("plan_k", "plan_n")) for k in tab["k"]]
 R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D", "p_redeal": "p re-deal", "p_margin": "p margin",
                       "both reject at τ": "both reject at τ", "power [95%]": "power [95%]", "plan": "planner asks for"})
 
@@ -398,7 +408,7 @@ R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D"
 
 # %%
 #| label: fig-byop-sweep
-#| fig-cap: "Left: re-deal power against the useful diffuse effect at the primary threshold for each audited k (Wilson 95% intervals), with the planner's prediction from the k = 16 audit (dashed) and the target power (grey). Right: the smallest Holm-adjusted p of each null over the thresholds; below the dotted line (α) the null rejects."
+#| fig-cap: "Left: re-deal power against the useful diffuse effect at the primary threshold for each audited k (Wilson 95% intervals; each audit calibrates the effect on its own pooled rates), with the planner's prediction from the k = 16 audit (dashed) and the target power (grey). Right: the smallest Holm-adjusted p of each null over the thresholds (a p of zero, no null draw as large as observed, drawn at one over the number of draws); below the dotted line (α) the null rejects."
 plan16 = pd.DataFrame([r for r in res_lab.numbers["power"]["plan_k"]["curve"] if r["null"] == "redeal"])
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
 a1.errorbar(sweep["k"], sweep["power"], yerr=[sweep["power"] - sweep["power_lo"], sweep["power_hi"] - sweep["power"]], fmt="o-",
@@ -406,8 +416,9 @@ a1.errorbar(sweep["k"], sweep["power"], yerr=[sweep["power"] - sweep["power_lo"]
 a1.plot([lab_pool.k, *plan16["k"]], [cur_lab["power"]["redeal"], *plan16["reject_rate"]], "s--", color=R.PALETTE[1], label="planner at k = 16")
 a1.axhline(SETTINGS.target_power, color="0.6", lw=1)
 a1.set(xscale="log", xlabel="responses per prompt k", ylabel="power (re-deal)", ylim=(-0.02, 1.02))
-for j, null in enumerate(("p_redeal", "p_margin")):
-    a2.plot(sweep["k"], np.maximum(sweep[null], 1 / (SETTINGS.n_draws + 1)), "o-", color=R.PALETTE[j + 2], label=null[2:].replace("redeal", "re-deal"))
+for j, (null, style) in enumerate((("p_redeal", "o-"), ("p_margin", "s--"))):
+    a2.plot(sweep["k"] * (1 + 0.04 * j), np.maximum(sweep[null], 1 / (SETTINGS.n_draws + 1)), style, color=R.PALETTE[j + 2],
+            label=null[2:].replace("redeal", "re-deal"))
 a2.axhline(ALPHA, color="0.3", ls=":", lw=1)
 a2.set(xscale="log", yscale="log", xlabel="responses per prompt k", ylabel="smallest Holm p")
 for ax in (a1, a2):
@@ -485,8 +496,9 @@ R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity holds."
 R.skipped_callout(skipped)
 lines = [
     R.md("- One command per input: `oraclegap rollouts` sampled {n:,} responses from the lab's model and two adapters in {t:.0f} s "
-         "on the CPU, and `oraclegap audit` turned the store into a report and `audit.json` in {ta:.0f} s; the same audit runs on "
-         "a registry name, a pool directory, a long table or a `Pool` in Python.", n=n_resp, t=t_roll, ta=t_aud),
+         "on the CPU, and `oraclegap audit` turned the store into {what} in {ta:.0f} s; the same audit runs on a registry name, a "
+         "pool directory, a long table or a `Pool` in Python.", n=n_resp, t=t_roll, ta=t_aud,
+         what="`audit.json`" if SMALL else "a report and `audit.json`"),
     R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`; its power against a useful effect is {p} [{lo}, {hi}], "
          "so the non-rejection is weak evidence, and the planner asks for k = {kn}.", k=lab_pool.k, c=res_lab.verdict.code,
          p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
@@ -516,14 +528,17 @@ R.show_md("\n".join(lines))
 #    quick router reach it?
 
 # %%
-ex1 = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=True, effect=0.1)
+ex1 = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, effect=0.1)
 s1, s0 = audit.summary(ex1), audit.summary(res_lab)
-R.solution("1. A larger effect is easier to detect, so fewer responses should suffice. With `effect=0.1` the calibrated "
+big = 2 * max(audit.plan_grid(lab_pool.k, audit.PLAN_K_REACH))  # "beyond the grid", for the comparison
+R.solution("1. A larger effect is easier to detect, so the prediction is fewer responses. With `effect=0.1` the calibrated "
            "perturbation has sd {sg} (against {sg0}) and a population gap of {x}; this design's power is {p} [{lo}, {hi}] "
-           "(`{st}`), and the planner asks for k = {kn} (against k = {kn0} for the default effect).",
+           "(`{st}`), and the planner asks for k = {kn} against k = {kn0} for the default effect: {cmp}.",
            sg=ex1.numbers["power"]["effect"]["sigma"], sg0=res_lab.numbers["power"]["effect"]["sigma"],
            x=ex1.numbers["power"]["current"]["population_L"], p=s1["power"], lo=s1["power_lo"], hi=s1["power_hi"],
-           st=s1["power_state"], kn=s1["k_needed"] or "none of its grid", kn0=s0["k_needed"] or "none of its grid")
+           st=s1["power_state"], kn=s1["k_needed"] or "more than its grid", kn0=s0["k_needed"] or "more than its grid",
+           cmp=R.compare(s1["k_needed"] or big, s0["k_needed"] or big, less="fewer, as predicted", more="more, against the prediction",
+                         same="the same grid point (the grid doubles k, so a smaller need can round to the same value)"))
 ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
 c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
 R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. The paired interval of the "
