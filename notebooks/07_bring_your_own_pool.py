@@ -16,7 +16,7 @@
 # you build a router for it, is its oracle gap more than sampling noise, does it survive
 # choosing the best member on the same prompts, how much of it is single-draw luck, what would
 # a router have to achieve, and what should you collect next if the answer is "not yet"? The
-# three papers agree that these questions come first (@sec-decision). This chapter runs the
+# three papers agree that these questions come first ([decision procedure](../decision.qmd)). This chapter runs the
 # project's one-step answer, `oraclegap audit`, on the three kinds of input a practitioner
 # has: a model with adapters and a prompt file, sampled here on the CPU through `oraclegap
 # rollouts`; a released pool of real LLM outcomes (the $k = 30$ MATH-500 tensors of arXiv
@@ -273,11 +273,13 @@ pw_lab, cur_lab = jl["power"], jl["power"]["current"]
 R.check(jl["nulls"]["redeal_taus"] == [] and jl["nulls"]["margin_taus"] == [], "neither null rejects on the lab's seed pool")
 R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {L} on $D$ = {D} disagreement prompts, and "
           "neither null rejects at any threshold (smallest Holm-adjusted p {p:p}). Against a diffuse effect of the useful size "
-          "the design's power is {pw} [{lo}, {hi}] over {reps} simulated pools, so the audit reads it as `{state}`; the planner "
-          "asks for k = {kn} responses or n = {nn} prompts.", t=pw_lab["tau"], L=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["L"],
+          "the design's power is {pw} [{lo}, {hi}] over {reps} simulated pools, so the audit reads it as `{state}`{plan}.",
+          t=pw_lab["tau"], L=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["L"],
           D=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["D"], p=audit.summary(jl)["p_redeal"], pw=cur_lab["power"]["redeal"],
           lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1], reps=cur_lab["n_reps"], state=cur_lab["state"],
-          kn=audit.summary(jl)["k_needed"] or "more than the grid holds", nn=audit.summary(jl)["n_needed"] or "more than the grid holds")
+          plan=" and asks for nothing more" if cur_lab["state"] == "adequate" else
+          R.md("; the planner asks for k = {kn} responses or n = {nn} prompts", kn=audit.summary(jl)["k_needed"] or "more than its grid",
+               nn=audit.summary(jl)["n_needed"] or "more than its grid"))
 
 # %% [markdown]
 # ## A real pool: the MATH-500 tensors
@@ -398,7 +400,8 @@ def asks(res, name):
     return f"{plan['vary']} = {v}" if v is not None else f"{plan['vary']} > {max(plan['grid'])}"
 
 
-tab["plan"] = [", ".join(asks(sweep_res[k], name) for name in ("plan_k", "plan_n")) for k in tab["k"]]
+tab["plan"] = ["nothing (power adequate)" if st == "adequate" else ", ".join(asks(sweep_res[k], name) for name in ("plan_k", "plan_n"))
+               for k, st in zip(tab["k"], tab["power_state"], strict=True)]
 R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D", "p_redeal": "p re-deal", "p_margin": "p margin",
                       "both reject at τ": "both reject at τ", "power [95%]": "power [95%]", "plan": "planner asks for"})
 
@@ -500,16 +503,22 @@ lines = [
          "pool directory, a long table or a `Pool` in Python.", n=n_resp, t=t_roll, ta=t_aud,
          what="`audit.json`" if SMALL else "a report and `audit.json`"),
     R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`; its power against a useful effect is {p} [{lo}, {hi}], "
-         "so the non-rejection is weak evidence, and the planner asks for k = {kn}.", k=lab_pool.k, c=res_lab.verdict.code,
+         "so the non-rejection {weight}.", k=lab_pool.k, c=res_lab.verdict.code,
          p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
-         kn=audit.summary(jl)["k_needed"] or "more than the grid holds"),
+         weight={"adequate": "is good evidence against a gap of that size",
+                 "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}",
+                                   kn=audit.summary(jl)["k_needed"] or "more than its grid"),
+                 "low": R.md("says little, and the planner asks for k = {kn}",
+                             kn=audit.summary(jl)["k_needed"] or "more than its grid")}[cur_lab["state"]]),
     R.md("- With more responses the verdict {moves}.", moves="does not change on this grid" if k_first is None else
          R.md("becomes `{c}` from k = {k} on: collecting before concluding is what the audit is for", c=changed["code"].iloc[0], k=k_first)),
 ]
 if real is not None:
-    lines.append(R.md("- On MATH-500 the verdict is `{c}`: the opportunity is real, the quick router does not reach it, and a "
-                      "share {sh} of the single-draw gap is luck no committed router collects.", c=res_real.verdict.code,
-                      sh=est["noise_share"]["value"]))
+    lines.append(R.md("- On MATH-500 the verdict is `{c}`: {what}; a share {sh} of the single-draw gap is luck no committed router "
+                      "collects.", c=res_real.verdict.code, sh=est["noise_share"]["value"],
+                      what={"certified": "the opportunity is certified and the quick router does not reach it",
+                            "certified-recoverable": "the opportunity is certified and the quick router recovers part of it"}
+                      .get(res_real.verdict.code, res_real.verdict.headline.rstrip("."))))
 lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start, s=SMALL))
 R.show_md("\n".join(lines))
 
@@ -531,13 +540,17 @@ R.show_md("\n".join(lines))
 ex1 = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, effect=0.1)
 s1, s0 = audit.summary(ex1), audit.summary(res_lab)
 big = 2 * max(audit.plan_grid(lab_pool.k, audit.PLAN_K_REACH))  # "beyond the grid", for the comparison
+need1 = lab_pool.k if s1["power_state"] == "adequate" else (s1["k_needed"] or big)  # what the audit asks to hold
+need0 = lab_pool.k if s0["power_state"] == "adequate" else (s0["k_needed"] or big)
 R.solution("1. A larger effect is easier to detect, so the prediction is fewer responses. With `effect=0.1` the calibrated "
            "perturbation has sd {sg} (against {sg0}) and a population gap of {x}; this design's power is {p} [{lo}, {hi}] "
-           "(`{st}`), and the planner asks for k = {kn} against k = {kn0} for the default effect: {cmp}.",
+           "(`{st}`), so the audit {asks}, against k = {kn0} for the default effect: {cmp}.",
            sg=ex1.numbers["power"]["effect"]["sigma"], sg0=res_lab.numbers["power"]["effect"]["sigma"],
            x=ex1.numbers["power"]["current"]["population_L"], p=s1["power"], lo=s1["power_lo"], hi=s1["power_hi"],
-           st=s1["power_state"], kn=s1["k_needed"] or "more than its grid", kn0=s0["k_needed"] or "more than its grid",
-           cmp=R.compare(s1["k_needed"] or big, s0["k_needed"] or big, less="fewer, as predicted", more="more, against the prediction",
+           st=s1["power_state"], kn0=need0 if need0 != big else "more than the planner's grid",
+           asks=R.md("asks for nothing more: k = {k} suffices", k=lab_pool.k) if s1["power_state"] == "adequate" else
+           R.md("asks for k = {k}", k=need1 if need1 != big else "more than the planner's grid"),
+           cmp=R.compare(need1, need0, less="fewer, as predicted", more="more, against the prediction",
                          same="the same grid point (the grid doubles k, so a smaller need can round to the same value)"))
 ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
 c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
