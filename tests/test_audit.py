@@ -731,3 +731,30 @@ def test_router_failure_is_reported_not_raised(monkeypatch, fake_routers):
     monkeypatch.setattr(fake_routers, "make_router", broken)
     r = audit.quick_router(predictable_pool(), [0.1], ["0.1"], alpha=0.05, seed=0, n_boot=100)
     assert not r["available"] and "could not be fitted (no usable inputs)" in r["reason"]
+
+
+# ---------------------------------------------------------------------------- more responses
+def test_draws_sweep_audits_nested_subsets():
+    pool = simulate.specialists(80, 3, 8, f=0.5, s=0.3, seed=5).pool
+    rows, res = audit.draws_sweep(pool, [2, 8], small=True, seed=1)
+    assert rows["k"].tolist() == [2, 8] and sorted(res) == [2, 8]
+    for k in (2, 8):  # each row is the audit of the first k draws, summarised from its own numbers
+        want = audit.run_audit(pool.draws(np.arange(k)), small=True, seed=1)
+        assert res[k].to_json() == want.to_json()
+        got = rows.set_index("k").loc[k]
+        s = audit.summary(want)
+        assert got["code"] == s["code"] == want.verdict.code
+        assert got["L"] == want.numbers["coverage"]["taus"][want.numbers["coverage"]["primary_key"]]["L"]
+        holm = [row["redeal"]["p_holm"] for row in want.numbers["nulls"]["L"].values() if "p_holm" in row["redeal"]]
+        assert s["p_redeal"] == min(holm)
+        cur = want.numbers["power"]["current"]
+        assert (s["power"], s["power_lo"], s["power_hi"], s["power_state"]) == (
+            cur["power"]["redeal"], *cur["interval"]["redeal"], cur["state"])
+        assert s["k_needed"] == want.numbers["power"]["plan_k"]["required"]["redeal"]
+    k1 = audit.summary(audit.run_audit(pool.draws([0]), small=True))  # k = 1: no nulls, no power of this design
+    assert np.isnan(k1["p_redeal"]) and np.isnan(k1["power"]) and k1["power_state"] is None
+    for bad, match in (([2, 16], "holds k = 8"), ([2, 2], "distinct"), ([0], "ks")):
+        with pytest.raises(ValueError, match=match):
+            audit.draws_sweep(pool, bad, small=True)
+    with pytest.raises(TypeError, match="Pool"):
+        audit.draws_sweep(pool.verdicts, [2])
