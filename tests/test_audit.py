@@ -161,12 +161,12 @@ def spec_audit():
     return pool, audit.run_audit(pool, TAUS, 0.05, 3, small=True)
 
 
-def test_numbers_equal_library_calls(spec_audit):
-    pool, res = spec_audit
+def _assert_numbers_equal_library_calls(pool, res, seed):
+    """Every section of ``res`` (as audit.json holds it) equals a direct library call on ``pool``."""
     j = json.loads(json.dumps(res.to_json()))  # exactly what audit.json holds
     s = res.settings
     seeds = j["settings"]["seeds"]
-    assert seeds == audit.section_seeds(3)
+    assert seeds == audit.section_seeds(seed)
     # coverage
     cov = coverage(pool, TAUS).to_dict()
     assert [{kk: v for kk, v in row.items() if kk != "tau"} for row in j["coverage"]["taus"].values()] == _json(list(cov.values()))
@@ -186,17 +186,25 @@ def test_numbers_equal_library_calls(spec_audit):
     # the effect, the power at this design and the planners
     eff = audit.useful_effect(pool, s.primary_tau, s.effect, seed=seeds["effect"])
     assert j["power"]["effect"] == _json(eff.to_dict())
-    base = pool.counts().sum(axis=1) / (pool.n_policies * pool.k)
+    n, M, k = pool.shape
+    base = np.clip(pool.counts().sum(axis=1) / (M * k), 1 / (2 * M * k), 1 - 1 / (2 * M * k))  # Table 2's centres
     common = dict(M=pool.n_policies, tau=s.primary_tau, alpha=s.alpha, n_draws=s.plan_draws, base=base, sigma=eff.sigma)
     pw = studies.power("diffuse", n=pool.n_prompts, k=pool.k, n_reps=s.n_reps, nulls=("redeal", "margin"),
                        seed=seeds["power"], **common)
     assert j["power"]["current"]["rows"] == _json(pw.frame().to_dict(orient="records"))
     assert j["power"]["current"]["power"] == {"redeal": pw.power("redeal"), "margin": pw.power("margin")}
-    plan = studies.plan_power("diffuse", target=s.target_power, vary="n", grid=(2 * pool.n_prompts, 4 * pool.n_prompts),
-                              n=pool.n_prompts, k=pool.k, n_reps=s.plan_reps, nulls=("redeal",), seed=seeds["plan_n"],
-                              progress=False, **common)
-    assert j["power"]["plan_n"]["curve"] == _json(plan.frame().to_dict(orient="records"))
-    assert j["power"]["plan_n"]["required"] == _json(plan.required)
+    for vary, size, reach in (("n", n, audit.PLAN_N_REACH), ("k", k, audit.PLAN_K_REACH)):
+        grid = [size * 2 ** e for e in range(1, 12) if size * 2 ** e <= max(4 * size, reach)]
+        plan = studies.plan_power("diffuse", target=s.target_power, vary=vary, grid=grid, n=n, k=k, n_reps=s.plan_reps,
+                                  nulls=("redeal",), seed=seeds[f"plan_{vary}"], progress=False, **common)
+        assert j["power"][f"plan_{vary}"]["grid"] == grid
+        assert j["power"][f"plan_{vary}"]["curve"] == _json(plan.frame().to_dict(orient="records"))
+        assert j["power"][f"plan_{vary}"]["required"] == _json(plan.required)
+    # the power of this design is judged by its Wilson interval
+    fr = pw.frame().set_index("null")
+    state = ("adequate" if fr.loc["redeal", "ci_lo"] >= s.target_power else
+             "low" if fr.loc["redeal", "ci_hi"] < s.target_power else "uncertain")
+    assert j["power"]["current"]["state"] == state
     # certificates: coverage at tau, level alpha / T
     assert j["certificates"]["alpha"] == pytest.approx(0.05 / len(TAUS))
     for key, t in zip(j["certificates"]["levels"], TAUS, strict=True):
@@ -214,6 +222,70 @@ def test_numbers_equal_library_calls(spec_audit):
     assert j["noise"]["luck"] == (dec["noise_share"].lo >= audit.LUCK_SHARE)
     # the verdict is a function of the numbers alone
     assert audit.verdict(j).to_dict() == j["verdict"]
+
+
+def test_numbers_equal_library_calls(spec_audit):
+    pool, res = spec_audit
+    _assert_numbers_equal_library_calls(pool, res, 3)
+
+
+@pytest.fixture(scope="module")
+def lab_audit():
+    from oraclegap import datasets
+
+    pool = datasets.load("lab-seed-primary")
+    return pool, audit.run_audit(pool, TAUS, 0.05, 1, small=True, source="lab-seed-primary")
+
+
+def test_numbers_equal_library_calls_on_the_lab_seed_pool(lab_audit):
+    """The lab's seed pool (five GRPO seeds of one recipe, k = 16, seed-aligned draws, embeddings):
+    every section equals the library calls, and the quick router is the documented protocol run
+    with the library's routers."""
+    pool, res = lab_audit
+    assert pool.shape == (240, 5, 16) and pool.alignment == "seed-aligned" and pool.embeddings is not None
+    _assert_numbers_equal_library_calls(pool, res, 1)
+    pytest.importorskip("oraclegap.deploy.routers", reason="oraclegap.deploy.routers is not in this version")
+    from oraclegap.deploy import routers
+
+    j = json.loads(json.dumps(res.to_json()))
+    r = j["router"]
+    assert r["available"] and r["family"] == "embed_knn" and r["source"] == "pool"
+    rng = np.random.default_rng(j["settings"]["seeds"]["router"])
+    perm = rng.permutation(pool.n_prompts)
+    test, cal = np.sort(perm[:120]), np.sort(perm[120:])
+    X = routers.router_inputs(pool, embed="pool")
+    p_raw = []
+    for key, t in zip(r["levels"], TAUS, strict=True):
+        O = pool.counts() >= int(np.ceil(t * pool.k - 1e-9))
+        b = int(np.argmax(O[cal].sum(axis=0)))
+        knn = routers.make_router("embed_knn").fit(X.take(cal), O[cal].astype(float))
+        ch = np.asarray(knn.predict(X.take(test)))
+        Ot = O[test]
+        want = certify.paired_comparison(Ot[np.arange(test.size), ch], Ot[:, b], 0.05, oracle=Ot.any(axis=1),
+                                         n_boot=max(res.settings.n_boot, 100), seed=rng)
+        row = r["levels"][key]
+        assert row["baseline_policy"] == pool.policy_names[b]
+        assert row["chosen"] == np.bincount(ch, minlength=pool.n_policies).tolist()
+        assert [row["difference"], row["diff_lo"], row["diff_hi"], row["n10"], row["n01"], row["p_mcnemar"]] == \
+            _json((want.difference, want.diff_lo, want.diff_hi, want.n10, want.n01, want.p_mcnemar))
+        p_raw.append(want.p_mcnemar)
+    assert [row["p_holm"] for row in r["levels"].values()] == pytest.approx(multipletests(p_raw, method="holm")[1])
+
+
+def test_lab_seed_pool_verdict_states_its_power(lab_audit):
+    """On the lab's seed pool no null rejects; the verdict says how sure the power estimate is and,
+    unless power is adequate, what the planner would collect."""
+    _, res = lab_audit
+    j, v = res.to_json(), res.verdict
+    assert v.code == "noise" and j["nulls"]["redeal_taus"] == [] and j["nulls"]["margin_taus"] == []
+    cur = j["power"]["current"]
+    lo, hi = cur["interval"]["redeal"]
+    assert lo <= cur["power"]["redeal"] <= hi
+    assert f"[{lo:.3f}, {hi:.3f}]" in v.headline
+    flag = {"low": "low-power", "uncertain": "power-uncertain"}.get(cur["state"])
+    assert (flag in v.findings) if flag else not ({"low-power", "power-uncertain"} & set(v.findings))
+    if cur["state"] != "adequate":
+        assert any(step.startswith(("Collect", "Even")) for step in v.next_steps)
 
 
 def test_same_seed_same_numbers(spec_audit):
@@ -288,6 +360,51 @@ def test_certificate_prompts_projection():
     # identical members: no gap, never certified
     p0 = audit.certificate_prompts(np.repeat(R[:, :1], 3, axis=1), 0.05)
     assert not p0.certified_now and p0.n_needed is None and p0.gap == 0
+
+
+def test_plan_grid_doubles_far_enough():
+    assert audit.plan_grid(16, 64) == (32, 64)
+    assert audit.plan_grid(2, 64) == (4, 8, 16, 32, 64)  # few responses: planned up to the reach
+    assert audit.plan_grid(30, 64) == (60, 120)  # many: twice and four times
+    assert audit.plan_grid(240, 1000) == (480, 960)
+    assert audit.plan_grid(24, 1000) == (48, 96, 192, 384, 768)
+    with pytest.raises(ValueError, match="current"):
+        audit.plan_grid(0, 64)
+
+
+def test_power_state_reads_the_interval():
+    assert audit.power_state(0.9, 0.82, 0.96, 0.8) == "adequate"
+    assert audit.power_state(0.5, 0.3, 0.7, 0.8) == "low"
+    # 10 of 12 and 28 of 40 replicates: on either side of 0.8, and neither interval excludes it
+    from oraclegap.stats.studies import rate_interval
+
+    for x, m in ((10, 12), (28, 40)):
+        lo, hi = (float(v) for v in rate_interval(x, m))
+        assert audit.power_state(x / m, lo, hi, 0.8) == "uncertain"
+    assert audit.power_state(1.0, 0.7575, 1 - 1e-16, 0.8) == "uncertain"  # Wilson's rounding at rate 1
+    for bad in ((0.9, 0.95, 0.99, 0.8), (float("nan"), 0.1, 0.2, 0.8)):
+        with pytest.raises(ValueError):
+            audit.power_state(*bad)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_planner_holds_the_effect_fixed_over_k(k):
+    """A pool with k = 2 or k = 1 (many prompts with no success): the planned designs with more
+    responses face the population the effect was calibrated on, not a smaller or larger one."""
+    pool = simulate.exchangeable(240, 5, 16, seed=3).pool.draws(np.arange(k))
+    n, M, _ = pool.shape
+    q = audit.effect_centres(pool)
+    eps = 1 / (2 * M * (min(audit.K1_PLAN) if k == 1 else k))  # at k = 1, 1/(2M) = 0.1 would sit on tau = 0.1
+    assert q.min() >= eps - 1e-15 and q.max() <= 1 - eps + 1e-15
+    grid = audit.K1_PLAN if k == 1 else audit.plan_grid(k, audit.PLAN_K_REACH)
+    for k_plan in grid:  # diffuse() clips with 1/(2 M k'): a no-op on these centres
+        e = 1 / (2 * M * k_plan)
+        assert np.array_equal(np.clip(q, e, 1 - e), q)
+    j = audit.run_audit(pool, small=True).to_json()
+    target = j["power"]["effect"]["calibrated_L"]
+    planned = [r["population_L"] for r in j["power"]["plan_k"]["curve"]]
+    assert j["power"]["plan_k"]["grid"] == list(grid)
+    assert max(abs(x - target) for x in planned) < 0.02, (target, planned)
 
 
 # ---------------------------------------------------------------------------- the verdict on constructed pools
@@ -614,3 +731,30 @@ def test_router_failure_is_reported_not_raised(monkeypatch, fake_routers):
     monkeypatch.setattr(fake_routers, "make_router", broken)
     r = audit.quick_router(predictable_pool(), [0.1], ["0.1"], alpha=0.05, seed=0, n_boot=100)
     assert not r["available"] and "could not be fitted (no usable inputs)" in r["reason"]
+
+
+# ---------------------------------------------------------------------------- more responses
+def test_draws_sweep_audits_nested_subsets():
+    pool = simulate.specialists(80, 3, 8, f=0.5, s=0.3, seed=5).pool
+    rows, res = audit.draws_sweep(pool, [2, 8], small=True, seed=1)
+    assert rows["k"].tolist() == [2, 8] and sorted(res) == [2, 8]
+    for k in (2, 8):  # each row is the audit of the first k draws, summarised from its own numbers
+        want = audit.run_audit(pool.draws(np.arange(k)), small=True, seed=1)
+        assert res[k].to_json() == want.to_json()
+        got = rows.set_index("k").loc[k]
+        s = audit.summary(want)
+        assert got["code"] == s["code"] == want.verdict.code
+        assert got["L"] == want.numbers["coverage"]["taus"][want.numbers["coverage"]["primary_key"]]["L"]
+        holm = [row["redeal"]["p_holm"] for row in want.numbers["nulls"]["L"].values() if "p_holm" in row["redeal"]]
+        assert s["p_redeal"] == min(holm)
+        cur = want.numbers["power"]["current"]
+        assert (s["power"], s["power_lo"], s["power_hi"], s["power_state"]) == (
+            cur["power"]["redeal"], *cur["interval"]["redeal"], cur["state"])
+        assert s["k_needed"] == want.numbers["power"]["plan_k"]["required"]["redeal"]
+    k1 = audit.summary(audit.run_audit(pool.draws([0]), small=True))  # k = 1: no nulls, no power of this design
+    assert np.isnan(k1["p_redeal"]) and np.isnan(k1["power"]) and k1["power_state"] is None
+    for bad, match in (([2, 16], "holds k = 8"), ([2, 2], "distinct"), ([0], "ks")):
+        with pytest.raises(ValueError, match=match):
+            audit.draws_sweep(pool, bad, small=True)
+    with pytest.raises(TypeError, match="Pool"):
+        audit.draws_sweep(pool.verdicts, [2])

@@ -89,6 +89,7 @@ def test_bad_inputs(capsys, tmp_path, pool_dir):
     Pool.from_array(v[:, :1]).save(tmp_path / "one_member")
     Pool.from_array(v[:1]).save(tmp_path / "one_prompt")
     Pool.from_array(np.ones((30, 3, 4), bool)).save(tmp_path / "all_right")
+    Pool.from_array(np.zeros((30, 3, 4), bool)).save(tmp_path / "all_wrong")
     np.save(tmp_path / "halves.npy", np.full((10, 3), 0.5))
     (tmp_path / "notes.txt").write_text("hello")
     (tmp_path / "empty").mkdir()
@@ -100,6 +101,8 @@ def test_bad_inputs(capsys, tmp_path, pool_dir):
         "1 policy": [tmp_path / "one_member"],
         "1 prompt": [tmp_path / "one_prompt"],
         "every verdict in the pool is correct": [tmp_path / "all_right"],
+        "every verdict in the pool is incorrect": [tmp_path / "all_wrong"],
+        "no-such-registry-pool": ["no-such-registry-pool"],
         "taus": [pool_dir[0], "--taus", "0.1,abc"],
         "(0, 1]": [pool_dir[0], "--taus", "1.5"],
         "power_tau": [pool_dir[0], "--power-tau", "0.15"],
@@ -124,4 +127,23 @@ def test_math500_small_report(capsys, tmp_path, external_dir):
     assert rc == 0, err
     numbers = audit.load_numbers(out / "audit.json")
     assert numbers["pool"]["n_prompts"] == 500 and numbers["pool"]["k"] == 30
+    assert book.page_problems(out / "report.html") == []
+
+
+def test_lab_seed_pool_small_report(capsys, tmp_path):
+    """The lab's seed pool by its registry name: report.html and audit.json, the numbers of a direct
+    run_audit on the same pool and seed."""
+    from oraclegap import datasets
+
+    out = tmp_path / "lab"
+    rc, stdout, err = _run(capsys, "audit", "lab-seed-primary", "--out", out, "--small", "--quiet", "--seed", "1")
+    assert rc == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["audit.ipynb", "audit.json", "report.html"]
+    numbers = audit.load_numbers(out / "audit.json")
+    assert (numbers["pool"]["n_prompts"], numbers["pool"]["n_policies"], numbers["pool"]["k"]) == (240, 5, 16)
+    direct = audit.run_audit(datasets.load("lab-seed-primary"), small=True, seed=1, source="lab-seed-primary")
+    assert json.loads(json.dumps(direct.to_json())) == numbers
+    assert stdout.splitlines()[0] == f"verdict: {numbers['verdict']['code']}"
+    shown = _markdown_outputs(nbformat.read(out / "audit.ipynb", as_version=4))
+    assert numbers["verdict"]["headline"] in shown
     assert book.page_problems(out / "report.html") == []

@@ -409,6 +409,33 @@ def test_to_long_parquet_round_trip_keeps_what_save_keeps(tmp_path):
     assert pool.select(policies=["p2"]).to_long(out, overwrite=True) == out and open_pool(str(out)).n_policies == 1
 
 
+def test_to_long_round_trip_keeps_per_response_arrays(tmp_path):
+    """pool.per_response travels as response_<name> columns and comes back from open_pool: exactly
+    (dtype included) from parquet, by value from CSV."""
+    base = _rich_pool()
+    n, M, k = base.shape
+    per = {"confidence": RNG.normal(-1, 0.3, (n, M, k)).astype(np.float32),
+           "seed": (2**62 + np.arange(n * M * k, dtype=np.int64)).reshape(n, M, k),  # beyond float precision
+           "tokens": RNG.integers(1, 9, (n, M, k))}
+    pool = Pool.from_array(base.verdicts, base.prompts, base.policies, alignment=base.alignment, answers=base.answers,
+                           per_response=per)
+    back = open_pool(str(pool.to_long(tmp_path / "p.parquet")))
+    assert set(back.per_response) == set(per)
+    for name, a in per.items():
+        assert back.per_response[name].dtype == a.dtype
+        np.testing.assert_array_equal(back.per_response[name], a)
+    csv = open_pool(str(pool.to_long(tmp_path / "p.csv")))
+    np.testing.assert_allclose(csv.per_response["confidence"], per["confidence"], rtol=1e-6)
+    np.testing.assert_array_equal(csv.per_response["tokens"], per["tokens"])
+    np.testing.assert_array_equal(csv.per_response["seed"], per["seed"])  # whole numbers stay exact
+    # a non-numeric response_ column is refused, naming the row and field
+    df = pd.read_csv(tmp_path / "p.csv", dtype=str)
+    df.loc[2, "response_tokens"] = "many"
+    df.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match=r"bad.csv: line 4: field 'response_tokens' holds 'many', not a number"):
+        open_pool(str(tmp_path / "bad.csv"))
+
+
 def test_to_long_csv_round_trip(tmp_path):
     pool = _rich_pool(k=2, alignment="independent")
     out = pool.to_long(tmp_path / "pool.csv")

@@ -365,8 +365,13 @@ def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndar
         cost = np.where(lo == hi, lo, cost).reshape(n, M)  # one cost per cell: kept exactly
     per_response = {}
     for name, vals in rows.per_response.items():
-        a = np.full((n, M, k), np.nan)
-        a[at] = np.asarray(vals, dtype=float)[orig]
+        src = np.asarray(vals)
+        if src.dtype.kind in "iu" or src.dtype == np.float32:  # a typed column (parquet): keep its dtype exactly
+            a = np.zeros((n, M, k), dtype=src.dtype)  # every (i, m, j) is filled: cells are complete here
+        else:
+            src = src.astype(float)
+            a = np.full((n, M, k), np.nan)
+        a[at] = src[orig]
         per_response[name] = a
     emb = None
     if embeddings is not None:
@@ -1149,8 +1154,9 @@ def read_long(path) -> Pool:
     per response with ``prompt_id``, ``policy``, ``correct`` (0/1), optional ``draw`` (positions
     0..k-1; without it rows keep their file order), ``answer``, ``cost`` (the cell's cost per
     response), ``prompt_<column>`` (prompt table; the same on every row of a prompt) and
-    ``policy_<column>`` (policy table). Any other column is refused. A parquet written by
-    ``to_long`` also restores the pool's alignment and ``meta``."""
+    ``policy_<column>`` (policy table) and ``response_<name>`` (a numeric per-response array,
+    ``pool.per_response[name]``; a parquet keeps its dtype). Any other column is refused. A parquet
+    written by ``to_long`` also restores the pool's alignment and ``meta``."""
     path = Path(path)
     is_csv = path.suffix.lower() != ".parquet"
     d = _read_table(path, dtype=str if is_csv else None)
@@ -1161,11 +1167,12 @@ def read_long(path) -> Pool:
     if len(d) == 0:
         raise ValueError(f"{path} has a header but no rows; a pool needs at least one response")
     other = [c for c in d.columns if c not in (*LONG_REQUIRED, "draw", "answer", "cost")
-             and not (str(c).startswith("prompt_") or str(c).startswith("policy_"))]
+             and not str(c).startswith(("prompt_", "policy_", "response_"))]
     if other:
         raise ValueError(f"{path} has columns {other[:5]} that are not part of the long format; name prompt fields "
-                         "prompt_<name> and policy fields policy_<name>, drop the rest, or build the pool in Python with "
-                         "Pool.from_long(df, prompt_columns=..., policy_columns=...)")
+                         "prompt_<name>, policy fields policy_<name> and numeric per-response fields response_<name>, "
+                         "drop the rest, or build the pool in Python with Pool.from_long(df, prompt_columns=..., "
+                         "policy_columns=...)")
     where = _row_namer(path)
     for c in ("prompt_id", "policy"):
         blank = (d[c].isna() | (d[c].astype(str).str.strip() == "")).to_numpy()
@@ -1181,6 +1188,21 @@ def read_long(path) -> Pool:
         rows.answer = d["answer"].to_numpy(dtype=object)
     if "cost" in d.columns:
         rows.cost = _numbers(conv(d["cost"]), "cost", where, nonneg=True)
+    for c in d.columns:  # per-response numbers (to_long writes pool.per_response as response_<name>)
+        if str(c).startswith("response_"):
+            col = d[c]
+            if not is_csv and col.dtype.kind in "iuf":
+                vals = col.to_numpy()
+            elif is_csv:  # text: numbers (whole numbers stay exact integers), blanks are NaN
+                num = pd.to_numeric(col, errors="coerce")
+                bad = (col.notna() & col.astype(str).str.strip().ne("") & num.isna()).to_numpy()
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise ValueError(f"{where(i)}: field {c!r} holds {col.iloc[i]!r}, not a number")
+                vals = num.to_numpy()
+            else:
+                vals = _numbers(conv(col), c, where)
+            rows.per_response[str(c).split("_", 1)[1]] = vals
     text_cols = {"prompt_text", "prompt_dataset", "prompt_split", "policy_base", "policy_dataset", "policy_recipe"}
     for c in d.columns:
         if c in ("prompt_id",) or not (str(c).startswith("prompt_") or str(c).startswith("policy_")):

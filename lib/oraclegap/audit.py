@@ -18,7 +18,8 @@ Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED
   (:func:`oraclegap.stats.nulls.null_tests`), Holm-adjusted over thresholds within each null, the
   prompt-bootstrap interval of the re-deal excess at the primary threshold, and the power this
   design has against a diffuse effect of a useful size (:func:`oraclegap.stats.studies.power`)
-  with the planner over responses per prompt and prompts (:func:`~oraclegap.stats.studies.plan_power`);
+  with the planner over responses per prompt and prompts (:func:`~oraclegap.stats.studies.plan_power`
+  on the sizes of :func:`plan_grid`; the power is judged by its Wilson interval, :func:`power_state`);
   at k = 1 no null that needs k > 1 applies and the certificates carry the inference;
 * certificates -- the selection-valid (Thm 4) and paired intervals of the outcome-oracle gap of
   paper 002 on k = 1 outcomes, or on "covered at tau" outcomes at each threshold (k > 1), at
@@ -65,10 +66,13 @@ __all__ = [
     "AuditSettings",
     "audit_settings",
     "section_seeds",
+    "plan_grid",
+    "power_state",
     "primary_tau",
     "check_auditable",
     "EffectSize",
     "useful_effect",
+    "effect_centres",
     "CertificatePlan",
     "certificate_prompts",
     "quick_router",
@@ -76,6 +80,8 @@ __all__ = [
     "verdict",
     "AuditResult",
     "run_audit",
+    "summary",
+    "draws_sweep",
     "load_numbers",
     "is_audit_dir",
     "notebook_source",
@@ -105,6 +111,10 @@ VERDICTS = ("no-gap", "noise", "quality-only", "inconclusive", "certified-recove
 LUCK_SHARE = 0.5
 #: Fewest prompts for the quick held-out router (half calibration, half test).
 ROUTER_MIN_PROMPTS = 20
+#: The planners look at least this far: responses per prompt up to max(4 k, 64), prompts up to max(4 n, 1000).
+PLAN_K_REACH, PLAN_N_REACH = 64, 1000
+#: Responses per prompt the planner tries for a k = 1 pool.
+K1_PLAN = (4, 8, 16)
 _SIZES = {  # full / small
     "n_draws": (2000, 400), "n_boot": (2000, 400), "n_reps": (40, 12), "plan_reps": (40, 12),
     "plan_draws": (200, 100), "n_excess": (300, 60), "excess_draws": (200, 100),
@@ -168,6 +178,31 @@ def audit_settings(taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, sma
     j = 1 if small else 0
     sizes = {name: v[j] for name, v in _SIZES.items()}
     return AuditSettings(t, alpha, seed, bool(small), effect, pt, target_power, **sizes)
+
+
+def plan_grid(current: int, reach: int) -> tuple:
+    """The design sizes the planner tries: ``current`` doubled (2c, 4c, 8c, ...) up to
+    max(4 c, ``reach``). A pool with few responses or prompts is thus planned far enough ahead
+    to name a size that reaches the target power, not only twice and four times its own."""
+    c = check_int(current, "current", minimum=1)
+    top = max(4 * c, check_int(reach, "reach", minimum=1))
+    out, v = [], 2 * c
+    while v <= top:
+        out.append(v)
+        v *= 2
+    return tuple(out)
+
+
+def power_state(rate: float, lo: float, hi: float, target: float) -> str:
+    """How a Monte Carlo power estimate compares with ``target``, read from its 95% interval
+    [lo, hi]: ``"adequate"`` when lo >= target, ``"low"`` when hi < target, else ``"uncertain"``
+    (the replicates cannot tell; the point ``rate`` alone would flip with the Monte Carlo size)."""
+    for name, v in (("rate", rate), ("lo", lo), ("hi", hi), ("target", target)):
+        if v is None or not math.isfinite(float(v)):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if not lo - 1e-9 <= rate <= hi + 1e-9:  # Wilson limits carry rounding (1 - 1e-16 at rate 1)
+        raise ValueError(f"rate {rate} must lie in its interval [{lo}, {hi}]")
+    return "adequate" if lo >= target else "low" if hi < target else "uncertain"
 
 
 def section_seeds(seed: int) -> dict:
@@ -240,6 +275,26 @@ def _prompt_means(pool: Pool) -> np.ndarray:
     return pool.counts().sum(axis=1) / (pool.n_policies * pool.k)
 
 
+def effect_centres(pool: Pool) -> np.ndarray:
+    """The prompt rates the useful effect perturbs: each prompt's pooled success rate clipped to
+    [1/(2 M k), 1 - 1/(2 M k)] with this pool's M and k (arXiv 2609.32996, Table 2).
+
+    :func:`useful_effect` calibrates sigma on these centres and the power planner simulates every
+    design from them, so a plan over k holds one population fixed: clipping with the *planned* k
+    instead would move prompts with no observed success towards rate 0 as k grows, and the
+    planned designs would face a smaller effect than the one calibrated (on a pool with k = 2,
+    less than half of it at k = 64). At k = 1 the pooled rates are multiples of 1/M and the
+    clip 1/(2 M) is as coarse as a threshold (with M = 5 it *is* tau = 0.10, so an infinitesimal
+    perturbation would count as a gap); there the clip uses the smallest planned k,
+    min(:data:`K1_PLAN`): every planned design's own clip (1/(2 M k'), k' >= that k) then leaves
+    the centres unchanged, so the population is again the same at every planned k.
+    """
+    n, M, k = pool.shape
+    k_clip = min(K1_PLAN) if k == 1 else k
+    eps = 1.0 / (2 * M * k_clip)
+    return np.clip(_prompt_means(pool), eps, 1 - eps)
+
+
 # ============================================================================ pool summary
 def _pool_summary(pool: Pool) -> dict:
     n, M, k = pool.shape
@@ -310,8 +365,7 @@ def useful_effect(pool: Pool, tau: float, target_L: float = 0.05, *, seed=0, n_r
     n_rep = check_int(n_rep, "n_rep", minimum=1)
     rng = as_rng(seed)
     n, M, k = pool.shape
-    eps = 1.0 / (2 * M * k)
-    q = np.clip(_prompt_means(pool), eps, 1 - eps)
+    q = effect_centres(pool)
     lq = np.log(q / (1 - q))
     grid = np.round(np.arange(0.0, 4.0001, 0.05), 4) if sigmas is None else np.asarray(sigmas, dtype=float)
     z = rng.standard_normal((n_rep, n, M))
@@ -491,20 +545,44 @@ def _taus_text(keys: list, numbers: dict) -> str:
     return ", ".join(f"{t:g}" for t in taus) if taus else "none"
 
 
-def _power_sentence(numbers: dict) -> str | None:
+def _current_power(numbers: dict) -> tuple[dict, str | None]:
+    """The power of this design (``power.current``) and its state (:func:`power_state`); audits
+    written before the state was recorded are read from the point estimate and its interval."""
     pw = numbers.get("power") or {}
     cur = pw.get("current") or {}
+    if not cur:
+        return cur, None
+    state = cur.get("state")
+    if state is None:
+        rate = cur["power"].get("redeal")
+        row = next((r for r in cur.get("rows", []) if r.get("null") == "redeal"), None)
+        lo, hi = (row["ci_lo"], row["ci_hi"]) if row else (rate, rate)
+        state = power_state(rate, lo, hi, numbers["settings"]["target_power"])
+    return cur, state
+
+
+def _power_sentence(numbers: dict) -> str | None:
+    pw = numbers.get("power") or {}
+    cur, state = _current_power(numbers)
     if not cur:
         return None
     x, t = cur["population_L"], pw["tau"]
     pr, pm = cur["power"].get("redeal"), cur["power"].get("margin")
+    iv = (cur.get("interval") or {}).get("redeal")
+    pr_txt = md("{pr}", pr=pr) if not iv else md("{pr} [{lo}, {hi}]", pr=pr, lo=iv[0], hi=iv[1])
     target = numbers["settings"]["target_power"]
     margin = "" if pm is None else md(", {pm} for the margin null", pm=pm)
-    if pr is not None and pr >= target:
+    if state == "adequate":
         return md("This design would detect a diffuse effect of size L = {x} at tau = {t:g} with power {pr} "
-                  "(re-deal null{margin}).", x=x, t=t, pr=pr, margin=margin)
+                  "(re-deal null{margin}).", x=x, t=t, pr=pr_txt, margin=margin)
+    if state == "uncertain":
+        return md("Against a diffuse effect of size L = {x} at tau = {t:g} this design has power {pr} for the re-deal "
+                  "null{margin}: its {reps} simulated replicates cannot tell whether that reaches the target {target}, "
+                  "so a gap of that size may have gone undetected.", x=x, t=t, pr=pr_txt, margin=margin,
+                  reps=cur.get("n_reps", "few"), target=target)
     return md("This design could not reliably detect a diffuse effect of size L = {x} at tau = {t:g}: its power is "
-              "{pr} for the re-deal null{margin}, below the target {target}.", x=x, t=t, pr=pr, margin=margin, target=target)
+              "{pr} for the re-deal null{margin}, below the target {target}.", x=x, t=t, pr=pr_txt, margin=margin,
+              target=target)
 
 
 def _plan_steps(numbers: dict) -> list:
@@ -514,8 +592,8 @@ def _plan_steps(numbers: dict) -> list:
     if not pw.get("applicable"):
         return steps
     target = numbers["settings"]["target_power"]
-    cur = pw.get("current") or {}
-    if cur and (cur["power"].get("redeal") or 0) >= target:
+    cur, state = _current_power(numbers)
+    if cur and state == "adequate":
         return steps
     for vary, what in (("plan_k", "responses per prompt and policy"), ("plan_n", "prompts")):
         plan = pw.get(vary)
@@ -583,8 +661,10 @@ def verdict(numbers) -> Verdict:
     9. ``detected-not-certified`` -- otherwise.
 
     Every rule that holds is listed in ``findings`` (also ``low-power`` when the re-deal power at
-    tau* against a diffuse effect of the useful size is below the target, ``luck`` beside another
-    code, ``k1``). ``next_steps`` come from the planners: responses per prompt and prompts that
+    tau* against a diffuse effect of the useful size is below the target -- the upper limit of its
+    Wilson 95% interval over the simulated replicates is below it -- and ``power-uncertain`` when
+    that interval contains the target (:func:`power_state`; the planner's steps are given in both
+    cases), ``luck`` beside another code, ``k1``). ``next_steps`` come from the planners: responses per prompt and prompts that
     reach the target power, prompts that would certify the gap at the observed rates, and for
     k = 1 the responses per prompt the nulls would need.
     """
@@ -630,9 +710,11 @@ def verdict(numbers) -> Verdict:
         steps.append("Nothing to route: diversify the pool (other models, datasets or training recipes) first.")
         return Verdict(code, headline, tuple(reasons), tuple(steps), tuple(findings + [code]), None)
     pw_sentence = _power_sentence(numbers)
-    cur = (numbers.get("power") or {}).get("current") or {}
-    if cur and (cur["power"].get("redeal") or 0) < s["target_power"]:
+    _, state = _current_power(numbers)
+    if state == "low":
         findings.append("low-power")
+    elif state == "uncertain":
+        findings.append("power-uncertain")
     noise_part = numbers.get("noise") or {}
     luck = bool(noise_part.get("luck"))
     if luck:
@@ -682,10 +764,12 @@ def verdict(numbers) -> Verdict:
             req = plan["required"].get("redeal")
             row = next((r for r in curve if r["k"] == req), curve[-1] if curve else None)
             if row is not None:
-                steps.append(md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: with "
+                steps.append(md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: {w} "
                                 "k = {kk} the re-deal null would detect a diffuse effect of size L = {x} at tau = {t:g} "
-                                "with power {p} [{lo}, {hi}].", kk=row["k"], x=row["population_L"],
-                                t=numbers["power"]["tau"], p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"]))
+                                "with power {p} [{lo}, {hi}]{tail}.", w="with" if req is not None else "even with",
+                                kk=row["k"], x=row["population_L"], t=numbers["power"]["tau"], p=row["reject_rate"],
+                                lo=row["ci_lo"], hi=row["ci_hi"],
+                                tail="" if req is not None else md(", below the target {tg}", tg=s["target_power"])))
         if code == "certified":
             steps.append("Before training a router, check that the prompts carry a routing signal (text, embeddings, "
                          "features) and evaluate a router family with cross-fitting (`oraclegap routers`).")
@@ -707,7 +791,7 @@ def verdict(numbers) -> Verdict:
                       "p = {p:p}).", p=min_p)
         if pw_sentence:
             headline += " " + pw_sentence
-            if "low-power" not in findings:
+            if state == "adequate":
                 headline = headline[:-1] + ", so an undetected gap of that size is unlikely."
         Lp = nl["L"][pkey]
         if "mean" in Lp.get("redeal", {}):
@@ -931,7 +1015,7 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     # ---------------------------------------------------------------- power and the planner
     eff = useful_effect(pool, s.primary_tau, s.effect, seed=seeds["effect"])
     results["effect"] = eff
-    base = _prompt_means(pool)
+    base = effect_centres(pool)  # one population for the current design and every planned one
     common = dict(M=M, tau=s.primary_tau, alpha=s.alpha, n_draws=s.plan_draws, base=base, sigma=eff.sigma)
     pw_num: dict = {"applicable": True, "tau": s.primary_tau, "effect": eff.to_dict(), "target": s.target_power}
     if k > 1:
@@ -942,12 +1026,16 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
             "n": n, "k": k, "n_reps": s.n_reps, "rows": _records(fr),
             "population_L": float(fr["population_L"].mean()),
             "power": {null: pw.power(null) for null in ("redeal", "margin")},
+            "interval": {null: [float(fr.loc[fr["null"] == null, "ci_lo"].iloc[0]),
+                                float(fr.loc[fr["null"] == null, "ci_hi"].iloc[0])] for null in ("redeal", "margin")},
         }
-        plans = {"plan_k": ("k", (2 * k, 4 * k)), "plan_n": ("n", (2 * n, 4 * n))}
+        rlo, rhi = pw_num["current"]["interval"]["redeal"]
+        pw_num["current"]["state"] = power_state(pw.power("redeal"), rlo, rhi, s.target_power)
+        plans = {"plan_k": ("k", plan_grid(k, PLAN_K_REACH)), "plan_n": ("n", plan_grid(n, PLAN_N_REACH))}
     else:
         pw_num["current"] = None
         pw_num["reason"] = "at k = 1 the nulls do not apply; the planner shows what k >= 2 responses per prompt would give"
-        plans = {"plan_k": ("k", (4, 8, 16))}
+        plans = {"plan_k": ("k", K1_PLAN)}
     for name, (vary, grid) in plans.items():
         plan = studies.plan_power("diffuse", target=s.target_power, vary=vary, grid=grid, n=n, k=k, n_reps=s.plan_reps,
                                   nulls=("redeal",), seed=seeds[name], progress=progress, **common)
@@ -1005,6 +1093,71 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     if bar is not None:
         bar.close()
     return AuditResult(numbers, results, s)
+
+
+# ============================================================================ more responses
+def summary(numbers) -> dict:
+    """One audit in one row: the verdict code and headline, the primary threshold's L, D and
+    L/D, the smallest Holm-adjusted p of each null over the thresholds (NaN at k = 1), the
+    thresholds where both nulls reject and where the gap is certified, this design's re-deal power
+    against the useful effect with its Wilson 95% interval and :func:`power_state`, the sizes the
+    planners name (k and n whose estimated power reaches the target; None when none on the grid
+    does), the noise share Delta/G and the first step of what to collect next."""
+    if isinstance(numbers, AuditResult):
+        numbers = numbers.numbers
+    pool, cov, nl = numbers["pool"], numbers["coverage"]["taus"], numbers["nulls"]
+    pkey = numbers["coverage"]["primary_key"]
+    row = cov[pkey]
+
+    def min_p(null):
+        ps = [_num(nl["L"][key][null].get("p_holm")) for key in nl.get("L", {}) if nl["L"][key].get(null)]
+        ps = [p for p in ps if not math.isnan(p)]
+        return min(ps) if ps else float("nan")
+
+    pw = numbers["power"]
+    cur, state = _current_power(numbers)
+    iv = (cur.get("interval") or {}).get("redeal") or [float("nan"), float("nan")]
+    req = {name: (pw.get(name) or {}).get("required", {}).get("redeal") for name in ("plan_k", "plan_n")}
+    nz = numbers["noise"]
+    v = numbers["verdict"]
+    return {
+        "n": pool["n_prompts"], "M": pool["n_policies"], "k": pool["k"], "code": v["code"], "headline": v["headline"],
+        "tau": row["tau"], "L": _num(row["L"]), "D": _num(row["D"]), "break_even": _num(row["break_even"]),
+        "p_redeal": min_p("redeal") if nl["applicable"] else float("nan"),
+        "p_margin": min_p("margin") if nl["applicable"] else float("nan"),
+        "detected_taus": [cov[key]["tau"] for key in nl.get("detected_taus", [])],
+        "certified_taus": [cov[key]["tau"] for key in numbers["certificates"]["certified_taus"] if key in cov],
+        "power": _num(cur["power"]["redeal"]) if cur else float("nan"), "power_lo": _num(iv[0]), "power_hi": _num(iv[1]),
+        "power_state": state, "k_needed": req["plan_k"], "n_needed": req["plan_n"],
+        "noise_share": _num(nz["decomposition"]["estimates"]["noise_share"]["value"]) if nz["applicable"] else float("nan"),
+        "next": v["next_steps"][0] if v["next_steps"] else None,
+    }
+
+
+def draws_sweep(pool: Pool, ks, *, progress: bool = False, **kwargs) -> tuple[pd.DataFrame, dict]:
+    """What the audit would have said with fewer responses: :func:`run_audit` on the first k draws
+    of every (prompt, policy) cell (``pool.draws(range(k))``) for each k in ``ks``.
+
+    The subsets are nested, as responses are collected -- the k-response pool is the first k
+    draws of every larger one -- and for seed-aligned pools draw j keeps its seed, so each row is
+    the audit a practitioner who stopped at k would have run. ``kwargs`` go to
+    :func:`run_audit` (the same seed for every k). Returns one :func:`summary` row per k (a
+    DataFrame in the order of ``ks``) and the :class:`AuditResult` of each k.
+    """
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    ks = [check_int(k, "ks", minimum=1) for k in np.atleast_1d(ks).tolist()]
+    if not ks or len(set(ks)) != len(ks):
+        raise ValueError(f"ks must be distinct response counts, got {ks}")
+    if max(ks) > pool.k:
+        raise ValueError(f"ks asks for k = {max(ks)} responses but the pool holds k = {pool.k}")
+    it = ks
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(ks, desc="audit over k", leave=False)
+    results = {k: run_audit(pool if k == pool.k else pool.draws(np.arange(k)), **kwargs) for k in it}
+    return pd.DataFrame([summary(res) for res in results.values()]), results
 
 
 # ============================================================================ files

@@ -35,7 +35,7 @@ SMALL = False
 from IPython.display import Markdown, display
 
 from oraclegap import audit
-from oraclegap.report import table, use_style
+from oraclegap.report import fmt_interval, table, use_style
 from oraclegap.sources import open_pool
 
 use_style()
@@ -144,5 +144,8 @@ if "noise" in tabs:
 
 # %%
 display(Markdown(text["router"]))
-if "router" in tabs:
-    display(table(tabs["router"]))
+if "router" in tabs:  # the difference with its interval in one column, so the table fits the page
+    rf = tabs["router"].copy()
+    rf.insert(list(rf.columns).index("difference"), "difference [95%]",
+              [fmt_interval(d, lo, hi) for d, lo, hi in zip(rf["difference"], rf["diff_lo"], rf["diff_hi"], strict=True)])
+    display(table(rf.drop(columns=["difference", "diff_lo", "diff_hi"])))
