@@ -153,38 +153,44 @@ def lab(task, split, role="member", table=cross):
     keep = (table.prompts["dataset"] == task).to_numpy() & (table.prompts["split"] == split).to_numpy()
     return table.select(prompts=keep, policies=keep_pol.to_numpy())
 
+# %% [markdown]
+# The pools, loaded once: the main pool and its validation twin, and for the lab the second
+# task and the replication pools used further down.
+
 # %%
-#| label: tbl-seed-settings
-#| tbl-cap: "Pools and settings of this chapter."
 if POOL:
-    seed_pool = open_pool(POOL)  # bring your own pool: every test below runs on it
-    val_pool = None
+    seed_pool, val_pool = open_pool(POOL), None  # bring your own pool: every test below runs on it
 else:
     k64 = datasets.load("lab-primary-k64")
     k64_members = k64.select(policies=(k64.policies["role"] == "member").to_numpy())
     primary = datasets.load("lab-seed-primary") if K == 16 else k64_members.draws(range(K))  # K = 16: the first 16 of the 64
     seed_pool = primary.select(policies=list(range(M)))
     val_pool = datasets.load("lab-seed-primary-val").select(policies=list(range(M)))
+    sec_test, sec_val = lab("secondary", "test"), lab("secondary", "validation")
+    k64s, extra, small = (datasets.load(name) for name in ("lab-secondary-k64", "lab-primary-extra", "lab-small"))
 N_PROMPTS, M, K = seed_pool.shape
 sim_pool = simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool  # the teaching baseline: population gap 0
 n_moves = N_PROMPTS * M
-settings = pd.DataFrame({"item": ["main pool", "validation twin", "base model, soup", "second task", "replications",
-                                  "teaching baseline", "thresholds τ", "rAUC bands", "null draws", "margin chain",
-                                  "split-half", "deployment rules", "simulation studies"],
-                         "value": [f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMPTS} prompts × {M} members × {K} responses",
-                                   "the same seeds on 240 primary validation prompts" if LAB else "— (your pool)",
-                                   "the lab's base model and the soup of the five seeds, same prompts" if LAB else "—",
-                                   "secondary task: five seeds of its own, 240 validation and 240 test prompts" if LAB else "—",
-                                   "64 responses (both tasks), 361 extra prompts (and 601 pooled), a smaller base (validation and test)" if LAB else "—",
-                                   f"simulated, same shape; pᵢₘ = pᵢ ~ Beta{cov.GEOMETRY3K_PRIOR.a, cov.GEOMETRY3K_PRIOR.b}: population gap 0",
-                                   ", ".join(f"{t:g}" for t in TAUS) + " (second task: " + ", ".join(f"{t:g}" for t in TAUS_SECONDARY) + ")",
-                                   f"[{BAND[0]:g}, {BAND[1]:g}] (second task [{BAND_SECONDARY[0]:g}, {BAND_SECONDARY[1]:g}]); Beta-smoothed rates",
-                                   f"{N_DRAWS:,} per null", f"heat-bath 2×2 moves, burn-in {60 * n_moves:,}, then every {2 * n_moves:,}th table",
-                                   f"{N_SPLITS} random splits of each cell's responses, {K // 2} + {K - K // 2}",
-                                   f"{N_RULE_BOOT:,} paired prompt resamples; {N_SUBSAMPLES} subsamples per mixture and vote; "
-                                   f"routers: the {len(validation.PAPER_FAMILIES)} families of App. B.2, {CV_FOLDS}-fold cross-fitting on validation",
-                                   f"{N_STUDY_DRAWS} null draws per test; chain burn-in {30 * n_moves:,}, thinning {n_moves:,}"]})
-R.table(settings)
+
+# %%
+#| label: tbl-seed-settings
+#| tbl-cap: "Pools and settings of this chapter."
+lab_rows = {"validation twin": f"the same seeds on {val_pool.n_prompts} primary validation prompts",
+            "base model, soup": "the lab's base model and the soup (mean LoRA update) of the seeds, on the same prompts",
+            "second task": f"secondary task: {sec_test.n_policies} seeds of its own, {sec_val.n_prompts} validation and {sec_test.n_prompts} test prompts",
+            "replications": f"{k64.k} responses (both tasks); {extra.n_prompts} extra prompts (and {N_PROMPTS + extra.n_prompts} pooled); "
+                            f"a smaller base ({small.split('validation').n_prompts} validation, {small.split('test').n_prompts} test prompts)"} if LAB else \
+           dict.fromkeys(("validation twin", "base model, soup", "second task", "replications"), "— (your pool)")
+rows = {"main pool": f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMPTS} prompts × {M} members × {K} responses", **lab_rows,
+        "teaching baseline": f"simulated, same shape; pᵢₘ = pᵢ ~ Beta{cov.GEOMETRY3K_PRIOR.a, cov.GEOMETRY3K_PRIOR.b}: population gap 0",
+        "thresholds τ": ", ".join(f"{t:g}" for t in TAUS) + " (second task: " + ", ".join(f"{t:g}" for t in TAUS_SECONDARY) + ")",
+        "rAUC bands": f"[{BAND[0]:g}, {BAND[1]:g}] (second task [{BAND_SECONDARY[0]:g}, {BAND_SECONDARY[1]:g}]); Beta-smoothed rates",
+        "null draws": f"{N_DRAWS:,} per null", "margin chain": f"heat-bath 2×2 moves, burn-in {60 * n_moves:,}, then every {2 * n_moves:,}th table",
+        "split-half": f"{N_SPLITS} random splits of each cell's responses, {K // 2} + {K - K // 2}",
+        "deployment rules": f"{N_RULE_BOOT:,} paired prompt resamples; {N_SUBSAMPLES} subsamples per mixture and vote; routers: the "
+                            f"{len(validation.PAPER_FAMILIES)} families of App. B.2, {CV_FOLDS}-fold cross-fitting on validation",
+        "simulation studies": f"{N_STUDY_DRAWS} null draws per test; chain burn-in {30 * n_moves:,}, thinning {n_moves:,}"}
+R.table(pd.DataFrame({"item": list(rows), "value": list(rows.values())}))
 
 # %% [markdown]
 # Before any test, a first look at the pool: the members' mean success rates, and the prompts
@@ -405,8 +411,8 @@ R.show_md(
 #
 # Both nulls treat the $k$ responses of a member as independent draws, independent of the other
 # members' draws. The lab sampled *seed-aligned*: draw $j$ of a prompt used the same random seed
-# under every policy (the rule is in each pool's metadata), and five nearly identical policies
-# fed the same random numbers tend to give the same response. Appendix C.5 of the paper checks
+# under every policy (the rule is in each pool's metadata), and nearly identical policies fed
+# the same random numbers tend to give the same response. Appendix C.5 of the paper checks
 # this with the *matched agreement*: the share of member pairs, prompts and draw indices
 # $j$ on which the two members' $j$-th responses are both right or both wrong, against the same
 # share after each cell's responses are put in random order, which keeps every count. Matched
@@ -453,6 +459,8 @@ for name, a in agree.items():
               "pass1_p": nt.get("pass1", None, "redeal").p}
     rows.append(r)
 al = pd.DataFrame(rows)
+if variants:
+    al["n_rej"] = al["n_rej"].astype("Int64")
 R.table(al, columns={"pool": "pool", "agree": "matched agreement", "agree_null": "shuffled (exact)", "agree_p": "p",
                      **({"L": "L̂(0.10)", "L_null": "re-deal mean", "p": "pᵣₑ", "p_m": "pₘₚ", "n_rej": f"τ rejected of {len(TAUS)}",
                          "pass1_p": "Pass@1 pᵣₑ"} if variants else {})})
@@ -555,8 +563,8 @@ R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, co
 # %%
 #| label: tbl-pass1
 #| tbl-cap: "The Pass@1 oracle gap against both nulls: observed, re-deal and margin-preserving means, upper- and lower-tail fractions, on each split of each task."
-pass_sets = {"primary test": seed_pool} | ({"primary validation": val_pool, "secondary test": lab("secondary", "test"),
-                                           "secondary validation": lab("secondary", "validation")} if LAB else {})
+pass_sets = {"primary test": seed_pool} | ({"primary validation": val_pool, "secondary test": sec_test, "secondary validation": sec_val}
+                                          if LAB else {})
 p1 = {name: nulls.null_tests(p, [0.10], statistics=("pass1",), n_draws=N_DRAWS, seed=rng) for name, p in pass_sets.items()}
 p1f = pd.DataFrame([{"set": name, "observed": t.get("pass1", None, "redeal").observed,
                      **{f"{k}_{nl}": getattr(t.get("pass1", None, nl), k) for nl in nulls.NULLS for k in ("mean", "p", "p_lower")}}
@@ -610,7 +618,7 @@ tasks = {"primary": dict(test=seed_pool, val=val_pool, band=BAND, taus=TAUS, bas
 if LAB:
     base_p = lab("primary", "test", "base") if K == 16 else k64.select(policies=["base"]).draws(range(K))
     tasks["primary"].update(base=aligned(base_p), soup=aligned(lab("primary", "test", "soup")))
-    tasks["secondary"] = dict(test=lab("secondary", "test"), val=lab("secondary", "validation"), band=BAND_SECONDARY,
+    tasks["secondary"] = dict(test=sec_test, val=sec_val, band=BAND_SECONDARY,
                               taus=TAUS_SECONDARY, base=lab("secondary", "test", "base"), soup=lab("secondary", "test", "soup"))
     R.check(tasks["secondary"]["test"].rates().mean() > seed_pool.rates().mean() and BAND_SECONDARY[0] > BAND[0],
             "the secondary task's success rates are higher, and so is its band (the text above)")
@@ -798,14 +806,13 @@ def stack(a, b):
 # %%
 reps, rep_gaps = {}, {}
 if LAB:
-    small, extra = datasets.load("lab-small"), datasets.load("lab-primary-extra")
     primary_full = cross.select(prompts=((cross.prompts["dataset"] == "primary") & (cross.prompts["split"] == "test")).to_numpy(),
                                 policies=["base"] + lab("primary", "test").policy_names)
     sv = parts(small.split("validation"))[0]
     k64_first = k64_members.select(prompts=lab("primary", "test").prompt_ids).draws(range(16))
     R.check(np.array_equal(k64_first.verdicts, lab("primary", "test").verdicts), "the 64 responses extend the main pool's 16 (the text above)")
     specs = {"primary, k = 64": (k64, lab("primary", "validation"), BAND, TAUS, "k64p"),
-             "secondary, k = 64": (datasets.load("lab-secondary-k64"), lab("secondary", "validation"), BAND_SECONDARY, TAUS_SECONDARY, "k64s"),
+             "secondary, k = 64": (k64s, sec_val, BAND_SECONDARY, TAUS_SECONDARY, "k64s"),
              "361 new prompts": (extra, lab("primary", "validation"), BAND, TAUS, "new"),
              "601 pooled prompts": (stack(primary_full, extra), lab("primary", "validation"), BAND, TAUS, "pooled"),
              "smaller base, validation": (small.split("validation"), None, BAND, TAUS, "small_val"),
@@ -1383,6 +1390,7 @@ R.show_md(
     "{align}"
     "- Deployable rules: of the oracle's rAUC gain of {og:+} over the test-selected member, {got}; the budget-matched mixture "
     "is {mx} from the test-selected member{mv}{extra_rules}.\n"
+    "{reps}"
     "- Both tests hold their level on null data (rejection rates {flo:%} to {fhi:%} at nominal 5%, the paper {plo}-{phi}). "
     "They detect two planted transfers per prompt ({two}), but diffuse gaps of about {dl} only in {p16} of replicates at "
     "$k = 16$ ({p64} at $k = 64$): non-rejection at small budgets is weak evidence.\n"
@@ -1399,6 +1407,12 @@ R.show_md(
                a=a0.test.observed, e=a0.expected, rd=int(dj["n_rej"]), nt=len(TAUS), rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS),
                verdict=("the seeds do differ prompt by prompt, and the coupling hid it" if dj["n_rej"] > 0 and ctl["n_rej"].sum() <= 0.1 * len(ctl) * len(TAUS)
                         else "the disjoint draws do not separate the seeds beyond their controls")) if variants else "",
+    reps="" if rep_p.empty else R.md("- Replications: {ur} of {nr} gap tests reject the re-deal null at level 0.05 ({where}; the "
+                                     "paper: none of 25); the budget-matched mixture's interval against the best member lies "
+                                     "below zero on {nb} of {ns} sets.\n", ur=int((rep_p["p"] <= 0.05).sum()), nr=len(rep_p),
+                                     where=", ".join(f"{name}: {int(g['p'].le(0.05).sum())} of {len(g)}" for name, g in rep_p.groupby("set", sort=False)
+                                                     if g["p"].le(0.05).any()) or "none", nb=sum(r["hi_test"] < 0 for r in mx_rows.values()),
+                                     ns=len(mx_rows)),
     og=prim.loc["oracle", "diff_test"], got="no rule resolves any part (no interval lies above zero)" if not gainers else
     "a resolved part goes to " + ", ".join(gainers), mx=signed_ci(*prim.loc["mixture_matched", ["diff_test", "lo_test", "hi_test"]]),
     mv="" if "best_val" not in prim.index else R.md(" and {d} from the validation-selected one",

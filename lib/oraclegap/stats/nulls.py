@@ -2071,10 +2071,11 @@ def member_coverage(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n
                     burn_in: int | None = None, thin: int | None = None, p_convention: str = "paper") -> MemberCoverage:
     """Coverage C_m(tau) = (1/n) sum_i 1[c_im >= need(tau, k)] of every member against its law
     under the margin-preserving null, which keeps the member's total successes t_m = sum_i c_im
-    (and every prompt's total). A lower-tail fraction near 1 with a low p_lower says the member
+    (and every prompt's total). A small upper-tail p (lower-tail fraction near 1) says the member
     covers more prompts than the additive logit model predicts for its total: its successes are
-    spread thinly over many prompts (2609.32996 App. C.5, the leading seed on validation). Draws
-    come from :func:`margin_chain` with the same settings."""
+    spread thinly over many prompts (2609.32996 App. C.5: the leading seed on validation, lower-tail
+    fraction 0.993); a small lower-tail fraction says they are concentrated on fewer prompts.
+    Draws come from :func:`margin_chain` with the same settings; each test's ESS uses the chains."""
     prep = _prepare(x, taus, k)
     _check_choice(p_convention, "p_convention", _P_CONVENTIONS)
     names = x.policy_names if hasattr(x, "policy_names") else [f"m{j}" for j in range(prep.M)]
