@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus, tau_key
+from .._validate import as_bool_array, as_rng, check_alpha, check_int, check_prob, check_taus, tau_key
 from .coverage import as_counts, need
 
 __all__ = [
@@ -96,6 +96,11 @@ __all__ = [
     "split_half",
     "pool_size_curve",
     "member_spread",
+    "MemberCoverage",
+    "member_coverage",
+    "DrawAlignment",
+    "draw_alignment",
+    "disjoint_draws",
     "similarity",
     "benjamini_hochberg",
     "warm_up",
@@ -2045,6 +2050,154 @@ def member_spread(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_d
     tests = tuple(NullTest("member_spread", float(tau), "label-permutation", float(obs[t]), d[:, t], p_convention,
                            float(n_draws)) for t, tau in enumerate(prep.taus))
     return NullTests(tests, None, prep.n, prep.M, prep.k, int(prep.n - prep.active.size))
+
+
+# ============================================================================ member coverage
+@dataclasses.dataclass(frozen=True, eq=False)
+class MemberCoverage:
+    """Each member's coverage against the margin-preserving null (App. C.5): ``tests`` holds one
+    :class:`NullTest` per (member, tau), statistic ``member_coverage``, in the order of
+    ``members`` x ``taus``; :meth:`frame` adds a ``member`` column."""
+
+    tests: tuple
+    members: tuple  # member name of each test
+    chain: ChainDiagnostics | None
+
+    def frame(self) -> pd.DataFrame:
+        return tests_frame(self.tests).assign(member=list(self.members))
+
+
+def member_coverage(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, seed=0,
+                    burn_in: int | None = None, thin: int | None = None, p_convention: str = "paper") -> MemberCoverage:
+    """Coverage C_m(tau) = (1/n) sum_i 1[c_im >= need(tau, k)] of every member against its law
+    under the margin-preserving null, which keeps the member's total successes t_m = sum_i c_im
+    (and every prompt's total). A small upper-tail p (lower-tail fraction near 1) says the member
+    covers more prompts than the additive logit model predicts for its total: its successes are
+    spread thinly over many prompts (2609.32996 App. C.5: the leading seed on validation, lower-tail
+    fraction 0.993); a small lower-tail fraction says they are concentrated on fewer prompts.
+    Draws come from :func:`margin_chain` with the same settings; each test's ESS uses the chains."""
+    prep = _prepare(x, taus, k)
+    _check_choice(p_convention, "p_convention", _P_CONVENTIONS)
+    names = x.policy_names if hasattr(x, "policy_names") else [f"m{j}" for j in range(prep.M)]
+    sample = margin_chain(prep.counts, n_draws, k=prep.k, seed=seed, burn_in=burn_in, thin=thin)
+    obs = (prep.counts[None] >= prep.needs[:, None, None]).mean(axis=1)  # [T, M]
+    draws = (sample.tables[:, None] >= prep.needs[None, :, None, None]).mean(axis=2)  # [B, T, M]
+    ess = {}
+    tests, members = [], []
+    for m, name in enumerate(names):
+        for t, tau in enumerate(prep.taus):
+            d = draws[:, t, m]
+            e = effective_sample_size(d, sample.chain_id)
+            ess[(f"member_coverage:{name}", float(tau))] = e
+            tests.append(NullTest("member_coverage", float(tau), "margin", float(obs[t, m]), d, p_convention, e,
+                                  sample.acceptance))
+            members.append(str(name))
+    chain = ChainDiagnostics("heatbath", int(np.unique(sample.chain_id).size), sample.burn_in, sample.thin,
+                             int(prep.active.size), int(sample.burn_in * np.unique(sample.chain_id).size + sample.thin * n_draws),
+                             sample.acceptance, (), ess)
+    return MemberCoverage(tuple(tests), tuple(members), chain)
+
+
+# ============================================================================ draw alignment
+@dataclasses.dataclass(frozen=True, eq=False)
+class DrawAlignment:
+    """Agreement of responses with the same draw index across members (App. C.5).
+
+    ``test``: the mean matched agreement against draw indices shuffled independently within
+    every cell; ``expected``: the exact mean of that shuffle law; ``pairs``: observed and
+    expected agreement per member pair."""
+
+    test: NullTest
+    expected: float
+    pairs: pd.DataFrame
+
+    @property
+    def tests(self) -> tuple:
+        return (self.test,)
+
+    def frame(self) -> pd.DataFrame:
+        return self.test.frame().assign(expected=self.expected)
+
+
+def _pair_agreement(v: np.ndarray) -> np.ndarray:
+    """Matched agreement per member pair, [..., P]: mean over prompts and draws of 1[R_imj = R_ilj]."""
+    k = v.shape[-1]
+    c = v.sum(axis=-1, dtype=np.int64)  # [..., n, M]
+    both = np.einsum("...imj,...ilj->...iml", v.astype(np.int32), v.astype(np.int32))
+    agree = (k - c[..., :, None] - c[..., None, :] + 2 * both) / k  # [..., n, M, M]
+    iu = np.triu_indices(v.shape[-2], 1)
+    return agree[..., iu[0], iu[1]].mean(axis=-2)
+
+
+def draw_alignment(x, *, n_draws: int = 200, seed=0, p_convention: str = "paper") -> DrawAlignment:
+    """Do responses with the same index j agree across members more than their counts imply?
+
+    Statistic: A = mean over member pairs (m < l), prompts i and draws j of 1[R_imj = R_ilj].
+    Reference: every cell's k responses put in an independent uniformly random order, which keeps
+    every count c_im and breaks any link between draw j of one member and draw j of another.
+    Its exact mean is the pair-and-prompt average of (c_im c_il + (k - c_im)(k - c_il)) / k^2.
+    Both nulls of this module assume independent draws; seed-aligned sampling (the same random
+    numbers for draw j under every policy) can make A exceed the reference, which moves the
+    members' counts together and pulls oracle gaps below both nulls. ``x``: a Pool or verdicts
+    bool[n, M, k] with M >= 2 and k >= 2.
+    """
+    v = np.asarray(x.verdicts if hasattr(x, "verdicts") else as_bool_array(x, "x"))
+    if v.ndim != 3:
+        raise ValueError(f"x must be a Pool or verdicts [n, M, k], got an array of rank {v.ndim}")
+    n, M, k = v.shape
+    if M < 2 or k < 2:
+        raise ValueError(f"draw_alignment needs at least 2 members and 2 draws per cell, got M={M}, k={k}")
+    v = v.astype(bool)
+    n_draws = check_int(n_draws, "n_draws", minimum=1)
+    _check_choice(p_convention, "p_convention", _P_CONVENTIONS)
+    rng = as_rng(seed)
+    obs_pairs = _pair_agreement(v)
+    c = v.sum(axis=2, dtype=np.int64)
+    iu = np.triu_indices(M, 1)
+    exp_pairs = ((c[:, iu[0]] * c[:, iu[1]] + (k - c[:, iu[0]]) * (k - c[:, iu[1]])) / k**2).mean(axis=0)
+    chunk = max(1, int(4_000_000 // (n * M * k)))
+    draws = []
+    for s0 in range(0, n_draws, chunk):
+        b = min(chunk, n_draws - s0)
+        order = np.argsort(rng.random((b, n, M, k)), axis=3)
+        draws.append(_pair_agreement(np.take_along_axis(np.broadcast_to(v, order.shape), order, axis=3)).mean(axis=1))
+    test = NullTest("matched_agreement", float("nan"), "draw-shuffle", float(obs_pairs.mean()), np.concatenate(draws),
+                    p_convention, float(n_draws))
+    names = x.policy_names if hasattr(x, "policy_names") else [f"m{j}" for j in range(M)]
+    pairs = pd.DataFrame({"member_a": [names[a] for a in iu[0]], "member_b": [names[b] for b in iu[1]],
+                          "observed": obs_pairs, "expected": exp_pairs})
+    return DrawAlignment(test, float(exp_pairs.mean()), pairs)
+
+
+def disjoint_draws(pool, k_each: int, *, offset: int = 0):
+    """A pool in which member m keeps only its draws offset + m k_each, ..., offset + (m + 1) k_each - 1.
+
+    When the pool is seed-aligned (draw j used the same sampling seed under every policy), no
+    two members of the result share a draw index, hence no sampling seed, so their responses are
+    independent given the policies, as both nulls assume. Needs offset + M k_each <= k. Answers
+    and per-response arrays are cut the same way; the result's ``alignment`` is ``independent``
+    and ``meta["disjoint_draws"]`` records the blocks.
+    """
+    from ..pool import Pool
+
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    n, M, k = pool.shape
+    k_each = check_int(k_each, "k_each", minimum=1)
+    offset = check_int(offset, "offset", minimum=0)
+    if offset + M * k_each > k:
+        raise ValueError(f"k_each={k_each} for {M} members from offset {offset} needs {offset + M * k_each} draws per cell; "
+                         f"the pool has k={k}")
+    idx = offset + np.arange(M)[:, None] * k_each + np.arange(k_each)[None, :]  # [M, k_each]
+
+    def cut(a):
+        return np.take_along_axis(a, np.broadcast_to(idx[None], (n, M, k_each)), axis=2)
+
+    return dataclasses.replace(
+        pool, verdicts=cut(pool.verdicts), answers=None if pool.answers is None else cut(pool.answers),
+        per_response={name: cut(a) for name, a in pool.per_response.items()}, alignment="independent",
+        meta={**pool.meta, "disjoint_draws": {"k_each": k_each, "offset": offset, "blocks": idx[:, [0, -1]].tolist()}},
+    )
 
 
 # ============================================================================ similarity
