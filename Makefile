@@ -35,7 +35,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[book,dev,rollouts]'
+	$(PY) -m pip install --quiet -e '.[book,dev,rollouts,lab,embed]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (oraclegap)" >/dev/null
 	touch $@
 

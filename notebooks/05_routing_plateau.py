@@ -253,8 +253,8 @@ R.show_md("On the same kind of pool with $k = 8$ responses, scored by coverage a
 # rule has population gain exactly zero: an interval wholly above zero is a false positive, and a
 # valid two-sided 95% interval produces one in at most a share $\alpha/2$ of pools. @tbl-plateau-null counts
 # them over `N_STUDY_POOLS` pools of 120 prompts and three members, for both comparators, and how
-# often the Holm-corrected McNemar test rejects with a positive difference. `p_upper` is the
-# binomial probability of a count at least this large at that nominal rate.
+# often the Holm-corrected McNemar test rejects with a positive difference. The tail columns give
+# the binomial probability of a count at least this large at that nominal rate.
 
 # %%
 #| label: tbl-plateau-null
@@ -263,7 +263,7 @@ null = PL.simulated_study("exchangeable", N_STUDY_POOLS, n=120, M=3, params=FAST
 null["name"] = null["family"].map(FAMILY)
 R.table(null[null["family"] != "best_single"], percent=["above best", "above frozen", "Holm, positive"],
         columns={"name": "family", "rate_best": "above best", "rate_cal": "above frozen", "rate_holm": "Holm, positive",
-                 "p_upper_best": "p_upper (best)", "p_upper_cal": "p_upper (frozen)"})
+                 "p_upper_best": "tail p (best)", "p_upper_cal": "tail p (frozen)"})
 
 # %%
 fp = null[null["family"] != "best_single"]

@@ -136,7 +136,10 @@ by_kind = study.groupby("kind").agg(
     submodular_checks=("submodular_checks", "sum"), submodular_violations=("submodular_violations", "sum"),
     min_ratio=("min_ratio", "min"), greedy_optimal_everywhere=("greedy_optimal_all_sizes", "mean"),
 ).reset_index()
-display(table(by_kind, percent=["greedy_optimal_everywhere"]))
+display(table(by_kind, percent=["greedy optimal at every size"], columns={
+    "kind": "instances of", "instances": "instances", "monotone_checks": "monotone: checks", "monotone_violations": "monotone: violations",
+    "submodular_checks": "submodular: checks", "submodular_violations": "submodular: violations",
+    "min_ratio": "smallest greedy/opt.", "greedy_optimal_everywhere": "greedy optimal at every size"}))
 show_md(
     "Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {viol} violations; every instance is normalised: {norm}. "
     "The smallest greedy/optimum ratio is {rmin} against the guarantee {bound}, and greedy is optimal at every size on "
@@ -333,7 +336,9 @@ show_md(
 #| tbl-cap: "Stability across folds on the simulated pool with topic skill, sizes 1-3: share of folds choosing the most frequent pool (anchor included), number of distinct pools, mean pairwise Jaccard similarity, and the share of the most frequent anchor."
 stab = sim.stability()
 stab = stab[stab["size"] <= 3].groupby(["size", "rule"], sort=False)[["modal_pool_share", "distinct_pools", "mean_jaccard", "modal_anchor_share"]].mean().reset_index()
-display(table(stab, percent=["modal_pool_share", "modal_anchor_share"]))
+display(table(stab, percent=["modal pool", "modal anchor"], columns={
+    "size": "size", "rule": "rule", "modal_pool_share": "modal pool", "distinct_pools": "distinct pools",
+    "mean_jaccard": "mean Jaccard", "modal_anchor_share": "modal anchor"}))
 gs = stab[(stab["rule"] == "greedy") & (stab["size"] == 2)].iloc[0]
 ac = stab[(stab["rule"] == "accuracy") & (stab["size"] == 2)].iloc[0]
 show_md(
@@ -477,9 +482,13 @@ else:
 #| tbl-cap: "Every real dataset at s = 2 (means over folds): greedy/optimum on calibration over exact cells (smallest and mean), held-out coverage of greedy and of accuracy ranking, the share of folds where greedy beats the random p95, the mean share of random pools it beats, the recurrence of the modal greedy pool, and the number of alternatives reaching 90% of the whole pool's calibration coverage."
 if real:
     over = pd.concat([sw.overview(2).assign(pool=label) for label, sw in real.items()], ignore_index=True)
-    cols = ["pool", "dataset", "items", "K", "ratio_min", "ratio_mean", "greedy_test", "accuracy_test", "above_p95", "beats_random",
-            "greedy_modal_share", "saturation_size"]
-    display(table(over[cols], percent=["above_p95", "beats_random", "greedy_modal_share"]))
+    shown = over.assign(size=[f"{int(n):,} × {int(k)}" for n, k in zip(over["items"], over["K"], strict=True)],
+                        saturation_size=over["saturation_size"].round().astype("Int64"))
+    names = {"pool": "pool", "dataset": "dataset", "size": "n × M", "ratio_min": "greedy/opt. (min)",
+             "ratio_mean": "greedy/opt. (mean)", "greedy_test": "greedy (test)", "accuracy_test": "accuracy rank (test)",
+             "above_p95": "folds > random p95", "beats_random": "random pools beaten", "greedy_modal_share": "modal pool",
+             "saturation_size": "size for 90%"}
+    display(table(shown, columns=names, percent=["folds > random p95", "random pools beaten", "modal pool"]))
 else:
     skipped.append("real pools (none present)")
     show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
@@ -592,7 +601,8 @@ show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_a
 t9 = pd.concat([sw.table9(2).assign(pool=name) for name, sw in routed.items()], ignore_index=True)
 p9 = paper_table("002_table9_pool_construction").rename(columns={"relative_cost": "pool_cost_ratio"}).drop(columns="size")
 t9 = pd.concat([t9.drop(columns="routed_cost_ratio"), p9.assign(pool="paper 002 (published)")], ignore_index=True)
-display(table(t9[["pool", "dataset", "rule", "test_opportunity", "greedy_over_optimum", "router_gain", "pool_cost_ratio"]]))
+display(table(t9, columns={"pool": "pool", "dataset": "dataset", "rule": "rule", "test_opportunity": "test opportunity",
+                           "greedy_over_optimum": "greedy/opt.", "router_gain": "router gain", "pool_cost_ratio": "pool cost / anchor"}))
 s9 = t9[t9["pool"] == "simulated, topic skill"].pivot(index="dataset", columns="rule", values=["test_opportunity", "router_gain"])
 show_md(
     "Reading: with topic skill the greedy pool has more held-out coverage than the accuracy pool on {wc} of {n} datasets, and "

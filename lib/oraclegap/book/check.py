@@ -12,7 +12,8 @@ outputs).
 In Chromium (:func:`check_pages`), each page is loaded at a 1280 px wide window inside a small
 probe page (``--dump-dom`` with file access between local pages), which reports images that
 failed to load, tables wider than the column that holds them (they would need horizontal
-scrolling), unresolved references in the rendered text and math that MathJax did not typeset; a screenshot per page goes to
+scrolling), code names (``p_upper``) as column headers of captioned tables, unresolved
+references in the rendered text and math that MathJax did not typeset; a screenshot per page goes to
 ``screenshots/``.
 """
 
@@ -61,6 +62,11 @@ f.onload = function () { var go = function () {
   res.subfloats = d.querySelectorAll('.quarto-subfloat-fig, .quarto-subfloat-tbl').length;
   res.docwidth = [d.documentElement.scrollWidth, f.contentWindow.innerWidth];
   res.math = d.querySelectorAll('span.math').length;
+  res.codeheads = [];
+  Array.prototype.forEach.call(d.querySelectorAll('[id^="tbl-"] th'), function (th) {
+    var t = (th.innerText || '').replace(/\u200b/g, '').trim();
+    if (/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(t)) res.codeheads.push(t);
+  });
   res.typeset = d.querySelectorAll('mjx-container').length;
   out.textContent = 'OGRESULT ' + JSON.stringify(res);
 };
@@ -197,6 +203,9 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
                 found.append(f"{page}: {probe['unresolved']} unresolved reference(s) in the rendered text")
             if probe["subfloats"] and not any("sub-figure" in p for p in found):
                 found.append(f"{page}: {probe['subfloats']} sub-figure panel(s)")
+            if probe.get("codeheads"):
+                found.append(f"{page}: captioned tables use code names as column headers ({', '.join(sorted(set(probe['codeheads']))[:6])}); "
+                             "give them human names (report.table(..., columns={...}))")
             if probe.get("math") and not probe.get("typeset"):
                 found.append(f"{page}: {probe['math']} math expression(s) not typeset (MathJax did not load: "
                              "run `make quarto` with npm for a local copy, or check the network)")
