@@ -470,6 +470,25 @@ def test_seed_aligned_pool_gets_the_independence_caveat(crn_audits):
     assert "seed-aligned" not in audit.verdict(old).findings
 
 
+def test_seed_aligned_label_without_measurable_coupling(crn_audits):
+    """Draws labelled seed-aligned whose matched agreement lies within the shuffle band (here the
+    independent draws, relabelled): the verdict reports the measurement, but calls nothing
+    conservative, adds no finding and asks for no per-policy draws."""
+    pool_i, res_i = crn_audits["independent"]
+    da = nulls.draw_alignment(pool_i, n_draws=res_i.settings.align_draws, seed=3)
+    assert da.test.band_lo <= da.test.observed <= da.test.band_hi  # no coupling in these draws
+    j = copy.deepcopy(res_i.to_json())
+    j["nulls"]["seed_aligned"] = True
+    j["nulls"]["draw_alignment"] = {"matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
+                                    "band": [da.test.band_lo, da.test.band_hi]}
+    v, v_i = audit.verdict(j), res_i.verdict
+    assert v.code == v_i.code and v.headline == v_i.headline and v.next_steps == v_i.next_steps
+    assert v.findings == v_i.findings and "seed-aligned" not in v.findings
+    assert v.reasons[1:] == v_i.reasons and "within the shuffle band" in v.reasons[0]
+    assert f"agree {da.test.observed:.3f} of the time" in v.reasons[0] and "conservative" not in v.reasons[0]
+    assert "no coupling" in audit.texts(j)["nulls"] and "conservative" not in audit.texts(j)["nulls"]
+
+
 def test_lab_aligned_and_independent_seed_pools(lab_audit):
     """The lab's seed pool sampled seed-aligned carries the caveat; the same seeds sampled per
     policy (the default lab pool) do not."""

@@ -23,7 +23,8 @@ Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED
   at k = 1 no null that needs k > 1 applies and the certificates carry the inference. Both nulls
   assume draws independent across members: on a seed-aligned pool (draw j sampled with one seed
   under every member) the section measures the coupling (:func:`oraclegap.stats.nulls.draw_alignment`,
-  matched against shuffled agreement) and says the tests are conservative there;
+  matched against shuffled agreement) and, when matched agreement lies above the shuffle band,
+  says the tests are conservative there;
 * certificates -- the selection-valid (Thm 4) and paired intervals of the outcome-oracle gap of
   paper 002 on k = 1 outcomes, or on "covered at tau" outcomes at each threshold (k > 1), at
   level 1 - alpha / T simultaneously over the T thresholds, and how many prompts would certify it;
@@ -34,8 +35,8 @@ Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED
   compared on the other half with the calibration-selected member by paired inference
   (:func:`oraclegap.stats.certify.paired_comparison`, exact McNemar, Holm over thresholds);
 * the verdict in plain words and what to collect next (:func:`verdict`; the rules are in its
-  docstring and in the README; on seed-aligned draws it adds the independence caveat and
-  recommends per-policy draws).
+  docstring and in the README; on seed-aligned draws whose coupling is measurable it adds the
+  independence caveat and recommends per-policy draws).
 """
 
 from __future__ import annotations
@@ -638,39 +639,52 @@ def _cert_step(numbers: dict, key: str) -> str | None:
               "if the observed rates held.", nn=plan["n_needed"], f=plan["factor"], n=plan["n_now"], t=plan["target"])
 
 
-def _alignment_caveat(numbers: dict) -> tuple[str, str] | None:
-    """(reason, next step) for a seed-aligned pool whose nulls ran, built from the measured
-    matched and shuffled agreement; None otherwise (or for audits written before it was measured)."""
+def _alignment_caveat(numbers: dict) -> tuple[str, str | None, bool] | None:
+    """(reason, next step, coupled) for a seed-aligned pool whose nulls ran, built from the
+    measured matched and shuffled agreement; None otherwise (or for audits written before it was
+    measured). ``coupled`` is True when matched agreement lies above the shuffle band: only then
+    do the draws share measurable common random numbers, are the nulls called conservative and
+    is per-policy sampling the next step (``step`` is None otherwise)."""
     nl = numbers.get("nulls") or {}
     al = nl.get("draw_alignment")
     if not nl.get("applicable") or not nl.get("seed_aligned") or not al:
         return None
-    above = al["matched"] > al["band"][1]
+    coupled = al["matched"] > al["band"][1]
+    if not coupled:
+        reason = md("The draws are marked seed-aligned (draw j of a prompt used one sampling seed under every member), "
+                    "while both nulls assume draws independent across members; here responses with the same draw index "
+                    "agree {a} of the time against {e} after shuffling, within the shuffle band [{lo}, {hi}] "
+                    "(p = {p:p}), so no coupling of the draws is measurable and the nulls read as for independent draws.",
+                    a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
+        return reason, None, False
     reason = md("The draws are seed-aligned (draw j of a prompt used one sampling seed under every member), but both "
                 "nulls assume draws independent across members: responses with the same draw index agree {a} of the "
-                "time against {e} after shuffling{how} (p = {p:p}), so on these draws the nulls are conservative and a "
-                "non-rejection is weaker evidence than it reads.", a=al["matched"], e=al["shuffled"], p=al["p"],
-                how=", above the shuffle band" if above else md(", within the shuffle band [{lo}, {hi}]",
-                                                                    lo=al["band"][0], hi=al["band"][1]))
+                "time against {e} after shuffling, above the shuffle band [{lo}, {hi}] (p = {p:p}), so on these draws "
+                "the nulls are conservative and a non-rejection is weaker evidence than it reads.",
+                a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
     step = md("Sample each member with its own seeds (`oraclegap rollouts --draw-seeds per-policy`, or "
               "`generate(draw_seeds=\"per-policy\")`) and rerun the audit: the nulls assume independent draws, and on "
               "these seed-aligned ones matched agreement is {a} against {e} shuffled.", a=al["matched"], e=al["shuffled"])
-    return reason, step
+    return reason, step, True
 
 
 def verdict(numbers) -> Verdict:
     """The verdict in plain words, chosen from the audit's numbers by explicit rules (see
-    :func:`_verdict_rules`); on a seed-aligned pool whose nulls ran, the finding ``seed-aligned``
-    is added with a reason (the nulls assume independent draws and are conservative on these;
-    the measured matched and shuffled agreement) and, first in ``next_steps``, per-policy draws.
-    A ``noise`` headline then also says the non-rejection comes from seed-aligned draws."""
+    :func:`_verdict_rules`). On a seed-aligned pool whose nulls ran, the measured coupling is
+    reported first among the reasons. When matched agreement lies above the shuffle band
+    (common random numbers show), the finding ``seed-aligned`` is added, the reason says the
+    nulls assume independent draws and are conservative on these, per-policy draws come first in
+    ``next_steps``, and a ``noise`` headline says the non-rejection comes from seed-aligned
+    draws; when it lies within the band, only the reason (no coupling measurable) is added."""
     if isinstance(numbers, AuditResult):
         numbers = numbers.to_json()
     v = _verdict_rules(numbers)
     caveat = _alignment_caveat(numbers)
     if caveat is None or v.code == "no-gap":
         return v
-    reason, step = caveat
+    reason, step, coupled = caveat
+    if not coupled:
+        return Verdict(v.code, v.headline, (reason,) + v.reasons, v.next_steps, v.findings, v.tau)
     headline = v.headline
     if v.code == "noise":
         headline += " The draws are seed-aligned, which makes both nulls conservative: see below."
