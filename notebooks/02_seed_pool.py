@@ -39,7 +39,8 @@
 #    no rejection).
 # 3. Both nulls assume independent responses. Whether responses with the same draw index agree
 #    across members more than their counts imply (the paper: 0.779 against 0.781 after
-#    shuffling), and what a pool whose members share no draw shows.
+#    shuffling), and how the same seeds sampled seed-aligned (common random numbers) move the
+#    matched agreement, $\hat L$ and both nulls' p-values.
 # 4. Member spread, lower tails and the Pass@1 oracle gap (the paper: 0.079 against a null
 #    mean of 0.078, $p = 0.43$).
 # 5. Table 3: the base model, the best member selected on test and on validation, the plug-in
@@ -123,7 +124,8 @@ nulls.warm_up()  # compile or load the numba kernels once, before anything is ti
 #
 # The main pool is the lab's seed pool on the primary task (the Geometry3K role): five
 # policies fine-tuned from one base model with GRPO and LoRA on the same training prompts,
-# changing only the seed, each sampled 16 times at temperature 1 on every test prompt. The lab
+# changing only the seed, each sampled 16 times at temperature 1 on every test prompt with
+# random seeds of its own (per-policy draws, so the members' draws are independent). The lab
 # also gives what the paper's Table 3 needs: the same seeds on validation prompts (to select a
 # member and fit routers without test outcomes), the base model, the soup (the mean of the five
 # LoRA updates as one policy), a second task in the MathVista role with its own five seeds,
@@ -179,8 +181,10 @@ lab_rows = {"validation twin": f"the same seeds on {val_pool.n_prompts} primary 
             "base model, soup": "the lab's base model and the soup (mean LoRA update) of the seeds, on the same prompts",
             "second task": f"secondary task: {sec_test.n_policies} seeds of its own, {sec_val.n_prompts} validation and {sec_test.n_prompts} test prompts",
             "replications": f"{k64.k} responses (both tasks); {extra.n_prompts} extra prompts (and {N_PROMPTS + extra.n_prompts} pooled); "
-                            f"a smaller base ({small.split('validation').n_prompts} validation, {small.split('test').n_prompts} test prompts)"} if LAB else \
-           dict.fromkeys(("validation twin", "base model, soup", "second task", "replications"), "— (your pool)")
+                            f"a smaller base ({small.split('validation').n_prompts} validation, {small.split('test').n_prompts} test prompts)",
+            "seed-aligned twin": "the same seeds, prompts and k sampled seed-aligned (lab-seed-primary-aligned); every other lab pool "
+                                 "has per-policy draws"} if LAB else \
+           dict.fromkeys(("validation twin", "base model, soup", "second task", "replications", "seed-aligned twin"), "— (your pool)")
 rows = {"main pool": f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMPTS} prompts × {M} members × {K} responses", **lab_rows,
         "teaching baseline": f"simulated, same shape; pᵢₘ = pᵢ ~ Beta{cov.GEOMETRY3K_PRIOR.a, cov.GEOMETRY3K_PRIOR.b}: population gap 0",
         "thresholds τ": ", ".join(f"{t:g}" for t in TAUS) + " (second task: " + ", ".join(f"{t:g}" for t in TAUS_SECONDARY) + ")",
@@ -410,44 +414,58 @@ R.show_md(
 # ## Are the draws independent? {#sec-draw-alignment}
 #
 # Both nulls treat the $k$ responses of a member as independent draws, independent of the other
-# members' draws. The lab sampled *seed-aligned*: draw $j$ of a prompt used the same random seed
-# under every policy (the rule is in each pool's metadata), and nearly identical policies fed
-# the same random numbers tend to give the same response. Appendix C.5 of the paper checks
-# this with the *matched agreement*: the share of member pairs, prompts and draw indices
-# $j$ on which the two members' $j$-th responses are both right or both wrong, against the same
-# share after each cell's responses are put in random order, which keeps every count. Matched
-# agreement above the shuffled one means the members' counts move together from prompt to
-# prompt more than independent draws would, which pulls $\hat L$ and $\hat D$ below both nulls.
+# members' draws too. The lab samples every member with its own random seeds (*per-policy
+# draws*: the seed of draw $j$ of a prompt is hashed from the member's name as well), so this
+# chapter's pool meets that assumption by design. The other protocol is *seed-aligned*: draw $j$
+# of a prompt uses the same seed under every member, as paper 001's single-draw oracle
+# estimator requires. Then nearly identical policies are fed the same random numbers (*common
+# random numbers*) and tend to give the same response draw by draw. To show what that does to
+# the nulls, the lab also sampled the same five seeds on the same test prompts seed-aligned
+# (`lab-seed-primary-aligned`); only the seeds of the draws differ between the two pools.
 #
-# Two pools test that explanation. The lab's 64-response replication holds draws $0$ to $63$
-# of every member; keeping for member $m$ only its draws in a block of its own gives a *pool of
-# disjoint draws*, whose members share no seed, so the nulls' assumption holds by design. And as
-# a negative control, one policy's 64 draws cut into five such blocks make five "members" that
-# are the same policy: there the population gap is zero, and the tests should reject only at
-# their level (@tbl-alignment).
+# Appendix C.5 of the paper checks independence with the *matched agreement*: the share of
+# member pairs, prompts and draw indices $j$ on which the two members' $j$-th responses are both
+# right or both wrong, against the same share after each cell's responses are put in random
+# order, which keeps every count. Matched agreement above the shuffled one means the members'
+# counts move together from prompt to prompt more than independent draws would, which pulls
+# $\hat L$ and $\hat D$ below both nulls and makes the tests conservative.
+#
+# Two more pools complete the picture. Keeping for each member of the seed-aligned pool only a
+# block of draw indices of its own gives a *pool of disjoint draws* (`nulls.disjoint_draws`),
+# whose members share no seed, at the cost of most responses. And as a negative control, one
+# policy's 64 draws from the lab's 64-response replication cut into five blocks make five
+# "members" that are the same policy: there the population gap is zero, and the tests should
+# reject only at their level (@tbl-alignment).
 
 # %%
-agree = {"this chapter's pool": nulls.draw_alignment(seed_pool, n_draws=N_AGREE, seed=rng)}
+a0 = nulls.draw_alignment(seed_pool, n_draws=N_AGREE, seed=rng)
 if LAB:
-    R.check(seed_pool.alignment == k64.alignment == "seed-aligned", "the lab sampled seed-aligned (the text above)")
-    disjoint = nulls.disjoint_draws(k64_members.select(policies=list(range(M))), DISJOINT_K)
-    aligned = k64_members.select(policies=list(range(M))).draws(range(DISJOINT_K))  # the same k, seed-aligned
-    controls = {f"one policy in {M} blocks: {name}": dataclasses.replace(  # M disjoint blocks of one policy's draws
-        disjoint, verdicts=k64.verdicts[:, j, : M * DISJOINT_K].reshape(-1, M, DISJOINT_K), answers=None, per_response={})
+    R.check(seed_pool.alignment == k64.alignment == "independent", "the lab samples every member with its own seeds (the text above)")
+    per16 = datasets.load("lab-seed-primary").select(policies=list(range(M)))  # this chapter's pool at K = 16
+    crn = datasets.load("lab-seed-primary-aligned").select(policies=list(range(M)))
+    R.check(crn.alignment == "seed-aligned" and crn.prompt_ids == per16.prompt_ids and crn.policy_names == per16.policy_names,
+            "the seed-aligned pool holds the same seeds on the same prompts (the text above)")
+    K_EACH = crn.k // M
+    disjoint = nulls.disjoint_draws(crn, K_EACH)
+    five = k64_members.select(policies=list(range(M)))  # M blocks of DISJOINT_K of one policy's 64 draws as M "members"
+    controls = {f"one policy in {M} blocks: {name}": dataclasses.replace(
+        five, verdicts=k64.verdicts[:, j, : M * DISJOINT_K].reshape(-1, M, DISJOINT_K), answers=None, per_response={})
         for j, name in enumerate(k64.policy_names)}
-    variants = {f"seed-aligned, first {DISJOINT_K} draws": aligned, f"disjoint draws, {DISJOINT_K} per member": disjoint, **controls}
-    agree |= {name: nulls.draw_alignment(p, n_draws=N_AGREE, seed=rng) for name, p in variants.items()}
+    PER, ALIGNED, DISJ = "per-policy draws (lab-seed-primary)", "seed-aligned draws (lab-seed-primary-aligned)", \
+        f"seed-aligned, disjoint draws ({K_EACH} per member)"
+    variants = {PER: per16, ALIGNED: crn, DISJ: disjoint, **controls}
+    agree = {name: a0 if (p is per16 and K == 16) else nulls.draw_alignment(p, n_draws=N_AGREE, seed=rng) for name, p in variants.items()}
 else:
-    variants = {}
-    skipped.append("the pool of disjoint draws and its negative control (they cut the lab's 64-response pool; POOL is your own)")
+    variants, agree = {}, {"your pool": a0}
+    skipped.append("the seed-aligned twin, its disjoint draws and the negative controls (lab pools; POOL is your own)")
 
 # %% [markdown]
-# Each variant gets the matched-agreement check and the tests of $\hat L$ (at every threshold,
+# Each pool gets the matched-agreement check and the tests of $\hat L$ (at every threshold,
 # both nulls) and of the Pass@1 oracle gap.
 
 # %%
 #| label: tbl-alignment
-#| tbl-cap: "Draw alignment and the oracle-gap tests that assume independent draws. Matched agreement: share of member pairs, prompts and draw indices with equal verdicts, against its exact mean when each cell's responses are shuffled. L̂ at τ = 0.10 with the re-deal mean and both upper-tail p-values; how many thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's re-deal p-value."
+#| tbl-cap: "Draw alignment and the oracle-gap tests that assume independent draws: the lab seed pool sampled with per-policy and with seed-aligned draws (same seeds, same prompts), disjoint draws of the seed-aligned pool, and the negative controls. Matched agreement: share of member pairs, prompts and draw indices with equal verdicts, against its exact mean when each cell's responses are shuffled. L̂ at τ = 0.10 with the re-deal mean and both upper-tail p-values; how many thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's re-deal p-value."
 var_tests = {name: nulls.null_tests(p, TAUS, statistics=("L", "pass1"), n_draws=N_DRAWS, seed=rng) for name, p in variants.items()}
 rows = []
 for name, a in agree.items():
@@ -466,36 +484,47 @@ R.table(al, columns={"pool": "pool", "agree": "matched agreement", "agree_null":
                          "pass1_p": "Pass@1 pᵣₑ"} if variants else {})})
 
 # %%
-a0 = agree["this chapter's pool"]
+def band_word(a):
+    """Where a pool's matched agreement falls against its shuffle band, in words."""
+    return R.position(a.test.observed, a.test.band_lo, a.test.band_hi, inside="within the shuffle band",
+                      above="above the shuffle band", below="below the shuffle band")
+
+
 if variants:
     al_i = al.set_index("pool")
-    dj, sa = al_i.loc[f"disjoint draws, {DISJOINT_K} per member"], al_i.loc[f"seed-aligned, first {DISJOINT_K} draws"]
-    ctl = al_i.loc[[n for n in controls]]
+    ip, sa, dj = al_i.loc[PER], al_i.loc[ALIGNED], al_i.loc[DISJ]
+    ctl = al_i.loc[list(controls)]
     R.show_md(
-        "Reading: on this chapter's pool responses with the same draw index agree {a} of the time against {e} after shuffling "
-        "($p = {p:p}$; the paper: {pa} against {ps}), so its members' counts move together beyond their rates. With the same "
-        "{k} responses per member, the seed-aligned pool rejects the re-deal null of $\\hat L$ at {ra} of {nt} thresholds "
-        "(Pass@1 gap $p_{{\\mathrm{{re}}}} = {pa1:p}$); the pool of disjoint draws, whose matched agreement is {dja} against {dje} "
-        "shuffled, rejects at {rd} of {nt} ($\\hat L(0.10) = {dL}$ against a re-deal mean of {dn}, $p_{{\\mathrm{{re}}}} = {dp:p}$, "
-        "$p_{{\\mathrm{{mp}}}} = {dpm:p}$; Pass@1 gap $p_{{\\mathrm{{re}}}} = {dp1:p}$). The {nc} negative controls, each one "
-        "policy cut into {M} blocks, reject at {rc} of their {ntc} thresholds in total (smallest Pass@1 $p_{{\\mathrm{{re}}}}$ "
-        "{cp1:p}).",
-        a=a0.test.observed, e=a0.expected, p=a0.test.p, pa=R.published("000.C5.agree_matched").text,
-        ps=R.published("000.C5.agree_shuffled").text, k=DISJOINT_K, ra=int(sa["n_rej"]), nt=len(TAUS), pa1=sa["pass1_p"],
-        dja=dj["agree"], dje=dj["agree_null"], rd=int(dj["n_rej"]), dL=dj["L"], dn=dj["L_null"], dp=dj["p"], dpm=dj["p_m"],
-        dp1=dj["pass1_p"], nc=len(ctl), M=M, rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS), cp1=ctl["pass1_p"].min(),
+        "Reading: with per-policy draws, responses with the same draw index agree {a} of the time against {e} after shuffling, "
+        "{aw} ($p = {p:p}$; the paper: {pa} against {ps}). Seed-aligned, the same seeds on the same prompts agree {ca} against "
+        "{ce}, {cw} ($p = {cp:p}$). Under the common random numbers $\\hat L(0.10)$ {lw} from {L} to {cL} (re-deal "
+        "means {n} and {cn}), $p_{{\\mathrm{{re}}}}$ {pw} from {pr:p} to {cpr:p} and $p_{{\\mathrm{{mp}}}}$ {mw} from {pm:p} to "
+        "{cpm:p}; the re-deal null of $\\hat L$ rejects at {r} of {nt} thresholds with per-policy draws and at {cr} with "
+        "seed-aligned ones (Pass@1 gap $p_{{\\mathrm{{re}}}}$ {p1:p} against {cp1:p}). Disjoint draws of the seed-aligned pool "
+        "agree {dja} against {dje} shuffled, {djw}, and reject at {rd} of {nt} thresholds with {ke} responses per member. The {nc} negative controls, each one policy cut into {M} blocks, reject at {rc} of their {ntc} "
+        "thresholds in total (smallest Pass@1 $p_{{\\mathrm{{re}}}}$ {cp1min:p}).",
+        a=ip["agree"], e=ip["agree_null"], aw=band_word(agree[PER]), p=ip["agree_p"], pa=R.published("000.C5.agree_matched").text,
+        ps=R.published("000.C5.agree_shuffled").text, ca=sa["agree"], ce=sa["agree_null"], cw=band_word(agree[ALIGNED]),
+        cp=sa["agree_p"], lw=R.compare(sa["L"], ip["L"], more="rises", less="falls", same="stays"), L=ip["L"], cL=sa["L"],
+        n=ip["L_null"], cn=sa["L_null"], pw=R.compare(sa["p"], ip["p"], more="rises", less="falls", same="stays"), pr=ip["p"],
+        cpr=sa["p"], mw=R.compare(sa["p_m"], ip["p_m"], more="rises", less="falls", same="stays"), pm=ip["p_m"], cpm=sa["p_m"],
+        r=int(ip["n_rej"]), cr=int(sa["n_rej"]), nt=len(TAUS), p1=ip["pass1_p"], cp1=sa["pass1_p"], dja=dj["agree"],
+        dje=dj["agree_null"], djw=band_word(agree[DISJ]), rd=int(dj["n_rej"]), ke=K_EACH, nc=len(ctl), M=M, rc=int(ctl["n_rej"].sum()),
+        ntc=len(ctl) * len(TAUS), cp1min=ctl["pass1_p"].min(),
     )
 else:
-    R.show_md("Reading: on your pool responses with the same draw index agree {a} of the time against {e} after shuffling "
-              "($p = {p:p}$; the paper: {pa} against {ps}).", a=a0.test.observed, e=a0.expected, p=a0.test.p,
-              pa=R.published("000.C5.agree_matched").text, ps=R.published("000.C5.agree_shuffled").text)
+    R.show_md("Reading: on your pool responses with the same draw index agree {a} of the time against {e} after shuffling, "
+              "{aw} ($p = {p:p}$; the paper: {pa} against {ps}).", a=a0.test.observed, e=a0.expected, aw=band_word(a0),
+              p=a0.test.p, pa=R.published("000.C5.agree_matched").text, ps=R.published("000.C5.agree_shuffled").text)
 
 # %% [markdown]
-# What this means for the rest of the chapter: where matched agreement exceeds its shuffled
-# value, both nulls are miscalibrated for the pool in the direction of non-rejection, so a gap
-# that sits below them is no evidence that the members are alike, and one that exceeds them
-# is evidence despite it. The negative control asks whether the disjoint-draw construction
-# itself manufactures gaps; it tests the construction, not the lab's policies.
+# What this means for reading any null: where matched agreement exceeds its shuffled value,
+# both nulls are miscalibrated in the direction of non-rejection, so a gap that sits below them
+# is no evidence that the members are alike, and one that exceeds them is evidence despite it.
+# Sample each member with its own seeds before reading a non-rejection (`oraclegap rollouts
+# --draw-seeds per-policy`), and keep seed-aligned draws for the single-draw oracle estimator
+# they were designed for (@sec-single-draw). The negative controls test the construction of
+# equal members from one policy's draws, not the lab's policies.
 #
 # ## Member spread, lower tails and the Pass@1 test
 #
@@ -609,7 +638,7 @@ R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean o
 # the rule (@tbl-table3).
 
 # %%
-def aligned(p):
+def on_test_prompts(p):
     """The pool restricted to this chapter's test prompts, in their order."""
     return p.select(prompts=seed_pool.prompt_ids)
 
@@ -617,7 +646,7 @@ def aligned(p):
 tasks = {"primary": dict(test=seed_pool, val=val_pool, band=BAND, taus=TAUS, base=None, soup=None)}
 if LAB:
     base_p = lab("primary", "test", "base") if K == 16 else k64.select(policies=["base"]).draws(range(K))
-    tasks["primary"].update(base=aligned(base_p), soup=aligned(lab("primary", "test", "soup")))
+    tasks["primary"].update(base=on_test_prompts(base_p), soup=on_test_prompts(lab("primary", "test", "soup")))
     tasks["secondary"] = dict(test=sec_test, val=sec_val, band=BAND_SECONDARY,
                               taus=TAUS_SECONDARY, base=lab("secondary", "test", "base"), soup=lab("secondary", "test", "soup"))
     R.check(tasks["secondary"]["test"].rates().mean() > seed_pool.rates().mean() and BAND_SECONDARY[0] > BAND[0],
@@ -859,8 +888,8 @@ if a12:
 # %% [markdown]
 # And the gap tests of every set at once: where the observed $\hat L$ falls in its re-deal
 # null, as the upper-tail fraction, for the main pool and its validation twin, the second task,
-# the replications and the pool of disjoint draws (@fig-replications; Table A6 of the paper
-# lists the same tests).
+# the replications and the seed-aligned twin of the main pool (@fig-replications; Table A6 of
+# the paper lists the same tests).
 
 # %%
 #| label: fig-replications
@@ -870,7 +899,7 @@ gap_sets = {"primary test": gt} | ({"primary validation": nulls.gap_table(val_po
                                     "secondary validation": nulls.gap_table(tasks["secondary"]["val"], TAUS_SECONDARY, n_draws=N_DRAWS,
                                                                             n_splits=N_SPLITS, seed=rng)} if LAB else {}) | rep_gaps
 if LAB:
-    gap_sets[f"disjoint draws, {DISJOINT_K} per member"] = nulls.gap_table(disjoint, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
+    gap_sets["primary test, seed-aligned draws"] = nulls.gap_table(crn, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
 fig, ax = plt.subplots(figsize=(8, 0.32 * len(gap_sets) + 1.2))
 for y, g in enumerate(gap_sets.values()):
     fr = g.frame()
@@ -940,8 +969,8 @@ R.show_md("Reading: across {n} null datasets per null the rejection rates lie be
 # We plant specialisation into the lab seed pool's counts: on each prompt up to
 # $\operatorname{round}(\delta k)$ successes move one at a time from random donors to a randomly
 # designated specialist, keeping the prompt total (Table A2 of the paper; $\delta$ is the
-# planting strength). The plantings start from the pool's own counts, including the coupling
-# its seed-aligned draws left in them (@sec-draw-alignment), as the paper's started from its
+# planting strength). The plantings start from the pool's own counts (per-policy draws, so no
+# coupling of the members' draws, @sec-draw-alignment), as the paper's started from its
 # Geometry3K counts. Both tests run at $\tau = 0.10$ on each planting (@tbl-planting).
 
 # %%
@@ -1224,7 +1253,8 @@ if real is not None:
 # the second task and the replications) the gap, disagreement, oracle-minus-mixture and rise
 # tests and the member-spread tests, and, when present, the same tests on the real pool.
 # Validation sets, which served to choose members and fit routers, stay out, and so do the
-# diagnostics built for a known answer (the baseline, the disjoint draws and their controls),
+# diagnostics built for a known answer (the baseline, the seed-aligned twin, its disjoint draws
+# and the negative controls),
 # tests whose null is a single point (see the callout above) and the descriptive similarity
 # diagnostics. @tbl-bh lists the discoveries, or the ten smallest adjusted p-values when there
 # are none.
@@ -1339,8 +1369,8 @@ checks.add("the excess understates a known population gap (f = 0.5, s = 0.2)", "
 
 # %% [markdown]
 # Checks of the draw-alignment diagnostic and of the deployment table: the shuffle reference
-# of the matched agreement has the mean its exact formula gives; the disjoint-draw pool's
-# members share no draw index; a member passed to the deployment table as an extra policy, the
+# of the matched agreement has the mean its exact formula gives; the members of the pool of
+# disjoint draws share no draw index; a member passed to the deployment table as an extra policy, the
 # path the soup and the routed policy take, gets exactly its member row; and the routed policy's
 # rAUC equals the rAUC of the routed members' own per-prompt scores.
 
@@ -1352,7 +1382,7 @@ checks.add("matched agreement: the shuffle draws' mean equals the exact expectat
 if LAB:
     blocks = np.array(disjoint.meta["disjoint_draws"]["blocks"])
     checks.add("disjoint draws: no two members share a draw index", "this chapter", f"blocks {blocks.tolist()}",
-               (blocks[1:, 0] > blocks[:-1, 1]).all() and np.array_equal(disjoint.verdicts[:, 1], k64_members.verdicts[:, 1, DISJOINT_K:2 * DISJOINT_K]),
+               (blocks[1:, 0] > blocks[:-1, 1]).all() and np.array_equal(disjoint.verdicts[:, 1], crn.verdicts[:, 1, K_EACH:2 * K_EACH]),
                kind="sanity")
 dt_x = mixtures.deployment_rules(seed_pool, BAND, extra={"copy": seed_pool.verdicts[:, 0, :]}, n_subsamples=20, n_boot=200, seed=SEED).frame()
 checks.add("an extra policy column is scored exactly like a member (the soup's and routing's path)", "2609.32996 App. B.2",
@@ -1402,11 +1432,15 @@ R.show_md(
     sL=ts.set_index("tau").loc[0.10, "L"], sm=ts.set_index("tau").loc[0.10, "L_null"], ssh=ts.set_index("tau").loc[0.10, "split_half"],
     lead=f"Your pool ({POOL})" if POOL else "The lab seed pool", L=row["L"], m=row["L_null"], p=row["p"], pm=row["p_m"],
     nrej=int((t1["p"] <= 0.05).sum()), nt=len(t1), nlow=int((t1["p_lower"] <= 0.05).sum()),
-    align=R.md("- Seed-aligned sampling couples the members: matched agreement {a} against {e} shuffled. On disjoint draws the "
-               "re-deal test of $\\hat L$ rejects at {rd} of {nt} thresholds, its negative controls at {rc} of {ntc}: {verdict}.\n",
-               a=a0.test.observed, e=a0.expected, rd=int(dj["n_rej"]), nt=len(TAUS), rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS),
-               verdict=("the seeds do differ prompt by prompt, and the coupling hid it" if dj["n_rej"] > 0 and ctl["n_rej"].sum() <= 0.1 * len(ctl) * len(TAUS)
-                        else "the disjoint draws do not separate the seeds beyond their controls")) if variants else "",
+    align=R.md("- {lead}: the same seeds on the same prompts, sampled "
+               "seed-aligned, agree {ca} draw by draw against {ce} shuffled (per-policy: {a} against {e}), and the re-deal test "
+               "of $\\hat L$ rejects at {cr} of {nt} thresholds instead of {r} ($p_{{\\mathrm{{re}}}}(0.10)$ {cp:p} against {p:p}). "
+               "Sample each member with its own seeds before reading a null's non-rejection; the negative controls reject at "
+               "{rc} of {ntc}.\n", lead=R.compare(sa["n_rej"], ip["n_rej"], less="Common random numbers hide rejections that independent draws give",
+                                        more="Common random numbers add rejections that independent draws do not give",
+                                        same="Common random numbers leave the count of rejections unchanged"), ca=sa["agree"], ce=sa["agree_null"], a=ip["agree"], e=ip["agree_null"], cr=int(sa["n_rej"]),
+               r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"], p=ip["p"], rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS))
+    if variants else "",
     reps="" if rep_p.empty else R.md("- Replications: {ur} of {nr} gap tests reject the re-deal null at level 0.05 ({where}; the "
                                      "paper: none of 25); the budget-matched mixture's interval against the best member lies "
                                      "below zero on {nb} of {ns} sets.\n", ur=int((rep_p["p"] <= 0.05).sum()), nr=len(rep_p),

@@ -110,7 +110,8 @@ SHORT = {"dataset": "identity", "embed_knn": "15-NN", "embed_pca_logreg": "linea
 # ## Data and settings
 #
 # The lab's `lab-cross` pool holds every main-base policy on the validation and test prompts of
-# both tasks, sixteen responses each at temperature 1, seed-aligned. From it we cut the pools
+# both tasks, sixteen responses each at temperature 1, each policy with its own draw seeds
+# (per-policy draws, so the members' draws are independent, as the nulls assume). From it we cut the pools
 # of Section 4: the *two-member* pools (the seed `PAIR_SEED` of each task, under each recipe)
 # and the pools of every seed of a recipe (ten light, four stronger). Gaps, nulls and
 # coverage are computed on the test prompts of both tasks; routers are fitted on the

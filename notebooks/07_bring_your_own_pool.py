@@ -27,15 +27,17 @@
 #
 # **Claims checked.**
 #
-# 1. `oraclegap rollouts` turns the lab's base model, two of its adapters and a prompt file
-#    into a complete, seed-aligned store on the CPU; with the lab's seeds it reproduces the
-#    lab's stored responses (the first $k$ of its 64 per prompt) answer for answer.
+# 1. `oraclegap rollouts --draw-seeds per-policy` turns the lab's base model, two of its
+#    adapters and a prompt file into a complete store on the CPU, each adapter sampled with its
+#    own seeds; with the lab's seeds it reproduces the lab's stored responses (the first $k$ of
+#    its 64 per prompt) answer for answer.
 # 2. `oraclegap audit` writes an HTML report and an `audit.json` whose numbers equal those of
 #    `run_audit` called from Python on the same pool and seed.
-# 3. On the lab's seed pool (five GRPO seeds of one recipe, 16 responses per prompt) neither
-#    null rejects, as neither does at $\tau = 0.10$ on the Geometry3K seed pool of 2609.32996
-#    (Table 1); the audit says how much power that non-rejection had and what the planner
-#    would collect.
+# 3. On the lab's seed pool (five GRPO seeds of one recipe, 16 responses per prompt, per-policy
+#    draws) neither null rejects at $\tau = 0.10$, as neither does on the Geometry3K seed pool
+#    of 2609.32996 (Table 1); the audit says at which thresholds they do reject, how much power
+#    the design had and what the planner would collect. On the same seeds sampled seed-aligned
+#    the audit adds that the nulls assume independent draws and asks for per-policy draws.
 # 4. On the MATH-500 tensors the audit's decomposition reproduces the released figures (best
 #    single 0.773, $O_{\mathrm{repro}}$ 0.837, $O_{\exp}$ 0.873) within 0.002, and its verdict
 #    is a certified gap that the quick router does not recover.
@@ -53,6 +55,7 @@ K_LIVE = 16  # responses per prompt and adapter sampled live
 ADAPTERS = ["primary-light-s1", "primary-light-s2"]  # two of the lab's light primary adapters
 LAB_POOL = "lab-seed-primary"  # the lab's seed pool: 240 prompts x 5 seeds x 16 responses
 LAB_K64 = "lab-primary-k64"  # the same prompts and seeds with 64 responses each
+LAB_ALIGNED = "lab-seed-primary-aligned"  # the seed pool's seeds and prompts sampled seed-aligned
 REAL_POOL = "chen2026-math500"  # the released MATH-500 tensors, 30 responses each (needs OG_EXTERNAL_DIR)
 K_GRID = [2, 4, 8, 16, 32, 64]  # responses per prompt in the sweep
 TAUS = [0.05, 0.10, 0.20, 0.30]  # the audit's thresholds (2609.32996's)
@@ -118,8 +121,9 @@ def shown(*args):
 # tokenizer, LoRA adapters trained from it by GRPO under several seeds, and the lab's prompts,
 # small arithmetic and geometry questions with integer answers (the primary task plays the role
 # of Geometry3K in 2609.32996). The live rollouts sample two adapters with the lab's own
-# sampling settings; the lab's stored pools hold the same prompts and seeds sampled earlier, 16
-# and 64 responses per prompt. The real pool is read in place from `OG_EXTERNAL_DIR` when
+# sampling settings, each adapter with its own draw seeds as the lab does (per-policy draws,
+# so the adapters' draws are independent); the lab's stored pools hold the same prompts and
+# seeds sampled earlier, 16 and 64 responses per prompt. The real pool is read in place from `OG_EXTERNAL_DIR` when
 # present (@tbl-byop-settings).
 
 # %%
@@ -134,6 +138,7 @@ rows = [
      f"{N_LIVE} primary test prompts, task integer, k = {K_LIVE}, temperature {LAB_CFG['temperature']:g}, "
      f"{LAB_CFG['max_tokens']} new tokens, seed {LAB_CFG['sample_seed']}, transformers on CPU"),
     ("lab seed pool", LAB_POOL, f"{lab_pool.n_prompts} prompts × {lab_pool.n_policies} seeds × k = {lab_pool.k}, {lab_pool.alignment}"),
+    ("seed-aligned twin", LAB_ALIGNED, "the seed pool's seeds and prompts, k = 16, sampled with seed-aligned draws"),
     ("more responses", LAB_K64, f"the same prompts, base + {k64_pool.n_policies - 1} seeds, k = {k64_pool.k}; k = {', '.join(map(str, K_GRID))}"),
     ("real pool", REAL_POOL, "absent on this run" if real is None else
      f"{real.n_prompts} problems × {real.n_policies} models × k = {real.k}, {real.alignment}"),
@@ -165,13 +170,16 @@ R.show_md("Wrote {n} prompts to `prompts.jsonl`; its first lines:\n\n```json\n{l
 # verifies each with the lab's task `integer` (the last integer in the response must equal the
 # gold answer), and writes them to a store (README, "Rollouts"). It runs in its own process, as
 # from a shell, with one thread: on a shared CPU that avoids oversubscription, and the lab
-# sampled with one thread too. The batch size keeps the lab's chunks of eight prompts per batch.
+# sampled with one thread too. The batch size keeps the lab's chunks of eight prompts per batch,
+# and `--draw-seeds per-policy` gives each adapter its own seeds, derived from its name, as the
+# lab's pools were sampled: the nulls of the audit assume independent draws across members.
 
 # %%
 store = WORK / "store"
 roll_args = ["rollouts", "--model", LAB / "models" / "main", *[w for a in ADAPTERS for w in ("--adapter", f"{a}={os.path.relpath(LAB / 'adapters' / a)}")],
              "--prompts", prompt_file, "--task", "integer", "--k", K_LIVE, "--temperature", LAB_CFG["temperature"],
-             "--max-tokens", LAB_CFG["max_tokens"], "--seed", LAB_CFG["sample_seed"], "--batch-size", 8 * K_LIVE,
+             "--max-tokens", LAB_CFG["max_tokens"], "--seed", LAB_CFG["sample_seed"], "--draw-seeds", "per-policy",
+             "--batch-size", 8 * K_LIVE,
              "--out", store, "--no-progress", "--json"]
 status_out, t_roll = cli(*roll_args)
 status = json.loads(status_out)
@@ -188,8 +196,8 @@ R.show_md("Reading: the store is {state} ({done} of {total} prompt-policy cells)
 
 # %% [markdown]
 # A store opens as a pool. `Pool.from_store` checks that every (prompt, policy, draw) is there
-# exactly once and marks the pool seed-aligned when draw $j$ of a prompt used the same seed
-# under every policy; per-response confidences (the mean token log-probability) come along in
+# exactly once and marks the pool `independent` when every policy drew its own seeds
+# (`seed-aligned` when draw $j$ of a prompt used one seed under every policy); per-response confidences (the mean token log-probability) come along in
 # `pool.per_response`. The lab sampled the same prompts and adapters with the same seed rule
 # earlier (`LAB_K64`, 64 responses each); the first $k$ of them should be our responses.
 
@@ -290,6 +298,31 @@ R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {
                nn=audit.summary(jl)["n_needed"] or "more than its grid"))
 
 # %% [markdown]
+# ## The same seeds, seed-aligned
+#
+# The audit's nulls assume draws independent across members, which per-policy seeds give by
+# design. Sampled *seed-aligned* instead (draw $j$ of a prompt with one seed under every member,
+# `--draw-seeds aligned`, the protocol of paper 001's single-draw oracle estimator), the same
+# five seeds on the same prompts are fed common random numbers (`LAB_ALIGNED`;
+# @sec-draw-alignment). The audit reads the pool's alignment, measures the matched agreement and
+# says what the coupling does to its nulls.
+
+# %%
+res_al = audit.run_audit(datasets.load(LAB_ALIGNED), TAUS, ALPHA, SEED, small=SMALL, source=LAB_ALIGNED)
+R.show_callout(res_al.verdict.markdown(), kind="note", title=R.md("Verdict on {p}: {c}", p=LAB_ALIGNED, c=res_al.verdict.code))
+
+# %%
+ja, s_al = res_al.numbers, audit.summary(res_al)
+dal = ja["nulls"]["draw_alignment"]
+R.check("per-policy" in res_al.verdict.next_steps[0], "the first step of what to collect next is per-policy draws (the text below)")
+R.show_md("Reading: seed-aligned, responses with the same draw index agree {a} of the time against {e} after shuffling; the "
+          "smallest Holm-adjusted re-deal p over the thresholds {pw} from {p0:p} to {p:p} and the verdict is `{c}` instead of "
+          "`{c0}`. The audit says the nulls are conservative on these draws, and its first step of what to collect next is "
+          "to sample each member with its own seeds.", a=dal["matched"], e=dal["shuffled"],
+          pw=R.compare(s_al["p_redeal"], audit.summary(jl)["p_redeal"], more="rises", less="falls", same="stays"),
+          p0=audit.summary(jl)["p_redeal"], p=s_al["p_redeal"], c=res_al.verdict.code, c0=res_lab.verdict.code)
+
+# %% [markdown]
 # ## A real pool: the MATH-500 tensors
 #
 # Chen's $k = 30$ tensors (arXiv 2607.03436) hold thirty seed-aligned responses of eleven open
@@ -333,8 +366,8 @@ if real is not None:
 # Many evaluation harnesses write one row per response: which question, which model, which
 # sample, whether it passed. `Pool.from_long` reads such a table with the column names it has.
 # Here the table is the lab's seed pool exported row by row (`Pool.to_long`, the portable
-# exchange format) and renamed to a harness's columns; the draws were seed-aligned, which the
-# table cannot know, so we say so.
+# exchange format) and renamed to a harness's columns; each seed drew its own random seeds
+# (independent draws), which the table cannot know, so we say so.
 
 # %%
 exchange = lab_pool.to_long(WORK / "seed-pool.parquet")
@@ -342,7 +375,7 @@ harness = pd.read_parquet(exchange).rename(columns={"prompt_id": "question_id", 
                                                     "correct": "passed", "prompt_text": "question"})
 harness = harness[["question_id", "question", "model", "sample", "passed"]]
 from_long = Pool.from_long(harness, prompt="question_id", policy="model", draw="sample", correct="passed",
-                           prompt_columns=["question"], alignment="seed-aligned")
+                           prompt_columns=["question"], alignment="independent")
 from_long.prompts["text"] = from_long.prompts.pop("question")
 display(R.table(harness.head(3)))
 
@@ -462,9 +495,9 @@ R.show_md("Reading: the verdict is `{c0}` from k = {k0} {upto}{after}. {plan}",
 
 # %%
 claims, must = R.Claims(), []
-claims.add("rollouts: a complete, seed-aligned store from a model, two adapters and a prompt file", "README (Rollouts)",
+claims.add("rollouts: a complete store with per-policy draws from a model, two adapters and a prompt file", "README (Rollouts)",
            f"{status['cells_done']}/{status['cells_total']} cells, alignment {live_pool.alignment}",
-           status["complete"] and live_pool.alignment == "seed-aligned", kind="sanity")
+           status["complete"] and live_pool.alignment == "independent", kind="sanity")
 must.append(len(claims) - 1)
 if held:
     claims.add("the live responses reproduce the lab's stored ones (same seeds)", "issue 13 (lab)",
@@ -472,8 +505,12 @@ if held:
 claims.add("audit.json equals run_audit on the same pool and seed", "issue 14", "identical" if json_equal else "different", json_equal,
            kind="sanity")
 must.append(len(claims) - 1)
-claims.add("lab seed pool at k = 16: neither null rejects", "2609.32996 §3", f"smallest Holm p {audit.summary(jl)['p_redeal']:.3f}",
-           jl["nulls"]["redeal_taus"] == [] and jl["nulls"]["margin_taus"] == [], kind="simulation")
+p10 = {null: jl["nulls"]["L"][jl["coverage"]["primary_key"]][null]["p_holm"] for null in ("redeal", "margin")}
+claims.add(f"lab seed pool at k = 16: neither null rejects at τ = {pw_lab['tau']:g}", "2609.32996 §3, Table 1",
+           f"Holm p {p10['redeal']:.3f} (re-deal), {p10['margin']:.3f} (margin); both reject at τ = {taus_of(jl['nulls']['detected_taus'])}",
+           max(p10.values()) > ALPHA, kind="simulation")
+claims.add("the same seeds sampled seed-aligned: the audit says the nulls assume independent draws", "this chapter",
+           ", ".join(res_al.verdict.findings), "seed-aligned" in res_al.verdict.findings, kind="sanity")
 if real is not None:
     claims.add("MATH-500: the audit's decomposition equals the released figures within 0.002", "2607.03436 (released)",
                f"largest difference {dev_real:.4f}", dev_real <= 0.002, kind="published")
@@ -511,14 +548,19 @@ lines = [
          "on the CPU, and `oraclegap audit` turned the store into {what} in {ta:.0f} s; the same audit runs on a registry name, a "
          "pool directory, a long table or a `Pool` in Python.", n=n_resp, t=t_roll, ta=t_aud,
          what="`audit.json`" if SMALL else "a report and `audit.json`"),
-    R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`; its power against a useful effect is {p} [{lo}, {hi}], "
-         "so the non-rejection {weight}.", k=lab_pool.k, c=res_lab.verdict.code,
+    R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power against a useful effect is {p} [{lo}, {hi}], "
+         "so a non-rejection {weight}.", k=lab_pool.k, c=res_lab.verdict.code,
+         rej=R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(jl["nulls"]["detected_taus"])) if jl["nulls"]["detected_taus"] else
+         " (no threshold where both nulls reject)",
          p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
          weight={"adequate": "is good evidence against a gap of that size",
                  "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}",
                                    kn=audit.summary(jl)["k_needed"] or "more than its grid"),
                  "low": R.md("says little, and the planner asks for k = {kn}",
                              kn=audit.summary(jl)["k_needed"] or "more than its grid")}[cur_lab["state"]]),
+    R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why that is weaker evidence: matched "
+         "agreement {a} against {e} shuffled. Sample each member with its own seeds (`--draw-seeds per-policy`) before reading "
+         "a null.", c=res_al.verdict.code, a=dal["matched"], e=dal["shuffled"]),
     R.md("- With more responses the verdict {moves}.", moves="does not change on this grid" if k_first is None else
          R.md("becomes `{c}` from k = {k} on: collecting before concluding is what the audit is for", c=changed["code"].iloc[0], k=k_first)),
 ]

@@ -349,12 +349,13 @@ def test_lab_entries_are_registered_sub_pools():
     prompts, taken from the cross pool with every per-cell value intact."""
     lab = D.available("lab")
     assert set(lab["name"]) >= {"lab-cross", "lab-seed-primary", "lab-seed-primary-val", "lab-seed-secondary",
-                                "lab-primary-k64", "lab-secondary-k64", "lab-primary-extra", "lab-small"}
+                                "lab-primary-k64", "lab-secondary-k64", "lab-primary-extra", "lab-small",
+                                "lab-seed-primary-aligned"}
     if not lab["present"].all():
         pytest.skip("data/lab/ is not built (make lab)")
     cross = D.load("lab-cross")
     seed = D.load("lab-seed-primary")
-    assert seed.k == cross.k and seed.alignment == "seed-aligned"
+    assert seed.k == cross.k and seed.alignment == cross.alignment == "independent"
     pol = seed.policies
     assert (pol["recipe"] == "light").all() and (pol["dataset"] == "primary").all() and len(pol) == 5
     assert set(seed.prompts["split"]) == {"test"} and set(seed.prompts["dataset"]) == {"primary"}
@@ -366,3 +367,9 @@ def test_lab_entries_are_registered_sub_pools():
     assert set(val.prompts["split"]) == {"validation"} and not set(val.prompt_ids) & set(seed.prompt_ids)
     with pytest.raises(ValueError, match="seed"):
         D.load("lab-seed-primary@3")
+    # the same seed pool sampled seed-aligned: same prompts (in order), same members, other draws
+    al = D.load("lab-seed-primary-aligned")
+    assert al.alignment == "seed-aligned" and al.shape == seed.shape
+    assert al.prompt_ids == seed.prompt_ids and al.policy_names == seed.policy_names
+    assert al.meta["draw_seeds"] == "aligned" and seed.meta["draw_seeds"] == "per-policy"
+    assert not np.array_equal(al.verdicts, seed.verdicts)

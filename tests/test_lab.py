@@ -236,7 +236,7 @@ def test_validation_sanity_of_the_committed_pools():
 def test_committed_pools_shapes_metadata_and_hashes():
     cfg = recipes.full_config()
     cross = lab_build.load_pool("cross")
-    assert cross.k == 16 and cross.alignment == "seed-aligned"
+    assert cross.k == 16 and cross.alignment == "independent"  # per-policy draw seeds
     assert cross.n_prompts == 960 and sorted(cross.splits) == ["test", "validation"]
     pol = cross.policies.set_index("name")
     assert pol.loc["base", "role"] == "base"
@@ -254,9 +254,15 @@ def test_committed_pools_shapes_metadata_and_hashes():
     assert cross.embeddings.shape[0] == cross.n_prompts
     conf = cross.per_response["confidence"]
     assert conf.shape == cross.shape and np.nanmax(conf) <= 0
-    for name, (n, k) in {"primary-extra": (361, 16), "primary-k64": (240, 64), "secondary-k64": (240, 64), "small": (480, 16)}.items():
+    shapes = {"primary-extra": (361, 16), "primary-k64": (240, 64), "secondary-k64": (240, 64), "small": (480, 16),
+              "primary-aligned": (240, 16)}
+    for name, (n, k) in shapes.items():
         p = lab_build.load_pool(name)
         assert (p.n_prompts, p.k) == (n, k) and p.n_policies == 6
+        mode = {s.name: s.draw_seeds for s in cfg.samples}[name]
+        assert p.meta["draw_seeds"] == mode and p.alignment == ("seed-aligned" if mode == "aligned" else "independent")
+    assert [s.name for s in cfg.samples if s.draw_seeds == "aligned"] == ["primary-aligned"]  # one aligned teaching pool
+    assert cross.meta["draw_seeds"] == "per-policy"
     man = json.loads((LAB / "manifest.json").read_text())
     assert all(v["max_abs_diff_vs_explicit_mean"] < 1e-6 for v in man["stages"]["soups"].values())
 

@@ -134,3 +134,25 @@ def test_member_coverage_flags_a_broad_lead():
     mc = nulls.member_coverage(c, [0.25], k=k, n_draws=500, seed=0)
     broad = mc.tests[0]
     assert broad.observed == 1.0 and broad.p <= 0.05 and broad.p_lower >= 0.95
+
+
+# ---------------------------------------------------------------------------- the independence note
+def test_null_tests_note_the_independence_assumption_on_seed_aligned_pools():
+    """A pool marked seed-aligned gets the note (first), an independent or unmarked one does not,
+    and the note leaves every number unchanged; common random numbers pull L below its re-deal mean."""
+    import dataclasses
+
+    v = _seed_aligned(n=60, M=3, k=8, seed=4)
+    marked = dataclasses.replace(v, alignment="seed-aligned")
+    a = nulls.null_tests(marked, (0.1, 0.3), nulls=("redeal",), statistics=("L",), n_draws=200, seed=0)
+    b = nulls.null_tests(dataclasses.replace(v, alignment="independent"), (0.1, 0.3), nulls=("redeal",), statistics=("L",),
+                         n_draws=200, seed=0)
+    c = nulls.null_tests(v.verdicts, (0.1, 0.3), nulls=("redeal",), statistics=("L",), n_draws=200, seed=0)
+    assert a.notes[0] == nulls.ALIGNMENT_NOTE == nulls.alignment_note(marked)
+    assert "independent" in a.notes[0] and "conservative" in a.notes[0] and "per-policy" in a.notes[0]
+    assert nulls.ALIGNMENT_NOTE not in b.notes and nulls.ALIGNMENT_NOTE not in c.notes
+    assert nulls.alignment_note(v.verdicts) is None
+    assert a.frame().equals(b.frame()) and a.to_dict()["notes"][0] == nulls.ALIGNMENT_NOTE
+    # identical members under common random numbers: no gap at all, far below the re-deal mean
+    t = a.get("L", 0.1)
+    assert t.observed == 0.0 and t.mean > 0 and t.p == 1.0

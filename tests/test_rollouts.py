@@ -2,7 +2,8 @@
 
 The model is a 2-layer Llama with a character-level tokenizer (oraclegap.rollouts.tiny), with
 two LoRA adapters saved by peft. Checks: the output schema and the pool it assembles into,
-seeds and seed alignment, reproducibility and independence of the worker partition, adapter
+seeds and seed alignment (aligned and per-policy draw seeds), reproducibility and independence
+of the worker partition in both modes, adapter
 switching without reloading, the per-row sampler (exact law, batch-composition independence),
 chat templates, and the bad-input errors.
 """
@@ -20,6 +21,7 @@ import torch
 from oraclegap import Pool, _store
 from oraclegap.rollouts import Store, draw_seed, generate, get_task, load_prompts, prompt_seed, tiny
 from oraclegap.rollouts.backends.hf import RowSampler, row_uniforms
+from oraclegap.rollouts.generate import DRAW_SEEDS, SEED_RULE, SEED_RULES
 from oraclegap.sources import open_pool
 
 K, T, BATCH = 3, 16, 6  # 3 draws, 16 tokens, chunks of 2 prompts
@@ -142,6 +144,67 @@ def test_adapters_switch_without_reload(full, tiny_setup, tmp_path):
     assert (texts["a0"] != texts["base"]).mean() > 0.5 and (texts["a1"] != texts["a0"]).mean() > 0.5
 
 
+# ---------------------------------------------------------------------- per-policy draw seeds
+PER = dict(RUN, draw_seeds="per-policy")
+
+
+@pytest.fixture(scope="module")
+def full_pp(tiny_setup, tmp_path_factory):
+    """The same run as ``full`` with per-policy draw seeds."""
+    out = tmp_path_factory.mktemp("full_pp") / "store"
+    return generate(
+        tiny_setup.model, tiny_setup.prompts, out=out, adapters={"a0": tiny_setup.lora0, "a1": tiny_setup.lora1},
+        include_base=True, **PER,
+    )
+
+
+def test_per_policy_seeds_differ_across_policies(full_pp, full):
+    df = full_pp.to_frame()
+    assert tuple(df.columns) == _store.COLUMNS and len(df) == 5 * 3 * K
+    want = [draw_seed(11, p, j, m) for p, j, m in zip(df["prompt_id"], df["sample"], df["policy"], strict=True)]
+    assert df["seed"].tolist() == want
+    assert df.groupby(["prompt_id", "sample"])["seed"].nunique().eq(3).all()  # no two policies share a seed
+    assert df["seed"].nunique() == len(df)
+    aligned = full.to_frame()
+    assert not set(df["seed"]) & set(aligned["seed"])  # neither does any policy with the aligned run
+    assert draw_seed(11, "q0", 2, "a0") == prompt_seed(11, "q0", "a0") + 2 != draw_seed(11, "q0", 2)
+    assert prompt_seed(11, "q0", "a0") != prompt_seed(11, "q0", "a1") != prompt_seed(12, "q0", "a1")
+    # the identity records the mode and its rule; the pool is independent
+    assert full_pp.identity["sampling"]["draw_seeds"] == "per-policy" and full.identity["sampling"]["draw_seeds"] == "aligned"
+    assert full_pp.identity["seeds"]["rule"] == SEED_RULES["per-policy"] != full.identity["seeds"]["rule"]
+    assert DRAW_SEEDS == ("aligned", "per-policy") and all(SEED_RULES[m] in SEED_RULE for m in DRAW_SEEDS)
+    assert "policy name" in SEED_RULES["per-policy"] and "policy" not in SEED_RULES["aligned"]
+    pool = Pool.from_store(full_pp.path)
+    assert pool.alignment == "independent" and Pool.from_store(full.path).alignment == "seed-aligned"
+    pi = pd.Index(pool.prompt_ids).get_indexer(df["prompt_id"])
+    mi = pd.Index(pool.policy_names).get_indexer(df["policy"])
+    assert (pool.per_response["seed"][pi, mi, df["sample"].to_numpy()] == df["seed"].to_numpy()).all()
+    # other seeds, other responses: the per-policy texts are not the aligned ones
+    key = ["prompt_id", "policy", "sample"]
+    both = aligned.merge(df, on=key, suffixes=("_al", "_pp"))
+    assert (both["text_al"] != both["text_pp"]).mean() > 0.5
+
+
+def test_per_policy_rerun_partition_and_policy_subsets_are_reproducible(full_pp, tiny_setup, tmp_path):
+    kw = dict(adapters={"a0": tiny_setup.lora0, "a1": tiny_setup.lora1}, include_base=True, **PER)
+    before = sorted(p.name for p in (full_pp.path / "shards").iterdir())
+    generate(tiny_setup.model, tiny_setup.prompts, out=full_pp.path, **kw)  # resumes: nothing regenerated
+    assert sorted(p.name for p in (full_pp.path / "shards").iterdir()) == before
+    with pytest.raises(ValueError, match="sampling.draw_seeds: store has 'per-policy', this run has 'aligned'"):
+        generate(tiny_setup.model, tiny_setup.prompts, out=full_pp.path, **{**kw, "draw_seeds": "aligned"})
+    # a fresh store from three workers, filled in reverse order, holds the same responses bit for bit
+    for w in ("2/3", "0/3", "1/3"):
+        st = generate(tiny_setup.model, tiny_setup.prompts, out=tmp_path / "three", worker=w, **kw)
+    pd.testing.assert_frame_equal(st.to_frame(), full_pp.to_frame())
+    # a policy's per-policy draws depend on its name, not on which other policies share the run
+    only = generate(tiny_setup.model, tiny_setup.prompts, out=tmp_path / "a1", adapters={"a1": tiny_setup.lora1}, **PER)
+    ref = full_pp.to_frame()
+    pd.testing.assert_frame_equal(only.to_frame(), ref[ref.policy == "a1"].reset_index(drop=True))
+    # the same adapter under another name draws other seeds
+    renamed = generate(tiny_setup.model, tiny_setup.prompts, out=tmp_path / "b1", adapters={"b1": tiny_setup.lora1}, **PER)
+    assert not set(renamed.to_frame()["seed"]) & set(ref["seed"])
+
+
 def test_chat_template_is_applied(tmp_path):
     tmpl = "{% for m in messages %}user: {{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}bot: {% endif %}"
     model = tiny.build_tiny_model(tmp_path / "chat", seed=3, chat_template=tmpl)
@@ -256,6 +319,8 @@ def test_bad_arguments(tiny_setup, tmp_path):
         (dict(adapters={"base": tiny_setup.lora0}), ValueError, "reserved for the base model"),
         (dict(adapters=[str(tiny_setup.lora0)]), TypeError, "adapters must map policy names"),
         (dict(device="gpu0"), ValueError, "device must be a torch device"),
+        (dict(draw_seeds="independent"), ValueError, "draw_seeds must be one of"),
+        (dict(draw_seeds=None), ValueError, "draw_seeds must be one of"),
     ]
     if not torch.cuda.is_available():
         cases.append((dict(device="cuda"), ValueError, "sees no CUDA device"))

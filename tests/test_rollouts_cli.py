@@ -59,6 +59,23 @@ def test_run_status_and_pool(setup, tmp_path, capsys):
     assert cov["pool"]["policies"] == ["base", "s0"] and cov["pool"]["k"] == 2
 
 
+def test_draw_seeds_option(setup, tmp_path, capsys):
+    from oraclegap import Pool
+
+    _, model, lora, pfile = setup
+    pools = {}
+    for mode in ("aligned", "per-policy"):
+        assert cli.main(_args(model, lora, pfile, tmp_path / mode, "--draw-seeds", mode, "--json")) == 0
+        capsys.readouterr()
+        pools[mode] = Pool.from_store(tmp_path / mode)
+    assert pools["aligned"].alignment == "seed-aligned" and pools["per-policy"].alignment == "independent"
+    seeds = pools["per-policy"].per_response["seed"]
+    assert (seeds[:, 0] != seeds[:, 1]).all()
+    assert cli.main(_args(model, lora, pfile, tmp_path / "aligned", "--draw-seeds", "per-policy")) == 2  # the store's mode
+    err = capsys.readouterr().err
+    assert "sampling.draw_seeds: store has 'aligned', this run has 'per-policy'" in err and "\n" not in err.strip()
+
+
 @pytest.mark.parametrize(
     "extra, match",
     [
@@ -67,6 +84,7 @@ def test_run_status_and_pool(setup, tmp_path, capsys):
         (["--task", "nope"], "unknown task"),
         (["--backend", "onnx"], "unknown backend"),
         (["--worker", "2/2"], "0 <= i < n"),
+        (["--draw-seeds", "shared"], "draw_seeds must be one of"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(setup, tmp_path, capsys, extra, match):

@@ -1,7 +1,8 @@
 """Nothing is lost and nothing is doubled: a transformers-backend run SIGKILLed several times at
 random points and rerun holds every (prompt, policy, sample) exactly once, identical to an
 uninterrupted run with the same seeds; three concurrent ``oraclegap rollouts --worker i/3``
-processes on one store give the same pool as one process."""
+processes on one store give the same pool as one process. Both with aligned and with per-policy
+draw seeds."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from oraclegap import Pool, _store
 from oraclegap.rollouts import Store, generate, tiny
 
 RUN = dict(task="integer", k=2, max_tokens=12, batch_size=2, seed=5)  # one prompt per chunk
+MODES = ("aligned", "per-policy")
 # Children are real processes forked from a forkserver that has imported torch, transformers
 # and peft once (and run no torch op, so forking is safe); each child loads the model itself.
 PRELOAD = [
@@ -68,8 +70,9 @@ def setup(tmp_path_factory):
     pfile = root / "prompts.jsonl"
     pfile.write_text("".join(json.dumps(r) + "\n" for r in recs))
     kw = dict(model=str(model), prompts=str(pfile), adapters=adapters, include_base=True, progress=False, **RUN)
-    ref = generate(out=root / "reference", **kw)  # uninterrupted, in this process
-    yield types.SimpleNamespace(root=root, kw=kw, ref=ref.to_frame(), ref_pool=Pool.from_store(ref.path))
+    refs = {mode: generate(out=root / f"reference-{mode}", draw_seeds=mode, **kw) for mode in MODES}  # uninterrupted
+    yield types.SimpleNamespace(root=root, kw=kw, ref={m: r.to_frame() for m, r in refs.items()},
+                                ref_pool={m: Pool.from_store(r.path) for m, r in refs.items()})
     torch.set_num_threads(threads)
 
 
@@ -78,9 +81,10 @@ def _n_shards(out: Path) -> int:
     return len(list(d.glob("*.parquet"))) if d.is_dir() else 0
 
 
-def test_sigkill_at_random_points_then_resume(setup, procs, tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_sigkill_at_random_points_then_resume(setup, procs, tmp_path, mode):
     out = tmp_path / "killed"
-    kw = dict(setup.kw, out=str(out))
+    kw = dict(setup.kw, out=str(out), draw_seeds=mode)
     rng = np.random.default_rng(2024)
     kills, progress = 0, []
     for _ in range(3):
@@ -108,12 +112,14 @@ def test_sigkill_at_random_points_then_resume(setup, procs, tmp_path):
     assert _n_shards(out) == 30  # one shard per chunk: nothing written twice
     got = st.to_frame()
     assert not got.duplicated(list(_store.KEY)).any() and len(got) == 10 * 3 * 2
-    pd.testing.assert_frame_equal(got, setup.ref)
-    pool = Pool.from_store(out)
-    assert np.array_equal(pool.verdicts, setup.ref_pool.verdicts) and np.array_equal(pool.answers, setup.ref_pool.answers)
+    pd.testing.assert_frame_equal(got, setup.ref[mode])
+    pool, ref = Pool.from_store(out), setup.ref_pool[mode]
+    assert np.array_equal(pool.verdicts, ref.verdicts) and np.array_equal(pool.answers, ref.answers)
+    assert pool.alignment == ("seed-aligned" if mode == "aligned" else "independent")
 
 
-def test_three_concurrent_workers_fill_one_store(setup, procs, tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_three_concurrent_workers_fill_one_store(setup, procs, tmp_path, mode):
     out = tmp_path / "workers"
     kw = setup.kw
     argv = ["rollouts", "--model", kw["model"], "--prompts", kw["prompts"]]
@@ -121,6 +127,7 @@ def test_three_concurrent_workers_fill_one_store(setup, procs, tmp_path):
         argv += ["--adapter", f"{name}={path}"]
     argv += ["--include-base", "--task", RUN["task"], "--k", str(RUN["k"]), "--max-tokens", str(RUN["max_tokens"])]
     argv += ["--seed", str(RUN["seed"]), "--batch-size", str(RUN["batch_size"]), "--out", str(out), "--no-progress", "--json"]
+    argv += ["--draw-seeds", mode]
     workers = [procs.Process(target=_cli, args=(argv + ["--worker", f"{i}/3"],)) for i in range(3)]
     for w in workers:  # all three start at once: they also race to create the store
         w.start()
@@ -128,8 +135,9 @@ def test_three_concurrent_workers_fill_one_store(setup, procs, tmp_path):
         w.join(timeout=300)
         assert w.exitcode == 0
     assert {f.name[:5] for f in (out / _store.SHARDS).glob("*.parquet")} == {"w0of3", "w1of3", "w2of3"}
-    pool = Pool.from_store(out)
-    assert np.array_equal(pool.verdicts, setup.ref_pool.verdicts) and np.array_equal(pool.answers, setup.ref_pool.answers)
+    pool, ref = Pool.from_store(out), setup.ref_pool[mode]
+    assert np.array_equal(pool.verdicts, ref.verdicts) and np.array_equal(pool.answers, ref.answers)
     for name in ("confidence", "completion_tokens", "seed"):
-        assert np.array_equal(pool.per_response[name], setup.ref_pool.per_response[name], equal_nan=True)
-    pd.testing.assert_frame_equal(Store(out).to_frame(), setup.ref)
+        assert np.array_equal(pool.per_response[name], ref.per_response[name], equal_nan=True)
+    pd.testing.assert_frame_equal(Store(out).to_frame(), setup.ref[mode])
+    assert Store(out).identity["sampling"]["draw_seeds"] == mode

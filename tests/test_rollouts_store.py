@@ -13,6 +13,7 @@ import torch
 
 from oraclegap import Pool, _store
 from oraclegap.rollouts import Store, generate, tiny
+from oraclegap.rollouts.generate import SEED_RULES
 from oraclegap.rollouts.store import identity_diff
 
 RUN = dict(task="integer", k=2, max_tokens=8, batch_size=4, progress=False, seed=3)
@@ -49,7 +50,8 @@ def test_layout_on_disk(setup):
     ident = m["identity"]
     assert [p["name"] for p in ident["policies"]] == ["base", "a"]
     assert ident["policies"][0]["adapter_sha256"] is None and len(ident["policies"][1]["adapter_sha256"]) == 64
-    assert ident["sampling"] == {"k": 2, "temperature": 1.0, "top_p": 1.0, "max_tokens": 8, "seed": 3}
+    assert ident["sampling"] == {"k": 2, "temperature": 1.0, "top_p": 1.0, "max_tokens": 8, "seed": 3, "draw_seeds": "aligned"}
+    assert ident["seeds"]["rule"] == SEED_RULES["aligned"]
     assert ident["layout"] == {"batch_size": 4, "prompts_per_chunk": 2}
     assert {"torch", "transformers", "peft", "math-verify", "oraclegap"} <= set(ident["versions"])
     # 4 prompts in groups of 2, x 2 policies = 4 chunks, one shard each, digest in the name
@@ -70,6 +72,7 @@ def test_layout_on_disk(setup):
         (dict(task="numeric"), "task.name"),
         (dict(batch_size=8), "layout.batch_size"),
         (dict(include_base=False), "policies"),
+        (dict(draw_seeds="per-policy"), "sampling.draw_seeds: store has 'aligned', this run has 'per-policy'"),
     ],
 )
 def test_changed_manifest_is_refused(setup, change, named):
@@ -77,6 +80,30 @@ def test_changed_manifest_is_refused(setup, change, named):
     with pytest.raises(ValueError, match="different settings") as err:
         generate(setup.model, setup.prompts, out=setup.out, **kw)
     assert named in str(err.value)
+
+
+def test_store_from_before_draw_seeds_resumes_as_aligned(setup, tmp_path):
+    """A store whose manifest predates the draw-seed mode was sampled aligned: an aligned rerun
+    resumes it, a per-policy rerun is refused, and its pool is seed-aligned."""
+    st = _copy(setup.out, tmp_path / "old")
+    m = json.loads((st / _store.MANIFEST).read_text())
+    del m["identity"]["sampling"]["draw_seeds"]
+    (st / _store.MANIFEST).write_text(json.dumps(m, indent=2, sort_keys=True))
+    before = _shards(st)
+    generate(setup.model, setup.prompts, out=st, adapters={"a": setup.lora}, include_base=True, **RUN)
+    assert _shards(st) == before
+    with pytest.raises(ValueError, match="sampling.draw_seeds: store has 'aligned'"):
+        generate(setup.model, setup.prompts, out=st, adapters={"a": setup.lora}, include_base=True, draw_seeds="per-policy", **RUN)
+    assert Pool.from_store(st).alignment == "seed-aligned"
+
+
+def test_seeds_that_contradict_the_manifest_are_refused(setup, tmp_path):
+    st = _copy(setup.out, tmp_path / "liar")
+    m = json.loads((st / _store.MANIFEST).read_text())
+    m["identity"]["sampling"]["draw_seeds"] = "per-policy"  # the stored seeds are shared across policies
+    (st / _store.MANIFEST).write_text(json.dumps(m, indent=2, sort_keys=True))
+    with pytest.raises(ValueError, match="draw_seeds='per-policy', but the stored seeds are shared"):
+        Pool.from_store(st)
 
 
 def test_changed_prompts_or_model_is_refused(setup, tmp_path):

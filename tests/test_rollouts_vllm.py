@@ -4,7 +4,8 @@ Checked: the arguments given to ``LLM`` (model, seed, tensor parallelism, LoRA s
 model's own sampling defaults switched off), ``SamplingParams`` per prompt (n = k, the prompt's
 seed, temperature, top_p, max_tokens, logprobs), prompts passed as the same token ids the
 transformers backend uses, LoRA routing (one ``LoRARequest`` per adapter, none for the base
-model), and the parsing of ``RequestOutput``/``CompletionOutput`` into the store's schema.
+model), and the parsing of ``RequestOutput``/``CompletionOutput`` into the store's schema; with
+per-policy draw seeds, each policy's ``SamplingParams(seed=...)`` is its own.
 """
 
 from __future__ import annotations
@@ -102,6 +103,32 @@ def test_outputs_are_parsed_into_the_schema(fake_vllm, setup, tmp_path):
     assert pool.alignment == "seed-aligned" and pool.shape == (5, 2, 3)
     assert st.identity["backend"] == {"name": "vllm", "device": "cuda", "dtype": "auto", "tensor_parallel": 1}
     assert "vllm" in st.identity["versions"] and "peft" not in st.identity["versions"]
+
+
+def test_per_policy_seeds_reach_sampling_params(fake_vllm, setup, tmp_path):
+    """draw_seeds='per-policy': every request's SamplingParams seed is the policy's own prompt seed,
+    the stored seed of draw j is that + j, and the outputs parse as before."""
+    st = generate(setup.model, setup.records, out=tmp_path / "s", backend="vllm", adapters={"a0": setup.l0, "a1": setup.l1},
+                  include_base=True, batch_size=6, draw_seeds="per-policy", **RUN)
+    calls = [c for c in fake_vllm.CALLS if c["call"] == "generate"]
+    layout = st.layout()
+    assert len(calls) == len(layout) == 9
+    seen = {}
+    for (policy, pids), call in zip(layout, calls, strict=True):
+        for sp, pid in zip(call["params"], pids, strict=True):
+            assert sp.n == 3 and sp.seed == prompt_seed(8, pid, policy) != prompt_seed(8, pid)
+            seen.setdefault(pid, set()).add(sp.seed)
+    assert all(len(v) == 3 for v in seen.values())  # three policies, three seeds per prompt
+    ids, _ = render_prompts(setup.records, get_task("integer"), tiny.build_tokenizer(), None)
+    df = st.to_frame()
+    for row in df.itertuples():
+        seed = draw_seed(8, row.prompt_id, row.sample, row.policy)
+        assert row.seed == seed
+        lora_id = {"base": 0, "a0": 1, "a1": 2}[row.policy]
+        text, toks, _, reason = fake_vllm.fake_completion(ids[row.prompt_id], seed, lora_id, 10, 0.7)
+        assert (row.text, row.completion_tokens, row.finish_reason) == (text, len(toks), reason)
+    assert Pool.from_store(st.path).alignment == "independent"
+    assert st.identity["sampling"]["draw_seeds"] == "per-policy"
 
 
 def test_without_adapters_lora_stays_off(fake_vllm, setup, tmp_path):

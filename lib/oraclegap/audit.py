@@ -20,7 +20,11 @@ Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED
   design has against a diffuse effect of a useful size (:func:`oraclegap.stats.studies.power`)
   with the planner over responses per prompt and prompts (:func:`~oraclegap.stats.studies.plan_power`
   on the sizes of :func:`plan_grid`; the power is judged by its Wilson interval, :func:`power_state`);
-  at k = 1 no null that needs k > 1 applies and the certificates carry the inference;
+  at k = 1 no null that needs k > 1 applies and the certificates carry the inference. Both nulls
+  assume draws independent across members: on a seed-aligned pool (draw j sampled with one seed
+  under every member) the section measures the coupling (:func:`oraclegap.stats.nulls.draw_alignment`,
+  matched against shuffled agreement) and, when matched agreement lies above the shuffle band,
+  says the tests are conservative there;
 * certificates -- the selection-valid (Thm 4) and paired intervals of the outcome-oracle gap of
   paper 002 on k = 1 outcomes, or on "covered at tau" outcomes at each threshold (k > 1), at
   level 1 - alpha / T simultaneously over the T thresholds, and how many prompts would certify it;
@@ -31,7 +35,8 @@ Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED
   compared on the other half with the calibration-selected member by paired inference
   (:func:`oraclegap.stats.certify.paired_comparison`, exact McNemar, Holm over thresholds);
 * the verdict in plain words and what to collect next (:func:`verdict`; the rules are in its
-  docstring and in the README).
+  docstring and in the README; on seed-aligned draws whose coupling is measurable it adds the
+  independence caveat and recommends per-policy draws).
 """
 
 from __future__ import annotations
@@ -103,7 +108,7 @@ DEFAULT_TAUS = (0.05, 0.10, 0.20, 0.30)
 PRIMARY_TAU = 0.10
 #: Seed of each section = ``seed + offset`` (recorded in ``audit.json`` under settings.seeds).
 SEED_OFFSETS = {"nulls": 0, "excess": 1, "effect": 2, "power": 3, "plan_k": 4, "plan_n": 5,
-                "decomposition": 6, "best_of_k": 7, "router": 8}
+                "decomposition": 6, "best_of_k": 7, "router": 8, "alignment": 9}
 #: Verdict codes, in the order the rules are tried (see :func:`verdict`).
 VERDICTS = ("no-gap", "noise", "quality-only", "inconclusive", "certified-recoverable", "luck", "certified",
             "detected-not-certified")
@@ -117,7 +122,7 @@ PLAN_K_REACH, PLAN_N_REACH = 64, 1000
 K1_PLAN = (4, 8, 16)
 _SIZES = {  # full / small
     "n_draws": (2000, 400), "n_boot": (2000, 400), "n_reps": (40, 12), "plan_reps": (40, 12),
-    "plan_draws": (200, 100), "n_excess": (300, 60), "excess_draws": (200, 100),
+    "plan_draws": (200, 100), "n_excess": (300, 60), "excess_draws": (200, 100), "align_draws": (200, 100),
 }
 
 
@@ -140,6 +145,7 @@ class AuditSettings:
     plan_draws: int
     n_excess: int
     excess_draws: int
+    align_draws: int = 200
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -633,7 +639,60 @@ def _cert_step(numbers: dict, key: str) -> str | None:
               "if the observed rates held.", nn=plan["n_needed"], f=plan["factor"], n=plan["n_now"], t=plan["target"])
 
 
+def _alignment_caveat(numbers: dict) -> tuple[str, str | None, bool] | None:
+    """(reason, next step, coupled) for a seed-aligned pool whose nulls ran, built from the
+    measured matched and shuffled agreement; None otherwise (or for audits written before it was
+    measured). ``coupled`` is True when matched agreement lies above the shuffle band: only then
+    do the draws share measurable common random numbers, are the nulls called conservative and
+    is per-policy sampling the next step (``step`` is None otherwise)."""
+    nl = numbers.get("nulls") or {}
+    al = nl.get("draw_alignment")
+    if not nl.get("applicable") or not nl.get("seed_aligned") or not al:
+        return None
+    coupled = al["matched"] > al["band"][1]
+    if not coupled:
+        reason = md("The draws are marked seed-aligned (draw j of a prompt used one sampling seed under every member), "
+                    "while both nulls assume draws independent across members; here responses with the same draw index "
+                    "agree {a} of the time against {e} after shuffling, within the shuffle band [{lo}, {hi}] "
+                    "(p = {p:p}), so no coupling of the draws is measurable and the nulls read as for independent draws.",
+                    a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
+        return reason, None, False
+    reason = md("The draws are seed-aligned (draw j of a prompt used one sampling seed under every member), but both "
+                "nulls assume draws independent across members: responses with the same draw index agree {a} of the "
+                "time against {e} after shuffling, above the shuffle band [{lo}, {hi}] (p = {p:p}), so on these draws "
+                "the nulls are conservative and a non-rejection is weaker evidence than it reads.",
+                a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
+    step = md("Sample each member with its own seeds (`oraclegap rollouts --draw-seeds per-policy`, or "
+              "`generate(draw_seeds=\"per-policy\")`) and rerun the audit: the nulls assume independent draws, and on "
+              "these seed-aligned ones matched agreement is {a} against {e} shuffled.", a=al["matched"], e=al["shuffled"])
+    return reason, step, True
+
+
 def verdict(numbers) -> Verdict:
+    """The verdict in plain words, chosen from the audit's numbers by explicit rules (see
+    :func:`_verdict_rules`). On a seed-aligned pool whose nulls ran, the measured coupling is
+    reported first among the reasons. When matched agreement lies above the shuffle band
+    (common random numbers show), the finding ``seed-aligned`` is added, the reason says the
+    nulls assume independent draws and are conservative on these, per-policy draws come first in
+    ``next_steps``, and a ``noise`` headline says the non-rejection comes from seed-aligned
+    draws; when it lies within the band, only the reason (no coupling measurable) is added."""
+    if isinstance(numbers, AuditResult):
+        numbers = numbers.to_json()
+    v = _verdict_rules(numbers)
+    caveat = _alignment_caveat(numbers)
+    if caveat is None or v.code == "no-gap":
+        return v
+    reason, step, coupled = caveat
+    if not coupled:
+        return Verdict(v.code, v.headline, (reason,) + v.reasons, v.next_steps, v.findings, v.tau)
+    headline = v.headline
+    if v.code == "noise":
+        headline += " The draws are seed-aligned, which makes both nulls conservative: see below."
+    return Verdict(v.code, headline, (reason,) + v.reasons, (step,) + v.next_steps,
+                   ("seed-aligned",) + v.findings, v.tau)
+
+
+def _verdict_rules(numbers) -> Verdict:
     """The verdict in plain words, chosen from the audit's numbers by explicit rules.
 
     ``numbers`` is :meth:`AuditResult.to_json` (or the dict read from ``audit.json``, or an
@@ -1002,8 +1061,15 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
         except (ValueError, KeyError) as exc:  # e.g. a degenerate test the library refuses
             ex, ex_reason = None, str(exc)
         results["excess"] = ex
+        align = None
+        if pool.alignment == "seed-aligned":
+            da = nulls.draw_alignment(pool, n_draws=s.align_draws, seed=seeds["alignment"])
+            results["draw_alignment"] = da
+            align = {"matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
+                     "band": [da.test.band_lo, da.test.band_hi], "n_draws": s.align_draws, "seed": seeds["alignment"]}
         numbers["nulls"] = {
             "applicable": True, "n_draws": s.n_draws, "seed": seeds["nulls"], "tests": _jsonable(nt.to_dict()),
+            "seed_aligned": pool.alignment == "seed-aligned", "draw_alignment": align,
             "L": _jsonable(per), "redeal_taus": reject["redeal"], "margin_taus": reject["margin"],
             "detected_taus": [key for key in keys if per[key]["detected"]],
             "n_degenerate": nt.n_degenerate,
@@ -1102,7 +1168,7 @@ def summary(numbers) -> dict:
     thresholds where both nulls reject and where the gap is certified, this design's re-deal power
     against the useful effect with its Wilson 95% interval and :func:`power_state`, the sizes the
     planners name (k and n whose estimated power reaches the target; None when none on the grid
-    does), the noise share Delta/G and the first step of what to collect next."""
+    does), the noise share Delta/G, the first step of what to collect next and the pool's draw alignment."""
     if isinstance(numbers, AuditResult):
         numbers = numbers.numbers
     pool, cov, nl = numbers["pool"], numbers["coverage"]["taus"], numbers["nulls"]
@@ -1131,6 +1197,7 @@ def summary(numbers) -> dict:
         "power_state": state, "k_needed": req["plan_k"], "n_needed": req["plan_n"],
         "noise_share": _num(nz["decomposition"]["estimates"]["noise_share"]["value"]) if nz["applicable"] else float("nan"),
         "next": v["next_steps"][0] if v["next_steps"] else None,
+        "alignment": pool.get("alignment"),
     }
 
 
@@ -1391,6 +1458,9 @@ def texts(numbers: dict) -> dict:
                       o=L["observed"], mr=L["redeal"]["mean"], mm=_num(L["margin"].get("mean")), e=ex["excess"], lvl=ex["level"],
                       lo=ex["lo"], hi=ex["hi"])
         out["nulls"] = head + body
+        caveat = _alignment_caveat(numbers)
+        if caveat is not None:
+            out["nulls"] += " " + caveat[0]
     pw = numbers["power"]
     ps = _power_sentence(numbers)
     eff = pw["effect"]

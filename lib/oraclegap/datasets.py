@@ -14,7 +14,8 @@ give the static facts. Four kinds of entries:
   else (splits, routers) is illustrative. ``paper_table(stem)`` reads the transcribed tables.
 * ``lab`` -- pools the project's policy lab trained and sampled (``data/lab/``, rebuilt by
   ``make lab``): ``lab-cross`` (both tasks, every policy) and named sub-pools such as
-  ``lab-seed-primary`` (the seed pool on primary test prompts), read through
+  ``lab-seed-primary`` (the seed pool on primary test prompts; every lab pool has independent
+  per-policy draws except ``lab-seed-primary-aligned``, the same seed pool seed-aligned), read through
   :func:`oraclegap.lab.load_pool` (per-response confidences and token counts in ``meta``).
 * ``external`` -- released correctness data read in place from ``$OG_EXTERNAL_DIR`` (else
   ``data/external/``, which ``python -m oraclegap.datasets fetch`` fills where the network
@@ -235,6 +236,9 @@ for _name, _stored, _shape, _desc, _kw in (
      {"dataset": "primary", "split": "validation", "policies": _light("primary")}),
     ("lab-seed-secondary", "cross", "(240, 5, 16)", "secondary test prompts, the five light secondary seeds",
      {"dataset": "secondary", "split": "test", "policies": _light("secondary")}),
+    ("lab-seed-primary-aligned", "primary-aligned", "(240, 5, 16)",
+     "the seed pool of lab-seed-primary sampled with seed-aligned draws (draw j: one seed under every member; "
+     "for teaching common random numbers)", {"policies": _light("primary")}),
     ("lab-primary-k64", "primary-k64", "(240, 6, 64)", "primary test prompts, base and five light primary seeds, 64 responses", {}),
     ("lab-secondary-k64", "secondary-k64", "(240, 6, 64)", "secondary test prompts, base and five light secondary seeds, 64 responses", {}),
     ("lab-primary-extra", "primary-extra", "(361, 6, 16)", "361 extra primary test prompts, base and five light primary seeds", {}),

@@ -488,7 +488,9 @@ class Pool:
         (prompt, policy, sample) key must be present exactly once: a store with missing or
         doubled chunks is refused with the missing cells (or the doubled shards) named. The
         alignment is ``"seed-aligned"`` when draw j of prompt i used the same sampling seed
-        under every policy, else ``"independent"``. ``per_response`` holds, as arrays [n, M, k],
+        under every policy (``draw_seeds="aligned"``), ``"independent"`` when every policy drew
+        its own seeds (``"per-policy"``); the stored seeds must agree with the manifest's mode
+        (with two or more policies), else the store is refused as damaged. ``per_response`` holds, as arrays [n, M, k],
         ``confidence`` (mean token log-probability; NaN for an empty completion),
         ``completion_tokens`` and ``seed`` (the sampling seed of each response); ``meta`` carries
         the sampling settings and per-policy counts of parse failures and of responses cut at
@@ -529,7 +531,12 @@ class Pool:
         toks[pi, mi, ji] = df["completion_tokens"].to_numpy(dtype=np.int64)
         seeds = np.zeros((n, M, k), dtype=np.int64)
         seeds[pi, mi, ji] = df["seed"].to_numpy(dtype=np.int64)
-        alignment = "seed-aligned" if bool((seeds == seeds[:, :1, :]).all()) else "independent"
+        shared = bool((seeds == seeds[:, :1, :]).all())  # draw j of prompt i: one seed under every policy
+        mode = (data.identity.get("sampling") or {}).get("draw_seeds", "aligned")  # older stores: aligned only
+        if M >= 2 and shared != (mode == "aligned"):
+            raise ValueError(f"{where} is damaged: its manifest records draw_seeds={mode!r}, but the stored seeds are "
+                             f"{'shared' if shared else 'not shared'} across policies")
+        alignment = "seed-aligned" if mode == "aligned" else "independent"
         ptab = pd.DataFrame(
             {
                 "id": ids,

@@ -1,13 +1,16 @@
 """``oraclegap rollouts``: sample k responses per prompt and policy into a store, or report a store.
 
     oraclegap rollouts --model DIR [--adapter NAME=DIR ...] [--include-base] --prompts FILE.jsonl
-        --task T --k 16 --temperature 1.0 [--top-p P] [--max-tokens N] [--seed S] --out STORE
+        --task T --k 16 --temperature 1.0 [--top-p P] [--max-tokens N] [--seed S]
+        [--draw-seeds aligned|per-policy] --out STORE
         [--backend transformers|vllm] [--worker i/n] [--tensor-parallel N] [--batch-size B]
         [--device cpu|cuda] [--dtype D] [--no-progress] [--json]
     oraclegap rollouts --status STORE [--json]
 
 Rerunning the same command resumes; n processes with ``--worker 0/n`` ... ``--worker n-1/n``
-fill one store without coordination.
+fill one store without coordination. ``--draw-seeds per-policy`` gives every policy its own
+seeds (independent draws, as paper 000's nulls assume); the default ``aligned`` shares draw j's
+seed across policies (paper 001's seed-aligned protocol).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ def register(sub) -> None:
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--max-tokens", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--draw-seeds", default="aligned", metavar="aligned|per-policy",
+                   help="aligned: draw j of a prompt has the same seed under every policy (paper 001's protocol; "
+                        "default); per-policy: each policy its own seeds (independent draws, for paper 000's nulls)")
     p.add_argument("--out", help="store directory (created, or resumed when it exists)")
     p.add_argument("--backend", default="transformers", help="transformers (CPU/GPU) or vllm (GPU)")
     p.add_argument("--worker", metavar="i/n", help="generate only worker i's share of n")
@@ -86,6 +92,7 @@ def run(args) -> int:
         top_p=args.top_p,
         max_tokens=args.max_tokens,
         seed=args.seed,
+        draw_seeds=args.draw_seeds,
         adapters=_adapters(args.adapter),
         include_base=args.include_base,
         backend=args.backend,

@@ -271,6 +271,7 @@ def _sample_job(job: dict, report) -> dict:
             model=job["base_dir"], prompts=job["prompts"], task=LAB_TASK, k=job["k"], temperature=job["temperature"],
             top_p=1.0, max_tokens=job["max_tokens"], seed=job["seed"], adapters=job["adapters"],
             include_base=job["include_base"], out=job["store"], backend="transformers", worker=tuple(job["worker"]),
+            draw_seeds=job["draw_seeds"],
             batch_size=job["batch_size"], device="cpu", progress=False,
         )
     finally:
@@ -313,6 +314,7 @@ def _stage_sample(cfg: LabConfig, out: Path, tasks: pd.DataFrame, workers: int, 
                 "base_dir": str(base_dir), "prompts": recs, "k": spec.k, "temperature": cfg.temperature,
                 "max_tokens": cfg.max_tokens, "seed": cfg.sample_seed, "adapters": adapters,
                 "include_base": spec.base_policy, "store": str(store), "worker": [i, n_parts], "batch_size": 512,
+                "draw_seeds": spec.draw_seeds,
             })
     run_jobs(_sample_job, jobs, workers, "sample pools", len(jobs), progress, unit="part")
     return {"jobs": len(jobs)}
@@ -417,15 +419,18 @@ def _split_meta(pool: Pool) -> tuple[Pool, dict[str, np.ndarray]]:
         arrays["completion_tokens"] = per.pop("completion_tokens").astype(np.int16)
     seeds = per.pop("seed", None)
     if seeds is not None:
-        from ..rollouts.generate import SEED_RULE, draw_seed
+        from ..rollouts.generate import SEED_RULES, prompt_seed
 
         sd = np.asarray(seeds, dtype=np.int64)
-        base_seed = int(meta.get("sampling", {}).get("seed", 0))
-        ids = pool.prompt_ids
-        expect = np.array([draw_seed(base_seed, pid, 0) for pid in ids], dtype=np.int64)
-        if not (sd == expect[:, None, None] + np.arange(pool.k)[None, None, :]).all():
-            raise RuntimeError("stored draw seeds do not follow the rollouts seed rule")
-        meta["seed_rule"] = SEED_RULE
+        sampling = meta.get("sampling", {})
+        base_seed, mode = int(sampling.get("seed", 0)), sampling.get("draw_seeds", "aligned")
+        ids, names = pool.prompt_ids, pool.policy_names
+        expect = np.array([[prompt_seed(base_seed, pid, m if mode == "per-policy" else None) for m in names] for pid in ids],
+                          dtype=np.int64)
+        if not (sd == expect[:, :, None] + np.arange(pool.k)[None, None, :]).all():
+            raise RuntimeError(f"stored draw seeds do not follow the rollouts seed rule ({mode!r} draw seeds)")
+        meta["seed_rule"] = SEED_RULES[mode]
+        meta["draw_seeds"] = mode
     return dataclasses.replace(pool, meta=meta, per_response=per), arrays
 
 
@@ -545,7 +550,8 @@ def build(config: LabConfig | None = None, out=None, workers: int | None = None,
 
 
 def load_pool(name: str, lab_dir=None) -> Pool:
-    """A lab pool by name (``cross``, ``primary-extra``, ``primary-k64``, ``secondary-k64``, ``small``), or a pool directory.
+    """A lab pool by name (``cross``, ``primary-extra``, ``primary-k64``, ``secondary-k64``, ``small``,
+    ``primary-aligned``), or a pool directory.
 
     The per-response confidences (mean token log-probability; NaN where a completion was empty)
     and completion token counts are put into ``pool.per_response`` as arrays [n, M, k], as

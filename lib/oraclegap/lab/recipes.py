@@ -64,7 +64,13 @@ class SoupSpec:
 
 @dataclasses.dataclass(frozen=True)
 class SampleSpec:
-    """One sampling job: ``policies`` (plus the base model when ``base_policy``) on the prompts of ``splits`` x ``tasks``, ``k`` draws each."""
+    """One sampling job: ``policies`` (plus the base model when ``base_policy``) on the prompts of ``splits`` x ``tasks``, ``k`` draws each.
+
+    ``draw_seeds`` is the rollouts' draw-seed mode (:func:`oraclegap.rollouts.generate`):
+    ``"per-policy"`` (each policy its own seeds: independent draws, what paper 000's nulls
+    assume; every pool of the lab but one) or ``"aligned"`` (draw j of a prompt has one seed
+    under every policy: paper 001's seed-aligned protocol; the teaching pool ``primary-aligned``).
+    """
 
     name: str
     base: str
@@ -73,6 +79,7 @@ class SampleSpec:
     policies: tuple[str, ...]
     k: int
     base_policy: bool = True
+    draw_seeds: str = "per-policy"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,6 +148,8 @@ def full_config() -> LabConfig:
         SampleSpec("primary-k64", "main", ("primary",), ("test",), members["primary-light"], 64),
         SampleSpec("secondary-k64", "main", ("secondary",), ("test",), members["secondary-light"], 64),
         SampleSpec("small", "small", ("primary",), ("validation", "test"), members["small-primary-light"], 16),
+        # the same seed pool sampled seed-aligned (common random numbers), for teaching what alignment does to the nulls
+        SampleSpec("primary-aligned", "main", ("primary",), ("test",), members["primary-light"], 16, draw_seeds="aligned"),
     )
     pools = {s.name: (s.name,) for s in samples}
     return LabConfig("full", 0, bases, train, soups, samples, pools)

@@ -6,10 +6,16 @@ parameters. The work is cut into chunks (``prompts_per_chunk = max(1, batch_size
 consecutive prompts under one policy, all k draws of each), which are the unit of batching,
 of resumption and of the worker partition: worker i of n takes the chunks ``c % n == i``.
 
-Seeds (paper 001's seed-aligned protocol): draw j of prompt i uses seed
-``prompt_seed(seed, id_i) + j`` under every policy, where ``prompt_seed`` is the top 62 bits
-of a BLAKE2b hash of (seed, prompt id). Seeds depend only on (seed, prompt id, j), never on
-batch, worker or resume point, and every response's seed is stored.
+Seeds (``draw_seeds``). ``"aligned"`` (paper 001's seed-aligned protocol, the default): draw j
+of prompt i uses seed ``prompt_seed(seed, id_i) + j`` under every policy, where ``prompt_seed``
+is the top 62 bits of a BLAKE2b hash of (seed, prompt id): the policies share their random
+numbers (common random numbers), which paper 001's seed-aligned O_exp estimator uses.
+``"per-policy"``: draw j of prompt i under policy m uses ``prompt_seed(seed, id_i, m) + j``, a
+hash of (seed, policy name, prompt id), so no two policies share a seed and their draws are
+independent given the policies -- what paper 000's re-deal and margin-preserving nulls (and any
+test that assumes independent draws) need. Either way seeds depend only on (seed, [policy,]
+prompt id, j), never on batch, worker or resume point; the mode is part of the store's
+identity, and every response's seed is stored.
 """
 
 from __future__ import annotations
@@ -30,24 +36,50 @@ from .prompts import canonical_lines, load_prompts, prompts_digest
 from .store import Store, now_iso
 from .tasks import get_task
 
-__all__ = ["generate", "prompt_seed", "draw_seed", "parse_worker", "dir_digest", "SEED_RULE"]
+__all__ = ["generate", "prompt_seed", "draw_seed", "parse_worker", "dir_digest", "SEED_RULE", "SEED_RULES", "DRAW_SEEDS",
+           "check_draw_seeds"]
 
-SEED_RULE = "draw j of prompt i: blake2b-64('oraclegap.rollouts', seed, prompt id) >> 2, plus j"
+#: The draw-seed modes of :func:`generate`: shared seeds across policies, or each policy its own.
+DRAW_SEEDS = ("aligned", "per-policy")
+#: The seed rule of each mode (recorded in a store's manifest identity).
+SEED_RULES = {
+    "aligned": "draw j of prompt i: blake2b-64('oraclegap.rollouts', seed, prompt id) >> 2, plus j",
+    "per-policy": "draw j of prompt i under policy m: blake2b-64('oraclegap.rollouts.per-policy', seed, policy name m, "
+    "prompt id) >> 2, plus j",
+}
+SEED_RULE = (
+    f"aligned (the same seed for draw j under every policy; seed-aligned draws): {SEED_RULES['aligned']}. "
+    f"per-policy (each policy its own seeds; independent draws): {SEED_RULES['per-policy']}"
+)
 _STREAMS = {
     "transformers": "numpy default_rng(draw seed): one uniform per generated token, inverse CDF",
     "vllm": "SamplingParams(n=k, seed=draw-0 seed); vllm gives child j the seed + j",
 }
 
 
-def prompt_seed(seed: int, prompt_id: str) -> int:
-    """The seed of draw 0 of a prompt: a 62-bit hash of (seed, prompt id)."""
-    h = hashlib.blake2b(f"oraclegap.rollouts\x00{int(seed)}\x00{prompt_id}".encode(), digest_size=8).digest()
+def prompt_seed(seed: int, prompt_id: str, policy: str | None = None) -> int:
+    """The seed of draw 0 of a prompt: a 62-bit hash of (seed, prompt id), the same under every
+    policy (``policy=None``, aligned draws), or of (seed, policy name, prompt id) (per-policy draws)."""
+    if policy is None:
+        key = f"oraclegap.rollouts\x00{int(seed)}\x00{prompt_id}"
+    else:
+        key = f"oraclegap.rollouts.per-policy\x00{int(seed)}\x00{policy}\x00{prompt_id}"
+    h = hashlib.blake2b(key.encode(), digest_size=8).digest()
     return int.from_bytes(h, "little") >> 2
 
 
-def draw_seed(seed: int, prompt_id: str, j: int) -> int:
-    """The seed of draw j of a prompt (the same under every policy)."""
-    return prompt_seed(seed, prompt_id) + int(j)
+def draw_seed(seed: int, prompt_id: str, j: int, policy: str | None = None) -> int:
+    """The seed of draw j of a prompt: ``prompt_seed(seed, prompt_id, policy) + j`` (with
+    ``policy=None`` the aligned seed, the same under every policy)."""
+    return prompt_seed(seed, prompt_id, policy) + int(j)
+
+
+def check_draw_seeds(draw_seeds) -> str:
+    """``"aligned"`` or ``"per-policy"``, or a ``ValueError`` naming the choices."""
+    if not isinstance(draw_seeds, str) or draw_seeds not in DRAW_SEEDS:
+        raise ValueError(f"draw_seeds must be one of {DRAW_SEEDS} ('aligned': the same seed for draw j under every "
+                         f"policy; 'per-policy': each policy its own seeds), got {draw_seeds!r}")
+    return draw_seeds
 
 
 def parse_worker(worker) -> tuple[int, int] | None:
@@ -148,6 +180,7 @@ def generate(
     top_p: float = 1.0,
     max_tokens: int = 64,
     seed: int = 0,
+    draw_seeds: str = "aligned",
     adapters: Mapping[str, str] | None = None,
     include_base: bool = False,
     backend: str = "transformers",
@@ -170,12 +203,19 @@ def generate(
     resumes (completed chunks are skipped); a call with different settings on the same ``out``
     is refused with the differences named. ``worker=(i, n)`` (or ``"i/n"``) generates only that
     worker's share, so n processes can fill one store. Returns the :class:`Store`.
+
+    ``draw_seeds`` (see the module docstring): ``"aligned"`` gives draw j of a prompt the same
+    seed under every policy (paper 001's seed-aligned protocol: common random numbers, for its
+    seed-aligned O_exp estimator); ``"per-policy"`` derives each policy's seeds from its name as
+    well, so the policies' draws are independent -- use it for paper 000's nulls and any test
+    that assumes independent draws. The mode is part of the store's identity.
     """
     k = check_int(k, "k", minimum=1)
     temperature = _check_float(temperature, "temperature", 0.0)
     top_p = _check_float(top_p, "top_p", 0.0, 1.0, lo_open=True)
     max_tokens = check_int(max_tokens, "max_tokens", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
+    draw_seeds = check_draw_seeds(draw_seeds)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     tensor_parallel = check_int(tensor_parallel, "tensor_parallel", minimum=1)
     if backend not in _backends.BACKENDS:
@@ -232,8 +272,9 @@ def generate(
         ],
         "task": {"name": task.name, "template": task.template},
         "prompts": {"n": len(records), "sha256": prompts_digest(records)},
-        "sampling": {"k": k, "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed},
-        "seeds": {"rule": SEED_RULE, "stream": _STREAMS[backend]},
+        "sampling": {"k": k, "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed,
+                     "draw_seeds": draw_seeds},
+        "seeds": {"rule": SEED_RULES[draw_seeds], "stream": _STREAMS[backend]},
         "template": {
             "chat": used_chat,
             "chat_template_sha256": hashlib.sha256(tokenizer.chat_template.encode()).hexdigest() if used_chat else None,
@@ -283,7 +324,8 @@ def generate(
     try:
         for c in todo:
             policy, pids = layout[c]
-            requests = [(token_ids[p], prompt_seed(seed, p)) for p in pids]
+            own = policy if draw_seeds == "per-policy" else None  # per-policy: the policy's own seeds
+            requests = [(token_ids[p], prompt_seed(seed, p, own)) for p in pids]
             comps = engine.generate(policy, requests, sampling)
             store.write_chunk(c, tag, _rows(task, policy, pids, comps, gold))
             bar.update(len(pids) * k)

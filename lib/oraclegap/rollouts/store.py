@@ -8,7 +8,7 @@ against an existing manifest, writes shards atomically and reports progress.
   into a temporary directory that is renamed into place; when several workers start at once,
   one rename wins and the others compare their settings with the winner's manifest.
 * **A different run refuses to write**: every entry of the manifest's ``identity`` (model and
-  adapter hashes, task and template, prompt-file hash, sampling parameters, seed rule, backend,
+  adapter hashes, task and template, prompt-file hash, sampling parameters and draw-seed mode, seed rule, backend,
   layout, package versions) must equal the new run's; the error names each difference.
 * **Shards** hold whole chunks and are written to a temporary name, flushed, fsynced and
   renamed; a killed writer leaves at most a temporary file, which readers ignore.
@@ -57,6 +57,15 @@ def _flatten(obj, prefix: str = "") -> dict:
             out.update(_flatten(v, f"{prefix}[{i}]"))
         return out if out else {prefix: []}
     return {prefix: obj}
+
+
+def _with_defaults(identity: dict) -> dict:
+    """A stored identity with the settings added since it was written filled in: a store without
+    ``sampling.draw_seeds`` was sampled with aligned seeds (the only mode then)."""
+    samp = identity.get("sampling") if isinstance(identity, dict) else None
+    if isinstance(samp, dict) and "draw_seeds" not in samp:
+        return {**identity, "sampling": {**samp, "draw_seeds": "aligned"}}
+    return identity
 
 
 def identity_diff(stored: dict, new: dict) -> list[str]:
@@ -164,7 +173,7 @@ class Store:
                 if tmp.exists():
                     shutil.rmtree(tmp, ignore_errors=True)
         store = cls(path)
-        diff = identity_diff(store.manifest["identity"], identity)
+        diff = identity_diff(_with_defaults(store.manifest["identity"]), identity)
         if diff:
             raise ValueError(
                 f"rollout store {str(path)!r} was written by a run with different settings; refusing to add to it. "

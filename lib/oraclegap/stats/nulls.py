@@ -31,6 +31,17 @@ prompt) is fixed and adds no randomisation variance:
   and then keeps one table every 2 n M proposals (n prompts, M members), split over
   ``n_chains`` independent chains. :func:`exact_margin_law` enumerates the law for tiny tables.
 
+Assumption: independent draws. Both nulls treat the k responses of every (prompt, member)
+cell as independent draws, independent across members too. Pools sampled with *seed-aligned*
+draws (draw j of a prompt uses the same random seed under every member: common random numbers,
+paper 001's protocol) break the second part: near-identical members then give near-identical
+verdicts draw by draw, their counts move together, the observed gap falls below what
+independent sampling would give, and both tests become conservative (p-values too large). Sample
+every member with its own seeds (``oraclegap.rollouts.generate(draw_seeds="per-policy")``) for
+these tests; :func:`draw_alignment` measures the coupling, :func:`disjoint_draws` removes it from
+an aligned pool with enough draws, and :func:`null_tests` adds a note to its result when the
+pool says it is seed-aligned.
+
 Every test returns a :class:`NullTest`: the statistic, tau, the observed value, the null
 draws, their mean, the 90% band (5th-95th percentile, a range of randomised statistics, not an
 interval for the population gap), the upper-tail p (fraction of draws at least as large as
@@ -100,6 +111,8 @@ __all__ = [
     "member_coverage",
     "DrawAlignment",
     "draw_alignment",
+    "alignment_note",
+    "ALIGNMENT_NOTE",
     "disjoint_draws",
     "similarity",
     "benjamini_hochberg",
@@ -1606,6 +1619,18 @@ def _tau_notes(prep: _Prepared, statistics) -> tuple:
     return tuple(notes)
 
 
+#: The note :func:`null_tests` adds to its result for a pool with ``alignment == "seed-aligned"``.
+ALIGNMENT_NOTE = ("the pool is seed-aligned (draw j used the same sampling seed under every member): both nulls assume "
+                  "draws independent across members, so on these draws they are conservative (the observed gap is "
+                  "pulled below its null, p-values too large); nulls.draw_alignment measures the coupling, and "
+                  "sampling each member with its own seeds (draw_seeds='per-policy') removes it")
+
+
+def alignment_note(x) -> str | None:
+    """:data:`ALIGNMENT_NOTE` when ``x`` is a Pool marked ``alignment == "seed-aligned"``, else None."""
+    return ALIGNMENT_NOTE if getattr(x, "alignment", None) == "seed-aligned" else None
+
+
 def _check_nulls(nulls) -> tuple[str, ...]:
     if isinstance(nulls, str):
         nulls = (nulls,)
@@ -1737,6 +1762,10 @@ def null_tests(
     refused with a ``ValueError`` (None removes a bound). The compiled kernels run in short
     pieces, so Ctrl-C interrupts a long run. ``batch`` (draws per chain per call) only affects
     the progress display; results do not depend on it.
+
+    Independence. Both nulls assume draws independent across members. For a Pool marked
+    ``alignment == "seed-aligned"`` the result's ``notes`` start with :data:`ALIGNMENT_NOTE`
+    (the tests are conservative on such draws; see the module docstring).
     """
     prep = _prepare(x, taus, k)
     statistics = _check_statistics(statistics)
@@ -1801,8 +1830,9 @@ def null_tests(
                               for m, d in zip(moves, per_chain, strict=True))
             chain_diag = ChainDiagnostics(move, per_chain.size, burn, th, int(prep.active.size), proposals, acc,
                                           chain_acc, ess_map)
+    note = alignment_note(x)
     return NullTests(tuple(tests), chain_diag, prep.n, prep.M, prep.k, int(prep.n - prep.active.size),
-                     tuple(skipped), _tau_notes(prep, statistics))
+                     tuple(skipped), ((note,) if note else ()) + _tau_notes(prep, statistics))
 
 
 # ============================================================================ excess bootstrap

@@ -2,7 +2,9 @@
 
 A backend is built once per run for a base model and its LoRA adapters, and answers
 ``generate(policy, requests, sampling)``: for each request (prompt token ids, prompt seed) the
-k completions, draw j sampled with seed ``prompt_seed + j``. Both backends take the same token
+k completions, draw j sampled with seed ``prompt_seed + j``. The caller picks the prompt seed
+(the same under every policy for aligned draws, the policy's own for per-policy draws;
+:func:`oraclegap.rollouts.generate`), so both backends honour either mode by construction. Both backends take the same token
 ids (the prompt template and chat template are applied once, by the caller), the same seeds and
 the same sampling parameters, and return the same :class:`Completion` records.
 """

@@ -5,7 +5,8 @@ Why per-draw streams. ``generate(do_sample=True)`` draws every row's next token 
 global generator, so a response would depend on which other rows share its batch (and so on
 the batch size, the worker partition and where a killed run resumed). Here each draw has its
 own stream instead: row r (prompt i, draw j) gets the uniforms ``u[r, t]`` of
-``numpy.random.default_rng(prompt_seed_i + j)``, one per generated position t, and its token
+``numpy.random.default_rng(prompt_seed_i + j)`` (the prompt seed the caller gives: shared
+across policies for aligned draws, the policy's own for per-policy draws), one per generated position t, and its token
 at position t is the inverse-CDF draw of ``u[r, t]`` from that row's temperature-scaled,
 top-p-truncated next-token distribution. The draw is made inside ``generate`` by a logits
 processor that leaves a single admissible token per row, which greedy decoding then takes;

@@ -3,8 +3,9 @@
 
 Seeds: vllm's engine (V1) splits a request with ``n = k`` and a seed s into k child requests
 whose seeds are ``s + j`` (j = 0..k-1), so draw j of a prompt is sampled with seed
-``prompt_seed + j`` under every policy -- the seed alignment of paper 001 -- and that is the
-seed the store records. Prompts go in as token ids (``{"prompt_token_ids": [...]}``), so both
+``prompt_seed + j``, and that is the seed the store records. The request's seed is the one the
+caller gives: the same under every policy with aligned draws (the seed alignment of paper
+001), the policy's own with per-policy draws. Prompts go in as token ids (``{"prompt_token_ids": [...]}``), so both
 backends see identical inputs; the model's ``generation_config.json`` sampling defaults are
 switched off (``generation_config="vllm"``) so only the parameters given here apply.
 
