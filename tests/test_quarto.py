@@ -106,6 +106,21 @@ def test_missing_kit_is_named(no_quarto, tmp_path):
     assert not q and f"no kit at {tmp_path / 'no-kit'}" in q.describe()
 
 
+def test_kit_prefix_that_is_not_a_directory_is_named(no_quarto, tmp_path, monkeypatch):
+    """A broken link (or a file) where the kit would go is a clear reason, not a traceback."""
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed (the kit's installer needs it)")
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    (kit / "install.sh").write_text("#!/usr/bin/env bash\nexit 0\n")
+    monkeypatch.setenv("OG_QUARTO_KIT", str(kit))
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / bq.KIT_DIR).symlink_to(proj / bq.KIT_DIR)  # a link to itself
+    q = bq.find_quarto(proj)
+    assert not q and "is not a directory" in q.describe() and str(proj / bq.KIT_DIR) in q.describe()
+
+
 # ----------------------------------------------------------------------------- rendering
 FIXTURE_CHAPTER_1 = '''# ---
 # jupyter:

@@ -86,6 +86,8 @@ def _install_kit(kit: Path, prefix: Path, log) -> tuple[str | None, str]:
         return None, f"no kit at {kit} (set OG_QUARTO_KIT)"
     if not shutil.which("npm"):
         return None, f"the kit at {kit} needs npm (apt-get install npm)"
+    if (prefix.exists() or prefix.is_symlink()) and not prefix.is_dir():
+        return None, f"{prefix} exists but is not a directory (a file or a broken link): remove it to install Quarto there"
     prefix.mkdir(parents=True, exist_ok=True)
     with open(prefix / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time; a second caller reuses its result
