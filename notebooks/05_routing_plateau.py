@@ -82,6 +82,11 @@ from oraclegap.deploy.evaluate import evaluate_routers, outcome_matrix, router_t
 from oraclegap.deploy.features import budget_inputs, router_inputs, simulated_router_pool
 from oraclegap.stats import noise
 
+# %% [markdown]
+# One plot style for every figure; a quick run (`SMALL`) shrinks the resamples, the pools and the
+# fits, and `FAST` holds the lighter fits of the false-positive study.
+
+# %%
 R.use_style()
 warnings.simplefilter("ignore", TqdmWarning)  # no progress widgets in a rendered page
 PARAMS = None  # full-size fits use each family's defaults
@@ -92,6 +97,11 @@ if SMALL:
 FAST = {"gbr_features": {"max_iter": 20}, "mlp": {"max_iter": 60}, "encoder_head": {"epochs": 5}, "matrix_factorization": {"max_iter": 60}}
 rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
 iv = lambda e, lo, hi: R.fmt_interval(e, lo, hi)  # noqa: E731
+
+# %% [markdown]
+# Tables and figures name each router family of the library by a human name.
+
+# %%
 FAMILY = {"best_single": "best single (frozen)", "taskwise_best": "task-wise best (frozen)", "random": "uniform random",
           "cheapest": "cheapest", "tfidf_logreg": "TF-IDF logistic", "gbr_features": "boosted features", "tfidf_knn": "TF-IDF 15-NN",
           "embed_pca_logreg": "embedding PCA logistic", "embed_knn": "embedding 15-NN", "dataset": "dataset identity",
@@ -427,16 +437,24 @@ if comps:
 # prompts (@tbl-plateau-cv), here on the simulated pool and on RouteProfile.
 
 # %%
-#| label: tbl-plateau-cv
-#| tbl-cap: "Gain over the frozen member under the 50/50 split and under five-fold cross-fitting (every prompt scored out of fold), with 95% intervals, and the Holm-corrected exact McNemar p under cross-fitting."
 CV_FAMS = ["taskwise_best", "embed_knn", "multi_logreg", "encoder_head", "cluster_best"]
 cv_sets = {"simulated": (sim.pool, X_sim, sim_res)}
 if "llmrouter-routeprofile" in comps:
     cv_sets["RouteProfile"] = (pools["llmrouter-routeprofile"], inputs["llmrouter-routeprofile"], comps["llmrouter-routeprofile"])
-cv_rows, cv_fits = [], {}
+cv_fits = {}
 for label, (pool, X, split_res) in cv_sets.items():
-    cvr = evaluate_routers(pool, CV_FAMS, cv=5, seed=SEED, inputs=X, n_boot=N_BOOT, alpha=ALPHA, params=PARAMS, cost=None)
-    cv_fits[label] = (split_res, cvr)
+    cv_fits[label] = (split_res, evaluate_routers(pool, CV_FAMS, cv=5, seed=SEED, inputs=X, n_boot=N_BOOT, alpha=ALPHA, params=PARAMS,
+                                                  cost=None))
+
+# %% [markdown]
+# Each row sets a family's gain over the frozen member under the split beside its cross-fitted
+# gain, with the number of prompts each scores.
+
+# %%
+#| label: tbl-plateau-cv
+#| tbl-cap: "Gain over the frozen member under the 50/50 split and under five-fold cross-fitting (every prompt scored out of fold), with 95% intervals, and the Holm-corrected exact McNemar p under cross-fitting."
+cv_rows = []
+for label, (split_res, cvr) in cv_fits.items():
     for f in CV_FAMS:
         a, b = split_res.evaluation(f), cvr.evaluation(f)
         cv_rows.append({"pool": label, "router": FAMILY[f], "split": iv(a.gain_cal, a.gain_cal_lo, a.gain_cal_hi), "n split": a.n_eval,
@@ -595,20 +613,30 @@ R.show_md("Reading: on the simulated pool, whose confidences are higher when an 
 # so there a frontier trades accuracy for price per token, not for measured spend.
 
 # %%
-#| label: fig-plateau-cost
-#| fig-cap: "Quality-cost frontiers on the test halves: each line one router family as λ grows (cost relative to the dearest member's mean cost), grey points the single members."
 COST_FAMS = ["best_single", "taskwise_best", "embed_knn", "multi_logreg", "encoder_head", "cluster_best"]
 with_cost = [n for n in comps if comps[n].cost is not None]
+
+
+def frontier_panel(ax, ca, title):
+    """One pool's panel: the members' (mean cost, quality) points and each family's frontier, costs over the dearest member's."""
+    scale = ca.members["mean_cost"].max()
+    ax.scatter(ca.members["mean_cost"] / scale, ca.members["quality"], color="0.6", s=12, zorder=1)
+    for f in [f for f in COST_FAMS if f in set(ca.frontier["family"])]:
+        d = ca.frontier[ca.frontier["family"] == f].sort_values("cost")
+        ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2, color=R.PALETTE[COST_FAMS.index(f)], label=FAMILY[f])
+    ax.set(title=title, xlabel="mean cost / dearest member's")
+
+
+# %% [markdown]
+# One panel per pool with costs, each family of `COST_FAMS` in the same colour in every panel.
+
+# %%
+#| label: fig-plateau-cost
+#| fig-cap: "Quality-cost frontiers on the test halves: each line one router family as λ grows (cost relative to the dearest member's mean cost), grey points the single members."
 if with_cost:
     fig, axes = plt.subplots(1, len(with_cost), figsize=(3.3 * len(with_cost), 3.4), squeeze=False)
     for ax, name in zip(axes[0], with_cost, strict=True):
-        ca = comps[name].cost
-        scale = ca.members["mean_cost"].max()
-        ax.scatter(ca.members["mean_cost"] / scale, ca.members["quality"], color="0.6", s=12, zorder=1)
-        for f in [f for f in COST_FAMS if f in set(ca.frontier["family"])]:
-            d = ca.frontier[ca.frontier["family"] == f].sort_values("cost")
-            ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2, color=R.PALETTE[COST_FAMS.index(f)], label=FAMILY[f])
-        ax.set(title=SHORT[name], xlabel="mean cost / dearest member's")
+        frontier_panel(ax, comps[name].cost, SHORT[name])
     axes[0][0].set_ylabel("accuracy")
     handles = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", label=FAMILY[f]) for i, f in enumerate(COST_FAMS)]
     fig.legend(handles=handles, loc="lower center", ncol=len(COST_FAMS), fontsize=7, bbox_to_anchor=(0.5, -0.02))
@@ -776,8 +804,6 @@ if CHEN:
 # rates, so a prompt's choice never sees its own draws).
 
 # %%
-#| label: tbl-plateau-baseline
-#| tbl-cap: "The same floor against different baselines on the k = 30 tensors: the baseline's score, G = O_exp − score, the floor Δ (the same in every row) and the noise share Δ/G with its 95% bracket."
 base_rows = []
 for b, pool in tensors.items():
     bl = {"best single": None}
@@ -789,6 +815,13 @@ for b, pool in tensors.items():
                               n_boot=300, target="rate")
         bl.update({f"{FAMILY[f]} (ours)": cf.evaluation(f).choice for f in ("tfidf_knn", "embed_knn")})
     base_rows.append(noise.baseline_table(pool, bl, n_boot=N_DECOMP_BOOT, seed=SEED).assign(bench=b))
+
+# %% [markdown]
+# Each baseline gets one row per tensor, with the share's bracket beside the floor.
+
+# %%
+#| label: tbl-plateau-baseline
+#| tbl-cap: "The same floor against different baselines on the k = 30 tensors: the baseline's score, G = O_exp − score, the floor Δ (the same in every row) and the noise share Δ/G with its 95% bracket."
 if base_rows:
     bt = pd.concat(base_rows, ignore_index=True)
     bt["share"] = [iv(v, lo, hi) for v, lo, hi in zip(bt["noise_share"], bt["noise_share_lo"], bt["noise_share_hi"], strict=True)]
@@ -824,13 +857,16 @@ if k10:
                                                          ("best_single", "o_repro", "o_exp", "delta", "noise_share")}} for n, d in d10.items()]),
                     columns={"pool": "pool", "best_single": "best single", "o_repro": "O_repro", "o_exp": "O_exp (independent)", "delta": "Δ",
                              "noise_share": "noise share"}))
+else:
+    skipped.append("the decomposition of the RouterDC k = 10 counts")
+
+# %%
+if k10:
     R.show_md("Reading: the noise share against the best single member ranges from {lo} ({a}) to {hi} ({b}) on the five sets; "
               "on every set the bracket's lower end is {w}.", lo=min(d.value("noise_share") for d in d10.values()),
               hi=max(d.value("noise_share") for d in d10.values()),
               a=SHORT[min(d10, key=lambda n: d10[n].value("noise_share"))], b=SHORT[max(d10, key=lambda n: d10[n].value("noise_share"))],
               w="above zero" if all(d["noise_share"].lo > 0 for d in d10.values()) else "not always above zero")
-else:
-    skipped.append("the decomposition of the RouterDC k = 10 counts")
 
 # %% [markdown]
 # ## Claims and outcomes
@@ -853,6 +889,12 @@ claims.add(f"exchangeable pools: no family above zero more often than {ALPHA / 2
 claims.add("routing identity C_orac − C_r = D e_D for every fitted router on every pool", "2609.32996 §2", f"max residual {id_res:.1e}",
            id_res <= 1e-12, kind="identity")
 must.append(len(claims) - 1)
+
+# %% [markdown]
+# The real pools add the comparisons with paper 002's Tables 2 and 3 and the identity that rescue
+# minus loss is the paired difference.
+
+# %%
 if comps:
     claims.add("the best router recovers under half of G_b on every pool where the share is reported", "002 Table 3",
                f"{rep['recovered'].min():.1%} to {rep['recovered'].max():.1%} (paper {R.published('002.T3.recovered_lo').text} to "
@@ -865,6 +907,11 @@ if comps:
                f"max discrepancy {float((pr_all['net'] - pr_all['difference']).abs().max()):.1e}",
                float((pr_all["net"] - pr_all["difference"]).abs().max()) < 1e-12, kind="identity")
     must.append(len(claims) - 1)
+
+# %% [markdown]
+# The $k = 30$ tensors add the reproductions of the released decomposition figures.
+
+# %%
 if "math500" in decs:
     claims.add("MATH-500 decomposition equals the released figures within 0.002", "2607.03436 (released)", f"largest difference {dev:.4f}",
                dev <= 0.002, kind="published")
@@ -875,6 +922,12 @@ if "gpqa" in decs and released.get("gpqa"):
                f"{decs['gpqa'].value('noise_share'):.3f} against {released['gpqa']['noise_share']:.3f} (review {R.published('001.REV.share_gpqa').text})",
                g_dev <= 0.002, kind="published")
     must.append(len(claims) - 1)
+
+# %% [markdown]
+# Last come 001's best-of-$M$ falsifier and the claim that the floor, unlike the share, does not
+# depend on the baseline.
+
+# %%
 if CHEN:
     claims.add("best-of-M on the committed member is not below the single-draw oracle", "2607.03436 Thm 2b",
                ", ".join(f"{b}: {'passes' if r.passes else 'fails'}" for b, r in bok.items()), all(r.passes for r in bok.values()),
@@ -908,6 +961,8 @@ lines = [R.md("- On planted, prompt-predictable specialists the identity router 
                                                           above="below zero"),
               fp=max(fp["rate_best"].max(), fp["rate_cal"].max()), nom=ALPHA / 2,
               verdict="within what chance allows" if p_min > 0.01 / n_tests else "more often than chance allows")]
+
+# %%
 if comps:
     lines.append(R.md("- On {n} real pools, {b} of {t} fitted router-pool pairs beat the frozen best member after Holm correction; "
                       "the best router per pool gains between {lo:+} and {hi:+}, and where the opportunity $G_b$ is certified it "
@@ -918,6 +973,8 @@ if comps:
     lines.append(R.md("- The family certificate leaves $G_\\Pi$ uncertified on {g} of {t} pools and certifies the residual $H_\\Pi$ "
                       "on {h}{tail}", g=int((fam_df["glo"] == 0).sum()), t=len(fam_df), h=int((fam_df["hlo"] > 0).sum()),
                       tail=": there, real opportunity survives beyond the predeclared family." if (fam_df["hlo"] > 0).any() else "."))
+
+# %%
 if CHEN:
     lines.append(R.md("- Under stochastic decoding part of every router's gap is luck: on MATH-500 $\\Delta = {dl}$, a share {s} of "
                       "the gap to the best single model (the share grows with the baseline's score, the floor does not move); "
@@ -956,6 +1013,8 @@ if "routerdc-gsm8k-test" in pools:
                                                gain=r["gain"]) for t, r in row.items()))
 else:
     R.solution("1. The RouterDC counts are absent on this run; the solution needs them.")
+
+# %%
 e8 = sim8_res.evaluation("embed_knn")
 R.solution("2. $C_{{\\mathrm{{orac}}}} - C_r$ counts the prompts where some member is covered and $r$'s choice is not; every such "
            "prompt is a disagreement prompt, so the difference is $D$ times the share of disagreement prompts where $r$ errs, "
@@ -963,12 +1022,16 @@ R.solution("2. $C_{{\\mathrm{{orac}}}} - C_r$ counts the prompts where some memb
            "On the simulated $k = 8$ pool: $D = {D}$, $e_D = {e}$, $D e_D = {De}$, $L = {L}$, so $L - D e_D = {g:+}$, the router's "
            "gain over the best member ({gb:+}; residual of the identity {res:.1e}).", D=e8.D, e=e8.e_D, De=e8.D * e8.e_D, L=e8.L,
            g=e8.L - e8.D * e8.e_D, gb=e8.gain_best, res=e8.identity_residual)
+
+# %%
 c3, call = PL.certificate(sim_res, sim.pool, PL.PAPER_FAMILY), PL.certificate(sim_res, sim.pool, None)
 R.solution("3. The budget per family member is $\\alpha/(3\\lvert\\Pi\\rvert)$, so a larger family widens every policy interval. With "
            "$\\lvert\\Pi\\rvert = {l3}$ the interval for $G_\\Pi$ is {a}; with every fitted router ($\\lvert\\Pi\\rvert = {la}$) it is "
            "{b}. The estimate can only rise (more candidates), but the lower limit {w}.", l3=c3.L, la=call.L,
            a=iv(c3.G_estimate, c3.G_lo, c3.G_hi), b=iv(call.G_estimate, call.G_lo, call.G_hi),
            w=R.compare(call.G_lo, c3.G_lo, more="rises here", less="falls", same="stays where it was"))
+
+# %%
 if "math500" in tensors:
     m5 = tensors["math500"]
     arg = m5.rates().argmax(axis=1)
