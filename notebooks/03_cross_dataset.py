@@ -80,7 +80,7 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 from tqdm import TqdmWarning
 
 from oraclegap import datasets
@@ -90,6 +90,11 @@ from oraclegap.deploy.features import router_inputs
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import nulls
 
+# %% [markdown]
+# The run's settings: a plot style, the reductions of a `SMALL` run, the list parameters that
+# papermill passes as text, and the formatting helpers the tables and sentences share.
+
+# %%
 R.use_style()
 warnings.simplefilter("ignore", TqdmWarning)  # no progress widgets in a rendered page
 if SMALL:
@@ -173,29 +178,32 @@ own_lead = {r: (rt.loc[nm("primary", r), "primary"] > rt.loc[nm("secondary", r),
 ten = SP.coverage_by_group(TEST["light, ten seeds"], TAUS[:1])  # every light seed's mean rate on each half
 span = ten.groupby(["group", "own"])["mean_rate"].agg(["min", "max"])
 every_light = all(span.loc[(h, True), "min"] > span.loc[(h, False), "max"] for h in ("primary", "secondary"))
+ends = span.loc[[("primary", True), ("primary", False), ("secondary", True), ("secondary", False)]].to_numpy().ravel()
+light_span = R.md("Over all ten light seeds, the primary-trained seeds' primary-half rates run from {a} to {b} against {c} to {d} "
+                  "for the secondary-trained ones, and on the secondary half {e} to {f} against {g} to {h}. {verdict}",
+                  **dict(zip("abcdefgh", ends, strict=True)),
+                  verdict=("So the lab's light recipe already makes every seed lead on its own task, unlike the paper's light recipe, "
+                           "whose Geometry3K-trained member was better on both datasets." if every_light else
+                           "The light seeds do not all lead on their own task."))
+
+# %% [markdown]
+# The reading sets each seed of a pair beside the other task's seed on both halves, and the
+# stronger seeds beside the base model.
+
+# %%
 lead = lambda r, h: R.compare(rt.loc[nm(h, r), h], rt.loc[nm("secondary" if h == "primary" else "primary", r), h],  # noqa: E731
                               more="leads", less="trails", same="ties")
+order = [("primary", "primary"), ("secondary", "primary"), ("secondary", "secondary"), ("primary", "secondary")]  # (trained on, half)
+quoted = {k: rt.loc[nm(t, r), h] for r, keys in (("light", "abcd"), ("stronger", "efgh")) for k, (t, h) in zip(keys, order, strict=True)}
 R.show_md(
     "Reading: under the light recipe the primary-trained seed {lp} the secondary-trained seed on primary prompts ({a} against "
     "{b}) and the secondary-trained seed {ls} it on secondary prompts ({c} against {d}). {light} Under the stronger recipe the "
     "primary-trained seed {sp} on primary prompts ({e} against {f}) and the secondary-trained seed {ss} on secondary prompts "
     "({g} against {h}); over the base model ({bp} and {bs}) the stronger seeds gain {gp:+} and {gs:+} on their own task.",
-    lp=lead("light", "primary"), ls=lead("light", "secondary"), a=rt.loc[nm("primary", "light"), "primary"],
-    b=rt.loc[nm("secondary", "light"), "primary"], c=rt.loc[nm("secondary", "light"), "secondary"],
-    d=rt.loc[nm("primary", "light"), "secondary"],
-    light=R.md("Over all ten light seeds, the primary-trained seeds' primary-half rates run from {a} to {b} against {c} to {d} "
-               "for the secondary-trained ones, and on the secondary half {e} to {f} against {g} to {h}. {verdict}",
-               a=span.loc[("primary", True), "min"], b=span.loc[("primary", True), "max"], c=span.loc[("primary", False), "min"],
-               d=span.loc[("primary", False), "max"], e=span.loc[("secondary", True), "min"], f=span.loc[("secondary", True), "max"],
-               g=span.loc[("secondary", False), "min"], h=span.loc[("secondary", False), "max"],
-               verdict=("So the lab's light recipe already makes every seed lead on its own task, unlike the paper's light recipe, "
-                        "whose Geometry3K-trained member was better on both datasets." if every_light else
-                        "The light seeds do not all lead on their own task.")),
-    sp=lead("stronger", "primary"), ss=lead("stronger", "secondary"), e=rt.loc[nm("primary", "stronger"), "primary"],
-    f=rt.loc[nm("secondary", "stronger"), "primary"], g=rt.loc[nm("secondary", "stronger"), "secondary"],
-    h=rt.loc[nm("primary", "stronger"), "secondary"], bp=rt.loc["base", "primary"], bs=rt.loc["base", "secondary"],
+    lp=lead("light", "primary"), ls=lead("light", "secondary"), sp=lead("stronger", "primary"), ss=lead("stronger", "secondary"),
+    light=light_span, bp=rt.loc["base", "primary"], bs=rt.loc["base", "secondary"],
     gp=rt.loc[nm("primary", "stronger"), "primary"] - rt.loc["base", "primary"],
-    gs=rt.loc[nm("secondary", "stronger"), "secondary"] - rt.loc["base", "secondary"],
+    gs=rt.loc[nm("secondary", "stronger"), "secondary"] - rt.loc["base", "secondary"], **quoted,
 )
 
 # %% [markdown]
@@ -216,6 +224,11 @@ GF["p_s"], GF["p_m_s"], GF["D_p_s"] = (GF[c].map(fpt) for c in ("p", "p_m", "D_p
 GAP_COLS = {"pool": "pool", "tau": "τ", "L": "L̂", "L_null": "re-deal mean", "p_s": "pᵣₑ", "L_margin": "margin mean",
             "p_m_s": "pₘₚ", "D": "D̂", "D_null": "D̂ re-deal", "D_p_s": "pᵣₑ of D̂", "best": "best", "mixture": "mixture",
             "oracle": "oracle"}
+row = GF.set_index(["pool", "tau"])
+lt, st, a4 = row.loc[(PAIRS[0], 0.10)], row.loc[(PAIRS[1], 0.10)], row.loc[("stronger, four seeds", 0.10)]
+n_rej = {name: int(((g["p"] <= 0.05) & (g["p_m"] <= 0.05)).sum()) for name, g in GF.groupby("pool", sort=False)}
+rej_words = ("every threshold of every pool" if all(c == len(TAUS) for c in n_rej.values()) else
+             "; ".join(R.md("{c} of {T} thresholds on the {p} pool", c=c, T=len(TAUS), p=p) for p, c in n_rej.items()))
 
 # %%
 #| label: tbl-cross-pairs
@@ -228,11 +241,6 @@ R.table(GF[GF["pool"].isin(PAIRS)], columns=GAP_COLS)
 R.table(GF[~GF["pool"].isin(PAIRS)], columns=GAP_COLS)
 
 # %%
-row = GF.set_index(["pool", "tau"])
-lt, st, a4 = row.loc[(PAIRS[0], 0.10)], row.loc[(PAIRS[1], 0.10)], row.loc[("stronger, four seeds", 0.10)]
-n_rej = {name: int(((g["p"] <= 0.05) & (g["p_m"] <= 0.05)).sum()) for name, g in GF.groupby("pool", sort=False)}
-rej_words = ("every threshold of every pool" if all(c == len(TAUS) for c in n_rej.values()) else
-             "; ".join(R.md("{c} of {T} thresholds on the {p} pool", c=c, T=len(TAUS), p=p) for p, c in n_rej.items()))
 R.show_md(
     "Reading: at $\\tau = 0.10$ the light two-member pool's gap is {lL} against null means of {ln} (re-deal) and {lm} "
     "(margin-preserving), $p_{{\\mathrm{{re}}}} = {lp}$ and $p_{{\\mathrm{{mp}}}} = {lpm}$; the paper's light pool had {pL} "
@@ -399,9 +407,7 @@ for ax, name in zip(axes, PAIRS, strict=True):
         ax.errorbar(x, d["gain_best"], yerr=[d["gain_best"] - d["gain_best_lo"], d["gain_best_hi"] - d["gain_best"]], fmt="o",
                     ms=4, capsize=2, color=R.PALETTE[j], label=FAMILY[f])
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks(range(len(TAUS)), [f"{t:g}" for t in TAUS])
-    ax.set_title(name)
-    ax.set_xlabel("threshold τ")
+    ax.set(xticks=range(len(TAUS)), xticklabels=[f"{t:g}" for t in TAUS], title=name, xlabel="threshold τ")
 axes[0].set_ylabel("gain over best member")
 axes[0].legend(fontsize=8)
 plt.tight_layout()
@@ -414,20 +420,26 @@ id10, id70 = sweeps[PAIRS[1]].get(0.10, "dataset"), sweeps[PAIRS[1]].get(0.70, "
 both_lead = {n: set(seps[n].own_leads["primary"]) & set(seps[n].own_leads["secondary"]) for n in PAIRS}
 gain_taus = {n: set(above.loc[above["pool"] == n, "tau"]) for n in PAIRS}
 where_sep = all(gain_taus[n] <= both_lead[n] for n in PAIRS)
+where = "; ".join(R.md("{p} at τ ∈ {{{t}}}", p=p, t=", ".join(f"{x:g}" for x in sorted(set(d["tau"])))) for p, d in above.groupby("pool", sort=False)) or "none"
+k7 = (lambda e: siv(e.gain_best, e.gain_best_lo, e.gain_best_hi))(sweeps["stronger, four seeds"].get(0.70, "embed_knn"))
+pub = {k: P(f"000.S4.{key}").text for k, key in dict(
+    pg1="str_id_gain_010", pe1="str_id_eD_010", pb1="str_be_010", pg7="str_id_gain_070", pe7="str_id_eD_070", pb7="str_be_070",
+    pk="str4_knn_070", pklo="str4_knn_lo_070", pkhi="str4_knn_hi_070").items()}
+
+# %% [markdown]
+# The reading counts the intervals that exclude zero and sets the identity router's gains
+# beside the paper's.
+
+# %%
 R.show_md(
     "Reading: of {n} router intervals ({nf} routers × {T} thresholds × {np} pools, unadjusted) {na} lie wholly above zero "
     "and {nb} wholly below; above zero: {where}. On the stronger pair at $\\tau = 0.10$ the identity router gains {g1:+} with "
     "$e_D = {e1}$ against $L/D = {b1}$ ({w1} break-even; the paper: {pg1}, {pe1} against {pb1}); at $\\tau = 0.70$ it gains "
     "{g7:+} with $e_D = {e7}$ against {b7} (the paper: {pg7}, {pe7} against {pb7}). The paper's four-seed nearest-neighbour "
     "router gained {pk} [{pklo}, {pkhi}] at $\\tau = 0.70$; ours gains {k7}. On the two-member pools {ws}.",
-    n=len(fitted), nf=len(FAMILIES), T=len(TAUS), np=len(POOLS), na=len(above), nb=len(below),
-    where="; ".join(R.md("{p} at τ ∈ {{{t}}}", p=p, t=", ".join(f"{x:g}" for x in sorted(set(d["tau"])))) for p, d in above.groupby("pool", sort=False)) or "none",
+    n=len(fitted), nf=len(FAMILIES), T=len(TAUS), np=len(POOLS), na=len(above), nb=len(below), where=where, k7=k7,
     g1=id10.gain_best, e1=id10.e_D, b1=id10.break_even, w1=R.compare(id10.e_D, id10.break_even, more="above", less="below", same="at"),
-    pg1=P("000.S4.str_id_gain_010").text, pe1=P("000.S4.str_id_eD_010").text, pb1=P("000.S4.str_be_010").text,
-    g7=id70.gain_best, e7=id70.e_D, b7=id70.break_even, pg7=P("000.S4.str_id_gain_070").text, pe7=P("000.S4.str_id_eD_070").text,
-    pb7=P("000.S4.str_be_070").text, pk=P("000.S4.str4_knn_070").text, pklo=P("000.S4.str4_knn_lo_070").text,
-    pkhi=P("000.S4.str4_knn_hi_070").text,
-    k7=(lambda e: siv(e.gain_best, e.gain_best_lo, e.gain_best_hi))(sweeps["stronger, four seeds"].get(0.70, "embed_knn")),
+    g7=id70.gain_best, e7=id70.e_D, b7=id70.break_even, **pub,
     ws=("every interval above zero lies at a threshold where both halves' own members lead (@tbl-cross-separation)" if where_sep
         else "some interval above zero lies at a threshold where one half's own member does not lead"),
 )
@@ -491,6 +503,15 @@ cr = CF.set_index(["control", "tau"])
 mx, hi_d = cr.loc[("two bases", 0.10)], max(PLANT)
 pl_hi, pl_lo = cr.loc[(f"planted {hi_d}/{cross.k}", 0.10)], cr.loc[(f"planted {min(PLANT)}/{cross.k}", 0.10)]
 rm = mixed.split("test").rates().mean(axis=0)
+pub = {k: P(key).text for k, key in dict(
+    pa="000.C4.mixed_mean_7b", pb="000.C4.mixed_mean_3b", pp="000.TA5.mixed_p_010", pk="000.TA5.mixed_knn_010",
+    pe="000.TA5.mixed_knn_eD_010", pbe="000.TA5.mixed_be_010", pk2="000.TA5.plant2_knn_010", pL2="000.TA5.plant2_L_010",
+    pe2="000.TA5.plant2_knn_eD_010", pk1="000.TA5.plant1_knn_010").items()}
+
+# %% [markdown]
+# The reading sets both controls at $\tau = 0.10$ beside the paper's Table A5.
+
+# %%
 R.show_md(
     "Reading: in the mixed-size pool the two bases' seeds average {a} and {b} on the primary test prompts (the paper's 7B and 3B "
     "groups: {pa} and {pb}). At $\\tau = 0.10$ the re-deal null gives $p_{{\\mathrm{{re}}}} = {p}$ (the paper: {pp}) and the "
@@ -498,13 +519,10 @@ R.show_md(
     "(the paper: {pk}, {pe} against {pbe}). With {hd} of {K} successes planted the gap at $\\tau = 0.10$ is {L} and the 15-NN "
     "router gains {k2:+} of it with $e_D = {e2}$ (the paper: {pk2} of {pL2}, $e_D = {pe2}$); with {ld} planted it gains {k1} "
     "(the paper: {pk1}). The known assignment gains {r2:+} with {ld2} planted and {r1:+} with {ld}.",
-    a=rm[main_idx].mean(), b=np.delete(rm, main_idx).mean(), pa=P("000.C4.mixed_mean_7b").text, pb=P("000.C4.mixed_mean_3b").text,
-    p=fp(mx["p"]), pp=P("000.TA5.mixed_p_010").text, pm=fp(mx["p_m"]), k=mx["embed_knn_gain"], e=mx["embed_knn_e_D"], be=mx["break_even"],
-    pk=P("000.TA5.mixed_knn_010").text, pe=P("000.TA5.mixed_knn_eD_010").text, pbe=P("000.TA5.mixed_be_010").text,
-    hd=hi_d, K=cross.k, L=pl_hi["L"], k2=pl_hi["embed_knn_gain"], e2=pl_hi["embed_knn_e_D"], pk2=P("000.TA5.plant2_knn_010").text,
-    pL2=P("000.TA5.plant2_L_010").text, pe2=P("000.TA5.plant2_knn_eD_010").text, ld=min(PLANT), ld2=hi_d,
-    k1=siv(pl_lo["embed_knn_gain"], pl_lo["embed_knn_lo"], pl_lo["embed_knn_hi"]), pk1=P("000.TA5.plant1_knn_010").text,
-    r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"],
+    a=rm[main_idx].mean(), b=np.delete(rm, main_idx).mean(), p=fp(mx["p"]), pm=fp(mx["p_m"]), k=mx["embed_knn_gain"],
+    e=mx["embed_knn_e_D"], be=mx["break_even"], hd=hi_d, K=cross.k, L=pl_hi["L"], k2=pl_hi["embed_knn_gain"],
+    e2=pl_hi["embed_knn_e_D"], ld=min(PLANT), ld2=hi_d, k1=siv(pl_lo["embed_knn_gain"], pl_lo["embed_knn_lo"], pl_lo["embed_knn_hi"]),
+    r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"], **pub,
 )
 
 # %% [markdown]
@@ -546,6 +564,12 @@ if retrained is not None:
     display(R.table(cvr.rename(columns={"tau": "τ"})))
     display(R.table(rtf, columns={"seed": "new seed (with " + other_name + ")", "tau": "τ", "L": "L̂", "L_null": "re-deal mean",
                                   "p_s": "pᵣₑ", "L_margin": "margin mean", "p_m_s": "pₘₚ", "D": "D̂"}))
+
+# %% [markdown]
+# When a pool was retrained, the reading compares the new seeds with the committed ones.
+
+# %%
+if retrained is not None:
     R.show_md("Reading: retraining took {s:.0f} s. On the {t} test prompts the new seeds average {nr} against {cr} for the "
               "committed seed and {orr} for the {o}-trained seed; both nulls reject at level 0.05 at {k} of {n} seed-threshold cells.",
               s=rt_secs, t=task, nr=R.fmt_range(new.rates().mean(axis=0)),
@@ -575,6 +599,11 @@ claims.add("light recipe: L(0.10) exceeds neither null at level 0.05", "2609.329
 claims.add("light recipe: D(0.10) exceeds its re-deal null", "2609.32996 §4", f"D {lt['D']:.3f} vs {lt['D_null']:.3f}, "
            f"p {fp(lt['D_p'])} (paper {P('000.S4.light_D_010').text} vs {P('000.S4.light_D_null_010').text})",
            lt["D_p"] <= 0.05, kind="published")
+
+# %% [markdown]
+# The stronger recipe's claims, and where the specialists separate:
+
+# %%
 claims.add("stronger recipe: each member leads on its own dataset", "2609.32996 §4",
            f"{rt.loc[nm('primary', 'stronger'), 'primary']:.3f} vs {rt.loc[nm('secondary', 'stronger'), 'primary']:.3f}; "
            f"{rt.loc[nm('secondary', 'stronger'), 'secondary']:.3f} vs {rt.loc[nm('primary', 'stronger'), 'secondary']:.3f}",
@@ -582,14 +611,18 @@ claims.add("stronger recipe: each member leads on its own dataset", "2609.32996 
 claims.add("stronger recipe: both nulls reject at τ = 0.10 (pair and four seeds)", "2609.32996 §4, Table A9",
            f"p {fp(st['p'])} / {fp(st['p_m'])}; four seeds {fp(a4['p'])} / {fp(a4['p_m'])}",
            max(st["p"], st["p_m"], a4["p"], a4["p_m"]) <= 0.05, kind="published")
-
-# %%
 claims.add("the stronger specialists separate on both halves from some threshold on", "2609.32996 §4, App. C.5",
            f"from τ = {R.fmt(sp2.from_tau['primary'], 2)} (primary) and {R.fmt(sp2.from_tau['secondary'], 2)} (secondary); "
            f"paper {P('000.S4.mv_leads_from').text} on MathVista", all(np.isfinite(v) for v in sp2.from_tau.values()), kind="published")
 claims.add("two-member pools: router intervals above zero only where both halves' own members lead", "2609.32996 §4",
            "; ".join(f"{n}: gains at τ ∈ {{{', '.join(f'{t:g}' for t in sorted(gain_taus[n]))}}}, both lead at "
                      f"{{{', '.join(f'{t:g}' for t in sorted(both_lead[n]))}}}" for n in PAIRS), where_sep, kind="published")
+
+# %% [markdown]
+# The identity router at a low and a high threshold, the positive controls, and the routing
+# identity:
+
+# %%
 claims.add("stronger pair: the identity router does not beat the best member at τ = 0.10", "2609.32996 §4",
            f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.2f} vs L/D {id10.break_even:.2f}", id10.gain_best <= 0, kind="published")
 claims.add("stronger pair: the identity router gains at τ = 0.70", "2609.32996 §4", f"gain {id70.gain_best:+.3f}, e_D "
@@ -621,32 +654,35 @@ R.show_md("{h} of {n} claims hold on this run (seed {s}); the routing identity h
 
 # %%
 R.skipped_callout(skipped)
-R.show_md(
-    "- {light}\n"
-    "- Both nulls reject at level 0.05 at {allrej}; the light pair's gap at "
-    "$\\tau = 0.10$ is {lL} against null means {ln} and {lm}, the stronger pair's {sL} against {sn} and {sm}.\n"
-    "- On the stronger pair the own-task members lead on the primary half {sfp} and on the secondary half {sfs}; "
-    "the paper's MathVista-trained member led only from {pf}.\n"
-    "- {na} of {n} router intervals lie wholly above zero and {nb} wholly below (unadjusted); a router beats the best member "
-    "only where $e_D < L/D$, and the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.\n"
+takeaways = [R.md("- {light}", light=(
+    "The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe), so the "
+    "lab has specialists under both recipes." if every_light and own_lead["stronger"] else
+    "The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe)." if every_light else
+    "As in the paper, light training does not make each seed lead on its own task."))]
+takeaways.append(R.md("- Both nulls reject at level 0.05 at {allrej}; the light pair's gap at $\\tau = 0.10$ is {lL} against null "
+                      "means {ln} and {lm}, the stronger pair's {sL} against {sn} and {sm}.", allrej=rej_words, lL=lt["L"],
+                      ln=lt["L_null"], lm=lt["L_margin"], sL=st["L"], sn=st["L_null"], sm=st["L_margin"]))
+takeaways.append(R.md("- On the stronger pair the own-task members lead on the primary half {sfp} and on the secondary half {sfs}; "
+                      "the paper's MathVista-trained member led only from {pf}.", sfp=since(sp2.from_tau["primary"]),
+                      sfs=since(sp2.from_tau["secondary"]), pf=P("000.S4.mv_leads_from").text))
+
+# %% [markdown]
+# The routers, the positive controls and the chapter's run time complete the list.
+
+# %%
+idp = RF[RF["pool"].isin(PAIRS) & (RF["family"] == "dataset")]  # the identity router on the two-member pools
+takeaways.append(R.md("- {na} of {n} router intervals lie wholly above zero and {nb} wholly below (unadjusted); a router beats the best "
+                      "member only where $e_D < L/D$, and the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.",
+                      na=len(above), nb=len(below), n=len(fitted), bg=idp["gain_best"].max(), bt=idp.loc[idp["gain_best"].idxmax(), "tau"]))
+takeaways.append(R.md(
     "- Controls at $\\tau = 0.10$ (Table A5): on two model sizes the margin-preserving null {mw} ($p_{{\\mathrm{{mp}}}} = {mpm}$), "
     "the re-deal null {rw} ($p_{{\\mathrm{{re}}}} = {mp}$) and the 15-NN router gains {mk:+}; with {hd} of {K} successes planted "
-    "by a learnable rule both nulls {pw} and the router collects {pk:+} of the gap {pL} ({share:%}).\n"
-    "- Whole chapter: {secs:.0f} s.",
-    light=("The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe), so the "
-           "lab has specialists under both recipes." if every_light and own_lead["stronger"] else
-           "The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe)." if every_light else
-           "As in the paper, light training does not make each seed lead on its own task."),
-    allrej=rej_words, lL=lt["L"], ln=lt["L_null"], lm=lt["L_margin"], sL=st["L"],
-    sn=st["L_null"], sm=st["L_margin"], sfp=since(sp2.from_tau["primary"]), sfs=since(sp2.from_tau["secondary"]),
-    pf=P("000.S4.mv_leads_from").text, na=len(above), nb=len(below), n=len(fitted),
-    bg=(lambda d: d["gain_best"].max())(RF[RF["pool"].isin(PAIRS) & (RF["family"] == "dataset")]),
-    bt=(lambda d: d.loc[d["gain_best"].idxmax(), "tau"])(RF[RF["pool"].isin(PAIRS) & (RF["family"] == "dataset")]),
+    "by a learnable rule both nulls {pw} and the router collects {pk:+} of the gap {pL} ({share:%}).",
     mpm=fp(mx["p_m"]), mp=fp(mx["p"]), mk=mx["embed_knn_gain"], pk=pl_hi["embed_knn_gain"], pL=pl_hi["L"], hd=hi_d, K=cross.k,
     mw="rejects" if mx["p_m"] <= 0.05 else "does not reject", rw="rejects" if mx["p"] <= 0.05 else "does not",
-    pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05 else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"],
-    secs=time.perf_counter() - t_start,
-)
+    pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05 else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
+takeaways.append(R.md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
+display(Markdown("\n".join(takeaways)))
 
 # %% [markdown]
 # ## Exercises
@@ -674,6 +710,12 @@ R.solution("1. With seed {a} of each task the light pair's own members lead on t
            p0=R.fmt(seps[PAIRS[0]].from_tau["primary"], 2), s0=R.fmt(seps[PAIRS[0]].from_tau["secondary"], 2),
            verdict="stay where they were" if all(np.isclose(alt_sep.from_tau[h], seps[PAIRS[0]].from_tau[h], equal_nan=True)
                                                   for h in alt_sep.from_tau) else "move with the seed: which seed leads is partly luck")
+
+# %% [markdown]
+# The second solution counts, on the stronger pair, the disagreement prompts on which the
+# member trained on the prompt's own dataset is below $\tau$.
+
+# %%
 tp = TEST[PAIRS[1]]
 c_ok = tp.counts() >= cov.need(0.10, tp.k)
 dis = c_ok.any(axis=1) & ~c_ok.all(axis=1)
@@ -695,6 +737,12 @@ R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, th
            K=cross.k, L=ex3_res["L"], g=siv(ex3_res["embed_knn_gain"], ex3_res["embed_knn_lo"], ex3_res["embed_knn_hi"]),
            e=ex3_res["embed_knn_e_D"], be=ex3_res["break_even"], r=ex3_res["rule_gain"], g2=pl_hi["embed_knn_gain"],
            w=R.compare(ex3_res["embed_knn_gain"], pl_hi["embed_knn_gain"], more="exceeds", less="falls short of", same="equals"))
+
+# %% [markdown]
+# The fourth solution reads the retraining section when a pool was retrained and the committed
+# seeds' coverage otherwise.
+
+# %%
 if retrained is None:
     c10 = SP.coverage_by_group(look, [0.10]).set_index(["group", "policy"])["coverage"]
     R.solution("4. Not run on this build (`RETRAIN_SEEDS` is None). For comparison, the committed seed {s}, trained for the full "

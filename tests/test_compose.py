@@ -11,6 +11,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -267,6 +268,29 @@ def test_budget_curve_columns():
     assert (df["cost"] <= df["budget"] + 1e-9).all()
     for _, d in df.groupby("budget"):
         assert d.loc[d["method"] == "exhaustive knapsack", "fit"].iloc[0] == d["fit"].max()
+
+
+def test_budget_ratios_known_frame_and_bounds():
+    # a hand-made curve: the ratios are known, and a budget where the optimum is 0 is left out
+    curve = pd.DataFrame({"budget": [0.1, 0.5, 1.0] * 3,
+                          "method": ["exhaustive knapsack"] * 3 + ["a"] * 3 + ["b"] * 3,
+                          "fit": [0.0, 0.4, 0.8, 0.0, 0.3, 0.8, 0.0, 0.4, 0.2]})
+    assert C.budget_ratios(curve) == {"a": pytest.approx(0.75), "b": pytest.approx(0.25)}
+    # on a real curve: every ratio is at most 1 on the fit rows, partial enumeration keeps 1 - 1/e
+    w = C.latent_world(n_items=80, n_models=7, datasets=("A",), seed=4)
+    fit = np.arange(80) % 2 == 0
+    df = C.budget_curve(w.pool, "best", budgets=np.linspace(0.1, 2.0, 6), fit=fit, test=~fit)
+    r = C.budget_ratios(df)
+    assert set(r) == set(df["method"]) - {"exhaustive knapsack"}
+    assert all(v <= 1 + 1e-12 for v in r.values())
+    assert r["cost-benefit greedy (partial=3)"] >= C.GREEDY_BOUND
+    assert set(C.budget_ratios(df, column="test")) == set(r)
+    with pytest.raises(ValueError, match="exhaustive knapsack"):
+        C.budget_ratios(df[df["method"] != "exhaustive knapsack"])
+    with pytest.raises(ValueError, match="column"):
+        C.budget_ratios(df, column="nope")
+    with pytest.raises(TypeError, match="curve"):
+        C.budget_ratios(df.to_dict())
 
 
 # ---------------------------------------------------------------------- compose_pools

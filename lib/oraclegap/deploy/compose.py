@@ -89,6 +89,7 @@ __all__ = [
     "budgeted_pool",
     "knapsack_optimum",
     "budget_curve",
+    "budget_ratios",
     "Composition",
     "compose_pools",
     "SWEEP_EMBEDS",
@@ -1183,6 +1184,26 @@ def budget_curve(X, anchor="best", cost=None, budgets=None, *, fit=None, test=No
                 row["test"] = complementary_coverage(X, b, m, rows=tmask)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def budget_ratios(curve: pd.DataFrame, column: str = "fit") -> dict[str, float]:
+    """The worst budget of each method of a :func:`budget_curve`: per method other than the
+    exhaustive knapsack, min over budgets B of F_b(S_method(B)) / F_b(S_knapsack(B)), read from
+    ``column`` ("fit", or "test" when the curve was measured on test rows). Budgets at which the
+    knapsack optimum is 0 are left out (the ratio is undefined there); a method with no budget left
+    gets NaN. On the fit rows every ratio is at most 1, and the partial-enumeration method's is at
+    least :data:`GREEDY_BOUND` (App. M.3)."""
+    if not isinstance(curve, pd.DataFrame):
+        raise TypeError(f"curve must be a DataFrame from budget_curve, got {type(curve).__name__}")
+    missing = {"budget", "method", column} - set(curve.columns)
+    if missing:
+        raise ValueError(f"curve lacks the column(s) {sorted(missing)}; expected a budget_curve frame")
+    knap = curve[curve["method"] == "exhaustive knapsack"].set_index("budget")[column]
+    if knap.empty:
+        raise ValueError("curve has no 'exhaustive knapsack' rows (budget_curve skips it above max_candidates)")
+    knap = knap.replace(0, np.nan)
+    return {m: float((d.set_index("budget")[column] / knap).min())
+            for m, d in curve.groupby("method") if m != "exhaustive knapsack"}
 
 
 # ====================================================================== composition (the CLI)
