@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -82,6 +84,23 @@ def test_table_renames_and_escapes():
     assert "lower-tail p" in html and "band_lo" not in html and "a &lt; b" in html
     with pytest.raises(KeyError, match="does not have"):
         report.table(df, columns={"nope": "x"})
+
+
+def test_table_ids_are_reproducible_not_random():
+    """Table HTML ids come from the content and the table's number, not pandas' random uuid:
+    rendering the same frames in a fresh process gives byte-identical HTML, and two equal
+    tables in one process get distinct ids."""
+    import subprocess
+    import sys
+
+    code = ("import pandas as pd; from oraclegap import report; "
+            "df = pd.DataFrame({'a': [0.1234, 2.0], 'b': ['x', 'y']}); "
+            "print(report.table(df).to_html() + report.table(df).to_html())")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in range(2)]
+    assert runs[0] == runs[1]
+    first, second = runs[0].split("</table>")[:2]
+    id1, id2 = (re.search(r'id="T_([^"]+)"', part).group(1) for part in (first, second))
+    assert id1 != id2 and id1.split("_")[1] == id2.split("_")[1]  # distinct numbers, the same content hash
 
 
 def test_published_figures_lookup():

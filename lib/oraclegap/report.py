@@ -18,6 +18,8 @@ solutions) whose numbers are filled in at build time.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import itertools
 import math
 import string
 from collections.abc import Mapping, Sequence
@@ -157,9 +159,21 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
             fmts[col] = lambda v: v if not isinstance(v, str) else _breakable(v)
     sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
+    sty = sty.set_uuid(_table_uuid(df))
     if not index:
         sty = sty.hide(axis="index")
     return sty
+
+
+_TABLE_NUMBER = itertools.count(1)
+
+
+def _table_uuid(df: pd.DataFrame) -> str:
+    """A reproducible HTML id for a table: its number in this process (so two equal tables on a
+    page stay distinct) and a hash of its content, instead of pandas' random one, so that a rerun
+    of an unchanged chapter writes byte-identical tables."""
+    h = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]
+    return f"og{next(_TABLE_NUMBER)}_{h}"
 
 
 def _breakable(text: str) -> str:
