@@ -1346,7 +1346,6 @@ if real is not None:
     )
 
 # %% [markdown]
-# %% [markdown]
 # ## Many tests at once
 #
 # This chapter ran many tests. The Benjamini-Hochberg adjustment controls the false-discovery
