@@ -77,6 +77,7 @@ from oraclegap.stats import coverage as cov
 from oraclegap.stats import noise, simulate
 from oraclegap.stats.certify import clopper_pearson_upper
 
+# %%
 R.use_style()
 N_REPLICATES = min(N_REPLICATES, 40) if SMALL else N_REPLICATES
 rng = np.random.default_rng(SEED)
@@ -151,7 +152,8 @@ R.draw_outcomes(ax, TOY.reshape(-1, 4), row_labels=[f"prompt {i + 1}, {m}" for i
 plt.show()
 
 # %% [markdown]
-# The callout works the definitions through on this pool; every number in it is computed.
+# The callout works the definitions through on this pool; every number in it is computed: the
+# coverages, the disagreement prompts, and the account of a router that picks A, A, B.
 
 # %%
 tt = cov.coverage(toy, [TOY_TAU])
@@ -159,6 +161,8 @@ hit = cov.covered(cov.member_rates(toy), TOY_TAU, toy.k)
 dis = np.flatnonzero(hit.any(axis=1) & ~hit.all(axis=1))
 choice = np.array([0, 0, 1])  # the router picks A, A, B
 acc = cov.routing_account(toy, choice, TOY_TAU)
+
+# %%
 R.show_callout(
     "At $\\tau = {t:g}$ member A covers {ca} of the prompts and B covers {cb}, so $C_{{\\mathrm{{best}}}} = {cbest}$; the "
     "oracle takes the better member on each prompt and covers {co}, so $L = {L}$. The members disagree on prompts {dis}: "
@@ -320,10 +324,9 @@ R.show_md("Reading: with one response the fitted routers' disagreement errors ru
 # rate $M\tau$ or more lifts that average to $\tau$ or more, so
 # $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$ (Prop. 3 of 2609.32996). For $\tau > 1/M$ the
 # right side is zero and the bound says nothing, so we check and plot it for $\tau \le 1/M$ only.
+# The check runs on both pools, with plug-in and with true rates.
 
 # %%
-#| label: fig-mixture
-#| fig-cap: "The factor-M guarantee on the diffuse pool's true rates, over the thresholds τ ≤ 1/M where it is informative: mixture coverage at τ (upper line) never falls below oracle coverage at Mτ (lower line)."
 tau_mix = np.round(np.linspace(0.01, 1.0 / M, 40), 4)
 bounds = {name: (cov.coverage_from_rates(s.p, tau_mix).mixture, cov.coverage_from_rates(s.p, M * tau_mix).oracle)
           for name, s in (("equal-rate", equal), ("diffuse", spec))}
@@ -331,6 +334,10 @@ plug_ok = all(cov.mixture_bound(s.pool, tau_mix)["holds"].all() for s in (equal,
 claims.add("C_mix(τ) ≥ C_orac(Mτ) for τ ≤ 1/M (plug-in and true rates)", "2609.32996 Prop. 3", f"{4 * len(tau_mix)} comparisons",
            plug_ok and all((mx >= orc - 1e-12).all() for mx, orc in bounds.values()))
 mix_t, orac_t = bounds["diffuse"]
+
+# %%
+#| label: fig-mixture
+#| fig-cap: "The factor-M guarantee on the diffuse pool's true rates, over the thresholds τ ≤ 1/M where it is informative: mixture coverage at τ (upper line) never falls below oracle coverage at Mτ (lower line)."
 fig, ax = plt.subplots()
 ax.plot(tau_mix, mix_t, label="mixture at τ")
 ax.plot(tau_mix, orac_t, label=f"oracle at {M}τ")
@@ -483,6 +490,12 @@ claims.add("F_b is submodular: a member's marginal gain never grows as S grows",
            f"{sub.iloc[1]} violations in {sub.iloc[0]:,} pairs", sub.iloc[1] == 0)
 claims.add("greedy ≥ (1 − 1/e) × the optimum of its size, every size, every instance", "002 Thm 8",
            f"smallest ratio {thm8['min_ratio'].min():.3f} ≥ {PC.GREEDY_BOUND:.3f}", thm8["min_ratio"].min() >= PC.GREEDY_BOUND - 1e-12)
+
+# %% [markdown]
+# The two constructions: on disjoint rescues greedy must find the optimum at every size, and on
+# the classical instance it must fall short of the optimum while staying above $1 - 1/e$ of it.
+
+# %%
 claims.add("greedy = optimum at every size when the alternatives rescue disjoint prompts", "002 Thm 8",
            f"{len(dis.sizes)} sizes", dis.holds and np.array_equal(dis.greedy, dis.optimum))
 claims.add("worst case, |S| = 4: greedy and the optimum found by search equal the construction's counts", "Nemhauser et al. 1978",
@@ -622,8 +635,6 @@ R.show_md(
 # ones, and the coverage invariants are checked on the same pool.
 
 # %%
-#| label: tbl-real-decomposition
-#| tbl-cap: "The single-draw decomposition on MATH-500 (released tensors of 2607.03436), recomputed and as released."
 real, why = datasets.load_optional("chen2026_math500")
 if real is None:
     skipped.append(f"the decomposition on MATH-500 ({why})")
@@ -637,6 +648,11 @@ else:
     rt = cov.coverage(real, np.round(np.linspace(0.05, 1.0, 20), 3))
     claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on MATH-500 (k = 30)", "2609.32996 §2.1", f"max L̂ = {rt.L.max():.3f}",
                (rt.L >= 0).all() and (rt.L <= rt.D + 1e-12).all())
+
+# %%
+#| label: tbl-real-decomposition
+#| tbl-cap: "The single-draw decomposition on MATH-500 (released tensors of 2607.03436), recomputed and as released."
+if real is not None:
     display(R.table(real_df))
 
 # %%
@@ -666,24 +682,27 @@ R.show_md("All {n} claims hold on this run (seed {seed}): {parts}.", n=len(claim
 # ## Takeaways
 
 # %%
-R.show_md(
-    "- Count rules make low thresholds coarse: at $k = 16$ one success separates covered from uncovered, and zero "
-    "successes leave the rate anywhere below {cp}.\n"
+lines = [
+    R.md("- Count rules make low thresholds coarse: at $k = 16$ one success separates covered from uncovered, and zero "
+         "successes leave the rate anywhere below {cp}.", cp=cp0),
     "- The identities hold for any rates: $L \\le D$, a router's loss to the oracle is $D\\,e_D$, and a mixture covers at "
-    "$\\tau$ at least what the oracle covers at $M\\tau$, a guarantee only for $\\tau \\le 1/M$.\n"
-    "- Plug-in gaps err both ways: with no real gap the coverage gap reads {m} on average, with a real gap of {Ls} it read "
-    "{ms}, and the outcome-oracle gap is biased low. Neither licenses ordinary paired inference; the null tests of "
-    "@sec-seed-pool and the certificates of @sec-certificates address that.\n"
-    "- Information sets a ladder: fixed member, finite signal, prompt, outcome. Only the last rung contains single-draw "
-    "luck ({dd} of the diffuse pool's gap), and collecting it needs fresh draws and a verifier.\n"
-    "- Fitted routers obey the same identity (largest residual {rf:.1e}); what separates them is their disagreement error.\n"
-    "- Complementary coverage has diminishing returns on every instance checked, so a greedy pool is never far from the best "
-    "pool of its size (worst ratio seen {r8}, guarantee $1 - 1/e$).\n"
-    "- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the specialist pool), under any joint law of the "
-    "draws; best-of-{Kb} on the maximiser lifts through it ({bok}).",
-    cp=cp0, m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean(), dd=dec.delta, rf=res_fit, r8=thm8["min_ratio"].min(),
-    orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K,
-)
+    "$\\tau$ at least what the oracle covers at $M\\tau$, a guarantee only for $\\tau \\le 1/M$.",
+    R.md("- Plug-in gaps err both ways: with no real gap the coverage gap reads {m} on average, with a real gap of {Ls} it read "
+         "{ms}, and the outcome-oracle gap is biased low. Neither licenses ordinary paired inference; the null tests of "
+         "@sec-seed-pool and the certificates of @sec-certificates address that.", m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean()),
+]
+
+# %%
+lines += [
+    R.md("- Information sets a ladder: fixed member, finite signal, prompt, outcome. Only the last rung contains single-draw "
+         "luck ({dd} of the diffuse pool's gap), and collecting it needs fresh draws and a verifier.", dd=dec.delta),
+    R.md("- Fitted routers obey the same identity (largest residual {rf:.1e}); what separates them is their disagreement error.", rf=res_fit),
+    R.md("- Complementary coverage has diminishing returns on every instance checked, so a greedy pool is never far from the best "
+         "pool of its size (worst ratio seen {r8}, guarantee $1 - 1/e$).", r8=thm8["min_ratio"].min()),
+    R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the specialist pool), under any joint law of the "
+         "draws; best-of-{Kb} on the maximiser lifts through it ({bok}).", orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K),
+]
+R.show_md("{body}", body="\n".join(lines))  # the bullets are filled already: shown as they are
 
 # %% [markdown]
 # ## Exercises

@@ -291,34 +291,29 @@ for d in TIE_GRID:
         df = C.gap_coverage(pop, n, reps=REPS, alpha=ALPHA, methods=("naive", "naive-percentile", "exact", "paired"), seed=rng)
         grid_rows.append(df.assign(lead=d, gap=pop.gap))
 grid = pd.concat(grid_rows, ignore_index=True)
+lows = {m: grid[grid["method"] == m].groupby("n")["coverage"].min() for m in ("exact", "paired", "naive-percentile")}
+nv = grid[grid["method"] == "naive"]
+worst, tie = nv.loc[nv["coverage"].idxmin()], nv[nv["lead"] == 0].sort_values("n")
+below_all = [d for d, gg in nv.groupby("lead") if (gg["coverage"] < 1 - ALPHA).all()]
 
 # %%
 #| label: fig-cert-coverage
 #| fig-cap: "Simulated coverage of 95% intervals for the oracle gap, M = 8 independent members. Left: the naive interval (Clopper-Pearson for the selected member), one line per lead d of the best member over the others. Right: the lowest coverage over all leads of Theorem 4, of the paired interval, and of the naive percentile interval (the pilot's variant). Dashed: the nominal coverage."
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="tight")
 for i, d in enumerate(TIE_GRID):
-    sub = grid[(grid["method"] == "naive") & (grid["lead"] == d)]
+    sub = nv[nv["lead"] == d]
     axes[0].plot(sub["n"], sub["coverage"], marker="o", ms=3, color=plt.cm.viridis(i / max(len(TIE_GRID) - 1, 1)), label=f"lead d = {d:g}")
 for m, color in (("exact", "C0"), ("paired", "C1"), ("naive-percentile", "C3")):
-    low = grid[grid["method"] == m].groupby("n")["coverage"].min()
-    axes[1].plot(low.index, low.values, marker="o", ms=3, color=color, label=METHOD[m])
-for ax in axes:
+    axes[1].plot(lows[m].index, lows[m].values, marker="o", ms=3, color=color, label=METHOD[m])
+for ax, title, size in ((axes[0], "naive interval", 7), (axes[1], "lowest coverage over the leads", 8)):
     ax.axhline(1 - ALPHA, color="k", ls="--", lw=1)
-    ax.set_xscale("log")
-    ax.set_xticks(N_GRID, [str(n) for n in N_GRID])
+    ax.set(xscale="log", xticks=N_GRID, xticklabels=N_GRID, xlabel="items n", title=title)
     ax.minorticks_off()
-    ax.set(xlabel="items n")
-axes[0].set(ylabel="coverage", title="naive interval")
-axes[1].set(title="lowest coverage over the leads")
-axes[0].legend(fontsize=7)
-axes[1].legend(fontsize=8)
-plt.tight_layout()
+    ax.legend(fontsize=size)
+axes[0].set(ylabel="coverage")
 plt.show()
 
 # %%
-nv = grid[grid["method"] == "naive"]
-worst, tie = nv.loc[nv["coverage"].idxmin()], nv[nv["lead"] == 0].sort_values("n")
-below_all = [d for d, gg in nv.groupby("lead") if (gg["coverage"] < 1 - ALPHA).all()]
 pct = grid[grid["method"] == "naive-percentile"]
 R.show_md(
     "Reading: the naive interval's coverage falls to {c:%} ($n = {n}$, lead {wd:g}) and is below the nominal level at every $n$ "
@@ -448,7 +443,7 @@ def reduce(pool):
 
 
 # %%
-real_rows, real_pools, seen, duplicates = [], {}, {}, []
+real_pools, hows, seen, duplicates = {}, {}, {}, []
 for name in [p for p in present_ext if p not in {"routerbench-all", "routerdc-k1-all"}]:  # stacked pools: certified through their parts
     pool = datasets.load(name)
     Rm, how = reduce(pool)
@@ -456,10 +451,18 @@ for name in [p for p in present_ext if p not in {"routerbench-all", "routerdc-k1
     if key in seen:  # e.g. a released "single draw" that is the tensor's draw 0
         duplicates.append(f"{name} = {seen[key]}")
         continue
-    seen[key], real_pools[name] = name, (pool, Rm)
+    seen[key], real_pools[name], hows[name] = name, (pool, Rm), how
+
+# %% [markdown]
+# An entry whose reduced outcomes repeat another entry's exactly is left out above. Each
+# remaining pool gets Theorem 4's interval and the paired one.
+
+# %%
+real_rows = []
+for name, (pool, Rm) in real_pools.items():
     ex = C.selection_valid_gap_from_outcomes(Rm, ALPHA, "exact", model_names=pool.policy_names)
     pa = C.selection_valid_gap_from_outcomes(Rm, ALPHA, "paired")
-    real_rows.append({"pool": name, "outcome": how, "n": ex.n, "M": ex.K, "best": ex.best_rate, "oracle": ex.oracle_rate, "gap": ex.estimate,
+    real_rows.append({"pool": name, "outcome": hows[name], "n": ex.n, "M": ex.K, "best": ex.best_rate, "oracle": ex.oracle_rate, "gap": ex.estimate,
                       "thm4": iv(ex.lo, ex.hi), "paired": iv(pa.lo, pa.hi), "ratio": pa.width / ex.width, "ex": ex, "pa": pa,
                       "certified by": "both" if ex.lo > 0 else "paired only" if pa.lo > 0 else "neither"})
 real_df = pd.DataFrame(real_rows)
@@ -587,8 +590,6 @@ if "mmlu-pro" in real_pools:
 # shows how much one evaluation run can move the certificate (@fig-cert-draws).
 
 # %%
-#| label: fig-cert-draws
-#| fig-cap: "Theorem 4 (blue) and paired (orange) intervals for the oracle gap on single draws of the k = 30 tensors of arXiv 2607.03436, one pair of bars per draw; the dot is the plug-in gap."
 def draw_intervals(bench):
     """Theorem 4 and paired intervals of every single draw of one k = 30 tensor."""
     pool = datasets.load(f"chen2026-{bench}")
@@ -598,6 +599,13 @@ def draw_intervals(bench):
 
 
 draws = pd.concat([draw_intervals(b) for b in chen], ignore_index=True) if chen else pd.DataFrame()
+
+# %% [markdown]
+# Each panel draws the two intervals of every draw side by side, with the plug-in gap as a dot.
+
+# %%
+#| label: fig-cert-draws
+#| fig-cap: "Theorem 4 (blue) and paired (orange) intervals for the oracle gap on single draws of the k = 30 tensors of arXiv 2607.03436, one pair of bars per draw; the dot is the plug-in gap."
 if not draws.empty:
     fig, axes = plt.subplots(1, len(chen), figsize=(3.6 * len(chen), 3.4))
     for ax, b in zip(np.atleast_1d(axes), chen, strict=True):
@@ -800,22 +808,28 @@ if audits:
 # pays for depends on how ties are broken; we report the cheapest and the dearest choice.
 
 # %%
-#| label: fig-cert-cost
-#| fig-cap: "Cost-aware utilities on the three RouterBench tasks (11 models, per-query costs normalised to [0, 1]): best fixed model, best task-tag rule, and the cost-aware oracle, as the price of cost λ grows."
 if "routerbench-all" in present_ext:
     pool = datasets.load("routerbench-all")
     lams = np.r_[0, np.logspace(-2, 1.3, 30)]
     kw = dict(signal=pool.prompts["task"].to_numpy(), model_names=pool.policy_names)
     cdf = C.cost_utilities(C.outcomes_from_pool(pool), pool.cost, lams, ties="cheapest", **kw).frame()
     dear = C.cost_utilities(C.outcomes_from_pool(pool), pool.cost, lams, ties="dearest", **kw).frame()
+else:
+    skipped.append("cost-aware utilities (RouterBench costs)")
+
+# %% [markdown]
+# The figure draws the three utilities against $\lambda$ for the cheapest tie-break.
+
+# %%
+#| label: fig-cert-cost
+#| fig-cap: "Cost-aware utilities on the three RouterBench tasks (11 models, per-query costs normalised to [0, 1]): best fixed model, best task-tag rule, and the cost-aware oracle, as the price of cost λ grows."
+if "routerbench-all" in present_ext:
     fig, ax = plt.subplots()
     for col, label in (("fixed", "best fixed model"), ("signal", "best task-tag rule"), ("oracle", "cost-aware oracle")):
         ax.plot(cdf["lambda"], cdf[col], label=label)
     ax.set(xscale="symlog", xlabel="λ (utility per unit of normalised cost)", ylabel="mean utility", title="Fixed ≤ signal ≤ oracle at every price")
     ax.legend()
     plt.show()
-else:
-    skipped.append("cost-aware utilities (RouterBench costs)")
 
 # %%
 if "routerbench-all" in present_ext:
@@ -910,6 +924,10 @@ lines = [
     R.md("- Paper 002's Theorem 4 and Corollary 5 are reproduced from the counts the paper publishes: {a} of {b} published "
          "intervals match to three decimals.", a=int(pilot_vs["matches"].sum() + confirm_vs["matches"].sum() + split_df["matches"].sum()),
          b=len(pilot_vs) + len(confirm_vs) + len(split_df)),
+]
+
+# %%
+lines += [
     R.md("- Ignoring the selection of the best member is not harmless: near ties push the naive interval's coverage down to {c:%}, "
          "and in an exact tie more items make it {trend}, because the selected member is the luckiest one; every valid interval "
          "stayed at or above {v:%}.", c=min(grid.loc[grid["method"] == "naive", "coverage"].min(), naive_tie),
@@ -921,6 +939,8 @@ lines = [
     R.md("- Split selection avoids the selection penalty at the cost of half the items; its anchor is not stable when members are "
          "close (GSM8K: {a}).", a=stab.loc["gsm8k", "anchor chosen"]),
 ]
+
+# %%
 if not real_df.empty:
     lines.append(R.md("- On {t} real pools the paired interval certifies a positive gap on {p} and Theorem 4 on {e}; the paired "
                       "interval's median width is {w:%} of Theorem 4's.", t=len(real_df), p=int((real_df["certified by"] != "neither").sum()),
@@ -949,6 +969,8 @@ last = nv[nv["n"] == max(N_GRID)].set_index("lead")["coverage"]
 R.solution("1. At $n = {n}$ the naive interval covers {a:%} with lead $d = 0$ and {b:%} with $d = {dmax:g}$: a clear leader is "
            "selected correctly and the interval is then nearly valid, while in a tie the selected member stays the luckiest.",
            n=max(N_GRID), a=last.loc[0.0] if 0.0 in last.index else float("nan"), b=last.iloc[-1], dmax=last.index[-1])
+
+# %%
 cg, og, ng, _ = pilot["gsm8k"]
 lo_cp = C.clopper_pearson(og - cg.max(), ng, ALPHA / len(cg))[0]
 pa_g = C.selection_valid_gap(cg, og, ng, ALPHA, "paired")
@@ -956,6 +978,8 @@ R.solution("2. Clopper-Pearson limits increase with the count, so $\\min_m L_m$ 
            "discordant count $o - c_m$, the empirically best one. For GSM8K: $o - \\max_m c_m = {d}$ of $n = {n}$, whose lower "
            "limit with confidence $1 - \\alpha/{m}$ is {lo}; the paired interval's lower limit is {pl}.",
            d=int(og - cg.max()), n=ng, m=len(cg), lo=lo_cp, pl=pa_g.lo)
+
+# %%
 alpha2 = 0.10
 n_cert = sum(C.selection_valid_gap(c, o, n, alpha2, "exact").lo > 0 for c, o, n, _ in pilot.values())
 R.solution("3. At $\\alpha = {a:g}$ Theorem 4 certifies {k} of the {t} pilot gaps (at $\\alpha = {a0:g}$: {k0}): a larger error "

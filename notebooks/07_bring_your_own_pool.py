@@ -64,10 +64,7 @@ ALPHA = 0.05
 # %%
 import json
 import os
-import shlex
 import shutil
-import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -78,9 +75,17 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-import oraclegap
+t_start, skipped = time.perf_counter(), []  # the chapter's clock
+
+# %% [markdown]
+# The library supplies the pools, the audit and the report helpers; `run_in_process` runs a
+# command of the `oraclegap` CLI in its own process, as a shell would, and `command_line` writes
+# it as a user would type it, with the chapter's scratch folder as `$WORK`.
+
+# %%
 from oraclegap import Pool, audit, datasets
 from oraclegap import report as R
+from oraclegap.cli import command_line, run_in_process
 from oraclegap.rollouts.generate import dir_digest
 from oraclegap.sources import open_pool
 from oraclegap.stats import nulls
@@ -88,29 +93,9 @@ from oraclegap.stats import nulls
 R.use_style()
 if SMALL:
     N_LIVE, K_LIVE, K_GRID = 16, 8, [k for k in K_GRID if k in (2, 8, 16, 64)]
-t_start, skipped = time.perf_counter(), []
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 LAB, WORK = datasets.lab_dir(), Path(tempfile.mkdtemp(prefix="og-ch07-"))
-LAB_CFG = json.loads((LAB / "manifest.json").read_text())["config"]  # the lab's sampling settings
 SETTINGS = audit.audit_settings(TAUS, ALPHA, SEED, small=SMALL)
-
-
-def cli(*args):
-    """Run `oraclegap ARGS` in its own process, as a shell would; returns (stdout, seconds)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
-        [str(Path(oraclegap.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
-    t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "oraclegap.cli", *map(str, args)], capture_output=True, text=True, env=env)
-    if res.returncode != 0:
-        raise RuntimeError(f"oraclegap {args[0]} failed ({res.returncode}): {res.stderr.strip().splitlines()[-1:]}")
-    return res.stdout, time.perf_counter() - t0
-
-
-def shown(*args):
-    """The command as a user would type it: paths relative to the project, the scratch folder as $WORK."""
-    words = [os.path.relpath(a) if isinstance(a, Path) and not str(a).startswith(str(WORK)) else
-             str(a).replace(str(WORK), "$WORK") for a in args]
-    return "oraclegap " + " ".join(w if w.startswith("$WORK") else shlex.quote(w) for w in words)
 
 
 # %% [markdown]
@@ -124,19 +109,25 @@ def shown(*args):
 # sampling settings, each adapter with its own draw seeds as the lab does (per-policy draws,
 # so the adapters' draws are independent); the lab's stored pools hold the same prompts and
 # seeds sampled earlier, 16 and 64 responses per prompt. The real pool is read in place from `OG_EXTERNAL_DIR` when
-# present (@tbl-byop-settings).
+# present. We load the pools and the lab's sampling settings, and fingerprint the base model and the
+# two adapters by the digest of their folders, so that the settings table says exactly which files
+# were sampled (@tbl-byop-settings).
+
+# %%
+LAB_CFG = json.loads((LAB / "manifest.json").read_text())["config"]  # the lab's sampling settings
+lab_pool, k64_pool = datasets.load(LAB_POOL), datasets.load(LAB_K64)
+real, real_why = datasets.load_optional(REAL_POOL)
+digest = {"base": dir_digest(LAB / "models" / "main")[:12], **{a: dir_digest(LAB / "adapters" / a)[:12] for a in ADAPTERS}}
+live_row = ("live rollouts", f"base data/lab/models/main ({digest['base']}) with adapters "
+            + ", ".join(f"{a} ({digest[a]})" for a in ADAPTERS),
+            f"{N_LIVE} primary test prompts, task integer, k = {K_LIVE}, temperature {LAB_CFG['temperature']:g}, "
+            f"{LAB_CFG['max_tokens']} new tokens, seed {LAB_CFG['sample_seed']}, transformers on CPU")
 
 # %%
 #| label: tbl-byop-settings
 #| tbl-cap: "Inputs and settings of this chapter."
-lab_pool, k64_pool = datasets.load(LAB_POOL), datasets.load(LAB_K64)
-real, real_why = datasets.load_optional(REAL_POOL)
-digest = {"base": dir_digest(LAB / "models" / "main")[:12], **{a: dir_digest(LAB / "adapters" / a)[:12] for a in ADAPTERS}}
 rows = [
-    ("live rollouts", f"base data/lab/models/main ({digest['base']}) with adapters "
-     + ", ".join(f"{a} ({digest[a]})" for a in ADAPTERS),
-     f"{N_LIVE} primary test prompts, task integer, k = {K_LIVE}, temperature {LAB_CFG['temperature']:g}, "
-     f"{LAB_CFG['max_tokens']} new tokens, seed {LAB_CFG['sample_seed']}, transformers on CPU"),
+    live_row,
     ("lab seed pool", LAB_POOL, f"{lab_pool.n_prompts} prompts × {lab_pool.n_policies} seeds × k = {lab_pool.k}, {lab_pool.alignment}"),
     ("seed-aligned twin", LAB_ALIGNED, "the seed pool's seeds and prompts, k = 16, sampled with seed-aligned draws"),
     ("more responses", LAB_K64, f"the same prompts, base + {k64_pool.n_policies - 1} seeds, k = {k64_pool.k}; k = {', '.join(map(str, K_GRID))}"),
@@ -181,9 +172,9 @@ roll_args = ["rollouts", "--model", LAB / "models" / "main", *[w for a in ADAPTE
              "--max-tokens", LAB_CFG["max_tokens"], "--seed", LAB_CFG["sample_seed"], "--draw-seeds", "per-policy",
              "--batch-size", 8 * K_LIVE,
              "--out", store, "--no-progress", "--json"]
-status_out, t_roll = cli(*roll_args)
+status_out, t_roll = run_in_process(*roll_args)
 status = json.loads(status_out)
-R.show_md("```bash\n{cmd}\n```", cmd=shown(*roll_args).replace(" --", " \\\n    --"))
+R.show_md("```bash\n{cmd}\n```", cmd=command_line(*roll_args, scratch=WORK).replace(" --", " \\\n    --"))
 
 # %%
 st = pd.DataFrame(status["per_policy"])
@@ -212,6 +203,12 @@ if held:
                  sv="identical" if np.array_equal(live_pool.verdicts, stored.verdicts) else "not identical")
 else:
     repro = R.md("`{p}` does not hold these prompts, adapters and draws, so there is nothing stored to compare with.", p=LAB_K64)
+
+# %% [markdown]
+# The store also keeps each response's confidence; we compare its mean over the correct and the
+# wrong responses.
+
+# %%
 conf = live_pool.per_response["confidence"]
 c_right, c_wrong = float(conf[live_pool.verdicts].mean()), float(conf[~live_pool.verdicts].mean())
 R.show_md("Reading: the pool is {n} prompts × {M} policies × k = {k}, alignment `{al}`. {repro} The mean token log-probability "
@@ -229,10 +226,10 @@ R.show_md("Reading: the pool is {n} prompts × {M} policies × k = {k}, alignmen
 # %%
 aud_dir = WORK / "audit-live"
 aud_args = ["audit", store, "--out", aud_dir, "--seed", SEED, "--quiet", *(["--small", "--no-report"] if SMALL else [])]
-aud_out, t_aud = cli(*aud_args)
+aud_out, t_aud = run_in_process(*aud_args)
 live_numbers = audit.load_numbers(aud_dir / "audit.json")
 printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 96, subsequent_indent="    ") for line in aud_out.strip().splitlines()]
-R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=shown(*aud_args), out="\n".join(printed))
+R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=command_line(*aud_args, scratch=WORK), out="\n".join(printed))
 
 # %% [markdown]
 # The verdict is chosen by the explicit rules of `oraclegap.audit.verdict` (README, "Check your
@@ -287,6 +284,12 @@ rejects = (R.md("neither null rejects at any threshold (smallest Holm-adjusted p
            if not (jl["nulls"]["redeal_taus"] or jl["nulls"]["margin_taus"]) else
            R.md("the re-deal null rejects at $\\tau$ = {r} and the margin-preserving null at $\\tau$ = {m}",
                 r=taus_of(jl["nulls"]["redeal_taus"]), m=taus_of(jl["nulls"]["margin_taus"])))
+
+# %% [markdown]
+# The reading puts the gap at the primary threshold beside the nulls' answer and the power the
+# design had against a useful effect.
+
+# %%
 R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {L} on $D$ = {D} disagreement prompts, and "
           "{rejects}. Against a diffuse effect of the useful size "
           "the design's power is {pw} [{lo}, {hi}] over {reps} simulated pools, so the audit reads it as `{state}`{plan}.",
@@ -426,9 +429,11 @@ sweep, sweep_res = audit.draws_sweep(k64_seeds, [k for k in K_GRID if k != lab_p
 sweep_res[lab_pool.k] = res_lab
 sweep = pd.DataFrame([audit.summary(sweep_res[k]) for k in sorted(sweep_res)])
 
+# %% [markdown]
+# For the table each audit's numbers become readable columns: the thresholds where both nulls
+# reject, the power with its interval, and what each planner names when the power falls short.
+
 # %%
-#| label: tbl-byop-sweep
-#| tbl-cap: "The audit of the lab's seed pool with its first k responses per prompt and seed: verdict, L and L/D at the primary threshold, the smallest Holm-adjusted p of each null, the thresholds where both nulls reject, the re-deal power against the useful effect with its Wilson 95% interval, and the responses per prompt k and prompts n the planner names."
 tab = sweep.copy()
 tab["both reject at τ"] = [", ".join(f"{t:g}" for t in ts) or "—" for ts in tab["detected_taus"]]
 tab["power [95%]"] = [R.fmt_interval(p, lo, hi, 2) for p, lo, hi in zip(tab["power"], tab["power_lo"], tab["power_hi"], strict=True)]
@@ -443,33 +448,40 @@ def asks(res, name):
 
 tab["plan"] = ["nothing (power adequate)" if st == "adequate" else ", ".join(asks(sweep_res[k], name) for name in ("plan_k", "plan_n"))
                for k, st in zip(tab["k"], tab["power_state"], strict=True)]
+
+# %%
+#| label: tbl-byop-sweep
+#| tbl-cap: "The audit of the lab's seed pool with its first k responses per prompt and seed: verdict, L and L/D at the primary threshold, the smallest Holm-adjusted p of each null, the thresholds where both nulls reject, the re-deal power against the useful effect with its Wilson 95% interval, and the responses per prompt k and prompts n the planner names."
 R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D", "p_redeal": "p re-deal", "p_margin": "p margin",
                       "both reject at τ": "both reject at τ", "power [95%]": "power [95%]", "plan": "planner asks for"})
 
 # %% [markdown]
 # The figure puts the power this design has against the useful effect beside the planner's
-# curve from the $k = 16$ audit, which predicts the power at more responses.
+# curve from the $k = 16$ audit, which predicts the power at more responses. First the series:
+# the planner's curve, the Wilson limits as error bars, and each null's smallest Holm p, drawn
+# at one over the number of draws when it is zero.
+
+# %%
+plan16 = pd.DataFrame([r for r in res_lab.numbers["power"]["plan_k"]["curve"] if r["null"] == "redeal"])
+err = np.clip([sweep["power"] - sweep["power_lo"], sweep["power_hi"] - sweep["power"]], 0, None)  # Wilson limits round at 0 and 1
+right = {null: (np.maximum(sweep[null], 1 / (SETTINGS.n_draws + 1)), style, null[2:].replace("redeal", "re-deal"))
+         for null, style in (("p_redeal", "o-"), ("p_margin", "s--"))}
 
 # %%
 #| label: fig-byop-sweep
 #| fig-cap: "Left: re-deal power against the useful diffuse effect at the primary threshold for each audited k (Wilson 95% intervals; each audit calibrates the effect on its own pooled rates), with the planner's prediction from the k = 16 audit (dashed) and the target power (grey). Right: the smallest Holm-adjusted p of each null over the thresholds (a p of zero, no null draw as large as observed, drawn at one over the number of draws); below the dotted line (α) the null rejects."
-plan16 = pd.DataFrame([r for r in res_lab.numbers["power"]["plan_k"]["curve"] if r["null"] == "redeal"])
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
-err = np.clip([sweep["power"] - sweep["power_lo"], sweep["power_hi"] - sweep["power"]], 0, None)  # Wilson limits round at 0 and 1
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4), layout="tight")
 a1.errorbar(sweep["k"], sweep["power"], yerr=err, fmt="o-", capsize=3, label="audit at k")
 a1.plot([lab_pool.k, *plan16["k"]], [cur_lab["power"]["redeal"], *plan16["reject_rate"]], "s--", color=R.PALETTE[1], label="planner at k = 16")
 a1.axhline(SETTINGS.target_power, color="0.6", lw=1)
-a1.set(xscale="log", xlabel="responses per prompt k", ylabel="power (re-deal)", ylim=(-0.02, 1.02))
-for j, (null, style) in enumerate((("p_redeal", "o-"), ("p_margin", "s--"))):
-    a2.plot(sweep["k"] * (1 + 0.04 * j), np.maximum(sweep[null], 1 / (SETTINGS.n_draws + 1)), style, color=R.PALETTE[j + 2],
-            label=null[2:].replace("redeal", "re-deal"))
+a1.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, xlabel="responses per prompt k", ylabel="power (re-deal)", ylim=(-0.02, 1.02))
+for j, (ys, style, label) in enumerate(right.values()):
+    a2.plot(sweep["k"] * (1 + 0.04 * j), ys, style, color=R.PALETTE[j + 2], label=label)
 a2.axhline(ALPHA, color="0.3", ls=":", lw=1)
-a2.set(xscale="log", yscale="log", xlabel="responses per prompt k", ylabel="smallest Holm p")
+a2.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, yscale="log", xlabel="responses per prompt k", ylabel="smallest Holm p")
 for ax in (a1, a2):
-    ax.set_xticks(K_GRID, [str(k) for k in K_GRID])
     ax.minorticks_off()
     ax.legend(fontsize="small")
-plt.tight_layout()
 plt.show()
 
 # %%
@@ -505,6 +517,12 @@ if held:
 claims.add("audit.json equals run_audit on the same pool and seed", "issue 14", "identical" if json_equal else "different", json_equal,
            kind="sanity")
 must.append(len(claims) - 1)
+
+# %% [markdown]
+# The audits of the lab's seed pool, of its seed-aligned twin and of the real pool when present
+# add their claims.
+
+# %%
 p10 = {null: jl["nulls"]["L"][jl["coverage"]["primary_key"]][null]["p_holm"] for null in ("redeal", "margin")}
 claims.add(f"lab seed pool at k = 16: neither null rejects at τ = {pw_lab['tau']:g}", "2609.32996 §3, Table 1",
            f"Holm p {p10['redeal']:.3f} (re-deal), {p10['margin']:.3f} (margin); both reject at τ = {taus_of(jl['nulls']['detected_taus'])}",
@@ -517,6 +535,11 @@ if real is not None:
     must.append(len(claims) - 1)
     claims.add("MATH-500: a certified gap the quick router does not recover", "this chapter", res_real.verdict.code,
                res_real.verdict.code == "certified", kind="simulation")
+
+# %% [markdown]
+# Last, the long table, the exchange file's round trip and the sweep over $k$.
+
+# %%
 claims.add("a long table gives the same audit in every section but the router", "issue 14",
            f"{sum(v for s, v in equal.items() if s != 'router')}/{len(sections) - 1} sections equal",
            all(v for s, v in equal.items() if s != "router"), kind="identity")
@@ -548,22 +571,27 @@ lines = [
          "on the CPU, and `oraclegap audit` turned the store into {what} in {ta:.0f} s; the same audit runs on a registry name, a "
          "pool directory, a long table or a `Pool` in Python.", n=n_resp, t=t_roll, ta=t_aud,
          what="`audit.json`" if SMALL else "a report and `audit.json`"),
+]
+weight = {"adequate": "is good evidence against a gap of that size",
+          "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}", kn=audit.summary(jl)["k_needed"] or "more than its grid"),
+          "low": R.md("says little, and the planner asks for k = {kn}", kn=audit.summary(jl)["k_needed"] or "more than its grid")}
+
+# %%
+lines += [
     R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power against a useful effect is {p} [{lo}, {hi}], "
          "so a non-rejection {weight}.", k=lab_pool.k, c=res_lab.verdict.code,
          rej=R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(jl["nulls"]["detected_taus"])) if jl["nulls"]["detected_taus"] else
          " (no threshold where both nulls reject)",
          p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
-         weight={"adequate": "is good evidence against a gap of that size",
-                 "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}",
-                                   kn=audit.summary(jl)["k_needed"] or "more than its grid"),
-                 "low": R.md("says little, and the planner asks for k = {kn}",
-                             kn=audit.summary(jl)["k_needed"] or "more than its grid")}[cur_lab["state"]]),
+         weight=weight[cur_lab["state"]]),
     R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why that is weaker evidence: matched "
          "agreement {a} against {e} shuffled. Sample each member with its own seeds (`--draw-seeds per-policy`) before reading "
          "a null.", c=res_al.verdict.code, a=dal["matched"], e=dal["shuffled"]),
     R.md("- With more responses the verdict {moves}.", moves="does not change on this grid" if k_first is None else
          R.md("becomes `{c}` from k = {k} on: collecting before concluding is what the audit is for", c=changed["code"].iloc[0], k=k_first)),
 ]
+
+# %%
 if real is not None:
     lines.append(R.md("- On MATH-500 the verdict is `{c}`: {what}; a share {sh} of the single-draw gap is luck no committed router "
                       "collects.", c=res_real.verdict.code, sh=est["noise_share"]["value"],
@@ -603,6 +631,8 @@ R.solution("1. A larger effect is easier to detect, so the prediction is fewer r
            R.md("asks for k = {k}", k=need1 if need1 != big else "more than the planner's grid"),
            cmp=R.compare(need1, need0, less="fewer, as predicted", more="more, against the prediction",
                          same="the same grid point (the grid doubles k, so a smaller need can round to the same value)"))
+
+# %%
 ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
 c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
 R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. The paired interval of the "
@@ -611,6 +641,8 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the ce
            "includes single-draw luck (@sec-single-draw), which is why the next step reads: {step}",
            f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"], c=ex2.verdict.code,
            step=next((s for s in ex2.verdict.next_steps if "k >= 2" in s), "collect k >= 2 responses per prompt."))
+
+# %%
 top = sweep_res[max(sweep_res)].numbers
 if top["nulls"]["detected_taus"]:
     key = top["nulls"]["detected_taus"][-1]

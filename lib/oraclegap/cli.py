@@ -17,12 +17,16 @@ import argparse
 import importlib
 import os
 import pkgutil
+import shlex
+import subprocess
 import sys
+import time
 import traceback
+from pathlib import Path
 
 from . import commands as _commands
 
-__all__ = ["main", "build_parser", "OneLineParser", "error_line"]
+__all__ = ["main", "build_parser", "OneLineParser", "error_line", "run_in_process", "command_line"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -61,6 +65,40 @@ class OneLineParser(argparse.ArgumentParser):
 def error_line(text: str) -> str:
     """``text`` on a single line (newlines and runs of spaces collapsed)."""
     return " ".join(str(text).split())
+
+
+def run_in_process(*args, threads: int = 1) -> tuple[str, float]:
+    """Run ``oraclegap ARGS`` in a fresh Python process, as a shell would, and return its
+    standard output and the wall-clock seconds it took (start-up included).
+
+    The child sees this checkout's library first on ``PYTHONPATH`` and ``OMP_NUM_THREADS`` set to
+    ``threads`` (one by default: on a shared CPU that avoids oversubscription). A non-zero exit
+    status raises ``RuntimeError`` naming the verb, the status and the last line of stderr."""
+    if not args:
+        raise ValueError("args: no arguments given; expected a verb and its options, e.g. 'coverage', POOL")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads: got {threads!r}; expected a positive integer")
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "oraclegap.cli", *map(str, args)], capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        raise RuntimeError(f"oraclegap {args[0]} failed ({res.returncode}): {res.stderr.strip().splitlines()[-1:]}")
+    return res.stdout, time.perf_counter() - t0
+
+
+def command_line(*args, scratch=None, scratch_name: str = "$WORK") -> str:
+    """The command ``oraclegap ARGS`` as a user would type it in a shell: ``Path`` arguments
+    relative to the current directory, every occurrence of the folder ``scratch`` (when given)
+    written as ``scratch_name``, and every other word quoted for the shell (``shlex.quote``)."""
+    root = None if scratch is None else str(scratch)
+    words = []
+    for a in args:
+        if root is not None and root in str(a):
+            words.append(str(a).replace(root, scratch_name))
+        else:
+            words.append(os.path.relpath(a) if isinstance(a, Path) else str(a))
+    return "oraclegap " + " ".join(w if root is not None and w.startswith(scratch_name) else shlex.quote(w) for w in words)
 
 
 def build_parser() -> argparse.ArgumentParser:
