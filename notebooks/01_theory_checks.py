@@ -702,7 +702,7 @@ lines += [
     R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the specialist pool), under any joint law of the "
          "draws; best-of-{Kb} on the maximiser lifts through it ({bok}).", orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K),
 ]
-R.show_md("{body}", body="\n".join(lines))  # the bullets are filled already: shown as they are
+R.show_lines(lines)  # the bullets are filled already: shown as they are
 
 # %% [markdown]
 # ## Exercises

@@ -682,7 +682,7 @@ takeaways.append(R.md(
     mw="rejects" if mx["p_m"] <= 0.05 else "does not reject", rw="rejects" if mx["p"] <= 0.05 else "does not",
     pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05 else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
 takeaways.append(R.md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
-display(Markdown("\n".join(takeaways)))
+R.show_lines(takeaways)
 
 # %% [markdown]
 # ## Exercises

@@ -982,7 +982,7 @@ if CHEN:
                       s=decs["math500"].value("noise_share") if "math500" in decs else float("nan"),
                       v="passes 001's falsifier on every tensor" if all(r.passes for r in bok.values()) else "fails on some tensor"))
 lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start, s=SMALL))
-R.show_md("\n".join(lines))
+R.show_lines(lines)
 
 # %% [markdown]
 # ## Exercises

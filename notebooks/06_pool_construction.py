@@ -71,7 +71,7 @@ from IPython.display import Markdown, display
 from oraclegap import datasets
 from oraclegap.datasets import paper_table
 from oraclegap.deploy import compose as C
-from oraclegap.report import fmt, md, placeholder_figure, show_md, table, use_style
+from oraclegap.report import fmt, md, placeholder_figure, show_lines, show_md, table, use_style
 from oraclegap.stats.certify import random_halves
 
 # %% [markdown]
@@ -569,7 +569,7 @@ def pool_sentence(label, o):
 
 
 if real:
-    display(Markdown("\n".join(pool_sentence(label, over[over["pool"] == label]) for label in real)))
+    show_lines([pool_sentence(label, over[over["pool"] == label]) for label in real])
 
 # %% [markdown]
 # @fig-compose-real-saturation puts the coverage curves of all real datasets on one scale: the
@@ -790,7 +790,7 @@ if rsw:
                 "({pos} of {n} datasets with a gain more than two standard errors above zero, {neg} below).", p=name,
                 c=d["greedy_test"].mean(), g=d["greedy_gain"].mean(), pos=int(pos2[d.index].sum()), neg=int(neg2[d.index].sum()), n=len(d))
              for name, d in conv.groupby("pool", sort=False)]
-    display(Markdown("\n".join(lines)))
+    show_lines(lines)
 
 # %% [markdown]
 # And over all real datasets together:
@@ -842,7 +842,7 @@ takeaways.append(md(
                   "coverage, clearly above zero on {pos} of them.", n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum())) if rsw else "",
     skip="" if not skipped else "\n- Skipped on this run: " + "; ".join(skipped) + "."))
 takeaways.append(md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
-display(Markdown("\n".join(takeaways)))
+show_lines(takeaways)
 
 # %% [markdown]
 # ## Exercises

@@ -599,7 +599,7 @@ if real is not None:
                             "certified-recoverable": "the opportunity is certified and the quick router recovers part of it"}
                       .get(res_real.verdict.code, res_real.verdict.headline.rstrip("."))))
 lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start, s=SMALL))
-R.show_md("\n".join(lines))
+R.show_lines(lines)
 
 # %% [markdown]
 # ## Exercises

@@ -103,6 +103,28 @@ def test_table_ids_are_reproducible_not_random():
     assert id1 != id2 and id1.split("_")[1] == id2.split("_")[1]  # distinct numbers, the same content hash
 
 
+def test_show_lines_keeps_filled_markdown_verbatim(capsys, monkeypatch):
+    """Filled bullets with LaTeX braces are shown exactly, where show_md would refill them."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ipython(name, *a, **k):  # print instead of display, so the text can be read back
+        if name.startswith("IPython"):
+            raise ImportError(name)
+        return real_import(name, *a, **k)
+
+    lines = [report.md("- $O_{{\\mathrm{{repro}}}}$ = {x}", x=0.8371), "- p = < 0.001 stays as written"]
+    assert lines[0] == "- $O_{\\mathrm{repro}}$ = 0.837"
+    monkeypatch.setattr(builtins, "__import__", no_ipython)
+    report.show_lines(lines)
+    assert capsys.readouterr().out == "\n".join(lines) + "\n"
+    with pytest.raises((KeyError, ValueError)):
+        report.show_md("\n".join(lines))  # refilling reads the LaTeX braces as fields
+    with pytest.raises(TypeError, match="sequence of strings"):
+        report.show_lines("- one string")
+
+
 def test_published_figures_lookup():
     f = report.published("000.T1.L_010")
     assert f.paper == "000" and f.text == "0.113" and f.value == pytest.approx(0.113)

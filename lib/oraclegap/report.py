@@ -221,6 +221,21 @@ def show_md(template: str, /, **values) -> None:
         print(text)
 
 
+def show_lines(lines: Sequence[str], sep: str = "\n") -> None:
+    """Display Markdown that is already filled (e.g. bullets built with :func:`md`) exactly as
+    it is, joined by ``sep``: unlike :func:`show_md` nothing is filled again, so braces (LaTeX
+    such as ``$O_{\\mathrm{repro}}$``) are kept."""
+    if isinstance(lines, str) or not all(isinstance(x, str) for x in lines):
+        raise TypeError("lines must be a sequence of strings (Markdown already filled)")
+    text = sep.join(lines)
+    try:
+        from IPython.display import Markdown, display
+
+        display(Markdown(text))
+    except ImportError:  # pragma: no cover
+        print(text)
+
+
 def claim_table(rows: Sequence[Mapping]) -> pd.DataFrame:
     """Rows of ``{claim, source, computed, holds}`` as a DataFrame (the theory-check format)."""
     df = pd.DataFrame(list(rows))
