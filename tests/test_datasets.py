@@ -123,6 +123,20 @@ def test_paper_sources_manifest_covers_every_file():
     assert csvs == set(man["files"])
 
 
+def test_table7_post_inference_agrees_with_tables_1_and_15():
+    """Table 7's transcription against the paper's other tables: its outcome oracle is Table 1's
+    oracle, its raw maximum confidence and plurality vote are Table 15's accuracies, and no
+    selector exceeds the outcome oracle."""
+    t7 = D.paper_table("002_table7_post_inference").pivot(index="dataset", columns="method", values="accuracy")
+    t1 = D.paper_table("002_table1_confirmatory").set_index("dataset")
+    t15 = D.paper_table("002_table15_paired").pivot(index="dataset", columns="method", values="accuracy")
+    assert set(t7.index) == set(t1.index) == set(t15.index) and t7.shape == (4, 6)
+    np.testing.assert_allclose(t7["Outcome oracle"], t1.loc[t7.index, "oracle"], atol=1e-9)
+    np.testing.assert_allclose(t7["Raw maximum confidence"], t15.loc[t7.index, "Max confidence"], atol=1e-9)
+    np.testing.assert_allclose(t7["Plurality vote"], t15.loc[t7.index, "Plurality vote"], atol=1e-9)
+    assert (t7.drop(columns="Outcome oracle").le(t7["Outcome oracle"], axis=0)).all().all()
+
+
 # ---------------------------------------------------------------------- external releases (figures from SOURCE.md)
 
 CHEN = {  # shape, best single, O_repro (mean max_m p^_im), seed-aligned O_exp
