@@ -714,9 +714,7 @@ comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d[
 # signed with its interval.
 
 # %%
-def signed_ci(d, lo, hi):
-    """A difference with its interval, signs shown: +0.012 [−0.004, +0.030]."""
-    return f"{R.fmt_signed(d)} [{R.fmt_signed(lo)}, {R.fmt_signed(hi)}]"
+signed_ci = R.fmt_signed_interval  # a difference with its interval, signs shown
 
 
 FAMILY_NAMES = {"tfidf_logreg": "linear (text)", "gbr_features": "gradient-boosted (prompt features)", "tfidf_knn": "nearest-neighbour (text)",

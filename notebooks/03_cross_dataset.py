@@ -107,7 +107,7 @@ nulls.warm_up()  # compile or load the numba kernels once
 P = R.published
 fp = lambda v: R.fmt_p(v, n_draws=N_DRAWS)  # a randomisation p-value at the resolution of its draws  # noqa: E731
 fpt = lambda v: fp(v).replace("< ", "<\u00a0")  # the same in a table cell, kept on one line  # noqa: E731
-siv = lambda g, lo, hi: f"{R.fmt_signed(g)} [{R.fmt_signed(lo)}, {R.fmt_signed(hi)}]"  # noqa: E731
+siv = R.fmt_signed_interval  # a difference with its interval, signs shown
 FAMILY = {"dataset": "identity", "embed_knn": "embedding 15-NN", "embed_pca_logreg": "embedding linear"}
 SHORT = {"dataset": "identity", "embed_knn": "15-NN", "embed_pca_logreg": "linear"}  # in table headers
 

@@ -73,6 +73,12 @@ def test_claims_table_and_stop():
         c.add("x", "y", 1, True, kind="other")
 
 
+def test_fmt_signed_interval():
+    assert report.fmt_signed_interval(0.0123, -0.0041, 0.03) == "+0.012 [-0.004, +0.030]"
+    assert report.fmt_signed_interval(0.0, 0.0, 0.5, digits=2) == "0.00 [0.00, +0.50]"  # zero carries no sign
+    assert report.fmt_signed_interval(-0.2, -0.3, -0.1) == "-0.200 [-0.300, -0.100]"
+
+
 def test_fmt_frac():
     assert report.fmt_frac(2 / 3) == "2/3" and report.fmt_frac(1.0) == "1" and report.fmt_frac(0.0) == "0"
     assert report.fmt_frac(0.123456) == "0.123"

@@ -127,6 +127,11 @@ def fmt_interval(estimate, lo, hi, digits: int = 3) -> str:
     return inner if estimate is None else f"{fmt(estimate, digits)} {inner}"
 
 
+def fmt_signed_interval(estimate, lo, hi, digits: int = 3) -> str:
+    """A difference with its interval, every sign shown: ``+0.012 [-0.004, +0.030]``."""
+    return f"{fmt_signed(estimate, digits)} [{fmt_signed(lo, digits)}, {fmt_signed(hi, digits)}]"
+
+
 def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Sequence[str] = (),
           columns: Mapping[str, str] | None = None):
     """A DataFrame formatted for display: floats to ``digits`` decimals, booleans as yes/no.
@@ -227,13 +232,7 @@ def show_lines(lines: Sequence[str], sep: str = "\n") -> None:
     such as ``$O_{\\mathrm{repro}}$``) are kept."""
     if isinstance(lines, str) or not all(isinstance(x, str) for x in lines):
         raise TypeError("lines must be a sequence of strings (Markdown already filled)")
-    text = sep.join(lines)
-    try:
-        from IPython.display import Markdown, display
-
-        display(Markdown(text))
-    except ImportError:  # pragma: no cover
-        print(text)
+    _display_markdown(sep.join(lines))
 
 
 def claim_table(rows: Sequence[Mapping]) -> pd.DataFrame:
