@@ -159,3 +159,21 @@ def test_published_figures_are_printed_in_the_papers(shared_dir):
     assert df["key"].is_unique
     missing = [f"{r.key}: {r.value}" for r in df.itertuples() if r.value.lstrip("+") not in flat]
     assert not missing, f"registered as published but not found in the papers' text: {missing}"
+
+
+#: Code cells stay short (the project aims at 15 non-blank lines; a cell above this fails).
+MAX_CODE_CELL_LINES = 20
+
+
+@pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_code_cells_are_short(src):
+    """Notebooks hold narrative and glue: every code cell but the parameters cell has at most
+    MAX_CODE_CELL_LINES non-blank lines (cell options included); longer logic belongs in lib/."""
+    long = []
+    for i, cell in enumerate(book.structure._read_cells(src)):
+        if cell.cell_type != "code" or "parameters" in cell.metadata.get("tags", []):
+            continue
+        n = sum(1 for line in cell.source.splitlines() if line.strip())
+        if n > MAX_CODE_CELL_LINES:
+            long.append(f"cell {i} ({n} lines): {cell.source.splitlines()[0][:80]}")
+    assert not long, f"{src.name}: code cells over {MAX_CODE_CELL_LINES} non-blank lines:\n  " + "\n  ".join(long)
