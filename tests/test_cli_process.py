@@ -48,6 +48,16 @@ def test_command_line_quotes_relativises_and_names_the_scratch_folder(tmp_path, 
     assert words == ["oraclegap", "audit", "WORK/store", "--out", "data/x y", "--label", "a b"]
 
 
+def test_command_line_quotes_around_the_scratch_folder_inside_a_word(tmp_path):
+    """The scratch folder inside a word: the variable stays bare, the rest is quoted, so a
+    shell with WORK set gives back the original argument."""
+    scratch = tmp_path / "w"
+    line = command_line("rollouts", f"--adapter=s1={scratch}/a b;c", scratch=scratch)
+    assert "$WORK" in line and "'" in line
+    words = shlex.split(line.replace("$WORK", str(scratch)))
+    assert words == ["oraclegap", "rollouts", f"--adapter=s1={scratch}/a b;c"]
+
+
 def test_command_line_without_scratch_quotes_every_word():
     assert command_line("coverage", "$HOME/p.npy") == "oraclegap coverage '$HOME/p.npy'"
     assert shlex.split(command_line("nulls", "x;rm -rf y")) == ["oraclegap", "nulls", "x;rm -rf y"]

@@ -78,8 +78,8 @@ def run_in_process(*args, threads: int = 1) -> tuple[str, float]:
         raise ValueError("args: no arguments given; expected a verb and its options, e.g. 'coverage', POOL")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: got {threads!r}; expected a positive integer")
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    path = [str(Path(__file__).parents[1])] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(path)}
     t0 = time.perf_counter()
     res = subprocess.run([sys.executable, "-m", "oraclegap.cli", *map(str, args)], capture_output=True, text=True, env=env)
     if res.returncode != 0:
@@ -90,15 +90,17 @@ def run_in_process(*args, threads: int = 1) -> tuple[str, float]:
 def command_line(*args, scratch=None, scratch_name: str = "$WORK") -> str:
     """The command ``oraclegap ARGS`` as a user would type it in a shell: ``Path`` arguments
     relative to the current directory, every occurrence of the folder ``scratch`` (when given)
-    written as ``scratch_name``, and every other word quoted for the shell (``shlex.quote``)."""
+    written as ``scratch_name`` (left unquoted, so the shell expands it), and everything else
+    quoted for the shell (``shlex.quote``)."""
     root = None if scratch is None else str(scratch)
     words = []
     for a in args:
         if root is not None and root in str(a):
-            words.append(str(a).replace(root, scratch_name))
+            # the rest of the word quoted, the variable left bare so the shell expands it
+            words.append(scratch_name.join(shlex.quote(part) if part else "" for part in str(a).split(root)))
         else:
-            words.append(os.path.relpath(a) if isinstance(a, Path) else str(a))
-    return "oraclegap " + " ".join(w if root is not None and w.startswith(scratch_name) else shlex.quote(w) for w in words)
+            words.append(shlex.quote(os.path.relpath(a) if isinstance(a, Path) else str(a)))
+    return "oraclegap " + " ".join(words)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,7 +36,8 @@ cell as independent draws, independent across members too. Pools sampled with *s
 draws (draw j of a prompt uses the same random seed under every member: common random numbers,
 paper 001's protocol) break the second part: near-identical members then give near-identical
 verdicts draw by draw, their counts move together, the observed gap falls below what
-independent sampling would give, and both tests become conservative (p-values too large). Sample
+independent sampling would give, and both tests become conservative (p-values too large); members
+that share nothing but the seed (different models, different tokenizers) may show no coupling. Sample
 every member with its own seeds (``oraclegap.rollouts.generate(draw_seeds="per-policy")``) for
 these tests; :func:`draw_alignment` measures the coupling, :func:`disjoint_draws` removes it from
 an aligned pool with enough draws, and :func:`null_tests` adds a note to its result when the
@@ -1621,9 +1622,10 @@ def _tau_notes(prep: _Prepared, statistics) -> tuple:
 
 #: The note :func:`null_tests` adds to its result for a pool with ``alignment == "seed-aligned"``.
 ALIGNMENT_NOTE = ("the pool is seed-aligned (draw j used the same sampling seed under every member): both nulls assume "
-                  "draws independent across members, so on these draws they are conservative (the observed gap is "
-                  "pulled below its null, p-values too large); nulls.draw_alignment measures the coupling, and "
-                  "sampling each member with its own seeds (draw_seeds='per-policy') removes it")
+                  "draws independent across members, so where the shared seeds couple the members' draws they are "
+                  "conservative (the observed gap is pulled below its null, p-values too large); nulls.draw_alignment "
+                  "measures the coupling (matched agreement above its shuffle band), and sampling each member with its "
+                  "own seeds (draw_seeds='per-policy') removes it")
 
 
 def alignment_note(x) -> str | None:
