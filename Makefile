@@ -1,15 +1,24 @@
 # oraclegap: one venv-based workflow (conda users: see environment.yml).
+#   make setup   create .venv and install the pinned environment from requirements.lock (exact
+#                versions with hashes), then the project itself without dependencies
+#   make lock    regenerate requirements.lock (CPU) and requirements-gpu.lock (vllm) with pip-tools
 #   make test    create .venv if needed, install, find or install Quarto, run the test suite
 #   make book    execute the chapters whose inputs changed and render the book into _book/
 #   make quarto  find Quarto (PATH, .quarto-kit/) or install it (the kit at $OG_QUARTO_KIT,
 #                default ../shared/tools/quarto; else PyPI quarto-cli); says which, never fails
 SHELL := /bin/bash
+comma := ,
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.oraclegap-installed
-LAB_STAMP := $(VENV)/.oraclegap-lab-installed
+# The pinned CPU environment (make lock). pyproject.toml keeps the ranges for library users.
+LOCK := requirements.lock
+GPU_LOCK := requirements-gpu.lock
+PIP_TOOLS := pip-tools==7.6.2
+PIP_VERSION := pip==26.3
+EXTRAS := book,dev,rollouts,lab,embed
 # Chapters run on embedded data; set OG_EXTERNAL_DIR to add the real-LLM sections.
 ifeq ($(origin OG_EXTERNAL_DIR), undefined)
   ifneq ($(wildcard ../shared/external),)
@@ -28,16 +37,30 @@ BOOK_ARGS ?=
 OG_QUARTO_KIT ?= $(abspath ../shared/tools/quarto)
 export OG_QUARTO_KIT
 
-.PHONY: setup quarto test book chromium check-book pdf lab data bench lint audit clean distclean
+.PHONY: setup lock quarto test book chromium check-book pdf lab data bench lint audit clean distclean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[book,dev,rollouts,lab,embed]'
+	$(PY) -m pip install --quiet $(PIP_VERSION)
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip check
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (oraclegap)" >/dev/null
 	touch $@
+
+# Exact versions with hashes, resolved by pip (its configuration decides where torch==2.13.0 comes
+# from: here a local CPU wheel). The GPU lock resolves vllm with its own CUDA torch; it is resolved
+# without this machine's local wheels and the CPU-only torch cap.
+lock:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet $(PIP_VERSION) $(PIP_TOOLS)
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	  --no-emit-find-links $(foreach e,$(subst $(comma), ,$(EXTRAS)),--extra $(e)) -o $(LOCK) pyproject.toml
+	grep -v '^-e ' requirements-gpu.txt > $(VENV)/requirements-gpu.in
+	env -u PIP_FIND_LINKS -u PIP_CONSTRAINT PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet \
+	  --generate-hashes --allow-unsafe --no-emit-index-url -o $(GPU_LOCK) $(VENV)/requirements-gpu.in
 
 # Quarto for the book and its tests: found or installed once (a no-op when the stamp exists).
 quarto: setup
@@ -62,15 +85,11 @@ check-book: setup chromium
 pdf: setup chromium
 	$(PY) -m oraclegap.book pdf
 
-$(LAB_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[book,dev,lab]'
-	touch $@
-
 # make lab: rebuild the policy lab into data/lab/ from scratch (tasks, bases, GRPO pools, soups,
 # sampling, pools; time per stage printed), then its reduced reference data/lab/reference/ that
 # the tests rebuild in one process (the reference uses two: outputs must not depend on it). LAB_ARGS= (empty) resumes an interrupted build instead; e.g. LAB_ARGS='--workers 4'.
 LAB_ARGS ?= --fresh
-lab: $(LAB_STAMP)
+lab: setup
 	$(PY) -m oraclegap.lab build $(LAB_ARGS)
 	$(PY) -m oraclegap.lab build --reduced --workers 2 $(LAB_ARGS)
 

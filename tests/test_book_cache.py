@@ -241,3 +241,25 @@ def test_build_executes_only_what_changed(tmp_path, capsys, monkeypatch):
     r4 = book.build(tmp_path, small=False)
     assert r4["executed"] == ["01_c"] and not r4["small"]
     assert book.build(tmp_path, force=True)["executed"] == ["01_c"]
+
+
+def test_a_changed_lock_or_library_version_re_executes(project):
+    root, lib, executed = project
+    lock = {"sha256": "a" * 64, "versions": {"python": "3.11.7", "numpy": "2.4.6"}}
+
+    def key(lk):
+        return cache.static_key(root / "notebooks" / "01_a.py", lib, {"SMALL": True}, {"OG_EXTERNAL_DIR": "/ext"}, lock=lk)
+
+    cache.write_key(executed, key(lock), cache.data_fingerprints([root / "data" / "x.csv"], root))
+    assert cache.stale_reasons(executed, key(lock), root) == []
+    assert cache.stale_reasons(executed, key(dict(lock, sha256="b" * 64)), root) == [
+        "dependency lock changed (requirements.lock)"]
+    drift = dict(lock, versions={"python": "3.11.7", "numpy": "2.5.0"})
+    assert cache.stale_reasons(executed, key(drift), root) == ["installed library versions changed: numpy"]
+
+
+def test_lock_key_reads_the_project_lock(tmp_path):
+    assert cache.lock_key(tmp_path)["sha256"] is None
+    (tmp_path / "requirements.lock").write_text("x==1\n")
+    k = cache.lock_key(tmp_path)
+    assert len(k["sha256"]) == 64 and "numpy" in k["versions"] and "python" in k["versions"]

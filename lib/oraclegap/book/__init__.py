@@ -5,13 +5,15 @@
     2. executes it with papermill (kernel ``python3``, parameters injected after the cell
        tagged ``parameters``) into ``chapters/NN_*.ipynb``, from the project root -- only when
        its inputs changed since the executed notebook was made (:mod:`.cache`: the notebook
-       source, the library source, the parameters, the data files the run read); ``--force``
+       source, the library source, the parameters, the dependency lock, the data files the run
+       read); ``--force``
        executes every chapter;
     3. renders: ``quarto render --no-execute`` with the Quarto :func:`.quarto.find_quarto`
        finds or installs (PATH, ``.quarto-kit/``, the offline kit, PyPI ``quarto-cli``), with the
        ``small`` profile (a banner on every page) when a chapter ran with ``SMALL``; the
        nbconvert fallback (:mod:`.fallback`) only when no Quarto can be had, with the reason.
-       It prints which renderer ran and how long each step took.
+       It prints which renderer ran and how long each step took. Every page gets a build line at
+       its foot (:mod:`.buildline`: commit, lock hash, library versions, renderer, date, ``--small``).
 
 ``python -m oraclegap.book check``
     checks every page the last build wrote, statically and in headless Chromium (:mod:`.check`):
@@ -37,8 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import _datalog
-from . import cache, mathjax
+from .. import _buildinfo, _datalog
+from . import buildline, cache, mathjax
 from .check import book_pages, check_pages, page_problems, print_pdf
 from .execute import error_outputs, execute_chapter, split_float_outputs
 from .fallback import render_fallback
@@ -177,7 +179,7 @@ def build(
     t_exec = time.perf_counter()
     for src in tqdm(sources, desc="chapters", unit="chapter"):
         out = root / EXECUTED_DIR / f"{src.stem}.ipynb"
-        static = cache.static_key(src, lib_dir, params, env_key)
+        static = cache.static_key(src, lib_dir, params, env_key, lock=cache.lock_key(root))
         reasons = ["--force"] if force else cache.stale_reasons(out, static, root)
         if not reasons:
             cached.append(src.stem)
@@ -250,8 +252,12 @@ def build(
         used, kind = "the nbconvert fallback", "fallback"
     render_s = time.perf_counter() - t_render
     rendered = ["index.html"] + [p.html for p in pages if p.file != "index.qmd" and (root / BOOK_DIR / p.html).is_file()]
+    info = _buildinfo.build_info(root, renderer=used, small=small_book)
+    line = _buildinfo.build_line(info)
+    n_stamped = buildline.stamp_pages(root / BOOK_DIR, line)
+    print(f"book: build line on {n_stamped} page(s): {line}")
     manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
-                "executed": executed, "cached": cached}
+                "executed": executed, "cached": cached, "build": info, "build_line": line}
     (root / BOOK_DIR / ".og-build.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     total = time.perf_counter() - t_start
     print(

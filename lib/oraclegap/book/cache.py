@@ -7,6 +7,9 @@ its key is stored beside it in ``chapters/NN_name.key.json``:
 * ``library`` -- SHA-256 of every ``*.py`` file of the imported ``oraclegap`` package;
 * ``parameters`` -- the papermill parameters (``--small`` is ``SMALL: true``);
 * ``environment`` -- where external data are read from (``OG_EXTERNAL_DIR`` resolved);
+* ``lock`` -- SHA-256 of the dependency lock file ``requirements.lock`` (a changed dependency
+  re-executes every chapter) and the installed versions of the numerical libraries
+  (:func:`lock_key`), so a venv that drifted from the lock re-executes too;
 * ``data`` -- a fingerprint (size, mtime, SHA-256; or absence) of every data file the run read
   or declared, as recorded by :mod:`oraclegap._datalog` inside the kernel: registry entries
   the chapter resolved or checked (present or not), pool paths it opened, and files it opened
@@ -38,6 +41,7 @@ __all__ = [
     "write_key",
     "read_key",
     "drop_key",
+    "lock_key",
 ]
 
 KEY_VERSION = 1
@@ -114,14 +118,25 @@ def _canonical(obj):
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
 
-def static_key(src: Path, lib_dir: Path, parameters: dict | None, environment: dict | None = None) -> dict:
-    """The part of a chapter's key known before it runs: source, library, parameters, environment."""
+def lock_key(root: Path) -> dict:
+    """The dependency part of a chapter's key: the lock file's SHA-256 (None without one) and the
+    installed versions of Python and the numerical libraries (:mod:`oraclegap._buildinfo`)."""
+    from .._buildinfo import library_versions, lock_hash
+
+    return {"sha256": lock_hash(root), "versions": library_versions()}
+
+
+def static_key(src: Path, lib_dir: Path, parameters: dict | None, environment: dict | None = None,
+               lock: dict | None = None) -> dict:
+    """The part of a chapter's key known before it runs: source, library, parameters, environment,
+    dependency lock."""
     return {
         "version": KEY_VERSION,
         "notebook": file_sha256(src),
         "library": library_hashes(lib_dir),
         "parameters": _canonical(dict(parameters or {})),
         "environment": _canonical(dict(environment or {})),
+        "lock": _canonical(dict(lock or {})),
     }
 
 
@@ -197,6 +212,12 @@ def stale_reasons(executed: Path, static: dict, root: Path) -> list[str]:
     env = _changed(old.get("environment") or {}, static["environment"])
     if env:
         reasons.append("environment changed: " + ", ".join(env))
+    lock_old, lock_new = old.get("lock") or {}, static.get("lock") or {}
+    if lock_old.get("sha256") != lock_new.get("sha256"):
+        reasons.append("dependency lock changed (requirements.lock)")
+    drift = _changed(lock_old.get("versions") or {}, lock_new.get("versions") or {})
+    if drift:
+        reasons.append("installed library versions changed: " + ", ".join(drift))
     if not old.get("data_recorded") or old.get("data") is None:
         reasons.append("the last run's data reads were not recorded")
     else:

@@ -191,6 +191,10 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
             problems.append(f"{page}: not rendered")
             continue
         found = page_problems(path)
+        from .buildline import page_build_line
+
+        if page_build_line(path.read_text(encoding="utf-8", errors="replace")) is None:
+            found.append(f"{page}: no build line at the foot of the page (commit, lock, versions, renderer, date)")
         probe = probe_page(browser, path)
         if not probe.get("access"):
             found.append(f"{page}: Chromium could not inspect the page ({probe.get('error', 'no access')})")
