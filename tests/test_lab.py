@@ -231,8 +231,12 @@ def test_reduced_rebuild_bytes_on_one_machine_tolerance_across_machines(tmp_path
     gold = np.broadcast_to(new.prompts["answer"].to_numpy()[:, None, None], new.shape)
     redo = np.vectorize(lambda t, g: task.verdict(str(t), str(g)).correct)(a["text"], gold)
     assert np.array_equal(redo, new.verdicts)
-    assert new.policies.drop(columns=[c for c in new.policies if "reward" in c]).equals(
-        old.policies.drop(columns=[c for c in old.policies if "reward" in c]))
+    # the policy tables agree except for training rewards (compared within tolerance above) and the
+    # run-config hashes, which include the digest of the base model's bytes (machine-dependent)
+    def machine_free(p):
+        return p.policies.drop(columns=[c for c in p.policies if "reward" in c or "hash" in c])
+
+    assert machine_free(new).equals(machine_free(old))
     # resumable: a lost adapter is retrained alone (same bytes as this machine's first build), the rest is kept
     import shutil
 

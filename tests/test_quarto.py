@@ -8,6 +8,7 @@ installs one from the offline kit first when the kit exists.
 from __future__ import annotations
 
 import os
+import json
 import re
 import shutil
 import stat
@@ -161,6 +162,21 @@ display(pd.DataFrame({"x": [1, 2, 3]}).style.hide(axis="index"))
 display(Markdown("Reading: three rows."))
 
 # %% [markdown]
+# ## Takeaways
+
+# %%
+display(Markdown("- The curve rises."))
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. Predict the curve at 3.
+
+# %%
+from oraclegap import report as R
+R.solution("1. It is {v}.", v=9)
+
+# %% [markdown]
 # ## Later {#sec-later}
 #
 # Back to @fig-curve.
@@ -310,3 +326,46 @@ def test_project_config_renders_with_quarto(quarto, tmp_path):
         assert f'href="./{p.html}"' in sidebar, p.file
     numbered = re.findall(r'<span class="chapter-number">\d+</span>&nbsp; <span class="chapter-title">Stand-in for (\w+)', sidebar)
     assert numbered == [Path(p.file).stem for p in pages if p.is_chapter]
+
+
+def test_every_page_carries_the_build_line(rendered):
+    from oraclegap.book.buildline import page_build_line
+
+    for page in ["index.html"] + [p.html for p in book.quarto_pages(rendered) if p.file != "index.qmd"]:
+        line = page_build_line(_page(rendered, page))
+        assert line and "lock" in line and "numpy" in line and "rendered with Quarto" in line, page
+        assert line.endswith("reduced build (--small)"), page
+    assert "build_line" in json.loads(_page(rendered, ".og-build.json"))
+
+
+def test_student_edition_drops_solutions_only(rendered, quarto):
+    """The same book without the exercise solutions, a banner on every page; the default build and
+    the execution cache keep them."""
+    first = _page(rendered, "chapters/01_first.html")
+    assert "og-solution" in first and "It is 9." in first
+    res = book.build(rendered, small=True, renderer="quarto", quarto=quarto, student=True)
+    assert res["executed"] == [] and res["student"]["solutions_removed"] == 1
+    student = rendered / "_book-student"
+    page = (student / "chapters" / "01_first.html").read_text(encoding="utf-8")
+    assert "It is 9." not in page and "og-solution" not in page
+    assert "Predict the curve at 3." in page and "A rising curve." in page  # the rest is the same book
+    for rel in ["index.html"] + [p.html for p in book.quarto_pages(rendered) if p.file != "index.qmd"]:
+        text = (student / rel).read_text(encoding="utf-8")
+        assert "Student edition." in text and "Reduced build." in text, rel
+        assert book.page_problems(student / rel) == [], rel
+    assert "It is 9." in _page(rendered, "chapters/01_first.html")  # the default build is untouched
+    assert "It is 9." in (rendered / "chapters" / "01_first.ipynb").read_text()  # and so is the cache
+    assert not (rendered / ".student-stage").exists()
+
+
+def test_slides_from_the_chapters_figures_and_takeaways(rendered, quarto):
+    res = book.render_slides(rendered, quarto)
+    deck = (rendered / "_slides" / "index.html").read_text(encoding="utf-8")
+    assert res["slides"] >= 4 and "reveal" in deck
+    assert "First chapter" in deck and "Second chapter" in deck and "The curve rises." in deck
+    imgs = re.findall(r'<img[^>]*src="([^"]+\.png)"', deck)
+    assert imgs and all((rendered / "_slides" / src).is_file() for src in imgs)
+    from oraclegap.book.buildline import page_build_line
+
+    assert "revealjs" in page_build_line(deck)
+    assert not (rendered / ".slides-stage").exists()

@@ -479,8 +479,10 @@ def show_callout(template: str, /, *, kind: str = "note", title: str | None = No
 
 
 def solution(template: str, /, *, title: str = "Solution", **values) -> None:
-    """Display an exercise's solution, computed at build time, as a collapsed tip callout."""
-    _display_markdown(callout(md(template, **values), kind="tip", title=title, collapse=True))
+    """Display an exercise's solution, computed at build time, as a collapsed tip callout (class
+    ``og-solution``, which the student edition leaves out: :mod:`oraclegap.book.editions`)."""
+    text = callout(md(template, **values), kind="tip", title=title, collapse=True)
+    _display_markdown(text.replace("{.callout-tip", "{.callout-tip .og-solution", 1))
 
 
 def skipped_callout(skipped: Sequence[str], *, need: str = "`OG_EXTERNAL_DIR` with the released data") -> None:

@@ -22,6 +22,9 @@
 
 ``python -m oraclegap.book quarto`` finds or installs Quarto and says which (``make quarto``);
 ``python -m oraclegap.book pdf`` prints the rendered pages to ``_book/book.pdf``;
+``python -m oraclegap.book build --student`` renders the student edition (no solutions) into
+``_book-student/``; ``python -m oraclegap.book slides`` renders the class deck into ``_slides/``
+(:mod:`.editions`);
 ``python -m oraclegap.book structure`` checks ``_quarto.yml`` against ``notebooks/``.
 
 Executed chapters go to ``chapters/`` rather than an underscore folder because Quarto skips
@@ -40,7 +43,7 @@ import time
 from pathlib import Path
 
 from .. import _buildinfo, _datalog
-from . import buildline, cache, mathjax
+from . import buildline, cache, editions, mathjax
 from .check import book_pages, check_pages, page_problems, print_pdf
 from .execute import error_outputs, execute_chapter, split_float_outputs
 from .fallback import render_fallback
@@ -82,6 +85,8 @@ __all__ = [
     "find_quarto",
     "render",
     "build",
+    "render_student",
+    "render_slides",
     "render_fallback",
     "book_pages",
     "page_problems",
@@ -146,10 +151,13 @@ def build(
     renderer: str = "auto",
     force: bool = False,
     quarto: Quarto | None = None,
+    student: bool = False,
 ) -> dict:
     """Execute the chapters whose inputs changed (all with ``force``) and render the book with
     ``quarto`` (default: the one :func:`find_quarto` finds or installs); returns a summary dict
-    (raises ``ValueError``/``RuntimeError`` on failure)."""
+    (raises ``ValueError``/``RuntimeError`` on failure). ``student``: render the student edition
+    (no exercise solutions, a banner saying so) into ``_book-student/`` instead of ``_book/``
+    (:mod:`.editions`)."""
     import nbformat
     from tqdm.auto import tqdm
 
@@ -231,6 +239,18 @@ def build(
             reason = quarto.describe()
     if renderer == "quarto" and reason:
         raise ValueError(f"renderer='quarto' but Quarto cannot render: {reason}")
+    if student:
+        if reason is not None:
+            raise ValueError(f"the student edition needs Quarto: {reason}")
+        t_render = time.perf_counter()
+        info = render_student(root, quarto, small=small_book)
+        render_s = time.perf_counter() - t_render
+        total = time.perf_counter() - t_start
+        print(f"book: student edition ({info['solutions_removed']} solutions removed) rendered in {render_s:.1f} s "
+              f"into {root / editions.STUDENT_DIR}/; total {total:.1f} s")
+        return {"renderer": "quarto", "detail": quarto.describe(), "executed": executed, "cached": cached,
+                "seconds": times, "render_seconds": render_s, "total_seconds": total, "small": small_book,
+                "student": info}
     t_render = time.perf_counter()
     shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
     if reason is None:
@@ -269,6 +289,90 @@ def build(
             "render_seconds": render_s, "total_seconds": total, "small": small_book}
 
 
+STUDENT_NOTE = ("**Student edition.** The exercises' solutions are left out of this edition; the "
+                "default build (`make book`) shows them folded under each exercise.")
+
+
+def _banner(*notes: str) -> str:
+    body = "\n\n".join(notes)
+    return "book:\n  body-header: |\n    ::: {.callout-warning appearance=\"simple\"}\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()) + "    :::\n"
+
+
+def _publish(src: Path, dest: Path) -> None:
+    """Move a rendered folder into place (the old one removed only once the new one is there)."""
+    old = dest.with_name(f".{dest.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        os.replace(dest, old)
+    os.replace(src, dest)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _finish_pages(root: Path, out: Path, renderer: str, small: bool) -> str:
+    es5 = mathjax.local_mathjax(root)
+    mathjax.localize(out, es5)
+    line = _buildinfo.build_line(_buildinfo.build_info(root, renderer=renderer, small=small))
+    buildline.stamp_pages(out, line)
+    return line
+
+
+def render_student(root: Path, quarto: Quarto, *, small: bool = False) -> dict:
+    """Render the student edition of the executed chapters into ``_book-student/``
+    (:func:`.editions.stage_student`; the banner says which edition it is)."""
+    stage = root / ".student-stage"
+    removed = editions.stage_student(root, stage)
+    notes = ([SMALL_NOTE] if small else []) + [STUDENT_NOTE]
+    (stage / f"_quarto-{editions.STUDENT_PROFILE}.yml").write_text(_banner(*notes), encoding="utf-8")
+    try:
+        ok, output = render(stage, quarto, profile=editions.STUDENT_PROFILE)
+        if not ok:
+            raise RuntimeError("quarto render (student edition) failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
+        out = stage / BOOK_DIR
+        pages = ["index.html"] + [p.html for p in quarto_pages(root) if p.file != "index.qmd" and (out / p.html).is_file()]
+        line = _finish_pages(root, out, quarto.describe() + ", student edition", small)
+        (out / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "student", "pages": pages,
+                                                        "small": small, "solutions_removed": removed,
+                                                        "build_line": line}, indent=1), encoding="utf-8")
+        _publish(out, root / editions.STUDENT_DIR)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return {"dir": str(root / editions.STUDENT_DIR), "solutions_removed": sum(removed.values()), "per_chapter": removed}
+
+
+def render_slides(root: Path | None = None, quarto: Quarto | None = None) -> dict:
+    """Render the class deck (:func:`.editions.slide_deck`) with Quarto revealjs into ``_slides/``
+    (``_slides/index.html``)."""
+    root = project_root(root)
+    quarto = quarto or find_quarto(root, install=True)
+    if not quarto:
+        raise ValueError(f"the slides need Quarto: {quarto.describe()}")
+    stage = root / ".slides-stage"
+    deck = editions.write_slides(root, stage)
+    try:
+        proc = __import__("subprocess").run([quarto.path, "render", deck.name, "--to", "revealjs", "--no-execute"],
+                                            cwd=stage, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+            raise RuntimeError("quarto render (slides) failed:\n  " + "\n  ".join(tail))
+        (stage / "slides.html").rename(stage / "index.html")
+        for leftover in (deck,):
+            leftover.unlink()
+        small = any(_ran_small(root / p.file) for p in quarto_pages(root) if p.is_chapter and (root / p.file).is_file())
+        line = _finish_pages(root, stage, quarto.describe() + ", revealjs slides", small)
+        n_slides = (stage / "index.html").read_text(encoding="utf-8").count("<section")
+        (stage / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "slides", "pages": ["index.html"],
+                                                          "small": small, "build_line": line}, indent=1), encoding="utf-8")
+        dest = root / editions.SLIDES_DIR
+        tmp = root / ".slides-done"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.replace(stage, tmp)
+        _publish(tmp, dest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return {"dir": str(dest), "slides": n_slides}
+
+
 # ---------------------------------------------------------------------------- CLI
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m oraclegap.book", description=__doc__.split("\n\n")[0])
@@ -280,6 +384,9 @@ def main(argv=None) -> int:
     b.add_argument("--only", action="append", help="chapter number prefix to run, e.g. 01 (repeatable)")
     b.add_argument("--renderer", choices=("auto", "quarto", "fallback"), default="auto")
     b.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
+    b.add_argument("--student", action="store_true",
+                   help="render the student edition (no exercise solutions) into _book-student/")
+    sub.add_parser("slides", help="render the class slides (revealjs) from the executed chapters into _slides/")
     sub.add_parser("check", help="check the rendered pages statically and in headless Chromium")
     sub.add_parser("structure", help="check _quarto.yml against notebooks/ and cross-references")
     sub.add_parser("quarto", help="find or install Quarto (PATH, .quarto-kit/, $OG_QUARTO_KIT, PyPI) and say which")
@@ -293,7 +400,8 @@ def main(argv=None) -> int:
             except json.JSONDecodeError:
                 params[name] = value
         try:
-            build(small=args.small, parameters=params, only=args.only, renderer=args.renderer, force=args.force)
+            build(small=args.small, parameters=params, only=args.only, renderer=args.renderer, force=args.force,
+                  student=args.student)
         except (ValueError, RuntimeError) as exc:
             print(f"book build failed: {exc}", file=sys.stderr)
             return 1
@@ -310,6 +418,14 @@ def main(argv=None) -> int:
         print(f"mathjax: {math_note}")
         print(f"quarto: {q.describe()} [{time.perf_counter() - t0:.1f} s]"
               + ("" if q else "; `make book` will use the nbconvert fallback and the Quarto tests will skip"))
+        return 0
+    if args.cmd == "slides":
+        try:
+            res = render_slides(root)
+        except (ValueError, RuntimeError) as exc:
+            print(f"slides failed: {exc}", file=sys.stderr)
+            return 1
+        print(f"slides: {res['slides']} slide sections in {res['dir']}/index.html")
         return 0
     if args.cmd == "pdf":
         try:
