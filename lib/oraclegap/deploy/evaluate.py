@@ -62,6 +62,7 @@ from ..stats.certify import (
     rescue_loss,
 )
 from ..stats.coverage import need, routing_account
+from ..stats.multiplicity import holm
 from .features import RouterInputs, router_inputs
 from .routers import (
     FAMILIES,
@@ -335,23 +336,6 @@ def bootstrap_means_loop(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> 
         for r in range(b):
             out[s + r] = Z[idx[r]].sum(axis=0)
     return out / n
-
-
-def holm(p) -> np.ndarray:
-    """Holm's step-down adjusted p-values: with the m p-values sorted, p_(i) -> max_{j <= i}
-    min(1, (m - j + 1) p_(j)), returned in the input order (statsmodels'
-    ``multipletests(p, method="holm")[1]``, without its garbage collection)."""
-    p = np.asarray(p, dtype=float).ravel()
-    if p.size == 0:
-        return p
-    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise ValueError("p must hold p-values in [0, 1] without NaN")
-    order = np.argsort(p, kind="mergesort")
-    m = p.size
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    out = np.empty(m)
-    out[order] = adj
-    return out
 
 
 def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -860,8 +844,8 @@ def evaluate_routers(
         members = [f for f in fams if regimes[f] == reg and f != "best_single"]
         if not members:
             continue
-        # paired_family's rows, with Holm's step-down computed here: statsmodels' multipletests runs
-        # gc.collect() on every call, which costs seconds in a process holding many objects
+        # paired_family's rows, with Holm's step-down over this regime's routers (the shared
+        # stats.multiplicity.holm: statsmodels' numbers without its gc.collect() per call)
         pf = pd.concat([paired_comparison(S[:, fams.index(f)], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed).frame()
                         .assign(policy=f) for f in members], ignore_index=True)
         pf["p_holm"] = holm(pf["p_mcnemar"].to_numpy())

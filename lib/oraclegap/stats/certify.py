@@ -44,7 +44,6 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from .._validate import (
@@ -57,6 +56,7 @@ from .._validate import (
     check_tau,
 )
 from ..pool import Pool
+from .multiplicity import holm
 
 __all__ = [
     "clopper_pearson",
@@ -986,7 +986,7 @@ def paired_family(
     """Paired comparisons of several policies with one frozen baseline, exact McNemar p Holm-corrected within the family.
 
     ``policies``: bool[n, L] or a dict name -> bool[n]. Returns one row per policy with
-    ``p_holm`` (statsmodels' Holm step-down) beside the raw ``p_mcnemar``.
+    ``p_holm`` (Holm's step-down, :func:`oraclegap.stats.multiplicity.holm`) beside the raw ``p_mcnemar``.
     """
     if isinstance(policies, Mapping):
         names = [str(k) for k in policies]
@@ -1007,7 +1007,7 @@ def paired_family(
         res = paired_comparison(col, baseline, alpha, oracle=oracle, n_boot=n_boot, seed=rng)
         rows.append(res.frame().assign(policy=nm))
     df = pd.concat(rows, ignore_index=True)
-    df["p_holm"] = multipletests(df["p_mcnemar"].to_numpy(), method="holm")[1]
+    df["p_holm"] = holm(df["p_mcnemar"].to_numpy())
     first = ["policy", "accuracy", "accuracy_lo", "accuracy_hi", "difference", "diff_lo", "diff_hi", "n10", "n01", "p_mcnemar", "p_holm"]
     return df[first + [c for c in df.columns if c not in first]]
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..._validate import as_rng, check_alpha, check_int, check_taus, tau_key
 from ..coverage import as_counts, need
+from ..multiplicity import benjamini_hochberg_adjust
 from ._kernels import (
     _alias,
     _stream_start,
@@ -1159,13 +1160,12 @@ class BHResult:
 
 
 def benjamini_hochberg(results, alpha: float = 0.05, labels: Sequence[str] | None = None) -> BHResult:
-    """Benjamini-Hochberg step-up adjustment (statsmodels ``multipletests(method="fdr_bh")``).
+    """Benjamini-Hochberg step-up adjustment (:func:`oraclegap.stats.multiplicity.benjamini_hochberg_adjust`,
+    statsmodels ``multipletests(method="fdr_bh")``).
 
     ``results``: p-values, NullTest objects, or containers with ``.tests``; the upper-tail ``p``
     of each test is used.
     """
-    from statsmodels.stats.multitest import multipletests
-
     alpha = check_alpha(alpha)
     ps: list[float] = []
     labs: list[str] = []
@@ -1182,7 +1182,7 @@ def benjamini_hochberg(results, alpha: float = 0.05, labels: Sequence[str] | Non
         if len(labels) != p.size:
             raise ValueError(f"labels has {len(labels)} entries for {p.size} tests")
         labs = labels
-    reject, p_adj, _, _ = multipletests(p, alpha=alpha, method="fdr_bh")
-    return BHResult(tuple(labs), p, np.asarray(p_adj), np.asarray(reject, dtype=bool), alpha)
+    reject, p_adj = benjamini_hochberg_adjust(p, alpha)
+    return BHResult(tuple(labs), p, p_adj, reject, alpha)
 
 
