@@ -61,7 +61,7 @@ from ..stats.certify import (
     random_halves,
     rescue_loss,
 )
-from ..stats.coverage import need, routing_account
+from ..stats.coverage import routing_account
 from ..stats.multiplicity import holm
 from .features import RouterInputs, router_inputs
 from .routers import (
@@ -109,16 +109,17 @@ def outcome_matrix(pool: Pool, tau=None) -> tuple[np.ndarray, float]:
     """O bool[n, M] scored per choice, and the threshold used for the routing identity.
 
     k = 1: O = the verdicts (``tau`` is ignored; any tau in (0, 1] gives need = 1, reported as 1).
-    k > 1: O_im = 1[c_im >= need(tau, k)]; ``tau`` is required.
+    k > 1: O_im = 1[c_im >= need(tau, k)]; ``tau`` is required. The outcomes are
+    :meth:`oraclegap.pool.Pool.outcomes`.
     """
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
     if pool.k == 1:
-        return pool.verdicts[:, :, 0].copy(), 1.0
+        return pool.outcomes(), 1.0
     if tau is None:
         raise ValueError(f"the pool has k={pool.k} draws per cell: pass tau (routers are scored by coverage at tau)")
     t = check_tau(tau)
-    return pool.counts() >= need(t, pool.k), t
+    return pool.outcomes(tau=t), t
 
 
 def router_targets(pool: Pool, tau=None, target: str = "rate") -> np.ndarray:

@@ -36,7 +36,7 @@ Families (``FAMILIES`` lists each with the inputs it needs):
 The multinomial routers of 000 are fitted on the *distribution* Y_i / sum_m Y_im over members
 (the soft-target cross-entropy), using only prompts where the members' targets differ: a prompt
 on which every member is equally good says nothing about which to pick. Evaluation lives in
-:mod:`oraclegap.deploy.evaluate` (re-exported here).
+:mod:`oraclegap.deploy.evaluate` (which imports this module; import its names from there).
 """
 
 from __future__ import annotations
@@ -87,11 +87,6 @@ __all__ = [
     "MaxConfidence",
     "CalibratedConfidence",
     "PluralityVote",
-    # evaluation (oraclegap.deploy.evaluate)
-    "evaluate_router",  # noqa: F822 - lazy, see __getattr__
-    "evaluate_routers",  # noqa: F822
-    "RouterEvaluation",  # noqa: F822
-    "RouterComparison",  # noqa: F822
 ]
 
 _TIE = 1e-12
@@ -1120,17 +1115,3 @@ def missing_inputs(name: str, X: RouterInputs, *, cost=None, policy_datasets=Non
     if name == "encoder_head" and importlib.util.find_spec("torch") is None:
         return "needs torch (not installed)"
     return None
-
-
-_EVALUATION_NAMES = ("evaluate_router", "evaluate_routers", "RouterEvaluation", "RouterComparison")
-
-
-def __getattr__(name):
-    """The evaluation names live in :mod:`oraclegap.deploy.evaluate` (which imports this module);
-    they are re-exported here lazily so that ``from oraclegap.deploy.routers import
-    evaluate_router`` works without an import cycle."""
-    if name in _EVALUATION_NAMES:
-        from . import evaluate
-
-        return getattr(evaluate, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,7 +53,6 @@ from .._validate import (
     check_int,
     check_margin_counts,
     check_prob,
-    check_tau,
 )
 from ..pool import Pool
 from .multiplicity import holm
@@ -66,7 +65,7 @@ __all__ = [
     "GapInterval",
     "selection_valid_gap",
     "selection_valid_gap_from_outcomes",
-    "gap_table",
+    "gap_intervals",
     "outcomes_from_pool",
     "SplitGap",
     "random_halves",
@@ -374,8 +373,9 @@ def selection_valid_gap_from_outcomes(
     )
 
 
-def gap_table(R, alpha: float = 0.05, methods: Sequence[str] = GAP_METHODS, *, naive: str = "cp") -> pd.DataFrame:
-    """One row per method for the same outcomes (or a k = 1 Pool): estimate, naive and valid interval."""
+def gap_intervals(R, alpha: float = 0.05, methods: Sequence[str] = GAP_METHODS, *, naive: str = "cp") -> pd.DataFrame:
+    """One row per method for the same outcomes (or a k = 1 Pool): estimate, naive and valid interval.
+    (Formerly ``gap_table``, a name now held only by :func:`oraclegap.stats.nulls.gap_table`.)"""
     if isinstance(methods, str):
         methods = [methods]
     frames = [selection_valid_gap_from_outcomes(R, alpha, m, naive=naive).frame() for m in methods]
@@ -388,22 +388,11 @@ def outcomes_from_pool(pool: Pool, *, draw: int | None = None, tau: float | None
     k = 1: the only draw. k > 1: ``draw=j`` takes draw j (a single-commit outcome; with a
     seed-aligned pool every policy's draw j shares a seed), or ``tau=t`` takes coverage at
     threshold t (c_im >= need(t, k) = max(1, ceil(t*k - 1e-9))). Exactly one of them for k > 1.
+    This is :meth:`oraclegap.pool.Pool.outcomes`, with a type check on ``pool``.
     """
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
-    if draw is not None and tau is not None:
-        raise ValueError("pass draw or tau, not both")
-    if tau is not None:
-        from .coverage import need
-
-        t = check_tau(tau)
-        return pool.counts() >= need(t, pool.k)
-    if draw is not None:
-        j = check_int(draw, "draw", minimum=0, maximum=pool.k - 1)
-        return pool.verdicts[:, :, j].copy()
-    if pool.k != 1:
-        raise ValueError(f"the pool has k={pool.k} draws per cell; pass draw=j (0 <= j < {pool.k}) or tau=t")
-    return pool.verdicts[:, :, 0].copy()
+    return pool.outcomes(tau=tau, draw=draw)
 
 
 # ====================================================================== Cor 5: split-selected
