@@ -877,11 +877,22 @@ class EncoderHead(Router):
             return torch.sigmoid(self.net_(torch.tensor(Z, dtype=torch.float32))).double().numpy()
 
 
+def _multi_output(estimator) -> bool:
+    """Whether a scikit-learn estimator declares support for a 2-d target (its ``multi_output`` tag)."""
+    try:
+        from sklearn.utils import get_tags
+    except ImportError:  # scikit-learn < 1.6
+        return bool(estimator._get_tags().get("multioutput", False))
+    return bool(get_tags(estimator).target_tags.multi_output)
+
+
 class EstimatorRouter(Router):
     """Wrap any scikit-learn estimator as a router. ``input``: ``"embeddings"``, ``"features"``
-    (handcrafted + declared) or ``"text"`` (TF-IDF). A regressor is fitted to all K targets
-    (through ``MultiOutputRegressor`` when it is single-output); a classifier to the K indicators
-    Y >= 0.5 through ``MultiOutputClassifier``, its utility the predicted probability of 1."""
+    (handcrafted + declared) or ``"text"`` (TF-IDF). A regressor is fitted to all K targets at
+    once when its tags declare multi-output support (and it then predicts K columns), else through
+    ``MultiOutputRegressor`` (one clone per target); an error raised while fitting is the
+    estimator's own and propagates. A classifier is fitted to the K indicators Y >= 0.5 through
+    ``MultiOutputClassifier``, its utility the predicted probability of 1."""
 
     family = "sklearn"
 
@@ -924,15 +935,13 @@ class EstimatorRouter(Router):
             self.keep_ = keep
             self.model_ = MultiOutputClassifier(clone(self.estimator)).fit(D, Yb[:, keep]) if keep else None
             return
-        est = clone(self.estimator)
-        try:
+        if _multi_output(self.estimator):  # fitted to all K targets at once; its errors are real
             with _quiet():
-                self.model_ = est.fit(D, Y)
-            out = np.asarray(self.model_.predict(D[:1]))
-            if out.reshape(1, -1).shape[1] != Y.shape[1]:
-                raise ValueError("single output")
-        except ValueError:
-            self.model_ = MultiOutputRegressor(clone(self.estimator)).fit(D, Y)
+                self.model_ = clone(self.estimator).fit(D, Y)
+            if np.asarray(self.model_.predict(D[:1])).reshape(1, -1).shape[1] == Y.shape[1]:
+                return
+        # single-output (by its tags, or by what it predicted): one clone per target column
+        self.model_ = MultiOutputRegressor(clone(self.estimator)).fit(D, Y)
 
     def _utility(self, X):
         D = self._design(X, fit=False)
