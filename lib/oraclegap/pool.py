@@ -127,8 +127,9 @@ class Pool:
     """
 
     verdicts: np.ndarray
-    prompts: pd.DataFrame | None = None
-    policies: pd.DataFrame | None = None
+    # None gives the default tables; __post_init__ always leaves a DataFrame here
+    prompts: pd.DataFrame = None
+    policies: pd.DataFrame = None
     answers: np.ndarray | None = None
     embeddings: np.ndarray | None = None
     cost: np.ndarray | None = None
@@ -189,7 +190,8 @@ class Pool:
     # ------------------------------------------------------------------ shape
     @property
     def shape(self) -> tuple[int, int, int]:
-        return self.verdicts.shape  # type: ignore[return-value]
+        n, M, k = self.verdicts.shape
+        return int(n), int(M), int(k)
 
     @property
     def n_prompts(self) -> int:
@@ -563,7 +565,7 @@ class Pool:
                 return f"row {i} (id {(x.item() if isinstance(x, np.generic) else x)!r})"
         else:
             ids = df.index.astype(str).to_numpy()
-            row_names = None
+            row_names = None  # type: ignore[assignment]
         v = as_bool_columns(df, models, "df", row_names=row_names)
         ptab = pd.DataFrame({"id": ids})
         for col in prompt_columns:
@@ -803,7 +805,7 @@ class Pool:
             arrays["cost"] = self.cost
         for name, arr in self.per_response.items():
             arrays[_RESPONSE_PREFIX + name] = arr
-        np.savez_compressed(d / "arrays.npz", **arrays)
+        np.savez_compressed(d / "arrays.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds
         _to_parquet(self.prompts, d / "prompts.parquet")
         _to_parquet(self.policies, d / "policies.parquet")
         files = ["arrays.npz", "prompts.parquet", "policies.parquet"]
@@ -1101,9 +1103,9 @@ def _text_array(a: np.ndarray) -> np.ndarray:
     out[:] = np.where(miss, "", flat)
     if not all(type(x) is str for x in out):
         out[:] = [x if isinstance(x, str) else str(x) for x in out]
-    out = out.reshape(a.shape)
-    out.setflags(write=False)
-    return out
+    shaped = out.reshape(a.shape)
+    shaped.setflags(write=False)
+    return shaped
 
 
 def _answers_to_parquet(answers: np.ndarray, path: Path) -> None:

@@ -146,6 +146,7 @@ def outcome_matrix(data, *, tau=None, draw=None, name: str = "X") -> tuple[np.nd
     X = np.ascontiguousarray(X, dtype=bool)
     if X.shape[1] < 2:
         raise ValueError(f"{name} has K={X.shape[1]} model(s); pool construction needs an anchor and at least one alternative")
+    assert names is not None  # every branch above names the models
     return X, names
 
 
@@ -488,7 +489,8 @@ def greedy_pool(X, anchor="best", size=None, *, rows=None, lazy: bool = False) -
     heapq.heapify(heap)
     evals = len(cand)
     cov = np.zeros_like(Z)
-    members, gains = [], []
+    members: list[int] = []
+    gains = []
     while len(members) < s:
         _, j = heapq.heappop(heap)
         g = int(popcount(cols[j] & Z & ~cov))
@@ -573,7 +575,7 @@ def _branch_and_bound(cols, Z, b, s, incumbent_set, incumbent, max_nodes):
     g0 = popcount(cols[cand] & Z)
     order = cand[np.lexsort((cand, -g0))]
     best_set, best = tuple(incumbent_set), int(incumbent)
-    heap = [(-int(np.sort(g0)[::-1][:s].sum()), 0, (), 0)]
+    heap: list[tuple[int, int, tuple[int, ...], int]] = [(-int(np.sort(g0)[::-1][:s].sum()), 0, (), 0)]
     tick = 1
     nodes = 0
     while heap and nodes < max_nodes:
@@ -876,16 +878,15 @@ def _cost_benefit_complete(cols, Z, w, B, seeds: np.ndarray, avail0: np.ndarray)
             ratio = np.where(w[None, :] > 0, g / w[None, :], np.where(g > 0, np.inf, 0.0))
         ratio = np.where(left, ratio, -1.0)
         # lexicographic argmax: ratio, then gain, then lowest index
-        key = np.lexsort((idx[None, :].repeat(P, 0), -g, -ratio), axis=1)[:, 0]
-        j = key
-        active = left[rows, j] & (g[rows, j] > 0)
+        pick = np.lexsort((idx[None, :].repeat(P, 0), -g, -ratio), axis=1)[:, 0]
+        active = left[rows, pick] & (g[rows, pick] > 0)
         if not active.any():
             break
-        fits = active & (spent + w[j] <= B + 1e-12)
-        inset[rows[fits], j[fits]] = True
-        spent[fits] += w[j[fits]]
-        cov[fits] |= cols[j[fits]] & Z
-        left[rows[active], j[active]] = False
+        fits = active & (spent + w[pick] <= B + 1e-12)
+        inset[rows[fits], pick[fits]] = True
+        spent[fits] += w[pick[fits]]
+        cov[fits] |= cols[pick[fits]] & Z
+        left[rows[active], pick[active]] = False
         left[~active] = False
     return inset, popcount(cov), spent
 
@@ -913,7 +914,7 @@ def budgeted_pool(X, anchor="best", cost=None, budget=None, *, partial: int = 3,
     Z = _targets(X, b, rmask)
     fits = (w <= B + 1e-12) & (np.arange(K) != b)
     cand = np.flatnonzero(fits)
-    best = (0, (), 0.0)
+    best: tuple[int, tuple[int, ...], float] = (0, (), 0.0)
     if cand.size == 0:
         return BudgetPool((), 0, n_eval, 0.0, B, f"cost-benefit greedy (partial={d})", _budget_guarantee(d), tuple(names))
     ccols = pack_bits(X[:, cand].T)

@@ -273,6 +273,8 @@ class Router(BaseEstimator):
         self.n_policies_ = M
         self.means_ = T.mean(axis=0)
         self.rank_ = _rank(self.means_)
+        self.cost_: np.ndarray | None
+        self.cost_scale_: float | None
         if cost is not None:
             C = check_cost(cost, n, M)
             mean_c = C.mean(axis=0)
@@ -407,7 +409,9 @@ class Cheapest(Router):
             raise ValueError("router 'cheapest' needs costs: fit it with cost=[n, M] (the pool has no cost array)")
 
     def _utility(self, X):
-        return _tile(1.0 - self.cost_, len(X))
+        cost = self.cost_
+        assert cost is not None  # _fit refuses a fit without costs
+        return _tile(1.0 - cost, len(X))
 
 
 # ====================================================================== 2609.32996's five, plus the identity router
@@ -953,7 +957,9 @@ class EstimatorRouter(Router):
                 for j, (m, P) in enumerate(zip(self.keep_, self.model_.predict_proba(D), strict=True)):
                     U[:, m] = P[:, list(self.model_.estimators_[j].classes_).index(1)]
             return U
-        return np.clip(np.asarray(self.model_.predict(D), dtype=float).reshape(len(X), -1), 0.0, 1.0)
+        model = self.model_
+        assert model is not None  # a regressor is always fitted (None only for an all-constant classifier)
+        return np.clip(np.asarray(model.predict(D), dtype=np.float64).reshape(len(X), -1), 0.0, 1.0)
 
 
 # ====================================================================== post-inference selectors
@@ -1022,7 +1028,7 @@ class PluralityVote(Router):
 
 
 # ====================================================================== the registry
-_CLASSES = {
+_CLASSES: dict[str, type[Router]] = {
     "best_single": BestSingle,
     "taskwise_best": TaskwiseBest,
     "random": RandomRouter,

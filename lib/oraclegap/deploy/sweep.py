@@ -107,7 +107,7 @@ def _take(inputs, idx: np.ndarray):
 def _member_columns(inputs, members: np.ndarray, K: int):
     """RouterInputs restricted to a pool's members: per-member fields (answers, confidence [n, K])
     keep only the members' columns, in pool order, so that column j is member ``members[j]``."""
-    if not dataclasses.is_dataclass(inputs):
+    if not dataclasses.is_dataclass(inputs) or isinstance(inputs, type):
         return inputs
     change = {}
     for field in ("answers", "confidence"):
@@ -639,6 +639,7 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
             if s in opt_sets:
                 counts["exhaustive"] = np.stack([opt_cal[:, i], opt_test[:, i]], axis=1)
             for k_, r in enumerate(nested):
+                assert bcounts is not None  # computed whenever nested is non-empty
                 counts[r] = bcounts[:, :, k_, i]
             if s in kmed:
                 counts["kmedoids"] = kmed[s][1]
@@ -648,11 +649,11 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
                     if sets[f][0] < 0:  # no exact optimum in this cell
                         continue
                     b = int(anchors[f])
-                    m = sorted(int(j) for j in sets[f])
-                    pool_members = tuple(sorted([b] + m))
+                    chosen = sorted(int(j) for j in sets[f])
+                    pool_members = tuple(sorted([b] + chosen))
                     row = {
                         "dataset": ds, "fold": f, "size": s, "rule": rule, "anchor": names[b],
-                        "members": " + ".join(names[j] for j in m), "pool": pool_members,
+                        "members": " + ".join(names[j] for j in chosen), "pool": pool_members,
                         "cal": cnt[f, 0] / n_cal[f], "test": cnt[f, 1] / n_test[f],
                         "router_gain": np.nan, "pool_cost_ratio": np.nan, "routed_cost_ratio": np.nan,
                     }

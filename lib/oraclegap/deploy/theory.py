@@ -206,7 +206,7 @@ def recoverability(pool: Pool, p, families, *, n_fresh: int = 400, K: int | None
     rows, O_exp, O_se = [], {}, {}
     for coupling in COUPLINGS:
         F = coupled_draws(pt, n_fresh, coupling, rng)  # [n, M, n_fresh]
-        O_exp[coupling], O_se[coupling] = _mean_se(F.any(axis=1))
+        O_exp[coupling], O_se[coupling] = _mean_se(np.asarray(F.any(axis=1)))
         if coupling == "independent":
             B = F[np.arange(n), top].reshape(n, n_fresh // K, K).any(axis=2)  # best-of-K replicates of the maximiser
             bok_fresh, bok_se = _mean_se(B)
@@ -284,7 +284,7 @@ def theorem8_checks(X, anchor="best", *, rows=None) -> Theorem8Check:
     sizes = np.arange(1, k + 1)
     g = greedy_pool(X2, lat.anchor, k, rows=rows)
     greedy_counts = np.cumsum(g.gains)
-    opt = np.array([lat.optimum(s)[0] for s in sizes])
+    opt = np.array([lat.optimum(int(s))[0] for s in sizes])
     return Theorem8Check(lat.n, k + 1, lat.anchor, bool(c[0] == 0), mono_n, mono_v, sub_n, sub_v, sizes, greedy_counts, opt)
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -606,11 +607,11 @@ def family_certificate(
     n, K = X.shape
     mnames = _names(model_names, K, "model_names", "m")
     S1, n1 = _policy_outcomes(X, choices, policy_names if not isinstance(choices, Mapping) else None)
-    Y = X.any(axis=1)
+    Y = np.asarray(X.any(axis=1))
     if policy_outcomes is not None:
         if isinstance(policy_outcomes, Mapping):
             n2 = [str(k) for k in policy_outcomes]
-            S2 = np.stack([np.asarray(v) for v in policy_outcomes.values()], axis=1) if n2 else np.zeros((n, 0))
+            S2 = np.stack([np.asarray(v) for v in policy_outcomes.values()], axis=1) if n2 else np.zeros((n, 0), dtype=bool)
         else:
             S2 = np.asarray(policy_outcomes)
             if S2.ndim == 1:
@@ -940,7 +941,7 @@ def paired_comparison(
     d_boot = boot @ (s_b - b_b) / n
     d_lo, d_hi = np.quantile(d_boot, [alpha / 2, 1 - alpha / 2])
     diff = (int(S.sum()) - int(B.sum())) / n
-    kw = {}
+    kw: dict[str, Any] = {}
     if Y is not None:
         rb = int((Y & ~B).sum())
         g_lo, g_hi = _cp(rb, n, alpha)
@@ -1035,7 +1036,7 @@ def rescue_loss(policy, baseline, R=None) -> RescueLoss:
     S = _check_binary_vector(policy, "policy")
     n = S.size
     B = _check_binary_vector(baseline, "baseline", n)
-    kw = {}
+    kw: dict[str, Any] = {}
     if R is not None:
         X = _as_outcomes(R)
         if X.shape[0] != n:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -428,7 +429,8 @@ def rauc_table(x, band=(0.05, 0.30), *, k: int | None = None, estimator: str = "
     if estimator == "smoothed" and prior is None:
         prior = fit_beta_prior(c, k)
     rates = member_rates(c, k, estimator=estimator, prior=prior)
-    rows = [{"system": names[j], "kind": "member", "rauc": rauc(rates[:, j], band, k_eff=k, grid=grid)} for j in range(M)]
+    rows: list[dict[str, Any]] = [{"system": names[j], "kind": "member", "rauc": rauc(rates[:, j], band, k_eff=k, grid=grid)}
+                                  for j in range(M)]
     best = max(rows, key=lambda r: r["rauc"])
     rows.append({"system": f"best member ({best['system']})", "kind": "best", "rauc": best["rauc"]})
     rows.append({"system": "oracle", "kind": "oracle", "rauc": rauc(rates.max(axis=1), band, k_eff=k, grid=grid)})

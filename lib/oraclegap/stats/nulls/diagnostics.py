@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -485,19 +486,19 @@ def similarity(x, *, k: int | None = None, diff: float = 0.25, n_draws: int = 20
     prep = _prepare(x, [1.0], k)
     key, _ = _keys(as_rng(seed))
     obs_corr, obs_frac = _similarity_stats(prep.counts[None], prep.k, diff)
-    corr = np.corrcoef((prep.counts / prep.k).T) if prep.n > 1 else np.full((prep.M, prep.M), np.nan)
+    corr = np.asarray(np.corrcoef((prep.counts / prep.k).T)) if prep.n > 1 else np.full((prep.M, prep.M), np.nan)
     chunk = max(1, int(8_000_000 // max(1, prep.n * prep.M)))
-    mc, fr = [], []
+    mc_parts, fr_parts = [], []
     for s0 in range(0, n_draws, chunk):
         b = min(chunk, n_draws - s0)
         tabs = np.broadcast_to(prep.counts, (b,) + prep.counts.shape).copy()
         if prep.active.size:
             tabs[:, prep.active, :] = _redeal_active_tables(prep, key, s0, b)
         m_, f_ = _similarity_stats(tabs, prep.k, diff)
-        mc.append(m_)
-        fr.append(f_)
-    mc = np.concatenate(mc)
-    fr = np.concatenate(fr)
+        mc_parts.append(m_)
+        fr_parts.append(f_)
+    mc = np.concatenate(mc_parts)
+    fr = np.concatenate(fr_parts)
     tests = []
     if np.isfinite(obs_corr[0]) and np.isfinite(mc).all():
         tests.append(NullTest("mean_pairwise_corr", float("nan"), "redeal", float(obs_corr[0]), mc, p_convention, float(n_draws)))
@@ -519,7 +520,7 @@ class GapTable:
     def frame(self) -> pd.DataFrame:
         rows = []
         for j, tau in enumerate(self.tests_taus):
-            r = {"tau": tau}
+            r: dict[str, Any] = {"tau": tau}
             d = _test_or_point_mass(self.tests, "D", tau)
             r.update({"D": d.observed, "D_null": d.mean, "D_p": d.p})
             L = _test_or_point_mass(self.tests, "L", tau)

@@ -400,7 +400,7 @@ class NullTests:
                 order.append(key)
         first = {key: i for i, key in enumerate(order)}
         rank = {key: i for i, key in enumerate(sorted(order, key=lambda kt: (STATISTICS.index(kt[0]), first[kt])))}
-        obs = {}
+        obs: dict[tuple[str, float], float] = {}
         for t in list(self.tests) + list(self.skipped):
             obs.setdefault((t.statistic, -1.0 if math.isnan(t.tau) else t.tau), t.observed)
         out = pd.DataFrame([{"statistic": s_, "tau": t_, "observed": obs[(s_, t_)]} for s_, t_ in order])
@@ -412,7 +412,7 @@ class NullTests:
             for i, c in enumerate(cols):
                 out[f"{null}_{c}"] = arr[:, i]
         if self.skipped:
-            notes = {}
+            notes: dict = {}
             for t in self.skipped:
                 key = (t.statistic, -1.0 if math.isnan(t.tau) else t.tau)
                 notes.setdefault(key, []).append(f"{t.null}: {t.short}")
@@ -629,7 +629,7 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
                 done += take
     finally:
         if parallel:
-            numba.set_parallel_chunksize(old_chunk)
+            numba.set_parallel_chunksize(old_chunk)  # type: ignore[arg-type]  # an int when parallel
         if bar is not None:
             bar.close()
     tables = None
@@ -1129,6 +1129,7 @@ def null_tests(
             tests.append(NullTest(st, _nan_tau(tau), null, float(observed[col]), stats[:, col], p_convention,
                                   ess, acc if null == "margin" else None))
         if null == "margin":
+            assert chain_id is not None and acc is not None  # set by the margin branch above
             per_chain = np.bincount(chain_id)
             chain_acc = tuple(float(m) / (burn + th * int(d)) if proposals else 0.0
                               for m, d in zip(moves, per_chain, strict=True))
