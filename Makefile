@@ -109,6 +109,7 @@ audit: setup
 
 lint: setup
 	$(BIN)/ruff check lib tests notebooks bench
+	$(BIN)/mypy  # the public modules: pool.py, stats/, deploy/ ([tool.mypy] in pyproject.toml)
 
 clean:
 	rm -rf chapters _book .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig screenshots

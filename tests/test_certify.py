@@ -358,7 +358,7 @@ def test_outcomes_from_pool_draw_and_tau():
 def test_frames_are_tidy():
     r = C.selection_valid_gap([5, 8], 10, 20)
     assert list(r.frame()["method"]) == ["exact"]
-    assert len(C.gap_table(np.eye(4, dtype=bool))) == len(C.GAP_METHODS)
+    assert len(C.gap_intervals(np.eye(4, dtype=bool))) == len(C.GAP_METHODS)
     with pytest.raises(dataclasses_error()):
         r.lo = 0.3
 

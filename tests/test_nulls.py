@@ -464,8 +464,8 @@ def test_chain_diagnostics_per_chain():
 
 def test_redeal_without_alias_tables_uses_the_same_law(monkeypatch):
     # very large M k skip the alias tables; the fallback sampler must keep totals and the law
-    monkeypatch.setattr(nulls, "_ALIAS_LIMIT", 0)
-    monkeypatch.setattr(nulls, "_ALIAS_CACHE", {})
+    monkeypatch.setattr(nulls._kernels, "_ALIAS_LIMIT", 0)  # the alias cache lives with the kernels
+    monkeypatch.setattr(nulls._kernels, "_ALIAS_CACHE", {})
     c = np.array([[4, 1, 0], [2, 2, 1], [0, 0, 1]])
     tables = nulls.redeal(c, 20_000, k=4, seed=3)
     assert (tables.sum(axis=2) == c.sum(axis=1)).all()

@@ -295,3 +295,116 @@ def test_per_response_arrays_follow_the_pool():
         Pool.from_array(v, per_response={"bad name": conf})
     with pytest.raises(ValueError, match="infinite"):
         Pool.from_array(v, per_response={"confidence": np.full(v.shape, np.inf)})
+
+
+# ------------------------------------------------------------------ Pool.outcomes
+def test_outcomes_at_tau_are_raw_frequency_coverage():
+    p = small_pool(n=40, k=8, seed=3)
+    c = p.counts()
+    for tau, need in ((0.05, 1), (0.125, 1), (0.3, 3), (0.5, 4), (1.0, 8)):
+        # need(tau, 8) by hand: the smallest c with c / 8 >= tau (and at least one success)
+        assert need == max(1, min(c_ for c_ in range(9) if c_ / 8 >= tau - 1e-12))
+        out = p.outcomes(tau=tau)
+        assert out.dtype == bool and out.shape == (40, 3)
+        np.testing.assert_array_equal(out, c >= need)
+        np.testing.assert_array_equal(out, p.rates() >= tau - 1e-9)
+    # coverage is monotone in tau
+    assert (p.outcomes(tau=0.2) >= p.outcomes(tau=0.6)).all()
+
+
+def test_outcomes_of_one_draw_and_of_k1_pools():
+    p = small_pool(k=4, seed=1)
+    for j in range(4):
+        np.testing.assert_array_equal(p.outcomes(draw=j), p.verdicts[:, :, j])
+    o = p.outcomes(draw=0)
+    o[:] = ~o  # a copy: the pool is untouched
+    np.testing.assert_array_equal(p.outcomes(draw=0), p.verdicts[:, :, 0])
+    one = p.draws([2])
+    np.testing.assert_array_equal(one.outcomes(), p.verdicts[:, :, 2])
+    for tau in (0.01, 0.5, 1.0):  # at k = 1 every threshold gives the verdict
+        np.testing.assert_array_equal(one.outcomes(tau=tau), one.outcomes())
+    np.testing.assert_array_equal(one.outcomes(draw=0), one.outcomes())
+
+
+def test_outcomes_refuse_bad_requests():
+    p = small_pool(k=4)
+    with pytest.raises(ValueError, match="k=4 draws per cell; pass draw=j"):
+        p.outcomes()
+    with pytest.raises(ValueError, match="not both"):
+        p.outcomes(tau=0.5, draw=1)
+    with pytest.raises(ValueError, match="draw"):
+        p.outcomes(draw=4)
+    with pytest.raises(ValueError, match=r"tau must lie in \(0, 1\]"):
+        p.outcomes(tau=0.0)
+    with pytest.raises(TypeError, match="tau must be a number"):
+        p.outcomes(tau="half")
+
+
+def test_the_outcome_helpers_are_pool_outcomes():
+    from oraclegap.deploy import compose, evaluate
+    from oraclegap.stats import certify
+
+    p = small_pool(n=30, k=6, seed=7)
+    for tau in (0.2, 0.5):
+        want = p.outcomes(tau=tau)
+        np.testing.assert_array_equal(evaluate.outcome_matrix(p, tau)[0], want)
+        np.testing.assert_array_equal(compose.outcome_matrix(p, tau=tau)[0], want)
+        np.testing.assert_array_equal(certify.outcomes_from_pool(p, tau=tau), want)
+    np.testing.assert_array_equal(compose.outcome_matrix(p, draw=3)[0], p.outcomes(draw=3))
+    np.testing.assert_array_equal(certify.outcomes_from_pool(p, draw=3), p.outcomes(draw=3))
+
+
+# ------------------------------------------------------------------ Pool.concat
+def _halves(p, at):
+    return p.select(prompts=np.arange(at)), p.select(prompts=np.arange(at, p.n_prompts))
+
+
+def test_concat_stacks_prompts_and_undoes_a_split():
+    rng = np.random.default_rng(0)
+    p = small_pool(n=9, k=3, seed=2)
+    p = Pool(p.verdicts, p.prompts, p.policies, answers=rng.choice(["1", "22", "x"], p.shape),
+             embeddings=rng.normal(size=(9, 4)), cost=rng.uniform(0, 1, (9, 3)), alignment="seed-aligned",
+             per_response={"confidence": rng.normal(size=p.shape)})
+    a, b = _halves(p, 4)
+    c = Pool.concat([a, b])
+    assert c.shape == p.shape and c.prompt_ids == p.prompt_ids and c.policy_names == p.policy_names
+    np.testing.assert_array_equal(c.verdicts, p.verdicts)
+    np.testing.assert_array_equal(c.answers, p.answers)
+    np.testing.assert_array_equal(c.embeddings, p.embeddings)
+    np.testing.assert_array_equal(c.cost, p.cost)
+    np.testing.assert_array_equal(c.per_response["confidence"], p.per_response["confidence"])
+    pd.testing.assert_frame_equal(c.prompts, p.prompts)
+    assert c.alignment == "seed-aligned" and c.meta["concat"] == {"n_prompts": [4, 5]}
+    three = Pool.concat(iter([p.select(prompts=[0]), p.select(prompts=[1, 2]), p.select(prompts=np.arange(3, 9))]))
+    np.testing.assert_array_equal(three.counts(), p.counts())
+    np.testing.assert_array_equal(Pool.concat([p]).verdicts, p.verdicts)
+
+
+def test_concat_drops_what_not_every_pool_has_and_mixed_alignment():
+    p = small_pool(n=8, k=2)
+    a, b = _halves(p, 3)
+    a = Pool(a.verdicts, a.prompts, a.policies, embeddings=np.zeros((3, 2)), alignment="independent")
+    c = Pool.concat([a, b])
+    assert c.embeddings is None and c.answers is None and c.cost is None
+    assert c.alignment == "unknown"  # b is "unknown": no common claim
+
+
+def test_concat_refuses_mismatched_pools():
+    p = small_pool(n=8, k=4)
+    a, b = _halves(p, 4)
+    with pytest.raises(ValueError, match=r"pools\[1\] holds policies"):
+        Pool.concat([a, b.select(policies=[1, 0, 2])])
+    with pytest.raises(ValueError, match=r"pools\[1\] has k=2 draws per cell, pools\[0\] has k=4"):
+        Pool.concat([a, b.draws([0, 1])])
+    with pytest.raises(ValueError, match="prompt ids appear in more than one pool: \\['q0'"):
+        Pool.concat([a, a])
+    with pytest.raises(ValueError, match="pools is empty"):
+        Pool.concat([])
+    with pytest.raises(TypeError, match=r"pools\[1\] must be an oraclegap Pool"):
+        Pool.concat([a, b.verdicts])
+    with pytest.raises(TypeError, match="sequence of Pool objects"):
+        Pool.concat(a)
+    e1 = Pool(a.verdicts, a.prompts, a.policies, embeddings=np.zeros((4, 2)))
+    e2 = Pool(b.verdicts, b.prompts, b.policies, embeddings=np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="embeddings have different dimensions"):
+        Pool.concat([e1, e2])

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 
@@ -267,3 +267,62 @@ def test_router_inputs_missing_text_and_per_response_confidence():
     assert np.array_equal(np.delete(X.confidence.ravel(), 7), np.delete(conf[:, :, 0].ravel(), 7))
     assert X.confidence[2, 1] < np.nanmin(conf[:, :, 0])  # an empty response ranks last
     assert any("draw 0" in note for note in X.notes)
+
+
+class _MultiOutputThatFails(RegressorMixin, BaseEstimator):
+    """Declares multi-output support, then fails on a 2-d target (a real fit error); on one column it
+    would fit, so a fallback to one estimator per column would hide the failure."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def fit(self, X, y):
+        if np.ndim(y) == 2:
+            raise ValueError("the multi-output solver diverged")
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+class _OneColumn(RegressorMixin, BaseEstimator):
+    """Declares multi-output support but predicts one column whatever the target."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def fit(self, X, y):
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def test_a_real_fit_error_of_a_wrapped_estimator_propagates(sim, X):
+    Y = sim.pool.verdicts[:, :, 0].astype(float)
+    with pytest.raises(ValueError, match="the multi-output solver diverged"):
+        EstimatorRouter(_MultiOutputThatFails(), input="embeddings").fit(X, Y)
+    with pytest.raises(ValueError, match="'alpha' parameter of Ridge"):  # a bad parameter is not "single output"
+        EstimatorRouter(Ridge(alpha=-1.0), input="embeddings").fit(X, Y)
+
+
+def test_single_output_estimators_get_one_clone_per_target(sim, X):
+    from sklearn.multioutput import MultiOutputRegressor
+    from sklearn.svm import SVR
+
+    Y = sim.pool.verdicts[:, :, 0].astype(float)
+    native = EstimatorRouter(Ridge(alpha=1.0), input="embeddings").fit(X, Y)
+    assert isinstance(native.model_, Ridge)
+    np.testing.assert_allclose(native.predict_utility(X), np.clip(Ridge(alpha=1.0).fit(X.embeddings, Y).predict(X.embeddings), 0, 1))
+    for est in (SVR(), _OneColumn()):  # single-output by its tags; by what it predicts
+        r = EstimatorRouter(est, input="embeddings").fit(X, Y)
+        assert isinstance(r.model_, MultiOutputRegressor)
+        U = r.predict_utility(X)
+        assert U.shape == Y.shape
+    np.testing.assert_allclose(EstimatorRouter(_OneColumn()).fit(X, Y).predict_utility(X)[0], Y.mean(axis=0))

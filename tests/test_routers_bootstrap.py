@@ -120,6 +120,9 @@ def test_bad_columns_are_refused():
 def test_holm_equals_statsmodels():
     from statsmodels.stats.multitest import multipletests
 
+    from oraclegap.stats import multiplicity
+
+    assert E.holm is multiplicity.holm  # the one Holm of the library (tests/test_multiplicity.py)
     rng = np.random.default_rng(0)
     for m in (1, 2, 5, 17):
         p = rng.uniform(0, 0.2, m) ** rng.uniform(0.5, 2)
@@ -127,4 +130,5 @@ def test_holm_equals_statsmodels():
         np.testing.assert_allclose(E.holm(p), multipletests(p, method="holm")[1], rtol=0, atol=1e-15)
     assert E.holm([]).size == 0
     with pytest.raises(ValueError, match="p-values"):
-        E.holm([0.1, np.nan])
+        E.holm([0.1, 1.5])
+    assert np.isnan(E.holm([0.1, np.nan])[1])  # a missing p-value is not a test

@@ -60,6 +60,7 @@ from .pool import Pool
 from .report import md
 from .stats import certify, noise, nulls, studies
 from .stats.coverage import coverage, coverage_from_rates, need, pass1_oracle_gap, routing_account
+from .stats.multiplicity import holm as _holm  # NaN entries stay NaN and are not counted
 
 __all__ = [
     "FORMAT_NAME",
@@ -257,18 +258,6 @@ def _jsonable(obj):
 
 def _records(df: pd.DataFrame) -> list:
     return _jsonable(df.to_dict(orient="records"))
-
-
-def _holm(p) -> np.ndarray:
-    """Holm step-down adjusted p-values (statsmodels); NaN entries stay NaN and are not counted."""
-    from statsmodels.stats.multitest import multipletests
-
-    p = np.asarray(p, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    if ok.any():
-        out[ok] = multipletests(p[ok], method="holm")[1]
-    return out
 
 
 def _num(x):

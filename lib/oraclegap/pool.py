@@ -55,15 +55,35 @@ import pandas as pd
 
 from ._io import fsync_dir as _fsync_dir
 from ._io import fsync_file as _fsync_file
-from ._validate import as_bool_array, as_bool_columns, as_counts_array, as_rng, check_int, read_npz
+from ._validate import as_bool_array, as_bool_columns, as_counts_array, as_rng, check_int, check_tau, read_npz
 
-__all__ = ["Pool", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
+__all__ = ["Pool", "need", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
 
 ALIGNMENTS = ("seed-aligned", "independent", "unknown")
 FORMAT_NAME = "oraclegap.pool"
 FORMAT_VERSION = 2
 PROMPT_COLUMNS = ("id", "text", "dataset", "split")
 POLICY_COLUMNS = ("name", "base", "dataset", "recipe", "seed", "size", "cost")
+#: Tolerance of the success threshold: c successes out of k reach tau when c >= tau k - 1e-9.
+_NEED_EPS = 1e-9
+
+
+def need(tau, k):
+    """Successes out of ``k`` that a raw frequency needs to reach ``tau``: max(1, ceil(tau*k - 1e-9)).
+
+    Vectorised over ``tau`` (and ``k``). At k = 16: tau = 0.05 needs 1, tau = 0.10 needs 2.
+    Every tau in (0, 1] needs at least one success: a covered prompt has c/k >= tau > 0.
+    (Defined on the pool's floor for :meth:`Pool.outcomes`; :func:`oraclegap.stats.coverage.need`
+    is this function.)
+    """
+    t = np.asarray(tau, dtype=float)
+    if np.any(~((t > 0) & (t <= 1))):
+        raise ValueError(f"tau must lie in (0, 1], got {tau!r}")
+    kk = np.asarray(k)
+    if not np.issubdtype(kk.dtype, np.integer) or np.any(kk < 1):
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    out = np.maximum(np.ceil(t * kk - _NEED_EPS), 1).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
 
 
 def _table(table, n: int, key: str, standard: Sequence[str], what: str, arg: str, default_ids) -> pd.DataFrame:
@@ -107,8 +127,9 @@ class Pool:
     """
 
     verdicts: np.ndarray
-    prompts: pd.DataFrame | None = None
-    policies: pd.DataFrame | None = None
+    # None gives the default tables; __post_init__ always leaves a DataFrame here
+    prompts: pd.DataFrame = None
+    policies: pd.DataFrame = None
     answers: np.ndarray | None = None
     embeddings: np.ndarray | None = None
     cost: np.ndarray | None = None
@@ -169,7 +190,8 @@ class Pool:
     # ------------------------------------------------------------------ shape
     @property
     def shape(self) -> tuple[int, int, int]:
-        return self.verdicts.shape  # type: ignore[return-value]
+        n, M, k = self.verdicts.shape
+        return int(n), int(M), int(k)
 
     @property
     def n_prompts(self) -> int:
@@ -204,6 +226,30 @@ class Pool:
     def rates(self) -> np.ndarray:
         """Raw per-cell success frequencies ``c[i, m] / k``."""
         return self.counts() / self.k
+
+    def outcomes(self, tau: float | None = None, draw: int | None = None) -> np.ndarray:
+        """One 0/1 outcome per (prompt, policy), bool[n_prompts, n_policies].
+
+        * ``tau=t``: success at threshold t over the k draws, O_im = 1[c_im >= need(t, k)] with
+          need(t, k) = max(1, ceil(t k - 1e-9)) (:func:`need`): the raw frequency c_im / k reaches t.
+          At k = 1 every t in (0, 1] gives the verdict itself.
+        * ``draw=j``: draw j alone, O_im = verdicts[i, m, j] (a single-commit outcome; in a
+          seed-aligned pool every policy's draw j shares a seed).
+        * neither: the only draw of a k = 1 pool; a pool with k > 1 needs one of them.
+
+        Passing both is an error. ``.astype(float)`` gives 0/1 floats.
+        """
+        if draw is not None and tau is not None:
+            raise ValueError("pass draw or tau, not both")
+        if tau is not None:
+            t = check_tau(tau)
+            return self.counts() >= need(t, self.k)
+        if draw is not None:
+            j = check_int(draw, "draw", minimum=0, maximum=self.k - 1)
+            return self.verdicts[:, :, j].copy()
+        if self.k != 1:
+            raise ValueError(f"the pool has k={self.k} draws per cell; pass draw=j (0 <= j < {self.k}) or tau=t")
+        return self.verdicts[:, :, 0].copy()
 
     def __repr__(self) -> str:
         n, M, k = self.shape
@@ -285,6 +331,57 @@ class Pool:
         )
 
     # ------------------------------------------------------------------ constructors
+    @classmethod
+    def concat(cls, pools: Sequence[Pool]) -> Pool:
+        """The prompts of several pools stacked into one pool, in the order given.
+
+        Every pool must hold the same policies (names, in the same order) with the same k, and no
+        prompt id may appear in two of them. The result takes the first pool's policy table; its
+        alignment is the common one (``"unknown"`` when they differ). Per-prompt and per-cell data
+        (``answers``, ``embeddings``, ``cost`` and each ``per_response`` array) are stacked where
+        every pool has them and dropped otherwise; ``meta["concat"]`` records the prompt counts.
+        """
+        if isinstance(pools, Pool) or not isinstance(pools, Iterable):
+            raise TypeError(f"pools must be a sequence of Pool objects, got {type(pools).__name__}")
+        ps = list(pools)
+        if not ps:
+            raise ValueError("pools is empty; Pool.concat needs at least one pool")
+        for i, p in enumerate(ps):
+            if not isinstance(p, Pool):
+                raise TypeError(f"pools[{i}] must be an oraclegap Pool, got {type(p).__name__}")
+        first = ps[0]
+        for i, p in enumerate(ps[1:], start=1):
+            if p.policy_names != first.policy_names:
+                raise ValueError(f"pools[{i}] holds policies {p.policy_names}, pools[0] {first.policy_names}; "
+                                 "Pool.concat stacks prompts of the same policies (use select(policies=...) first)")
+            if p.k != first.k:
+                raise ValueError(f"pools[{i}] has k={p.k} draws per cell, pools[0] has k={first.k}; "
+                                 "Pool.concat needs the same k (use draws(...) first)")
+        ids = pd.Series([i for p in ps for i in p.prompt_ids])
+        dup = ids[ids.duplicated()].unique()
+        if len(dup):
+            raise ValueError(f"prompt ids appear in more than one pool: {list(dup[:5])}; Pool.concat stacks distinct prompts")
+        dims = {p.embeddings.shape[1] for p in ps if p.embeddings is not None}
+        if len(dims) > 1:
+            raise ValueError(f"the pools' embeddings have different dimensions {sorted(dims)}")
+
+        def stack(arrays):
+            return None if any(a is None for a in arrays) else np.concatenate(arrays)
+
+        shared = [name for name in first.per_response if all(name in p.per_response for p in ps[1:])]
+        alignments = {p.alignment for p in ps}
+        return cls(
+            verdicts=np.concatenate([p.verdicts for p in ps]),
+            prompts=pd.concat([p.prompts for p in ps], ignore_index=True),
+            policies=first.policies,
+            answers=stack([p.answers for p in ps]),
+            embeddings=stack([p.embeddings for p in ps]),
+            cost=stack([p.cost for p in ps]),
+            alignment=alignments.pop() if len(alignments) == 1 else "unknown",
+            meta={"concat": {"n_prompts": [p.n_prompts for p in ps]}},
+            per_response={name: np.concatenate([p.per_response[name] for p in ps]) for name in shared},
+        )
+
     @classmethod
     def from_array(
         cls,
@@ -468,7 +565,7 @@ class Pool:
                 return f"row {i} (id {(x.item() if isinstance(x, np.generic) else x)!r})"
         else:
             ids = df.index.astype(str).to_numpy()
-            row_names = None
+            row_names = None  # type: ignore[assignment]
         v = as_bool_columns(df, models, "df", row_names=row_names)
         ptab = pd.DataFrame({"id": ids})
         for col in prompt_columns:
@@ -708,7 +805,7 @@ class Pool:
             arrays["cost"] = self.cost
         for name, arr in self.per_response.items():
             arrays[_RESPONSE_PREFIX + name] = arr
-        np.savez_compressed(d / "arrays.npz", **arrays)
+        np.savez_compressed(d / "arrays.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds
         _to_parquet(self.prompts, d / "prompts.parquet")
         _to_parquet(self.policies, d / "policies.parquet")
         files = ["arrays.npz", "prompts.parquet", "policies.parquet"]
@@ -1006,9 +1103,9 @@ def _text_array(a: np.ndarray) -> np.ndarray:
     out[:] = np.where(miss, "", flat)
     if not all(type(x) is str for x in out):
         out[:] = [x if isinstance(x, str) else str(x) for x in out]
-    out = out.reshape(a.shape)
-    out.setflags(write=False)
-    return out
+    shaped = out.reshape(a.shape)
+    shaped.setflags(write=False)
+    return shaped
 
 
 def _answers_to_parquet(answers: np.ndarray, path: Path) -> None:

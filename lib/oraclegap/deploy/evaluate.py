@@ -61,7 +61,8 @@ from ..stats.certify import (
     random_halves,
     rescue_loss,
 )
-from ..stats.coverage import need, routing_account
+from ..stats.coverage import routing_account
+from ..stats.multiplicity import holm
 from .features import RouterInputs, router_inputs
 from .routers import (
     FAMILIES,
@@ -108,16 +109,17 @@ def outcome_matrix(pool: Pool, tau=None) -> tuple[np.ndarray, float]:
     """O bool[n, M] scored per choice, and the threshold used for the routing identity.
 
     k = 1: O = the verdicts (``tau`` is ignored; any tau in (0, 1] gives need = 1, reported as 1).
-    k > 1: O_im = 1[c_im >= need(tau, k)]; ``tau`` is required.
+    k > 1: O_im = 1[c_im >= need(tau, k)]; ``tau`` is required. The outcomes are
+    :meth:`oraclegap.pool.Pool.outcomes`.
     """
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
     if pool.k == 1:
-        return pool.verdicts[:, :, 0].copy(), 1.0
+        return pool.outcomes(), 1.0
     if tau is None:
         raise ValueError(f"the pool has k={pool.k} draws per cell: pass tau (routers are scored by coverage at tau)")
     t = check_tau(tau)
-    return pool.counts() >= need(t, pool.k), t
+    return pool.outcomes(tau=t), t
 
 
 def router_targets(pool: Pool, tau=None, target: str = "rate") -> np.ndarray:
@@ -335,23 +337,6 @@ def bootstrap_means_loop(Z, n_boot: int = 2000, seed=0, *, chunk: int = 128) -> 
         for r in range(b):
             out[s + r] = Z[idx[r]].sum(axis=0)
     return out / n
-
-
-def holm(p) -> np.ndarray:
-    """Holm's step-down adjusted p-values: with the m p-values sorted, p_(i) -> max_{j <= i}
-    min(1, (m - j + 1) p_(j)), returned in the input order (statsmodels'
-    ``multipletests(p, method="holm")[1]``, without its garbage collection)."""
-    p = np.asarray(p, dtype=float).ravel()
-    if p.size == 0:
-        return p
-    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise ValueError("p must hold p-values in [0, 1] without NaN")
-    order = np.argsort(p, kind="mergesort")
-    m = p.size
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    out = np.empty(m)
-    out[order] = adj
-    return out
 
 
 def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -860,8 +845,8 @@ def evaluate_routers(
         members = [f for f in fams if regimes[f] == reg and f != "best_single"]
         if not members:
             continue
-        # paired_family's rows, with Holm's step-down computed here: statsmodels' multipletests runs
-        # gc.collect() on every call, which costs seconds in a process holding many objects
+        # paired_family's rows, with Holm's step-down over this regime's routers (the shared
+        # stats.multiplicity.holm: statsmodels' numbers without its gc.collect() per call)
         pf = pd.concat([paired_comparison(S[:, fams.index(f)], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed).frame()
                         .assign(policy=f) for f in members], ignore_index=True)
         pf["p_holm"] = holm(pf["p_mcnemar"].to_numpy())

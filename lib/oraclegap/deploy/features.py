@@ -137,7 +137,7 @@ class RouterInputs:
         object.__setattr__(self, "_n", 0 if n is None else n)
 
     def __len__(self) -> int:
-        return self._n
+        return self._n  # type: ignore[attr-defined]  # set in __post_init__ (frozen: object.__setattr__)
 
     def has(self, field: str) -> bool:
         """Whether ``field`` is present (``"text"`` needs at least one non-empty prompt)."""
@@ -284,13 +284,12 @@ def router_inputs(
         answers = pool.answers[:, :, 0]
     if "confidence" in pool.per_response:  # the committed (first) response's own confidence
         c0 = np.asarray(pool.per_response["confidence"][:, :, 0], dtype=float)
-        if np.isnan(c0).all():
-            c0 = None
-        elif np.isnan(c0).any():
+        recorded = not np.isnan(c0).all()  # an all-NaN array records no confidence
+        if recorded and np.isnan(c0).any():
             floor = float(np.nanmin(c0)) - 1.0
             notes.append(f"confidence: {int(np.isnan(c0).sum())} committed response(s) without one (empty) rank below every other")
             c0 = np.where(np.isnan(c0), floor, c0)
-        if c0 is not None:
+        if recorded:
             conf = c0
             notes.append("confidence: the committed response's per_response['confidence'] (draw 0)")
     if conf is None and pool.answers is not None and k > 1:

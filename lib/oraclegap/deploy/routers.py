@@ -36,7 +36,7 @@ Families (``FAMILIES`` lists each with the inputs it needs):
 The multinomial routers of 000 are fitted on the *distribution* Y_i / sum_m Y_im over members
 (the soft-target cross-entropy), using only prompts where the members' targets differ: a prompt
 on which every member is equally good says nothing about which to pick. Evaluation lives in
-:mod:`oraclegap.deploy.evaluate` (re-exported here).
+:mod:`oraclegap.deploy.evaluate` (which imports this module; import its names from there).
 """
 
 from __future__ import annotations
@@ -87,11 +87,6 @@ __all__ = [
     "MaxConfidence",
     "CalibratedConfidence",
     "PluralityVote",
-    # evaluation (oraclegap.deploy.evaluate)
-    "evaluate_router",  # noqa: F822 - lazy, see __getattr__
-    "evaluate_routers",  # noqa: F822
-    "RouterEvaluation",  # noqa: F822
-    "RouterComparison",  # noqa: F822
 ]
 
 _TIE = 1e-12
@@ -278,6 +273,8 @@ class Router(BaseEstimator):
         self.n_policies_ = M
         self.means_ = T.mean(axis=0)
         self.rank_ = _rank(self.means_)
+        self.cost_: np.ndarray | None
+        self.cost_scale_: float | None
         if cost is not None:
             C = check_cost(cost, n, M)
             mean_c = C.mean(axis=0)
@@ -412,7 +409,9 @@ class Cheapest(Router):
             raise ValueError("router 'cheapest' needs costs: fit it with cost=[n, M] (the pool has no cost array)")
 
     def _utility(self, X):
-        return _tile(1.0 - self.cost_, len(X))
+        cost = self.cost_
+        assert cost is not None  # _fit refuses a fit without costs
+        return _tile(1.0 - cost, len(X))
 
 
 # ====================================================================== 2609.32996's five, plus the identity router
@@ -882,11 +881,22 @@ class EncoderHead(Router):
             return torch.sigmoid(self.net_(torch.tensor(Z, dtype=torch.float32))).double().numpy()
 
 
+def _multi_output(estimator) -> bool:
+    """Whether a scikit-learn estimator declares support for a 2-d target (its ``multi_output`` tag)."""
+    try:
+        from sklearn.utils import get_tags
+    except ImportError:  # scikit-learn < 1.6
+        return bool(estimator._get_tags().get("multioutput", False))
+    return bool(get_tags(estimator).target_tags.multi_output)
+
+
 class EstimatorRouter(Router):
     """Wrap any scikit-learn estimator as a router. ``input``: ``"embeddings"``, ``"features"``
-    (handcrafted + declared) or ``"text"`` (TF-IDF). A regressor is fitted to all K targets
-    (through ``MultiOutputRegressor`` when it is single-output); a classifier to the K indicators
-    Y >= 0.5 through ``MultiOutputClassifier``, its utility the predicted probability of 1."""
+    (handcrafted + declared) or ``"text"`` (TF-IDF). A regressor is fitted to all K targets at
+    once when its tags declare multi-output support (and it then predicts K columns), else through
+    ``MultiOutputRegressor`` (one clone per target); an error raised while fitting is the
+    estimator's own and propagates. A classifier is fitted to the K indicators Y >= 0.5 through
+    ``MultiOutputClassifier``, its utility the predicted probability of 1."""
 
     family = "sklearn"
 
@@ -929,15 +939,13 @@ class EstimatorRouter(Router):
             self.keep_ = keep
             self.model_ = MultiOutputClassifier(clone(self.estimator)).fit(D, Yb[:, keep]) if keep else None
             return
-        est = clone(self.estimator)
-        try:
+        if _multi_output(self.estimator):  # fitted to all K targets at once; its errors are real
             with _quiet():
-                self.model_ = est.fit(D, Y)
-            out = np.asarray(self.model_.predict(D[:1]))
-            if out.reshape(1, -1).shape[1] != Y.shape[1]:
-                raise ValueError("single output")
-        except ValueError:
-            self.model_ = MultiOutputRegressor(clone(self.estimator)).fit(D, Y)
+                self.model_ = clone(self.estimator).fit(D, Y)
+            if np.asarray(self.model_.predict(D[:1])).reshape(1, -1).shape[1] == Y.shape[1]:
+                return
+        # single-output (by its tags, or by what it predicted): one clone per target column
+        self.model_ = MultiOutputRegressor(clone(self.estimator)).fit(D, Y)
 
     def _utility(self, X):
         D = self._design(X, fit=False)
@@ -949,7 +957,9 @@ class EstimatorRouter(Router):
                 for j, (m, P) in enumerate(zip(self.keep_, self.model_.predict_proba(D), strict=True)):
                     U[:, m] = P[:, list(self.model_.estimators_[j].classes_).index(1)]
             return U
-        return np.clip(np.asarray(self.model_.predict(D), dtype=float).reshape(len(X), -1), 0.0, 1.0)
+        model = self.model_
+        assert model is not None  # a regressor is always fitted (None only for an all-constant classifier)
+        return np.clip(np.asarray(model.predict(D), dtype=np.float64).reshape(len(X), -1), 0.0, 1.0)
 
 
 # ====================================================================== post-inference selectors
@@ -1018,7 +1028,7 @@ class PluralityVote(Router):
 
 
 # ====================================================================== the registry
-_CLASSES = {
+_CLASSES: dict[str, type[Router]] = {
     "best_single": BestSingle,
     "taskwise_best": TaskwiseBest,
     "random": RandomRouter,
@@ -1120,17 +1130,3 @@ def missing_inputs(name: str, X: RouterInputs, *, cost=None, policy_datasets=Non
     if name == "encoder_head" and importlib.util.find_spec("torch") is None:
         return "needs torch (not installed)"
     return None
-
-
-_EVALUATION_NAMES = ("evaluate_router", "evaluate_routers", "RouterEvaluation", "RouterComparison")
-
-
-def __getattr__(name):
-    """The evaluation names live in :mod:`oraclegap.deploy.evaluate` (which imports this module);
-    they are re-exported here lazily so that ``from oraclegap.deploy.routers import
-    evaluate_router`` works without an import cycle."""
-    if name in _EVALUATION_NAMES:
-        from . import evaluate
-
-        return getattr(evaluate, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

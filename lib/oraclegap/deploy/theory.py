@@ -25,6 +25,7 @@ not to depend on the law while the single-draw oracle does.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,7 @@ import pandas as pd
 from .._validate import as_rng, check_int, check_prob
 from ..pool import Pool
 from ..stats.coverage import routing_account
+from .compose import GREEDY_BOUND, coverage_lattice, greedy_pool, outcome_matrix
 from .features import RouterInputs, router_inputs
 from .routers import make_router
 
@@ -43,6 +45,11 @@ __all__ = [
     "coupled_draws",
     "Recoverability",
     "recoverability",
+    "Theorem8Check",
+    "theorem8_checks",
+    "theorem8_study",
+    "disjoint_rescue_instance",
+    "greedy_worst_case",
 ]
 
 #: Joint laws of the members' draws in :func:`coupled_draws` (same Bernoulli(p_im) marginals).
@@ -199,7 +206,7 @@ def recoverability(pool: Pool, p, families, *, n_fresh: int = 400, K: int | None
     rows, O_exp, O_se = [], {}, {}
     for coupling in COUPLINGS:
         F = coupled_draws(pt, n_fresh, coupling, rng)  # [n, M, n_fresh]
-        O_exp[coupling], O_se[coupling] = _mean_se(F.any(axis=1))
+        O_exp[coupling], O_se[coupling] = _mean_se(np.asarray(F.any(axis=1)))
         if coupling == "independent":
             B = F[np.arange(n), top].reshape(n, n_fresh // K, K).any(axis=2)  # best-of-K replicates of the maximiser
             bok_fresh, bok_se = _mean_se(B)
@@ -212,3 +219,162 @@ def recoverability(pool: Pool, p, families, *, n_fresh: int = 400, K: int | None
         K, n, n_fresh, float(pt.max(axis=1).mean()), float((1 - np.prod(1 - pt, axis=1)).mean()),
         float((1 - (1 - pt.max(axis=1)) ** K).mean()), bok_fresh, bok_se, O_exp, O_se, pd.DataFrame(rows), fitted.source,
     )
+
+
+# ====================================================================== Thm 8 of 002 (pool construction)
+@dataclasses.dataclass(frozen=True)
+class Theorem8Check:
+    """Thm 8 checked on a whole lattice: normalisation, monotonicity (every single-element step),
+    diminishing returns (every pair j, k and set S without them) and the greedy guarantee per size."""
+
+    n: int
+    K: int
+    anchor: int
+    normalised: bool
+    monotone_checks: int
+    monotone_violations: int
+    submodular_checks: int
+    submodular_violations: int
+    sizes: np.ndarray
+    greedy: np.ndarray
+    optimum: np.ndarray
+
+    @property
+    def ratios(self) -> np.ndarray:
+        return np.where(self.optimum > 0, self.greedy / np.maximum(self.optimum, 1), 1.0)
+
+    @property
+    def holds(self) -> bool:
+        return (
+            self.normalised
+            and self.monotone_violations == 0
+            and self.submodular_violations == 0
+            and bool(np.all(self.ratios >= GREEDY_BOUND - 1e-12))
+        )
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"size": self.sizes, "greedy_count": self.greedy, "optimum_count": self.optimum, "ratio": self.ratios, "n": self.n}
+        )
+
+
+def theorem8_checks(X, anchor="best", *, rows=None) -> Theorem8Check:
+    """Check Thm 8 on the empirical F_b of ``X``: F_b(empty) = 0; F_b(S + j) >= F_b(S) for every S
+    and j; F_b(S + j) - F_b(S) >= F_b(S + k + j) - F_b(S + k) for every S and distinct j, k not in
+    S; and greedy >= (1 - 1/e) x exhaustive optimum for every size (K - 1 <= 20)."""
+    lat = coverage_lattice(X, anchor, rows=rows)
+    c = lat.counts
+    k = len(lat.candidates)
+    masks = np.arange(1 << k)
+    mono_n = mono_v = sub_n = sub_v = 0
+    for j in range(k):
+        bj = 1 << j
+        without_j = masks[(masks & bj) == 0]
+        gain_j = c[without_j | bj] - c[without_j]
+        mono_n += without_j.size
+        mono_v += int((gain_j < 0).sum())
+        for t in range(k):
+            if t == j:
+                continue
+            bt = 1 << t
+            S = without_j[(without_j & bt) == 0]
+            sub_n += S.size
+            sub_v += int((c[S | bj] - c[S] < c[S | bt | bj] - c[S | bt]).sum())
+    X2, _ = outcome_matrix(X)
+    sizes = np.arange(1, k + 1)
+    g = greedy_pool(X2, lat.anchor, k, rows=rows)
+    greedy_counts = np.cumsum(g.gains)
+    opt = np.array([lat.optimum(int(s))[0] for s in sizes])
+    return Theorem8Check(lat.n, k + 1, lat.anchor, bool(c[0] == 0), mono_n, mono_v, sub_n, sub_v, sizes, greedy_counts, opt)
+
+
+def theorem8_study(n_instances: int = 200, *, n_range=(5, 80), K_range=(3, 9), seed=0) -> pd.DataFrame:
+    """Thm 8 on random outcome matrices: one row per instance (kind, n, K, checks, violations, the
+    smallest greedy/optimum ratio over sizes). Kinds: independent members with random accuracies;
+    members sharing an item difficulty (a latent-class mixture); sparse rescuers (most members
+    rarely right)."""
+    n_instances = check_int(n_instances, "n_instances", minimum=1)
+    rng = as_rng(seed)
+    rows = []
+    kinds = ("independent", "shared difficulty", "sparse")
+    for i in range(n_instances):
+        kind = kinds[i % len(kinds)]
+        n = int(rng.integers(n_range[0], n_range[1] + 1))
+        K = int(rng.integers(K_range[0], K_range[1] + 1))
+        if kind == "independent":
+            P = np.broadcast_to(rng.uniform(0.05, 0.95, K), (n, K))
+        elif kind == "shared difficulty":
+            cls = rng.integers(0, 3, n)
+            P = rng.uniform(0.02, 0.98, (3, K))[cls]
+        else:
+            P = np.broadcast_to(rng.uniform(0.01, 0.2, K), (n, K)).copy()
+            P[:, 0] = 0.5
+        X = rng.random((n, K)) < P
+        chk = theorem8_checks(X, int(rng.integers(0, K)))
+        rows.append(
+            {
+                "instance": i,
+                "kind": kind,
+                "n": n,
+                "K": K,
+                "normalised": chk.normalised,
+                "monotone_checks": chk.monotone_checks,
+                "monotone_violations": chk.monotone_violations,
+                "submodular_checks": chk.submodular_checks,
+                "submodular_violations": chk.submodular_violations,
+                "min_ratio": float(chk.ratios.min()),
+                "greedy_optimal_all_sizes": bool(np.all(chk.greedy == chk.optimum)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def disjoint_rescue_instance(sizes: Sequence[int], *, n_anchor_right: int = 0, seed=0) -> np.ndarray:
+    """An outcome matrix where greedy is provably optimal: the anchor (column 0) is wrong on
+    sum(sizes) items, candidate j (column j + 1) rescues its own ``sizes[j]`` of them and no other,
+    so F_b is additive and the best s-set is the s largest rescue sets; ``n_anchor_right`` extra
+    items are solved by everyone. Rows are shuffled with ``seed``."""
+    sz = np.asarray(sizes, dtype=np.int64)
+    if sz.ndim != 1 or sz.size < 1 or (sz < 0).any():
+        raise ValueError("sizes must be a non-empty list of non-negative rescue-set sizes")
+    n = int(sz.sum()) + check_int(n_anchor_right, "n_anchor_right", minimum=0)
+    X = np.zeros((n, sz.size + 1), dtype=bool)
+    start = 0
+    for j, s in enumerate(sz):
+        X[start : start + s, j + 1] = True
+        start += s
+    X[start:, :] = True
+    return X[as_rng(seed).permutation(n)]
+
+
+def greedy_worst_case(s: int, scale: int = 1) -> tuple[np.ndarray, float, float]:
+    """The classical instance on which greedy max-coverage approaches 1 - (1 - 1/s)^s of the optimum.
+
+    Items form an s x s grid of cells plus leftovers: optimal model O_j (column j) rescues column
+    j; greedy model G_i rescues row i, whose cells have weight c_i = s^(s-i) (s-1)^(i-1) (times
+    ``scale`` duplicated items), plus one private item so that greedy strictly prefers G_i; each
+    column also has (s-1)^s * scale items only O_j rescues. The anchor (column 0) is wrong
+    everywhere. Returns (X, greedy count, optimum count) computed from the construction:
+    greedy = s * scale * (s^s - (s-1)^s) + s, optimum = s * scale * s^s.
+    """
+    s = check_int(s, "s", minimum=2, maximum=6)
+    scale = check_int(scale, "scale", minimum=1)
+    c = np.array([s ** (s - i) * (s - 1) ** (i - 1) for i in range(1, s + 1)], dtype=np.int64) * scale
+    left = (s - 1) ** s * scale
+    n = int(s * (c.sum() + left) + s)
+    K = 1 + 2 * s  # anchor, G_1..G_s, O_1..O_s
+    X = np.zeros((n, K), dtype=bool)
+    r = 0
+    for j in range(s):  # column j
+        for i in range(s):
+            X[r : r + c[i], 1 + i] = True
+            X[r : r + c[i], 1 + s + j] = True
+            r += c[i]
+        X[r : r + left, 1 + s + j] = True
+        r += left
+    for i in range(s):
+        X[r, 1 + i] = True
+        r += 1
+    greedy = s * scale * (s**s - (s - 1) ** s) + s
+    optimum = s * scale * s**s
+    return X, float(greedy), float(optimum)

@@ -242,7 +242,7 @@ def route_on_validation(
     for f in fit.families:
         why = missing_inputs(f, Xt)
         uses_emb = any("embeddings" in r.split("|") for r in family_requirements(f))
-        if why is None and uses_emb and Xt.embeddings.shape[1] != fit.embed_dim:
+        if why is None and uses_emb and Xt.embeddings is not None and Xt.embeddings.shape[1] != fit.embed_dim:
             why = f"was fitted on {fit.embed_dim}-dimensional embeddings; the test pool's have {Xt.embeddings.shape[1]}"
         if why is None:
             fams.append(f)

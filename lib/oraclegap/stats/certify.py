@@ -39,12 +39,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import binom
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from .._validate import (
@@ -54,9 +54,9 @@ from .._validate import (
     check_int,
     check_margin_counts,
     check_prob,
-    check_tau,
 )
 from ..pool import Pool
+from .multiplicity import holm
 
 __all__ = [
     "clopper_pearson",
@@ -66,7 +66,7 @@ __all__ = [
     "GapInterval",
     "selection_valid_gap",
     "selection_valid_gap_from_outcomes",
-    "gap_table",
+    "gap_intervals",
     "outcomes_from_pool",
     "SplitGap",
     "random_halves",
@@ -374,8 +374,9 @@ def selection_valid_gap_from_outcomes(
     )
 
 
-def gap_table(R, alpha: float = 0.05, methods: Sequence[str] = GAP_METHODS, *, naive: str = "cp") -> pd.DataFrame:
-    """One row per method for the same outcomes (or a k = 1 Pool): estimate, naive and valid interval."""
+def gap_intervals(R, alpha: float = 0.05, methods: Sequence[str] = GAP_METHODS, *, naive: str = "cp") -> pd.DataFrame:
+    """One row per method for the same outcomes (or a k = 1 Pool): estimate, naive and valid interval.
+    (Formerly ``gap_table``, a name now held only by :func:`oraclegap.stats.nulls.gap_table`.)"""
     if isinstance(methods, str):
         methods = [methods]
     frames = [selection_valid_gap_from_outcomes(R, alpha, m, naive=naive).frame() for m in methods]
@@ -388,22 +389,11 @@ def outcomes_from_pool(pool: Pool, *, draw: int | None = None, tau: float | None
     k = 1: the only draw. k > 1: ``draw=j`` takes draw j (a single-commit outcome; with a
     seed-aligned pool every policy's draw j shares a seed), or ``tau=t`` takes coverage at
     threshold t (c_im >= need(t, k) = max(1, ceil(t*k - 1e-9))). Exactly one of them for k > 1.
+    This is :meth:`oraclegap.pool.Pool.outcomes`, with a type check on ``pool``.
     """
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
-    if draw is not None and tau is not None:
-        raise ValueError("pass draw or tau, not both")
-    if tau is not None:
-        from .coverage import need
-
-        t = check_tau(tau)
-        return pool.counts() >= need(t, pool.k)
-    if draw is not None:
-        j = check_int(draw, "draw", minimum=0, maximum=pool.k - 1)
-        return pool.verdicts[:, :, j].copy()
-    if pool.k != 1:
-        raise ValueError(f"the pool has k={pool.k} draws per cell; pass draw=j (0 <= j < {pool.k}) or tau=t")
-    return pool.verdicts[:, :, 0].copy()
+    return pool.outcomes(tau=tau, draw=draw)
 
 
 # ====================================================================== Cor 5: split-selected
@@ -617,11 +607,11 @@ def family_certificate(
     n, K = X.shape
     mnames = _names(model_names, K, "model_names", "m")
     S1, n1 = _policy_outcomes(X, choices, policy_names if not isinstance(choices, Mapping) else None)
-    Y = X.any(axis=1)
+    Y = np.asarray(X.any(axis=1))
     if policy_outcomes is not None:
         if isinstance(policy_outcomes, Mapping):
             n2 = [str(k) for k in policy_outcomes]
-            S2 = np.stack([np.asarray(v) for v in policy_outcomes.values()], axis=1) if n2 else np.zeros((n, 0))
+            S2 = np.stack([np.asarray(v) for v in policy_outcomes.values()], axis=1) if n2 else np.zeros((n, 0), dtype=bool)
         else:
             S2 = np.asarray(policy_outcomes)
             if S2.ndim == 1:
@@ -951,7 +941,7 @@ def paired_comparison(
     d_boot = boot @ (s_b - b_b) / n
     d_lo, d_hi = np.quantile(d_boot, [alpha / 2, 1 - alpha / 2])
     diff = (int(S.sum()) - int(B.sum())) / n
-    kw = {}
+    kw: dict[str, Any] = {}
     if Y is not None:
         rb = int((Y & ~B).sum())
         g_lo, g_hi = _cp(rb, n, alpha)
@@ -986,7 +976,7 @@ def paired_family(
     """Paired comparisons of several policies with one frozen baseline, exact McNemar p Holm-corrected within the family.
 
     ``policies``: bool[n, L] or a dict name -> bool[n]. Returns one row per policy with
-    ``p_holm`` (statsmodels' Holm step-down) beside the raw ``p_mcnemar``.
+    ``p_holm`` (Holm's step-down, :func:`oraclegap.stats.multiplicity.holm`) beside the raw ``p_mcnemar``.
     """
     if isinstance(policies, Mapping):
         names = [str(k) for k in policies]
@@ -1007,7 +997,7 @@ def paired_family(
         res = paired_comparison(col, baseline, alpha, oracle=oracle, n_boot=n_boot, seed=rng)
         rows.append(res.frame().assign(policy=nm))
     df = pd.concat(rows, ignore_index=True)
-    df["p_holm"] = multipletests(df["p_mcnemar"].to_numpy(), method="holm")[1]
+    df["p_holm"] = holm(df["p_mcnemar"].to_numpy())
     first = ["policy", "accuracy", "accuracy_lo", "accuracy_hi", "difference", "diff_lo", "diff_hi", "n10", "n01", "p_mcnemar", "p_holm"]
     return df[first + [c for c in df.columns if c not in first]]
 
@@ -1046,7 +1036,7 @@ def rescue_loss(policy, baseline, R=None) -> RescueLoss:
     S = _check_binary_vector(policy, "policy")
     n = S.size
     B = _check_binary_vector(baseline, "baseline", n)
-    kw = {}
+    kw: dict[str, Any] = {}
     if R is not None:
         X = _as_outcomes(R)
         if X.shape[0] != n:

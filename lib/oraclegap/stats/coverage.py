@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validate import as_bool_array, as_counts_array, check_int, check_tau, check_taus, tau_key
-from ..pool import Pool
+from ..pool import _NEED_EPS, Pool, need  # need: the success threshold, defined on the pool floor
 
 __all__ = [
     "need",
@@ -67,23 +68,7 @@ __all__ = [
     "GEOMETRY3K_PRIOR",
 ]
 
-_EPS = 1e-9
-
-
-def need(tau, k):
-    """Successes out of ``k`` that a raw frequency needs to reach ``tau``: max(1, ceil(tau*k - 1e-9)).
-
-    Vectorised over ``tau`` (and ``k``). At k = 16: tau = 0.05 needs 1, tau = 0.10 needs 2.
-    Every tau in (0, 1] needs at least one success: a covered prompt has c/k >= tau > 0.
-    """
-    t = np.asarray(tau, dtype=float)
-    if np.any(~((t > 0) & (t <= 1))):
-        raise ValueError(f"tau must lie in (0, 1], got {tau!r}")
-    kk = np.asarray(k)
-    if not np.issubdtype(kk.dtype, np.integer) or np.any(kk < 1):
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    out = np.maximum(np.ceil(t * kk - _EPS), 1).astype(np.int64)
-    return int(out) if out.ndim == 0 else out
+_EPS = _NEED_EPS
 
 
 def as_counts(x, k: int | None = None) -> tuple[np.ndarray, int]:
@@ -444,7 +429,8 @@ def rauc_table(x, band=(0.05, 0.30), *, k: int | None = None, estimator: str = "
     if estimator == "smoothed" and prior is None:
         prior = fit_beta_prior(c, k)
     rates = member_rates(c, k, estimator=estimator, prior=prior)
-    rows = [{"system": names[j], "kind": "member", "rauc": rauc(rates[:, j], band, k_eff=k, grid=grid)} for j in range(M)]
+    rows: list[dict[str, Any]] = [{"system": names[j], "kind": "member", "rauc": rauc(rates[:, j], band, k_eff=k, grid=grid)}
+                                  for j in range(M)]
     best = max(rows, key=lambda r: r["rauc"])
     rows.append({"system": f"best member ({best['system']})", "kind": "best", "rauc": best["rauc"]})
     rows.append({"system": "oracle", "kind": "oracle", "rauc": rauc(rates.max(axis=1), band, k_eff=k, grid=grid)})

@@ -245,8 +245,9 @@ def plant(x, delta: float, *, k: int | None = None, specialist=None, seed=0) -> 
         raise ValueError("planting moves successes between members and needs n_policies >= 2")
     target = transfer_target(delta, k)
     rng = as_rng(seed)
+    spec: np.ndarray
     if specialist is None:
-        spec = rng.integers(0, M, n)
+        spec = np.asarray(rng.integers(0, M, n))
     else:
         spec = np.asarray(specialist)
         if spec.ndim == 0:
@@ -507,8 +508,8 @@ def latent_world(n_items: int = 300, n_models: int = 8, datasets: Sequence[str] 
     X = rng.random((n, K)) < p
     centres = rng.normal(0, 1, (n_topics, embed_dim))
     emb = centres[topic] + rng.normal(0, embed_noise, (n, embed_dim))
-    prompts = pd.DataFrame({"id": [f"{datasets[t]}-{i}" for t, i in zip(ds, range(n), strict=True)],
-                            "dataset": [datasets[t] for t in ds], "topic": topic})
+    prompts = pd.DataFrame({"id": [f"{datasets[int(t)]}-{i}" for t, i in zip(ds, range(n), strict=True)],
+                            "dataset": [datasets[int(t)] for t in ds], "topic": topic})
     cost_m = 1.0 + 4.0 * (acc - acc.min()) / max(acc.max() - acc.min(), 1e-9)
     cost = np.broadcast_to(cost_m, (n, K)) * rng.uniform(0.8, 1.2, (n, K))
     policies = pd.DataFrame({"name": [f"model{j}" for j in range(K)]})
