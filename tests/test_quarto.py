@@ -162,6 +162,11 @@ display(pd.DataFrame({"x": [1, 2, 3]}).style.hide(axis="index"))
 display(Markdown("Reading: three rows."))
 
 # %% [markdown]
+# ## Later {#sec-later}
+#
+# Back to @fig-curve.
+
+# %% [markdown]
 # ## Takeaways
 
 # %%
@@ -175,11 +180,6 @@ display(Markdown("- The curve rises."))
 # %%
 from oraclegap import report as R
 R.solution("1. It is {v}.", v=9)
-
-# %% [markdown]
-# ## Later {#sec-later}
-#
-# Back to @fig-curve.
 '''
 
 FIXTURE_CHAPTER_2 = '''# ---

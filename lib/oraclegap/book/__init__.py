@@ -386,6 +386,7 @@ def main(argv=None) -> int:
     b.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
     b.add_argument("--student", action="store_true",
                    help="render the student edition (no exercise solutions) into _book-student/")
+    sub.add_parser("pages", help="rewrite the pages generated from the library (data.qmd from the dataset registry)")
     sub.add_parser("slides", help="render the class slides (revealjs) from the executed chapters into _slides/")
     sub.add_parser("check", help="check the rendered pages statically and in headless Chromium")
     sub.add_parser("structure", help="check _quarto.yml against notebooks/ and cross-references")
@@ -418,6 +419,12 @@ def main(argv=None) -> int:
         print(f"mathjax: {math_note}")
         print(f"quarto: {q.describe()} [{time.perf_counter() - t0:.1f} s]"
               + ("" if q else "; `make book` will use the nbconvert fallback and the Quarto tests will skip"))
+        return 0
+    if args.cmd == "pages":
+        from .pages import write_pages
+
+        changed = write_pages(root)
+        print("pages: " + (", ".join(p.name for p in changed) + " rewritten" if changed else "up to date"))
         return 0
     if args.cmd == "slides":
         try:

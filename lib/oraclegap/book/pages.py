@@ -1,0 +1,174 @@
+"""Book pages generated from the library, so they cannot drift from it.
+
+:func:`data_page` writes ``data.qmd`` from the dataset registry (:func:`oraclegap.datasets.registry`):
+every pool the book can load, what it is, who released it, its licence, its nominal shape
+(prompts x members x responses), whether its prompts carry text, embeddings or costs (the router
+inputs, :data:`POOL_INPUTS`, checked against the loaded pools by ``tests/test_pages.py`` wherever
+the data are present), and how to obtain it. ``python -m oraclegap.book pages`` rewrites the
+committed page; ``tests/test_pages.py`` fails when it is stale.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+__all__ = ["DATA_PAGE", "POOL_INPUTS", "OBTAIN", "CHAPTERS", "data_page", "chapter_table", "write_pages",
+           "stale_pages"]
+
+DATA_PAGE = "data.qmd"
+
+#: What each registered pool carries besides verdicts, as loaded by ``datasets.load`` (recorded
+#: from the loaded pools; tests/test_pages.py re-checks every entry whose files are present).
+POOL_INPUTS: dict[str, tuple[str, ...]] = {
+    **{n: () for n in ("sim-exchangeable", "sim-diffuse", "paper002-pilot-arc", "paper002-pilot-hellaswag",
+                       "paper002-pilot-gsm8k", "paper002-confirmatory-arc", "chen2026-gpqa", "chen2026-gpqa-single",
+                       "chen2026-gpqa-greedy")},
+    **{n: ("text", "embeddings") for n in ("lab-cross", "lab-seed-primary", "lab-seed-primary-val",
+                                           "lab-seed-secondary", "lab-seed-primary-aligned", "lab-primary-k64",
+                                           "lab-secondary-k64", "lab-primary-extra", "lab-small")},
+    **{n: ("text",) for n in ("chen2026-math500", "chen2026-math500-single", "chen2026-math500-greedy",
+                              "chen2026-humanevalplus", "chen2026-humanevalplus-single",
+                              "chen2026-humanevalplus-greedy", "routerdc-gsm8k-test", "routerdc-gsm8k-train",
+                              "routerdc-humaneval", "routerdc-mbpp", "routerdc-javascript", "routerdc-mmlu",
+                              "routerdc-arc-challenge", "routerdc-arc-easy", "routerdc-cmmlu", "routerdc-ceval",
+                              "routerdc-math-prealgebra", "routerdc-k1-all", "mmlu-pro", "llmrouter-dcrouter")},
+    **{n: ("text", "cost") for n in ("routerbench-arc-challenge", "routerbench-mbpp", "routerbench-winogrande",
+                                     "routerbench-all", "llmrouter-routeprofile")},
+    "routerbench-mini": ("cost",),
+}
+
+#: How a reader obtains each kind of pool.
+OBTAIN = {
+    "simulated": "generated on the fly from a seed (`oraclegap.datasets.load(name)`)",
+    "lab": "committed under `data/lab/` (made by the project's policy lab; `make lab` rebuilds it)",
+    "paper": "committed under `data/paper/` (counts the paper publishes, transcribed and cited)",
+    "external": "read in place from `$OG_EXTERNAL_DIR` (`make data` downloads the released files)",
+}
+_KIND_TITLES = {"lab": "The policy lab (made by this project)", "simulated": "Simulated pools (known truth)",
+                "paper": "Counts published in the papers", "external": "Released LLM outcomes (external)"}
+
+
+def _cell(text: str) -> str:
+    return re.sub(r"\s+", " ", str(text)).replace("|", "\\|").strip()
+
+
+def data_page() -> str:
+    """The text of ``data.qmd`` (deterministic: the registry's order and facts only)."""
+    from .. import datasets
+
+    reg = datasets.registry()
+    missing = sorted(set(reg["name"]) - set(POOL_INPUTS))
+    if missing:
+        raise ValueError(f"POOL_INPUTS lacks registered pools {missing}: record what they carry")
+    lines = [
+        "# Data {.unnumbered}",
+        "",
+        "Every pool the book and the audit can load by name (`oraclegap.datasets.load(name)`, or the name",
+        "as `POOL` of any command). This page is generated from the library's registry",
+        "(`python -m oraclegap.book pages`; a test fails when it is stale). *Shape* is prompts x members",
+        "x responses per prompt and member (k); *inputs* are what a router can read besides the verdicts.",
+        "",
+        "Chapters run on the embedded pools (lab, simulated, paper counts); the sections that need released",
+        "LLM outcomes run where `OG_EXTERNAL_DIR` points at them and say which were skipped otherwise.",
+        "The external files are never copied into the project: they are read where they lie.",
+        "",
+    ]
+    for kind in ("lab", "simulated", "paper", "external"):
+        rows = reg[reg["kind"] == kind]
+        if rows.empty:
+            continue
+        lines += [f"## {_KIND_TITLES[kind]}", "", f"How to obtain: {OBTAIN[kind]}.", "",
+                  "| name | what it is | shape | inputs | released by | licence |", "|---|---|---|---|---|---|"]
+        for r in rows.itertuples():
+            inputs = ", ".join(POOL_INPUTS[r.name]) or "verdicts only"
+            lines.append(f"| `{r.name}` | {_cell(r.description)} | {_cell(r.shape)} | {inputs} | "
+                         f"{_cell(r.provenance)} | {_cell(r.license)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+#: The one record of what each chapter takes from which paper and which question it answers; the
+#: preface (``index.qmd``) and the README show it as a table between ``BEGIN``/``END`` markers.
+CHAPTERS = {
+    "01_theory_checks": ("all three papers",
+                         "Do the identities and bounds hold numerically, on known truth and on a real pool?"),
+    "02_seed_pool": ("arXiv 2609.32996 §3, App. B-C",
+                     "Is an oracle gap among exchangeable seeds more than sampling noise?"),
+    "03_cross_dataset": ("arXiv 2609.32996 §4, App. C.4, D",
+                         "Do policies trained on different datasets specialise, where do they separate, and can "
+                         "a router collect the gap?"),
+    "04_certificates": ("Shihab et al. (paper 002) §3-4, App. E, K-P",
+                        "Which gaps survive choosing the best model on the same data?"),
+    "05_routing_plateau": ("Shihab et al. (paper 002) §7, App. B, G-I, O; arXiv 2607.03436",
+                           "How much of a certified gap does a deployable router recover, and how much is "
+                           "single-draw luck no committed router can reach?"),
+    "06_pool_construction": ("Shihab et al. (paper 002) §5, Thm 8, App. D.7, J, M.3",
+                             "Which few models are worth keeping beside a deployed anchor, and does their coverage "
+                             "buy router gain?"),
+    "07_bring_your_own_pool": ("all three papers, through `oraclegap audit`",
+                               "What does the one-command audit say about a pool sampled from a model and adapters, "
+                               "a released pool and a long table of verdicts, and how does its verdict move as "
+                               "responses are added?"),
+}
+BEGIN, END = "<!-- generated: chapter table (python -m oraclegap.book pages) -->", "<!-- end of generated table -->"
+
+
+def _chapter_title(src: Path) -> str:
+    for line in src.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^# # (.+?)(\s*\{[^}]*\})?\s*$", line)
+        if m:
+            return m.group(1).strip()
+    raise ValueError(f"{src} has no chapter heading ('# # Title')")
+
+
+def chapter_table(root: Path) -> str:
+    """The chapter table (number, title, papers, question) in the order of ``_quarto.yml``."""
+    from .structure import quarto_pages
+
+    rows = ["| chapter | source | question |", "|---|---|---|"]
+    for page in quarto_pages(root):
+        if not page.is_chapter:
+            continue
+        stem = Path(page.file).stem
+        if stem not in CHAPTERS:
+            raise ValueError(f"CHAPTERS has no entry for {stem}: add its papers and question")
+        papers, question = CHAPTERS[stem]
+        title = _chapter_title(Path(root) / "notebooks" / f"{stem}.py")
+        rows.append(f"| {stem[:2]} {title} | {papers} | {question} |")
+    return "\n".join(rows)
+
+
+def _with_table(text: str, table: str, name: str) -> str:
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"{name} has no generated-table markers ({BEGIN} ... {END})")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{table}\n{END}{tail}"
+
+
+def _generated(root: Path) -> dict[Path, str]:
+    root = Path(root)
+    table = chapter_table(root)
+    out = {root / DATA_PAGE: data_page()}
+    for name in ("index.qmd", "README.md"):
+        out[root / name] = _with_table((root / name).read_text(encoding="utf-8"), table, name)
+    return out
+
+
+def write_pages(root: Path) -> list[Path]:
+    """Rewrite the generated pages under ``root``; returns those whose text changed."""
+    from .._io import atomic_write
+
+    changed = []
+    for path, text in _generated(root).items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            atomic_write(path, text)
+            changed.append(path)
+    return changed
+
+
+def stale_pages(root: Path) -> list[str]:
+    """Generated pages whose committed text differs from what the library generates now."""
+    return [p.name for p, text in _generated(root).items()
+            if not p.is_file() or p.read_text(encoding="utf-8") != text]

@@ -1,0 +1,62 @@
+"""Pages generated from the library (oraclegap.book.pages): the data page from the registry and the
+chapter table of the preface and README from one record; the committed texts are never stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oraclegap import datasets
+from oraclegap.book import pages, quarto_pages
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_committed_generated_pages_are_current():
+    assert pages.stale_pages(ROOT) == [], "run `python -m oraclegap.book pages` and commit the result"
+
+
+def test_data_page_lists_every_registered_pool_with_its_facts():
+    text = pages.data_page()
+    reg = datasets.registry()
+    for r in reg.itertuples():
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{r.name}` |"))
+        assert r.shape in row and (", ".join(pages.POOL_INPUTS[r.name]) or "verdicts only") in row
+    for kind, how in pages.OBTAIN.items():
+        assert (f"How to obtain: {how}." in text) == (kind in set(reg["kind"]))
+    assert "data.qmd" in [p.file for p in quarto_pages(ROOT)]
+
+
+def test_an_unrecorded_pool_is_refused(monkeypatch):
+    monkeypatch.delitem(pages.POOL_INPUTS, "sim-diffuse")
+    with pytest.raises(ValueError, match="sim-diffuse"):
+        pages.data_page()
+
+
+def test_pool_inputs_match_the_loaded_pools():
+    """Every entry whose files are here carries exactly the inputs the page says (text, embeddings,
+    cost); entries whose files are absent are skipped, and the test says how many."""
+    avail = datasets.available()
+    checked = 0
+    for r in avail.itertuples():
+        if not r.present:
+            continue
+        p = datasets.load(r.name)
+        has = tuple(x for x, ok in (("text", "text" in p.prompts and p.prompts["text"].astype(str).str.len().gt(0).all()),
+                                    ("embeddings", p.embeddings is not None), ("cost", p.cost is not None)) if ok)
+        assert has == pages.POOL_INPUTS[r.name], r.name
+        checked += 1
+    if checked < len(avail):
+        print(f"checked {checked} of {len(avail)} pools; the others' files are absent (OG_EXTERNAL_DIR)")
+    assert checked >= int((avail["kind"] != "external").sum())
+
+
+def test_chapter_table_follows_quarto_and_every_notebook(tmp_path):
+    table = pages.chapter_table(ROOT)
+    chapters = [p for p in quarto_pages(ROOT) if p.is_chapter]
+    assert len(table.splitlines()) == 2 + len(chapters)
+    for p in chapters:
+        assert f"| {Path(p.file).stem[:2]} " in table
+    with pytest.raises(ValueError, match="markers"):
+        pages._with_table("no markers here", table, "x.md")
