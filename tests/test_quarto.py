@@ -338,6 +338,21 @@ def test_every_page_carries_the_build_line(rendered):
     assert "build_line" in json.loads(_page(rendered, ".og-build.json"))
 
 
+def test_chapter_pages_link_their_notebooks(rendered):
+    from oraclegap.book.buildline import download_links
+
+    for p in book.quarto_pages(rendered):
+        links = download_links(_page(rendered, p.html))
+        if not p.is_chapter:
+            assert links == [], p.file
+            continue
+        stem = Path(p.file).stem
+        assert [Path(x).name for x in links] == [f"{stem}.py", f"{stem}.ipynb"], p.file
+        for x in links:
+            assert (rendered / "_book" / Path(p.html).parent / x).is_file(), x
+    assert (rendered / "_book" / "downloads" / "01_first.py").read_text() == (rendered / "notebooks" / "01_first.py").read_text()
+
+
 def test_student_edition_drops_solutions_only(rendered, quarto):
     """The same book without the exercise solutions, a banner on every page; the default build and
     the execution cache keep them."""
@@ -351,11 +366,13 @@ def test_student_edition_drops_solutions_only(rendered, quarto):
     assert "Predict the curve at 3." in page and "A rising curve." in page  # the rest is the same book
     for rel in ["index.html"] + [p.html for p in book.quarto_pages(rendered) if p.file != "index.qmd"]:
         text = (student / rel).read_text(encoding="utf-8")
-        assert "Student edition." in text and "Reduced build." in text, rel
+        assert "Student edition." in text and "Reduced build" in text, rel
         assert book.page_problems(student / rel) == [], rel
     assert "It is 9." in _page(rendered, "chapters/01_first.html")  # the default build is untouched
     assert "It is 9." in (rendered / "chapters" / "01_first.ipynb").read_text()  # and so is the cache
     assert not (rendered / ".student-stage").exists()
+    dl = (student / "downloads" / "01_first.ipynb").read_text(encoding="utf-8")
+    assert "It is 9." not in dl and "A rising curve." in dl  # the student's executed notebook has no solutions
 
 
 def test_slides_from_the_chapters_figures_and_takeaways(rendered, quarto):

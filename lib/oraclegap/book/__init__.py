@@ -274,7 +274,9 @@ def build(
     rendered = ["index.html"] + [p.html for p in pages if p.file != "index.qmd" and (root / BOOK_DIR / p.html).is_file()]
     info = _buildinfo.build_info(root, renderer=used, small=small_book)
     line = _buildinfo.build_line(info)
+    n_links = buildline.add_downloads(root / BOOK_DIR, _chapter_files(root, root))
     n_stamped = buildline.stamp_pages(root / BOOK_DIR, line)
+    print(f"book: notebook source and executed notebook linked for download on {n_links} chapter page(s)")
     print(f"book: build line on {n_stamped} page(s): {line}")
     manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
                 "executed": executed, "cached": cached, "build": info, "build_line": line}
@@ -309,6 +311,12 @@ def _publish(src: Path, dest: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _chapter_files(root: Path, executed_root: Path) -> dict[str, tuple[Path, Path]]:
+    """Page -> (jupytext source, executed notebook) for every chapter of the book."""
+    return {p.html: (root / "notebooks" / f"{Path(p.file).stem}.py", executed_root / p.file)
+            for p in quarto_pages(root) if p.is_chapter}
+
+
 def _finish_pages(root: Path, out: Path, renderer: str, small: bool) -> str:
     es5 = mathjax.local_mathjax(root)
     mathjax.localize(out, es5)
@@ -330,6 +338,7 @@ def render_student(root: Path, quarto: Quarto, *, small: bool = False) -> dict:
             raise RuntimeError("quarto render (student edition) failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
         out = stage / BOOK_DIR
         pages = ["index.html"] + [p.html for p in quarto_pages(root) if p.file != "index.qmd" and (out / p.html).is_file()]
+        buildline.add_downloads(out, _chapter_files(root, stage))
         line = _finish_pages(root, out, quarto.describe() + ", student edition", small)
         (out / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "student", "pages": pages,
                                                         "small": small, "solutions_removed": removed,

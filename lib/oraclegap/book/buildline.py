@@ -14,9 +14,10 @@ from pathlib import Path
 
 from .._io import atomic_write
 
-__all__ = ["CLASS", "stamp_pages", "stamp_html", "page_build_line"]
+__all__ = ["CLASS", "DOWNLOADS", "stamp_pages", "stamp_html", "page_build_line", "add_downloads", "download_links"]
 
 CLASS = "og-build"
+DOWNLOADS = "downloads"  # _book/downloads/: each chapter's notebook source and executed notebook
 _OLD = re.compile(r'\n?<p class="og-build"[^>]*>.*?</p>\n?', re.S)
 _STYLE = "font-size:.75rem;color:#6c757d;margin:2.5rem 0 1rem;border-top:1px solid #dee2e6;padding-top:.4rem"
 
@@ -47,3 +48,44 @@ def page_build_line(text: str) -> str | None:
     """The build line of a rendered page, or None."""
     m = re.search(r'<p class="og-build"[^>]*>(.*?)</p>', text, re.S)
     return html.unescape(m.group(1)) if m else None
+
+
+_LINKS = re.compile(r'\n?<p class="og-downloads"[^>]*>.*?</p>\n?', re.S)
+
+
+def add_downloads(book_dir: Path, sources: dict[str, tuple[Path, Path]]) -> int:
+    """Copy each chapter's jupytext source and executed notebook into ``book_dir/downloads/`` and
+    link both at the foot of the chapter's page. ``sources`` maps a page (relative to
+    ``book_dir``, e.g. ``chapters/02_seed_pool.html``) to (source ``.py``, executed ``.ipynb``).
+    Returns the number of pages linked."""
+    import os
+    import shutil
+
+    book_dir = Path(book_dir)
+    dl = book_dir / DOWNLOADS
+    dl.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for rel, files in sources.items():
+        page = book_dir / rel
+        if not page.is_file():
+            continue
+        links = []
+        for f, what in zip(files, ("notebook source (jupytext, .py)", "executed notebook (.ipynb)"), strict=True):
+            if Path(f).is_file():
+                shutil.copyfile(f, dl / Path(f).name)
+                href = os.path.relpath(dl / Path(f).name, page.parent).replace(os.sep, "/")
+                links.append(f'<a href="{html.escape(href)}" download>{html.escape(Path(f).name)}</a> ({what})')
+        if not links:
+            continue
+        tag = f'\n<p class="og-downloads" style="{_STYLE}">Download this chapter: ' + " &middot; ".join(links) + "</p>\n"
+        text = _LINKS.sub("", page.read_text(encoding="utf-8"))
+        at = max(text.rfind("</main>"), 0) or len(text)
+        atomic_write(page, text[:at] + tag + text[at:])
+        n += 1
+    return n
+
+
+def download_links(text: str) -> list[str]:
+    """The download targets linked on a rendered page."""
+    m = re.search(r'<p class="og-downloads"[^>]*>(.*?)</p>', text, re.S)
+    return re.findall(r'href="([^"]+)"', m.group(1)) if m else []
