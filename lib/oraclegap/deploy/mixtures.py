@@ -497,7 +497,10 @@ def vote_comparison(
     v = x.verdicts
     pooled = _subsample_vote(codes.reshape(n, M * k), v.reshape(n, M * k), valid.reshape(n, M * k), r, n_subsamples, rng, "pooled vote",
                              progress, replace)
-    own = _subsample_vote(codes, v, valid, r, n_subsamples, rng, "self-consistency", progress, replace)  # [n, M]
+    if replace and k == 1:  # r draws with replacement from one response repeat it: the vote is that answer, exactly
+        own = (v[:, :, 0] & valid[:, :, 0]).astype(float)
+    else:
+        own = _subsample_vote(codes, v, valid, r, n_subsamples, rng, "self-consistency", progress, replace)  # [n, M]
     X = np.column_stack([rauc_contributions(pooled, band, grid=grid), rauc_contributions(own, band, grid=grid)])
     pt = X.mean(axis=0)
     boot = boot_means(X, n_boot, rng)

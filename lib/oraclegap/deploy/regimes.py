@@ -125,11 +125,13 @@ class RegimeComparison:
     ``table``: :func:`evaluate_policies` rows; ``curves``: quality-cost points per policy family
     (policy, parameter, accuracy, mean cost, relative cost) on the test half; ``regret``: the
     bandits' cumulative regret over the test stream; ``binary``: APGR with its interval per style;
-    ``certificate``: Theorem 6 over the constants and the calibration-fitted policies.
+    ``certificate``: Theorem 6 over the constants and the calibration-fitted policies; ``members``:
+    each member's test accuracy, mean cost and cost relative to b's.
     """
 
     table: pd.DataFrame
     curves: pd.DataFrame
+    members: pd.DataFrame
     regret: pd.DataFrame
     binary: pd.DataFrame
     certificate: FamilyCertificate
@@ -234,7 +236,9 @@ def compare_regimes(pool: Pool, inputs: RouterInputs, cost=None, *, tau=None, se
     fitted = {k: v["member"] for k, v in pol.items() if k in ("cascade", *STYLES)}
     cert = family_certificate(Ot.astype(bool), fitted, alpha, model_names=names)
     cur = pd.concat(curves, ignore_index=True)
-    cur["rel_cost"] = cur["cost"] / Ct[:, b].mean() if Ct[:, b].mean() > 0 else np.nan
-    return RegimeComparison(table=table, curves=cur, regret=pd.concat(regret, ignore_index=True), binary=pd.DataFrame(bin_rows),
+    base_cost = Ct[:, b].mean() if Ct[:, b].mean() > 0 else np.nan
+    cur["rel_cost"] = cur["cost"] / base_cost
+    mem = pd.DataFrame({"policy": names, "accuracy": Ot.mean(axis=0), "cost": Ct.mean(axis=0), "rel_cost": Ct.mean(axis=0) / base_cost})
+    return RegimeComparison(table=table, curves=cur, members=mem, regret=pd.concat(regret, ignore_index=True), binary=pd.DataFrame(bin_rows),
                             certificate=cert, baseline_member=names[b], strong=names[b], weak=names[w], protocol=proto.describe(),
                             lam=lam, n_eval=int(tst.size))
