@@ -34,7 +34,16 @@ from ..stats.certify import FamilyCertificate, _cp, family_certificate
 from .bandit import bandit_contexts, regret_curve, run_bandit
 from .binary import STYLES, BinaryRouter
 from .cascade import Cascade, cascade_curve
-from .evaluate import PGR_FRACTIONS, _interval, _pair_columns, apgr, bootstrap_means, holm, make_protocol, outcome_matrix
+from .evaluate import (
+    PGR_FRACTIONS,
+    _interval,
+    _pair_columns,
+    apgr,
+    bootstrap_means,
+    holm,
+    make_protocol,
+    outcome_matrix,
+)
 from .features import RouterInputs
 from .routers import check_cost, check_lambda
 
