@@ -17,7 +17,11 @@ def test_route_by_hand():
     assert member.tolist() == [0, 1, 2] and calls.tolist() == [1, 2, 3]
     assert paid.tolist() == [1.0, 11.0, 111.0]
     m, p, k = cascade_route(S, [0, 1, 2], C, [0.0, 0.8, 1.1])
-    assert m[:, 0].tolist() == [0, 0, 0] and m[:, 2].tolist() == [2, 2, 2]  # t = 0 never escalates; t > 1 always
+    assert m[:, 0].tolist() == [0, 0, 0] and m[:, 2].tolist() == [
+        2,
+        2,
+        2,
+    ]  # t = 0 never escalates; t > 1 always
     assert m[:, 1].tolist() == [0, 2, 2] and p[:, 1].tolist() == [1.0, 111.0, 111.0]
 
 

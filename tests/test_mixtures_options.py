@@ -29,7 +29,9 @@ def test_fixed_member_is_the_default_and_equals_a_fixed_comparator(pool):
     f = tv.frame().set_index("kind")
     for kind in ("mixture_matched", "mixture_all", "oracle"):
         r = f.loc[kind]
-        assert (r["diff_test"], r["lo_test"], r["hi_test"]) == pytest.approx((r["diff_val"], r["lo_val"], r["hi_val"]), abs=1e-12)
+        assert (r["diff_test"], r["lo_test"], r["hi_test"]) == pytest.approx(
+            (r["diff_val"], r["lo_val"], r["hi_val"]), abs=1e-12
+        )
     assert f.loc["best_test", "lo_test"] == f.loc["best_test", "hi_test"] == 0.0
 
 
@@ -40,7 +42,9 @@ def test_reselection_shifts_every_interval_against_the_system(pool):
     rs = resel.frame().set_index("system")
     np.testing.assert_allclose(rs["diff_test"], fixed["diff_test"])  # the point estimate does not change
     # per resample the re-selected best is >= the fixed member, so every quantile of the difference is <=
-    assert (rs["lo_test"] <= fixed["lo_test"] + 1e-12).all() and (rs["hi_test"] <= fixed["hi_test"] + 1e-12).all()
+    assert (rs["lo_test"] <= fixed["lo_test"] + 1e-12).all() and (
+        rs["hi_test"] <= fixed["hi_test"] + 1e-12
+    ).all()
     assert (rs["lo_test"] < fixed["lo_test"] - 1e-6).any()  # and strictly somewhere: the option matters
     bs = mx.band_sensitivity(pool, bands=[(0.05, 0.30)], n_boot=500, seed=3, reselect=True)
     assert bs.iloc[0]["lo_test"] == pytest.approx(rs.loc[rs["kind"] == "mixture_matched", "lo_test"].iloc[0])
@@ -66,8 +70,9 @@ def test_pooled_vote_with_replacement_by_exact_enumeration(r):
     pool = _k1_pool()
     n, M, k = pool.shape
     codes, valid = answer_codes(pool.answers)
-    exact = _exact_with_replacement(codes.reshape(n, M * k), pool.verdicts.reshape(n, M * k).astype(float),
-                                    valid.reshape(n, M * k), r)
+    exact = _exact_with_replacement(
+        codes.reshape(n, M * k), pool.verdicts.reshape(n, M * k).astype(float), valid.reshape(n, M * k), r
+    )
     vc = mx.vote_comparison(pool, r=r, n_subsamples=20000, n_boot=200, seed=5, replace=True)
     se = np.sqrt(exact * (1 - exact) / 20000) + 1e-12
     assert np.all(np.abs(vc.pooled_rate - exact) <= 5 * se + 1e-9), (vc.pooled_rate, exact)

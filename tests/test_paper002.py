@@ -14,8 +14,16 @@ from oraclegap.stats import paper002 as P
 
 @pytest.fixture(scope="module")
 def tabs():
-    return {k: paper_table(f"002_{v}") for k, v in (("t1", "table1_confirmatory"), ("t2", "table2_family"), ("t3", "table3_plateau"),
-                                                      ("t4", "table4_router_accuracy"), ("t15", "table15_paired"))}
+    return {
+        k: paper_table(f"002_{v}")
+        for k, v in (
+            ("t1", "table1_confirmatory"),
+            ("t2", "table2_family"),
+            ("t3", "table3_plateau"),
+            ("t4", "table4_router_accuracy"),
+            ("t15", "table15_paired"),
+        )
+    }
 
 
 def test_counts_behind_table1(tabs):
@@ -55,7 +63,9 @@ def test_table3_from_tables_1_and_4(tabs):
     t = P.table3_from_tables(tabs["t1"], tabs["t4"], tabs["t3"])
     assert (t["best_router"] == "Fine-tuned encoder, K heads").all()
     routes = t.filter(like="_route")
-    assert (routes != "neither").all().all(), routes  # every published cell follows from one of the two routes
+    assert (routes != "neither").all().all(), (
+        routes
+    )  # every published cell follows from one of the two routes
     # the two routes are the same numbers up to the third decimal: neither is far off anywhere
     for col in ("oracle_opportunity", "best_gain", "residual"):
         assert np.abs(t[f"{col}_counts"] - t[f"{col}_rounded"]).max() < 1.5e-3
@@ -82,20 +92,32 @@ def test_table2_attempt_equals_theorem6_on_a_matrix_with_the_published_counts(ta
     R[b:o, 1] = True  # every oracle item is covered, so the oracle count is o
     R[:, 2:] |= (rng.random((n, 6)) < 0.3) & R[:, [0]]
     assert R.sum(axis=0).max() == b and R.any(axis=1).sum() == o
-    counts = np.round(paper_table("002_table4_router_accuracy").set_index("method").loc[list(P.PAPER_FAMILY_ROWS), "hellaswag"] * n)
+    counts = np.round(
+        paper_table("002_table4_router_accuracy")
+        .set_index("method")
+        .loc[list(P.PAPER_FAMILY_ROWS), "hellaswag"]
+        * n
+    )
     Y = R.any(axis=1)
     pols = {nm: np.arange(n) < 0 for nm in P.PAPER_FAMILY_ROWS}
     for nm, c in zip(P.PAPER_FAMILY_ROWS, counts.astype(int), strict=True):
         pols[nm] = Y & (np.cumsum(Y) <= c)
     cert = C.family_certificate(R, policy_outcomes=pols)
     assert cert.L == 11
-    for a, q in (("G_Pi_lo", cert.G_lo), ("G_Pi_hi", cert.G_hi), ("H_Pi_lo", cert.H_lo), ("H_Pi_hi", cert.H_hi)):
+    for a, q in (
+        ("G_Pi_lo", cert.G_lo),
+        ("G_Pi_hi", cert.G_hi),
+        ("H_Pi_lo", cert.H_lo),
+        ("H_Pi_hi", cert.H_hi),
+    ):
         assert row[a] == pytest.approx(q, abs=1e-12)
 
 
 def test_table2_does_not_follow_from_the_published_figures(tabs):
     t = P.table2_attempt(tabs["t1"], tabs["t4"], tabs["t2"])
-    assert (t["L"] == 11).all() and (t["G_Pi_lo"] == 0).all()  # the lower limit of G_Pi agrees: zero on all four
+    assert (t["L"] == 11).all() and (
+        t["G_Pi_lo"] == 0
+    ).all()  # the lower limit of G_Pi agrees: zero on all four
     d = t[["d_G_Pi_hi", "d_H_Pi_lo", "d_H_Pi_hi"]].abs()
     assert not t["matches"].any()
     assert (d.max(axis=1) > 0.005).all()  # beyond the paper's rounding on every dataset

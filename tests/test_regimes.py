@@ -17,17 +17,25 @@ def test_evaluate_policies_identities():
     n, M = 300, 3
     O = (rng.random((n, M)) < [0.7, 0.5, 0.4]).astype(int)
     C = np.array([4.0, 2.0, 1.0])
-    pols = {"same": {"member": np.zeros(n, dtype=int)}, "random": {"member": rng.integers(0, M, n)},
-            "cheap": {"member": np.full(n, 2)}, "cascade": {"member": np.full(n, 0), "paid": np.full(n, 5.0), "calls": np.full(n, 2.0)}}
+    pols = {
+        "same": {"member": np.zeros(n, dtype=int)},
+        "random": {"member": rng.integers(0, M, n)},
+        "cheap": {"member": np.full(n, 2)},
+        "cascade": {"member": np.full(n, 0), "paid": np.full(n, 5.0), "calls": np.full(n, 2.0)},
+    }
     df = RG.evaluate_policies(O, pols, 0, member_cost=C, n_boot=400, seed=1).set_index("policy")
     base = df.loc["frozen best member"]
     assert base["gain"] == 0 and base["rel_cost"] == 1 and base["gain_lo"] == base["gain_hi"] == 0
     assert df.loc["same", "gain_lo"] == df.loc["same", "gain_hi"] == 0 and df.loc["same", "p_mcnemar"] == 1
     np.testing.assert_allclose(df["rescue"] - df["loss"], df["gain"], atol=1e-12)
-    assert df.loc["cheap", "rel_cost"] == pytest.approx(0.25) and df.loc["cascade", "rel_cost"] == pytest.approx(1.25)
+    assert df.loc["cheap", "rel_cost"] == pytest.approx(0.25) and df.loc[
+        "cascade", "rel_cost"
+    ] == pytest.approx(1.25)
     assert df.loc["cascade", "calls"] == 2
     r = df.loc["random"]
-    assert r["p_mcnemar"] == pytest.approx(binomtest(int(r["n10"]), int(r["n10"] + r["n01"]), 0.5).pvalue, rel=1e-9)
+    assert r["p_mcnemar"] == pytest.approx(
+        binomtest(int(r["n10"]), int(r["n10"] + r["n01"]), 0.5).pvalue, rel=1e-9
+    )
     assert (df["p_holm"] >= df["p_mcnemar"] - 1e-12).all()
     assert (df["gain_lo"] <= df["gain"] + 1e-12).all() and (df["gain"] <= df["gain_hi"] + 1e-12).all()
     with pytest.raises(ValueError, match="member"):
@@ -54,12 +62,28 @@ def test_compare_regimes_end_to_end(sim):
     pool, cost, X = sim
     res = RG.compare_regimes(pool, X, cost, n_boot=300, seed=0)
     t = res.table.set_index("policy")
-    assert {"cascade", "linucb", "epsilon_greedy", "routellm", "hybridllm", "cheapest member", "cost-aware oracle"} <= set(t.index)
-    assert res.n_eval == 200 and res.certificate.L == 3 + 3  # the constants, the cascade and two binary routers
-    assert t.loc["cost-aware oracle", "accuracy"] >= t["accuracy"].max() - 1e-12  # it is right wherever any member is
-    assert t.loc["cascade", "calls"] >= 1 and t.loc["cascade", "mean_cost"] >= 1.0  # pays at least the cheapest call
+    assert {
+        "cascade",
+        "linucb",
+        "epsilon_greedy",
+        "routellm",
+        "hybridllm",
+        "cheapest member",
+        "cost-aware oracle",
+    } <= set(t.index)
+    assert (
+        res.n_eval == 200 and res.certificate.L == 3 + 3
+    )  # the constants, the cascade and two binary routers
+    assert (
+        t.loc["cost-aware oracle", "accuracy"] >= t["accuracy"].max() - 1e-12
+    )  # it is right wherever any member is
+    assert (
+        t.loc["cascade", "calls"] >= 1 and t.loc["cascade", "mean_cost"] >= 1.0
+    )  # pays at least the cheapest call
     assert set(res.curves["policy"]) == {"cascade", "linucb", "epsilon_greedy", "routellm", "hybridllm"}
-    assert (res.binary["apgr_lo"] <= res.binary["apgr"]).all() and (res.binary["apgr"] <= res.binary["apgr_hi"]).all()
+    assert (res.binary["apgr_lo"] <= res.binary["apgr"]).all() and (
+        res.binary["apgr"] <= res.binary["apgr_hi"]
+    ).all()
     last = res.regret.groupby("policy")["step"].max()
     assert (last == res.n_eval).all()
     again = RG.compare_regimes(pool, X, cost, n_boot=300, seed=0)

@@ -33,7 +33,9 @@ POLICIES = ("linucb", "epsilon_greedy")
 
 
 @njit(cache=True)
-def _bandit_loop(X, R, Cs, lam, alpha, eps, ridge, greedy_only, u_tie, u_explore, u_arm):  # pragma: no cover - compiled
+def _bandit_loop(
+    X, R, Cs, lam, alpha, eps, ridge, greedy_only, u_tie, u_explore, u_arm
+):  # pragma: no cover - compiled
     T, d = X.shape
     M = R.shape[1]
     Ainv = np.zeros((M, d, d))
@@ -106,8 +108,19 @@ class BanditRun:
     cost_scale: float
 
 
-def run_bandit(contexts, O, cost=None, *, policy: str = "linucb", lam: float = 0.0, alpha: float = 1.0, epsilon: float = 0.1,
-               ridge: float = 1.0, order=None, seed=0) -> BanditRun:
+def run_bandit(
+    contexts,
+    O,
+    cost=None,
+    *,
+    policy: str = "linucb",
+    lam: float = 0.0,
+    alpha: float = 1.0,
+    epsilon: float = 0.1,
+    ridge: float = 1.0,
+    order=None,
+    seed=0,
+) -> BanditRun:
     """Run the bandit once over the prompts in ``order`` (default: a seeded random permutation).
 
     ``contexts`` float[n, d] (e.g. :func:`bandit_contexts`), ``O`` outcomes [n, M] in [0, 1],
@@ -139,8 +152,19 @@ def run_bandit(contexts, O, cost=None, *, policy: str = "linucb", lam: float = 0
     T = ordr.size
     u_tie, u_exp, u_arm = rng.random((T, M)), rng.random(T), rng.random(T)
     ucb = policy == "linucb"
-    choice, reward = _bandit_loop(X[ordr], A[ordr], C[ordr] / scale, lam, float(alpha) if ucb else 0.0, eps if not ucb else 0.0,
-                                  float(ridge), ucb, u_tie, u_exp, u_arm)
+    choice, reward = _bandit_loop(
+        X[ordr],
+        A[ordr],
+        C[ordr] / scale,
+        lam,
+        float(alpha) if ucb else 0.0,
+        eps if not ucb else 0.0,
+        float(ridge),
+        ucb,
+        u_tie,
+        u_exp,
+        u_arm,
+    )
     return BanditRun(policy, ordr, choice, reward, lam, scale)
 
 
@@ -158,8 +182,13 @@ def regret_curve(run: BanditRun, O, cost=None, truth=None) -> pd.DataFrame:
     Rw = (A - run.lam * C / run.cost_scale)[run.order]
     got = Rw[np.arange(run.order.size), run.choice]
     fixed = Rw.sum(axis=0).argmax()
-    df = pd.DataFrame({"step": np.arange(1, run.order.size + 1),
-                       "regret_fixed": np.cumsum(Rw[:, fixed] - got), "regret_oracle": np.cumsum(Rw.max(axis=1) - got)})
+    df = pd.DataFrame(
+        {
+            "step": np.arange(1, run.order.size + 1),
+            "regret_fixed": np.cumsum(Rw[:, fixed] - got),
+            "regret_oracle": np.cumsum(Rw.max(axis=1) - got),
+        }
+    )
     if truth is not None:
         mu = (np.asarray(truth, dtype=float) - run.lam * C / run.cost_scale)[run.order]
         df["pseudo_regret"] = np.cumsum(mu.max(axis=1) - mu[np.arange(run.order.size), run.choice])

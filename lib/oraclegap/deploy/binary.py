@@ -61,7 +61,9 @@ class BinaryRouter:
             raise ValueError(f"embeddings must be [n, d] with n = len(p_strong), got {E.shape}")
         y = pair_labels(p_strong, p_weak, self.style)
         k = min(check_int(self.n_components, "n_components", minimum=1), E.shape[1], max(E.shape[0] - 1, 1))
-        self.model_ = make_pipeline(StandardScaler(), PCA(k, random_state=self.seed), LogisticRegression(C=self.C, max_iter=500))
+        self.model_ = make_pipeline(
+            StandardScaler(), PCA(k, random_state=self.seed), LogisticRegression(C=self.C, max_iter=500)
+        )
         Xd = np.vstack([E, E])
         yd = np.r_[np.ones(len(y)), np.zeros(len(y))]
         wd = np.r_[y, 1.0 - y]

@@ -87,8 +87,15 @@ def cascade_curve(scores, chain, O, cost, thresholds=DEFAULT_THRESHOLDS) -> pd.D
     A = _outcomes(O)
     member, paid, calls = cascade_route(scores, chain, cost, np.atleast_1d(thresholds))
     acc = np.take_along_axis(A, member, axis=1).mean(axis=0)
-    return pd.DataFrame({"threshold": np.atleast_1d(thresholds).astype(float), "accuracy": acc, "cost": paid.mean(axis=0),
-                         "calls": calls.mean(axis=0), "escalated": (calls > 1).mean(axis=0)})
+    return pd.DataFrame(
+        {
+            "threshold": np.atleast_1d(thresholds).astype(float),
+            "accuracy": acc,
+            "cost": paid.mean(axis=0),
+            "calls": calls.mean(axis=0),
+            "escalated": (calls > 1).mean(axis=0),
+        }
+    )
 
 
 def pareto_chain(acc, mean_cost, max_len: int = 3) -> np.ndarray:
@@ -131,15 +138,34 @@ class Cascade:
     folds for the out-of-fold calibration scores.
     """
 
-    def __init__(self, scorer: str = "embed_knn", *, chain=None, threshold=None, lam: float = 0.0, max_len: int = 3,
-                 thresholds=DEFAULT_THRESHOLDS, cv: int = 5, seed: int = 0, scorer_params=None):
+    def __init__(
+        self,
+        scorer: str = "embed_knn",
+        *,
+        chain=None,
+        threshold=None,
+        lam: float = 0.0,
+        max_len: int = 3,
+        thresholds=DEFAULT_THRESHOLDS,
+        cv: int = 5,
+        seed: int = 0,
+        scorer_params=None,
+    ):
         self.scorer, self.chain, self.threshold, self.lam = scorer, chain, threshold, lam
-        self.max_len, self.thresholds, self.cv, self.seed, self.scorer_params = max_len, thresholds, cv, seed, scorer_params
+        self.max_len, self.thresholds, self.cv, self.seed, self.scorer_params = (
+            max_len,
+            thresholds,
+            cv,
+            seed,
+            scorer_params,
+        )
 
     def _scores(self, model, X: RouterInputs) -> np.ndarray:
         if self.scorer == "confidence":
             if X.confidence is None:
-                raise ValueError("scorer='confidence' needs RouterInputs.confidence (each member's confidence per prompt)")
+                raise ValueError(
+                    "scorer='confidence' needs RouterInputs.confidence (each member's confidence per prompt)"
+                )
             return np.asarray(X.confidence, dtype=float)
         return model.predict_utility(X)
 
@@ -166,7 +192,11 @@ class Cascade:
                 tr, te = fold != f, fold == f
                 if tr.sum() == 0 or te.sum() == 0:
                     continue
-                oof[te] = clone(proto).fit(X.take(np.flatnonzero(tr)), A[tr]).predict_utility(X.take(np.flatnonzero(te)))
+                oof[te] = (
+                    clone(proto)
+                    .fit(X.take(np.flatnonzero(tr)), A[tr])
+                    .predict_utility(X.take(np.flatnonzero(te)))
+                )
         else:
             oof = self._scores(None, X)
         grid = np.atleast_1d(np.asarray(self.thresholds, dtype=float))

@@ -54,8 +54,17 @@ def _mcnemar_p(n10: int, n01: int) -> float:
     return 1.0 if n10 + n01 == 0 else float(mcnemar([[0, n10], [n01, 0]], exact=True).pvalue)
 
 
-def evaluate_policies(O, policies: Mapping, baseline: int, *, member_cost=None, names=None, alpha: float = 0.05,
-                      n_boot: int = 2000, seed=0) -> pd.DataFrame:
+def evaluate_policies(
+    O,
+    policies: Mapping,
+    baseline: int,
+    *,
+    member_cost=None,
+    names=None,
+    alpha: float = 0.05,
+    n_boot: int = 2000,
+    seed=0,
+) -> pd.DataFrame:
     """Paired evaluation of ``policies`` against the frozen member ``baseline`` on the prompts of ``O``.
 
     ``O`` outcomes [n, M] (0/1), ``policies`` name -> dict with ``member`` int[n] (whose answer
@@ -108,11 +117,30 @@ def evaluate_policies(O, policies: Mapping, baseline: int, *, member_cost=None, 
         s = S[:, j].astype(bool)
         n10, n01 = int((s & ~B).sum()), int((~s & B).sum())
         base_cost = P[:, 0].mean()
-        out.append({"policy": nm, "regime": reg[j], "accuracy": s.mean(), "accuracy_lo": a_lo[j], "accuracy_hi": a_hi[j],
-                    "gain": s.mean() - B.mean(), "gain_lo": g_lo[j], "gain_hi": g_hi[j], "n10": n10, "n01": n01,
-                    "p_mcnemar": _mcnemar_p(n10, n01), "rescue": n10 / n, "loss": n01 / n, "mean_cost": P[:, j].mean(),
-                    "cost_lo": c_lo[j], "cost_hi": c_hi[j], "rel_cost": P[:, j].mean() / base_cost if base_cost > 0 else np.nan,
-                    "rel_cost_lo": r_lo[j], "rel_cost_hi": r_hi[j], "calls": K[j].mean()})
+        out.append(
+            {
+                "policy": nm,
+                "regime": reg[j],
+                "accuracy": s.mean(),
+                "accuracy_lo": a_lo[j],
+                "accuracy_hi": a_hi[j],
+                "gain": s.mean() - B.mean(),
+                "gain_lo": g_lo[j],
+                "gain_hi": g_hi[j],
+                "n10": n10,
+                "n01": n01,
+                "p_mcnemar": _mcnemar_p(n10, n01),
+                "rescue": n10 / n,
+                "loss": n01 / n,
+                "mean_cost": P[:, j].mean(),
+                "cost_lo": c_lo[j],
+                "cost_hi": c_hi[j],
+                "rel_cost": P[:, j].mean() / base_cost if base_cost > 0 else np.nan,
+                "rel_cost_lo": r_lo[j],
+                "rel_cost_hi": r_hi[j],
+                "calls": K[j].mean(),
+            }
+        )
     df = pd.DataFrame(out)
     df["p_holm"] = np.r_[1.0, holm(df["p_mcnemar"].to_numpy()[1:])]
     df.attrs["baseline_member"] = names[b]
@@ -159,7 +187,9 @@ def _check_inputs(pool, inputs, cost):
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
     if not isinstance(inputs, RouterInputs) or inputs.embeddings is None:
-        raise ValueError("inputs must be RouterInputs with embeddings (the cascade scorer, the bandit and the binary routers read them)")
+        raise ValueError(
+            "inputs must be RouterInputs with embeddings (the cascade scorer, the bandit and the binary routers read them)"
+        )
     if len(inputs) != pool.n_prompts:
         raise ValueError(f"inputs describe {len(inputs)} prompts but the pool has {pool.n_prompts}")
     c = pool.cost if cost is None else cost
@@ -168,9 +198,20 @@ def _check_inputs(pool, inputs, cost):
     return check_cost(c, pool.n_prompts, pool.n_policies)
 
 
-def compare_regimes(pool: Pool, inputs: RouterInputs, cost=None, *, tau=None, seed: int = 0, lam: float = 0.1,
-                    lams=(0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0), scorer: str = "embed_knn", warm_start: bool = True,
-                    n_boot: int = 1000, alpha: float = 0.05) -> RegimeComparison:
+def compare_regimes(
+    pool: Pool,
+    inputs: RouterInputs,
+    cost=None,
+    *,
+    tau=None,
+    seed: int = 0,
+    lam: float = 0.1,
+    lams=(0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0),
+    scorer: str = "embed_knn",
+    warm_start: bool = True,
+    n_boot: int = 1000,
+    alpha: float = 0.05,
+) -> RegimeComparison:
     """Every regime of the module docstring on a 50/50 split of ``pool`` (seeded by ``seed``).
 
     ``lam``: the cost penalty of the operating points (reward or utility = outcome - lam * cost /
@@ -192,9 +233,23 @@ def compare_regimes(pool: Pool, inputs: RouterInputs, cost=None, *, tau=None, se
 
     cas = Cascade(scorer, lam=lam, seed=seed).fit(Xc, O[cal], C[cal])
     run = cas.run(Xt, Ct)
-    pol["cascade"] = {"member": run.member, "paid": run.paid, "calls": run.calls.astype(float), "regime": "sequential cascade"}
+    pol["cascade"] = {
+        "member": run.member,
+        "paid": run.paid,
+        "calls": run.calls.astype(float),
+        "regime": "sequential cascade",
+    }
     cc = cascade_curve(run.scores, cas.chain_, Ot, Ct, cas.thresholds)
-    curves.append(pd.DataFrame({"policy": "cascade", "parameter": cc["threshold"], "accuracy": cc["accuracy"], "cost": cc["cost"]}))
+    curves.append(
+        pd.DataFrame(
+            {
+                "policy": "cascade",
+                "parameter": cc["threshold"],
+                "accuracy": cc["accuracy"],
+                "cost": cc["cost"],
+            }
+        )
+    )
 
     ctx = bandit_contexts(inputs.embeddings, fit_rows=cal)
     rng = np.random.default_rng([seed, 7])
@@ -207,11 +262,19 @@ def compare_regimes(pool: Pool, inputs: RouterInputs, cost=None, *, tau=None, se
             br = run_bandit(ctx, O, C, policy=policy, lam=lm, order=stream, seed=[seed, 8])
             member = np.empty(pool.n_prompts, dtype=np.int64)
             member[br.order] = br.choice
-            pts.append({"policy": policy, "parameter": lm, "accuracy": Ot[np.arange(tst.size), member[tst]].mean(),
-                        "cost": Ct[np.arange(tst.size), member[tst]].mean()})
+            pts.append(
+                {
+                    "policy": policy,
+                    "parameter": lm,
+                    "accuracy": Ot[np.arange(tst.size), member[tst]].mean(),
+                    "cost": Ct[np.arange(tst.size), member[tst]].mean(),
+                }
+            )
             if lm == lam:
                 pol[policy] = {"member": member[tst], "regime": "online bandit"}
-                rc = regret_curve(dataclasses.replace(br, order=br.order[is_test], choice=br.choice[is_test]), O, C)
+                rc = regret_curve(
+                    dataclasses.replace(br, order=br.order[is_test], choice=br.choice[is_test]), O, C
+                )
                 regret.append(rc.assign(policy=policy))
         curves.append(pd.DataFrame(pts))
 
@@ -227,27 +290,65 @@ def compare_regimes(pool: Pool, inputs: RouterInputs, cost=None, *, tau=None, se
         pg = _pair_columns(-ws, Ot[:, b], Ot[:, w], PGR_FRACTIONS, tie)
         cost_cols = _pair_columns(-ws, Ct[:, b], Ct[:, w], share, tie)
         qual_cols = _pair_columns(-ws, Ot[:, b], Ot[:, w], share, tie)
-        curves.append(pd.DataFrame({"policy": style, "parameter": share, "accuracy": qual_cols.mean(axis=0),
-                                    "cost": cost_cols.mean(axis=0)}))
+        curves.append(
+            pd.DataFrame(
+                {
+                    "policy": style,
+                    "parameter": share,
+                    "accuracy": qual_cols.mean(axis=0),
+                    "cost": cost_cols.mean(axis=0),
+                }
+            )
+        )
         d = bootstrap_means(pg, n_boot, np.random.default_rng([seed, 10]))
         den_pt, den_b = pg[:, -1].mean() - pg[:, 0].mean(), d[:, -1] - d[:, 0]
         pgr_pt = (pg.mean(axis=0) - pg[:, 0].mean()) / den_pt if den_pt > 0 else np.full(pg.shape[1], np.nan)
         with np.errstate(invalid="ignore", divide="ignore"):
-            pgr_b = np.where(den_b[:, None] > 0, (d - d[:, :1]) / np.where(den_b > 0, den_b, 1.0)[:, None], np.nan)
+            pgr_b = np.where(
+                den_b[:, None] > 0, (d - d[:, :1]) / np.where(den_b > 0, den_b, 1.0)[:, None], np.nan
+            )
         lo, hi = _interval(apgr(pgr_b, PGR_FRACTIONS), alpha)
-        bin_rows.append({"style": style, "apgr": float(apgr(pgr_pt, PGR_FRACTIONS)), "apgr_lo": float(lo), "apgr_hi": float(hi),
-                         "strong_share": float(strong_calls.mean()), "threshold": t_op})
+        bin_rows.append(
+            {
+                "style": style,
+                "apgr": float(apgr(pgr_pt, PGR_FRACTIONS)),
+                "apgr_lo": float(lo),
+                "apgr_hi": float(hi),
+                "strong_share": float(strong_calls.mean()),
+                "threshold": t_op,
+            }
+        )
 
     cheap = int(np.argmin(mc_cal))
     pol["cheapest member"] = {"member": np.full(tst.size, cheap), "regime": "fixed reference"}
     pol["cost-aware oracle"] = {"member": cost_aware_oracle(Ot, Ct), "regime": "non-deployable"}
-    table = evaluate_policies(Ot.astype(int), pol, b, member_cost=Ct, names=names, alpha=alpha, n_boot=n_boot, seed=[seed, 11])
+    table = evaluate_policies(
+        Ot.astype(int), pol, b, member_cost=Ct, names=names, alpha=alpha, n_boot=n_boot, seed=[seed, 11]
+    )
     fitted = {k: v["member"] for k, v in pol.items() if k in ("cascade", *STYLES)}
     cert = family_certificate(Ot.astype(bool), fitted, alpha, model_names=names)
     cur = pd.concat(curves, ignore_index=True)
     base_cost = Ct[:, b].mean() if Ct[:, b].mean() > 0 else np.nan
     cur["rel_cost"] = cur["cost"] / base_cost
-    mem = pd.DataFrame({"policy": names, "accuracy": Ot.mean(axis=0), "cost": Ct.mean(axis=0), "rel_cost": Ct.mean(axis=0) / base_cost})
-    return RegimeComparison(table=table, curves=cur, members=mem, regret=pd.concat(regret, ignore_index=True), binary=pd.DataFrame(bin_rows),
-                            certificate=cert, baseline_member=names[b], strong=names[b], weak=names[w], protocol=proto.describe(),
-                            lam=lam, n_eval=int(tst.size))
+    mem = pd.DataFrame(
+        {
+            "policy": names,
+            "accuracy": Ot.mean(axis=0),
+            "cost": Ct.mean(axis=0),
+            "rel_cost": Ct.mean(axis=0) / base_cost,
+        }
+    )
+    return RegimeComparison(
+        table=table,
+        curves=cur,
+        members=mem,
+        regret=pd.concat(regret, ignore_index=True),
+        binary=pd.DataFrame(bin_rows),
+        certificate=cert,
+        baseline_member=names[b],
+        strong=names[b],
+        weak=names[w],
+        protocol=proto.describe(),
+        lam=lam,
+        n_eval=int(tst.size),
+    )

@@ -76,7 +76,12 @@ def mcnemar_exact(n10, n01) -> np.ndarray:
     a, b = np.atleast_1d(np.asarray(n10)), np.atleast_1d(np.asarray(n01))
     if a.shape != b.shape or np.any(a < 0) or np.any(b < 0):
         raise ValueError("n10 and n01 must be non-negative counts of the same shape")
-    return np.array([1.0 if x + y == 0 else float(mcnemar([[0, int(x)], [int(y), 0]], exact=True).pvalue) for x, y in zip(a, b, strict=True)])
+    return np.array(
+        [
+            1.0 if x + y == 0 else float(mcnemar([[0, int(x)], [int(y), 0]], exact=True).pvalue)
+            for x, y in zip(a, b, strict=True)
+        ]
+    )
 
 
 def table15_from_counts(t15: pd.DataFrame, t1: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
@@ -88,7 +93,11 @@ def table15_from_counts(t15: pd.DataFrame, t1: pd.DataFrame, alpha: float = 0.05
     at the paper's rounding (three decimals; one for the percent).
     """
     alpha = check_alpha(alpha)
-    _need(t15, ["dataset", "n", "method", "accuracy", "ci_lo", "ci_hi", "n10", "n01", "p_holm", "recovered_percent"], "t15")
+    _need(
+        t15,
+        ["dataset", "n", "method", "accuracy", "ci_lo", "ci_hi", "n10", "n01", "p_holm", "recovered_percent"],
+        "t15",
+    )
     cnt = published_counts(t1).set_index("dataset")
     unknown = sorted(set(t15["dataset"]) - set(cnt.index))
     if unknown:
@@ -102,9 +111,23 @@ def table15_from_counts(t15: pd.DataFrame, t1: pd.DataFrame, alpha: float = 0.05
     s = b + n10 - n01
     lo, hi = _cp(s, n, alpha)
     p = mcnemar_exact(n10, n01)
-    out = pd.DataFrame({"dataset": t15["dataset"], "method": t15["method"], "n": n, "baseline_count": b, "router_count": s,
-                        "n10": n10, "n01": n01, "accuracy": s / n, "ci_lo": lo, "ci_hi": hi, "p_mcnemar": p,
-                        "p_holm": multipletests(p, method="holm")[1], "recovered_percent": 100 * (s - b) / (o - b)})
+    out = pd.DataFrame(
+        {
+            "dataset": t15["dataset"],
+            "method": t15["method"],
+            "n": n,
+            "baseline_count": b,
+            "router_count": s,
+            "n10": n10,
+            "n01": n01,
+            "accuracy": s / n,
+            "ci_lo": lo,
+            "ci_hi": hi,
+            "p_mcnemar": p,
+            "p_holm": multipletests(p, method="holm")[1],
+            "recovered_percent": 100 * (s - b) / (o - b),
+        }
+    )
     ok = np.ones(len(out), bool)
     for col in ("accuracy", "ci_lo", "ci_hi", "p_holm", "recovered_percent"):
         out[col + "_paper"] = t15[col].to_numpy(dtype=float)
@@ -122,7 +145,9 @@ def _best_router_rows(t4, datasets, group):
     return rows
 
 
-def table3_from_tables(t1: pd.DataFrame, t4: pd.DataFrame, t3: pd.DataFrame | None = None, *, group: str = "Prompt") -> pd.DataFrame:
+def table3_from_tables(
+    t1: pd.DataFrame, t4: pd.DataFrame, t3: pd.DataFrame | None = None, *, group: str = "Prompt"
+) -> pd.DataFrame:
     """Table 3 from Table 1 (best member, oracle) and Table 4 (the best router of ``group``), two routes.
 
     Route ``rounded``: gain = router - best from the three-decimal figures, recovered = gain /
@@ -143,11 +168,21 @@ def table3_from_tables(t1: pd.DataFrame, t4: pd.DataFrame, t3: pd.DataFrame | No
         r = int(round(router * n))
         opp_r = float(t1i.loc[d, "oracle"] - t1i.loc[d, "best"])
         gain_r = router - float(t1i.loc[d, "best"])
-        out.append({"dataset": d, "best_router": best_r, "n": n,
-                    "oracle_opportunity_rounded": opp_r, "best_gain_rounded": gain_r,
-                    "recovered_rounded": gain_r / opp_r, "residual_rounded": opp_r - gain_r,
-                    "oracle_opportunity_counts": (o - b) / n, "best_gain_counts": (r - b) / n,
-                    "recovered_counts": (r - b) / (o - b), "residual_counts": (o - r) / n})
+        out.append(
+            {
+                "dataset": d,
+                "best_router": best_r,
+                "n": n,
+                "oracle_opportunity_rounded": opp_r,
+                "best_gain_rounded": gain_r,
+                "recovered_rounded": gain_r / opp_r,
+                "residual_rounded": opp_r - gain_r,
+                "oracle_opportunity_counts": (o - b) / n,
+                "best_gain_counts": (r - b) / n,
+                "recovered_counts": (r - b) / (o - b),
+                "residual_counts": (o - r) / n,
+            }
+        )
     df = pd.DataFrame(out)
     if t3 is not None:
         _need(t3, ["dataset", "oracle_opportunity", "best_gain", "recovered", "residual"], "t3")
@@ -156,15 +191,29 @@ def table3_from_tables(t1: pd.DataFrame, t4: pd.DataFrame, t3: pd.DataFrame | No
             p = pub[col].to_numpy(dtype=float)
             df[col + "_paper"] = p
             scale, d = (100.0, 1) if col == "recovered" else (1.0, 3)
-            hit = {rt: np.isclose(np.round(scale * df[f"{col}_{rt}"].to_numpy(), d), np.round(scale * p, d), atol=1e-9)
-                   for rt in ("rounded", "counts")}
-            df[col + "_route"] = np.select([hit["rounded"] & hit["counts"], hit["rounded"], hit["counts"]],
-                                           ["both", "rounded", "counts"], "neither")
+            hit = {
+                rt: np.isclose(
+                    np.round(scale * df[f"{col}_{rt}"].to_numpy(), d), np.round(scale * p, d), atol=1e-9
+                )
+                for rt in ("rounded", "counts")
+            }
+            df[col + "_route"] = np.select(
+                [hit["rounded"] & hit["counts"], hit["rounded"], hit["counts"]],
+                ["both", "rounded", "counts"],
+                "neither",
+            )
     return df
 
 
-def table2_attempt(t1: pd.DataFrame, t4: pd.DataFrame, t2: pd.DataFrame | None = None, *, K: int = 8,
-                   family_rows=PAPER_FAMILY_ROWS, alpha: float = 0.05) -> pd.DataFrame:
+def table2_attempt(
+    t1: pd.DataFrame,
+    t4: pd.DataFrame,
+    t2: pd.DataFrame | None = None,
+    *,
+    K: int = 8,
+    family_rows=PAPER_FAMILY_ROWS,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """Theorem 6 from the published figures with the paper's budget split (see the module docstring).
 
     Pi = the K constant members plus the Table 4 rows ``family_rows`` (L = K + 3 = 11). The K
@@ -186,9 +235,21 @@ def table2_attempt(t1: pd.DataFrame, t4: pd.DataFrame, t2: pd.DataFrame | None =
         r = np.round(t4i.loc[list(family_rows), d].to_numpy(dtype=float) * n).astype(int)
         c = np.r_[b, np.zeros(K - 1, dtype=int)]  # unpublished members: any count <= b gives the same maxima
         g_lo, g_hi, h_lo, h_hi, _ = _family_bounds(o, c, np.r_[c, r], n, alpha)
-        out.append({"dataset": d, "n": n, "K": K, "L": K + len(family_rows), "oracle_count": o, "best_count": b,
-                    "best_policy_count": int(max(b, r.max())), "G_Pi_lo": float(g_lo), "G_Pi_hi": float(g_hi),
-                    "H_Pi_lo": float(h_lo), "H_Pi_hi": float(h_hi)})
+        out.append(
+            {
+                "dataset": d,
+                "n": n,
+                "K": K,
+                "L": K + len(family_rows),
+                "oracle_count": o,
+                "best_count": b,
+                "best_policy_count": int(max(b, r.max())),
+                "G_Pi_lo": float(g_lo),
+                "G_Pi_hi": float(g_hi),
+                "H_Pi_lo": float(h_lo),
+                "H_Pi_hi": float(h_hi),
+            }
+        )
     df = pd.DataFrame(out)
     if t2 is not None:
         _need(t2, ["dataset", "G_Pi_lo", "G_Pi_hi", "H_Pi_lo", "H_Pi_hi"], "t2")
@@ -196,6 +257,11 @@ def table2_attempt(t1: pd.DataFrame, t4: pd.DataFrame, t2: pd.DataFrame | None =
         for col in ("G_Pi_lo", "G_Pi_hi", "H_Pi_lo", "H_Pi_hi"):
             df[col + "_paper"] = pub[col].to_numpy(dtype=float)
             df["d_" + col] = df[col] - df[col + "_paper"]
-        df["matches"] = np.all([np.isclose(np.round(df[c], 3), df[c + "_paper"], atol=1e-9)
-                                for c in ("G_Pi_lo", "G_Pi_hi", "H_Pi_lo", "H_Pi_hi")], axis=0)
+        df["matches"] = np.all(
+            [
+                np.isclose(np.round(df[c], 3), df[c + "_paper"], atol=1e-9)
+                for c in ("G_Pi_lo", "G_Pi_hi", "H_Pi_lo", "H_Pi_hi")
+            ],
+            axis=0,
+        )
     return df
