@@ -96,3 +96,12 @@ def test_compare_regimes_needs_costs_and_embeddings(sim):
         RG.compare_regimes(dataclasses.replace(pool, cost=None), X)
     with pytest.raises(ValueError, match="embeddings"):
         RG.compare_regimes(pool, dataclasses.replace(X, embeddings=None), cost)
+
+
+def test_pair_columns_hand_example():
+    """RouteLLM's PGR by hand (the example of evaluate.pgr_curve): strong (1, 1, 1, 0), weak (0, 1, 0, 0),
+    score (4, 2, 3, 1): PGR at x = (0, .25, .5, .75, 1) is (0, .5, 1, 1, 1)."""
+    S, W = np.array([1.0, 1, 1, 0]), np.array([0.0, 1, 0, 0])
+    cols = RG._pair_columns(np.array([4.0, 2, 3, 1]), S, W, np.linspace(0, 1, 5), np.arange(4))
+    pgr = (cols.mean(axis=0) - W.mean()) / (S.mean() - W.mean())
+    np.testing.assert_allclose(pgr, [0, 0.5, 1, 1, 1])

@@ -36,8 +36,6 @@ from .binary import STYLES, BinaryRouter
 from .cascade import Cascade, cascade_curve
 from .evaluate import (
     PGR_FRACTIONS,
-    _interval,
-    _pair_columns,
     apgr,
     bootstrap_means,
     holm,
@@ -48,6 +46,24 @@ from .features import RouterInputs
 from .routers import check_cost, check_lambda
 
 __all__ = ["evaluate_policies", "RegimeComparison", "compare_regimes", "cost_aware_oracle"]
+
+
+def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of bootstrap draws [n_boot, ...] over the first axis (NaN draws ignored)."""
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.nanquantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
+    return lo, hi
+
+
+def _pair_columns(score, strong, weak, fractions, tiebreak) -> np.ndarray:
+    """Per-prompt columns [n, G]: at share x the round(x n) highest-scoring prompts take the strong
+    member's value, the rest the weak one's (ties in the order of ``tiebreak``)."""
+    n = score.size
+    order = np.lexsort((np.asarray(tiebreak), -score))
+    pos = np.empty(n, dtype=int)
+    pos[order] = np.arange(n)
+    to_strong = pos[:, None] < np.round(np.asarray(fractions) * n).astype(int)[None, :]
+    return np.where(to_strong, strong[:, None], weak[:, None]).astype(float)
 
 
 def _mcnemar_p(n10: int, n01: int) -> float:
