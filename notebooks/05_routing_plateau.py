@@ -1105,7 +1105,7 @@ def regime_panel(ax, res, title):
         d = res.curves[res.curves["policy"] == pol].sort_values("rel_cost")
         ax.plot(d["rel_cost"], d["accuracy"], marker=".", ms=3, lw=1.1, color=R.PALETTE[i],
                 label=lab)
-    ax.set(title=title, xscale="symlog", xlabel="mean cost / b's")
+    ax.set(title=title, xlabel="mean cost / b's")
 
 
 # %%

@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 from scipy.stats import binomtest
+from statsmodels.stats.multitest import multipletests
 
 from oraclegap.deploy import regimes as RG
 from oraclegap.deploy.features import router_inputs, simulated_router_pool
@@ -37,6 +38,18 @@ def test_evaluate_policies_identities():
         binomtest(int(r["n10"]), int(r["n10"] + r["n01"]), 0.5).pvalue, rel=1e-9
     )
     assert (df["p_holm"] >= df["p_mcnemar"] - 1e-12).all()
+    fam = ["same", "random", "cheap", "cascade"]
+    np.testing.assert_allclose(
+        df.loc[fam, "p_holm"], multipletests(df.loc[fam, "p_mcnemar"], method="holm")[1]
+    )
+    # a reference row is not a tested rule: it keeps its raw p and leaves Holm's family
+    pols["cheap"]["regime"] = "fixed reference"
+    df2 = RG.evaluate_policies(O, pols, 0, member_cost=C, n_boot=400, seed=1).set_index("policy")
+    assert df2.loc["cheap", "p_holm"] == df2.loc["cheap", "p_mcnemar"]
+    fam2 = ["same", "random", "cascade"]
+    np.testing.assert_allclose(
+        df2.loc[fam2, "p_holm"], multipletests(df2.loc[fam2, "p_mcnemar"], method="holm")[1]
+    )
     assert (df["gain_lo"] <= df["gain"] + 1e-12).all() and (df["gain"] <= df["gain_hi"] + 1e-12).all()
     with pytest.raises(ValueError, match="member"):
         RG.evaluate_policies(O, {"bad": {"member": np.full(n, 7)}}, 0)

@@ -45,7 +45,16 @@ from .evaluate import (
 from .features import RouterInputs
 from .routers import check_cost, check_lambda
 
-__all__ = ["evaluate_policies", "RegimeComparison", "compare_regimes", "cost_aware_oracle"]
+#: Regime labels of rows that are references, not tested rules (left out of Holm's family).
+REFERENCE_REGIMES = ("fixed reference", "non-deployable")
+
+__all__ = [
+    "REFERENCE_REGIMES",
+    "evaluate_policies",
+    "RegimeComparison",
+    "compare_regimes",
+    "cost_aware_oracle",
+]
 
 
 def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +95,9 @@ def evaluate_policies(
     ``O`` outcomes [n, M] (0/1), ``policies`` name -> dict with ``member`` int[n] (whose answer
     is returned) and optionally ``paid`` float[n] (default: member_cost of the member), ``calls``
     float[n] (default 1) and ``regime`` (a label). ``member_cost`` [n, M] or [M] per call. The first
-    row is the baseline itself. Holm runs over the policies' exact McNemar p-values.
+    row is the baseline itself. Holm runs over the exact McNemar p-values of the policies whose
+    ``regime`` is not a reference (:data:`REFERENCE_REGIMES`: fixed references and non-deployable
+    oracles are not tested rules); a reference row keeps its raw p-value as ``p_holm``.
     """
     A = np.asarray(O, dtype=float)
     if A.ndim != 2 or A.shape[1] < 2 or not np.isin(A, (0.0, 1.0)).all():
@@ -158,7 +169,10 @@ def evaluate_policies(
             }
         )
     df = pd.DataFrame(out)
-    df["p_holm"] = np.r_[1.0, holm(df["p_mcnemar"].to_numpy()[1:])]
+    fam = ~df["regime"].isin(REFERENCE_REGIMES).to_numpy()
+    df["p_holm"] = df["p_mcnemar"].to_numpy()
+    if fam.any():
+        df.loc[fam, "p_holm"] = holm(df.loc[fam, "p_mcnemar"].to_numpy())
     df.attrs["baseline_member"] = names[b]
     return df
 
