@@ -1025,7 +1025,7 @@ R.show_md("Reading: Table 2 does not follow from the figures the paper publishes
 # (a logistic $P(\text{weak suffices})$ on the embedding, thresholded at its calibration median,
 # for the pair of the frozen best member and the cheapest other one). Each is scored like the
 # fixed routers against the frozen member $b$: accuracy with its exact interval, the paired
-# gain with its bootstrap interval, exact McNemar with Holm within the regime family, and cost
+# gain with its bootstrap interval, exact McNemar with Holm over the regimes' rules, and cost
 # relative to $b$'s. The cost penalty of the operating points is `REG_LAM` (utility
 # $R - \lambda C / C_{\max}$ with the dearest member's mean cost $C_{\max}$). The RouterBench
 # two-model release (no prompt text; its declared task, type and difficulty tags one-hot
@@ -1051,7 +1051,7 @@ if not regs:
 
 # %%
 #| label: tbl-plateau-regimes
-#| tbl-cap: "Regimes beyond one pre-answer call on the test halves, against the frozen member b: accuracy with exact 95% interval, paired gain with bootstrap 95% interval, discordant counts, exact McNemar p Holm-corrected within the pool's regime family, cost relative to b's with bootstrap 95% interval, and calls per prompt. The bandit learns from the test verdicts it observes, so its rows describe the realised stream; the cost-aware oracle is not deployable."
+#| tbl-cap: "Regimes beyond one pre-answer call on the test halves, against the frozen member b: accuracy with exact 95% interval, paired gain with bootstrap 95% interval, discordant counts, exact McNemar p Holm-corrected over the pool's cascade, bandit and binary rows (raw for the two references), cost relative to b's with bootstrap 95% interval, and calls per prompt. The bandit learns from the test verdicts it observes, so its rows describe the realised stream; the cost-aware oracle is not deployable."
 if regs:
     rt = pd.concat([r.table.assign(pool=p) for p, r in regs.items()], ignore_index=True)
     rt = rt.assign(acc=ivs(rt, "accuracy", "accuracy_lo", "accuracy_hi"),
