@@ -97,3 +97,21 @@ def test_without_replacement_still_refuses_r_above_k():
         mx.vote_comparison(pool, r=3)
     with pytest.raises(TypeError, match="replace"):
         mx.vote_comparison(pool, r=1, replace=1)
+
+
+def test_self_consistency_with_replacement_k2_by_exact_enumeration():
+    """k = 2, r = 3 > k: each member votes over 3 draws with replacement from its own 2 answers."""
+    ans = np.array([[["A", "B"], ["B", "B"]], [["A", "C"], ["A", "A"]]], dtype=object)
+    pool = Pool.from_array(ans == "A", answers=ans)
+    codes, valid = answer_codes(pool.answers)
+    exact = _exact_with_replacement(codes, pool.verdicts.astype(float), valid, 3)  # [n, M]
+    assert (
+        exact[0, 0] == pytest.approx(0.5) and exact[1, 1] == 1.0
+    )  # a two-answer member: A wins half the draws
+    vc = mx.vote_comparison(pool, r=3, n_subsamples=20000, n_boot=200, seed=6, replace=True)
+    se = np.sqrt(exact * (1 - exact) / 20000) + 1e-12
+    assert np.all(np.abs(vc.member_rate - exact) <= 5 * se + 1e-9)
+    pooled = _exact_with_replacement(
+        codes.reshape(2, 4), pool.verdicts.reshape(2, 4).astype(float), valid.reshape(2, 4), 3
+    )
+    assert np.all(np.abs(vc.pooled_rate - pooled) <= 5 * np.sqrt(pooled * (1 - pooled) / 20000) + 1e-9)
