@@ -19,8 +19,9 @@ which is a mean over prompts of a per-prompt contribution (:func:`rauc_contribut
 paired prompt bootstrap is one matrix product: each resample reweights the same per-prompt
 contributions of every system (for the budget-matched mixture: averaged over the *same*
 subsamples). Differences are reported against the member selected on the evaluated split (the
-best member by rAUC, re-selected inside every resample) and against the member selected on a
-validation split (the deployable comparison).
+best member by rAUC, held fixed across the resamples as 2609.32996 does; ``reselect=True``
+re-selects it inside every resample) and against the member selected on a validation split (the
+deployable comparison).
 
 * :func:`deployment_rules` -- Table 3 of 2609.32996: members, test- and validation-selected best
   member, the plug-in oracle, both mixtures, any extra policy column (a soup), rAUC and Pass@1,
@@ -28,7 +29,8 @@ validation split (the deployable comparison).
 * :func:`band_sensitivity` -- the budget-matched mixture over several bands (App. B.3);
 * :func:`matched_mixture_coverage` -- coverage at thresholds of both mixture estimates;
 * :func:`vote_comparison` -- a plurality vote over r responses drawn from the pool versus the best
-  member's self-consistency vote over r of its own responses (Section 3.4; needs answers);
+  member's self-consistency vote over r of its own responses (Section 3.4; needs answers); with
+  ``replace=True`` the r responses are drawn with replacement, so r may exceed k (k = 1 pools);
 * :func:`score_soup` -- the hook for a weight-averaged policy: its verdicts are one more policy
   column, scored through the same path as a member.
 """
@@ -207,8 +209,8 @@ class DeploymentTable:
 
     ``frame()`` columns: system, kind, rauc, pass1, then for each comparator X in (test, val,
     mixture) ``diff_X``, ``lo_X``, ``hi_X``: the system's rAUC minus the test-selected best member
-    (re-selected inside every resample), the validation-selected member, and the budget-matched
-    mixture.
+    (held fixed across the resamples, 2609.32996's rule; re-selected inside every resample when
+    ``reselect``), the validation-selected member, and the budget-matched mixture.
     """
 
     table: pd.DataFrame
@@ -220,6 +222,7 @@ class DeploymentTable:
     n_subsamples: int | None
     n_boot: int
     level: float
+    reselect: bool = False
 
     def frame(self) -> pd.DataFrame:
         return self.table.copy()
@@ -285,6 +288,7 @@ def deployment_rules(
     level: float = 0.95,
     seed=0,
     grid: int = 1001,
+    reselect: bool = False,
 ) -> DeploymentTable:
     """Every deployment rule of 2609.32996 Table 3 on one evaluated split, at a matched estimator.
 
@@ -299,10 +303,14 @@ def deployment_rules(
 
     Intervals: ``n_boot`` paired prompt resamples shared by all systems; the budget-matched
     mixture's per-prompt contribution is averaged over the same subsamples in every resample.
-    Differences against the test-selected member re-select it inside each resample (2609.32996's
-    rule for router gains), which shifts them against the system; the validation-selected member
-    is fixed.
+    Differences against the test-selected member hold that member fixed across the resamples, as
+    2609.32996 does for the budget-matched mixture (its Table 3 and App. B.3). ``reselect=True``
+    re-selects the best member inside each resample instead (the paper's rule for *router* gains,
+    Table A1), which shifts every interval against the system: the option the library used by
+    default before. The validation-selected member is always fixed.
     """
+    if not isinstance(reselect, (bool, np.bool_)):
+        raise TypeError(f"reselect must be True or False, got {reselect!r}")
     c, k = as_counts(x, k)
     n, M = c.shape
     names = x.policy_names if isinstance(x, Pool) else [f"m{j}" for j in range(M)]
@@ -331,8 +339,8 @@ def deployment_rules(
     Xs = np.column_stack([s[2] for s in systems])
     boot = boot_means(Xs, n_boot, rng)
     pt = Xs.mean(axis=0)
-    best_b, best_p = boot[:, :M].max(axis=1), pt[:M].max()
     j_test = int(pt[:M].argmax())
+    best_b, best_p = (boot[:, :M].max(axis=1) if reselect else boot[:, j_test]), pt[:M].max()
     i_mix = 2 + M
     qs = (alpha / 2, 1 - alpha / 2)
 
@@ -357,9 +365,10 @@ def deployment_rules(
                 rows.append({"system": f"member selected on validation ({names[j_val]})", "kind": "best_val",
                              "rauc": float(pt[j_val]), "pass1": float(r[:, j_val].mean()), **diffs(j_val)})
     table = pd.DataFrame(rows)
-    # the test-selected row's difference from itself re-selected per resample is the selection shift, keep it
+    # with reselect, the test-selected row's difference from itself re-selected per resample is the selection shift, keep it
     return DeploymentTable(
-        table, _band(band), est, prior, names[j_test], None if j_val is None else names[j_val], n_subsamples, int(n_boot), float(level)
+        table, _band(band), est, prior, names[j_test], None if j_val is None else names[j_val], n_subsamples, int(n_boot), float(level),
+        bool(reselect),
     )
 
 
@@ -423,10 +432,11 @@ class VoteComparison:
         )
 
 
-def _subsample_vote(codes, verdict, valid, r: int, n_subsamples: int, rng, label: str, progress: bool) -> np.ndarray:
-    """Mean over subsamples of the plurality vote over r of the last axis (without replacement)."""
+def _subsample_vote(codes, verdict, valid, r: int, n_subsamples: int, rng, label: str, progress: bool,
+                    replace: bool = False) -> np.ndarray:
+    """Mean over subsamples of the plurality vote over r of the last axis (without replacement, or with)."""
     N = codes.shape[-1]
-    per = math.prod(codes.shape) or 1
+    per = math.prod(codes.shape[:-1]) * max(N, r) or 1
     chunk = max(1, min(n_subsamples, 4_000_000 // per))
     total = np.zeros(codes.shape[:-1])
     starts = range(0, n_subsamples, chunk)
@@ -436,9 +446,13 @@ def _subsample_vote(codes, verdict, valid, r: int, n_subsamples: int, rng, label
         starts = tqdm(starts, desc=label, leave=False)
     for start in starts:
         b = min(chunk, n_subsamples - start)
-        keys = rng.random((b,) + codes.shape)
-        idx = np.argpartition(keys, r - 1, axis=-1)[..., :r] if r < N else np.broadcast_to(np.arange(N), keys.shape)
-        picked = [np.take_along_axis(np.broadcast_to(a, keys.shape), idx, axis=-1) for a in (codes, verdict, valid)]
+        full = (b,) + codes.shape
+        if replace:
+            idx = rng.integers(0, N, (b,) + codes.shape[:-1] + (r,))
+        else:
+            keys = rng.random(full)
+            idx = np.argpartition(keys, r - 1, axis=-1)[..., :r] if r < N else np.broadcast_to(np.arange(N), full)
+        picked = [np.take_along_axis(np.broadcast_to(a, full), idx, axis=-1) for a in (codes, verdict, valid)]
         total += plurality_vote(*picked).sum(axis=0)
     return total / n_subsamples
 
@@ -454,6 +468,7 @@ def vote_comparison(
     seed=0,
     grid: int = 1001,
     progress: bool = False,
+    replace: bool = False,
 ) -> VoteComparison:
     """Pooled plurality vote versus self-consistency at equal response counts (2609.32996 Section 3.4).
 
@@ -463,19 +478,29 @@ def vote_comparison(
     a prompt is its expected vote correctness, estimated over ``n_subsamples`` subsamples; rAUC of
     those rates (no smoothing: they are averages, not counts). The difference pooled minus the best
     member's self-consistency re-selects the best member in each of ``n_boot`` paired prompt
-    resamples. Needs answers and r <= k.
+    resamples. Needs answers and r <= k, unless ``replace=True``: then each vote draws its r
+    responses with replacement (from the M k pooled responses, and from a member's own k), as
+    2609.32996 can for a pool with one response per member and prompt (k = 1), where the draw
+    without replacement cannot exceed r = k = 1 per member. With k = 1 a member's self-consistency
+    with replacement repeats its one answer, so its rate is its verdict.
     """
     if not isinstance(x, Pool) or x.answers is None:
         raise ValueError("vote_comparison needs a Pool with per-response answers (Pool.answers is None)")
     n, M, k = x.shape
-    r = check_int(r, "r", minimum=1, maximum=k)
+    if not isinstance(replace, (bool, np.bool_)):
+        raise TypeError(f"replace must be True or False, got {replace!r}")
+    r = check_int(r, "r", minimum=1, maximum=None if replace else k)
     n_subsamples = check_int(n_subsamples, "n_subsamples", minimum=1)
     alpha = check_alpha(1 - float(level), "1 - level")
     rng = as_rng(seed)
     codes, valid = answer_codes(x.answers)
     v = x.verdicts
-    pooled = _subsample_vote(codes.reshape(n, M * k), v.reshape(n, M * k), valid.reshape(n, M * k), r, n_subsamples, rng, "pooled vote", progress)
-    own = _subsample_vote(codes, v, valid, r, n_subsamples, rng, "self-consistency", progress)  # [n, M]
+    pooled = _subsample_vote(codes.reshape(n, M * k), v.reshape(n, M * k), valid.reshape(n, M * k), r, n_subsamples, rng, "pooled vote",
+                             progress, replace)
+    if replace and k == 1:  # r draws with replacement from one response repeat it: the vote is that answer, exactly
+        own = (v[:, :, 0] & valid[:, :, 0]).astype(float)
+    else:
+        own = _subsample_vote(codes, v, valid, r, n_subsamples, rng, "self-consistency", progress, replace)  # [n, M]
     X = np.column_stack([rauc_contributions(pooled, band, grid=grid), rauc_contributions(own, band, grid=grid)])
     pt = X.mean(axis=0)
     boot = boot_means(X, n_boot, rng)
