@@ -37,7 +37,7 @@ BOOK_ARGS ?=
 OG_QUARTO_KIT ?= $(abspath ../shared/tools/quarto)
 export OG_QUARTO_KIT
 
-.PHONY: setup lock quarto test book chromium check-book pdf lab data bench lint audit clean distclean
+.PHONY: setup lock quarto test book slides chromium check-book pdf lab data bench lint audit clean distclean
 
 setup: $(STAMP)
 
@@ -78,8 +78,15 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the page check"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# The default build, the student edition and the slides, each page in headless Chromium.
 check-book: setup chromium
+	$(PY) -m oraclegap.book build --student $(BOOK_ARGS)
+	$(PY) -m oraclegap.book slides
 	$(PY) -m oraclegap.book check
+
+# The class deck (revealjs) from the executed chapters' figures and takeaways, into _slides/.
+slides: setup quarto
+	$(PY) -m oraclegap.book slides
 
 # A PDF of the rendered book for printing (Chromium print-to-PDF of each page, joined with pypdf).
 pdf: setup chromium
@@ -112,7 +119,7 @@ lint: setup
 	$(BIN)/mypy  # the public modules: pool.py, stats/, deploy/ ([tool.mypy] in pyproject.toml)
 
 clean:
-	rm -rf chapters _book .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig screenshots
+	rm -rf chapters _book _book-student _slides .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig screenshots
 
 # also the Quarto installed from the kit
 distclean: clean

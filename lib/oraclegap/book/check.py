@@ -168,9 +168,22 @@ def probe_page(browser: str, path: Path, width: int = WIDTH) -> dict:
     return json.loads(html_unescape(m.group(1)))
 
 
+def _edition_pages(book: Path, root: Path) -> tuple[str, list[str]]:
+    if book == root / BOOK_DIR:
+        return book_pages(root)
+    try:
+        man = json.loads((book / MANIFEST).read_text(encoding="utf-8"))
+        return str(man.get("renderer", "unknown")), list(man["pages"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown", ["index.html"]
+
+
 def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[str]:
     """Check every rendered page of the last build statically and in headless Chromium, saving
-    a screenshot per page under ``screenshots/``; returns the problems found."""
+    a screenshot per page under ``screenshots/``; returns the problems found. The student edition
+    (``_book-student/``: also no solution may show) and the slides (``_slides/``) are checked the
+    same way when they were built."""
+    from .editions import SLIDES_DIR, SOLUTION_CLASS, STUDENT_DIR
     from .structure import project_root
 
     root = project_root(root)
@@ -180,19 +193,35 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
     browser = chromium()
     if not browser:
         return ["no Chromium found: install Debian's `chromium` (apt-get install chromium) and rerun"]
-    renderer, pages = book_pages(root)
-    print(f"check: {len(pages)} page(s) rendered by {renderer}")
     out = root / shots
     out.mkdir(exist_ok=True)
     problems = []
+    for edition in (book, root / STUDENT_DIR, root / SLIDES_DIR):
+        if edition != book and not (edition / "index.html").is_file():
+            print(f"check: {edition.name}/ not built; skipped")
+            continue
+        renderer, pages = _edition_pages(edition, root)
+        print(f"check: {edition.name}/: {len(pages)} page(s) rendered by {renderer}")
+        found = _check_edition(root, edition, pages, browser, out, slides=edition.name == SLIDES_DIR)
+        if edition.name == STUDENT_DIR:
+            found += [f"{edition.name}/{pg}: shows an exercise solution" for pg in pages
+                      if (edition / pg).is_file() and SOLUTION_CLASS in (edition / pg).read_text(encoding="utf-8")]
+        problems += found if edition == book else [f"{edition.name}/{p}" if not p.startswith(edition.name) else p
+                                                   for p in found]
+    return problems
+
+
+def _check_edition(root: Path, book: Path, pages: list[str], browser: str, out: Path, slides: bool = False) -> list[str]:
+    from .buildline import page_build_line
+
+    problems = []
+    prefix = "" if book.name == BOOK_DIR else book.name + "__"
     for page in pages:
         path = book / page
         if not path.is_file():
             problems.append(f"{page}: not rendered")
             continue
         found = page_problems(path)
-        from .buildline import page_build_line
-
         if page_build_line(path.read_text(encoding="utf-8", errors="replace")) is None:
             found.append(f"{page}: no build line at the foot of the page (commit, lock, versions, renderer, date)")
         probe = probe_page(browser, path)
@@ -201,7 +230,7 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
         else:
             for src in probe["broken"]:
                 found.append(f"{page}: image {src} does not load")
-            for label, w, box in probe["wide"]:
+            for label, w, box in ([] if slides else probe["wide"]):
                 found.append(f"{page}: table {label} is {w} px wide in a {box} px column at {WIDTH} px (horizontal scrolling)")
             if probe["unresolved"] and not any("unresolved" in p for p in found):
                 found.append(f"{page}: {probe['unresolved']} unresolved reference(s) in the rendered text")
@@ -213,7 +242,7 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
             if probe.get("math") and not probe.get("typeset"):
                 found.append(f"{page}: {probe['math']} math expression(s) not typeset (MathJax did not load: "
                              "run `make quarto` with npm for a local copy, or check the network)")
-        shot = out / (page.replace("/", "__").removesuffix(".html") + ".png")
+        shot = out / (prefix + page.replace("/", "__").removesuffix(".html") + ".png")
         res = _run_chromium(browser, ["--hide-scrollbars", f"--window-size={WIDTH},2400", f"--screenshot={shot}",
                                       path.resolve().as_uri()])
         if res.returncode != 0 or not shot.is_file() or shot.stat().st_size < 1000:
