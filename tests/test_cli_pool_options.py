@@ -164,3 +164,19 @@ def test_routers_end_to_end_honours_pool_options(files, capsys):
     assert out["pool"]["n_policies"] == 3
     assert cli.main([*base, "--models", "a,b"]) == 0
     assert json.loads(capsys.readouterr().out)["pool"]["n_policies"] == 2
+
+
+def test_routers_uses_the_given_embeddings_file(tmp_path, capsys):
+    """--embeddings reaches routers: the pool's embeddings are the ones used (never a cached
+    MiniLM of the texts), and nothing asks for the option that was given."""
+    rng = np.random.default_rng(7)
+    E = rng.normal(size=(60, 5))
+    lines = [json.dumps({"model_name": m, "query": f"question {q}", "performance": float(rng.random() < 0.5),
+                         "embedding_id": q}) for q in range(60) for m in ("m-one", "m-two")]
+    (tmp_path / "routing.jsonl").write_text("\n".join(lines) + "\n")
+    np.save(tmp_path / "e.npy", E)
+    argv = ["routers", str(tmp_path / "routing.jsonl"), "--embeddings", str(tmp_path / "e.npy"), "--families",
+            "best_single,embed_knn", "--n-boot", "200", "--cv", "2", "--json"]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert out["inputs"]["embeddings"]["source"] == "pool" and out["inputs"]["embeddings"]["dim"] == 5

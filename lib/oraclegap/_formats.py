@@ -47,7 +47,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validate import PICKLE_SUFFIXES, as_bool_columns, check_file, is_pickle_file, pickle_refusal, read_npy, read_npz
+from ._validate import (
+    PICKLE_SUFFIXES,
+    as_bool_columns,
+    check_file,
+    is_pickle_file,
+    pickle_refusal,
+    read_npy,
+    read_npz,
+)
 from .pool import Pool
 
 __all__ = [

@@ -27,7 +27,6 @@ from ._common import (
     seed_arg,
 )
 
-
 #: Throughput of the compiled kernels on one core of a shared machine (measured on a 2000 x 40 x 8
 #: pool): margin-chain proposals and re-dealt cells per second. The estimate is a rough guide.
 PROPOSALS_PER_S = 2.5e6
