@@ -5,9 +5,10 @@ numbers behind it, whether a pool's oracle gap is worth a router.
 (``.to_json()``, written as ``audit.json``) beside the library result objects they came from.
 :func:`write_audit` writes ``audit.json``, executes the parameterised report notebook shipped
 inside the package (``oraclegap/notebooks/audit.py``, which only *displays* ``audit.json``) and
-renders it to ``report.html``, all in a temporary folder beside the target that is renamed into
+renders it to ``report.html``, all in a temporary folder beside the target that is moved into
 place at the end, so the report and ``audit.json`` agree by construction and a failed run leaves
-nothing half-written.
+nothing half-written. In an existing folder only the files an earlier audit wrote (its hidden
+manifest ``.oraclegap-audit.json``) are replaced; nothing else there is touched.
 
 Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED_OFFSETS`):
 
