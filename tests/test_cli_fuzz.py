@@ -1,6 +1,15 @@
 """Fuzz-style CLI test (issue 7): malformed files and options, each must give exit status 2,
 exactly one line on stderr that names the problem, no traceback, and no file written.
 
+Issue 19 added the classes: headers that claim more data than the file holds, pickles under
+other names (.npz, .npy, .txt, a torch zip), text that is not UTF-8 (--baseline, --prompts, JSON
+lines), a directory where a file is expected and the reverse, audit targets (POOL inside DIR, a
+folder of files no audit wrote, a file as parent), ids that cannot be exact, uneven draws,
+requests too costly to start, options validated alike in both output modes, and repeats.
+The option matrix over every verb is in ``test_cli_pool_options.py``, the audit's folder rules
+in ``test_audit_out.py``, the classes that succeed with a checked result in
+``test_hardening_i19.py``.
+
 Most cases run in-process through ``oraclegap.cli.main`` (the console script is
 ``sys.exit(main())``); a sample runs as real subprocesses to check the exit status and stderr
 of the actual command, and broken pipes, ``--debug`` and Ctrl-C are checked separately.

@@ -189,6 +189,12 @@ def _whole_numbers(values, field: str, where: Callable[[int], str]) -> np.ndarra
     text, fractions and negative values."""
     vals = list(values.tolist() if isinstance(values, np.ndarray) else values)
     out = np.empty(len(vals), dtype=object)
+    if set(map(type, vals)) <= {int}:  # fast path: JSON integers (any size, exact)
+        out[:] = vals
+        if vals and min(vals) < 0:
+            i = next(i for i, v in enumerate(vals) if v < 0)
+            raise ValueError(f"{where(i)}: field {field!r} holds {vals[i]}, not a non-negative whole number")
+        return out
     for i, v in enumerate(vals):
         if _is_missing(v):
             out[i] = None
