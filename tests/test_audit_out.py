@@ -156,6 +156,19 @@ def test_unwritable_target_refused_before_work(capsys, tmp_path, pool_dir, monke
         ro.chmod(0o755)
 
 
+def test_target_that_cannot_be_written_is_refused_before_work(capsys, tmp_path, pool_dir, monkeypatch):
+    """The write probe (any user, root included): a folder the audit cannot create entries in."""
+    _no_compute(monkeypatch)
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(audit.tempfile, "mkdtemp", denied)
+    rc, _, err = _run(capsys, "audit", pool_dir, "--out", tmp_path / "rep", "--small", "--quiet")
+    assert rc == 2 and "cannot write into" in err and "Permission denied" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_stale_temporaries_of_killed_runs_are_cleaned(tmp_path, pool_dir):
     out = tmp_path / "rep"
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -320,6 +320,12 @@ CASES = [
     (["coverage", "{d}/routing.jsonl", "--score-threshold", "0.5", "--llm-data", "{d}/a_dir"], r"llm_data '.*a_dir' is a directory, expected a file"),
     (["rollouts", "--model", "{d}/a_dir", "--prompts", "{d}/a_dir", "--task", "exact", "--out", "store"],
      r"prompts file '.*a_dir' is a directory, expected a file"),
+    (["rollouts", "--status", "{d}/notes.txt"], r"--status STORE '.*notes.txt' is a file, expected a directory"),
+    (["rollouts", "--status", "{d}/no_store"], r"--status STORE '.*no_store' does not exist"),
+    (["rollouts", "--model", "{d}/notes.txt", "--prompts", "{d}/notes.txt", "--task", "exact", "--out", "store"],
+     r"--model '.*notes.txt' is a file, expected a directory"),
+    (["rollouts", "--model", "{d}/a_dir", "--prompts", "{d}/notes.txt", "--task", "exact", "--out", "{d}/notes.txt"],
+     r"--out STORE '.*notes.txt' is a file, expected a directory"),
     (["audit", "{d}/good_pool", "--out", "{d}/notes.txt"], r"--out '.*notes.txt' is a file, expected a directory"),
     (["audit", "{d}/good_pool", "--out", "{d}/notes.txt/rep"], r"notes.txt' is a file, expected a directory"),
     # ---- audit targets: never the input's folder, never a folder of files no audit wrote

@@ -15,6 +15,7 @@ seed across policies (paper 001's seed-aligned protocol).
 
 from __future__ import annotations
 
+from .._validate import check_dir
 from ._common import emit, float_arg, int_arg, seed_arg
 
 
@@ -69,6 +70,7 @@ def run(args) -> int:
     from ..rollouts import Store, generate
 
     if args.status:
+        check_dir(args.status, "--status STORE")  # a file or a missing path is named as such
         st = Store(args.status).status()
         payload = st.to_dict()
         if not args.json:
@@ -83,6 +85,8 @@ def run(args) -> int:
     missing = [flag for flag, val in (("--model", args.model), ("--prompts", args.prompts), ("--task", args.task), ("--out", args.out)) if not val]
     if missing:
         raise ValueError(f"missing {', '.join(missing)} (or use --status STORE)")
+    check_dir(args.out, "--out STORE", must_exist=False)
+    check_dir(args.model, "--model")
     store = generate(
         model=args.model,
         prompts=args.prompts,
