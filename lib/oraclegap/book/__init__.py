@@ -135,6 +135,32 @@ def _say(msg: str) -> None:
     sys.stdout.flush()
 
 
+#: What ``python -m oraclegap.book pdf`` adds to ``_book/`` (and may be rebuilt with it).
+_PDF_OUTPUTS = ("book.pdf", "pdf/")
+_BUILD_RECORD = ".og-build.json"
+
+
+def unowned_book_files(book: Path) -> list[str]:
+    """Files under ``_book/`` that no build (its record lists what it wrote) and no ``pdf`` run
+    wrote: a note of yours. A folder without a record of its files (an older build) has none."""
+    rec = book / _BUILD_RECORD
+    if not rec.is_file():
+        return []
+    try:
+        files = set(json.loads(rec.read_text(encoding="utf-8"))["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return sorted(rel for rel in (p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file() or p.is_symlink())
+                  if rel not in files and rel != _BUILD_RECORD and not rel.startswith(_PDF_OUTPUTS))
+
+
+def _refuse_unowned(book: Path) -> None:
+    theirs = unowned_book_files(book)
+    if theirs:
+        raise ValueError(f"{book} holds files no build wrote ({', '.join(theirs[:4])}{', ...' if len(theirs) > 4 else ''}); "
+                         f"the book is rendered into {book.name}/ from scratch: move them out first")
+
+
 def build(
     root: Path | None = None,
     *,
@@ -155,6 +181,7 @@ def build(
         raise ValueError(f"renderer must be 'auto', 'quarto' or 'fallback', got {renderer!r}")
     t_start = time.perf_counter()
     root = project_root(root)
+    _refuse_unowned(root / BOOK_DIR)  # before any work: _book/ is replaced, and nothing of yours goes with it
     problems = structure_problems(root)
     if problems and only:
         print("warning: the book's structure has problems:\n  " + "\n  ".join(problems), file=sys.stderr)
@@ -230,6 +257,7 @@ def build(
     if renderer == "quarto" and reason:
         raise ValueError(f"renderer='quarto' but Quarto cannot render: {reason}")
     t_render = time.perf_counter()
+    _refuse_unowned(root / BOOK_DIR)
     shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
     if reason is None:
         profile = SMALL_PROFILE if small_book and (root / f"_quarto-{SMALL_PROFILE}.yml").is_file() else None
@@ -250,9 +278,10 @@ def build(
         used, kind = "the nbconvert fallback", "fallback"
     render_s = time.perf_counter() - t_render
     rendered = ["index.html"] + [p.html for p in pages if p.file != "index.qmd" and (root / BOOK_DIR / p.html).is_file()]
+    files = sorted(p.relative_to(root / BOOK_DIR).as_posix() for p in (root / BOOK_DIR).rglob("*") if p.is_file())
     manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
-                "executed": executed, "cached": cached}
-    (root / BOOK_DIR / ".og-build.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+                "executed": executed, "cached": cached, "files": files}
+    (root / BOOK_DIR / _BUILD_RECORD).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     total = time.perf_counter() - t_start
     print(
         f"book: {len(executed)} chapter(s) executed ({exec_s:.1f} s), {len(cached)} from the cache; "
