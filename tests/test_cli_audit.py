@@ -37,7 +37,7 @@ def test_report_folder(capsys, tmp_path, pool_dir):
     out = tmp_path / "audit"
     rc, stdout, err = _run(capsys, "audit", pool_dir[0], "--out", out, "--small", "--quiet", "--seed", "2")
     assert rc == 0, err
-    assert sorted(p.name for p in out.iterdir()) == ["audit.ipynb", "audit.json", "report.html"]
+    assert sorted(p.name for p in out.iterdir()) == [audit.MANIFEST_NAME, "audit.ipynb", "audit.json", "report.html"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit"]  # no temporary folder left beside it
     numbers = audit.load_numbers(out / "audit.json")
     assert numbers["source"] == str(pool_dir[0]) and numbers["settings"]["seed"] == 2
@@ -138,7 +138,7 @@ def test_lab_seed_pool_small_report(capsys, tmp_path):
     out = tmp_path / "lab"
     rc, stdout, err = _run(capsys, "audit", "lab-seed-primary", "--out", out, "--small", "--quiet", "--seed", "1")
     assert rc == 0, err
-    assert sorted(p.name for p in out.iterdir()) == ["audit.ipynb", "audit.json", "report.html"]
+    assert sorted(p.name for p in out.iterdir()) == [audit.MANIFEST_NAME, "audit.ipynb", "audit.json", "report.html"]
     numbers = audit.load_numbers(out / "audit.json")
     assert (numbers["pool"]["n_prompts"], numbers["pool"]["n_policies"], numbers["pool"]["k"]) == (240, 5, 16)
     direct = audit.run_audit(datasets.load("lab-seed-primary"), small=True, seed=1, source="lab-seed-primary")

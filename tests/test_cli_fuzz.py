@@ -1,6 +1,15 @@
 """Fuzz-style CLI test (issue 7): malformed files and options, each must give exit status 2,
 exactly one line on stderr that names the problem, no traceback, and no file written.
 
+Issue 19 added the classes: headers that claim more data than the file holds, pickles under
+other names (.npz, .npy, .txt, a torch zip), text that is not UTF-8 (--baseline, --prompts, JSON
+lines), a directory where a file is expected and the reverse, audit targets (POOL inside DIR, a
+folder of files no audit wrote, a file as parent), ids that cannot be exact, uneven draws,
+requests too costly to start, options validated alike in both output modes, and repeats.
+The option matrix over every verb is in ``test_cli_pool_options.py``, the audit's folder rules
+in ``test_audit_out.py``, the classes that succeed with a checked result in
+``test_hardening_i19.py``.
+
 Most cases run in-process through ``oraclegap.cli.main`` (the console script is
 ``sys.exit(main())``); a sample runs as real subprocesses to check the exit status and stderr
 of the actual command, and broken pipes, ``--debug`` and Ctrl-C are checked separately.
@@ -113,12 +122,73 @@ def inputs(tmp_path_factory) -> Path:
             (p / "manifest.json").write_text(json.dumps(m))
         else:
             (p / "policies.parquet").unlink()
+    _issue19_inputs(d, v)
     old = d / "format1_flip"
     shutil.copytree(DATA / "pool_format1", old)
     b = bytearray((old / "arrays.npz").read_bytes())
     b[200] ^= 0xFF
     (old / "arrays.npz").write_bytes(bytes(b))
     return d
+
+
+def _npy_header_only(path: Path, shape) -> None:
+    """A small .npy whose header claims ``shape`` (far more than the 64 bytes that follow)."""
+    import io
+
+    buf = io.BytesIO()
+    _npy_header_only_into(buf, shape)
+    path.write_bytes(buf.getvalue())
+
+
+def _issue19_inputs(d: Path, v: np.ndarray) -> None:
+    """Hostile inputs of issue 19: damaged headers, pickles under other names, non-UTF-8 text,
+    directories where files are expected, huge ids, uneven draws, costly requests."""
+    import io
+    import pickle
+
+    _npy_header_only(d / "huge_header.npy", (10**6, 10**6))
+    assert (d / "huge_header.npy").stat().st_size < 300
+    with zipfile.ZipFile(d / "huge_member.npz", "w") as z:
+        buf = io.BytesIO()
+        _npy_header_only_into(buf, (10**6, 10**6))
+        z.writestr("V.npy", buf.getvalue())
+    blob = pickle.dumps({"V": [1, 0, 1]}, protocol=4)  # bytes only: never loaded back
+    for name in ("pickle.npz", "pickle.npy", "pickle.txt", "base.pkl"):
+        (d / name).write_bytes(blob)
+    with zipfile.ZipFile(d / "torch.npz", "w") as z:  # the layout torch.save writes
+        z.writestr("archive/data.pkl", blob)
+        z.writestr("archive/version", "3\n")
+    (d / "latin1.txt").write_bytes("caf\xe9\n1\n".encode("latin-1"))
+    (d / "prompts_latin1.jsonl").write_bytes('{"id": "a", "prompt": "caf\xe9", "answer": "1"}\n'.encode("latin-1"))
+    (d / "a_dir").mkdir()
+    (d / "dir.npy").mkdir()
+    (d / "dir.npz").mkdir()
+    (d / "routing.jsonl").write_text("\n".join(json.dumps({"model_name": m, "query": f"q{q}", "performance": 0.25 * ((q + j) % 5),
+                                                           "embedding_id": q, "input_tokens": 10, "output_tokens": 5})
+                                                for q in range(4) for j, m in enumerate(("x", "y"))) + "\n")
+    (d / "routing_latin1.jsonl").write_bytes((d / "routing.jsonl").read_bytes().replace(b"q1", "q\xe9".encode("latin-1")))
+    lrb = [{"dataset_id": "math", "split": "test", "model_name": m, "record_index": float(2**60 + i), "score": 1.0}
+           for i in range(2) for m in ("x", "y")]
+    (d / "lrb_float_ids.jsonl").write_text("\n".join(json.dumps(r) for r in lrb) + "\n")
+    uneven = [{"dataset_id": "math", "split": "test", "model_name": m, "record_index": i, "score": float((i + j) % 2)}
+              for i in range(4) for j, m in enumerate(("x", "y"))]
+    uneven.append(dict(uneven[5]))  # one record repeated: its cell has 2 rows, every other 1
+    (d / "uneven.jsonl").write_text("\n".join(json.dumps(r) for r in uneven) + "\n")
+    long = pd.DataFrame({"prompt_id": ["p0", "p0", "p1", "p1", "p1"], "policy": ["a", "b", "a", "b", "b"], "correct": [1, 0, 1, 1, 0]})
+    long.to_csv(d / "uneven_long.csv", index=False)
+    rng = np.random.default_rng(19)
+    np.save(d / "wide40.npy", (rng.random((40, 40)) < 0.5).astype(np.uint8))
+    proj = d / "project"
+    proj.mkdir()
+    (proj / "audit.json").write_text(json.dumps({"format": "oraclegap.audit", "version": 1}))
+    (proj / "paper.tex").write_text("mine")
+    (proj / "data.csv").write_text("a\n1\n")
+
+
+def _npy_header_only_into(buf, shape, dtype=np.uint8) -> None:
+    np.lib.format.write_array_header_1_0(buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                                               "fortran_order": False, "shape": tuple(shape)})
+    buf.write(b"\0" * 64)
 
 
 # (argv with {d} for the inputs folder, regex the one stderr line must match)
@@ -215,12 +285,94 @@ CASES = [
     (["certify", "{d}/k1_pool", "--method", "magic"], r"argument --method: invalid choice: 'magic'"),
     (["certify", "{d}/k1_pool", "--draw", "2"], r"the pool has k=1; --draw and --tau apply only"),
     (["frobnicate", "{d}/good.npy"], r"invalid choice: 'frobnicate'"),
+    # ---- issue 19: a header that claims more data than the file holds is a damaged file
+    (["coverage", "{d}/huge_header.npy"], r"huge_header.npy is damaged: its header claims an array of shape \(1000000, 1000000\)"),
+    (["certify", "{d}/huge_header.npy"], r"huge_header.npy is damaged: its header claims"),
+    (["coverage", "{d}/huge_member.npz:V"], r"huge_member.npz: member 'V' is damaged: its header claims"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/huge_header.npy"], r"is damaged: its header claims"),
+    (["coverage", "{d}/routing.jsonl", "--score-threshold", "0.5", "--embeddings", "{d}/huge_header.npy"],
+     r"huge_header.npy is damaged: its header claims"),
+    # ---- pickles under other names get the project's refusal with its conversion lines
+    (["coverage", "{d}/pickle.npz:V"], r"pickle.npz is a pickle .*never unpickles.*convert it"),
+    (["coverage", "{d}/pickle.npz"], r"pickle.npz is a pickle .*never unpickles.*convert it"),
+    (["coverage", "{d}/pickle.npy"], r"pickle.npy is a pickle .*never unpickles.*convert it"),
+    (["coverage", "{d}/torch.npz:V"], r"torch.npz is a pickle .*inside a zip archive.*torch.load"),
+    (["coverage", "{d}/good.npy", "--format", "npy", "--models", "a"], r"apply to wide CSV files only"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/base.pkl"], r"--baseline: .*base.pkl is a pickle-based file \(.pkl\)"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/pickle.npy"], r"pickle.npy is a pickle .*never unpickles"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/pickle.txt"], r"pickle.txt is a pickle .*never unpickles"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/pickle.npz:V"], r"pickle.npz is a pickle"),
+    (["coverage", "{d}/routing.jsonl", "--score-threshold", "0.5", "--embeddings", "{d}/pickle.npy"], r"pickle.npy is a pickle"),
+    # ---- text that is not UTF-8: the file and the byte are named
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/latin1.txt"], r"--baseline .*latin1.txt is not UTF-8 text \(byte 0xe9 at offset 3"),
+    (["coverage", "{d}/routing_latin1.jsonl"], r"routing_latin1.jsonl is not UTF-8 text"),
+    (["rollouts", "--model", "{d}/a_dir", "--prompts", "{d}/prompts_latin1.jsonl", "--task", "exact", "--out", "store"],
+     r"prompts file .*prompts_latin1.jsonl' is not UTF-8 text \(byte 0xe9"),
+    # ---- a directory where a file is expected, and the reverse
+    (["coverage", "{d}/dir.npy"], r"dir.npy' is a directory, expected a .npy file"),
+    (["coverage", "{d}/dir.npz:V"], r"POOL file '.*dir.npz' is a directory, expected a file"),
+    (["coverage", "{d}/good.npy", "--format", "pool"], r"good.npy' is a file, expected a directory"),
+    (["coverage", "{d}/good_pool", "--format", "npy"], r"good_pool' is a directory, expected a file"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/a_dir"], r"--baseline '.*a_dir' is a directory, expected a file"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/dir.npz:V"], r"--baseline file '.*dir.npz' is a directory, expected a file"),
+    (["coverage", "{d}/routing.jsonl", "--score-threshold", "0.5", "--embeddings", "{d}/a_dir"],
+     r"embeddings file '.*a_dir' is a directory, expected a file"),
+    (["coverage", "{d}/routing.jsonl", "--score-threshold", "0.5", "--llm-data", "{d}/a_dir"], r"llm_data '.*a_dir' is a directory, expected a file"),
+    (["rollouts", "--model", "{d}/a_dir", "--prompts", "{d}/a_dir", "--task", "exact", "--out", "store"],
+     r"prompts file '.*a_dir' is a directory, expected a file"),
+    (["rollouts", "--status", "{d}/notes.txt"], r"--status STORE '.*notes.txt' is a file, expected a directory"),
+    (["rollouts", "--status", "{d}/no_store"], r"--status STORE '.*no_store' does not exist"),
+    (["rollouts", "--model", "{d}/notes.txt", "--prompts", "{d}/notes.txt", "--task", "exact", "--out", "store"],
+     r"--model '.*notes.txt' is a file, expected a directory"),
+    (["rollouts", "--model", "{d}/a_dir", "--prompts", "{d}/notes.txt", "--task", "exact", "--out", "{d}/notes.txt"],
+     r"--out STORE '.*notes.txt' is a file, expected a directory"),
+    (["audit", "{d}/good_pool", "--out", "{d}/notes.txt"], r"--out '.*notes.txt' is a file, expected a directory"),
+    (["audit", "{d}/good_pool", "--out", "{d}/notes.txt/rep"], r"notes.txt' is a file, expected a directory"),
+    # ---- audit targets: never the input's folder, never a folder of files no audit wrote
+    (["audit", "{d}/good.npy", "--out", "{d}"], r"POOL '.*good.npy' lies inside --out"),
+    (["audit", "{d}/good_pool", "--out", "{d}/good_pool"], r"lies inside --out"),
+    (["audit", "{d}/good_pool", "--out", "{d}/good_pool/report"], r"--out '.*report' lies inside POOL"),
+    (["audit", "{d}/good_pool", "--out", "{d}/project"], r"project' exists and is not an audit directory"),
+    (["audit", "{d}/good_pool", "--out", "rep", "--seed", "-1"], r"--seed must be >= 0"),
+    # ---- ids that cannot be exact, and the cell with the extra rows
+    (["coverage", "{d}/lrb_float_ids.jsonl"], r"field 'index' holds 1.152921504606847e\+18, a float beyond 2\*\*53"),
+    (["coverage", "{d}/uneven.jsonl"], r"prompt 'math/test/2' x policy 'y' has 2, more rows than the 7 cells with 1"),
+    (["coverage", "{d}/uneven_long.csv"], r"prompt 'p1' x policy 'b' has 2, more rows than the 3 cells with 1"),
+    # ---- costly requests refused before any work (no option --max-memory needed to understand them)
+    (["decompose", "{d}/good_pool", "--n-boot", "1e9"], r"decompose --n-boot 1000000000 needs about .* above --max-(proposals|memory)"),
+    (["decompose", "{d}/good_pool", "--n-boot", "1e9", "--json"], r"decompose --n-boot 1000000000 needs about"),
+    (["routers", "{d}/good_pool", "--tau", "0.5", "--n-boot", "1e9"], r"routers --n-boot 1000000000 needs about .* lower --n-boot"),
+    (["compose", "{d}/wide40.npy", "--sizes", "14", "--max-subsets", "1e11"], r"compose --max-subsets 100000000000 needs about"),
+    (["compose", "{d}/wide40.npy", "--max-subsets", "1e11"], r"compose --max-subsets 100000000000 needs about"),
+    # ---- options validated before the output mode is chosen, and refused alike
+    (["decompose", "{d}/good_pool", "--thin", "-1"], r"--thin must be >= 0"),
+    (["decompose", "{d}/good_pool", "--thin", "-1", "--json"], r"--thin must be >= 0"),
+    (["decompose", "{d}/good_pool", "--level", "1.5"], r"--level must lie in \(0, 1\)"),
+    (["decompose", "{d}/good_pool", "--n-boot", "0", "--json"], r"--n-boot must be >= 1"),
+    (["decompose", "{d}/good_pool", "--seed", "-3"], r"--seed must be >= 0"),
+    (["routers", "{d}/good_pool", "--tau", "0.5", "--cv", "1"], r"--cv must be >= 2"),
+    (["routers", "{d}/good_pool", "--tau", "0.5", "--alpha", "2"], r"--alpha must lie in \(0, 1\)"),
+    (["routers", "{d}/good_pool", "--tau", "0.5", "--n-boot", "10"], r"--n-boot must be >= 100"),
+    (["routers", "{d}/good_pool", "--tau", "1.5"], r"--tau must lie in \(0, 1\]"),
+    (["routers", "{d}/good_pool", "--seed", "x"], r"--seed must be a whole number"),
+    (["compose", "{d}/k1_pool", "--max-subsets", "0"], r"--max-subsets must be >= 1"),
+    (["compose", "{d}/good_pool", "--tau", "0"], r"--tau must lie in \(0, 1\]"),
+    (["rollouts", "--k", "0"], r"--k must be >= 1"),
+    (["rollouts", "--top-p", "0"], r"--top-p must lie in \(0, 1\]"),
+    (["audit", "{d}/good_pool", "--out", "rep", "--alpha", "x"], r"--alpha must be a number"),
+    # ---- repeats refused like --taus; --tau on a k = 1 pool refused like certify and routers
+    (["routers", "{d}/good_pool", "--tau", "0.5", "--families", "best_single,best_single"], r"--families repeats \['best_single'\]"),
+    (["compose", "{d}/k1_pool", "--sizes", "1,1"], r"--sizes repeats \['1'\]"),
+    (["compose", "{d}/k1_pool", "--sizes", "1,01"], r"--sizes repeats \[1\]"),
+    (["compose", "{d}/k1_pool", "--sizes", "1,,2"], r"--sizes must be a comma-separated list with no empty entries"),
+    (["compose", "{d}/k1_pool", "--tau", "0.5"], r"the pool has k=1: --tau applies only"),
+    (["routers", "{d}/k1_pool", "--tau", "0.5"], r"the pool has k=1: --tau applies only"),
     ([], r"the following arguments are required: COMMAND"),
 ]
 
 
 def test_enough_cases():
-    assert len(CASES) >= 50
+    assert len(CASES) >= 150
 
 
 @pytest.mark.parametrize("argv, pattern", CASES, ids=[" ".join(a)[:60] or "<none>" for a, _ in CASES])

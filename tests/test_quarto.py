@@ -386,3 +386,8 @@ def test_slides_from_the_chapters_figures_and_takeaways(rendered, quarto):
 
     assert "revealjs" in page_build_line(deck)
     assert not (rendered / ".slides-stage").exists()
+    (rendered / "_slides" / "my-notes.txt").write_text("mine")  # a file no build wrote is never deleted
+    with pytest.raises(ValueError, match="my-notes.txt"):
+        book.render_slides(rendered, quarto)
+    assert (rendered / "_slides" / "my-notes.txt").read_text() == "mine"
+    (rendered / "_slides" / "my-notes.txt").unlink()

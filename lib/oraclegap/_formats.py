@@ -47,7 +47,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validate import as_bool_columns, read_npy, read_npz
+from ._validate import (
+    PICKLE_SUFFIXES,
+    as_bool_columns,
+    check_file,
+    is_pickle_file,
+    pickle_refusal,
+    read_npy,
+    read_npz,
+)
 from .pool import Pool
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "read_long",
     "PICKLE_SUFFIXES",
     "pickle_refusal",
+    "is_pickle_file",
     "object_array_hint",
     "split_from_name",
     "json_records",
@@ -86,7 +95,6 @@ SCORE_RULE = (
 
 LONG_FORMAT = "oraclegap.long"
 LONG_VERSION = 1
-PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".joblib")
 _SPLIT_WORDS = {"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
                 "dev": "val", "test": "test", "testing": "test"}
 
@@ -119,24 +127,6 @@ def split_from_name(path) -> str | None:
     stem = Path(path).name.split(".")[0].lower()
     found = {_SPLIT_WORDS[t] for t in re.split(r"[^a-z0-9]+", stem) if t in _SPLIT_WORDS}
     return found.pop() if len(found) == 1 else None
-
-
-def pickle_refusal(path) -> str:
-    """The message for a pickle-based file: why it is refused and how to convert it."""
-    p = Path(path)
-    if p.suffix.lower() in (".pt", ".pth"):
-        how = (f"load it where it was written and save numbers: `import torch, numpy as np; x = torch.load({p.name!r}); "
-               "np.save('x.npy', x.numpy())` (for a dict of tensors keyed 0..N-1, as LLMRouter's query_embeddings_longformer.pt: "
-               "`np.save('x.npy', np.stack([x[i].numpy() for i in range(len(x))]))`); embeddings as .npy can be given "
-               "as embeddings= (CLI --embeddings) to the llmrouter and embedllm readers")
-    else:
-        how = (f"convert it in the environment that wrote it: a pandas DataFrame (e.g. RouterBench's routerbench_0shot.pkl) "
-               f"with `pd.read_pickle({p.name!r}).to_parquet('x.parquet')`; a dict of arrays (e.g. a RouterEval router "
-               "dataset) with `np.savez('x.npz', **{k: np.asarray(v) for k, v in d.items()})` (texts as str arrays); "
-               "anything else as a long table, `Pool.from_long(df, prompt=..., policy=..., correct=...).save('my_pool')` "
-               "or `.to_long('x.parquet')`")
-    return (f"{p} is a pickle-based file ({p.suffix}); oraclegap never unpickles files (loading a pickle can run "
-            f"arbitrary code). {how}")
 
 
 def object_array_hint(what: str = "it") -> str:
@@ -187,6 +177,50 @@ def _numbers(values, field: str, where: Callable[[int], str], *, integer: bool =
         kind = "a non-negative " if nonneg else "a "
         raise ValueError(f"{where(i)}: field {field!r} holds {_shown(out[i])}, not {kind}{'whole number' if integer else 'finite number'}")
     return out
+
+
+_EXACT_FLOAT = 2**53  # floats hold every whole number up to here exactly
+
+
+def _whole_numbers(values, field: str, where: Callable[[int], str]) -> np.ndarray:
+    """Non-negative whole numbers kept exact (ids, item indices): an object array of Python ints,
+    None where missing. JSON integers of any size stay exact (never through float or int64); a
+    float beyond 2**53, where floats skip whole numbers, is refused naming the record; so are
+    text, fractions and negative values."""
+    vals = list(values.tolist() if isinstance(values, np.ndarray) else values)
+    out = np.empty(len(vals), dtype=object)
+    if set(map(type, vals)) <= {int}:  # fast path: JSON integers (any size, exact)
+        out[:] = vals
+        if vals and min(vals) < 0:
+            i = next(i for i, v in enumerate(vals) if v < 0)
+            raise ValueError(f"{where(i)}: field {field!r} holds {vals[i]}, not a non-negative whole number")
+        return out
+    for i, v in enumerate(vals):
+        if _is_missing(v):
+            out[i] = None
+            continue
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{where(i)}: field {field!r} holds {v!r}, not a whole number")
+        if isinstance(v, (float, np.floating)):
+            f = float(v)
+            if not math.isfinite(f) or f != round(f):
+                raise ValueError(f"{where(i)}: field {field!r} holds {_shown(f)}, not a whole number")
+            if abs(f) > _EXACT_FLOAT:
+                raise ValueError(f"{where(i)}: field {field!r} holds {f:.17g}, a float beyond 2**53 that cannot name one "
+                                 "item exactly (neighbouring ids collapse); write it as a JSON integer or a string")
+            v = int(f)
+        v = int(v)
+        if v < 0:
+            raise ValueError(f"{where(i)}: field {field!r} holds {v}, not a non-negative whole number")
+        out[i] = v
+    return out
+
+
+def _int_column(ints: np.ndarray) -> np.ndarray:
+    """Exact ints as int64 when every one fits, else as their decimal text (never wrapped)."""
+    if all(x is not None and -(2**63) <= x < 2**63 for x in ints):
+        return np.asarray(list(ints), dtype=np.int64)
+    return np.asarray([None if x is None else str(x) for x in ints], dtype=object)
 
 
 def scores_to_verdicts(scores: np.ndarray, threshold: float | None, field: str, where: Callable[[int], str]):
@@ -268,7 +302,9 @@ def _order(codes: np.ndarray, uniq: np.ndarray, sort_key: np.ndarray | None) -> 
     if sort_key is None:
         return codes, uniq
     first = _first_rows(codes, len(uniq))
-    perm = np.argsort(np.asarray(sort_key, dtype=float)[first], kind="stable")
+    key = np.asarray(sort_key)
+    key = key[first] if key.dtype == object else key.astype(float)[first]  # object: exact Python ints
+    perm = np.argsort(key, kind="stable")
     rank = np.empty_like(perm)
     rank[perm] = np.arange(len(perm))
     return rank[codes], uniq[perm]
@@ -312,12 +348,16 @@ def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndar
         n = len(p_uniq)
     k = int(counts.max())
     if (counts != k).any():
-        sizes = sorted({int(c) for c in np.unique(counts)})
-        i, j = np.argwhere(counts != k)[0]
+        sizes, freq = np.unique(counts, return_counts=True)
+        usual = int(sizes[np.argmax(freq)])  # the number most cells hold (ties: the smaller)
+        extra, short = np.argwhere(counts > usual), np.argwhere(counts < usual)
+        i, j = (extra if len(extra) else short)[0]
+        what = ("more" if len(extra) else "fewer") + f" rows than the {int((counts == usual).sum())} cells with {usual}"
         raise ValueError(
-            f"{label}: the (prompt, policy) cells hold different numbers of responses {sizes[:6]} (e.g. prompt "
-            f"{p_uniq[i]!r} x policy {m_uniq[j]!r}: {int(counts[i, j])}, others {k}); several rows of one cell are read as "
-            "repeated samples (k > 1), so every cell needs the same number -- remove duplicated rows if they are copies"
+            f"{label}: the (prompt, policy) cells hold different numbers of responses {[int(x) for x in sizes[:6]]}: prompt "
+            f"{p_uniq[i]!r} x policy {m_uniq[j]!r} has {int(counts[i, j])}, {what} ({len(extra)} cells have more, "
+            f"{len(short)} fewer); several rows of one cell are read as repeated samples (k > 1), so every cell needs the "
+            "same number -- remove duplicated rows if they are copies"
         )
     cell = p_codes * M + m_codes
     if rows.draw is None:
@@ -378,13 +418,12 @@ def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndar
         if rows.embed_row is None:
             raise ValueError(f"{label}: embeddings need an integer key per prompt in the file (embedding_id / prompt_id)")
         r = _per_key(np.asarray(rows.embed_row, dtype=object)[orig], p_codes, p_first, p_uniq, "prompt", "embedding row", ow)
-        r = np.asarray(r, dtype=np.int64)
         E = np.asarray(embeddings)
-        out = (r < 0) | (r >= E.shape[0])
+        out = np.array([not (0 <= int(x) < E.shape[0]) for x in r], dtype=bool)  # exact ints: no wrap-around
         if out.any():
             i = int(np.flatnonzero(out)[0])
             raise ValueError(f"{label}: prompt {p_uniq[i]!r} has embedding row {int(r[i])}, outside the embeddings' {E.shape[0]} rows")
-        emb = E[r]
+        emb = E[np.asarray([int(x) for x in r], dtype=np.int64)]
     try:
         return Pool(v, ptab, mtab, answers, emb, cost, alignment, meta, per_response)
     except (ValueError, TypeError) as exc:
@@ -589,11 +628,10 @@ def read_llmrouterbench(path, *, score_threshold=None, null_scores: str = "error
     model = _key_column(_column(rs, LRB_MODEL)[0], "model_name", where)
     split_vals, _ = _column(rs, ("split",))
     split = _text_column(split_vals)
-    idx = _numbers(_column(rs, LRB_INDEX)[0], "index", where, integer=True, nonneg=True)
-    if np.isnan(idx).any():
-        i = int(np.flatnonzero(np.isnan(idx))[0])
+    idx = _whole_numbers(_column(rs, LRB_INDEX)[0], "index", where)  # exact: ids beyond 2**53 stay distinct
+    if any(x is None for x in idx):
+        i = next(i for i, x in enumerate(idx) if x is None)
         raise ValueError(f"{where(i)}: field 'index' (record_index) is missing; every record needs its item index")
-    idx = idx.astype(np.int64)
     key = np.array([f"{d}/{s}/{j}" if s is not None else f"{d}/{j}" for d, s, j in zip(ds, split, idx, strict=True)], dtype=object)
     score = _numbers(_column(rs, ("score",))[0], "score", where)
     nulls = np.isnan(score)
@@ -610,7 +648,7 @@ def read_llmrouterbench(path, *, score_threshold=None, null_scores: str = "error
     gt, gt_present = _column(rs, ("ground_truth",))
     pred, pred_present = _column(rs, ("prediction",))
     rows = _Rows(str(path), where, key, model, correct,
-                 prompt_cols={"text": text, "dataset": ds, "split": split, "index": idx})
+                 prompt_cols={"text": text, "dataset": ds, "split": split, "index": _int_column(idx)})
     if gt_present.any():
         rows.prompt_cols["ground_truth"] = _text_column(gt)
     if pred_present.any():
@@ -639,10 +677,9 @@ def _read_embeddings(path, label: str) -> np.ndarray:
     p = Path(path)
     if p.suffix.lower() in PICKLE_SUFFIXES:
         raise ValueError(pickle_refusal(p))
+    check_file(p, "embeddings file")
     if p.suffix.lower() != ".npy":
         raise ValueError(f"embeddings {str(p)!r} must be a .npy array [rows, d] (row r = the file's integer prompt key r)")
-    if not p.is_file():
-        raise ValueError(f"embeddings file {str(p)!r} does not exist")
     try:
         e = read_npy(p)
     except ValueError as exc:
@@ -656,9 +693,9 @@ def _llm_prices(llm_data) -> dict:
     if isinstance(llm_data, Mapping):
         return dict(llm_data)
     p = Path(llm_data)
-    obj = _load_json(p) if p.is_file() else None
-    if obj is None:
+    if not p.exists():
         raise ValueError(f"llm_data {str(p)!r} does not exist; give LLMRouter's default_llm.json (model -> input_price, output_price)")
+    obj = _load_json(check_file(p, "llm_data"))
     if not isinstance(obj, dict):
         raise ValueError(f"llm_data {str(p)!r} must be a JSON object of model -> {{input_price, output_price, ...}}")
     return obj
@@ -700,7 +737,7 @@ def read_llmrouter(path, *, score_threshold=None, split=None, llm_data=None, emb
     emb_vals, emb_present = _column(rs, ("embedding_id",))
     emb_id = None
     if emb_present.all() and not any(_is_missing(v) for v in emb_vals):
-        emb_id = _numbers(emb_vals, "embedding_id", where, integer=True, nonneg=True).astype(np.int64)
+        emb_id = _whole_numbers(emb_vals, "embedding_id", where)  # exact: ids beyond 2**53 stay distinct
         key = np.array([str(e) for e in emb_id], dtype=object)
     else:
         combo = pd.Series([json.dumps([t, q, g, m]) for t, q, g, m in zip(task, query, gt, metric, strict=True)])
@@ -719,7 +756,7 @@ def read_llmrouter(path, *, score_threshold=None, split=None, llm_data=None, emb
     if tid_present.any():
         rows.prompt_cols["task_id"] = _text_column(tid)
     if emb_id is not None:
-        rows.prompt_cols["embedding_id"] = emb_id
+        rows.prompt_cols["embedding_id"] = _int_column(emb_id)
         rows.embed_row = emb_id
     resp, resp_present = _column(rs, ("response",))
     if resp_present.any():
@@ -1085,6 +1122,11 @@ def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = 
     correct = as_bool_columns(d, ["label"], str(path), row_names=_row_word(path))[:, 0]
 
     def numeric_key(col):
+        """Whole-number ids as exact Python ints (ids beyond 2**53 keep their order), other
+        numbers as float, None when some id is not a number."""
+        txt = d[col].astype(str).str.strip()
+        if txt.str.fullmatch(r"[+-]?\d+").all():
+            return np.asarray([int(t) for t in txt], dtype=object)
         x = pd.to_numeric(d[col], errors="coerce").to_numpy(dtype=float)
         return x if not np.isnan(x).any() else None
 
@@ -1102,9 +1144,9 @@ def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = 
         rows.policy_cols["model_name"] = d["model_name"].to_numpy(dtype=object)
     E = None
     if embeddings is not None:
-        if pid_num is None or (pid_num != np.round(pid_num)).any() or (pid_num < 0).any():
+        if pid_num is None or pid_num.dtype != object or any(x < 0 for x in pid_num):
             raise ValueError(f"embeddings need whole-number prompt_ids in {path}")
-        rows.embed_row = pid_num.astype(np.int64)
+        rows.embed_row = pid_num
         E = _read_embeddings(embeddings, str(path))
     known = {*EMBEDLLM_COLUMNS, "model_name", "prompt", "category"}
     meta = {"source": str(path), "format": "embedllm", "split_from": None if split_name is None else
@@ -1139,9 +1181,13 @@ def _infer(col: pd.Series) -> np.ndarray:
     if len(present):
         num = pd.to_numeric(present, errors="coerce")
         if not num.isna().any():
-            if (num == np.round(num)).all() and not present.astype(str).str.contains(r"[.eE]").any():
+            txt = present.astype(str).str.strip()
+            if txt.str.fullmatch(r"[+-]?\d+").all():  # whole numbers: exact, never through float
+                ints = [int(t) for t in txt]
+                if not all(-(2**63) <= x < 2**63 for x in ints):
+                    return s.to_numpy(dtype=object)  # beyond int64: kept as the text that names them exactly
                 out = pd.Series(None, index=s.index, dtype=object)
-                out[present.index] = num.astype(np.int64).to_numpy()
+                out[present.index] = ints
                 return (out.astype(np.int64) if len(present) == len(s) else out).to_numpy()
             out = pd.Series(np.nan, index=s.index)
             out[present.index] = num.astype(float).to_numpy()

@@ -24,7 +24,15 @@ __all__ = [
     "as_bool_columns",
     "read_npy",
     "read_npz",
+    "read_text",
+    "check_file",
+    "check_dir",
+    "is_pickle_file",
+    "pickle_refusal",
 ]
+
+#: File names that are pickles (or zip archives of pickles, as torch writes): never unpickled.
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".joblib")
 
 
 def check_tau(tau, name: str = "tau") -> float:
@@ -239,11 +247,127 @@ def as_bool_columns(df, columns: Sequence, source: str, row_names=None) -> np.nd
     return out
 
 
+def check_file(path, name: str) -> Path:
+    """``path`` as a Path when it is an existing regular file; else ``ValueError`` saying what it is
+    instead: "is a directory, expected a file", "does not exist", "is not a regular file"."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{name} {str(p)!r} is a directory, expected a file")
+    if not p.exists():
+        raise ValueError(f"{name} {str(p)!r} does not exist")
+    if not p.is_file():
+        raise ValueError(f"{name} {str(p)!r} is not a regular file (a device, socket or pipe?), expected a file")
+    return p
+
+
+def check_dir(path, name: str, *, must_exist: bool = True) -> Path:
+    """``path`` as a Path when it is a directory (or, with ``must_exist=False``, absent); a file
+    raises "is a file, expected a directory"."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{name} {str(p)!r} is a file, expected a directory")
+    if must_exist and not p.exists():
+        raise ValueError(f"{name} {str(p)!r} does not exist")
+    return p
+
+
+def read_text(path, label: str | None = None) -> str:
+    """The text of a UTF-8 file (a byte-order mark is dropped). A directory, a missing file and a
+    file that is not UTF-8 raise ``ValueError`` naming the file (and the offending byte)."""
+    label = label or str(path)
+    p = _checked(path, label)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{label} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{label} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}: {exc.reason}); "
+                         "save it as UTF-8 (it may be latin-1 or cp1252)") from None
+
+
+def _checked(path, label: str) -> Path:
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{label} is a directory, expected a file")
+    if not p.exists():
+        raise ValueError(f"{label} does not exist")
+    return p
+
+
+def is_pickle_file(path) -> bool:
+    """Whether a file's bytes are a pickle (protocol 2 and later start with 0x80 and the protocol
+    number) or a zip archive holding one (torch's ``.pt``), whatever its name says."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        return True
+    if head[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(path) as z:
+                return any(n.endswith((".pkl", ".pickle")) for n in z.namelist())
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            return False
+    return False
+
+
+def pickle_refusal(path, *, by_content: bool = False) -> str:
+    """The message for a pickle-based file: why it is refused and how to convert it (by its name,
+    or, with ``by_content``, for a pickle whose name claims another type such as ``.npz``)."""
+    p = Path(path)
+    torch_like = p.suffix.lower() in (".pt", ".pth")
+    if by_content and not torch_like:
+        try:
+            with zipfile.ZipFile(p) as z:
+                torch_like = any(n.endswith("data.pkl") for n in z.namelist())
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            pass
+    if torch_like:
+        how = (f"load it where it was written and save numbers: `import torch, numpy as np; x = torch.load({p.name!r}); "
+               "np.save('x.npy', x.numpy())` (for a dict of tensors keyed 0..N-1, as LLMRouter's query_embeddings_longformer.pt: "
+               "`np.save('x.npy', np.stack([x[i].numpy() for i in range(len(x))]))`); embeddings as .npy can be given "
+               "as embeddings= (CLI --embeddings) to the llmrouter and embedllm readers")
+    else:
+        how = (f"convert it in the environment that wrote it: a pandas DataFrame (e.g. RouterBench's routerbench_0shot.pkl) "
+               f"with `pd.read_pickle({p.name!r}).to_parquet('x.parquet')`; a dict of arrays (e.g. a RouterEval router "
+               "dataset) with `np.savez('x.npz', **{k: np.asarray(v) for k, v in d.items()})` (texts as str arrays); "
+               "anything else as a long table, `Pool.from_long(df, prompt=..., policy=..., correct=...).save('my_pool')` "
+               "or `.to_long('x.parquet')`")
+    what = (f"is a pickle (its bytes are Python's pickle format{', inside a zip archive' if torch_like and by_content else ''}, "
+            f"whatever its name {p.suffix or '(none)'} says)" if by_content else f"is a pickle-based file ({p.suffix})")
+    return f"{p} {what}; oraclegap never unpickles files (loading a pickle can run arbitrary code). {how}"
+
+
+def _fmt_size(b: int) -> str:
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size:
+            return f"{b / size:.3g} {unit}"
+    return f"{int(b)} bytes"
+
+
+def _check_data_size(label: str, shape, dtype, available: int) -> None:
+    """A header that claims more data than the file holds: the file is damaged (never try to read it)."""
+    need = int(np.prod([int(s) for s in shape], dtype=object)) * int(dtype.itemsize)
+    if need > available:
+        raise ValueError(f"{label} is damaged: its header claims an array of shape {tuple(int(s) for s in shape)} "
+                         f"and dtype {dtype} ({_fmt_size(need)} of data) but the file holds {_fmt_size(available)} after "
+                         "the header; write it again")
+
+
 def read_npy(path, label: str | None = None) -> np.ndarray:
-    """Read a ``.npy`` file without unpickling; a damaged file or an object array raises a
+    """Read a ``.npy`` file without unpickling; a damaged file (a bad header, or a header whose
+    shape claims more data than the file holds), a pickle or an object array raises a
     ``ValueError`` that says which and names the file."""
     path = Path(path)
     label = label or str(path)
+    if path.is_dir():
+        raise ValueError(f"{label} is a directory, expected a .npy file")
+    if is_pickle_file(path):
+        raise ValueError(pickle_refusal(path, by_content=True))
     try:
         with open(path, "rb") as fh:
             try:
@@ -254,21 +378,46 @@ def read_npy(path, label: str | None = None) -> np.ndarray:
                 raise ValueError(f"{label} is damaged or not a .npy file (bad header: {exc})") from None
             if dtype.hasobject:
                 raise ValueError(f"{label} holds an object array, which is never unpickled; save a numeric 0/1 array")
+            _check_data_size(label, shape, dtype, path.stat().st_size - fh.tell())
         return np.load(path, allow_pickle=False)
     except ValueError as exc:
-        if str(exc).startswith(label):
+        if str(exc).startswith(label) or str(exc).startswith(str(path)):
             raise
         raise ValueError(f"{label} is damaged (cannot read its data: {exc})") from None
     except (OSError, EOFError) as exc:
         raise ValueError(f"{label} is damaged or unreadable ({type(exc).__name__}: {exc})") from None
 
 
+def _check_npz_member(z, key: str, label: str) -> None:
+    """Header of member ``key`` against its uncompressed size in the archive's directory."""
+    zf = getattr(z, "zip", None)
+    if zf is None:
+        return
+    name = key if key in zf.namelist() else f"{key}.npy"
+    try:
+        info = zf.getinfo(name)
+        with zf.open(name) as fh:
+            version = np.lib.format.read_magic(fh)
+            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = reader(fh)
+            offset = fh.tell()
+    except (KeyError, ValueError, zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError):
+        return  # the reader below names the problem
+    if not dtype.hasobject:
+        _check_data_size(f"{label}: member {key!r}", shape, dtype, int(info.file_size) - offset)
+
+
 def read_npz(path, keys: Sequence[str] | None = None, label: str | None = None) -> dict:
     """Arrays of a ``.npz`` file (all, or ``keys``) read without unpickling. A truncated file, a
-    bad CRC, a damaged compressed stream or an object array raises ``ValueError`` naming the
-    file (and the member); a missing key raises ``ValueError`` listing the members."""
+    bad CRC, a damaged compressed stream, a member whose header claims more data than it holds,
+    a pickle (named ``.npz``) or an object array raises ``ValueError`` naming the file (and the
+    member); a missing key raises ``ValueError`` listing the members."""
     path = Path(path)
     label = label or str(path)
+    if path.is_dir():
+        raise ValueError(f"{label} is a directory, expected a .npz file")
+    if is_pickle_file(path):
+        raise ValueError(pickle_refusal(path, by_content=True))
     try:
         with np.load(path, allow_pickle=False) as z:
             files = list(z.files)
@@ -278,6 +427,7 @@ def read_npz(path, keys: Sequence[str] | None = None, label: str | None = None) 
                 raise KeyError(missing)
             out = {}
             for key in want:
+                _check_npz_member(z, key, label)
                 try:
                     out[key] = z[key]
                 except ValueError as exc:
@@ -290,7 +440,7 @@ def read_npz(path, keys: Sequence[str] | None = None, label: str | None = None) 
     except KeyError as exc:
         raise ValueError(f"{label} has no array {exc.args[0][0]!r}; it holds {files}") from None
     except ValueError as exc:
-        if str(exc).startswith(label):
+        if str(exc).startswith(label) or str(exc).startswith(str(path)):
             raise
         raise ValueError(f"{label} is damaged or not a .npz file ({exc})") from None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:

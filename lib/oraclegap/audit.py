@@ -5,9 +5,10 @@ numbers behind it, whether a pool's oracle gap is worth a router.
 (``.to_json()``, written as ``audit.json``) beside the library result objects they came from.
 :func:`write_audit` writes ``audit.json``, executes the parameterised report notebook shipped
 inside the package (``oraclegap/notebooks/audit.py``, which only *displays* ``audit.json``) and
-renders it to ``report.html``, all in a temporary folder beside the target that is renamed into
+renders it to ``report.html``, all in a temporary folder beside the target that is moved into
 place at the end, so the report and ``audit.json`` agree by construction and a failed run leaves
-nothing half-written.
+nothing half-written. In an existing folder only the files an earlier audit wrote (its hidden
+manifest ``.oraclegap-audit.json``) are replaced; nothing else there is touched.
 
 Sections (all from the library; seeds derived from one ``seed``, see :data:`SEED_OFFSETS`):
 
@@ -1233,19 +1234,165 @@ def load_numbers(path) -> dict:
     return data
 
 
+#: The files an audit writes into its folder (and the only ones it ever replaces or removes).
+AUDIT_FILES = ("audit.json", "audit.ipynb", "report.html")
+#: The hidden manifest in the folder: the files the audit wrote there, with their SHA-256.
+MANIFEST_NAME = ".oraclegap-audit.json"
+MANIFEST_FORMAT = "oraclegap.audit-files"
+#: Marker inside the audit's temporary folder ``.DIR.tmp-<pid>-<hex>`` beside DIR.
+TMP_MARK = ".oraclegap-audit-tmp"
+_LEGACY_TMP_AGE_S = 24 * 3600  # temporary folders of older versions (no pid, no marker): removed after a day
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def owned_files(out) -> dict:
+    """The files of folder ``out`` an earlier audit wrote, as {name: accepted SHA-256 list}: from its
+    manifest (:data:`MANIFEST_NAME`), or, for a folder an older version wrote (no manifest, only
+    audit files, a valid ``audit.json``), those files. ``{}`` for an empty or absent folder. A folder
+    holding other files without a manifest, a manifest naming anything but :data:`AUDIT_FILES`, and
+    an audit file changed since the audit wrote it raise ``ValueError``: the audit never replaces
+    or deletes a file it did not write."""
+    out = Path(out)
+    if not out.is_dir():
+        return {}
+    entries = sorted(p.name for p in out.iterdir())
+    man = out / MANIFEST_NAME
+    if man.exists():
+        try:
+            data = json.loads(man.read_text(encoding="utf-8"))
+            files = data["files"] if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else None
+            ok = isinstance(files, dict) and all(k in AUDIT_FILES and isinstance(v, list) for k, v in files.items())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError):
+            ok = False
+        if not ok:
+            raise ValueError(f"--out {str(out)!r} has a damaged audit manifest {MANIFEST_NAME}; refusing to replace "
+                             "anything in it: choose a new or empty directory (or move the audit files out)")
+        for name, hashes in files.items():
+            f = out / name
+            if f.exists() and (not f.is_file() or _sha256(f) not in hashes):
+                raise ValueError(f"--out {str(out)!r}: {name} was changed since the audit wrote it; refusing to replace "
+                                 "it: move it away (or delete it) and rerun")
+        return {k: list(v) for k, v in files.items() if (out / k).exists()}
+    if not entries:
+        return {}
+    if set(entries) <= set(AUDIT_FILES) and "audit.json" in entries:
+        try:
+            load_numbers(out / "audit.json")
+        except ValueError:
+            pass
+        else:  # written by an older version (before the manifest): every entry is an audit file
+            return {name: [_sha256(out / name)] for name in entries}
+    theirs = [e for e in entries if e not in AUDIT_FILES]
+    raise ValueError(f"--out {str(out)!r} exists and is not an audit directory (no audit manifest; it holds "
+                     f"{', '.join(theirs[:4] or entries[:4])}{', ...' if len(theirs) > 4 else ''}); refusing to overwrite "
+                     "anything in it: choose a new or empty directory")
+
+
 def is_audit_dir(path) -> bool:
-    """True for a directory an audit wrote (its ``audit.json`` says so) or an empty one."""
+    """True for a directory an audit wrote (its manifest, or an older version's audit files) or an empty one."""
     path = Path(path)
     if not path.is_dir():
         return False
-    entries = list(path.iterdir())
-    if not entries:
-        return True
     try:
-        load_numbers(path / "audit.json")
+        owned_files(path)
     except ValueError:
         return False
     return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def clean_stale_temporaries(out) -> list:
+    """Remove the temporary folders ``.DIR.tmp-<pid>-*`` beside ``out`` that earlier audits left when
+    they were killed: those holding the audit's marker whose process no longer runs, and those of
+    older versions (no pid) that hold only the audit's own files and are more than a day old. A
+    live audit's folder is never touched. Returns the removed paths."""
+    import re
+    import time
+
+    out = Path(out)
+    parent = out.parent
+    if not parent.is_dir():
+        return []
+    removed = []
+    pat = re.compile(rf"^\.{re.escape(out.name)}\.(tmp|old)-(?:(\d+)-[0-9a-f]+|[A-Za-z0-9_]+)$")
+    known = {*AUDIT_FILES, TMP_MARK, MANIFEST_NAME, "audit_report.py", "audit_report.ipynb"}
+    for entry in parent.iterdir():
+        m = pat.match(entry.name)
+        if not m or not entry.is_dir() or entry.is_symlink():
+            continue
+        try:
+            names = {p.name for p in entry.iterdir()}
+            if m.group(2) is not None:  # this version's: the pid that made it is gone
+                stale = (TMP_MARK in names or names <= known) and not _pid_alive(int(m.group(2)))
+            else:
+                stale = names <= known and time.time() - entry.stat().st_mtime > _LEGACY_TMP_AGE_S
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _pool_path(source) -> Path | None:
+    if source is None or isinstance(source, Pool):
+        return None
+    spec = os.fspath(source)
+    p = Path(spec)
+    if not p.exists() and ":" in spec:
+        p = Path(spec.rsplit(":", 1)[0])
+    return p if p.exists() else None
+
+
+def check_out(out, pool=None) -> Path:
+    """Check an audit's target folder before any work: not a file, its nearest existing ancestor a
+    directory we can write into, POOL (a path) neither inside it nor containing it, and, when it
+    exists, an audit folder (:func:`owned_files`) or an empty one. Raises ``ValueError``."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file, expected a directory for the report")
+    anc = out
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise ValueError(f"--out {str(out)!r}: {str(anc)!r} is a file, expected a directory")
+    src = _pool_path(pool)
+    if src is not None:
+        o, s_ = out.resolve(), src.resolve()
+        if s_ == o or o in s_.parents:
+            raise ValueError(f"POOL {str(pool)!r} lies inside --out {str(out)!r}; the report folder must not hold its "
+                             "input: choose another --out")
+        if s_.is_dir() and s_ in o.parents:
+            raise ValueError(f"--out {str(out)!r} lies inside POOL {str(pool)!r}; choose a folder outside the pool")
+    owned_files(out)
+    for probe_dir in ([out.parent, out] if out.exists() else [anc]):  # where the temporary folder and the files go
+        try:
+            probe = Path(tempfile.mkdtemp(prefix=f".{out.name}.probe-", dir=probe_dir))
+            probe.rmdir()
+        except OSError as exc:
+            raise ValueError(f"--out {str(out)!r}: cannot write into {str(probe_dir)!r} ({exc.strerror or exc})") from None
+    return out
+
+
+_check_out = check_out  # the old private name
 
 
 def notebook_source() -> Path:
@@ -1313,12 +1460,24 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
     """Run :func:`run_audit` and write ``out/audit.json``, ``out/audit.ipynb`` (the executed report
     notebook) and ``out/report.html``.
 
-    Everything is written into a temporary folder beside ``out`` and renamed into place at the
-    end; an existing ``out`` is replaced only when it is an audit directory (or empty), else
-    ``ValueError``. ``report=False`` writes ``audit.json`` alone. Returns the result and a dict of
-    the written paths and the renderer used. ``kwargs`` go to :func:`run_audit`.
+    The target is checked before any work (:func:`check_out`: a file, an unwritable parent, POOL
+    inside ``out``, a folder holding files no audit wrote are refused) and temporary folders that
+    killed audits left beside it are removed (:func:`clean_stale_temporaries`). Everything is
+    written into a temporary folder ``.OUT.tmp-<pid>-<hex>`` beside ``out``: a new ``out`` is that
+    folder renamed into place; an existing audit folder has only the files the earlier audit
+    wrote (its manifest :data:`MANIFEST_NAME`) replaced, each by an atomic rename, and those this
+    run does not write (``report.html`` after ``report=False``) removed; any other file in it (a
+    note of yours) is kept. The manifest is rewritten first listing both versions and last listing
+    the new files, so a run killed in between leaves a folder the next run still recognises.
+    ``report=False`` writes ``audit.json`` alone. Returns the result and a dict of the written paths
+    and the renderer used. ``kwargs`` go to :func:`run_audit`.
     """
-    out = _check_out(Path(out))
+    import secrets
+
+    from ._io import atomic_write, fsync_dir
+
+    out = check_out(Path(out), source)
+    clean_stale_temporaries(out)
     if report:
         missing = [m for m in ("papermill", "jupytext", "nbconvert", "nbformat") if _missing(m)]
         if missing:
@@ -1326,24 +1485,35 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
                              "or ask for audit.json alone")
     res = run_audit(pool, source=source, progress=progress, **kwargs)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the report folder is an ordinary one
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    (tmp / TMP_MARK).write_text(str(os.getpid()), encoding="utf-8")
     info = {"renderer": None}
     try:
         jpath = tmp / "audit.json"
         jpath.write_text(json.dumps(res.numbers, indent=2, allow_nan=False), encoding="utf-8")
         if report:
             info["renderer"] = _report(tmp, jpath, res.numbers, timeout)
-        _check_out(out)  # still safe to replace?
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.replace(out, old)
+        written = {name: _sha256(tmp / name) for name in AUDIT_FILES if (tmp / name).is_file()}
+        old = owned_files(check_out(out, source))  # still safe to replace?
+        manifest = lambda files: json.dumps({"format": MANIFEST_FORMAT, "version": 1, "files": files},  # noqa: E731
+                                            indent=2, sort_keys=True)
+        if not out.exists():
+            for extra in [p for p in tmp.iterdir() if p.name not in written]:  # leftovers of the renderer, the marker
+                shutil.rmtree(extra) if extra.is_dir() and not extra.is_symlink() else extra.unlink()
+            (tmp / MANIFEST_NAME).write_text(manifest({k: [v] for k, v in written.items()}), encoding="utf-8")
             os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
+            fsync_dir(out.parent)
         else:
-            os.replace(tmp, out)
+            both = {name: sorted(set(old.get(name, [])) | ({written[name]} if name in written else set()))
+                    for name in set(old) | set(written)}
+            atomic_write(out / MANIFEST_NAME, manifest(both))
+            for name in written:
+                os.replace(tmp / name, out / name)
+            for name in set(old) - set(written):
+                (out / name).unlink(missing_ok=True)
+            fsync_dir(out)
+            atomic_write(out / MANIFEST_NAME, manifest({k: [v] for k, v in written.items()}))
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -125,11 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _message(exc: BaseException) -> str:
+def _message(exc: BaseException, args=None) -> str:
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     if isinstance(exc, MemoryError):
-        return "out of memory; ask for less (fewer draws, a smaller pool) or lower the bounds --max-memory allows"
+        # name --max-memory only on the verbs that have it
+        bound = " or lower the bound --max-memory allows" if hasattr(args, "max_memory") else ""
+        return f"out of memory; ask for less (fewer draws or resamples, a smaller pool){bound}"
     if isinstance(exc, (ValueError, TypeError, OSError, LookupError, ArithmeticError)):
         text = str(exc)
         if isinstance(exc, OSError) and exc.strerror and exc.filename:
@@ -171,7 +173,7 @@ def main(argv=None) -> int:
         except Exception as exc:  # every error of a verb becomes one line (the traceback only with --debug)
             if debug:
                 traceback.print_exc()
-            print(error_line(f"oraclegap {verb}: error: {_message(exc)}"), file=sys.stderr)
+            print(error_line(f"oraclegap {verb}: error: {_message(exc, args)}"), file=sys.stderr)
             return 2
     except BrokenPipeError:
         _quiet_stdout()

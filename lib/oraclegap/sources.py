@@ -22,7 +22,7 @@ import pandas as pd
 from . import _formats, _store, datasets
 from ._datalog import declare as _declare
 from ._formats import FORMATS as ROUTER_FORMATS
-from ._validate import as_bool_columns, parse_list, read_npy, read_npz
+from ._validate import as_bool_columns, check_file, is_pickle_file, parse_list, read_npy, read_npz
 from .pool import Pool
 
 __all__ = [
@@ -61,6 +61,7 @@ FORMAT_OPTIONS = {
 _ALL_OPTIONS = sorted({o for opts in FORMAT_OPTIONS.values() for o in opts})
 _TABLE_SUFFIXES = (".csv", ".parquet")
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+_FILE_SUFFIXES = (".npy", ".npz", *_TABLE_SUFFIXES, *_JSON_SUFFIXES)  # names of files, never of pool folders
 _SUFFIXES = {  # what each explicit format reads ("dir" = a directory)
     "pool": ("dir",), "store": ("dir",), "npy": (".npy",), "wide-csv": (".csv",), "routereval": (".npz",),
     "llmrouterbench": ("dir", *_JSON_SUFFIXES), "llmrouter": _JSON_SUFFIXES, "embedllm": _TABLE_SUFFIXES,
@@ -182,8 +183,7 @@ def _check_suffix(fmt: str, path: Path, spec: str) -> None:
         if ":" not in spec or not spec.rsplit(":", 1)[0].endswith(".npz"):
             raise ValueError(f"format 'npz' reads FILE.npz:KEY; POOL {spec!r} names no array")
         file, key = spec.rsplit(":", 1)
-        if not Path(file).is_file():
-            raise ValueError(f"POOL file {file!r} does not exist")
+        check_file(file, "POOL file")
         if not key:
             raise ValueError(f"POOL {spec!r} names no array after the colon; use FILE.npz:KEY")
         return
@@ -193,6 +193,11 @@ def _check_suffix(fmt: str, path: Path, spec: str) -> None:
     ok = ("dir" in kinds and path.is_dir()) or (path.is_file() and path.suffix.lower() in kinds)
     if not ok:
         shown = " or ".join("a directory" if k == "dir" else f"a {k} file" for k in kinds)
+        files = [k for k in kinds if k != "dir"]
+        if path.is_dir() and "dir" not in kinds:
+            raise ValueError(f"POOL {spec!r} is a directory, expected a file: format {fmt!r} reads {shown}")
+        if path.is_file() and not files:
+            raise ValueError(f"POOL {spec!r} is a file, expected a directory: format {fmt!r} reads {shown}")
         raise ValueError(f"format {fmt!r} reads {shown}; POOL {spec!r} is not")
 
 
@@ -231,20 +236,23 @@ def detect_format(spec, *, _parse: bool = False):
     if path.is_dir():
         if _store.is_store(path):  # a rollout store (oraclegap.rollouts): every key present exactly once
             res = ("store", "a rollout store")
+        elif suffix in _FILE_SUFFIXES and not (path / "manifest.json").exists() and _lrb_folder_sample(path) is None:
+            raise ValueError(f"POOL {spec!r} is a directory, expected a {suffix} file (a pool directory holds manifest.json)")
         else:
             sample = None if (path / "manifest.json").exists() else _lrb_folder_sample(path)
             res = (("pool", "a directory") if sample is None else
                    ("llmrouterbench", f"a folder of LLMRouterBench result files (e.g. {sample})"))
     elif ":" in spec and not path.exists() and Path(spec.rsplit(":", 1)[0]).suffix == ".npz":
         file, key = spec.rsplit(":", 1)
-        if not Path(file).is_file():
-            raise ValueError(f"POOL file {file!r} does not exist")
+        check_file(file, "POOL file")
         if not key:
             raise ValueError(f"POOL {spec!r} names no array after the colon; use FILE.npz:KEY")
         res = ("npz", "FILE.npz:KEY")
     elif path.is_file():
         if suffix in _formats.PICKLE_SUFFIXES:
             raise ValueError(_formats.pickle_refusal(path))
+        if is_pickle_file(path):  # a pickle under another name (e.g. .npz): the same refusal
+            raise ValueError(_formats.pickle_refusal(path, by_content=True))
         if suffix == ".npy":
             res = ("npy", "a .npy file")
         elif suffix == ".npz":

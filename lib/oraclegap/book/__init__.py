@@ -142,6 +142,32 @@ def _say(msg: str) -> None:
     sys.stdout.flush()
 
 
+#: What ``python -m oraclegap.book pdf`` adds to ``_book/`` (and may be rebuilt with it).
+_PDF_OUTPUTS = ("book.pdf", "pdf/")
+_BUILD_RECORD = ".og-build.json"
+
+
+def unowned_book_files(book: Path) -> list[str]:
+    """Files under ``_book/`` that no build (its record lists what it wrote) and no ``pdf`` run
+    wrote: a note of yours. A folder without a record of its files (an older build) has none."""
+    rec = book / _BUILD_RECORD
+    if not rec.is_file():
+        return []
+    try:
+        files = set(json.loads(rec.read_text(encoding="utf-8"))["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return sorted(rel for rel in (p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file() or p.is_symlink())
+                  if rel not in files and rel != _BUILD_RECORD and not rel.startswith(_PDF_OUTPUTS))
+
+
+def _refuse_unowned(book: Path) -> None:
+    theirs = unowned_book_files(book)
+    if theirs:
+        raise ValueError(f"{book} holds files no build wrote ({', '.join(theirs[:4])}{', ...' if len(theirs) > 4 else ''}); "
+                         f"the book is rendered into {book.name}/ from scratch: move them out first")
+
+
 def build(
     root: Path | None = None,
     *,
@@ -165,6 +191,7 @@ def build(
         raise ValueError(f"renderer must be 'auto', 'quarto' or 'fallback', got {renderer!r}")
     t_start = time.perf_counter()
     root = project_root(root)
+    _refuse_unowned(root / BOOK_DIR)  # before any work: _book/ is replaced, and nothing of yours goes with it
     problems = structure_problems(root)
     if problems and only:
         print("warning: the book's structure has problems:\n  " + "\n  ".join(problems), file=sys.stderr)
@@ -252,6 +279,7 @@ def build(
                 "seconds": times, "render_seconds": render_s, "total_seconds": total, "small": small_book,
                 "student": info}
     t_render = time.perf_counter()
+    _refuse_unowned(root / BOOK_DIR)
     shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
     if reason is None:
         profile = SMALL_PROFILE if small_book and (root / f"_quarto-{SMALL_PROFILE}.yml").is_file() else None
@@ -278,9 +306,10 @@ def build(
     n_stamped = buildline.stamp_pages(root / BOOK_DIR, line)
     print(f"book: notebook source and executed notebook linked for download on {n_links} chapter page(s)")
     print(f"book: build line on {n_stamped} page(s): {line}")
+    files = sorted(p.relative_to(root / BOOK_DIR).as_posix() for p in (root / BOOK_DIR).rglob("*") if p.is_file())
     manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
-                "executed": executed, "cached": cached, "build": info, "build_line": line}
-    (root / BOOK_DIR / ".og-build.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+                "executed": executed, "cached": cached, "build": info, "build_line": line, "files": files}
+    (root / BOOK_DIR / _BUILD_RECORD).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     total = time.perf_counter() - t_start
     print(
         f"book: {len(executed)} chapter(s) executed ({exec_s:.1f} s), {len(cached)} from the cache; "
@@ -302,7 +331,13 @@ def _banner(*notes: str) -> str:
 
 
 def _publish(src: Path, dest: Path) -> None:
-    """Move a rendered folder into place (the old one removed only once the new one is there)."""
+    """Move a rendered folder into place (the old one removed only once the new one is there).
+    Like ``_book/``, a folder holding files no build wrote is refused (:func:`unowned_book_files`)."""
+    _refuse_unowned(dest)
+    files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
+    rec = src / _BUILD_RECORD
+    record = json.loads(rec.read_text(encoding="utf-8")) if rec.is_file() else {}
+    rec.write_text(json.dumps(dict(record, files=files), indent=1), encoding="utf-8")
     old = dest.with_name(f".{dest.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():
@@ -328,6 +363,7 @@ def _finish_pages(root: Path, out: Path, renderer: str, small: bool) -> str:
 def render_student(root: Path, quarto: Quarto, *, small: bool = False) -> dict:
     """Render the student edition of the executed chapters into ``_book-student/``
     (:func:`.editions.stage_student`; the banner says which edition it is)."""
+    _refuse_unowned(root / editions.STUDENT_DIR)
     stage = root / ".student-stage"
     removed = editions.stage_student(root, stage)
     notes = ([SMALL_NOTE] if small else []) + [STUDENT_NOTE]
@@ -356,6 +392,7 @@ def render_slides(root: Path | None = None, quarto: Quarto | None = None) -> dic
     quarto = quarto or find_quarto(root, install=True)
     if not quarto:
         raise ValueError(f"the slides need Quarto: {quarto.describe()}")
+    _refuse_unowned(root / editions.SLIDES_DIR)
     stage = root / ".slides-stage"
     deck = editions.write_slides(root, stage)
     try:

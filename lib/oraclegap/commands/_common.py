@@ -68,7 +68,11 @@ POOL_HELP = (
 
 # ---------------------------------------------------------------------------- POOL
 def load_pool_arg(spec, **csv_options):
-    """Open a POOL reference (see :func:`oraclegap.sources.open_pool`)."""
+    """Open a POOL reference (see :func:`oraclegap.sources.open_pool`) without the CLI's pool options.
+
+    Kept for old callers only: a verb reads its POOL with :func:`pool_from_args`, the one function
+    that honours every option :func:`add_pool_argument` defines (``tests/test_cli_pool_options.py``
+    runs every verb over the same option matrix and checks that no command module calls this)."""
     return open_pool(spec, **csv_options)
 
 
@@ -104,7 +108,10 @@ POOL_OPTIONS = ("format", "score_threshold", "null_scores", "drop_incomplete", "
 
 
 def pool_from_args(args):
-    """The Pool named by ``args.pool`` with the options of :func:`add_pool_argument`."""
+    """The Pool named by ``args.pool`` with the options of :func:`add_pool_argument`: the one way
+    every verb turns (POOL, options) into a Pool, so that ``--models``, ``--prompt-columns``,
+    ``--format``, ``--embeddings``, ``--score-threshold``, ``--drop-incomplete`` ... mean the same
+    for every verb (an option that does not apply to the file is refused, never ignored)."""
     opts = {name: getattr(args, name, None) for name in ("models", "prompt_columns", "id_column", *POOL_OPTIONS)}
     opts["split"] = opts.pop("split_label")
     if opts.get("model_names") is not None:

@@ -4,7 +4,10 @@ The one-command pre-routing audit (:mod:`oraclegap.audit`): writes ``DIR/report.
 executed report notebook rendered by Quarto when available, else nbconvert), ``DIR/audit.ipynb``
 and ``DIR/audit.json`` with every number the report states. Everything is written to a temporary
 folder beside DIR and renamed at the end; an existing DIR is replaced only when an earlier audit
-wrote it (or it is empty). Prints the verdict and the paths, or with ``--json`` the whole
+wrote it (or it is empty), and then only the files that audit wrote (listed in its hidden
+manifest ``.oraclegap-audit.json``) are replaced: a note of yours in DIR is kept. The target is
+checked before the pool is read (a file, an unwritable parent, POOL inside DIR are refused), and
+temporary folders that killed audits left beside DIR are removed. Prints the verdict and the paths, or with ``--json`` the whole
 ``audit.json``. Errors: one line on stderr, exit status 2.
 """
 
@@ -14,13 +17,7 @@ import json
 from pathlib import Path
 
 from .. import audit
-from ._common import add_pool_argument, load_pool_arg
-
-try:  # the shared helper that also honours the wide-CSV options of add_pool_argument (issue 7)
-    from ._common import pool_from_args
-except ImportError:  # pragma: no cover - older _common without CSV options
-    def pool_from_args(args):
-        return load_pool_arg(args.pool)
+from ._common import add_pool_argument, float_arg, pool_from_args, seed_arg
 
 
 def register(sub) -> None:
@@ -29,11 +26,11 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="folder for report.html, audit.ipynb and audit.json")
     p.add_argument("--taus", default=",".join(f"{t:g}" for t in audit.DEFAULT_TAUS),
                    help="comma-separated thresholds in (0, 1] (default %(default)s)")
-    p.add_argument("--alpha", type=float, default=0.05, help="level of every test and interval (default 0.05)")
-    p.add_argument("--seed", type=int, default=0, help="seed every section's seed derives from (default 0)")
-    p.add_argument("--effect", type=float, default=0.05,
+    p.add_argument("--alpha", type=float_arg("--alpha"), default=0.05, help="level of every test and interval (default 0.05)")
+    p.add_argument("--seed", type=seed_arg(), default=0, help="seed every section's seed derives from (default 0)")
+    p.add_argument("--effect", type=float_arg("--effect"), default=0.05,
                    help="population oracle gap L that counts as useful, for the power planner (default 0.05)")
-    p.add_argument("--power-tau", type=float, default=None,
+    p.add_argument("--power-tau", type=float_arg("--power-tau"), default=None,
                    help="threshold of the power planner and the headline (default: the one closest to 0.10)")
     p.add_argument("--small", action="store_true", help="reduced Monte Carlo sizes (a quick look)")
     p.add_argument("--no-report", action="store_true", help="write audit.json only (no notebook, no HTML)")
@@ -46,7 +43,7 @@ def run(args) -> int:
     out = Path(args.out)
     settings = audit.audit_settings(args.taus, args.alpha, args.seed, small=args.small, effect=args.effect,
                                     power_tau=args.power_tau)  # bad options fail before the pool is read
-    audit._check_out(out)
+    audit.check_out(out, args.pool)  # the target before the pool is read or anything computed
     pool = pool_from_args(args)
     try:
         res, info = audit.write_audit(

@@ -11,8 +11,19 @@ stay within C; it needs a pool with costs. k > 1 pools need ``--tau`` (coverage 
 
 from __future__ import annotations
 
+import math
+
 from ..deploy.compose import compose_pools
-from ._common import add_pool_argument, emit, pool_from_args
+from ._common import (
+    add_pool_argument,
+    add_resource_arguments,
+    check_resources,
+    emit,
+    float_arg,
+    int_arg,
+    parse_list,
+    pool_from_args,
+)
 
 
 def register(sub) -> None:
@@ -20,18 +31,61 @@ def register(sub) -> None:
     add_pool_argument(p)
     p.add_argument("--anchor", default="best", help="deployment anchor: 'best' (most accurate, default) or a model name")
     p.add_argument("--sizes", default=None, help="comma-separated pool sizes (alternatives beside the anchor), each in 1..K-1; default all")
-    p.add_argument("--budget", type=float, default=None, help="knapsack budget on summed normalised model costs (needs costs)")
-    p.add_argument("--tau", type=float, default=None, help="for k > 1: coverage at threshold tau defines success")
-    p.add_argument("--max-subsets", type=int, default=200_000, help="enumerate the optimum only up to this many subsets")
+    p.add_argument("--budget", type=float_arg("--budget"), default=None,
+                   help="knapsack budget on summed normalised model costs (needs costs)")
+    p.add_argument("--tau", type=float_arg("--tau", 0, 1, open_low=True), default=None,
+                   help="for k > 1: coverage at threshold tau in (0, 1] defines success")
+    p.add_argument("--max-subsets", type=int_arg("--max-subsets", minimum=1), default=200_000,
+                   help="enumerate the optimum only up to this many subsets (else branch and bound)")
+    add_resource_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
 
+def parse_sizes(value) -> list[int] | None:
+    """``--sizes "1,2,3"`` as distinct whole numbers (a repeat is refused, like ``--taus``)."""
+    if value is None:
+        return None
+    out = []
+    for item in parse_list(value, "--sizes"):
+        try:
+            out.append(int(item))
+        except ValueError:
+            raise ValueError(f"--sizes must be comma-separated whole numbers, got {value!r}") from None
+    if len(set(out)) != len(out):
+        raise ValueError(f"--sizes repeats {sorted({s for s in out if out.count(s) > 1})}; name each size once")
+    return out
+
+
+def enumeration_cost(n: int, K: int, sizes, max_subsets: int) -> tuple[int, int]:
+    """(steps, bytes) of the exhaustive optima of :func:`compose_pools`: a size s whose subsets of
+    1..s of the K - 1 candidates number at most ``max_subsets`` is enumerated (one step per subset
+    and 64-item word; all subsets of each size held as index rows and OR words, about three
+    copies while the next size is built); larger sizes go to the bounded branch and bound."""
+    W = max(1, math.ceil(n / 64))
+    steps, peak = 0, 0
+    for s in sizes if sizes is not None else range(1, K):
+        if not 1 <= s <= K - 1:
+            continue  # compose_pools names the size that is out of range
+        total = sum(math.comb(K - 1, t) for t in range(1, s + 1))
+        if total > max_subsets:
+            continue
+        steps += total * W
+        peak = max(peak, max(math.comb(K - 1, t) * (t + W) * 8 * 3 for t in range(1, s + 1)))
+    return steps, peak
+
+
 def run(args) -> int:
+    sizes = parse_sizes(args.sizes)
     pool = pool_from_args(args)
+    if pool.k == 1 and args.tau is not None:
+        raise ValueError("the pool has k=1: --tau applies only to pools with several draws per cell")
     if pool.k > 1 and args.tau is None:
         raise ValueError(f"the pool has k={pool.k} draws per cell; pass --tau T to define success as coverage at T")
-    res = compose_pools(pool, args.anchor, args.sizes, tau=args.tau, budget=args.budget, max_subsets=args.max_subsets)
+    steps, bytes_ = enumeration_cost(pool.n_prompts, pool.n_policies, sizes, args.max_subsets)
+    check_resources(args, f"compose --max-subsets {args.max_subsets}", steps=steps, bytes_=bytes_,
+                    hint="lower --max-subsets (larger sizes then use the bounded branch and bound) or ask for smaller --sizes")
+    res = compose_pools(pool, args.anchor, sizes, tau=args.tau, budget=args.budget, max_subsets=args.max_subsets)
     names = res.names
     sizes = []
     for row, opt, accm in zip(res.frame().to_dict("records"), res.optima, res.accuracy_pools, strict=True):
@@ -56,7 +110,7 @@ def run(args) -> int:
         )
     payload = {
         "pool": {"source": args.pool, "n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k,
-                 "reduction": "k=1" if pool.k == 1 and args.tau is None else f"coverage at tau={args.tau}"},
+                 "reduction": "k=1" if pool.k == 1 else f"coverage at tau={args.tau}"},
         "anchor": res.anchor,
         "anchor_accuracy": res.anchor_accuracy,
         "sizes": sizes,

@@ -19,8 +19,19 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _formats
+from .._validate import check_file, read_npy, read_npz, read_text
 from ..stats import noise
-from ._common import add_pool_argument, emit, pool_from_args
+from ._common import (
+    add_pool_argument,
+    add_resource_arguments,
+    check_resources,
+    emit,
+    float_arg,
+    int_arg,
+    pool_from_args,
+    seed_arg,
+)
 
 KINDS = ("auto", "choices", "scores")
 
@@ -31,44 +42,59 @@ def register(sub) -> None:
     p.add_argument("--baseline", default="best", metavar="best|FILE",
                    help="the router the gap is measured against: 'best' (best single member) or a file of per-prompt choices or scores")
     p.add_argument("--baseline-kind", choices=KINDS, default="auto", help="how to read --baseline FILE (default: from its values)")
-    p.add_argument("--n-boot", type=int, default=2000, help="prompt-bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--level", type=float, default=0.95, help="interval level in (0, 1)")
+    p.add_argument("--n-boot", type=int_arg("--n-boot", minimum=1), default=2000, help="prompt-bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=seed_arg(), default=0, help="random seed, a whole number >= 0")
+    p.add_argument("--level", type=float_arg("--level", 0, 1, open_low=True, open_high=True), default=0.95,
+                   help="interval level in (0, 1)")
     p.add_argument("--form", choices=("seed-aligned", "independent"), default=None,
                    help="O_exp estimator (default: seed-aligned when the pool says its draws are)")
     p.add_argument("--split", choices=("loo", "half"), default="loo", help="split-draw estimator behind the brackets")
-    p.add_argument("--thin", type=int, default=3, help="support strata: thin means support <= THIN")
+    p.add_argument("--thin", type=int_arg("--thin", minimum=0), default=3,
+                   help="support strata: thin means support <= THIN, a whole number >= 0")
+    add_resource_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON (with strata, sweeps, best-of-K, baselines) instead of a table")
     p.set_defaults(func=run)
 
 
 def _read_values(spec: str) -> np.ndarray:
+    """The values of ``--baseline FILE``: a numeric ``.npy``, ``FILE.npz:KEY`` or a UTF-8 text file
+    with one value per line. Pickles (by name or by content) get the project's refusal, a
+    directory is named as one, a file that is not UTF-8 is named with the offending byte."""
     path = Path(spec)
     if ":" in spec and not path.exists():
         file, key = spec.rsplit(":", 1)
         if not file.endswith(".npz"):
             raise ValueError(f"--baseline {spec!r}: FILE:KEY needs an .npz file")
-        if not Path(file).is_file():
-            raise ValueError(f"--baseline file {file!r} does not exist")
+        check_file(file, "--baseline file")
+        if not key:
+            raise ValueError(f"--baseline {spec!r} names no array after the colon; use FILE.npz:KEY")
         try:
-            with np.load(file, allow_pickle=False) as z:
-                if key not in z.files:
-                    raise ValueError(f"--baseline {file!r} has no array {key!r}; it holds {z.files}")
-                return np.asarray(z[key])
+            return np.asarray(read_npz(Path(file), [key], label=f"--baseline {file}")[key])
         except ValueError as exc:
-            if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-                raise ValueError(f"--baseline array {key!r} in {file!r} is not numeric (object arrays are never unpickled)") from None
+            if "object array" in str(exc):
+                raise ValueError(f"--baseline array {key!r} in {file!r} is not numeric (object arrays are never "
+                                 f"unpickled){_formats.object_array_hint()}") from None
             raise
-    if not path.is_file():
+    if spec in ("", "-"):
+        raise ValueError(f"--baseline {spec!r} is neither 'best' nor a file")
+    if not path.exists():
         raise ValueError(f"--baseline {spec!r} is neither 'best' nor an existing file")
-    if path.suffix == ".npy":
+    check_file(path, "--baseline")
+    if path.suffix.lower() in _formats.PICKLE_SUFFIXES:
+        raise ValueError(f"--baseline: {_formats.pickle_refusal(path)}")
+    if path.suffix.lower() == ".npy":
         try:
-            return np.load(path, allow_pickle=False)
-        except ValueError:
-            raise ValueError(f"--baseline {spec!r} is not a numeric .npy array") from None
-    if path.suffix == ".npz":
+            return read_npy(path, label=f"--baseline {spec}")
+        except ValueError as exc:
+            if "object array" in str(exc):
+                raise ValueError(f"{exc}{_formats.object_array_hint()}") from None
+            raise
+    if path.suffix.lower() == ".npz":
         raise ValueError(f"--baseline {spec!r}: name the array as FILE.npz:KEY")
-    lines = [ln.strip().split(",")[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    if _formats.is_pickle_file(path):
+        raise ValueError(f"--baseline: {_formats.pickle_refusal(path, by_content=True)}")
+    text = read_text(path, f"--baseline {spec}")
+    lines = [ln.strip().split(",")[0].strip() for ln in text.splitlines()]
     return np.asarray([ln for ln in lines if ln], dtype=object)
 
 
@@ -108,14 +134,24 @@ def _as_baseline(values: np.ndarray, kind: str, names: list[str], n: int):
     return vals.astype(np.float64)
 
 
+def bootstrap_cost(n: int, M: int, n_boot: int) -> tuple[int, int]:
+    """(steps, bytes) of the prompt bootstrap of :func:`noise.decomposition` on n prompts and M
+    policies, the same whatever the output mode: a step is one resampled prompt (n per
+    resample); the resampled columns are 7 per-prompt terms, the M member rates and the 2 x 8 M
+    split-draw rates of the best member's partner (:data:`noise._BEST_SPLITS`), one float each
+    per resample, and the statistics built from them hold about four such arrays at once."""
+    cols = 7 + M + 2 * noise._BEST_SPLITS * M
+    steps = int(n_boot) * int(n)
+    bytes_ = int(n_boot) * cols * 8 * 4 + min(256, int(n_boot)) * int(n) * 8 * 2
+    return steps, bytes_
+
+
 def run(args) -> int:
     pool = pool_from_args(args)
     if pool.k < 2:
         raise ValueError(f"decompose needs k >= 2 draws per cell; {args.pool!r} has k={pool.k} (O_repro is not identified from one draw)")
-    if args.n_boot < 1:
-        raise ValueError(f"--n-boot must be >= 1, got {args.n_boot}")
-    if not 0 < args.level < 1:
-        raise ValueError(f"--level must lie in (0, 1), got {args.level}")
+    steps, bytes_ = bootstrap_cost(pool.n_prompts, pool.n_policies, args.n_boot)
+    check_resources(args, f"decompose --n-boot {args.n_boot}", steps=steps, bytes_=bytes_, hint="lower --n-boot")
     baseline, label = None, "best single member"
     if args.baseline not in ("best", "best-single"):
         baseline = _as_baseline(_read_values(args.baseline), args.baseline_kind, pool.policy_names, pool.n_prompts)

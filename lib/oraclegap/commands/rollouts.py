@@ -15,7 +15,8 @@ seed across policies (paper 001's seed-aligned protocol).
 
 from __future__ import annotations
 
-from ._common import emit
+from .._validate import check_dir
+from ._common import emit, float_arg, int_arg, seed_arg
 
 
 def register(sub) -> None:
@@ -32,19 +33,20 @@ def register(sub) -> None:
     p.add_argument("--include-base", action="store_true", help="add the bare base model as policy 'base' beside adapters")
     p.add_argument("--prompts", help="JSONL prompt file: one object per line with id, prompt, answer (+ features)")
     p.add_argument("--task", help="task name (gsm8k, math, multiple_choice, exact, numeric, integer, or registered)")
-    p.add_argument("--k", type=int, default=16, help="responses per prompt and policy (default 16)")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--top-p", type=float, default=1.0)
-    p.add_argument("--max-tokens", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--k", type=int_arg("--k", minimum=1), default=16, help="responses per prompt and policy (default 16)")
+    p.add_argument("--temperature", type=float_arg("--temperature", 0), default=1.0, help="sampling temperature, >= 0")
+    p.add_argument("--top-p", type=float_arg("--top-p", 0, 1, open_low=True), default=1.0, help="nucleus mass in (0, 1]")
+    p.add_argument("--max-tokens", type=int_arg("--max-tokens", minimum=1), default=64)
+    p.add_argument("--seed", type=seed_arg(), default=0)
     p.add_argument("--draw-seeds", default="aligned", metavar="aligned|per-policy",
                    help="aligned: draw j of a prompt has the same seed under every policy (paper 001's protocol; "
                         "default); per-policy: each policy its own seeds (independent draws, for paper 000's nulls)")
     p.add_argument("--out", help="store directory (created, or resumed when it exists)")
     p.add_argument("--backend", default="transformers", help="transformers (CPU/GPU) or vllm (GPU)")
     p.add_argument("--worker", metavar="i/n", help="generate only worker i's share of n")
-    p.add_argument("--tensor-parallel", type=int, default=1, help="vllm tensor_parallel_size")
-    p.add_argument("--batch-size", type=int, default=64, help="responses per batch (chunk = max(1, B // k) prompts)")
+    p.add_argument("--tensor-parallel", type=int_arg("--tensor-parallel", minimum=1), default=1, help="vllm tensor_parallel_size")
+    p.add_argument("--batch-size", type=int_arg("--batch-size", minimum=1), default=64,
+                   help="responses per batch (chunk = max(1, B // k) prompts)")
     p.add_argument("--device", default="cpu", help="transformers backend device (cpu, cuda, cuda:1, ...)")
     p.add_argument("--dtype", default=None, help="model dtype (default: float32 on CPU, bfloat16 on CUDA)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -68,6 +70,7 @@ def run(args) -> int:
     from ..rollouts import Store, generate
 
     if args.status:
+        check_dir(args.status, "--status STORE")  # a file or a missing path is named as such
         st = Store(args.status).status()
         payload = st.to_dict()
         if not args.json:
@@ -82,6 +85,8 @@ def run(args) -> int:
     missing = [flag for flag, val in (("--model", args.model), ("--prompts", args.prompts), ("--task", args.task), ("--out", args.out)) if not val]
     if missing:
         raise ValueError(f"missing {', '.join(missing)} (or use --status STORE)")
+    check_dir(args.out, "--out STORE", must_exist=False)
+    check_dir(args.model, "--model")
     store = generate(
         model=args.model,
         prompts=args.prompts,

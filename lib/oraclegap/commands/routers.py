@@ -14,7 +14,17 @@ from __future__ import annotations
 from ..deploy.evaluate import evaluate_routers
 from ..deploy.features import EMBED_SOURCES
 from ..deploy.routers import FAMILIES
-from ._common import add_pool_argument, emit, load_pool_arg
+from ._common import (
+    add_pool_argument,
+    add_resource_arguments,
+    check_resources,
+    emit,
+    float_arg,
+    int_arg,
+    parse_list,
+    pool_from_args,
+    seed_arg,
+)
 
 
 def register(sub) -> None:
@@ -22,15 +32,20 @@ def register(sub) -> None:
     add_pool_argument(p)
     p.add_argument("--families", default=None, metavar="A,B,...",
                    help=f"router families (default: every family the pool's inputs allow); known: {', '.join(FAMILIES)}")
-    p.add_argument("--tau", type=float, default=None, help="for k > 1: score coverage at this threshold (required)")
+    p.add_argument("--tau", type=float_arg("--tau", 0, 1, open_low=True), default=None,
+                   help="for k > 1: score coverage at this threshold in (0, 1] (required)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--cv", type=int, default=None, metavar="K", help="K-fold cross-fitting (default 5 when no --split)")
+    g.add_argument("--cv", type=int_arg("--cv", minimum=2), default=None, metavar="K",
+                   help="K-fold cross-fitting, K >= 2 (default 5 when no --split)")
     g.add_argument("--split", default=None, metavar="NAME", help="'half' (50/50 by --seed) or a split name in the pool (its test part)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the split / folds and the bootstrap (default 0)")
+    p.add_argument("--seed", type=seed_arg(), default=0, help="seed of the split / folds and the bootstrap (default 0)")
     p.add_argument("--embed", choices=EMBED_SOURCES, default="auto", help="which embedding to use (default auto)")
-    p.add_argument("--n-boot", type=int, default=2000, help="prompt-bootstrap resamples (default 2000)")
-    p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals")
+    p.add_argument("--n-boot", type=int_arg("--n-boot", minimum=100), default=2000,
+                   help="prompt-bootstrap resamples, >= 100 (default 2000)")
+    p.add_argument("--alpha", type=float_arg("--alpha", 0, 1, open_low=True, open_high=True), default=0.05,
+                   help="1 - confidence level of the intervals, in (0, 1)")
     p.add_argument("--progress", action="store_true", help="show a progress bar while fitting")
+    add_resource_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
@@ -50,13 +65,28 @@ def _inputs_line(inputs: dict) -> str:
     return "inputs: " + (", ".join(used) if used else "none")
 
 
+def bootstrap_cost(n: int, M: int, n_families: int, n_boot: int) -> tuple[int, int]:
+    """(steps, bytes) of the prompt bootstraps of :func:`evaluate_routers` on n prompts and M
+    policies with ``n_families`` families: a step is one resampled prompt, n per resample for the
+    joint bootstrap and again for each family's paired comparison; memory is one float per
+    resample and bootstrapped column (per family its score, paired differences and rescue/loss
+    terms, per policy its rate), with copies while the intervals are built, plus one count block."""
+    cols = M + 6 * (n_families + 1) + 4
+    steps = int(n_boot) * int(n) * (n_families + 2)
+    bytes_ = int(n_boot) * cols * 8 * 3 + min(128, int(n_boot)) * int(n) * 4
+    return steps, bytes_
+
+
 def run(args) -> int:
-    pool = load_pool_arg(args.pool)
+    families = None if args.families is None else list(parse_list(args.families, "--families"))  # repeats refused
+    pool = pool_from_args(args)
     if pool.k == 1 and args.tau is not None:
         raise ValueError("the pool has k=1: --tau applies only to pools with several draws per cell")
+    steps, bytes_ = bootstrap_cost(pool.n_prompts, pool.n_policies, len(families) if families else len(FAMILIES), args.n_boot)
+    check_resources(args, f"routers --n-boot {args.n_boot}", steps=steps, bytes_=bytes_, hint="lower --n-boot")
     res = evaluate_routers(
         pool,
-        args.families,
+        families,
         tau=args.tau,
         cv=args.cv if args.cv is not None else (None if args.split else 5),
         split=args.split,

@@ -111,7 +111,11 @@ def n_parameters(model) -> int:
 
 
 class atomic_dir:
-    """Context manager: write into a temporary sibling directory, then move it onto ``path``."""
+    """Context manager: write into a temporary sibling directory, then move it onto ``path``.
+
+    Only what this write produces is replaced: an entry of the old ``path`` that the new
+    directory does not hold (a note of yours beside a saved model) is moved into the new one
+    before the swap, never deleted."""
 
     def __init__(self, path):
         self.path = Path(path)
@@ -126,6 +130,9 @@ class atomic_dir:
             shutil.rmtree(self.tmp, ignore_errors=True)
             return False
         if self.path.exists():
+            for entry in self.path.iterdir():  # files this write did not produce are the user's: kept
+                if not (self.tmp / entry.name).exists():
+                    os.replace(entry, self.tmp / entry.name)
             old = self.path.with_name(f".{self.path.name}.old")
             shutil.rmtree(old, ignore_errors=True)
             os.replace(self.path, old)

@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .._validate import read_text
+
 __all__ = ["load_prompts", "canonical_lines", "prompts_digest"]
 
 REQUIRED = ("id", "prompt", "answer")
@@ -69,17 +71,15 @@ def load_prompts(source) -> list[dict]:
     records: list[dict] = []
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if not path.is_file():
-            raise ValueError(f"prompts file {str(path)!r} does not exist")
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"prompts file {str(path)!r} line {lineno} is not valid JSON: {exc.msg}") from None
-                records.append(_record(obj, f"prompts file {str(path)!r} line {lineno}"))
+        text = read_text(path, f"prompts file {str(path)!r}")  # a directory, a missing or non-UTF-8 file: named
+        for lineno, line in enumerate(text.split("\n"), 1):  # JSON lines end at \n only
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"prompts file {str(path)!r} line {lineno} is not valid JSON: {exc.msg}") from None
+            records.append(_record(obj, f"prompts file {str(path)!r} line {lineno}"))
         origin = f"prompts file {str(path)!r}"
     elif isinstance(source, Sequence) and not isinstance(source, (bytes, str)):
         records = [_record(obj, f"prompts[{i}]") for i, obj in enumerate(source)]
