@@ -55,6 +55,11 @@ def test_report_folder(capsys, tmp_path, pool_dir):
     assert book.page_problems(out / "report.html") == []
     # the same numbers as a direct run with the same settings
     direct = audit.run_audit(Pool.load(pool_dir[0]), small=True, seed=2, source=str(pool_dir[0]))
+    build = numbers.pop("build")  # what computed the numbers: commit, lock, versions, date
+    assert build["small"] is True and "numpy" in build["versions"] and build["date"].endswith("UTC")
+    from oraclegap.book.buildline import page_build_line
+
+    assert "lock" in page_build_line(html) and "rendered with" in page_build_line(html)
     assert json.loads(json.dumps(direct.to_json())) == numbers
     # a second run replaces the audit folder
     rc, _, err = _run(capsys, "audit", pool_dir[0], "--out", out, "--small", "--quiet", "--seed", "5", "--no-report")
@@ -142,6 +147,7 @@ def test_lab_seed_pool_small_report(capsys, tmp_path):
     numbers = audit.load_numbers(out / "audit.json")
     assert (numbers["pool"]["n_prompts"], numbers["pool"]["n_policies"], numbers["pool"]["k"]) == (240, 5, 16)
     direct = audit.run_audit(datasets.load("lab-seed-primary"), small=True, seed=1, source="lab-seed-primary")
+    assert numbers.pop("build")["commit"] == __import__("oraclegap._buildinfo", fromlist=["x"]).git_state()["commit"]
     assert json.loads(json.dumps(direct.to_json())) == numbers
     assert stdout.splitlines()[0] == f"verdict: {numbers['verdict']['code']}"
     shown = _markdown_outputs(nbformat.read(out / "audit.ipynb", as_version=4))

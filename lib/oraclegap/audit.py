@@ -1491,9 +1491,17 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
     info = {"renderer": None}
     try:
         jpath = tmp / "audit.json"
-        jpath.write_text(json.dumps(res.numbers, indent=2, allow_nan=False), encoding="utf-8")
+        from . import _buildinfo
+
+        numbers = dict(res.numbers, build=_buildinfo.build_info(small=bool(res.numbers["settings"]["small"])))
+        jpath.write_text(json.dumps(numbers, indent=2, allow_nan=False), encoding="utf-8")
         if report:
-            info["renderer"] = _report(tmp, jpath, res.numbers, timeout)
+            info["renderer"] = _report(tmp, jpath, numbers, timeout)
+            from .book.buildline import stamp_html
+
+            page = tmp / "report.html"
+            line = _buildinfo.build_line(dict(numbers["build"], renderer=info["renderer"]))
+            page.write_text(stamp_html(page.read_text(encoding="utf-8"), line), encoding="utf-8")
         written = {name: _sha256(tmp / name) for name in AUDIT_FILES if (tmp / name).is_file()}
         old = owned_files(check_out(out, source))  # still safe to replace?
         manifest = lambda files: json.dumps({"format": MANIFEST_FORMAT, "version": 1, "files": files},  # noqa: E731
@@ -1705,6 +1713,10 @@ def texts(numbers: dict) -> dict:
                          ts=", ".join(f"{t:g}" for t in s["taus"]), a=s["alpha"], seed=s["seed"],
                          small=" (small run: reduced Monte Carlo sizes)" if s["small"] else "", nd=s["n_draws"],
                          nb=s["n_boot"], nr=s["n_reps"], pr=s["plan_reps"])
+    if numbers.get("build"):  # what computed these numbers (commit, lock, library versions, date)
+        from ._buildinfo import build_line
+
+        out["build"] = "Computed by " + build_line(numbers["build"]).removeprefix("built ") + "."
     return out
 
 

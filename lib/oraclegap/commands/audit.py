@@ -53,7 +53,7 @@ def run(args) -> int:
     except OSError as exc:
         raise ValueError(f"could not write the audit to {str(out)!r}: {exc.strerror or exc}") from None
     if args.json:
-        print(json.dumps(res.numbers, indent=2))
+        print(json.dumps(audit.load_numbers(info["json"]), indent=2))  # audit.json as written (build line included)
         return 0
     v = res.verdict
     print(f"verdict: {v.code}")

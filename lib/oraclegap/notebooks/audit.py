@@ -149,3 +149,7 @@ if "router" in tabs:  # the difference with its interval in one column, so the t
     rf.insert(list(rf.columns).index("difference"), "difference [95%]",
               [fmt_interval(d, lo, hi) for d, lo, hi in zip(rf["difference"], rf["diff_lo"], rf["diff_hi"], strict=True)])
     display(table(rf.drop(columns=["difference", "diff_lo", "diff_hi"])))
+
+# %%
+if "build" in text:  # the commit, lock and library versions that computed these numbers
+    display(Markdown(text["build"]))
