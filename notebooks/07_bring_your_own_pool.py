@@ -238,10 +238,12 @@ R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=command_l
 
 # %%
 direct = audit.run_audit(live_pool, TAUS, ALPHA, SEED, small=SMALL, source=str(store))
-json_equal = json.loads(json.dumps(direct.to_json())) == live_numbers
+computed = {k: v for k, v in live_numbers.items() if k != "build"}  # the build record says what ran
+json_equal = json.loads(json.dumps(direct.to_json())) == computed
 R.show_callout(audit.texts(live_numbers)["verdict"], kind="note", title=R.md("Verdict on the live store: {c}", c=live_numbers["verdict"]["code"]))
 R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{rep}. Its `audit.json` is {eq} "
-          "the numbers of `run_audit` on the same pool and seed. With {n} prompts and {M} members the verdict is `{code}`.",
+          "the numbers of `run_audit` on the same pool and seed (beside them it records the commit, lock and "
+          "library versions that computed them). With {n} prompts and {M} members the verdict is `{code}`.",
           files=", ".join(sorted(p.name for p in aud_dir.iterdir())), t=t_aud, rep="" if SMALL else " including the report",
           eq="identical to" if json_equal else "different from", n=live_pool.n_prompts, M=live_pool.n_policies,
           code=live_numbers["verdict"]["code"])
