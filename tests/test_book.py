@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import nbformat
+import pytest
 
 from oraclegap import book
 from oraclegap.book import fallback
@@ -194,3 +195,13 @@ def test_page_problems_flags_missing_image_errors_references_and_subfigures(tmp_
     ok = tmp_path / "ok.html"
     ok.write_text('<html><body><p>mail me@fig-host.org; <a href="#fig-a">Figure 1.1</a></p></body></html>')
     assert book.page_problems(ok) == []
+
+
+def test_default_jobs_reads_the_environment(monkeypatch):
+    monkeypatch.setenv("OG_BOOK_JOBS", "3")
+    assert book.default_jobs() == 3
+    monkeypatch.setenv("OG_BOOK_JOBS", "many")
+    with pytest.raises(ValueError, match="OG_BOOK_JOBS"):
+        book.default_jobs()
+    monkeypatch.delenv("OG_BOOK_JOBS")
+    assert 1 <= book.default_jobs() <= 4

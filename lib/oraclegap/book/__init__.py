@@ -85,6 +85,7 @@ __all__ = [
     "find_quarto",
     "render",
     "build",
+    "default_jobs",
     "render_student",
     "render_slides",
     "render_fallback",
@@ -128,6 +129,17 @@ def _data_roots(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     if os.environ.get("MPLCONFIGDIR"):
         ignore.append(Path(os.environ["MPLCONFIGDIR"]))
     return tuple(p.resolve() for p in roots), tuple(p.resolve() for p in ignore)
+
+
+def default_jobs() -> int:
+    """Chapters executed at a time by default: ``$OG_BOOK_JOBS``, else the CPU count, at most 4."""
+    env = os.environ.get("OG_BOOK_JOBS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"OG_BOOK_JOBS must be a whole number of chapters, got {env!r}") from None
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def _ran_small(executed: Path) -> bool:
@@ -178,12 +190,14 @@ def build(
     force: bool = False,
     quarto: Quarto | None = None,
     student: bool = False,
+    jobs: int | None = None,
 ) -> dict:
     """Execute the chapters whose inputs changed (all with ``force``) and render the book with
     ``quarto`` (default: the one :func:`find_quarto` finds or installs); returns a summary dict
     (raises ``ValueError``/``RuntimeError`` on failure). ``student``: render the student edition
     (no exercise solutions, a banner saying so) into ``_book-student/`` instead of ``_book/``
-    (:mod:`.editions`)."""
+    (:mod:`.editions`). ``jobs``: chapters executed side by side (default :func:`default_jobs`:
+    the machine's cores, at most 4; each chapter in its own kernel, outputs the same)."""
     import nbformat
     from tqdm.auto import tqdm
 
@@ -212,39 +226,68 @@ def build(
     data_roots, data_ignore = _data_roots(root)
     executed, cached, failures, times = [], [], [], {}
     t_exec = time.perf_counter()
-    for src in tqdm(sources, desc="chapters", unit="chapter"):
+    lock = cache.lock_key(root)
+    todo = []
+    for src in sources:
         out = root / EXECUTED_DIR / f"{src.stem}.ipynb"
-        static = cache.static_key(src, lib_dir, params, env_key, lock=cache.lock_key(root))
+        static = cache.static_key(src, lib_dir, params, env_key, lock=lock)
         reasons = ["--force"] if force else cache.stale_reasons(out, static, root)
         if not reasons:
             cached.append(src.stem)
             _say(f"  {src.stem}: cached (source, library, parameters and data unchanged)")
-            continue
+        else:
+            todo.append((src, out, static, reasons))
+
+    def run_one(src: Path, out: Path, static: dict, reasons: list[str]) -> tuple[bool, str | None, float]:
+        """Execute one chapter; (ran, failure or None, seconds). Chapters never read each other's
+        outputs, so they may run side by side (each in its own kernel process)."""
         _say(f"  {src.stem}: executing ({'; '.join(reasons)})")
         cache.drop_key(out)
         log = out.with_name(f".{src.stem}.datalog")
         out.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        failed = False
+        failure = None
         try:
             execute_chapter(src, out, params, cwd=root, datalog=log, data_roots=data_roots, data_ignore=data_ignore)
         except Exception as exc:  # papermill raises its own error types; report and go on
-            failed = True
-            failures.append(f"{src.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-        times[src.stem] = time.perf_counter() - t0
-        if out.exists():
+            failure = f"{src.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        secs = time.perf_counter() - t0
+        ran = out.exists()
+        if ran:
             errs = error_outputs(nbformat.read(out, as_version=4))
-            if errs and not failed:
-                failed = True
-                failures.append(f"{src.name}: {errs[0]}")
-            executed.append(src.stem)
-        if not failed:
+            if errs and failure is None:
+                failure = f"{src.name}: {errs[0]}"
+        if failure is None:
             started, declared, read = _datalog.read_log(log)
             if not started:
                 _say(f"  {src.stem}: warning: the kernel did not record its data reads; it will run again next time")
             cache.write_key(out, static, cache.data_fingerprints(declared + read, root) if started else None)
         log.unlink(missing_ok=True)
-        _say(f"  {src.stem}: {times[src.stem]:.1f} s")
+        _say(f"  {src.stem}: {secs:.1f} s")
+        return ran, failure, secs
+
+    n_jobs = max(1, min(int(jobs or default_jobs()), len(todo) or 1))
+    results: dict[str, tuple[bool, str | None, float]] = {}
+    with tqdm(total=len(todo), desc=f"chapters ({n_jobs} at a time)", unit="chapter") as bar:
+        if n_jobs == 1:
+            for item in todo:
+                results[item[0].stem] = run_one(*item)
+                bar.update(1)
+        else:
+            from concurrent.futures import ThreadPoolExecutor, as_completed
+
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                futs = {pool.submit(run_one, *item): item[0].stem for item in todo}
+                for fut in as_completed(futs):
+                    results[futs[fut]] = fut.result()
+                    bar.update(1)
+    for src, *_ in todo:  # in book order, whatever finished first
+        ran, failure, secs = results[src.stem]
+        times[src.stem] = secs
+        if ran:
+            executed.append(src.stem)
+        if failure:
+            failures.append(failure)
     exec_s = time.perf_counter() - t_exec
     if failures:
         raise RuntimeError("chapters failed:\n  " + "\n  ".join(failures))
@@ -430,6 +473,8 @@ def main(argv=None) -> int:
     b.add_argument("--only", action="append", help="chapter number prefix to run, e.g. 01 (repeatable)")
     b.add_argument("--renderer", choices=("auto", "quarto", "fallback"), default="auto")
     b.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
+    b.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="chapters executed side by side (default: CPU count, at most 4; $OG_BOOK_JOBS)")
     b.add_argument("--student", action="store_true",
                    help="render the student edition (no exercise solutions) into _book-student/")
     sub.add_parser("pages", help="rewrite the pages generated from the library (data.qmd from the dataset registry)")
@@ -448,7 +493,7 @@ def main(argv=None) -> int:
                 params[name] = value
         try:
             build(small=args.small, parameters=params, only=args.only, renderer=args.renderer, force=args.force,
-                  student=args.student)
+                  student=args.student, jobs=args.jobs)
         except (ValueError, RuntimeError) as exc:
             print(f"book build failed: {exc}", file=sys.stderr)
             return 1

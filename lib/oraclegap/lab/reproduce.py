@@ -158,11 +158,11 @@ def resample(pool: str = "primary-extra", policies=("base", "primary-light-s1"),
     that built the lab the re-drawn verdicts equal the committed ones. Returns ``{"agreement",
     "z" (per policy, :func:`mean_success_z`), "text_agreement", "new", "ref"}``.
     """
+    import pandas as pd
+
     from ..pool import Pool
     from .pipeline import _response_texts, _sample_job
     from .recipes import full_config
-
-    import pandas as pd
 
     lab_dir = Path(lab_dir) if lab_dir is not None else DEFAULT_OUT
     cfg = full_config()
@@ -199,6 +199,6 @@ def resample(pool: str = "primary-extra", policies=("base", "primary-light-s1"),
     ref_t = response_arrays(pool, lab_dir)["text"][np.ix_(pi, mi)]
     new_t = new_t[np.ix_([new.prompt_ids.index(i) for i in ids], range(len(names)))]
     out = {"agreement": float(np.mean(new_v == ref_v)),
-           "z": dict(zip(names, mean_success_z(new_v, ref_v).tolist())),
+           "z": dict(zip(names, mean_success_z(new_v, ref_v).tolist(), strict=True)),
            "text_agreement": float(np.mean(new_t == ref_t)), "new": new_v, "ref": ref_v}
     return out
