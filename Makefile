@@ -18,6 +18,7 @@ LOCK := requirements.lock
 GPU_LOCK := requirements-gpu.lock
 PIP_TOOLS := pip-tools==7.6.2
 PIP_VERSION := pip==26.3
+UV := uv==0.13.8
 EXTRAS := book,dev,rollouts,lab,embed
 # Chapters run on embedded data; set OG_EXTERNAL_DIR to add the real-LLM sections.
 ifeq ($(origin OG_EXTERNAL_DIR), undefined)
@@ -50,17 +51,18 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (oraclegap)" >/dev/null
 	touch $@
 
-# Exact versions with hashes, resolved by pip (its configuration decides where torch==2.13.0 comes
-# from: here a local CPU wheel). The GPU lock resolves vllm with its own CUDA torch; it is resolved
-# without this machine's local wheels and the CPU-only torch cap.
+# Exact versions with hashes. The CPU lock is resolved by pip (pip-tools), so pip's configuration
+# decides where torch==2.13.0 comes from (here: a local CPU wheel). The GPU lock (vllm with its own
+# CUDA torch) is resolved by uv against the package index alone, for Linux x86-64 and Python 3.11:
+# pip's resolver needed over 25 minutes on vllm's dependency tree, uv about 10 seconds.
 lock:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet $(PIP_VERSION) $(PIP_TOOLS)
+	$(PY) -m pip install --quiet $(PIP_VERSION) $(PIP_TOOLS) $(UV)
 	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
 	  --no-emit-find-links $(foreach e,$(subst $(comma), ,$(EXTRAS)),--extra $(e)) -o $(LOCK) pyproject.toml
 	grep -v '^-e ' requirements-gpu.txt > $(VENV)/requirements-gpu.in
-	env -u PIP_FIND_LINKS -u PIP_CONSTRAINT PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet \
-	  --generate-hashes --allow-unsafe --no-emit-index-url -o $(GPU_LOCK) $(VENV)/requirements-gpu.in
+	env -u PIP_FIND_LINKS $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 -o $(GPU_LOCK) $(VENV)/requirements-gpu.in
 
 # Quarto for the book and its tests: found or installed once (a no-op when the stamp exists).
 quarto: setup

@@ -67,3 +67,13 @@ def test_setup_and_conda_install_from_the_lock():
     assert "-r requirements.lock" in env and "python=3.11" in env
     assert "--no-emit-index-url" in make  # the lock names no machine's package mirror
     assert not re.search(r"file://|/opt/", LOCK.read_text())
+
+
+def test_gpu_lock_pins_vllm_with_its_own_torch():
+    pins = _pins((ROOT / "requirements-gpu.lock").read_text())
+    assert "vllm" in pins and "torch" in pins and not pins["torch"][0].endswith("+cpu")
+    unhashed = sorted(n for n, (_, h) in pins.items() if h == 0)
+    assert not unhashed, f"GPU pins without a hash: {unhashed}"
+    req = [Requirement(r) for r in (ROOT / "requirements-gpu.txt").read_text().splitlines()
+           if r.strip() and not r.startswith(("#", "-e"))]
+    assert all(r.specifier.contains(Version(pins[canonicalize_name(r.name)][0])) for r in req)
