@@ -177,3 +177,26 @@ def test_code_cells_are_short(src):
         if n > MAX_CODE_CELL_LINES:
             long.append(f"cell {i} ({n} lines): {cell.source.splitlines()[0][:80]}")
     assert not long, f"{src.name}: code cells over {MAX_CODE_CELL_LINES} non-blank lines:\n  " + "\n  ".join(long)
+
+
+GLOSSED = ["rAUC", "GRPO", "LoRA", "Holm", "McNemar", "Wilson", "Pass@1", "Self-consistency", "DPP", "k-medoids",
+           "FWER", "FDR", "TF-IDF", "SVD", "AIQ", "APGR", "LLM"]
+#: Capitalised tokens of the chapters' prose that are not abbreviations to gloss: table and appendix
+#: numbers, file formats, tools, the chapters' own parameter names, dataset names (one entry covers them).
+NOT_ABBREVIATIONS = {"CPU", "README", "USD", "CSV", "HTML", "CLI", "JSONL", "SMALL", "ALPHA", "PLANT", "OR", "US",
+                     "GSM8K", "GPQA", "MMLU", "MBPP", "ARC", "MATH", "JSON", "PNG", "PDF", "GPU", "API", "ID", "IDS"}
+
+
+def test_glossary_defines_every_abbreviation_the_chapters_use():
+    glossary = (ROOT / "glossary.qmd").read_text(encoding="utf-8")
+    heads = " ".join(re.findall(r"^\*\*([^*]+)\*\*", glossary, re.M))
+    missing = [t for t in GLOSSED if t.lower() not in heads.lower()]
+    assert not missing, f"glossary entries missing: {missing}"
+    used = set()
+    for src in CHAPTERS:
+        for line in src.read_text(encoding="utf-8").splitlines():
+            if line.startswith("# "):
+                used |= set(re.findall(r"(?<![\w$\\{`-])([A-Z][A-Z0-9]{1,6})(?![\w}`-])", line))
+    unglossed = sorted(t for t in used if not re.match(r"^A\d+$", t) and t not in NOT_ABBREVIATIONS
+                       and t not in glossary)
+    assert not unglossed, f"abbreviations in the chapters' prose without a glossary entry: {unglossed}"
