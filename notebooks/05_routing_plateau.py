@@ -666,7 +666,7 @@ else:
 #| label: tbl-plateau-cost
 #| tbl-cap: "Cost-aware summaries on the test halves with 95% prompt-bootstrap intervals: AIQ over the members' cost range, APGR for the strong-weak pair (the most accurate and the cheapest member on the calibration half), and Gain@B (relative gain over the best member)."
 if with_cost:
-    cs = pd.concat([comps[n].summary().assign(pool=SHORT[n]) for n in with_cost], ignore_index=True)
+    cs = pd.concat([comps[n].field_summary().assign(pool=SHORT[n]) for n in with_cost], ignore_index=True)
     cs = cs[cs["family"].isin(COST_FAMS + ["cheapest"])].copy()
     cs["router"] = cs["family"].map(FAMILY)
     for col in ("aiq", "apgr", "gain_at_b"):
