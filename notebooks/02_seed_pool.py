@@ -106,6 +106,7 @@ from IPython.display import display
 from oraclegap import datasets
 from oraclegap import report as R
 from oraclegap.deploy import mixtures, validation
+from oraclegap.deploy.routers import label as family_label
 from oraclegap.pool import Pool
 from oraclegap.sources import open_pool
 from oraclegap.stats import coverage as cov
@@ -717,8 +718,6 @@ comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d[
 signed_ci = R.fmt_signed_interval  # a difference with its interval, signs shown
 
 
-FAMILY_NAMES = {"tfidf_logreg": "linear (text)", "gbr_features": "gradient-boosted (prompt features)", "tfidf_knn": "nearest-neighbour (text)",
-                "embed_pca_logreg": "embedding, linear", "embed_knn": "embedding, nearest-neighbour"}
 NAMES = {"base": "base model", "oracle": "plug-in oracle (best member per prompt)", "mixture_matched": "uniform mixture, k of Mk responses",
          "soup": "soup (mean of the seeds' updates)"}
 
@@ -726,7 +725,7 @@ NAMES = {"base": "base model", "oracle": "plug-in oracle (best member per prompt
 def system_name(kind, dc):
     """The name of one rule's row in Table 3, for one task's deployment comparison `dc`."""
     return {"best_test": f"best member on test: {dc.rules.test_member}", "best_val": f"selected on validation: {dc.rules.val_member}",
-            "routing": f"routing: {FAMILY_NAMES.get(dc.routing.chosen, dc.routing.chosen) if dc.routing else ''}"}.get(kind, NAMES.get(kind, kind))
+            "routing": f"routing: {family_label(dc.routing.chosen) if dc.routing else ''}"}.get(kind, NAMES.get(kind, kind))
 
 # %% [markdown]
 # @tbl-table3 then holds one row per rule and task.
@@ -775,7 +774,7 @@ def rule_reading(task, dc, paper):
     """One paragraph reading a task's Table 3 rows against the selected members."""
     f = dc.frame().set_index("kind")
     parts = mixture_clauses(task, f, paper)
-    for kind, what in (("soup", "the soup"), ("routing", f"routing with the {FAMILY_NAMES.get(dc.routing.chosen, '') if dc.routing else ''} family")):
+    for kind, what in (("soup", "the soup"), ("routing", f"routing with the {family_label(dc.routing.chosen) if dc.routing else ''} family")):
         if kind in f.index:
             r = f.loc[kind]
             parts.append(R.md("{what} by {d} from the test-selected member and {dv:+} from the validation-selected one, {dm:+} from "
@@ -810,7 +809,7 @@ for task, dc in comps.items():
     cells = dc.routing.cells
     for f in dc.routing.frame().itertuples():
         c = cells[cells["family"] == f.family]
-        rr.append({"task": task, "family": FAMILY_NAMES.get(f.family, f.family) + (" (chosen)" if f.chosen else ""), "val": f.val_rauc, "test": f.test_rauc,
+        rr.append({"task": task, "family": family_label(f.family) + (" (chosen)" if f.chosen else ""), "val": f.val_rauc, "test": f.test_rauc,
                    "gains": R.fmt_range(c["gain"]), "below": int((c["hi"] < 0).sum()), "above": int((c["lo"] > 0).sum()), "n": len(c)})
 rr = pd.DataFrame(rr)
 
@@ -1550,7 +1549,7 @@ mv = "" if "best_val" not in prim.index else R.md(" and {d} from the validation-
 extra_rules = "" if "routing" not in prim.index else R.md(
     "; the soup {s}, routing with the {f} family {r}, the pooled vote {v} (each against the test-selected member or, for the vote, "
     "self-consistency)", s=signed_ci(*prim.loc["soup", ["diff_test", "lo_test", "hi_test"]]),
-    f=FAMILY_NAMES.get(comps["primary"].routing.chosen, comps["primary"].routing.chosen),
+    f=family_label(comps["primary"].routing.chosen),
     r=signed_ci(*prim.loc["routing", ["diff_test", "lo_test", "hi_test"]]),
     v=signed_ci(votes["primary"].difference, votes["primary"].lo, votes["primary"].hi) if "primary" in votes else "—")
 take.append(R.md("- Deployable rules: of the oracle's rAUC gain of {og:+} over the test-selected member, {got}; the budget-matched mixture "

@@ -86,6 +86,7 @@ from tqdm import TqdmWarning
 from oraclegap import datasets
 from oraclegap import report as R
 from oraclegap.deploy import specialists as SP
+from oraclegap.deploy.routers import label as family_label
 from oraclegap.deploy.features import router_inputs
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import nulls
@@ -108,7 +109,6 @@ P = R.published
 fp = lambda v: R.fmt_p(v, n_draws=N_DRAWS)  # a randomisation p-value at the resolution of its draws  # noqa: E731
 fpt = lambda v: fp(v).replace("< ", "<\u00a0")  # the same in a table cell, kept on one line  # noqa: E731
 siv = R.fmt_signed_interval  # a difference with its interval, signs shown
-FAMILY = {"dataset": "identity", "embed_knn": "embedding 15-NN", "embed_pca_logreg": "embedding linear"}
 SHORT = {"dataset": "identity", "embed_knn": "15-NN", "embed_pca_logreg": "linear"}  # in table headers
 
 # %% [markdown]
@@ -145,7 +145,7 @@ settings = pd.DataFrame({"item": [*POOLS, "thresholds τ", "nulls", "routers", "
       f"{half_sizes['secondary']} secondary), k = {p.k}" for n, p in POOLS.items()],
     ", ".join(f"{t:g}" for t in TAUS) + f" (controls: {', '.join(f'{t:g}' for t in CONTROL_TAUS)})",
     f"re-deal and margin-preserving, {N_DRAWS:,} draws each, on L and D",
-    f"{', '.join(FAMILY[f] for f in FAMILIES)}; fitted on validation ({cross.split('validation').n_prompts} prompts), "
+    f"{', '.join(family_label(f) for f in FAMILIES)}; fitted on validation ({cross.split('validation').n_prompts} prompts), "
     f"scored on test; {N_BOOT:,} prompt-bootstrap resamples",
     f"mixed-size pool (five main-base and five smaller-base light primary seeds); five light primary seeds with "
     f"{' or '.join(str(d) for d in PLANT)} of {cross.k} successes planted by the PC1 quintile of the base embedding"]})
@@ -405,7 +405,7 @@ for ax, name in zip(axes, PAIRS, strict=True):
         d = RF[(RF["pool"] == name) & (RF["family"] == f)]
         x = np.arange(len(TAUS)) + (j - 1) * 0.2
         ax.errorbar(x, d["gain_best"], yerr=[d["gain_best"] - d["gain_best_lo"], d["gain_best_hi"] - d["gain_best"]], fmt="o",
-                    ms=4, capsize=2, color=R.PALETTE[j], label=FAMILY[f])
+                    ms=4, capsize=2, color=R.PALETTE[j], label=family_label(f))
     ax.axhline(0, color="grey", lw=0.8)
     ax.set(xticks=range(len(TAUS)), xticklabels=[f"{t:g}" for t in TAUS], title=name, xlabel="threshold τ")
 axes[0].set_ylabel("gain over best member")

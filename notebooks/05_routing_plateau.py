@@ -99,16 +99,11 @@ rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
 iv = lambda e, lo, hi: R.fmt_interval(e, lo, hi)  # noqa: E731
 
 # %% [markdown]
-# Tables and figures name each router family of the library by a human name.
+# Tables and figures name each router family of the library by its human label (one registry,
+# `deploy/routers.py`, shared by every chapter).
 
 # %%
-FAMILY = {"best_single": "best single (frozen)", "taskwise_best": "task-wise best (frozen)", "random": "uniform random",
-          "cheapest": "cheapest", "tfidf_logreg": "TF-IDF logistic", "gbr_features": "boosted features", "tfidf_knn": "TF-IDF 15-NN",
-          "embed_pca_logreg": "embedding PCA logistic", "embed_knn": "embedding 15-NN", "dataset": "dataset identity",
-          "multi_logreg": "logistic multi-output", "mlp": "MLP multi-output", "kmeans_best": "KMeans cluster-best",
-          "cluster_best": "cluster-then-best", "matrix_factorization": "matrix factorisation", "tag_expert": "tag expert",
-          "encoder_head": "encoder, K heads", "max_confidence": "max confidence", "calibrated_confidence": "calibrated confidence",
-          "plurality_vote": "plurality vote", "oracle": "outcome oracle"}
+from oraclegap.deploy.routers import label as family_label  # the library's one registry of names
 
 # %% [markdown]
 # ## Data and settings
@@ -227,7 +222,7 @@ def router_frame(res, regime="pre-answer"):
     """The router table of one comparison with formatted intervals and human family names."""
     df = res.full_frame()
     df = df[df["regime"] == regime].copy()
-    df["name"] = df["family"].map(FAMILY)
+    df["name"] = df["family"].map(family_label)
     df["vs best"] = [iv(g, lo, hi) for g, lo, hi in zip(df["gain_best"], df["gain_best_lo"], df["gain_best_hi"], strict=True)]
     df["vs frozen"] = [iv(g, lo, hi) for g, lo, hi in zip(df["gain_cal"], df["gain_cal_lo"], df["gain_cal_hi"], strict=True)]
     return df
@@ -270,7 +265,7 @@ R.show_md("On the same kind of pool with $k = 8$ responses, scored by coverage a
 #| label: tbl-plateau-null
 #| tbl-cap: "False positives on exchangeable pools (population gain of every rule exactly zero): the share of pools whose 95% gain interval lies wholly above zero against the best member and against the frozen member, the share of positive Holm-corrected McNemar rejections, and the binomial upper-tail probability of the first two counts at the nominal 2.5%."
 null = PL.simulated_study("exchangeable", N_STUDY_POOLS, n=120, M=3, params=FAST, n_boot=400, alpha=ALPHA, seed=SEED)
-null["name"] = null["family"].map(FAMILY)
+null["name"] = null["family"].map(family_label)
 R.table(null[null["family"] != "best_single"], percent=["above best", "above frozen", "Holm, positive"],
         columns={"name": "family", "rate_best": "above best", "rate_cal": "above frozen", "rate_holm": "Holm, positive",
                  "p_upper_best": "tail p (best)", "p_upper_cal": "tail p (frozen)"})
@@ -283,7 +278,7 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
           "and at most {c:%} against the frozen member ({w}), beside a nominal {nom:%}. The smallest binomial tail probability is "
           "{p:p}, {cmp} the Bonferroni threshold {thr:.1e} for {t} counts: no family finds gains in pools that have none more often "
           "than its level allows. Holm-corrected McNemar tests reject with a positive difference in at most {h:%} of pools.",
-          n=N_STUDY_POOLS, b=fp["rate_best"].max(), c=fp["rate_cal"].max(), w=FAMILY[worst["family"]], nom=ALPHA / 2,
+          n=N_STUDY_POOLS, b=fp["rate_best"].max(), c=fp["rate_cal"].max(), w=family_label(worst["family"]), nom=ALPHA / 2,
           p=min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), thr=0.01 / n_tests, t=n_tests,
           cmp=R.compare(min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), 0.01 / n_tests, more="above", less="below",
                         same="at", expect="above", what="false positives on exchangeable pools"),
@@ -315,7 +310,7 @@ def wide(group, regime="pre-answer"):
     if not names:
         return None
     t = PL.router_table({SHORT[n]: comps[n] for n in names}, regime=regime)
-    t["family"] = t["family"].map(FAMILY)
+    t["family"] = t["family"].map(family_label)
     return t
 
 
@@ -373,7 +368,7 @@ if "mmlu-pro" in comps:
     cat = pd.DataFrame({"category": pool.prompts["category"].to_numpy()[ev], "oracle": O.any(axis=1), **score})
     by_cat = cat.groupby("category").agg(n=("oracle", "size"), **{f: (f, "mean") for f in [*score, "oracle"]}).reset_index()
     display(R.table(by_cat, columns={"category": "category", "n": "n test", "best_single": "best single", "taskwise_best": "task-wise best",
-                                     top: FAMILY[top], "oracle": "oracle"}))
+                                     top: family_label(top), "oracle": "oracle"}))
 else:
     skipped.append("MMLU-Pro by category")
 
@@ -384,7 +379,7 @@ if "mmlu-pro" in comps:
               "gains {g:+} (95% interval {gi}, Holm p {p:p}). The best fitted router, {f}, beats the best single model in {c} "
               "categories. The oracle is {o} or more in every category while the best single model ranges from {lo} to {hi}.",
               a=int((by_cat["taskwise_best"] > by_cat["best_single"]).sum()), b=int((by_cat["taskwise_best"] < by_cat["best_single"]).sum()),
-              n=len(by_cat), g=tw.gain_cal, gi=iv(None, tw.gain_cal_lo, tw.gain_cal_hi), p=tw.p_holm, f=FAMILY[top],
+              n=len(by_cat), g=tw.gain_cal, gi=iv(None, tw.gain_cal_lo, tw.gain_cal_hi), p=tw.p_holm, f=family_label(top),
               c=int((by_cat[top] > by_cat["best_single"]).sum()), o=by_cat["oracle"].min(), lo=by_cat["best_single"].min(),
               hi=by_cat["best_single"].max())
 
@@ -405,7 +400,7 @@ if "mmlu-pro" in comps:
 #| tbl-cap: "The routing plateau (the layout of paper 002's Table 3) on the test halves: the opportunity G_b left by the frozen member b with its exact 95% interval, the best fitted router's gain over b with its paired interval, the share of G_b it recovers with a joint bootstrap interval, and the residual G_b − gain."
 if comps:
     pt["pool name"] = pt["pool"].map(SHORT)
-    pt["router"] = pt["best_router"].map(FAMILY)
+    pt["router"] = pt["best_router"].map(family_label)
     pt["opportunity"] = [iv(g, lo, hi) for g, lo, hi in zip(pt["G_b"], pt["G_b_lo"], pt["G_b_hi"], strict=True)]
     pt["gain "] = [iv(g, lo, hi) for g, lo, hi in zip(pt["gain"], pt["gain_lo"], pt["gain_hi"], strict=True)]
     pt["recovered "] = [R.fmt_rate(r, lo, hi, digits=1) if not np.isnan(r) else "—" for r, lo, hi in
@@ -457,7 +452,7 @@ cv_rows = []
 for label, (split_res, cvr) in cv_fits.items():
     for f in CV_FAMS:
         a, b = split_res.evaluation(f), cvr.evaluation(f)
-        cv_rows.append({"pool": label, "router": FAMILY[f], "split": iv(a.gain_cal, a.gain_cal_lo, a.gain_cal_hi), "n split": a.n_eval,
+        cv_rows.append({"pool": label, "router": family_label(f), "split": iv(a.gain_cal, a.gain_cal_lo, a.gain_cal_hi), "n split": a.n_eval,
                         "cv": iv(b.gain_cal, b.gain_cal_lo, b.gain_cal_hi), "n cv": b.n_eval, "p": R.fmt_p(b.p_holm)})
 cv_df = pd.DataFrame(cv_rows)
 R.table(cv_df, columns={"pool": "pool", "router": "router", "split": "gain, split [95%]", "n split": "n test", "cv": "gain, cross-fitted [95%]",
@@ -500,7 +495,7 @@ if comps:
 head = [n for n in comps if REAL[n][1] == "costs"]
 if head:
     hp = fitted[fitted["pool"].isin(head) & fitted["family"].isin(PL.PAPER_FAMILY)].copy()
-    hp["pool"], hp["router"] = hp["pool"].map(SHORT), hp["family"].map(FAMILY)
+    hp["pool"], hp["router"] = hp["pool"].map(SHORT), hp["family"].map(family_label)
     hp["acc"] = [iv(a, lo, hi) for a, lo, hi in zip(hp["accuracy"], hp["accuracy_lo"], hp["accuracy_hi"], strict=True)]
     hp["diff"] = [iv(d, lo, hi) for d, lo, hi in zip(hp["difference"], hp["diff_lo"], hp["diff_hi"], strict=True)]
     hp["rec"] = [R.fmt_rate(r, digits=1) if not np.isnan(r) else "—" for r in hp["recovered"]]
@@ -548,7 +543,7 @@ if comps:
 fam_rows = []
 for name, res in comps.items():
     c = PL.certificate(res, pools[name], PL.PAPER_FAMILY)
-    fam_rows.append({"pool": SHORT[name], "n test": c.n, "|Π|": c.L, "best member of Π": FAMILY.get(c.best_policy_name, c.best_policy_name),
+    fam_rows.append({"pool": SHORT[name], "n test": c.n, "|Π|": c.L, "best member of Π": family_label(c.best_policy_name),
                      "G_Π": iv(c.G_estimate, c.G_lo, c.G_hi), "H_Π": iv(c.H_estimate, c.H_lo, c.H_hi), "glo": c.G_lo, "hlo": c.H_lo})
 fam_df = pd.DataFrame(fam_rows)
 if len(fam_df):
@@ -578,7 +573,7 @@ if len(fam_df):
 #| label: tbl-plateau-post
 #| tbl-cap: "Post-inference selectors against the frozen member b on the test half: accuracy, paired difference with bootstrap 95% interval, discordant counts and Holm-corrected exact McNemar p within the post-inference family."
 post = PL.paired_table({"simulated": sim_res, **{SHORT[n]: r for n, r in comps.items()}}, regime="post-inference")
-post["selector"] = post["family"].map(FAMILY)
+post["selector"] = post["family"].map(family_label)
 post["diff"] = [iv(d, lo, hi) for d, lo, hi in zip(post["difference"], post["diff_lo"], post["diff_hi"], strict=True)]
 post["p"] = post["p_holm"].map(R.fmt_p)
 R.table(post, columns={"pool": "pool", "selector": "selector", "accuracy": "accuracy", "diff": "difference [95%]", "n10": "n10",
@@ -640,7 +635,7 @@ def frontier_panel(ax, ca, title):
     ax.scatter(ca.members["mean_cost"] / scale, ca.members["quality"], color="0.6", s=12, zorder=1)
     for f in [f for f in COST_FAMS if f in set(ca.frontier["family"])]:
         d = ca.frontier[ca.frontier["family"] == f].sort_values("cost")
-        ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2, color=R.PALETTE[COST_FAMS.index(f)], label=FAMILY[f])
+        ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2, color=R.PALETTE[COST_FAMS.index(f)], label=family_label(f))
     ax.set(title=title, xlabel="mean cost / dearest member's")
 
 
@@ -655,7 +650,7 @@ if with_cost:
     for ax, name in zip(axes[0], with_cost, strict=True):
         frontier_panel(ax, comps[name].cost, SHORT[name])
     axes[0][0].set_ylabel("accuracy")
-    handles = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", label=FAMILY[f]) for i, f in enumerate(COST_FAMS)]
+    handles = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", label=family_label(f)) for i, f in enumerate(COST_FAMS)]
     fig.legend(handles=handles, loc="lower center", ncol=len(COST_FAMS), fontsize=7, bbox_to_anchor=(0.5, -0.02))
     plt.tight_layout(rect=(0, 0.07, 1, 1))
     plt.show()
@@ -668,7 +663,7 @@ else:
 if with_cost:
     cs = pd.concat([comps[n].field_summary().assign(pool=SHORT[n]) for n in with_cost], ignore_index=True)
     cs = cs[cs["family"].isin(COST_FAMS + ["cheapest"])].copy()
-    cs["router"] = cs["family"].map(FAMILY)
+    cs["router"] = cs["family"].map(family_label)
     for col in ("aiq", "apgr", "gain_at_b"):
         cs[col + " "] = [iv(v, lo, hi) for v, lo, hi in zip(cs[col], cs[col + "_lo"], cs[col + "_hi"], strict=True)]
     display(R.table(cs, columns={"pool": "pool", "router": "router", "aiq ": "AIQ [95%]", "apgr ": "APGR [95%]", "gain_at_b ": "Gain@B [95%]"}))
@@ -676,7 +671,7 @@ if with_cost:
 # %%
 if with_cost:
     aq = cs.pivot(index="pool", columns="family", values="aiq")
-    lead = {p: FAMILY[aq.loc[p].idxmax()] for p in aq.index}
+    lead = {p: family_label(aq.loc[p].idxmax()) for p in aq.index}
     pairs = "; ".join(R.md("{p}: {s} against {w}", p=SHORT[n], s=comps[n].cost.strong, w=comps[n].cost.weak) for n in with_cost)
     cf = cs[~cs["family"].isin(PL.FIXED_REFERENCES)]
     off = int(((cf["apgr_lo"] > 0.5) | (cf["apgr_hi"] < 0.5)).sum())
@@ -830,7 +825,7 @@ for b, pool in tensors.items():
     if pool.prompts["text"].notna().any():
         cf = evaluate_routers(pool, ["tfidf_knn", "embed_knn"], tau=0.5, cv=5, seed=SEED, inputs=budget_inputs(pool, minilm_limit=MINILM_LIMIT),
                               n_boot=300, target="rate")
-        bl.update({f"{FAMILY[f]} (ours)": cf.evaluation(f).choice for f in ("tfidf_knn", "embed_knn")})
+        bl.update({f"{family_label(f)} (ours)": cf.evaluation(f).choice for f in ("tfidf_knn", "embed_knn")})
     base_rows.append(noise.baseline_table(pool, bl, n_boot=N_DECOMP_BOOT, seed=SEED).assign(bench=b))
 
 # %% [markdown]

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import oraclegap
-from oraclegap._result import MAX_LINES, Interval, Result
+from oraclegap._result import Interval, Result
 from oraclegap.stats import noise
 
 #: Result classes that do not use the Result mixin yet (stats/nulls and deploy/compose are being
