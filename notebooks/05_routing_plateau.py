@@ -76,6 +76,7 @@ from IPython.display import display
 from tqdm import TqdmWarning
 
 from oraclegap import datasets
+from oraclegap import Interval
 from oraclegap import report as R
 from oraclegap.deploy import plateau as PL
 from oraclegap.deploy.evaluate import evaluate_routers, outcome_matrix, router_targets
@@ -96,7 +97,7 @@ if SMALL:
               "matrix_factorization": {"max_iter": 100}, "tfidf_logreg": {"max_iter": 80}}
 FAST = {"gbr_features": {"max_iter": 20}, "mlp": {"max_iter": 60}, "encoder_head": {"epochs": 5}, "matrix_factorization": {"max_iter": 60}}
 rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
-iv = lambda e, lo, hi: R.fmt_interval(e, lo, hi)  # noqa: E731
+iv = R.fmt_interval  # an Interval, or an estimate with its limits
 
 # %% [markdown]
 # Tables and figures name each router family of the library by its human label (one registry,
@@ -223,8 +224,8 @@ def router_frame(res, regime="pre-answer"):
     df = res.full_frame()
     df = df[df["regime"] == regime].copy()
     df["name"] = df["family"].map(family_label)
-    df["vs best"] = [iv(g, lo, hi) for g, lo, hi in zip(df["gain_best"], df["gain_best_lo"], df["gain_best_hi"], strict=True)]
-    df["vs frozen"] = [iv(g, lo, hi) for g, lo, hi in zip(df["gain_cal"], df["gain_cal_lo"], df["gain_cal_hi"], strict=True)]
+    df["vs best"] = [iv(i) for i in Interval.from_columns(df, "gain_best")]
+    df["vs frozen"] = [iv(i) for i in Interval.from_columns(df, "gain_cal")]
     return df
 
 
@@ -401,10 +402,10 @@ if "mmlu-pro" in comps:
 if comps:
     pt["pool name"] = pt["pool"].map(SHORT)
     pt["router"] = pt["best_router"].map(family_label)
-    pt["opportunity"] = [iv(g, lo, hi) for g, lo, hi in zip(pt["G_b"], pt["G_b_lo"], pt["G_b_hi"], strict=True)]
-    pt["gain "] = [iv(g, lo, hi) for g, lo, hi in zip(pt["gain"], pt["gain_lo"], pt["gain_hi"], strict=True)]
-    pt["recovered "] = [R.fmt_rate(r, lo, hi, digits=1) if not np.isnan(r) else "—" for r, lo, hi in
-                        zip(pt["recovered"], pt["recovered_lo"], pt["recovered_hi"], strict=True)]
+    pt["opportunity"] = [iv(i) for i in Interval.from_columns(pt, "G_b")]
+    pt["gain "] = [iv(i) for i in Interval.from_columns(pt, "gain")]
+    pt["recovered "] = [R.fmt_rate(i.value, i.lo, i.hi, digits=1) if not np.isnan(i.value) else "—"
+                        for i in Interval.from_columns(pt, "recovered")]
     display(R.table(pt, columns={"pool name": "pool", "baseline_member": "frozen member b", "opportunity": "G_b [95%]",
                                  "router": "best router", "gain ": "gain [95%]", "recovered ": "recovered [95%]", "residual": "residual"}))
 
@@ -496,8 +497,8 @@ head = [n for n in comps if REAL[n][1] == "costs"]
 if head:
     hp = fitted[fitted["pool"].isin(head) & fitted["family"].isin(PL.PAPER_FAMILY)].copy()
     hp["pool"], hp["router"] = hp["pool"].map(SHORT), hp["family"].map(family_label)
-    hp["acc"] = [iv(a, lo, hi) for a, lo, hi in zip(hp["accuracy"], hp["accuracy_lo"], hp["accuracy_hi"], strict=True)]
-    hp["diff"] = [iv(d, lo, hi) for d, lo, hi in zip(hp["difference"], hp["diff_lo"], hp["diff_hi"], strict=True)]
+    hp["acc"] = [iv(i) for i in Interval.from_columns(hp, "accuracy")]
+    hp["diff"] = [iv(i) for i in Interval.from_columns(hp, "difference", "diff_lo", "diff_hi")]
     hp["rec"] = [R.fmt_rate(r, digits=1) if not np.isnan(r) else "—" for r in hp["recovered"]]
     hp["p"] = hp["p_holm"].map(R.fmt_p)
     display(R.table(hp, columns={"pool": "pool", "router": "router", "acc": "accuracy [95%]", "diff": "difference [95%]", "n10": "n10",
@@ -574,7 +575,7 @@ if len(fam_df):
 #| tbl-cap: "Post-inference selectors against the frozen member b on the test half: accuracy, paired difference with bootstrap 95% interval, discordant counts and Holm-corrected exact McNemar p within the post-inference family."
 post = PL.paired_table({"simulated": sim_res, **{SHORT[n]: r for n, r in comps.items()}}, regime="post-inference")
 post["selector"] = post["family"].map(family_label)
-post["diff"] = [iv(d, lo, hi) for d, lo, hi in zip(post["difference"], post["diff_lo"], post["diff_hi"], strict=True)]
+post["diff"] = [iv(i) for i in Interval.from_columns(post, "difference", "diff_lo", "diff_hi")]
 post["p"] = post["p_holm"].map(R.fmt_p)
 R.table(post, columns={"pool": "pool", "selector": "selector", "accuracy": "accuracy", "diff": "difference [95%]", "n10": "n10",
                        "n01": "n01", "p": "McNemar p, Holm"})
@@ -665,7 +666,7 @@ if with_cost:
     cs = cs[cs["family"].isin(COST_FAMS + ["cheapest"])].copy()
     cs["router"] = cs["family"].map(family_label)
     for col in ("aiq", "apgr", "gain_at_b"):
-        cs[col + " "] = [iv(v, lo, hi) for v, lo, hi in zip(cs[col], cs[col + "_lo"], cs[col + "_hi"], strict=True)]
+        cs[col + " "] = [iv(i) for i in Interval.from_columns(cs, col)]
     display(R.table(cs, columns={"pool": "pool", "router": "router", "aiq ": "AIQ [95%]", "apgr ": "APGR [95%]", "gain_at_b ": "Gain@B [95%]"}))
 
 # %%
@@ -836,7 +837,7 @@ for b, pool in tensors.items():
 #| tbl-cap: "The same floor against different baselines on the k = 30 tensors: the baseline's score, G = O_exp − score, the floor Δ (the same in every row) and the noise share Δ/G with its 95% bracket."
 if base_rows:
     bt = pd.concat(base_rows, ignore_index=True)
-    bt["share"] = [iv(v, lo, hi) for v, lo, hi in zip(bt["noise_share"], bt["noise_share_lo"], bt["noise_share_hi"], strict=True)]
+    bt["share"] = [iv(i) for i in Interval.from_columns(bt, "noise_share")]
     display(R.table(bt, columns={"bench": "bench", "name": "baseline", "score": "score", "gap": "G", "delta": "Δ", "share": "noise share [95%]"}))
 
 # %%

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import oraclegap
+from oraclegap import report as R
 from oraclegap._result import Interval, Result
 from oraclegap.stats import noise
 
@@ -80,7 +81,12 @@ def test_interval_basics():
     assert type(iv.value) is float and iv.contains(0.4) and not iv.contains(0.71)
     assert iv.width == pytest.approx(0.3)
     assert repr(iv) == "Interval(0.5 [0.4, 0.7] (90% percentile))"
-    assert iv.text() == "0.500 [0.400, 0.700]" and iv.to_dict()["method"] == "percentile"
+    assert R.fmt_interval(iv) == "0.500 [0.400, 0.700]" == R.fmt_interval(0.5, 0.4, 0.7)
+    assert R.fmt_signed_interval(iv, digits=2) == "+0.50 [+0.40, +0.70]" and iv.to_dict()["method"] == "percentile"
+    with pytest.raises(ValueError, match="Interval alone"):
+        R.fmt_interval(iv, 0.1, 0.2)
+    with pytest.raises(ValueError, match="lo and hi are required"):
+        R.fmt_interval(0.5)
     with pytest.raises(dataclasses.FrozenInstanceError):
         iv.lo = 0.0
     df = pd.DataFrame({"gain": [0.1, 0.2], "gain_lo": [0.0, 0.1], "gain_hi": [0.3, 0.4]})

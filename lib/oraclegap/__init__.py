@@ -18,7 +18,7 @@ same name, so ``og.nulls(pool)`` gives the numbers of ``oraclegap nulls POOL``::
 
 The verbs are loaded on first use (importing ``oraclegap`` imports neither numba, scikit-learn
 nor torch); ``oraclegap.stats`` and ``oraclegap.deploy`` expose the same verbs of their floor.
-Intervals are one type, :class:`oraclegap._result.Interval` (value, lo, hi, level, method).
+Intervals are one type, :class:`oraclegap.Interval` (defined in ``_result``) (value, lo, hi, level, method).
 
 The package is arranged in floors; a module imports only its own floor and those below
 (checked by import-linter in ``make test``):
@@ -40,6 +40,7 @@ the verbs; importing the package stays cheap.
 """
 
 from . import _lazy
+from ._result import Interval
 from .pool import Pool
 
 __version__ = "0.1.0"
@@ -53,7 +54,7 @@ VERBS = {
     "compose": "oraclegap.deploy.verbs:compose",
     "audit": "oraclegap.verbs:audit",
 }
-__all__ = ["Pool", "__version__", *VERBS]
+__all__ = ["Pool", "Interval", "__version__", *VERBS]
 __getattr__ = _lazy.install(__name__, VERBS)
 
 

@@ -82,13 +82,6 @@ class Interval:
         """JSON-ready: {value, lo, hi, level, method}."""
         return dataclasses.asdict(self)
 
-    def text(self, digits: int = 3) -> str:
-        """``value [lo, hi]`` with ``digits`` decimals (the book's interval format)."""
-        def f(x):
-            x = float(x)
-            return "nan" if math.isnan(x) else ("inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:.{digits}f}")
-        return f"{f(self.value)} [{f(self.lo)}, {f(self.hi)}]"
-
     def _short(self) -> str:
         how = f"{self.level:.0%}" if self.level == self.level else ""
         how = f"{how} {self.method}".strip()
