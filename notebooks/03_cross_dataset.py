@@ -86,8 +86,8 @@ from tqdm import TqdmWarning
 from oraclegap import datasets
 from oraclegap import report as R
 from oraclegap.deploy import specialists as SP
-from oraclegap.deploy.routers import label as family_label
 from oraclegap.deploy.features import router_inputs
+from oraclegap.deploy.routers import label as family_label
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import nulls
 

@@ -75,8 +75,7 @@ import pandas as pd
 from IPython.display import display
 from tqdm import TqdmWarning
 
-from oraclegap import datasets
-from oraclegap import Interval
+from oraclegap import Interval, datasets
 from oraclegap import report as R
 from oraclegap.deploy import plateau as PL
 from oraclegap.deploy.evaluate import evaluate_routers, outcome_matrix, router_targets
