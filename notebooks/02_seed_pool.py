@@ -154,12 +154,9 @@ nulls.warm_up()  # compile or load the numba kernels once, before anything is ti
 cross = datasets.load("lab-cross")
 
 
-def lab(task, split, role="member", table=cross):
+def lab(task, split, role="member"):
     """Prompts of one lab task and split; policies: its light seeds ('member'), its soup, or the base."""
-    pol = table.policies
-    keep_pol = (pol["role"] == role) & ((pol["dataset"] == task) | (role == "base")) & ((pol["recipe"] == "light") | (role != "member"))
-    keep = (table.prompts["dataset"] == task).to_numpy() & (table.prompts["split"] == split).to_numpy()
-    return table.select(prompts=keep, policies=keep_pol.to_numpy())
+    return datasets.lab_slice(cross, task, split, role)
 
 # %% [markdown]
 # The pools, loaded once: the main pool and its validation twin, and for the lab the second
@@ -536,29 +533,54 @@ if variants:
     ip, sa, dj = al_i.loc[PER], al_i.loc[ALIGNED], al_i.loc[DISJ]
     ctl = al_i.loc[list(controls)]
     moved = {c: R.compare(sa[c], ip[c], more="rises", less="falls", same="stays") for c in ("L", "p", "p_m")}
-    vals = dict(a=ip["agree"], e=ip["agree_null"], aw=band_word(agree[PER]), p=ip["agree_p"], pa=R.published("000.C5.agree_matched").text,
-                ps=R.published("000.C5.agree_shuffled").text, ca=sa["agree"], ce=sa["agree_null"], cw=band_word(agree[ALIGNED]),
-                cp=sa["agree_p"], lw=moved["L"], L=ip["L"], cL=sa["L"], n=ip["L_null"], cn=sa["L_null"], pw=moved["p"], pr=ip["p"],
-                cpr=sa["p"], mw=moved["p_m"], pm=ip["p_m"], cpm=sa["p_m"], r=int(ip["n_rej"]), cr=int(sa["n_rej"]), nt=len(TAUS),
-                p1=ip["pass1_p"], cp1=sa["pass1_p"], dja=dj["agree"], dje=dj["agree_null"], djw=band_word(agree[DISJ]),
-                rd=int(dj["n_rej"]), ke=K_EACH, nc=len(ctl), M=M, rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS),
-                cp1min=ctl["pass1_p"].min())
+    vals = dict(
+        agree_per=ip["agree"], agree_per_null=ip["agree_null"], agree_per_band=band_word(agree[PER]),
+        agree_per_p=ip["agree_p"], paper_agree=R.published("000.C5.agree_matched").text,
+        paper_shuffled=R.published("000.C5.agree_shuffled").text, agree_aligned=sa["agree"],
+        agree_aligned_null=sa["agree_null"], agree_aligned_band=band_word(agree[ALIGNED]),
+        agree_aligned_p=sa["agree_p"], L_moves=moved["L"], L_per=ip["L"], L_aligned=sa["L"],
+        L_null_per=ip["L_null"], L_null_aligned=sa["L_null"],
+        p_re_moves=moved["p"], p_re_per=ip["p"], p_re_aligned=sa["p"],
+        p_mp_moves=moved["p_m"], p_mp_per=ip["p_m"], p_mp_aligned=sa["p_m"],
+        rejections_per=int(ip["n_rej"]), rejections_aligned=int(sa["n_rej"]), n_taus=len(TAUS),
+        pass1_p_per=ip["pass1_p"], pass1_p_aligned=sa["pass1_p"], agree_disjoint=dj["agree"],
+        agree_disjoint_null=dj["agree_null"], agree_disjoint_band=band_word(agree[DISJ]),
+        rejections_disjoint=int(dj["n_rej"]), k_each=K_EACH, n_controls=len(ctl), M=M,
+        rejections_controls=int(ctl["n_rej"].sum()), n_control_tests=len(ctl) * len(TAUS),
+        pass1_p_controls_min=ctl["pass1_p"].min())
+
+# %%
+ALIGNMENT_READING = (  # filled with the values above
+    "Reading: with per-policy draws, responses with the same draw index agree {agree_per} "
+    "of the time against {agree_per_null} after shuffling, {agree_per_band} ($p = "
+    "{agree_per_p:p}$; the paper: {paper_agree} against {paper_shuffled}). Seed-aligned, "
+    "the same seeds on the same prompts agree {agree_aligned} against "
+    "{agree_aligned_null}, {agree_aligned_band} ($p = {agree_aligned_p:p}$). Under the "
+    "common random numbers $\\hat L(0.10)$ {L_moves} from {L_per} to {L_aligned} (re-deal "
+    "means {L_null_per} and {L_null_aligned}), $p_{{\\mathrm{{re}}}}$ {p_re_moves} from "
+    "{p_re_per:p} to {p_re_aligned:p} and $p_{{\\mathrm{{mp}}}}$ {p_mp_moves} from "
+    "{p_mp_per:p} to {p_mp_aligned:p}; the re-deal null of $\\hat L$ rejects at "
+    "{rejections_per} of {n_taus} thresholds with per-policy draws and at "
+    "{rejections_aligned} with seed-aligned ones (Pass@1 gap $p_{{\\mathrm{{re}}}}$ "
+    "{pass1_p_per:p} against {pass1_p_aligned:p}). Disjoint draws of the seed-aligned "
+    "pool agree {agree_disjoint} against {agree_disjoint_null} shuffled, "
+    "{agree_disjoint_band}, and reject at {rejections_disjoint} of {n_taus} thresholds "
+    "with {k_each} responses per member. The {n_controls} negative controls, each one "
+    "policy cut into {M} blocks, reject at {rejections_controls} of their "
+    "{n_control_tests} thresholds in total (smallest Pass@1 $p_{{\\mathrm{{re}}}}$ "
+    "{pass1_p_controls_min:p})."
+)
 
 # %%
 if variants:
-    R.show_md(
-        "Reading: with per-policy draws, responses with the same draw index agree {a} of the time against {e} after shuffling, "
-        "{aw} ($p = {p:p}$; the paper: {pa} against {ps}). Seed-aligned, the same seeds on the same prompts agree {ca} against "
-        "{ce}, {cw} ($p = {cp:p}$). Under the common random numbers $\\hat L(0.10)$ {lw} from {L} to {cL} (re-deal "
-        "means {n} and {cn}), $p_{{\\mathrm{{re}}}}$ {pw} from {pr:p} to {cpr:p} and $p_{{\\mathrm{{mp}}}}$ {mw} from {pm:p} to "
-        "{cpm:p}; the re-deal null of $\\hat L$ rejects at {r} of {nt} thresholds with per-policy draws and at {cr} with "
-        "seed-aligned ones (Pass@1 gap $p_{{\\mathrm{{re}}}}$ {p1:p} against {cp1:p}). Disjoint draws of the seed-aligned pool "
-        "agree {dja} against {dje} shuffled, {djw}, and reject at {rd} of {nt} thresholds with {ke} responses per member. The {nc} negative controls, each one policy cut into {M} blocks, reject at {rc} of their {ntc} "
-        "thresholds in total (smallest Pass@1 $p_{{\\mathrm{{re}}}}$ {cp1min:p}).", **vals)
+    R.show_md(ALIGNMENT_READING, **vals)
 else:
-    R.show_md("Reading: on your pool responses with the same draw index agree {a} of the time against {e} after shuffling, "
-              "{aw} ($p = {p:p}$; the paper: {pa} against {ps}).", a=a0.test.observed, e=a0.expected, aw=band_word(a0),
-              p=a0.test.p, pa=R.published("000.C5.agree_matched").text, ps=R.published("000.C5.agree_shuffled").text)
+    R.show_md("Reading: on your pool responses with the same draw index agree {agree_per} of the "
+              "time against {agree_per_null} after shuffling, {agree_per_band} ($p = {agree_per_p:p}$; "
+              "the paper: {paper_agree} against {paper_shuffled}).",
+              agree_per=a0.test.observed, agree_per_null=a0.expected, agree_per_band=band_word(a0),
+              agree_per_p=a0.test.p, paper_agree=R.published("000.C5.agree_matched").text,
+              paper_shuffled=R.published("000.C5.agree_shuffled").text)
 
 # %% [markdown]
 # What this means for reading any null: where matched agreement exceeds its shuffled value,

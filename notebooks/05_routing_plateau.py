@@ -139,14 +139,6 @@ REAL = {  # registry name: (short name, group)
 }
 SHORT = {k: v[0] for k, v in REAL.items()}
 
-
-def dcrouter_prices(pool):
-    """The dcrouter set's declared cost: each model's price per million tokens (default_llm.json; no token counts)."""
-    path = datasets.external_dir() / datasets.ULAB / "LLMRouter_dcrouter_preprocessed" / "default_llm.json"
-    prices = json.loads(path.read_text())
-    return np.array([float(prices[m]["input_price"]) for m in pool.policy_names])
-
-
 # %%
 pools, inputs, costs, n_full = {}, {}, {}, {}
 for name in REAL:
@@ -159,7 +151,7 @@ for name in REAL:
     if name.startswith("routerdc-"):  # their only tag is the release file (a benchmark's train or test part), not a task
         X = dataclasses.replace(X, dataset=None, dataset_column=None)
     n_full[name], pools[name], inputs[name] = pool.n_prompts, pool if rows is None else pool.select(prompts=rows), X
-    costs[name] = dcrouter_prices(pool) if name == "llmrouter-dcrouter" else pools[name].cost
+    costs[name] = datasets.dcrouter_prices(pool) if name == "llmrouter-dcrouter" else pools[name].cost
 
 # %%
 #| label: tbl-plateau-settings
@@ -179,19 +171,8 @@ else:
     R.show_md("No real pool is present on this run (set `OG_EXTERNAL_DIR`); only the simulated sections run.")
 
 # %%
-def embedding_reason(X):
-    """Why a pool got its embedding, in a few words (from the notes budget_inputs left)."""
-    notes = " ".join(X.notes)
-    if X.source == "minilm":
-        return "MiniLM, from the cache" if "from the cache" in notes else "MiniLM, computed on this run"
-    if X.source == "tfidf-svd":
-        return "TF-IDF + SVD (MiniLM not installed)" if "not installed" in notes else \
-            R.md("TF-IDF + SVD (MiniLM not cached, more than {m:,} prompts)", m=MINILM_LIMIT)
-    return X.source
-
-
 if pools:
-    groups = pd.Series({SHORT[n]: embedding_reason(X) for n, X in inputs.items()})
+    groups = pd.Series({SHORT[n]: X.embedding_reason or X.source for n, X in inputs.items()})
     R.show_md("Protocol: one 50/50 calibration/test split per pool (seed {s}), {b:,} prompt-bootstrap resamples shared by all "
               "routers of a pool. Embeddings on this run: {e}.", s=SEED, b=N_BOOT,
               e="; ".join(R.md("{why} for {who}", why=k, who=", ".join(v.index)) for k, v in groups.groupby(groups)))
@@ -820,8 +801,7 @@ base_rows = []
 for b, pool in tensors.items():
     bl = {"best single": None}
     if b == "humanevalplus":
-        with np.load(datasets.external_dir() / datasets.CHEN / b / "correctness_slim.npz", allow_pickle=False) as z:
-            bl["released q_router"] = np.asarray(z["q_router"], dtype=float)
+        bl["released q_router"] = datasets.chen_release(b, "q_router").astype(float)
     if pool.prompts["text"].notna().any():
         cf = evaluate_routers(pool, ["tfidf_knn", "embed_knn"], tau=0.5, cv=5, seed=SEED, inputs=budget_inputs(pool, minilm_limit=MINILM_LIMIT),
                               n_boot=300, target="rate")
