@@ -83,3 +83,15 @@ def test_router_labels_are_one_registry():
         assert routers.make_router(name).label == routers.LABELS[name] == routers.FAMILIES[name]["label"]
         assert routers.label(name) == routers.LABELS[name]
     assert routers.label("oracle") == "outcome oracle" and routers.label("some-member") == "some-member"
+
+
+def test_cell_options_read_folded_captions():
+    from oraclegap.book import cell_options
+
+    src = ("#| label: tbl-x\n#| tbl-cap: >-\n#|   The first half of a long caption: with a colon,\n"
+           "#|   and the rest of it.\n#| echo: false\nshow(1)")
+    opts, body = cell_options(src)
+    assert opts == {"label": "tbl-x", "tbl-cap": "The first half of a long caption: with a colon, and the rest of it.",
+                    "echo": "false"}
+    assert body == "show(1)"
+    assert cell_options('#| fig-cap: "Short."\nx')[0] == {"fig-cap": "Short."}
