@@ -26,13 +26,14 @@ PENDING_REPR_MIXIN = {
     "BHResult", "CoverageLattice", "Theorem8Check", "GreedyPool", "RandomPools", "BudgetPool", "Composition",
     "PoolSweep", "AuditResult",
 }
-_OPTIONAL = ("oraclegap.lab", "oraclegap.rollouts.backends")  # need torch / vllm
+# need torch / vllm; oraclegap.notebooks holds the audit's report notebook (it runs when imported)
+_SKIPPED = ("oraclegap.lab", "oraclegap.rollouts.backends", "oraclegap.notebooks")
 
 
 def _result_classes() -> list[type]:
     found = []
     for m in pkgutil.walk_packages(oraclegap.__path__, "oraclegap."):
-        if m.name.endswith("__main__") or m.name.startswith(_OPTIONAL):
+        if m.name.endswith("__main__") or m.name.startswith(_SKIPPED):
             continue
         mod = importlib.import_module(m.name)
         for v in vars(mod).values():
