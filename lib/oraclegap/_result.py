@@ -127,6 +127,10 @@ def short_value(v: Any) -> str:
     return text if len(text) <= 60 else f"<{kind}>"
 
 
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 class Result:
     """Mixin: a short repr and notebook displays for a frozen result dataclass.
 
@@ -141,7 +145,7 @@ class Result:
             f.name for f in dataclasses.fields(self) if f.repr]
         every = [f.name for f in dataclasses.fields(self)]
         shown = names[:MAX_LINES]
-        rest = [n for n in names[MAX_LINES:]] + [n for n in every if n not in names]
+        rest = names[MAX_LINES:] + [n for n in every if n not in names]
         items = []
         for n in shown:
             try:
@@ -163,11 +167,11 @@ class Result:
 
     def _repr_markdown_(self) -> str:
         items, rest = self._repr_items()
-        esc = lambda s: s.replace("|", "\\|")  # noqa: E731
         rows = [f"**{type(self).__name__}**", "", "| field | value |", "|---|---|"]
-        rows += [f"| {n} | {esc(v)} |" for n, v in items]
+        rows += [f"| {n} | {_md_cell(v)} |" for n, v in items]
         if rest:
-            rows += ["", f"Also: {esc(', '.join(rest))}" + (" (`.frame()` for tidy data)" if hasattr(self, "frame") else "")]
+            tidy = " (`.frame()` for tidy data)" if hasattr(self, "frame") else ""
+            rows += ["", f"Also: {_md_cell(', '.join(rest))}{tidy}"]
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
