@@ -22,7 +22,8 @@
 # holds for any rates, so checking it numerically tests the code, not the pools; a
 # *simulation* row is a Monte Carlo statement that could fail; a *published* row recomputes a
 # number a paper prints. The chapter stops if any row fails. Symbols and terms follow the
-# [notation](../notation.qmd) and [glossary](../glossary.qmd) pages; each is also defined here where it first
+# [notation](../notation.qmd) and [glossary](../glossary.qmd) pages; each is also defined here where
+# it first
 # appears.
 #
 # **Claims checked.**
@@ -89,7 +90,8 @@ claims, skipped = R.Claims(), []
 # Two simulated pools carry the checks, both with known rates, so population coverage is
 # computed exactly rather than estimated. In the **equal-rate pool** every member has the same
 # success probability on a prompt, drawn from the Beta prompt-rate prior that 2609.32996 fitted
-# on its Geometry3K seed pool (@tbl-theory-settings); its population oracle gap is exactly zero. In the
+# on its Geometry3K seed pool (@tbl-theory-settings); its population oracle gap is exactly zero. In
+# the
 # **diffuse pool** each member's log-odds is perturbed independently, so members differ
 # prompt by prompt and the population gap is positive.
 #
@@ -108,12 +110,12 @@ claims, skipped = R.Claims(), []
 prior = cov.GEOMETRY3K_PRIOR
 equal = simulate.exchangeable(N_PROMPTS, M, K, seed=rng)
 spec = simulate.diffuse(N_PROMPTS, M, K, sigma=SIGMA, seed=rng)
-settings = pd.DataFrame({
-    "pool": ["equal-rate", "diffuse"],
-    "truth": [f"pᵢₘ = pᵢ ~ Beta({prior.a:g}, {prior.b:g})", f"logit pᵢₘ = logit pᵢ + {SIGMA:g} zᵢₘ, zᵢₘ ~ N(0, 1)"],
-    "n × M × k": [f"{N_PROMPTS} × {M} × {K}"] * 2,
-    "population L(0.10)": [simulate.population_L(s.p, [0.10])[0] for s in (equal, spec)],
-})
+settings = pd.DataFrame({"pool": ["equal-rate", "diffuse"],
+                         "truth": [f"pᵢₘ = pᵢ ~ Beta({prior.a:g}, {prior.b:g})",
+                                   f"logit pᵢₘ = logit pᵢ + {SIGMA:g} zᵢₘ, zᵢₘ ~ N(0, 1)"],
+                         "n × M × k": [f"{N_PROMPTS} × {M} × {K}"] * 2,
+                         "population L(0.10)": [simulate.population_L(s.p, [0.10])[0]
+                                                for s in (equal, spec)]})
 R.table(settings)
 
 # %% [markdown]
@@ -131,7 +133,8 @@ R.table(settings)
 # uniform mixture, which draws a member at random for every response, covers
 # $C_{\mathrm{mix}}(\tau) = \frac1n \sum_i \mathbf 1[\frac1M \sum_m p_{im} \ge \tau]$. The members
 # *disagree* on prompt $i$ when $\max_m p_{im} \ge \tau > \min_m p_{im}$; $D(\tau)$ is the share of
-# such prompts and the **oracle gap** is $L(\tau) = C_{\mathrm{orac}}(\tau) - C_{\mathrm{best}}(\tau)$.
+# such prompts and the **oracle gap** is
+# $L(\tau) = C_{\mathrm{orac}}(\tau) - C_{\mathrm{best}}(\tau)$.
 # A router $r$ picks member $r(i)$ on prompt $i$; its coverage is $C_r(\tau)$ and its
 # *disagreement error* $e_D$ is the share of disagreement prompts on which the picked member is
 # below $\tau$.
@@ -143,12 +146,17 @@ R.table(settings)
 
 # %%
 #| label: fig-toy
-#| fig-cap: "A toy pool: three prompts, members A and B, four responses each (filled square: a correct response). At threshold 0.5 a cell is covered when two or more of its four responses are correct."
-TOY, TOY_TAU = np.array([[[1, 1, 1, 0], [1, 0, 0, 0]], [[0, 0, 0, 0], [1, 1, 1, 0]], [[1, 1, 0, 0], [1, 1, 1, 1]]], bool), 0.5
+#| fig-cap: >-
+#|   A toy pool: three prompts, members A and B, four responses each (filled square: a correct
+#|   response). At threshold 0.5 a cell is covered when two or more of its four responses are
+#|   correct.
+TOY, TOY_TAU = np.array([[[1, 1, 1, 0], [1, 0, 0, 0]], [[0, 0, 0, 0], [1, 1, 1, 0]],
+                         [[1, 1, 0, 0], [1, 1, 1, 1]]], bool), 0.5
 toy = Pool.from_array(TOY, policies=pd.DataFrame({"name": ["A", "B"]}))
 fig, ax = plt.subplots(figsize=(5, 2.3))
-R.draw_outcomes(ax, TOY.reshape(-1, 4), row_labels=[f"prompt {i + 1}, {m}" for i in range(3) for m in "AB"], group=2,
-              row_notes=[f"{c} of 4 correct" for c in toy.counts().ravel()])
+R.draw_outcomes(ax, TOY.reshape(-1, 4),
+                row_labels=[f"prompt {i + 1}, {m}" for i in range(3) for m in "AB"], group=2,
+                row_notes=[f"{c} of 4 correct" for c in toy.counts().ravel()])
 plt.show()
 
 # %% [markdown]
@@ -163,19 +171,22 @@ choice = np.array([0, 0, 1])  # the router picks A, A, B
 acc = cov.routing_account(toy, choice, TOY_TAU)
 
 # %%
-R.show_callout(
-    "At $\\tau = {t:g}$ member A covers {ca} of the prompts and B covers {cb}, so $C_{{\\mathrm{{best}}}} = {cbest}$; the "
-    "oracle takes the better member on each prompt and covers {co}, so $L = {L}$. The members disagree on prompts {dis}: "
-    "$D = {D}$, and the break-even error is $L/D = {be}$. A router that picks A, A, B is right on one of the two "
-    "disagreement prompts, $e_D = {e}$, so it covers $C_{{\\mathrm{{orac}}}} - D\\,e_D = {cr}$ and gains "
-    "$L - D\\,e_D = {g}$ over the best member: {verdict}.",
-    t=TOY_TAU, ca=R.fmt_frac(tt.member[0, 0]), cb=R.fmt_frac(tt.member[0, 1]), cbest=R.fmt_frac(tt.best[0]),
-    co=R.fmt_frac(tt.oracle[0]), L=R.fmt_frac(tt.L[0]), dis=" and ".join(str(i + 1) for i in dis), D=R.fmt_frac(tt.D[0]),
-    be=R.fmt_frac(tt.break_even[0]), e=R.fmt_frac(acc.e_D), cr=R.fmt_frac(acc.routed), g=R.fmt_frac(acc.gain),
-    verdict=R.compare(acc.e_D, acc.break_even, more="it loses to the best member", less="it beats the best member",
-                    same="exactly break-even, it only ties the best member"),
-    kind="tip", title="A hand-worked toy pool",
-)
+R.show_callout("At $\\tau = {t:g}$ member A covers {ca} of the prompts and B covers {cb}, so "
+               "$C_{{\\mathrm{{best}}}} = {cbest}$; the oracle takes the better member on each "
+               "prompt and covers {co}, so $L = {L}$. The members disagree on prompts {dis}: $D = "
+               "{D}$, and the break-even error is $L/D = {be}$. A router that picks A, A, B is "
+               "right on one of the two disagreement prompts, $e_D = {e}$, so it covers "
+               "$C_{{\\mathrm{{orac}}}} - D\\,e_D = {cr}$ and gains $L - D\\,e_D = {g}$ over the "
+               "best member: {verdict}.",
+               t=TOY_TAU, ca=R.fmt_frac(tt.member[0, 0]), cb=R.fmt_frac(tt.member[0, 1]),
+               cbest=R.fmt_frac(tt.best[0]), co=R.fmt_frac(tt.oracle[0]), L=R.fmt_frac(tt.L[0]),
+               dis=" and ".join(str(i + 1) for i in dis), D=R.fmt_frac(tt.D[0]),
+               be=R.fmt_frac(tt.break_even[0]), e=R.fmt_frac(acc.e_D), cr=R.fmt_frac(acc.routed),
+               g=R.fmt_frac(acc.gain),
+               verdict=R.compare(acc.e_D, acc.break_even, more="it loses to the best member",
+                                 less="it beats the best member",
+                                 same="exactly break-even, it only ties the best member"),
+               kind="tip", title="A hand-worked toy pool")
 
 # %% [markdown]
 # ## What $k$ responses can and cannot establish
@@ -189,15 +200,17 @@ R.show_callout(
 need_05, need_10 = cov.need(0.05, 16), cov.need(0.10, 16)
 cp0 = clopper_pearson_upper(0, 16, alpha=0.05)
 smooth_need_64 = int(np.argmax(prior.posterior_mean(np.arange(65), 64) >= 0.05))
-claims.add("τ = 0.05 at k = 16 needs 1 success, τ = 0.10 needs 2", "2609.32996 §2", f"{need_05}, {need_10}",
-           (need_05, need_10) == (1, 2), kind="sanity")
+claims.add("τ = 0.05 at k = 16 needs 1 success, τ = 0.10 needs 2", "2609.32996 §2",
+           f"{need_05}, {need_10}", (need_05, need_10) == (1, 2), kind="sanity")
 claims.add("one-sided 95% Clopper-Pearson upper bound after 0 of 16", "2609.32996 App. B.1",
-           f"{cp0:.4f} (published {R.published('000.B1.cp_0_of_16').text})", R.fmt(cp0) == R.published("000.B1.cp_0_of_16").text,
-           kind="published")
-claims.add("Beta-smoothing moves the k = 64 count rule at τ = 0.05 from 4 to 3 successes", "2609.32996 App. B.1",
-           f"{cov.need(0.05, 64)} -> {smooth_need_64}", (cov.need(0.05, 64), smooth_need_64) == (4, 3), kind="published")
-R.show_md("At $k = 16$ the thresholds 0.05 and 0.10 need {a} and {b} successes; after 0 of 16 the upper bound is still "
-        "{cp}, {r:.1f} times the lowest threshold.", a=need_05, b=need_10, cp=cp0, r=cp0 / 0.05)
+           f"{cp0:.4f} (published {R.published('000.B1.cp_0_of_16').text})",
+           R.fmt(cp0) == R.published("000.B1.cp_0_of_16").text, kind="published")
+claims.add("Beta-smoothing moves the k = 64 count rule at τ = 0.05 from 4 to 3 successes",
+           "2609.32996 App. B.1", f"{cov.need(0.05, 64)} -> {smooth_need_64}",
+           (cov.need(0.05, 64), smooth_need_64) == (4, 3), kind="published")
+R.show_md("At $k = 16$ the thresholds 0.05 and 0.10 need {a} and {b} successes; after 0 of 16 the "
+          "upper bound is still {cp}, {r:.1f} times the lowest threshold.",
+          a=need_05, b=need_10, cp=cp0, r=cp0 / 0.05)
 
 # %% [markdown]
 # ## The winner's curse in one picture
@@ -208,26 +221,37 @@ R.show_md("At $k = 16$ the thresholds 0.05 and 0.10 need {a} and {b} successes; 
 
 # %%
 t_truth, t_plug = cov.coverage_from_rates(equal.p, TAUS), cov.coverage(equal.pool, TAUS)
-R.show_md("In the equal-rate pool the population gap is {lt} at every threshold, yet the plug-in gap at $\\tau = 0.10$ is "
-        "$\\hat L = {lp}$, with $\\hat D = {dp}$: selection among noisy estimates alone manufactures it.",
-        lt=float(np.abs(t_truth.L).max()), lp=float(t_plug.L[1]), dp=float(t_plug.D[1]))
+R.show_md("In the equal-rate pool the population gap is {lt} at every threshold, yet the plug-in "
+          "gap at $\\tau = 0.10$ is $\\hat L = {lp}$, with $\\hat D = {dp}$: selection among "
+          "noisy estimates alone manufactures it.",
+          lt=float(np.abs(t_truth.L).max()), lp=float(t_plug.L[1]), dp=float(t_plug.D[1]))
 
 # %% [markdown]
 # @fig-curves shows the diffuse pool, whose members really differ. Solid lines use the true
 # rates, dashed lines the plug-in estimates from $k$ responses.
 
 # %%
-#| label: fig-curves
-#| fig-cap: "Coverage of the diffuse pool's oracle, best member and uniform mixture as the threshold grows: true rates (solid) and plug-in estimates from k responses (dashed); the shaded band is the true oracle gap. The arrow marks where the plug-in oracle overshoots its true curve most (the winner's curse)."
 tau_fine = np.round(np.linspace(0.01, 1.0, 100), 4)
 truth_c, plug_c = cov.coverage_from_rates(spec.p, tau_fine), cov.coverage(spec.pool, tau_fine)
+
+
+# %%
+#| label: fig-curves
+#| fig-cap: >-
+#|   Coverage of the diffuse pool's oracle, best member and uniform mixture as the threshold grows:
+#|   true rates (solid) and plug-in estimates from k responses (dashed); the shaded band is the true
+#|   oracle gap. The arrow marks where the plug-in oracle overshoots its true curve most (the
+#|   winner's curse).
 fig, ax = plt.subplots()
-for label, attr, color in (("oracle", "oracle", "C0"), ("best member", "best", "C1"), ("uniform mixture", "mixture", "C2")):
+for label, attr, color in (("oracle", "oracle", "C0"), ("best member", "best", "C1"),
+                           ("uniform mixture", "mixture", "C2")):
     ax.plot(tau_fine, getattr(truth_c, attr), color=color, label=f"{label}, true rates")
-    ax.plot(tau_fine, getattr(plug_c, attr), color=color, ls="--", alpha=0.8, label=f"{label}, plug-in")
+    ax.plot(tau_fine, getattr(plug_c, attr), color=color, ls="--", alpha=0.8,
+            label=f"{label}, plug-in")
 ax.fill_between(tau_fine, truth_c.best, truth_c.oracle, color="C0", alpha=0.12)
 j = int(np.argmax(np.where(tau_fine <= 0.9, plug_c.oracle - truth_c.oracle, -1)))
-ax.annotate("winner's curse", (tau_fine[j], plug_c.oracle[j]), (max(tau_fine[j] - 0.35, 0.05), plug_c.oracle[j] + 0.12),
+ax.annotate("winner's curse", (tau_fine[j], plug_c.oracle[j]),
+            (max(tau_fine[j] - 0.35, 0.05), plug_c.oracle[j] + 0.12),
             arrowprops={"arrowstyle": "->"}, fontsize=9)
 ax.set(xlabel="reliability threshold τ", ylabel="coverage", title="Oracle, best member and mixture")
 ax.legend(fontsize=7, ncol=2)
@@ -241,20 +265,25 @@ plt.show()
 # %%
 over = plug_c.oracle[j] - truth_c.oracle[j]
 grid = np.round(np.linspace(0.02, 1.0, 50), 4)
-tabs = [f(s, grid) for s in (equal, spec) for f in (lambda s, g: cov.coverage(s.pool, g), lambda s, g: cov.coverage_from_rates(s.p, g))]
+tabs = [f(s, grid) for s in (equal, spec)
+        for f in (lambda s, g: cov.coverage(s.pool, g), lambda s,
+                  g: cov.coverage_from_rates(s.p, g))]
 ok = all((t.L >= -1e-12).all() and (t.L <= t.D + 1e-12).all() for t in tabs)
-claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on 50 thresholds (plug-in and true rates, both pools)", "2609.32996 §2.1",
-           f"{len(tabs)} tables", ok)
-R.show_md("Reading: at $\\tau = {t:g}$ the plug-in oracle curve lies {o} above the true one; at the lowest thresholds it "
-        "lies {low} the true curve, because $k = {k}$ responses cannot reveal rates far below $1/k$.",
-        t=tau_fine[j], o=over, k=K, low=R.compare(plug_c.oracle[0], truth_c.oracle[0], more="above", less="below", same="on"))
+claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on 50 thresholds (plug-in and true rates, both pools)",
+           "2609.32996 §2.1", f"{len(tabs)} tables", ok)
+R.show_md("Reading: at $\\tau = {t:g}$ the plug-in oracle curve lies {o} above the true one; at "
+          "the lowest thresholds it lies {low} the true curve, because $k = {k}$ responses cannot "
+          "reveal rates far below $1/k$.",
+          t=tau_fine[j], o=over, k=K,
+          low=R.compare(plug_c.oracle[0], truth_c.oracle[0], more="above", less="below", same="on"))
 
 # %% [markdown]
 # ## The routing identity and the break-even error {#sec-routing-identity}
 #
 # A router that commits to one member per prompt loses coverage against the oracle only on
 # disagreement prompts where it picks a member below the threshold, so
-# $C_{\mathrm{orac}}(\tau) - C_r(\tau) = D(\tau)\,e_D(r, \tau)$ (Prop. 2 of 2609.32996), and its gain
+# $C_{\mathrm{orac}}(\tau) - C_r(\tau) = D(\tau)\,e_D(r, \tau)$ (Prop. 2 of 2609.32996), and its
+# gain
 # over the best member is $L - D\,e_D$: it beats the best member exactly when $e_D < L/D$. We check
 # both on 200 random routers and on a realistic one that picks, per prompt, the member with the
 # most successes in the first half of the responses, scored on the second half.
@@ -267,14 +296,16 @@ routers = [rng.integers(0, M, N_PROMPTS) for _ in range(200)] + [realistic]
 accounts = [cov.routing_account(score_pool, r, t) for r in routers for t in TAUS]
 resid = max(abs(a.identity_residual) for a in accounts)
 decided = [a for a in accounts if a.D > 0 and not np.isclose(a.e_D, a.break_even)]
-claims.add("C_orac − C_r = D·e_D for any per-prompt choice", "2609.32996 Prop. 2", f"max |residual| {resid:.1e}", resid < 1e-12)
+claims.add("C_orac − C_r = D·e_D for any per-prompt choice", "2609.32996 Prop. 2",
+           f"max |residual| {resid:.1e}", resid < 1e-12)
 claims.add("a router beats the best member iff e_D < L/D", "2609.32996 §2.1",
            f"{sum((a.gain > 0) == (a.e_D < a.break_even) for a in decided)}/{len(decided)} cases",
            all((a.gain > 0) == (a.e_D < a.break_even) for a in decided))
 acc = cov.routing_account(score_pool, realistic, 0.10)
-R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a break-even error of {be}, so it {word} the best "
-        "member by {g}.", e=acc.e_D, be=acc.break_even, g=abs(acc.gain),
-        word=R.compare(acc.gain, 0, more="beats", less="trails", same="ties"))
+R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a break-even error of "
+          "{be}, so it {word} the best member by {g}.",
+          e=acc.e_D, be=acc.break_even, g=abs(acc.gain),
+          word=R.compare(acc.gain, 0, more="beats", less="trails", same="ties"))
 
 # %% [markdown]
 # ### The identity on fitted routers
@@ -290,31 +321,41 @@ R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a bre
 # with $k$ responses at every reporting threshold.
 
 # %%
-FAMILIES = ["best_single", "random", "embed_knn", "multi_logreg", "kmeans_best", "tfidf_logreg", "gbr_features", "mlp"]
+FAMILIES = ["best_single", "random", "embed_knn", "multi_logreg", "kmeans_best", "tfidf_logreg",
+            "gbr_features", "mlp"]
 fitted_id = []
 for kk, taus in ((1, [1.0]), (K, TAUS)):
     rp = simulated_router_pool(N_PROMPTS, M, kk, seed=rng)
-    fitted_id.append(theory.routing_identity(rp.pool, theory.fit_choices(rp.pool, FAMILIES, seed=rng), taus))
+    fitted_id.append(theory.routing_identity(rp.pool,
+                                             theory.fit_choices(rp.pool, FAMILIES, seed=rng), taus))
 fitted_id = pd.concat(fitted_id, ignore_index=True)
 res_fit = float(fitted_id["residual"].abs().max())
-claims.add(f"C_orac − C_r = D·e_D for {len(FAMILIES)} fitted router families (k = 1 and k = {K})", "2609.32996 Prop. 2",
-           f"max |residual| {res_fit:.1e} over {len(fitted_id)} accounts", res_fit <= 1e-12)
+claims.add(f"C_orac − C_r = D·e_D for {len(FAMILIES)} fitted router families (k = 1 and k = {K})",
+           "2609.32996 Prop. 2", f"max |residual| {res_fit:.1e} over {len(fitted_id)} accounts",
+           res_fit <= 1e-12)
 dec_fit = fitted_id[(fitted_id["D"] > 0) & ~np.isclose(fitted_id["e_D"], fitted_id["break_even"])]
 claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §2.1",
-           f"{int(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).sum())}/{len(dec_fit)} cases",
+           f"{int(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).sum())}/"
+           f"{len(dec_fit)} cases",
            bool(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).all()))
 
 # %%
 #| label: tbl-fitted-identity
-#| tbl-cap: "The routing identity on fitted routers, test half of the specialist pool with one response per member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error e_D against the break-even error L/D, and the residual of the identity."
+#| tbl-cap: >-
+#|   The routing identity on fitted routers, test half of the specialist pool with one response per
+#|   member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error
+#|   e_D against the break-even error L/D, and the residual of the identity.
 one = fitted_id[fitted_id["k"] == 1]
-R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D", "e_D": "e_D", "break_even": "L/D",
-                      "gain": "gain over best", "residual": "residual"})
+R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D",
+                      "e_D": "e_D", "break_even": "L/D", "gain": "gain over best",
+                      "residual": "residual"})
 
 # %%
-R.show_md("Reading: with one response the fitted routers' disagreement errors run from {lo} to {hi} against a break-even error "
-          "of {be}, so {nb} of {n} beat the best member; over all {na} accounts (both pools, every threshold) the largest "
-          "residual of the identity is {r:.1e}.", lo=one["e_D"].min(), hi=one["e_D"].max(), be=one["break_even"].iloc[0],
+R.show_md("Reading: with one response the fitted routers' disagreement errors run from {lo} to "
+          "{hi} against a break-even error of {be}, so {nb} of {n} beat the best member; over all "
+          "{na} accounts (both pools, every threshold) the largest residual of the identity is "
+          "{r:.1e}.",
+          lo=one["e_D"].min(), hi=one["e_D"].max(), be=one["break_even"].iloc[0],
           nb=int((one["gain"] > 0).sum()), n=len(one), na=len(fitted_id), r=res_fit)
 
 # %% [markdown]
@@ -322,22 +363,28 @@ R.show_md("Reading: with one response the fitted routers' disagreement errors ru
 #
 # A uniform mixture's rate on a prompt is the average of the members' rates. One member at
 # rate $M\tau$ or more lifts that average to $\tau$ or more, so
-# $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$ (Prop. 3 of 2609.32996). For $\tau > 1/M$ the
+# $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$ (Prop. 3 of 2609.32996). For $\tau > 1/M$
+# the
 # right side is zero and the bound says nothing, so we check and plot it for $\tau \le 1/M$ only.
 # The check runs on both pools, with plug-in and with true rates.
 
 # %%
 tau_mix = np.round(np.linspace(0.01, 1.0 / M, 40), 4)
-bounds = {name: (cov.coverage_from_rates(s.p, tau_mix).mixture, cov.coverage_from_rates(s.p, M * tau_mix).oracle)
+bounds = {name: (cov.coverage_from_rates(s.p, tau_mix).mixture,
+                 cov.coverage_from_rates(s.p, M * tau_mix).oracle)
           for name, s in (("equal-rate", equal), ("diffuse", spec))}
 plug_ok = all(cov.mixture_bound(s.pool, tau_mix)["holds"].all() for s in (equal, spec))
-claims.add("C_mix(τ) ≥ C_orac(Mτ) for τ ≤ 1/M (plug-in and true rates)", "2609.32996 Prop. 3", f"{4 * len(tau_mix)} comparisons",
+claims.add("C_mix(τ) ≥ C_orac(Mτ) for τ ≤ 1/M (plug-in and true rates)", "2609.32996 Prop. 3",
+           f"{4 * len(tau_mix)} comparisons",
            plug_ok and all((mx >= orc - 1e-12).all() for mx, orc in bounds.values()))
 mix_t, orac_t = bounds["diffuse"]
 
 # %%
 #| label: fig-mixture
-#| fig-cap: "The factor-M guarantee on the diffuse pool's true rates, over the thresholds τ ≤ 1/M where it is informative: mixture coverage at τ (upper line) never falls below oracle coverage at Mτ (lower line)."
+#| fig-cap: >-
+#|   The factor-M guarantee on the diffuse pool's true rates, over the thresholds τ ≤ 1/M where it
+#|   is informative: mixture coverage at τ (upper line) never falls below oracle coverage at Mτ
+#|   (lower line).
 fig, ax = plt.subplots()
 ax.plot(tau_mix, mix_t, label="mixture at τ")
 ax.plot(tau_mix, orac_t, label=f"oracle at {M}τ")
@@ -348,9 +395,10 @@ plt.show()
 
 # %%
 slack = mix_t - orac_t
-R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo} to {hi} of the prompts over these "
-        "thresholds (mean {m}): the bound is tight only where a single member carries the prompt.",
-        lo=float(slack.min()), hi=float(slack.max()), m=float(slack.mean()))
+R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo} to {hi} of the "
+          "prompts over these thresholds (mean {m}): the bound is tight only where a single "
+          "member carries the prompt.",
+          lo=float(slack.min()), hi=float(slack.max()), m=float(slack.mean()))
 
 # %% [markdown]
 # ## Which way do plug-in gaps err?
@@ -360,15 +408,18 @@ R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo
 # too, which pushes the subtracted term up as well, and thresholding coarse estimates can move
 # coverage either way. So 2609.32996 (App. C.1) warns that $\hat L$ is not automatically an upper
 # bound on $L$. For the outcome-oracle gap of paper 002, with one draw per member and $R_{im}$
-# the 0/1 outcome, the plug-in $\hat G = \hat q - \max_m \hat p_m$ has $\hat q = \frac1n\sum_i \max_m R_{im}$
+# the 0/1 outcome, the plug-in $\hat G = \hat q - \max_m \hat p_m$ has
+# $\hat q = \frac1n\sum_i \max_m R_{im}$
 # unbiased for its target, while $\max_m \hat p_m$ is biased upward, so $\hat G$ is biased low
 # (Prop. 3 of paper 002). Three simulations, with the Monte Carlo standard error beside each
 # mean: equal-rate pools ($L = 0$), pools with specialists on half the prompts at $k = 64$
 # (a known $L > 0$), and the diffuse pool's rates with one draw per member.
 
 # %%
-L_null = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool, [0.10]).L[0] for _ in range(N_REPLICATES)])
-sp_sims = [simulate.specialists(N_PROMPTS, M, 64, f=0.5, s=0.10, seed=rng) for _ in range(max(N_REPLICATES // 4, 40))]
+L_null = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool, [0.10]).L[0]
+                   for _ in range(N_REPLICATES)])
+sp_sims = [simulate.specialists(N_PROMPTS, M, 64, f=0.5, s=0.10, seed=rng)
+           for _ in range(max(N_REPLICATES // 4, 40))]
 L_sp = np.array([cov.coverage(s.pool, [0.10]).L[0] for s in sp_sims])
 L_sp_true = float(np.mean([simulate.population_L(s.p, [0.10])[0] for s in sp_sims]))
 
@@ -379,18 +430,21 @@ G_hat = np.array([cov.coverage(pl, [1.0]).L[0] for pl in one_draw])
 q_hat = np.array([pl.verdicts.any(axis=1).mean() for pl in one_draw])
 se = lambda x: x.std(ddof=1) / np.sqrt(x.size)  # noqa: E731
 below = L_sp.mean() + 3 * se(L_sp) < L_sp_true
-claims.add("with a positive population gap, the plug-in L̂ can fall below it (f = 0.5, s = 0.10, k = 64)", "2609.32996 App. C.1",
-           f"L̂ {L_sp.mean():.3f} ± {se(L_sp):.3f} vs L {L_sp_true:.3f}", below, kind="simulation")
+claims.add("with a positive population gap, the plug-in L̂ can fall below it (f = 0.5, s = 0.10, k "
+           "= 64)",
+           "2609.32996 App. C.1", f"L̂ {L_sp.mean():.3f} ± {se(L_sp):.3f} vs L {L_sp_true:.3f}",
+           below, kind="simulation")
 
 # %%
-R.show_md(
-    "Equal-rate pools: $\\hat L(0.10)$ averages {m} (standard error {s}) against a population value of 0, the winner's curse "
-    "alone. Specialists at $k = 64$: $\\hat L$ averages {ms} ({ss}) against $L = {Ls}$, so the plug-in {dir} the gap. "
-    "Outcome oracle: $\\hat G$ averages {g} ({sg}) against $G_{{\\mathrm{{out}}}} = {go}$, {gdir} it as Proposition 3 says.",
-    m=L_null.mean(), s=se(L_null), ms=L_sp.mean(), ss=se(L_sp), Ls=L_sp_true,
-    dir=R.compare(L_sp.mean(), L_sp_true, more="overstates", less="understates", same="matches"),
-    g=G_hat.mean(), sg=se(G_hat), go=truth_ladder.G_out, gdir=R.compare(G_hat.mean(), truth_ladder.G_out, expect="below"),
-)
+R.show_md("Equal-rate pools: $\\hat L(0.10)$ averages {m} (standard error {s}) against a "
+          "population value of 0, the winner's curse alone. Specialists at $k = 64$: $\\hat L$ "
+          "averages {ms} ({ss}) against $L = {Ls}$, so the plug-in {dir} the gap. Outcome oracle: "
+          "$\\hat G$ averages {g} ({sg}) against $G_{{\\mathrm{{out}}}} = {go}$, {gdir} it as "
+          "Proposition 3 says.",
+          m=L_null.mean(), s=se(L_null), ms=L_sp.mean(), ss=se(L_sp), Ls=L_sp_true,
+          dir=R.compare(L_sp.mean(), L_sp_true, more="overstates", less="understates",
+                        same="matches"), g=G_hat.mean(), sg=se(G_hat), go=truth_ladder.G_out,
+          gdir=R.compare(G_hat.mean(), truth_ladder.G_out, expect="below"))
 
 # %% [markdown]
 # Why do the two gaps err differently? Not because one thresholds and the other does not: with
@@ -403,19 +457,26 @@ R.show_md(
 
 # %%
 dec_spec = noise.decompose_truth(spec.p)
-R.show_md("On the diffuse pool, $\\hat q$ averages {q} against $O_{{\\exp}} = {oe}$, and exceeds the reproducible ceiling "
-        "$O_{{\\mathrm{{repro}}}} = {orp}$ by {d} on average, against $\\Delta = {delta}$.",
-        q=q_hat.mean(), oe=dec_spec.O_exp, orp=dec_spec.O_repro, d=q_hat.mean() - dec_spec.O_repro, delta=dec_spec.delta)
+R.show_md("On the diffuse pool, $\\hat q$ averages {q} against $O_{{\\exp}} = {oe}$, and exceeds "
+          "the reproducible ceiling $O_{{\\mathrm{{repro}}}} = {orp}$ by {d} on average, against "
+          "$\\Delta = {delta}$.",
+          q=q_hat.mean(), oe=dec_spec.O_exp, orp=dec_spec.O_repro,
+          d=q_hat.mean() - dec_spec.O_repro, delta=dec_spec.delta)
 
 # %% [markdown]
 # @fig-bias shows the three sampling distributions with their population values (dashed).
 
 # %%
 #| label: fig-bias
-#| fig-cap: "Sampling distributions of plug-in gaps (dashed: population value). Left: the coverage gap in equal-rate pools (population 0). Middle: the coverage gap with specialists on half the prompts at k = 64 (population L > 0). Right: the outcome-oracle gap with one draw per member."
+#| fig-cap: >-
+#|   Sampling distributions of plug-in gaps (dashed: population value). Left: the coverage gap in
+#|   equal-rate pools (population 0). Middle: the coverage gap with specialists on half the prompts
+#|   at k = 64 (population L > 0). Right: the outcome-oracle gap with one draw per member.
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
-for ax, x, truth, title, color in ((axes[0], L_null, 0.0, "equal-rate, τ = 0.10", "C0"), (axes[1], L_sp, L_sp_true, "specialists, k = 64", "C2"),
-                                   (axes[2], G_hat, truth_ladder.G_out, "outcome oracle, k = 1", "C1")):
+for ax, x, truth, title, color in ((axes[0], L_null, 0.0, "equal-rate, τ = 0.10", "C0"),
+                                   (axes[1], L_sp, L_sp_true, "specialists, k = 64", "C2"),
+                                   (axes[2], G_hat, truth_ladder.G_out, "outcome oracle, k = 1",
+                                    "C1")):
     ax.hist(x, bins=20, color=color, alpha=0.8)
     ax.axvline(truth, color="k", ls="--")
     ax.set(title=title, xlabel="plug-in gap")
@@ -439,27 +500,39 @@ plt.show()
 # %%
 b_star = int(spec.p.mean(axis=0).argmax())
 rescue = noise.rescue_probability(spec.p, b_star)
-claims.add("G_out = P(R_b* = 0 and some other R_m = 1)", "002 Prop. 1", f"{truth_ladder.G_out:.6f} vs {rescue:.6f}",
+claims.add("G_out = P(R_b* = 0 and some other R_m = 1)", "002 Prop. 1",
+           f"{truth_ladder.G_out:.6f} vs {rescue:.6f}",
            np.isclose(truth_ladder.G_out, rescue, atol=1e-12))
-signals = {"constant": None, "3 difficulty bins": pd.qcut(spec.p.mean(axis=1), 3, labels=False), "prompt itself": np.arange(N_PROMPTS)}
+signals = {"constant": None, "3 difficulty bins": pd.qcut(spec.p.mean(axis=1), 3, labels=False),
+           "prompt itself": np.arange(N_PROMPTS)}
 ladders = {name: noise.ladder_truth(spec.p, z) for name, z in signals.items()}
-claims.add("0 ≤ G_Z ≤ G_out for three signals", "002 Thm 2", ", ".join(f"{lad.G_Z:.3f}" for lad in ladders.values()),
+claims.add("0 ≤ G_Z ≤ G_out for three signals", "002 Thm 2",
+           ", ".join(f"{lad.G_Z:.3f}" for lad in ladders.values()),
            all(-1e-12 <= lad.G_Z <= lad.G_out + 1e-12 for lad in ladders.values()))
 claims.add("constant signal: G_Z = 0; the prompt itself: q_Z = O_repro", "002 Thm 2; 2607.03436",
-           f"{ladders['constant'].G_Z:.1e}; {ladders['prompt itself'].q_Z - ladders['prompt itself'].O_repro:.1e}",
-           abs(ladders["constant"].G_Z) < 1e-12 and abs(ladders["prompt itself"].q_Z - ladders["prompt itself"].O_repro) < 1e-12)
-ladder_df = pd.concat([lad.frame().assign(signal=name) for name, lad in ladders.items()], ignore_index=True)
+           f"{ladders['constant'].G_Z:.1e}; "
+           f"{ladders['prompt itself'].q_Z - ladders['prompt itself'].O_repro:.1e}",
+           abs(ladders["constant"].G_Z) < 1e-12
+           and abs(ladders["prompt itself"].q_Z - ladders["prompt itself"].O_repro) < 1e-12)
+ladder_df = pd.concat([lad.frame().assign(signal=name) for name, lad in ladders.items()],
+                      ignore_index=True)
 
 # %%
 #| label: tbl-ladder
-#| tbl-cap: "The information ladder on the diffuse pool's true rates, one draw per member: best fixed member, best rule given the signal, reproducible ceiling, outcome oracle."
-R.table(ladder_df, columns={"signal": "signal Z", "p_star": "best fixed p*", "q_Z": "best on Z, q_Z", "O_repro": "ceiling O_repro",
-                          "O_exp": "oracle q = O_exp", "G_Z": "G_Z", "G_out": "G_out"})
+#| tbl-cap: >-
+#|   The information ladder on the diffuse pool's true rates, one draw per member: best fixed
+#|   member, best rule given the signal, reproducible ceiling, outcome oracle.
+R.table(ladder_df,
+        columns={"signal": "signal Z", "p_star": "best fixed p*", "q_Z": "best on Z, q_Z",
+                 "O_repro": "ceiling O_repro", "O_exp": "oracle q = O_exp", "G_Z": "G_Z",
+                 "G_out": "G_out"})
 
 # %%
 lp = ladders["prompt itself"]
-R.show_md("Reading: richer signals climb the ladder, but even the prompt itself stops at the reproducible ceiling; the last "
-        "rung, {d} of the {g} outcome-oracle gap, is single-draw luck.", d=lp.O_exp - lp.O_repro, g=lp.G_out)
+R.show_md("Reading: richer signals climb the ladder, but even the prompt itself stops at the "
+          "reproducible ceiling; the last rung, {d} of the {g} outcome-oracle gap, is single-draw "
+          "luck.",
+          d=lp.O_exp - lp.O_repro, g=lp.G_out)
 
 # %% [markdown]
 # ## Complementary coverage is submodular (paper 002, Thm 8)
@@ -480,40 +553,52 @@ R.show_md("Reading: richer signals climb the ladder, but even the prompt itself 
 thm8 = PC.theorem8_study(40 if SMALL else 200, seed=rng)
 Xw, gw, ow = PC.greedy_worst_case(4)
 g4, o4 = int(PC.greedy_pool(Xw, 0, 4).gains.sum()), PC.exhaustive_pool(Xw, 0, 4).count
-dis = PC.theorem8_checks(PC.disjoint_rescue_instance([9, 7, 5, 3, 1], n_anchor_right=10, seed=SEED), 0)
-mono, sub = thm8[["monotone_checks", "monotone_violations"]].sum(), thm8[["submodular_checks", "submodular_violations"]].sum()
-claims.add("F_b(∅) = 0 on every random outcome matrix", "002 Thm 8", f"{int(thm8['normalised'].sum())}/{len(thm8)} instances",
-           thm8["normalised"].all())
+dis = PC.theorem8_checks(PC.disjoint_rescue_instance([9, 7, 5, 3, 1], n_anchor_right=10, seed=SEED),
+                         0)
+mono, sub = thm8[["monotone_checks", "monotone_violations"]].sum(), thm8[["submodular_checks",
+        "submodular_violations"]].sum()
+claims.add("F_b(∅) = 0 on every random outcome matrix", "002 Thm 8",
+           f"{int(thm8['normalised'].sum())}/{len(thm8)} instances", thm8["normalised"].all())
 claims.add("F_b is monotone: F_b(S ∪ {j}) ≥ F_b(S) for every S and j", "002 Thm 8",
            f"{mono.iloc[1]} violations in {mono.iloc[0]:,} steps", mono.iloc[1] == 0)
 claims.add("F_b is submodular: a member's marginal gain never grows as S grows", "002 Thm 8",
            f"{sub.iloc[1]} violations in {sub.iloc[0]:,} pairs", sub.iloc[1] == 0)
 claims.add("greedy ≥ (1 − 1/e) × the optimum of its size, every size, every instance", "002 Thm 8",
-           f"smallest ratio {thm8['min_ratio'].min():.3f} ≥ {PC.GREEDY_BOUND:.3f}", thm8["min_ratio"].min() >= PC.GREEDY_BOUND - 1e-12)
+           f"smallest ratio {thm8['min_ratio'].min():.3f} ≥ {PC.GREEDY_BOUND:.3f}",
+           thm8["min_ratio"].min() >= PC.GREEDY_BOUND - 1e-12)
 
 # %% [markdown]
 # The two constructions: on disjoint rescues greedy must find the optimum at every size, and on
 # the classical instance it must fall short of the optimum while staying above $1 - 1/e$ of it.
 
 # %%
-claims.add("greedy = optimum at every size when the alternatives rescue disjoint prompts", "002 Thm 8",
-           f"{len(dis.sizes)} sizes", dis.holds and np.array_equal(dis.greedy, dis.optimum))
-claims.add("worst case, |S| = 4: greedy and the optimum found by search equal the construction's counts", "Nemhauser et al. 1978",
-           f"{g4} = {gw:.0f}, {o4} = {ow:.0f}", (g4, o4) == (gw, ow), kind="sanity")
-claims.add("worst case, |S| = 4: 1 − 1/e < greedy / optimum < 1 (the classical near-tight instance)", "002 Thm 8",
-           f"{g4 / o4:.3f}", PC.GREEDY_BOUND < g4 / o4 < 1)
-R.show_md("Reading: {n} random instances, {nc:,} lattice checks and no violation; greedy is optimal at every size on {opt:%} "
-          "of them and never below {r} of the optimum. On the constructed worst case it reaches {w} of the optimum, "
-          "{gap} above the guarantee $1 - 1/e$: {tight}.", n=len(thm8), nc=int(mono.iloc[0] + sub.iloc[0]),
-          opt=thm8["greedy_optimal_all_sizes"].mean(), r=thm8["min_ratio"].min(), w=g4 / o4, gap=g4 / o4 - PC.GREEDY_BOUND,
-          tight="the guarantee is nearly tight" if g4 / o4 - PC.GREEDY_BOUND < 0.1 else "on this instance the guarantee has room")
+claims.add("greedy = optimum at every size when the alternatives rescue disjoint prompts",
+           "002 Thm 8", f"{len(dis.sizes)} sizes",
+           dis.holds and np.array_equal(dis.greedy, dis.optimum))
+claims.add("worst case, |S| = 4: greedy and the optimum found by search equal the construction's "
+           "counts",
+           "Nemhauser et al. 1978", f"{g4} = {gw:.0f}, {o4} = {ow:.0f}", (g4, o4) == (gw, ow),
+           kind="sanity")
+claims.add("worst case, |S| = 4: 1 − 1/e < greedy / optimum < 1 "
+           "(the classical near-tight instance)",
+           "002 Thm 8", f"{g4 / o4:.3f}", PC.GREEDY_BOUND < g4 / o4 < 1)
+R.show_md("Reading: {n} random instances, {nc:,} lattice checks and no violation; greedy is "
+          "optimal at every size on {opt:%} of them and never below {r} of the optimum. On the "
+          "constructed worst case it reaches {w} of the optimum, {gap} above the guarantee $1 - "
+          "1/e$: {tight}.",
+          n=len(thm8), nc=int(mono.iloc[0] + sub.iloc[0]),
+          opt=thm8["greedy_optimal_all_sizes"].mean(), r=thm8["min_ratio"].min(), w=g4 / o4,
+          gap=g4 / o4 - PC.GREEDY_BOUND,
+          tight="the guarantee is nearly tight" if g4 / o4 - PC.GREEDY_BOUND < 0.1
+          else "on this instance the guarantee has room")
 
 # %% [markdown]
 # ## Single-draw oracle noise (2607.03436) {#sec-single-draw}
 #
 # An oracle built from one sampled answer per member credits a prompt whenever any member's
 # draw succeeds. Its expected score $O_{\exp} = \frac1n \sum_i P(\max_m R_{im} = 1)$ splits as
-# $O_{\exp} = O_{\mathrm{repro}} + \Delta$, where $O_{\mathrm{repro}} = \frac1n \sum_i \max_m p_{im}$ is
+# $O_{\exp} = O_{\mathrm{repro}} + \Delta$, where
+# $O_{\mathrm{repro}} = \frac1n \sum_i \max_m p_{im}$ is
 # the best any router that commits to one member can score, and $\Delta \ge 0$ is the luck of
 # the draw (Thm 1). With independent draws $O_{\exp} = \frac1n \sum_i [1 - \prod_m (1 - p_{im})]$;
 # with *seed-aligned* draws (draw $j$ of every member shares a random seed) it is estimated by
@@ -525,16 +610,19 @@ R.show_md("Reading: {n} random instances, {nc:,} lattice checks and no violation
 worked = noise.decompose_truth(np.full((1, 10), R.published("001.FIG2.p").value))
 claims.add("ten members at p = 0.1: O_exp = 1 − 0.9¹⁰, O_repro = 0.1", "2607.03436 Fig. 2",
            f"{worked.O_exp:.3f} = {worked.O_repro:.3f} + {worked.delta:.3f}",
-           np.isclose(worked.O_exp, 1 - 0.9**10) and R.fmt(100 * worked.O_exp, 0) + "%" == R.published("001.FIG2.oexp").text,
+           np.isclose(worked.O_exp, 1 - 0.9**10)
+           and R.fmt(100 * worked.O_exp, 0) + "%" == R.published("001.FIG2.oexp").text,
            kind="published")
 dec, bok = noise.decompose_truth(spec.p), noise.best_of_k_truth(spec.p)
-claims.add("O_exp = O_repro + Δ with Δ ≥ 0 (diffuse pool)", "2607.03436 Thm 1", f"Δ = {dec.delta:.4f}",
+claims.add("O_exp = O_repro + Δ with Δ ≥ 0 (diffuse pool)", "2607.03436 Thm 1",
+           f"Δ = {dec.delta:.4f}",
            dec.delta >= 0 and np.isclose(dec.O_exp, dec.O_repro + dec.delta))
-claims.add("best-of-M on the maximiser ≥ O_exp with independent draws", "2607.03436 Thm 2(b)", f"{bok:.4f} ≥ {dec.O_exp:.4f}",
-           bok >= dec.O_exp - 1e-12)
-R.show_md("Worked example: $O_{{\\exp}} = {oe}$ splits into $O_{{\\mathrm{{repro}}}} = {orp}$ and $\\Delta = {d}$. On the diffuse "
-        "pool $\\Delta = {dd}$, {share:%} of the gap between the oracle and the best fixed member.",
-        oe=worked.O_exp, orp=worked.O_repro, d=worked.delta, dd=dec.delta, share=dec.noise_share)
+claims.add("best-of-M on the maximiser ≥ O_exp with independent draws", "2607.03436 Thm 2(b)",
+           f"{bok:.4f} ≥ {dec.O_exp:.4f}", bok >= dec.O_exp - 1e-12)
+R.show_md("Worked example: $O_{{\\exp}} = {oe}$ splits into $O_{{\\mathrm{{repro}}}} = {orp}$ and "
+          "$\\Delta = {d}$. On the diffuse pool $\\Delta = {dd}$, {share:%} of the gap between "
+          "the oracle and the best fixed member.",
+          oe=worked.O_exp, orp=worked.O_repro, d=worked.delta, dd=dec.delta, share=dec.noise_share)
 
 # %% [markdown]
 # Theorem 2(b) compares best-of-$M$ sampling of the per-prompt best member with the oracle of
@@ -545,17 +633,21 @@ R.show_md("Worked example: $O_{{\\exp}} = {oe}$ splits into $O_{{\\mathrm{{repro
 
 # %%
 pair = np.zeros((1, 2, 16), bool)
-pair[0, 0, ::2] = pair[0, 1, 1::2] = True  # seed-aligned draws: A right on even draws, B on odd ones
+# seed-aligned draws: A right on even draws, B on odd ones
+pair[0, 0, ::2] = pair[0, 1, 1::2] = True
 anti = noise.decompose(pair, form="seed-aligned")
 bok_pair = noise.best_of_k_truth(pair.mean(axis=2))
-claims.add("with dependent draws best-of-M can fall below O_exp (an anticorrelated pair)", "2607.03436 Thm 2(b) scope",
-           f"best-of-2 {bok_pair:.2f} < O_exp {anti.O_exp:.2f}", bok_pair < anti.O_exp)
-R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{repro}}}} = {orp}$, while best-of-2 on either "
-        "member scores {b}: {word} the oracle. Collecting $\\Delta$ by sampling also needs a **verifier** at deployment time, "
-        "to know which of the draws is right; without one, a majority vote is the ceiling, and the review of "
-        "2607.03436 reports that on MATH-500 it falls below the reproducible ceiling ({agg} against {rep}).",
-        oe=anti.O_exp, orp=anti.O_repro, b=bok_pair, word=R.compare(bok_pair, anti.O_exp, expect="below"),
-        agg=R.published("001.REV.oagg_math500").text, rep=R.published("001.REL.orepro").text)
+claims.add("with dependent draws best-of-M can fall below O_exp (an anticorrelated pair)",
+           "2607.03436 Thm 2(b) scope", f"best-of-2 {bok_pair:.2f} < O_exp {anti.O_exp:.2f}",
+           bok_pair < anti.O_exp)
+R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{repro}}}} = {orp}$, "
+          "while best-of-2 on either member scores {b}: {word} the oracle. Collecting $\\Delta$ "
+          "by sampling also needs a **verifier** at deployment time, to know which of the draws "
+          "is right; without one, a majority vote is the ceiling, and the review of 2607.03436 "
+          "reports that on MATH-500 it falls below the reproducible ceiling ({agg} against {rep}).",
+          oe=anti.O_exp, orp=anti.O_repro, b=bok_pair,
+          word=R.compare(bok_pair, anti.O_exp, expect="below"),
+          agg=R.published("001.REV.oagg_math500").text, rep=R.published("001.REL.orepro").text)
 
 # %% [markdown]
 # ### The cap on fitted routers, for any joint law
@@ -564,7 +656,8 @@ R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{r
 # without seeing the draw it is scored on, scores $\frac1n \sum_i p_{i r(i)} \le O_{\mathrm{repro}}$
 # in expectation, whatever the joint law of the members' draws: the score depends on the chosen
 # member's rate alone. (b) Spending the oracle's budget of $M$ draws on the per-prompt maximiser
-# instead, and keeping any success (best-of-$M$), scores $\frac1n\sum_i [1 - (1 - \max_m p_{im})^M]$,
+# instead, and keeping any success (best-of-$M$), scores
+# $\frac1n\sum_i [1 - (1 - \max_m p_{im})^M]$,
 # which lifts through the cap and is at least the single-draw oracle of an *independent* pool. We
 # check both on a pool with known rates: the specialist pool above with $k$ responses, the same
 # eight router families fitted on half of its prompts and, as the best possible single-commit
@@ -575,18 +668,28 @@ R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{r
 
 # %%
 rec_pool = simulated_router_pool(N_PROMPTS, M, K, seed=rng)
-rec = theory.recoverability(rec_pool.pool, rec_pool.p, FAMILIES, n_fresh=M * (20 if SMALL else 200), seed=rng)
+rec = theory.recoverability(rec_pool.pool, rec_pool.p, FAMILIES, n_fresh=M * (20 if SMALL else 200),
+                            seed=rng)
 sc = rec.scores
-claims.add(f"every single-commit router scores ≤ O_repro ({len(FAMILIES)} fitted families; the true maximiser attains it)",
+claims.add(f"every single-commit router scores ≤ O_repro ({len(FAMILIES)} fitted families; the "
+           "true maximiser attains it)",
            "2607.03436 Thm 2(a)", f"max {sc['committed'].max():.4f} ≤ {rec.O_repro:.4f}",
-           sc["committed"].max() <= rec.O_repro + 1e-12 and np.isclose(sc.loc[sc.router == "maximiser", "committed"], rec.O_repro).all())
-claims.add("fresh-draw scores match the committed rate under independent, comonotone and antithetic draws (within 3 s.e.)",
+           sc["committed"].max() <= rec.O_repro + 1e-12
+           and np.isclose(sc.loc[sc.router == "maximiser", "committed"], rec.O_repro).all())
+claims.add("fresh-draw scores match the committed rate under independent, comonotone and "
+           "antithetic draws (within 3 s.e.)",
            "2607.03436 Thm 2(a)", f"max |z| {((sc.fresh - sc.committed).abs() / sc.se).max():.2f}",
            ((sc.fresh - sc.committed).abs() <= 3 * sc.se).all(), kind="simulation")
-claims.add("best-of-M on the maximiser ≥ the independent-pool oracle > O_repro (closed form)", "2607.03436 Thm 2(b)",
+claims.add("best-of-M on the maximiser ≥ the independent-pool oracle > O_repro (closed form)",
+           "2607.03436 Thm 2(b)",
            f"{rec.best_of_K:.4f} ≥ {rec.O_exp_independent:.4f} > {rec.O_repro:.4f}",
            rec.best_of_K >= rec.O_exp_independent - 1e-12 and rec.O_exp_independent > rec.O_repro)
-claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (more than 3 s.e. above O_repro)", "2607.03436 Thm 2(b)",
+
+
+# %%
+claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (more than 3 s.e. "
+           "above O_repro)",
+           "2607.03436 Thm 2(b)",
            f"{rec.best_of_K_fresh:.4f} ± {rec.best_of_K_se:.4f} vs {rec.O_repro:.4f}",
            rec.best_of_K_fresh - 3 * rec.best_of_K_se > rec.O_repro, kind="simulation")
 
@@ -596,12 +699,18 @@ claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (mor
 
 # %%
 #| label: fig-recoverability
-#| fig-cap: "The recoverability asymmetry on the specialist pool (test half): each router's expected score on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the three joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each joint law (dashed, from fresh draws) and best-of-M on the maximiser (dotted)."
+#| fig-cap: >-
+#|   The recoverability asymmetry on the specialist pool (test half): each router's expected score
+#|   on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the three
+#|   joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each joint
+#|   law (dashed, from fresh draws) and best-of-M on the maximiser (dotted).
 fig, ax = plt.subplots(figsize=(8, 3.6))
 order = list(dict.fromkeys(sc["router"]))
-ax.bar(range(len(order)), sc.groupby("router", sort=False)["committed"].first(), color="C7", alpha=0.6)
+ax.bar(range(len(order)), sc.groupby("router", sort=False)["committed"].first(), color="C7",
+       alpha=0.6)
 for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
-    ax.scatter(np.arange(len(order)) + (j - 1) * 0.2, d["fresh"], s=12, color=f"C{j}", zorder=3, label=f"fresh draws, {coupling}")
+    ax.scatter(np.arange(len(order)) + (j - 1) * 0.2, d["fresh"], s=12, color=f"C{j}", zorder=3,
+               label=f"fresh draws, {coupling}")
     ax.axhline(rec.O_exp[coupling], color=f"C{j}", ls="--", lw=1)
 ax.axhline(rec.O_repro, color="k", lw=1.5, label="O_repro")
 ax.axhline(rec.best_of_K, color="k", ls=":", lw=1.5, label=f"best-of-{rec.K} on the maximiser")
@@ -611,27 +720,36 @@ ax.legend(fontsize=7, ncol=2, loc="lower right")
 plt.show()
 
 # %%
-R.show_md(
-    "Reading: the fitted routers score {lo} to {hi} against the cap $O_{{\\mathrm{{repro}}}} = {orp}$, {reach}; best-of-{K} on the maximiser scores {bok}, {lift} above the cap and {vs} the independent-pool oracle {oi}. The "
-    "single-draw oracle itself depends on the joint law: {oc} for comonotone members (the cap: no luck to collect), {oind} "
-    "for independent and {oa} for antithetic ones. {scope}",
-    lo=sc.loc[sc.router != "maximiser", "committed"].min(), hi=sc.loc[sc.router != "maximiser", "committed"].max(), orp=rec.O_repro,
-    reach="which only the true maximiser reaches" if sc.loc[sc.router != "maximiser", "committed"].max() < rec.O_repro - 1e-12
-    else "which a fitted router reaches as well", K=rec.K, bok=rec.best_of_K, lift=rec.best_of_K - rec.O_repro, oi=rec.O_exp_independent,
-    vs=R.compare(rec.best_of_K, rec.O_exp_independent, more="above", same="equal to", expect={"above", "equal to"}),
-    oc=rec.O_exp["comonotone"], oind=rec.O_exp["independent"], oa=rec.O_exp["antithetic"],
-    scope=R.md("Best-of-{K} stays above the oracle under every law here, but Thm 2(b) promises it only against the independent "
-               "pool: the anticorrelated pair above falls short." if rec.best_of_K > max(rec.O_exp.values()) else
-               "Under the antithetic law best-of-{K} falls below the single-draw oracle: Thm 2(b) promises it only against the "
-               "independent pool.", K=rec.K),
-)
+fitted_scores = sc.loc[sc.router != "maximiser", "committed"]
+
+# %%
+R.show_md("Reading: the fitted routers score {lo} to {hi} against the cap $O_{{\\mathrm{{repro}}}} "
+          "= {orp}$, {reach}; best-of-{K} on the maximiser scores {bok}, {lift} above the cap and "
+          "{vs} the independent-pool oracle {oi}. The single-draw oracle itself depends on the "
+          "joint law: {oc} for comonotone members (the cap: no luck to collect), {oind} for "
+          "independent and {oa} for antithetic ones. {scope}",
+          lo=fitted_scores.min(), hi=fitted_scores.max(), orp=rec.O_repro,
+          reach="which only the true maximiser reaches" if fitted_scores.max() < rec.O_repro - 1e-12
+          else "which a fitted router reaches as well", K=rec.K, bok=rec.best_of_K,
+          lift=rec.best_of_K - rec.O_repro, oi=rec.O_exp_independent,
+          vs=R.compare(rec.best_of_K, rec.O_exp_independent, more="above", same="equal to",
+                       expect={"above", "equal to"}), oc=rec.O_exp["comonotone"],
+          oind=rec.O_exp["independent"], oa=rec.O_exp["antithetic"],
+          scope=R.md("Best-of-{K} stays above the oracle under every law here, but Thm 2(b) "
+                     "promises it only against the independent pool: the anticorrelated pair "
+                     "above falls short."
+                     if rec.best_of_K > max(rec.O_exp.values())
+                     else "Under the antithetic law best-of-{K} falls below the single-draw "
+                          "oracle: Thm 2(b) promises it only against the independent pool.",
+                     K=rec.K))
 
 # %% [markdown]
 # ### On a real pool
 #
 # When the released correctness tensors of 2607.03436 are available (`OG_EXTERNAL_DIR`), we
 # recompute the decomposition on MATH-500: 11 open models, 30 seed-aligned draws per item,
-# with the seed-aligned estimate of $O_{\exp}$; @tbl-real-decomposition sets our numbers beside the released
+# with the seed-aligned estimate of $O_{\exp}$; @tbl-real-decomposition sets our numbers beside the
+# released
 # ones, and the coverage invariants are checked on the same pool.
 
 # %%
@@ -640,25 +758,33 @@ if real is None:
     skipped.append(f"the decomposition on MATH-500 ({why})")
 else:
     rdec = noise.decompose(real, form="seed-aligned")
-    keys = {"best single model": ("router", "001.REL.best_single"), "O_repro": ("O_repro", "001.REL.orepro"),
-            "O_exp": ("O_exp", "001.REL.oexp"), "noise share Δ/G": ("noise_share", "001.REL.noise_share")}
-    real_df = pd.DataFrame([{"quantity": q, "recomputed": getattr(rdec, a), "released": R.published(key).value} for q, (a, key) in keys.items()])
-    claims.add("the MATH-500 tensors reproduce the released decomposition", "2607.03436 (released tensors)",
-               f"noise share {rdec.noise_share:.3f}", all(R.fmt(r.recomputed) == R.fmt(r.released) for r in real_df.itertuples()), kind="published")
+    keys = {"best single model": ("router", "001.REL.best_single"),
+            "O_repro": ("O_repro", "001.REL.orepro"), "O_exp": ("O_exp", "001.REL.oexp"),
+            "noise share Δ/G": ("noise_share", "001.REL.noise_share")}
+    real_df = pd.DataFrame([{"quantity": q, "recomputed": getattr(rdec, a),
+                             "released": R.published(key).value} for q, (a, key) in keys.items()])
+    claims.add("the MATH-500 tensors reproduce the released decomposition",
+               "2607.03436 (released tensors)", f"noise share {rdec.noise_share:.3f}",
+               all(R.fmt(r.recomputed) == R.fmt(r.released) for r in real_df.itertuples()),
+               kind="published")
     rt = cov.coverage(real, np.round(np.linspace(0.05, 1.0, 20), 3))
-    claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on MATH-500 (k = 30)", "2609.32996 §2.1", f"max L̂ = {rt.L.max():.3f}",
-               (rt.L >= 0).all() and (rt.L <= rt.D + 1e-12).all())
+    claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on MATH-500 (k = 30)", "2609.32996 §2.1",
+               f"max L̂ = {rt.L.max():.3f}", (rt.L >= 0).all() and (rt.L <= rt.D + 1e-12).all())
 
 # %%
 #| label: tbl-real-decomposition
-#| tbl-cap: "The single-draw decomposition on MATH-500 (released tensors of 2607.03436), recomputed and as released."
+#| tbl-cap: >-
+#|   The single-draw decomposition on MATH-500 (released tensors of 2607.03436), recomputed and as
+#|   released.
 if real is not None:
     display(R.table(real_df))
 
 # %%
 if real is not None:
-    R.show_md("Reading: on MATH-500, $\\Delta = {d}$ of a {g} gap between the oracle and the best single model, a noise share "
-            "of {s:%}: that part of the gap is luck no committed router can collect.", d=rdec.delta, g=rdec.G, s=rdec.noise_share)
+    R.show_md("Reading: on MATH-500, $\\Delta = {d}$ of a {g} gap between the oracle and the best "
+              "single model, a noise share of {s:%}: that part of the gap is luck no committed "
+              "router can collect.",
+              d=rdec.delta, g=rdec.G, s=rdec.noise_share)
 R.skipped_callout(skipped)
 
 # %% [markdown]
@@ -669,7 +795,8 @@ R.skipped_callout(skipped)
 
 # %%
 #| label: tbl-theory-claims
-#| tbl-cap: "The claims of this chapter: kind of evidence, source, computed value and whether it holds."
+#| tbl-cap: >-
+#|   The claims of this chapter: kind of evidence, source, computed value and whether it holds.
 claims.table()
 
 # %%
@@ -682,26 +809,34 @@ R.show_md("All {n} claims hold on this run (seed {seed}): {parts}.", n=len(claim
 # ## Takeaways
 
 # %%
-lines = [
-    R.md("- Count rules make low thresholds coarse: at $k = 16$ one success separates covered from uncovered, and zero "
-         "successes leave the rate anywhere below {cp}.", cp=cp0),
-    "- The identities hold for any rates: $L \\le D$, a router's loss to the oracle is $D\\,e_D$, and a mixture covers at "
-    "$\\tau$ at least what the oracle covers at $M\\tau$, a guarantee only for $\\tau \\le 1/M$.",
-    R.md("- Plug-in gaps err both ways: with no real gap the coverage gap reads {m} on average, with a real gap of {Ls} it read "
-         "{ms}, and the outcome-oracle gap is biased low. Neither licenses ordinary paired inference; the null tests of "
-         "@sec-seed-pool and the certificates of @sec-certificates address that.", m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean()),
-]
+lines = [R.md("- Count rules make low thresholds coarse: at $k = 16$ one success separates covered "
+              "from uncovered, and zero successes leave the rate anywhere below {cp}.",
+              cp=cp0),
+         "- The identities hold for any rates: $L \\le D$, a router's loss to the oracle is "
+         "$D\\,e_D$, and a mixture covers at $\\tau$ at least what the oracle covers at $M\\tau$, "
+         "a guarantee only for $\\tau \\le 1/M$.",
+         R.md("- Plug-in gaps err both ways: with no real gap the coverage gap reads {m} on "
+              "average, with a real gap of {Ls} it read {ms}, and the outcome-oracle gap is "
+              "biased low. Neither licenses ordinary paired inference; the null tests of "
+              "@sec-seed-pool and the certificates of @sec-certificates address that.",
+              m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean())]
 
 # %%
-lines += [
-    R.md("- Information sets a ladder: fixed member, finite signal, prompt, outcome. Only the last rung contains single-draw "
-         "luck ({dd} of the diffuse pool's gap), and collecting it needs fresh draws and a verifier.", dd=dec.delta),
-    R.md("- Fitted routers obey the same identity (largest residual {rf:.1e}); what separates them is their disagreement error.", rf=res_fit),
-    R.md("- Complementary coverage has diminishing returns on every instance checked, so a greedy pool is never far from the best "
-         "pool of its size (worst ratio seen {r8}, guarantee $1 - 1/e$).", r8=thm8["min_ratio"].min()),
-    R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the specialist pool), under any joint law of the "
-         "draws; best-of-{Kb} on the maximiser lifts through it ({bok}).", orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K),
-]
+lines += [R.md("- Information sets a ladder: fixed member, finite signal, prompt, outcome. Only "
+               "the last rung contains single-draw luck ({dd} of the diffuse pool's gap), and "
+               "collecting it needs fresh draws and a verifier.",
+               dd=dec.delta),
+          R.md("- Fitted routers obey the same identity (largest residual {rf:.1e}); what "
+               "separates them is their disagreement error.",
+               rf=res_fit),
+          R.md("- Complementary coverage has diminishing returns on every instance checked, so a "
+               "greedy pool is never far from the best pool of its size (worst ratio seen {r8}, "
+               "guarantee $1 - 1/e$).",
+               r8=thm8["min_ratio"].min()),
+          R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the "
+               "specialist pool), under any joint law of the draws; best-of-{Kb} on the maximiser "
+               "lifts through it ({bok}).",
+               orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K)]
 R.show_lines(lines)  # the bullets are filled already: shown as they are
 
 # %% [markdown]
@@ -720,14 +855,20 @@ R.show_lines(lines)  # the bullets are filled already: shown as they are
 
 # %%
 e1 = cov.coverage(toy, [0.25])
-R.solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D = {D}$, so the break-even error is $L/D = {be}$: "
-         "member B covers every prompt A covers, no router can beat it, and any error costs coverage.",
-         cb=R.fmt_frac(e1.best[0]), L=R.fmt_frac(e1.L[0]), D=R.fmt_frac(e1.D[0]), be=R.fmt_frac(e1.break_even[0]))
-L64 = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, 64, seed=rng).pool, [0.10]).L[0] for _ in range(max(N_REPLICATES // 8, 10))])
-R.solution("2. With $k = 64$ the equal-rate pools' $\\hat L(0.10)$ averages {a} over {r} pools, against {b} at $k = {k}$: more "
-         "responses make each estimate less noisy, so the maximum over members picks less favourable noise and the manufactured "
-         "gap {w}.", a=L64.mean(), r=L64.size, b=L_null.mean(), k=K, w=R.compare(L64.mean(), L_null.mean(), more="grows", less="shrinks"))
-R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\\mathrm{{repro}}}} = {orp}$, $\\Delta = {d}$; "
-         "best-of-2 on one member succeeds with probability $1 - (1/2)^2 = {b}$. Theorem 2(b) compares with the oracle of "
-         "independent draws; here the draws are perfectly anticorrelated, which maximises the single-draw oracle.",
-         oe=anti.O_exp, orp=anti.O_repro, d=anti.delta, b=bok_pair)
+R.solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D = {D}$, so the "
+           "break-even error is $L/D = {be}$: member B covers every prompt A covers, no router "
+           "can beat it, and any error costs coverage.",
+           cb=R.fmt_frac(e1.best[0]), L=R.fmt_frac(e1.L[0]), D=R.fmt_frac(e1.D[0]),
+           be=R.fmt_frac(e1.break_even[0]))
+L64 = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, 64, seed=rng).pool, [0.10]).L[0]
+                for _ in range(max(N_REPLICATES // 8, 10))])
+R.solution("2. With $k = 64$ the equal-rate pools' $\\hat L(0.10)$ averages {a} over {r} pools, "
+           "against {b} at $k = {k}$: more responses make each estimate less noisy, so the "
+           "maximum over members picks less favourable noise and the manufactured gap {w}.",
+           a=L64.mean(), r=L64.size, b=L_null.mean(), k=K,
+           w=R.compare(L64.mean(), L_null.mean(), more="grows", less="shrinks"))
+R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\\mathrm{{repro}}}} "
+           "= {orp}$, $\\Delta = {d}$; best-of-2 on one member succeeds with probability $1 - "
+           "(1/2)^2 = {b}$. Theorem 2(b) compares with the oracle of independent draws; here the "
+           "draws are perfectly anticorrelated, which maximises the single-draw oracle.",
+           oe=anti.O_exp, orp=anti.O_repro, d=anti.delta, b=bok_pair)

@@ -69,9 +69,13 @@
 # %% tags=["parameters"]
 SMALL = False  # a quick run for tests and classes: fewer draws, resamples and replicates
 SEED = 0
-POOL = None  # your own pool instead of the lab seed pool: a pool directory, .npy, FILE.npz:KEY, wide .csv or registry name
+# your own pool instead of the lab seed pool: a pool directory, .npy, FILE.npz:KEY, wide .csv or
+# registry name
+POOL = None
 M = 5  # members of the lab seed pool to keep (its first M seeds)
-K = 16  # responses per member: 16 (the lab seed pool), up to 64 (the first K of its 64-response replication)
+# responses per member: 16 (the lab seed pool), up to 64 (the first K of its 64-response
+# replication)
+K = 16
 TAUS = [0.05, 0.10, 0.20, 0.30]  # the paper's reporting thresholds on the primary task
 TAUS_SECONDARY = [0.5, 0.6, 0.7, 0.8, 0.9]  # and on the secondary task
 BAND, BAND_SECONDARY = (0.05, 0.30), (0.50, 0.90)  # the rAUC bands of Table 3
@@ -106,6 +110,7 @@ from IPython.display import display
 from oraclegap import datasets
 from oraclegap import report as R
 from oraclegap.deploy import mixtures, validation
+from oraclegap.deploy.routers import label as family_label
 from oraclegap.pool import Pool
 from oraclegap.sources import open_pool
 from oraclegap.stats import coverage as cov
@@ -118,10 +123,12 @@ from oraclegap.stats import nulls, simulate, studies
 # %%
 R.use_style()
 if SMALL:
-    N_DRAWS, N_SPLITS, N_BOOT, N_BOOT_DRAWS, N_CHECK_REPS, N_RULE_BOOT, N_SUBSAMPLES, N_AGREE, CV_FOLDS = 400, 40, 60, 40, 40, 300, 40, 40, 3
+    N_DRAWS, N_SPLITS, N_BOOT, N_BOOT_DRAWS, N_CHECK_REPS = 400, 40, 60, 40, 40
+    N_RULE_BOOT, N_SUBSAMPLES, N_AGREE, CV_FOLDS = 300, 40, 40, 3
     N_FP_POOLS, N_STUDY_DRAWS, N_POWER_REPS, N_A3_REPS, N_A4_REPS, N_PLAN_REPS = 30, 100, 6, 5, 5, 8
 rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
-LAB = not POOL  # the lab's own facts (validation twin, base, soup, replications) exist only for the lab pool
+# the lab's own facts (validation twin, base, soup, replications) exist only for the lab pool
+LAB = not POOL
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 
 # %% [markdown]
@@ -153,12 +160,10 @@ nulls.warm_up()  # compile or load the numba kernels once, before anything is ti
 cross = datasets.load("lab-cross")
 
 
-def lab(task, split, role="member", table=cross):
-    """Prompts of one lab task and split; policies: its light seeds ('member'), its soup, or the base."""
-    pol = table.policies
-    keep_pol = (pol["role"] == role) & ((pol["dataset"] == task) | (role == "base")) & ((pol["recipe"] == "light") | (role != "member"))
-    keep = (table.prompts["dataset"] == task).to_numpy() & (table.prompts["split"] == split).to_numpy()
-    return table.select(prompts=keep, policies=keep_pol.to_numpy())
+def lab(task, split, role="member"):
+    """Prompts of one lab task and split; policies: its light seeds ('member'), its soup, or
+    the base."""
+    return datasets.lab_slice(cross, task, split, role)
 
 # %% [markdown]
 # The pools, loaded once: the main pool and its validation twin, and for the lab the second
@@ -170,13 +175,16 @@ if POOL:
 else:
     k64 = datasets.load("lab-primary-k64")
     k64_members = k64.select(policies=(k64.policies["role"] == "member").to_numpy())
-    primary = datasets.load("lab-seed-primary") if K == 16 else k64_members.draws(range(K))  # K = 16: the first 16 of the 64
+    # K = 16: the first 16 of the 64
+    primary = datasets.load("lab-seed-primary") if K == 16 else k64_members.draws(range(K))
     seed_pool = primary.select(policies=list(range(M)))
     val_pool = datasets.load("lab-seed-primary-val").select(policies=list(range(M)))
     sec_test, sec_val = lab("secondary", "test"), lab("secondary", "validation")
-    k64s, extra, small = (datasets.load(name) for name in ("lab-secondary-k64", "lab-primary-extra", "lab-small"))
+    k64s, extra, small = (datasets.load(name)
+                          for name in ("lab-secondary-k64", "lab-primary-extra", "lab-small"))
 N_PROMPTS, M, K = seed_pool.shape
-sim_pool = simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool  # the teaching baseline: population gap 0
+# the teaching baseline: population gap 0
+sim_pool = simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool
 n_moves = N_PROMPTS * M
 
 # %% [markdown]
@@ -185,29 +193,48 @@ n_moves = N_PROMPTS * M
 
 # %%
 lab_rows = {"validation twin": f"the same seeds on {val_pool.n_prompts} primary validation prompts",
-            "base model, soup": "the lab's base model and the soup (mean LoRA update) of the seeds, on the same prompts",
-            "second task": f"secondary task: {sec_test.n_policies} seeds of its own, {sec_val.n_prompts} validation and {sec_test.n_prompts} test prompts",
-            "replications": f"{k64.k} responses (both tasks); {extra.n_prompts} extra prompts (and {N_PROMPTS + extra.n_prompts} pooled); "
-                            f"a smaller base ({small.split('validation').n_prompts} validation, {small.split('test').n_prompts} test prompts)",
-            "seed-aligned twin": "the same seeds, prompts and k sampled seed-aligned (lab-seed-primary-aligned); every other lab pool "
+            "base model, soup": "the lab's base model and the soup (mean LoRA update) of the "
+                                "seeds, on the same prompts",
+            "second task": f"secondary task: {sec_test.n_policies} seeds of its own, "
+                           f"{sec_val.n_prompts} validation and {sec_test.n_prompts} test prompts",
+            "replications": f"{k64.k} responses (both tasks); {extra.n_prompts} extra prompts (and "
+                            f"{N_PROMPTS + extra.n_prompts} pooled); "
+                            f"a smaller base ({small.split('validation').n_prompts} validation, "
+                            f"{small.split('test').n_prompts} test prompts)",
+            "seed-aligned twin": "the same seeds, prompts and k sampled seed-aligned "
+                                 "(lab-seed-primary-aligned); every other lab pool "
                                  "has per-policy draws"} if LAB else \
-           dict.fromkeys(("validation twin", "base model, soup", "second task", "replications", "seed-aligned twin"), "— (your pool)")
+           dict.fromkeys(("validation twin", "base model, soup", "second task", "replications",
+                          "seed-aligned twin"), "— (your pool)")
 
 # %% [markdown]
 # The other rows give the main pool, the teaching baseline and the settings of the tests.
 
 # %%
+rows = {"main pool": f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMPTS} prompts × {M} "
+                     f"members × {K} responses",
+        **lab_rows,
+        "teaching baseline": "simulated, same shape; pᵢₘ = pᵢ ~ "
+                             f"Beta{cov.GEOMETRY3K_PRIOR.a, cov.GEOMETRY3K_PRIOR.b}: population "
+                             "gap 0",
+        "thresholds τ": ", ".join(f"{t:g}" for t in TAUS) + " (second task: " + ", ".join(f"{t:g}"
+        for t in TAUS_SECONDARY) + ")",
+        "rAUC bands": f"[{BAND[0]:g}, {BAND[1]:g}] (second task [{BAND_SECONDARY[0]:g}, "
+                      f"{BAND_SECONDARY[1]:g}]); Beta-smoothed rates",
+        "null draws": f"{N_DRAWS:,} per null",
+        "margin chain": f"heat-bath 2×2 moves, burn-in {60 * n_moves:,}, then every "
+                        f"{2 * n_moves:,}th table",
+        "split-half": f"{N_SPLITS} random splits of each cell's responses, {K // 2} + {K - K // 2}",
+        "deployment rules": f"{N_RULE_BOOT:,} paired prompt resamples; {N_SUBSAMPLES} subsamples "
+                            f"per mixture and vote; routers: the {len(validation.PAPER_FAMILIES)} "
+                            f"families of App. B.2, {CV_FOLDS}-fold cross-fitting on validation",
+        "simulation studies": f"{N_STUDY_DRAWS} null draws per test; chain burn-in "
+                              f"{30 * n_moves:,}, thinning {n_moves:,}"}
+
+
+# %%
 #| label: tbl-seed-settings
 #| tbl-cap: "Pools and settings of this chapter."
-rows = {"main pool": f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMPTS} prompts × {M} members × {K} responses", **lab_rows,
-        "teaching baseline": f"simulated, same shape; pᵢₘ = pᵢ ~ Beta{cov.GEOMETRY3K_PRIOR.a, cov.GEOMETRY3K_PRIOR.b}: population gap 0",
-        "thresholds τ": ", ".join(f"{t:g}" for t in TAUS) + " (second task: " + ", ".join(f"{t:g}" for t in TAUS_SECONDARY) + ")",
-        "rAUC bands": f"[{BAND[0]:g}, {BAND[1]:g}] (second task [{BAND_SECONDARY[0]:g}, {BAND_SECONDARY[1]:g}]); Beta-smoothed rates",
-        "null draws": f"{N_DRAWS:,} per null", "margin chain": f"heat-bath 2×2 moves, burn-in {60 * n_moves:,}, then every {2 * n_moves:,}th table",
-        "split-half": f"{N_SPLITS} random splits of each cell's responses, {K // 2} + {K - K // 2}",
-        "deployment rules": f"{N_RULE_BOOT:,} paired prompt resamples; {N_SUBSAMPLES} subsamples per mixture and vote; routers: the "
-                            f"{len(validation.PAPER_FAMILIES)} families of App. B.2, {CV_FOLDS}-fold cross-fitting on validation",
-        "simulation studies": f"{N_STUDY_DRAWS} null draws per test; chain burn-in {30 * n_moves:,}, thinning {n_moves:,}"}
 R.table(pd.DataFrame({"item": list(rows), "value": list(rows.values())}))
 
 # %% [markdown]
@@ -215,17 +242,20 @@ R.table(pd.DataFrame({"item": list(rows), "value": list(rows.values())}))
 # that no null can move because all their responses are wrong, or all right, across the pool.
 
 # %%
-deg, means, tab0 = nulls.degenerate_prompts(seed_pool), seed_pool.rates().mean(axis=0), cov.coverage(seed_pool, TAUS)
-R.show_md(
-    "Member mean success rates range from {lo} to {hi} (the paper's five Geometry3K seeds: {plo} to {phi}). {d} of {n} prompts "
-    "are degenerate ({w} all wrong, {r} all right) and carry no randomisation variance. At $\\tau = 0.10$ the members disagree "
-    "on $\\hat D = {D}$ of the prompts and the plug-in oracle beats the best member by $\\hat L = {L}$, so a router would have "
-    "to pick a covered member on more than {be:%} of the disagreement prompts ($1 - \\hat L/\\hat D$) just to match the best "
-    "member (the paper: $\\hat D = {pD}$, $\\hat L = {pL}$).",
-    lo=means.min(), hi=means.max(), plo=R.published("000.S3.member_lo").text, phi=R.published("000.S3.member_hi").text,
-    d=deg["degenerate"], n=deg["n_prompts"], w=deg["all_wrong"], r=deg["all_right"], D=tab0.D[1], L=tab0.L[1],
-    be=1 - tab0.break_even[1], pD=R.published("000.T1.D_010").text, pL=R.published("000.T1.L_010").text,
-)
+deg, means = nulls.degenerate_prompts(seed_pool), seed_pool.rates().mean(axis=0)
+tab0 = cov.coverage(seed_pool, TAUS)
+R.show_md("Member mean success rates range from {lo} to {hi} (the paper's five Geometry3K seeds: "
+          "{plo} to {phi}). {d} of {n} prompts are degenerate ({w} all wrong, {r} all right) and "
+          "carry no randomisation variance. At $\\tau = 0.10$ the members disagree on $\\hat D = "
+          "{D}$ of the prompts and the plug-in oracle beats the best member by $\\hat L = {L}$, "
+          "so a router would have to pick a covered member on more than {be:%} of the "
+          "disagreement prompts ($1 - \\hat L/\\hat D$) just to match the best member (the paper: "
+          "$\\hat D = {pD}$, $\\hat L = {pL}$).",
+          lo=means.min(), hi=means.max(), plo=R.published("000.S3.member_lo").text,
+          phi=R.published("000.S3.member_hi").text, d=deg["degenerate"], n=deg["n_prompts"],
+          w=deg["all_wrong"], r=deg["all_right"], D=tab0.D[1], L=tab0.L[1],
+          be=1 - tab0.break_even[1], pD=R.published("000.T1.D_010").text,
+          pL=R.published("000.T1.L_010").text)
 
 # %% [markdown]
 # ## Two reference laws {#sec-nulls}
@@ -240,13 +270,18 @@ R.show_md(
 
 # %%
 #| label: fig-redeal
-#| fig-cap: "The re-deal null on one prompt of the lab seed pool: the observed responses of each member (left; filled square: correct, drawn as counts) and one re-deal of the same successes into the members' hands (right)."
+#| fig-cap: >-
+#|   The re-deal null on one prompt of the lab seed pool: the observed responses of each member
+#|   (left; filled square: correct, drawn as counts) and one re-deal of the same successes into the
+#|   members' hands (right).
 i_show = int(np.argsort(np.abs(seed_pool.counts().sum(axis=1) - M * K / 3))[0])
 dealt = nulls.redeal(seed_pool, 1, seed=rng)[0, i_show]
 fig, axes = plt.subplots(1, 2, figsize=(9, 2.2))
-for ax, row, title in ((axes[0], seed_pool.counts()[i_show], "observed"), (axes[1], dealt, "one re-deal")):
-    R.draw_outcomes(ax, np.arange(K)[None, :] < row[:, None], row_labels=list(seed_pool.policy_names),
-                    row_notes=[f"{c}/{K}" for c in row], title=f"{title}: {row.sum()} successes on prompt {i_show}")
+for ax, row, title in ((axes[0], seed_pool.counts()[i_show], "observed"),
+                       (axes[1], dealt, "one re-deal")):
+    R.draw_outcomes(ax, np.arange(K)[None, :] < row[:, None],
+                    row_labels=list(seed_pool.policy_names), row_notes=[f"{c}/{K}" for c in row],
+                    title=f"{title}: {row.sum()} successes on prompt {i_show}")
 plt.tight_layout()
 plt.show()
 
@@ -279,14 +314,18 @@ plt.show()
 
 # %%
 #| label: fig-swap
-#| fig-cap: "One 2×2 move of the margin chain on two prompts and two members of the lab seed pool: one success moves from member a to member b on the first prompt and back on the second. Grey numbers are the row and column totals of the sub-table; they do not change."
+#| fig-cap: >-
+#|   One 2×2 move of the margin chain on two prompts and two members of the lab seed pool: one
+#|   success moves from member a to member b on the first prompt and back on the second. Grey
+#|   numbers are the row and column totals of the sub-table; they do not change.
 c_all = seed_pool.counts()
 i1, i2 = [int(i) for i in np.flatnonzero((c_all[:, 0] > 0) & (c_all[:, 1] < K))[:1]] + \
          [int(i) for i in np.flatnonzero((c_all[:, 1] > 0) & (c_all[:, 0] < K))[1:2]]
 sub = c_all[[i1, i2]][:, [0, 1]]
 move = np.array([[-1, 1], [1, -1]])
 fig, axes = plt.subplots(1, 2, figsize=(6, 2.3))
-labels = {"row_labels": [f"prompt {i1}", f"prompt {i2}"], "col_labels": [f"a = {seed_pool.policy_names[0]}", f"b = {seed_pool.policy_names[1]}"]}
+labels = {"row_labels": [f"prompt {i1}", f"prompt {i2}"],
+          "col_labels": [f"a = {seed_pool.policy_names[0]}", f"b = {seed_pool.policy_names[1]}"]}
 R.draw_counts(axes[0], sub, title="before", **labels)
 R.draw_counts(axes[1], sub + move, changes=move, title="after one move", **labels)
 plt.tight_layout()
@@ -308,20 +347,25 @@ plt.show()
 
 # %%
 #| label: tbl-baseline
-#| tbl-cap: "The simulated pool with population gap zero (same shape as the lab seed pool): plug-in gap, its re-deal null mean and 90% band, both upper-tail p-values and the split-half gap."
+#| tbl-cap: >-
+#|   The simulated pool with population gap zero (same shape as the lab seed pool): plug-in gap, its
+#|   re-deal null mean and 90% band, both upper-tail p-values and the split-half gap.
 gt_sim = nulls.gap_table(sim_pool, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
 ts = gt_sim.frame()
-ts["band"] = [R.fmt_interval(None, a, b) for a, b in zip(ts["L_band_lo"], ts["L_band_hi"], strict=True)]
-R.table(ts, columns={"tau": "τ", "L": "L̂", "L_null": "L̂ re-deal", "band": "re-deal 90% band", "p": "pᵣₑ", "p_m": "pₘₚ",
-                     "split_half": "split-half gap"})
+ts["band"] = [R.fmt_interval(None, a, b)
+              for a, b in zip(ts["L_band_lo"], ts["L_band_hi"], strict=True)]
+R.table(ts, columns={"tau": "τ", "L": "L̂", "L_null": "L̂ re-deal", "band": "re-deal 90% band",
+                     "p": "pᵣₑ", "p_m": "pₘₚ", "split_half": "split-half gap"})
 
 # %%
 inside_sim = [R.position(r.L, r.L_band_lo, r.L_band_hi) for r in ts.itertuples()]
-R.show_md("Reading: with no specialisation at all the plug-in gap reaches {lo} to {hi}; it lies inside the re-deal 90% band "
-          "at {ni} of {nt} thresholds, the smallest p-value of either null is {pmin:p}, and split-half scoring leaves "
-          "{shlo:+} to {shhi:+}. This is the pattern a pool without specialisation gives.",
-          lo=ts["L"].min(), hi=ts["L"].max(), ni=inside_sim.count("inside"), nt=len(ts), pmin=min(ts["p"].min(), ts["p_m"].min()),
-          shlo=ts["split_half"].min(), shhi=ts["split_half"].max())
+R.show_md("Reading: with no specialisation at all the plug-in gap reaches {lo} to {hi}; it lies "
+          "inside the re-deal 90% band at {ni} of {nt} thresholds, the smallest p-value of either "
+          "null is {pmin:p}, and split-half scoring leaves {shlo:+} to {shhi:+}. This is the "
+          "pattern a pool without specialisation gives.",
+          lo=ts["L"].min(), hi=ts["L"].max(), ni=inside_sim.count("inside"), nt=len(ts),
+          pmin=min(ts["p"].min(), ts["p_m"].min()), shlo=ts["split_half"].min(),
+          shhi=ts["split_half"].max())
 
 # %% [markdown]
 # ## How much of the lab pool's gap does sampling explain?
@@ -333,23 +377,34 @@ R.show_md("Reading: with no specialisation at all the plug-in gap reaches {lo} t
 
 # %%
 #| label: tbl-table1
-#| tbl-cap: "Oracle-gap tests on the lab seed pool (first half of the layout of Table 1 of 2609.32996): disagreement and oracle gap, observed and re-deal null means, the 5th-95th percentile band of re-deal draws, the upper-tail p-values of both nulls (and the re-deal lower-tail fraction) and the split-half gap, with the paper's L̂ and p-values on Geometry3K."
+#| tbl-cap: >-
+#|   Oracle-gap tests on the lab seed pool (first half of the layout of Table 1 of 2609.32996):
+#|   disagreement and oracle gap, observed and re-deal null means, the 5th-95th percentile band of
+#|   re-deal draws, the upper-tail p-values of both nulls (and the re-deal lower-tail fraction) and
+#|   the split-half gap, with the paper's L̂ and p-values on Geometry3K.
 gt = nulls.gap_table(seed_pool, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
 t1 = gt.frame()
-t1["band"] = [R.fmt_interval(None, a, b) for a, b in zip(t1["L_band_lo"], t1["L_band_hi"], strict=True)]
+t1["band"] = [R.fmt_interval(None, a, b)
+              for a, b in zip(t1["L_band_lo"], t1["L_band_hi"], strict=True)]
 key = {0.05: "005", 0.10: "010", 0.20: "020", 0.30: "030"}
 for col, stem in (("paper_L", "L"), ("paper_p", "p"), ("paper_pm", "pm")):
     t1[col] = [R.published(f"000.T1.{stem}_{key[t]}").text if t in key else "—" for t in t1["tau"]]
-R.table(t1, columns={"tau": "τ", "D": "D̂", "D_null": "D̂ re-deal", "L": "L̂", "L_null": "L̂ re-deal", "band": "re-deal 90% band",
-                     "p": "pᵣₑ", "p_lower": "lower-tail, re-deal", "p_m": "pₘₚ", "split_half": "split-half gap", "paper_L": "paper L̂",
-                     "paper_p": "paper pᵣₑ",
-                     "paper_pm": "paper pₘₚ"})
+R.table(t1, columns={"tau": "τ", "D": "D̂", "D_null": "D̂ re-deal", "L": "L̂",
+                     "L_null": "L̂ re-deal", "band": "re-deal 90% band", "p": "pᵣₑ",
+                     "p_lower": "lower-tail, re-deal", "p_m": "pₘₚ", "split_half": "split-half gap",
+                     "paper_L": "paper L̂", "paper_p": "paper pᵣₑ", "paper_pm": "paper pₘₚ"})
 
 # %%
 #| label: tbl-table1-more
-#| tbl-cap: "The rest of the layout of Table 1 on the lab seed pool: oracle minus uniform mixture, and the rise of the plug-in gap from two members to all of them, each observed, with its re-deal null mean and upper-tail p-value."
-R.table(t1, columns={"tau": "τ", "orac_minus_mix": "oracle − mixture", "orac_minus_mix_null": "re-deal mean",
-                     "orac_minus_mix_p": "pᵣₑ", "rise_L": f"rise of L̂, 2 to {M}", "rise_L_null": "rise, re-deal mean", "rise_p": "rise, pᵣₑ"})
+#| tbl-cap: >-
+#|   The rest of the layout of Table 1 on the lab seed pool: oracle minus uniform mixture, and the
+#|   rise of the plug-in gap from two members to all of them, each observed, with its re-deal null
+#|   mean and upper-tail p-value.
+R.table(t1,
+        columns={"tau": "τ", "orac_minus_mix": "oracle − mixture",
+                 "orac_minus_mix_null": "re-deal mean", "orac_minus_mix_p": "pᵣₑ",
+                 "rise_L": f"rise of L̂, 2 to {M}", "rise_L_null": "rise, re-deal mean",
+                 "rise_p": "rise, pᵣₑ"})
 
 # %% [markdown]
 # The reading at $\tau = 0.10$ quotes the excess's bootstrap interval, the tests that reject and
@@ -358,28 +413,34 @@ R.table(t1, columns={"tau": "τ", "orac_minus_mix": "oracle − mixture", "orac_
 # %%
 row = t1.set_index("tau").loc[0.10]
 boot = nulls.excess_bootstrap(seed_pool, 0.10, n_boot=N_BOOT, n_draws=N_BOOT_DRAWS, seed=rng)
-rejects = [name for name, pv in (("re-deal", row["p"]), ("margin-preserving", row["p_m"])) if pv <= 0.05]
+rejects = [name for name, pv in (("re-deal", row["p"]), ("margin-preserving", row["p_m"]))
+           if pv <= 0.05]
 below = [f"{t:g}" for t, pl in zip(t1["tau"], t1["p_lower"], strict=True) if pl <= 0.05]
-verdict = "neither test rejects at level 0.05" if not rejects else "the " + " and ".join(rejects) + (" tests reject" if len(rejects) > 1
-                                                                                                    else " test rejects") + " at level 0.05"
-low = R.md("The observed gap lies at or below all but a few re-deal draws (lower-tail fraction at most 0.05) at "
-           "$\\tau \\in \\{{{t}\\}}$: the members agree with each other more than the null allows, a puzzle the section on draw "
+verdict = ("neither test rejects at level 0.05" if not rejects else "the " + " and ".join(rejects)
+           + (" tests reject" if len(rejects) > 1 else " test rejects") + " at level 0.05")
+low = R.md("The observed gap lies at or below all but a few re-deal draws (lower-tail fraction at "
+           "most 0.05) at "
+           "$\\tau \\in \\{{{t}\\}}$: the members agree with each other more than the null allows, "
+           "a puzzle the section on draw "
            "alignment takes up.", t=", ".join(below)) if below else \
     R.md("No lower-tail fraction is at or below 0.05 (smallest {pl:p}).", pl=t1["p_lower"].min())
 
 # %%
-R.show_md(
-    "At $\\tau = 0.10$ the re-deal null, in which no member differs from another, produces a mean gap of {m} against {L} "
-    "observed: the null {rel} the observed gap. The excess is {e:+} with 95% prompt-bootstrap interval {ci}; {verdict} "
-    "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$). The split-half gap is {sh:+}. The paper's Geometry3K "
-    "pool had $\\hat L = {pL}$ against a null mean of {pn} ($p_{{\\mathrm{{re}}}} = {pp}$, $p_{{\\mathrm{{mp}}}} = {ppm}$), an "
-    "excess of {pe} with interval [{pel}, {peh}]. {low}",
-    m=row["L_null"], L=row["L"], rel=R.compare(row["L_null"], row["L"], more="exceeds", less="falls short of", same="matches"),
-    e=row["excess"], ci=R.fmt_interval(None, boot.lo, boot.hi), p=row["p"], pm=row["p_m"], sh=row["split_half"], verdict=verdict,
-    pL=R.published("000.T1.L_010").text, pn=R.published("000.T1.L_null_010").text, pp=R.published("000.T1.p_010").text,
-    ppm=R.published("000.T1.pm_010").text, pe=R.published("000.S3.excess_010").text, pel=R.published("000.S3.excess_ci_lo").text,
-    peh=R.published("000.S3.excess_ci_hi").text, low=low,
-)
+R.show_md("At $\\tau = 0.10$ the re-deal null, in which no member differs from another, produces a "
+          "mean gap of {m} against {L} observed: the null {rel} the observed gap. The excess is "
+          "{e:+} with 95% prompt-bootstrap interval {ci}; {verdict} ($p_{{\\mathrm{{re}}}} = "
+          "{p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$). The split-half gap is {sh:+}. The paper's "
+          "Geometry3K pool had $\\hat L = {pL}$ against a null mean of {pn} "
+          "($p_{{\\mathrm{{re}}}} = {pp}$, $p_{{\\mathrm{{mp}}}} = {ppm}$), an excess of {pe} "
+          "with interval [{pel}, {peh}]. {low}",
+          m=row["L_null"], L=row["L"],
+          rel=R.compare(row["L_null"], row["L"], more="exceeds", less="falls short of",
+                        same="matches"), e=row["excess"], ci=R.fmt_interval(None, boot.lo, boot.hi),
+          p=row["p"], pm=row["p_m"], sh=row["split_half"], verdict=verdict,
+          pL=R.published("000.T1.L_010").text, pn=R.published("000.T1.L_null_010").text,
+          pp=R.published("000.T1.p_010").text, ppm=R.published("000.T1.pm_010").text,
+          pe=R.published("000.S3.excess_010").text, pel=R.published("000.S3.excess_ci_lo").text,
+          peh=R.published("000.S3.excess_ci_hi").text, low=low)
 
 # %% [markdown]
 # A reader of @tbl-table1-more may wonder why one p-value is missing or can be exactly one. At
@@ -390,16 +451,18 @@ R.show_md(
 
 # %%
 const = [t for t in gt.tests.tests if np.ptp(t.draws) == 0]
-point = [f"{s} at τ = {t:g}" for s, t in (("oracle − mixture", t) for t in TAUS) if gt.tests.is_skipped("oracle_minus_mixture", t)]
-R.show_callout(
-    "Under the re-deal null these statistics take one value in every draw: {names}. At $\\tau = {t:g}$ with $k = {k}$ the "
-    "oracle's count rule needs {a} success and the mixture's needs {b} of {mk}; both are fixed by the prompt totals. A test "
-    "whose null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints {pp} there too) and can never "
-    "reject, so it is not run (the table leaves its p-value empty) and stays out of the multiple-testing family below.",
-    names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point) or "none", t=TAUS[0], k=K,
-    a=cov.need(TAUS[0], K), b=cov.need(TAUS[0], M * K), mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
-    title="Why a test statistic can be constant under a null",
-)
+point = [f"{s} at τ = {t:g}" for s, t in (("oracle − mixture", t) for t in TAUS)
+         if gt.tests.is_skipped("oracle_minus_mixture", t)]
+R.show_callout("Under the re-deal null these statistics take one value in every draw: {names}. At "
+               "$\\tau = {t:g}$ with $k = {k}$ the oracle's count rule needs {a} success and the "
+               "mixture's needs {b} of {mk}; both are fixed by the prompt totals. A test whose "
+               "null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints "
+               "{pp} there too) and can never reject, so it is not run (the table leaves its "
+               "p-value empty) and stays out of the multiple-testing family below.",
+               names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
+               or "none", t=TAUS[0], k=K, a=cov.need(TAUS[0], K), b=cov.need(TAUS[0], M * K),
+               mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
+               title="Why a test statistic can be constant under a null")
 
 # %% [markdown]
 # Where does the observed gap fall within the null distributions? @fig-null shows both at
@@ -407,7 +470,10 @@ R.show_callout(
 
 # %%
 #| label: fig-null
-#| fig-cap: "Null distributions of the plug-in oracle gap at τ = 0.10 on the lab seed pool: re-deal draws and margin-chain draws, with the observed gap (solid line) and the re-deal 5th-95th percentile band (shaded)."
+#| fig-cap: >-
+#|   Null distributions of the plug-in oracle gap at τ = 0.10 on the lab seed pool: re-deal draws
+#|   and margin-chain draws, with the observed gap (solid line) and the re-deal 5th-95th percentile
+#|   band (shaded).
 lr, lm = gt.tests.get("L", 0.10, "redeal"), gt.tests.get("L", 0.10, "margin")
 fig, ax = plt.subplots()
 edges = np.arange(min(lr.draws.min(), lm.draws.min(), lr.observed) - 0.5 / N_PROMPTS,
@@ -416,19 +482,20 @@ ax.hist(lr.draws, bins=edges, alpha=0.6, label="re-deal null")
 ax.hist(lm.draws, bins=edges, alpha=0.6, label="margin-preserving null")
 ax.axvspan(lr.band_lo, lr.band_hi, color="C0", alpha=0.08)
 ax.axvline(lr.observed, color="k", lw=2, label="observed L̂")
-ax.set(xlabel="oracle gap L̂ at τ = 0.10", ylabel="null draws", title="Where the observed gap falls")
+ax.set(xlabel="oracle gap L̂ at τ = 0.10", ylabel="null draws",
+       title="Where the observed gap falls")
 ax.legend()
 plt.show()
 
 # %%
 ch, ess = gt.tests.chain, [gt.tests.get("L", t, "margin").ess / N_DRAWS for t in TAUS]
-R.show_md(
-    "Reading: the observed gap lies {where} the re-deal 90% band {band}, and the two null means differ by {dm}. The chain "
-    "changed the table on {acc:%} of its {prop:,} proposals; its ESS for $\\hat L$ is {lo:%} to {hi:%} of the {n:,} draws "
-    "across thresholds.",
-    where=R.position(lr.observed, lr.band_lo, lr.band_hi, above="above", below="below"), band=R.fmt_interval(None, *lr.band),
-    dm=abs(lr.mean - lm.mean), acc=ch.acceptance, prop=ch.proposals, lo=min(ess), hi=max(ess), n=N_DRAWS,
-)
+R.show_md("Reading: the observed gap lies {where} the re-deal 90% band {band}, and the two null "
+          "means differ by {dm}. The chain changed the table on {acc:%} of its {prop:,} "
+          "proposals; its ESS for $\\hat L$ is {lo:%} to {hi:%} of the {n:,} draws across "
+          "thresholds.",
+          where=R.position(lr.observed, lr.band_lo, lr.band_hi, above="above", below="below"),
+          band=R.fmt_interval(None, *lr.band), dm=abs(lr.mean - lm.mean), acc=ch.acceptance,
+          prop=ch.proposals, lo=min(ess), hi=max(ess), n=N_DRAWS)
 
 # %% [markdown]
 # ## Are the draws independent? {#sec-draw-alignment}
@@ -460,10 +527,13 @@ R.show_md(
 # %%
 a0 = nulls.draw_alignment(seed_pool, n_draws=N_AGREE, seed=rng)
 if LAB:
-    R.check(seed_pool.alignment == k64.alignment == "independent", "the lab samples every member with its own seeds (the text above)")
-    per16 = datasets.load("lab-seed-primary").select(policies=list(range(M)))  # this chapter's pool at K = 16
+    R.check(seed_pool.alignment == k64.alignment == "independent",
+            "the lab samples every member with its own seeds (the text above)")
+    # this chapter's pool at K = 16
+    per16 = datasets.load("lab-seed-primary").select(policies=list(range(M)))
     crn = datasets.load("lab-seed-primary-aligned").select(policies=list(range(M)))
-    R.check(crn.alignment == "seed-aligned" and crn.prompt_ids == per16.prompt_ids and crn.policy_names == per16.policy_names,
+    R.check(crn.alignment == "seed-aligned" and crn.prompt_ids == per16.prompt_ids
+            and crn.policy_names == per16.policy_names,
             "the seed-aligned pool holds the same seeds on the same prompts (the text above)")
     K_EACH = crn.k // M
     disjoint = nulls.disjoint_draws(crn, K_EACH)
@@ -475,31 +545,38 @@ if LAB:
 
 # %%
 if LAB:
-    five = k64_members.select(policies=list(range(M)))  # M blocks of DISJOINT_K of one policy's 64 draws as M "members"
-    controls = {f"one policy in {M} blocks: {name}": dataclasses.replace(
-        five, verdicts=k64.verdicts[:, j, : M * DISJOINT_K].reshape(-1, M, DISJOINT_K), answers=None, per_response={})
-        for j, name in enumerate(k64.policy_names)}
-    PER, ALIGNED, DISJ = "per-policy draws (lab-seed-primary)", "seed-aligned draws (lab-seed-primary-aligned)", \
-        f"seed-aligned, disjoint draws ({K_EACH} per member)"
+    # M blocks of DISJOINT_K of one policy's 64 draws as M "members"
+    five = k64_members.select(policies=list(range(M)))
+    controls = {f"one policy in {M} blocks: {name}": dataclasses.replace(five,
+            verdicts=k64.verdicts[:, j, : M * DISJOINT_K].reshape(-1, M, DISJOINT_K), answers=None,
+            per_response={}) for j, name in enumerate(k64.policy_names)}
+    PER = "per-policy draws (lab-seed-primary)"
+    ALIGNED = "seed-aligned draws (lab-seed-primary-aligned)"
+    DISJ = f"seed-aligned, disjoint draws ({K_EACH} per member)"
     variants = {PER: per16, ALIGNED: crn, DISJ: disjoint, **controls}
-    agree = {name: a0 if (p is per16 and K == 16) else nulls.draw_alignment(p, n_draws=N_AGREE, seed=rng) for name, p in variants.items()}
+    agree = {name: a0 if (p is per16 and K == 16)
+             else nulls.draw_alignment(p, n_draws=N_AGREE, seed=rng)
+             for name, p in variants.items()}
 else:
     variants, agree = {}, {"your pool": a0}
-    skipped.append("the seed-aligned twin, its disjoint draws and the negative controls (lab pools; POOL is your own)")
+    skipped.append("the seed-aligned twin, its disjoint draws and the negative controls (lab "
+                   "pools; POOL is your own)")
 
 # %% [markdown]
 # Each pool gets the matched-agreement check and the tests of $\hat L$ (at every threshold,
 # both nulls) and of the Pass@1 oracle gap.
 
 # %%
-var_tests = {name: nulls.null_tests(p, TAUS, statistics=("L", "pass1"), n_draws=N_DRAWS, seed=rng) for name, p in variants.items()}
+var_tests = {name: nulls.null_tests(p, TAUS, statistics=("L", "pass1"), n_draws=N_DRAWS, seed=rng)
+             for name, p in variants.items()}
 rows = []
 for name, a in agree.items():
     r = {"pool": name, "agree": a.test.observed, "agree_null": a.expected, "agree_p": a.test.p}
     if name in var_tests:
         nt = var_tests[name]
         lr10, lm10 = nt.get("L", 0.10, "redeal"), nt.get("L", 0.10, "margin")
-        r |= {"L": lr10.observed, "L_null": lr10.mean, "p": lr10.p, "p_m": lm10.p, "n_rej": sum(nt.get("L", t, "redeal").p <= 0.05 for t in TAUS),
+        r |= {"L": lr10.observed, "L_null": lr10.mean, "p": lr10.p, "p_m": lm10.p,
+              "n_rej": sum(nt.get("L", t, "redeal").p <= 0.05 for t in TAUS),
               "pass1_p": nt.get("pass1", None, "redeal").p}
     rows.append(r)
 al = pd.DataFrame(rows)
@@ -511,10 +588,18 @@ if variants:
 
 # %%
 #| label: tbl-alignment
-#| tbl-cap: "Draw alignment and the oracle-gap tests that assume independent draws: the lab seed pool sampled with per-policy and with seed-aligned draws (same seeds, same prompts), disjoint draws of the seed-aligned pool, and the negative controls. Matched agreement: share of member pairs, prompts and draw indices with equal verdicts, against its exact mean when each cell's responses are shuffled. L̂ at τ = 0.10 with the re-deal mean and both upper-tail p-values; how many thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's re-deal p-value."
-R.table(al, columns={"pool": "pool", "agree": "matched agreement", "agree_null": "shuffled (exact)", "agree_p": "p",
-                     **({"L": "L̂(0.10)", "L_null": "re-deal mean", "p": "pᵣₑ", "p_m": "pₘₚ", "n_rej": f"τ rejected of {len(TAUS)}",
-                         "pass1_p": "Pass@1 pᵣₑ"} if variants else {})})
+#| tbl-cap: >-
+#|   Draw alignment and the oracle-gap tests that assume independent draws: the lab seed pool
+#|   sampled with per-policy and with seed-aligned draws (same seeds, same prompts), disjoint draws
+#|   of the seed-aligned pool, and the negative controls. Matched agreement: share of member pairs,
+#|   prompts and draw indices with equal verdicts, against its exact mean when each cell's responses
+#|   are shuffled. L̂ at τ = 0.10 with the re-deal mean and both upper-tail p-values; how many
+#|   thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's re-deal
+#|   p-value.
+R.table(al, columns={"pool": "pool", "agree": "matched agreement", "agree_null": "shuffled (exact)",
+                     "agree_p": "p", **({"L": "L̂(0.10)", "L_null": "re-deal mean", "p": "pᵣₑ",
+                                         "p_m": "pₘₚ", "n_rej": f"τ rejected of {len(TAUS)}",
+                                         "pass1_p": "Pass@1 pᵣₑ"} if variants else {})})
 
 # %% [markdown]
 # One helper puts into words where a pool's matched agreement falls against its shuffle band.
@@ -522,8 +607,9 @@ R.table(al, columns={"pool": "pool", "agree": "matched agreement", "agree_null":
 # %%
 def band_word(a):
     """Where a pool's matched agreement falls against its shuffle band, in words."""
-    return R.position(a.test.observed, a.test.band_lo, a.test.band_hi, inside="within the shuffle band",
-                      above="above the shuffle band", below="below the shuffle band")
+    return R.position(a.test.observed, a.test.band_lo, a.test.band_hi,
+                      inside="within the shuffle band", above="above the shuffle band",
+                      below="below the shuffle band")
 
 # %% [markdown]
 # The reading quotes the rows of @tbl-alignment: per-policy and seed-aligned draws, disjoint
@@ -534,30 +620,60 @@ if variants:
     al_i = al.set_index("pool")
     ip, sa, dj = al_i.loc[PER], al_i.loc[ALIGNED], al_i.loc[DISJ]
     ctl = al_i.loc[list(controls)]
-    moved = {c: R.compare(sa[c], ip[c], more="rises", less="falls", same="stays") for c in ("L", "p", "p_m")}
-    vals = dict(a=ip["agree"], e=ip["agree_null"], aw=band_word(agree[PER]), p=ip["agree_p"], pa=R.published("000.C5.agree_matched").text,
-                ps=R.published("000.C5.agree_shuffled").text, ca=sa["agree"], ce=sa["agree_null"], cw=band_word(agree[ALIGNED]),
-                cp=sa["agree_p"], lw=moved["L"], L=ip["L"], cL=sa["L"], n=ip["L_null"], cn=sa["L_null"], pw=moved["p"], pr=ip["p"],
-                cpr=sa["p"], mw=moved["p_m"], pm=ip["p_m"], cpm=sa["p_m"], r=int(ip["n_rej"]), cr=int(sa["n_rej"]), nt=len(TAUS),
-                p1=ip["pass1_p"], cp1=sa["pass1_p"], dja=dj["agree"], dje=dj["agree_null"], djw=band_word(agree[DISJ]),
-                rd=int(dj["n_rej"]), ke=K_EACH, nc=len(ctl), M=M, rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS),
-                cp1min=ctl["pass1_p"].min())
+    moved = {c: R.compare(sa[c], ip[c], more="rises", less="falls", same="stays")
+             for c in ("L", "p", "p_m")}
+
 
 # %%
 if variants:
-    R.show_md(
-        "Reading: with per-policy draws, responses with the same draw index agree {a} of the time against {e} after shuffling, "
-        "{aw} ($p = {p:p}$; the paper: {pa} against {ps}). Seed-aligned, the same seeds on the same prompts agree {ca} against "
-        "{ce}, {cw} ($p = {cp:p}$). Under the common random numbers $\\hat L(0.10)$ {lw} from {L} to {cL} (re-deal "
-        "means {n} and {cn}), $p_{{\\mathrm{{re}}}}$ {pw} from {pr:p} to {cpr:p} and $p_{{\\mathrm{{mp}}}}$ {mw} from {pm:p} to "
-        "{cpm:p}; the re-deal null of $\\hat L$ rejects at {r} of {nt} thresholds with per-policy draws and at {cr} with "
-        "seed-aligned ones (Pass@1 gap $p_{{\\mathrm{{re}}}}$ {p1:p} against {cp1:p}). Disjoint draws of the seed-aligned pool "
-        "agree {dja} against {dje} shuffled, {djw}, and reject at {rd} of {nt} thresholds with {ke} responses per member. The {nc} negative controls, each one policy cut into {M} blocks, reject at {rc} of their {ntc} "
-        "thresholds in total (smallest Pass@1 $p_{{\\mathrm{{re}}}}$ {cp1min:p}).", **vals)
+    vals = dict(agree_per=ip["agree"], agree_per_null=ip["agree_null"],
+                agree_per_band=band_word(agree[PER]), agree_per_p=ip["agree_p"],
+                paper_agree=R.published("000.C5.agree_matched").text,
+                paper_shuffled=R.published("000.C5.agree_shuffled").text, agree_aligned=sa["agree"],
+                agree_aligned_null=sa["agree_null"], agree_aligned_band=band_word(agree[ALIGNED]),
+                agree_aligned_p=sa["agree_p"], L_moves=moved["L"], L_per=ip["L"], L_aligned=sa["L"],
+                L_null_per=ip["L_null"], L_null_aligned=sa["L_null"], p_re_moves=moved["p"],
+                p_re_per=ip["p"], p_re_aligned=sa["p"], p_mp_moves=moved["p_m"], p_mp_per=ip["p_m"],
+                p_mp_aligned=sa["p_m"], rejections_per=int(ip["n_rej"]),
+                rejections_aligned=int(sa["n_rej"]), n_taus=len(TAUS), pass1_p_per=ip["pass1_p"],
+                pass1_p_aligned=sa["pass1_p"], agree_disjoint=dj["agree"],
+                agree_disjoint_null=dj["agree_null"], agree_disjoint_band=band_word(agree[DISJ]),
+                rejections_disjoint=int(dj["n_rej"]), k_each=K_EACH, n_controls=len(ctl), M=M,
+                rejections_controls=int(ctl["n_rej"].sum()), n_control_tests=len(ctl) * len(TAUS),
+                pass1_p_controls_min=ctl["pass1_p"].min())
+
+# %%
+ALIGNMENT_READING = (  # filled with the values above
+    "Reading: with per-policy draws, responses with the same draw index agree {agree_per} "
+    "of the time against {agree_per_null} after shuffling, {agree_per_band} ($p = "
+    "{agree_per_p:p}$; the paper: {paper_agree} against {paper_shuffled}). Seed-aligned, "
+    "the same seeds on the same prompts agree {agree_aligned} against "
+    "{agree_aligned_null}, {agree_aligned_band} ($p = {agree_aligned_p:p}$). Under the "
+    "common random numbers $\\hat L(0.10)$ {L_moves} from {L_per} to {L_aligned} (re-deal "
+    "means {L_null_per} and {L_null_aligned}), $p_{{\\mathrm{{re}}}}$ {p_re_moves} from "
+    "{p_re_per:p} to {p_re_aligned:p} and $p_{{\\mathrm{{mp}}}}$ {p_mp_moves} from "
+    "{p_mp_per:p} to {p_mp_aligned:p}; the re-deal null of $\\hat L$ rejects at "
+    "{rejections_per} of {n_taus} thresholds with per-policy draws and at "
+    "{rejections_aligned} with seed-aligned ones (Pass@1 gap $p_{{\\mathrm{{re}}}}$ "
+    "{pass1_p_per:p} against {pass1_p_aligned:p}). Disjoint draws of the seed-aligned "
+    "pool agree {agree_disjoint} against {agree_disjoint_null} shuffled, "
+    "{agree_disjoint_band}, and reject at {rejections_disjoint} of {n_taus} thresholds "
+    "with {k_each} responses per member. The {n_controls} negative controls, each one "
+    "policy cut into {M} blocks, reject at {rejections_controls} of their "
+    "{n_control_tests} thresholds in total (smallest Pass@1 $p_{{\\mathrm{{re}}}}$ "
+    "{pass1_p_controls_min:p})."
+)
+
+# %%
+if variants:
+    R.show_md(ALIGNMENT_READING, **vals)
 else:
-    R.show_md("Reading: on your pool responses with the same draw index agree {a} of the time against {e} after shuffling, "
-              "{aw} ($p = {p:p}$; the paper: {pa} against {ps}).", a=a0.test.observed, e=a0.expected, aw=band_word(a0),
-              p=a0.test.p, pa=R.published("000.C5.agree_matched").text, ps=R.published("000.C5.agree_shuffled").text)
+    R.show_md("Reading: on your pool responses with the same draw index agree {agree_per} of the "
+              "time against {agree_per_null} after shuffling, {agree_per_band} ($p = "
+              "{agree_per_p:p}$; the paper: {paper_agree} against {paper_shuffled}).",
+              agree_per=a0.test.observed, agree_per_null=a0.expected, agree_per_band=band_word(a0),
+              agree_per_p=a0.test.p, paper_agree=R.published("000.C5.agree_matched").text,
+              paper_shuffled=R.published("000.C5.agree_shuffled").text)
 
 # %% [markdown]
 # What this means for reading any null: where matched agreement exceeds its shuffled value,
@@ -579,21 +695,29 @@ else:
 
 # %%
 #| label: tbl-similarity
-#| tbl-cap: "Pairwise similarity (re-deal null) and the spread of member coverage (labels permuted within prompts) on the lab seed pool: observed value, reference mean and 90% band, upper- and lower-tail fractions."
+#| tbl-cap: >-
+#|   Pairwise similarity (re-deal null) and the spread of member coverage (labels permuted within
+#|   prompts) on the lab seed pool: observed value, reference mean and 90% band, upper- and
+#|   lower-tail fractions.
 sim_diag = nulls.similarity(seed_pool, n_draws=N_DRAWS, seed=rng)
 spread = nulls.member_spread(seed_pool, TAUS, n_draws=N_DRAWS, seed=rng)
 diag = nulls.tests_frame([sim_diag, spread])
-diag["test"] = [R.test_name(s, t, n) for s, t, n in zip(diag["statistic"], diag["tau"], diag["null"], strict=True)]
-diag["band"] = [R.fmt_interval(None, a, b) for a, b in zip(diag["band_lo"], diag["band_hi"], strict=True)]
-R.table(diag, columns={"test": "statistic, reference", "observed": "observed", "mean": "reference mean", "band": "90% band",
-                       "p": "upper-tail p", "p_lower": "lower-tail p"})
+diag["test"] = [R.test_name(s, t, n)
+                for s, t, n in zip(diag["statistic"], diag["tau"], diag["null"], strict=True)]
+diag["band"] = [R.fmt_interval(None, a, b)
+                for a, b in zip(diag["band_lo"], diag["band_hi"], strict=True)]
+R.table(diag,
+        columns={"test": "statistic, reference", "observed": "observed", "mean": "reference mean",
+                 "band": "90% band", "p": "upper-tail p", "p_lower": "lower-tail p"})
 
 # %%
 corr_t = sim_diag.tests[0]
-R.show_md("Reading: pairwise correlations average {c} against {cn} under the re-deal null (the paper: {pc} against {pcn}), "
-          "and the smallest member-spread p-value over the thresholds is {p:p} (the paper: {ps} on test, {psv} on validation).",
-          c=corr_t.observed, cn=corr_t.mean, pc=R.published("000.B1.corr").text, pcn=R.published("000.B1.corr_null").text,
-          p=min(t.p for t in spread.tests), ps=R.published("000.C5.spread_p_min_test").text,
+R.show_md("Reading: pairwise correlations average {c} against {cn} under the re-deal null (the "
+          "paper: {pc} against {pcn}), and the smallest member-spread p-value over the thresholds "
+          "is {p:p} (the paper: {ps} on test, {psv} on validation).",
+          c=corr_t.observed, cn=corr_t.mean, pc=R.published("000.B1.corr").text,
+          pcn=R.published("000.B1.corr_null").text, p=min(t.p for t in spread.tests),
+          ps=R.published("000.C5.spread_p_min_test").text,
           psv=R.published("000.C5.spread_p_min_val").text)
 
 # %% [markdown]
@@ -607,24 +731,35 @@ R.show_md("Reading: pairwise correlations average {c} against {cn} under the re-
 
 # %%
 #| label: tbl-member-coverage
-#| tbl-cap: "Each member's coverage against the margin-preserving null (which keeps its total successes): observed coverage, conditional mean, upper- and lower-tail fractions, at the threshold where the member's smaller tail fraction is smallest."
+#| tbl-cap: >-
+#|   Each member's coverage against the margin-preserving null (which keeps its total successes):
+#|   observed coverage, conditional mean, upper- and lower-tail fractions, at the threshold where
+#|   the member's smaller tail fraction is smallest.
 mc_sets = {"test": seed_pool} | ({"validation": val_pool} if LAB else {})
-mcov = pd.concat([nulls.member_coverage(p, TAUS, n_draws=N_DRAWS, seed=rng).frame().assign(split=s) for s, p in mc_sets.items()])
+mcov = pd.concat([nulls.member_coverage(p, TAUS, n_draws=N_DRAWS, seed=rng).frame().assign(split=s)
+                  for s, p in mc_sets.items()])
 mcov["tail"] = mcov[["p", "p_lower"]].min(axis=1)
-mc_min = mcov.sort_values("tail", kind="stable").groupby(["split", "member"], sort=False).head(1).sort_values(["split", "member"])
-R.table(mc_min, columns={"split": "split", "member": "member", "tau": "τ", "observed": "coverage", "mean": "conditional mean",
-                         "p": "upper-tail p", "p_lower": "lower-tail p"})
+mc_min = mcov.sort_values("tail", kind="stable").groupby(["split", "member"],
+                                                         sort=False).head(1).sort_values(["split",
+        "member"])
+R.table(mc_min, columns={"split": "split", "member": "member", "tau": "τ", "observed": "coverage",
+                         "mean": "conditional mean", "p": "upper-tail p",
+                         "p_lower": "lower-tail p"})
 
 # %%
 lead = mc_min.sort_values("tail", kind="stable").iloc[0]
-R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, covering {o} against a conditional mean of {cm} "
-          "(upper-tail {pu:p}, lower-tail {pl:p}). Of the {N} member-and-split rows, {nu} have an upper-tail fraction at or below "
-          "0.05 (a broad lead) and {nl} a lower-tail fraction at or below 0.05 (concentrated successes), each before any "
-          "adjustment for the {T} thresholds. In the paper the leading seed on validation covered {pc} against {pm}, a "
-          "lower-tail fraction of {pp}: a lead spread over many prompts.",
-          m=lead["member"], s=lead["split"], t=lead["tau"], o=lead["observed"], cm=lead["mean"], pu=lead["p"], pl=lead["p_lower"],
-          N=len(mc_min), nu=int((mc_min["p"] <= 0.05).sum()), nl=int((mc_min["p_lower"] <= 0.05).sum()), T=len(TAUS),
-          pc=R.published("000.C5.leader_cov").text, pm=R.published("000.C5.leader_mean").text, pp=R.published("000.C5.leader_p_lower").text)
+R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, covering {o} against "
+          "a conditional mean of {cm} (upper-tail {pu:p}, lower-tail {pl:p}). Of the {N} "
+          "member-and-split rows, {nu} have an upper-tail fraction at or below 0.05 (a broad "
+          "lead) and {nl} a lower-tail fraction at or below 0.05 (concentrated successes), each "
+          "before any adjustment for the {T} thresholds. In the paper the leading seed on "
+          "validation covered {pc} against {pm}, a lower-tail fraction of {pp}: a lead spread "
+          "over many prompts.",
+          m=lead["member"], s=lead["split"], t=lead["tau"], o=lead["observed"], cm=lead["mean"],
+          pu=lead["p"], pl=lead["p_lower"], N=len(mc_min), nu=int((mc_min["p"] <= 0.05).sum()),
+          nl=int((mc_min["p_lower"] <= 0.05).sum()), T=len(TAUS),
+          pc=R.published("000.C5.leader_cov").text, pm=R.published("000.C5.leader_mean").text,
+          pp=R.published("000.C5.leader_p_lower").text)
 
 # %% [markdown]
 # Thresholds may hide or create gaps, so the paper also tests an oracle for average accuracy:
@@ -633,26 +768,34 @@ R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, co
 
 # %%
 #| label: tbl-pass1
-#| tbl-cap: "The Pass@1 oracle gap against both nulls: observed, re-deal and margin-preserving means, upper- and lower-tail fractions, on each split of each task."
-pass_sets = {"primary test": seed_pool} | ({"primary validation": val_pool, "secondary test": sec_test, "secondary validation": sec_val}
-                                          if LAB else {})
-p1 = {name: nulls.null_tests(p, [0.10], statistics=("pass1",), n_draws=N_DRAWS, seed=rng) for name, p in pass_sets.items()}
+#| tbl-cap: >-
+#|   The Pass@1 oracle gap against both nulls: observed, re-deal and margin-preserving means, upper-
+#|   and lower-tail fractions, on each split of each task.
+pass_sets = {"primary test": seed_pool} | ({"primary validation": val_pool,
+                                            "secondary test": sec_test,
+                                            "secondary validation": sec_val} if LAB else {})
+p1 = {name: nulls.null_tests(p, [0.10], statistics=("pass1",), n_draws=N_DRAWS, seed=rng)
+      for name, p in pass_sets.items()}
 p1f = pd.DataFrame([{"set": name, "observed": t.get("pass1", None, "redeal").observed,
-                     **{f"{k}_{nl}": getattr(t.get("pass1", None, nl), k) for nl in nulls.NULLS for k in ("mean", "p", "p_lower")}}
-                    for name, t in p1.items()])
-R.table(p1f, columns={"set": "split", "observed": "Pass@1 gap", "mean_redeal": "re-deal mean", "p_redeal": "pᵣₑ",
-                      "p_lower_redeal": "lower-tail, re-deal", "mean_margin": "margin mean", "p_margin": "pₘₚ",
+                     **{f"{k}_{nl}": getattr(t.get("pass1", None, nl), k) for nl in nulls.NULLS
+                        for k in ("mean", "p", "p_lower")}} for name, t in p1.items()])
+R.table(p1f, columns={"set": "split", "observed": "Pass@1 gap", "mean_redeal": "re-deal mean",
+                      "p_redeal": "pᵣₑ", "p_lower_redeal": "lower-tail, re-deal",
+                      "mean_margin": "margin mean", "p_margin": "pₘₚ",
                       "p_lower_margin": "lower-tail, margin"})
 
 # %%
 pt = p1f.iloc[0]
 R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean of {m} "
-          "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$; lower tails {l:p} and {lm:p}); the paper: {po} against "
-          "{pn} ($p = {pp}$, $p_{{\\mathrm{{m}}}} = {ppm}$). The gap lies below its re-deal mean on {nb} of the {n} splits.",
-          s=f"the {pt['set']} prompts" if LAB else "your pool",
-          o=pt["observed"], m=pt["mean_redeal"], p=pt["p_redeal"], pm=pt["p_margin"], l=pt["p_lower_redeal"], lm=pt["p_lower_margin"],
-          po=R.published("000.C5.pass1_test").text, pn=R.published("000.C5.pass1_null").text, pp=R.published("000.C5.pass1_p").text,
-          ppm=R.published("000.C5.pass1_pm").text, n=len(p1f), nb=int((p1f["observed"] < p1f["mean_redeal"]).sum()))
+          "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$; lower tails {l:p} "
+          "and {lm:p}); the paper: {po} against {pn} ($p = {pp}$, $p_{{\\mathrm{{m}}}} = {ppm}$). "
+          "The gap lies below its re-deal mean on {nb} of the {n} splits.",
+          s=f"the {pt['set']} prompts" if LAB else "your pool", o=pt["observed"],
+          m=pt["mean_redeal"], p=pt["p_redeal"], pm=pt["p_margin"], l=pt["p_lower_redeal"],
+          lm=pt["p_lower_margin"], po=R.published("000.C5.pass1_test").text,
+          pn=R.published("000.C5.pass1_null").text, pp=R.published("000.C5.pass1_p").text,
+          ppm=R.published("000.C5.pass1_pm").text, n=len(p1f),
+          nb=int((p1f["observed"] < p1f["mean_redeal"]).sum()))
 
 # %% [markdown]
 # ## Can deployment rules recover a gain?
@@ -687,22 +830,29 @@ def on_test_prompts(p):
 
 tasks = {"primary": dict(test=seed_pool, val=val_pool, band=BAND, taus=TAUS, base=None, soup=None)}
 if LAB:
-    base_p = lab("primary", "test", "base") if K == 16 else k64.select(policies=["base"]).draws(range(K))
-    tasks["primary"].update(base=on_test_prompts(base_p), soup=on_test_prompts(lab("primary", "test", "soup")))
-    tasks["secondary"] = dict(test=sec_test, val=sec_val, band=BAND_SECONDARY,
-                              taus=TAUS_SECONDARY, base=lab("secondary", "test", "base"), soup=lab("secondary", "test", "soup"))
-    R.check(tasks["secondary"]["test"].rates().mean() > seed_pool.rates().mean() and BAND_SECONDARY[0] > BAND[0],
+    base_p = lab("primary", "test",
+                 "base") if K == 16 else k64.select(policies=["base"]).draws(range(K))
+    tasks["primary"].update(base=on_test_prompts(base_p),
+                            soup=on_test_prompts(lab("primary", "test", "soup")))
+    tasks["secondary"] = dict(test=sec_test, val=sec_val, band=BAND_SECONDARY, taus=TAUS_SECONDARY,
+                              base=lab("secondary", "test", "base"),
+                              soup=lab("secondary", "test", "soup"))
+    R.check(tasks["secondary"]["test"].rates().mean() > seed_pool.rates().mean()
+            and BAND_SECONDARY[0] > BAND[0],
             "the secondary task's success rates are higher, and so is its band (the text above)")
 else:
-    skipped.append("the base model, the soup, the validation-selected member, routing and the second task of Table 3 "
-                   "(they need the lab's validation twin, base and soup; POOL is your own)")
+    skipped.append("the base model, the soup, the validation-selected member, routing and the "
+                   "second task of Table 3 (they need the lab's validation twin, base and soup; "
+                   "POOL is your own)")
 # %% [markdown]
 # Each task's rules are then scored with `validation.deployment_comparison`, with paired prompt
 # resamples against both selected members.
 
 # %%
-comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d["val"], base=d["base"], soup=d["soup"],
-                                             taus=d["taus"], cv=CV_FOLDS, n_subsamples=N_SUBSAMPLES, n_boot=N_RULE_BOOT, seed=rng)
+comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d["val"],
+                                             base=d["base"], soup=d["soup"], taus=d["taus"],
+                                             cv=CV_FOLDS, n_subsamples=N_SUBSAMPLES,
+                                             n_boot=N_RULE_BOOT, seed=rng)
          for t, d in tasks.items()}
 
 # %% [markdown]
@@ -717,34 +867,49 @@ comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d[
 signed_ci = R.fmt_signed_interval  # a difference with its interval, signs shown
 
 
-FAMILY_NAMES = {"tfidf_logreg": "linear (text)", "gbr_features": "gradient-boosted (prompt features)", "tfidf_knn": "nearest-neighbour (text)",
-                "embed_pca_logreg": "embedding, linear", "embed_knn": "embedding, nearest-neighbour"}
-NAMES = {"base": "base model", "oracle": "plug-in oracle (best member per prompt)", "mixture_matched": "uniform mixture, k of Mk responses",
+NAMES = {"base": "base model", "oracle": "plug-in oracle (best member per prompt)",
+         "mixture_matched": "uniform mixture, k of Mk responses",
          "soup": "soup (mean of the seeds' updates)"}
 
 
 def system_name(kind, dc):
     """The name of one rule's row in Table 3, for one task's deployment comparison `dc`."""
-    return {"best_test": f"best member on test: {dc.rules.test_member}", "best_val": f"selected on validation: {dc.rules.val_member}",
-            "routing": f"routing: {FAMILY_NAMES.get(dc.routing.chosen, dc.routing.chosen) if dc.routing else ''}"}.get(kind, NAMES.get(kind, kind))
+    names = {"best_test": f"best member on test: {dc.rules.test_member}",
+             "best_val": f"selected on validation: {dc.rules.val_member}",
+             "routing": "routing: " + (family_label(dc.routing.chosen) if dc.routing else "")}
+    return names.get(kind, NAMES.get(kind, kind))
 
 # %% [markdown]
 # @tbl-table3 then holds one row per rule and task.
 
 # %%
-#| label: tbl-table3
-#| tbl-cap: "Policy selection, mixing, weight averaging and routing (the layout of Table 3 of 2609.32996): rAUC over each task's band and Pass@1, the difference from the member selected on the test prompts (re-selected per resample) and from the member selected on validation with 95% paired prompt-bootstrap intervals, and the paper's values (Geometry3K for the primary task, MathVista for the secondary)."
 rows3 = []
 LABELS = {"primary": "primary" if LAB else "your pool", "secondary": "secondary"}
 for task, dc in comps.items():
     for r in dc.frame().itertuples():
-        paper = {m: R.published(f"000.T3.{r.kind}_{m}_{task[0]}").text if r.kind != "best_val" else "—" for m in ("rauc", "pass1")}
-        rows3.append({"task": LABELS[task], "system": system_name(r.kind, dc), "rauc": r.rauc, "pass1": r.pass1,
-                      "vs_test": "—" if r.kind == "best_test" else signed_ci(r.diff_test, r.lo_test, r.hi_test),
-                      "vs_val": "—" if r.kind == "best_val" or dc.rules.val_member is None else signed_ci(r.diff_val, r.lo_val, r.hi_val),
-                      "paper_rauc": paper["rauc"], "paper_pass1": paper["pass1"]})
-R.table(pd.DataFrame(rows3), columns={"task": "task", "system": "system", "rauc": "rAUC", "pass1": "Pass@1", "vs_test": "− best on test",
-                                      "vs_val": "− selected on validation", "paper_rauc": "paper rAUC", "paper_pass1": "paper Pass@1"})
+        paper = {m: R.published(f"000.T3.{r.kind}_{m}_{task[0]}").text if r.kind != "best_val"
+                 else "—" for m in ("rauc", "pass1")}
+        rows3.append({"task": LABELS[task], "system": system_name(r.kind, dc), "rauc": r.rauc,
+                      "pass1": r.pass1,
+                      "vs_test": "—" if r.kind == "best_test"
+                      else signed_ci(r.diff_test, r.lo_test, r.hi_test),
+                      "vs_val": "—" if r.kind == "best_val" or dc.rules.val_member is None
+                      else signed_ci(r.diff_val, r.lo_val, r.hi_val), "paper_rauc": paper["rauc"],
+                      "paper_pass1": paper["pass1"]})
+
+
+# %%
+#| label: tbl-table3
+#| tbl-cap: >-
+#|   Policy selection, mixing, weight averaging and routing (the layout of Table 3 of 2609.32996):
+#|   rAUC over each task's band and Pass@1, the difference from the member selected on the test
+#|   prompts (re-selected per resample) and from the member selected on validation with 95% paired
+#|   prompt-bootstrap intervals, and the paper's values (Geometry3K for the primary task, MathVista
+#|   for the secondary).
+R.table(pd.DataFrame(rows3), columns={"task": "task", "system": "system", "rauc": "rAUC",
+                                      "pass1": "Pass@1", "vs_test": "− best on test",
+                                      "vs_val": "− selected on validation",
+                                      "paper_rauc": "paper rAUC", "paper_pass1": "paper Pass@1"})
 
 # %% [markdown]
 # Two helpers word the reading: where an interval lies relative to zero, and the oracle's gain
@@ -753,17 +918,23 @@ R.table(pd.DataFrame(rows3), columns={"task": "task", "system": "system", "rauc"
 # %%
 def side(lo, hi):
     """Where a difference's interval lies relative to zero, in words."""
-    return R.position(0.0, lo, hi, inside="includes zero", above="lies below zero", below="lies above zero")
+    return R.position(0.0, lo, hi, inside="includes zero", above="lies below zero",
+                      below="lies above zero")
 
 
 def mixture_clauses(task, f, paper):
-    """The oracle's gain and the mixture's differences from the selected members, as clauses of a task's reading."""
+    """The oracle's gain and the mixture's differences from the selected members, as clauses of
+    a task's reading."""
     mix, orc = f.loc["mixture_matched"], f.loc["oracle"]
-    parts = [R.md("{t}: the oracle gains {og:+} rAUC over the test-selected member (the paper: {pog}); the budget-matched mixture "
-                  "differs from it by {d}, an interval that {w}", t=task.capitalize() if LAB else "Your pool", og=orc["diff_test"], pog=paper["oracle"],
-                  d=signed_ci(mix["diff_test"], mix["lo_test"], mix["hi_test"]), w=side(mix["lo_test"], mix["hi_test"]))]
+    parts = [R.md("{t}: the oracle gains {og:+} rAUC over the test-selected member (the paper: "
+                  "{pog}); the budget-matched mixture differs from it by {d}, an interval that {w}",
+                  t=task.capitalize() if LAB else "Your pool", og=orc["diff_test"],
+                  pog=paper["oracle"],
+                  d=signed_ci(mix["diff_test"], mix["lo_test"], mix["hi_test"]),
+                  w=side(mix["lo_test"], mix["hi_test"]))]
     if "best_val" in f.index:
-        parts.append(R.md("from the validation-selected member by {d} ({w})", d=signed_ci(mix["diff_val"], mix["lo_val"], mix["hi_val"]),
+        parts.append(R.md("from the validation-selected member by {d} ({w})",
+                          d=signed_ci(mix["diff_val"], mix["lo_val"], mix["hi_val"]),
                           w=side(mix["lo_val"], mix["hi_val"])))
     return parts
 
@@ -775,25 +946,34 @@ def rule_reading(task, dc, paper):
     """One paragraph reading a task's Table 3 rows against the selected members."""
     f = dc.frame().set_index("kind")
     parts = mixture_clauses(task, f, paper)
-    for kind, what in (("soup", "the soup"), ("routing", f"routing with the {FAMILY_NAMES.get(dc.routing.chosen, '') if dc.routing else ''} family")):
+    for kind, what in (("soup", "the soup"),
+                       ("routing",
+                        f"routing with the {family_label(dc.routing.chosen) if dc.routing else ''} "
+                        "family")):
         if kind in f.index:
             r = f.loc[kind]
-            parts.append(R.md("{what} by {d} from the test-selected member and {dv:+} from the validation-selected one, {dm:+} from "
-                              "the mixture", what=what, d=signed_ci(r["diff_test"], r["lo_test"], r["hi_test"]), dv=r["diff_val"],
-                              dm=r["diff_mixture"]))
+            parts.append(R.md("{what} by {d} from the test-selected member and {dv:+} from the "
+                              "validation-selected one, {dm:+} from the mixture",
+                              what=what, d=signed_ci(r["diff_test"], r["lo_test"], r["hi_test"]),
+                              dv=r["diff_val"], dm=r["diff_mixture"]))
     if "base" in f.index:
-        parts.append(R.md("and the base model by {d}", d=signed_ci(f.loc["base", "diff_test"], f.loc["base", "lo_test"], f.loc["base", "hi_test"])))
+        parts.append(R.md("and the base model by {d}",
+                          d=signed_ci(f.loc["base", "diff_test"], f.loc["base", "lo_test"],
+                                      f.loc["base", "hi_test"])))
     return "; ".join(parts) + "."
 
 # %%
 papers = {"primary": {"oracle": R.published("000.S33.oracle_gain_p").text},
           "secondary": {"oracle": R.published("000.S33.oracle_gain_s").text}}
-R.show_md("Reading. {a}{b} In the paper the Geometry3K mixture was {pm} [{pml}, {pmh}] from the test-selected member and {pv} "
-          "[{pvl}, {pvh}] from the validation-selected one, the soup within {ps} of the mixture, and no router gained.",
+R.show_md("Reading. {a}{b} In the paper the Geometry3K mixture was {pm} [{pml}, {pmh}] from the "
+          "test-selected member and {pv} [{pvl}, {pvh}] from the validation-selected one, the "
+          "soup within {ps} of the mixture, and no router gained.",
           a=rule_reading("primary", comps["primary"], papers["primary"]),
-          b="" if "secondary" not in comps else " " + rule_reading("secondary", comps["secondary"], papers["secondary"]),
-          pm=R.published("000.S33.mix_test").text, pml=R.published("000.S33.mix_test_lo").text, pmh=R.published("000.S33.mix_test_hi").text,
-          pv=R.published("000.S33.mix_val").text, pvl=R.published("000.S33.mix_val_lo").text, pvh=R.published("000.S33.mix_val_hi").text,
+          b="" if "secondary" not in comps
+          else " " + rule_reading("secondary", comps["secondary"], papers["secondary"]),
+          pm=R.published("000.S33.mix_test").text, pml=R.published("000.S33.mix_test_lo").text,
+          pmh=R.published("000.S33.mix_test_hi").text, pv=R.published("000.S33.mix_val").text,
+          pvl=R.published("000.S33.mix_val_lo").text, pvh=R.published("000.S33.mix_val_hi").text,
           ps=R.published("000.S33.soup_mix").text)
 
 # %% [markdown]
@@ -810,8 +990,11 @@ for task, dc in comps.items():
     cells = dc.routing.cells
     for f in dc.routing.frame().itertuples():
         c = cells[cells["family"] == f.family]
-        rr.append({"task": task, "family": FAMILY_NAMES.get(f.family, f.family) + (" (chosen)" if f.chosen else ""), "val": f.val_rauc, "test": f.test_rauc,
-                   "gains": R.fmt_range(c["gain"]), "below": int((c["hi"] < 0).sum()), "above": int((c["lo"] > 0).sum()), "n": len(c)})
+        rr.append({"task": task,
+                   "family": family_label(f.family) + (" (chosen)" if f.chosen else ""),
+                   "val": f.val_rauc, "test": f.test_rauc, "gains": R.fmt_range(c["gain"]),
+                   "below": int((c["hi"] < 0).sum()), "above": int((c["lo"] > 0).sum()),
+                   "n": len(c)})
 rr = pd.DataFrame(rr)
 
 # %% [markdown]
@@ -819,19 +1002,30 @@ rr = pd.DataFrame(rr)
 
 # %%
 #| label: tbl-routing
-#| tbl-cap: "Router families fitted on validation: cross-fitted validation rAUC (the selection criterion), test rAUC, the range of coverage gains over the threshold-specific best test member across the task's thresholds, and how many of those gains have a 95% interval wholly below or above zero."
+#| tbl-cap: >-
+#|   Router families fitted on validation: cross-fitted validation rAUC (the selection criterion),
+#|   test rAUC, the range of coverage gains over the threshold-specific best test member across the
+#|   task's thresholds, and how many of those gains have a 95% interval wholly below or above zero.
 if len(rr):
-    display(R.table(rr, columns={"task": "task", "family": "family", "val": "validation rAUC (cross-fitted)", "test": "test rAUC",
-                                 "gains": "coverage gain over best member", "below": "intervals below zero", "above": "intervals above zero"}))
+    display(R.table(rr,
+                    columns={"task": "task", "family": "family",
+                             "val": "validation rAUC (cross-fitted)", "test": "test rAUC",
+                             "gains": "coverage gain over best member",
+                             "below": "intervals below zero", "above": "intervals above zero"}))
 
 # %%
 if len(rr):
-    R.show_md("Reading: of {n} family-and-threshold cells, {b} have a gain interval wholly below zero and {a} wholly above it. "
-              "The family with the best validation rAUC is the best on test in {hit} of {T} tasks.", n=int(rr["n"].sum()),
-              b=int(rr["below"].sum()), a=int(rr["above"].sum()), T=rr["task"].nunique(),
-              hit=sum(int(dc.routing.chosen == max(dc.routing.test_rauc, key=dc.routing.test_rauc.get)) for dc in comps.values() if dc.routing))
+    R.show_md("Reading: of {n} family-and-threshold cells, {b} have a gain interval wholly below "
+              "zero and {a} wholly above it. The family with the best validation rAUC is the best "
+              "on test in {hit} of {T} tasks.",
+              n=int(rr["n"].sum()), b=int(rr["below"].sum()), a=int(rr["above"].sum()),
+              T=rr["task"].nunique(),
+              hit=sum(int(dc.routing.chosen == max(dc.routing.test_rauc,
+                                                   key=dc.routing.test_rauc.get))
+                      for dc in comps.values() if dc.routing))
 else:
-    R.show_md("Routing needs a validation twin of the pool; it was skipped on your pool (see the note at the end).")
+    R.show_md("Routing needs a validation twin of the pool; it was skipped on your pool (see the "
+              "note at the end).")
 
 # %% [markdown]
 # A vote combines several responses into one answer and can help where choosing a member
@@ -842,28 +1036,44 @@ else:
 # (@tbl-vote).
 
 # %%
-#| label: tbl-vote
-#| tbl-cap: "Pooled plurality vote against the best member's self-consistency at the same number of responses per prompt: rAUC over the task's band, the difference with a 95% paired prompt-bootstrap interval (best member re-selected per resample), both votes' mean accuracy, and the paper's difference."
-votes = {t: mixtures.vote_comparison(d["test"], VOTE_R, d["band"], n_subsamples=N_SUBSAMPLES, n_boot=N_RULE_BOOT, seed=rng)
-         for t, d in tasks.items() if d["test"].answers is not None}
-vt = pd.DataFrame([{"task": t, "pooled": v.pooled_rauc, "sc": v.best_sc_rauc, "member": v.best_member,
-                    "diff": signed_ci(v.difference, v.lo, v.hi), "acc_p": v.frame()["pooled_accuracy"][0], "acc_sc": v.frame()["best_sc_accuracy"][0],
-                    "paper": {"primary": R.published("000.S34.vote_p").text, "secondary": "−" + R.published("000.S34.vote_s").text}[t]}
+votes = {t: mixtures.vote_comparison(d["test"], VOTE_R, d["band"], n_subsamples=N_SUBSAMPLES,
+                                     n_boot=N_RULE_BOOT, seed=rng) for t, d in tasks.items()
+         if d["test"].answers is not None}
+vt = pd.DataFrame([{"task": t, "pooled": v.pooled_rauc, "sc": v.best_sc_rauc,
+                    "member": v.best_member, "diff": signed_ci(v.difference, v.lo, v.hi),
+                    "acc_p": v.frame()["pooled_accuracy"][0],
+                    "acc_sc": v.frame()["best_sc_accuracy"][0],
+                    "paper": {"primary": R.published("000.S34.vote_p").text,
+                              "secondary": "−" + R.published("000.S34.vote_s").text}[t]}
                    for t, v in votes.items()])
+
+
+# %%
+#| label: tbl-vote
+#| tbl-cap: >-
+#|   Pooled plurality vote against the best member's self-consistency at the same number of
+#|   responses per prompt: rAUC over the task's band, the difference with a 95% paired
+#|   prompt-bootstrap interval (best member re-selected per resample), both votes' mean accuracy,
+#|   and the paper's difference.
 if votes:
-    display(R.table(vt, columns={"task": "task", "pooled": "pooled vote rAUC", "member": "best member", "sc": "its self-consistency rAUC",
-                                 "diff": "pooled − self-consistency", "acc_p": "pooled accuracy", "acc_sc": "self-consistency accuracy",
-                                 "paper": "paper difference"}))
+    display(R.table(vt,
+                    columns={"task": "task", "pooled": "pooled vote rAUC", "member": "best member",
+                             "sc": "its self-consistency rAUC", "diff": "pooled − self-consistency",
+                             "acc_p": "pooled accuracy", "acc_sc": "self-consistency accuracy",
+                             "paper": "paper difference"}))
 else:
     skipped.append("the vote comparison (the pool has no answers)")
 
 # %%
 if votes:
-    R.show_md("Reading: {txt}. The paper: {pv} [{pl}, {ph}] on Geometry3K, and on MathVista the pooled vote trailed by {ps}.",
-              txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote by {d:+} rAUC, an interval that {s}",
-                                 t=t, w=R.compare(v.difference, 0, more="beats", less="trails", same="ties"), d=v.difference,
-                                 s=side(v.lo, v.hi)) for t, v in votes.items()),
-              pv=R.published("000.S34.vote_p").text, pl=R.published("000.S34.vote_p_lo").text, ph=R.published("000.S34.vote_p_hi").text,
+    R.show_md("Reading: {txt}. The paper: {pv} [{pl}, {ph}] on Geometry3K, and on MathVista the "
+              "pooled vote trailed by {ps}.",
+              txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote "
+                                 "by {d:+} rAUC, an interval that {s}",
+                                 t=t, w=R.compare(v.difference, 0, more="beats", less="trails",
+                                                  same="ties"), d=v.difference, s=side(v.lo, v.hi))
+                            for t, v in votes.items()), pv=R.published("000.S34.vote_p").text,
+              pl=R.published("000.S34.vote_p_lo").text, ph=R.published("000.S34.vote_p_hi").text,
               ps=R.published("000.S34.vote_s").text)
 
 # %% [markdown]
@@ -871,14 +1081,18 @@ if votes:
 # the four bands the paper tried, with the same subsamples and resamples.
 
 # %%
-bs = mixtures.band_sensitivity(seed_pool, validation=val_pool, n_subsamples=N_SUBSAMPLES, n_boot=N_RULE_BOOT, seed=rng)
-R.show_md("Reading: over the bands {bands} the budget-matched mixture differs from the test-selected member by {d} (interval "
-          "ends {lo:+} to {hi:+}; {nb} of {n} intervals wholly below zero){v}. The paper found no band with a detectable "
-          "improvement.", bands=", ".join(bs["band"]), d=R.fmt_range(bs["diff_test"]), lo=bs["lo_test"].min(), hi=bs["hi_test"].max(),
-          nb=int((bs["hi_test"] < 0).sum()), n=len(bs),
-          v="" if "diff_val" not in bs else R.md(", and from the validation-selected member by {d} ({na} of {n} intervals "
-                                                 "wholly above zero, {nb} wholly below)", d=R.fmt_range(bs["diff_val"]),
-                                                 na=int((bs["lo_val"] > 0).sum()), nb=int((bs["hi_val"] < 0).sum()), n=len(bs)))
+bs = mixtures.band_sensitivity(seed_pool, validation=val_pool, n_subsamples=N_SUBSAMPLES,
+                               n_boot=N_RULE_BOOT, seed=rng)
+R.show_md("Reading: over the bands {bands} the budget-matched mixture differs from the "
+          "test-selected member by {d} (interval ends {lo:+} to {hi:+}; {nb} of {n} intervals "
+          "wholly below zero){v}. The paper found no band with a detectable improvement.",
+          bands=", ".join(bs["band"]), d=R.fmt_range(bs["diff_test"]), lo=bs["lo_test"].min(),
+          hi=bs["hi_test"].max(), nb=int((bs["hi_test"] < 0).sum()), n=len(bs),
+          v="" if "diff_val" not in bs
+          else R.md(", and from the validation-selected member by {d} ({na} of {n} intervals "
+                    "wholly above zero, {nb} wholly below)",
+                    d=R.fmt_range(bs["diff_val"]), na=int((bs["lo_val"] > 0).sum()),
+                    nb=int((bs["hi_val"] < 0).sum()), n=len(bs)))
 
 # %% [markdown]
 # ## More responses, more prompts, a smaller base
@@ -895,16 +1109,20 @@ R.show_md("Reading: over the bands {bands} the budget-matched mixture differs fr
 # %%
 def parts(p):
     """A lab pool with a base model split into (members, base)."""
-    return p.select(policies=(p.policies["role"] == "member").to_numpy()), p.select(policies=(p.policies["role"] == "base").to_numpy())
+    role = p.policies["role"]
+    members, base = (role == "member").to_numpy(), (role == "base").to_numpy()
+    return p.select(policies=members), p.select(policies=base)
 
 
 def stack(a, b):
     """Two pools of the same policies on different prompts, as one pool."""
     if a.policy_names != b.policy_names:
-        raise ValueError(f"the pools hold different policies: {a.policy_names} and {b.policy_names}")
+        raise ValueError(f"the pools hold different policies: {a.policy_names} and "
+                         f"{b.policy_names}")
     cat = lambda x, y: None if x is None or y is None else np.concatenate([x, y])  # noqa: E731
-    return Pool(cat(a.verdicts, b.verdicts), pd.concat([a.prompts, b.prompts], ignore_index=True), a.policies,
-                answers=cat(a.answers, b.answers), embeddings=cat(a.embeddings, b.embeddings), alignment=a.alignment)
+    return Pool(cat(a.verdicts, b.verdicts), pd.concat([a.prompts, b.prompts], ignore_index=True),
+                a.policies, answers=cat(a.answers, b.answers),
+                embeddings=cat(a.embeddings, b.embeddings), alignment=a.alignment)
 
 # %% [markdown]
 # Each replication set runs the gap tests, the member spread and the deployment rules of the
@@ -912,19 +1130,23 @@ def stack(a, b):
 
 # %%
 if LAB:
-    primary_full = cross.select(prompts=((cross.prompts["dataset"] == "primary") & (cross.prompts["split"] == "test")).to_numpy(),
+    primary_test = (cross.prompts["dataset"] == "primary") & (cross.prompts["split"] == "test")
+    primary_full = cross.select(prompts=primary_test.to_numpy(),
                                 policies=["base"] + lab("primary", "test").policy_names)
     sv = parts(small.split("validation"))[0]
     k64_first = k64_members.select(prompts=lab("primary", "test").prompt_ids).draws(range(16))
-    R.check(np.array_equal(k64_first.verdicts, lab("primary", "test").verdicts), "the 64 responses extend the main pool's 16 (the text above)")
+    R.check(np.array_equal(k64_first.verdicts, lab("primary", "test").verdicts),
+            "the 64 responses extend the main pool's 16 (the text above)")
     specs = {"primary, k = 64": (k64, lab("primary", "validation"), BAND, TAUS, "k64p"),
              "secondary, k = 64": (k64s, sec_val, BAND_SECONDARY, TAUS_SECONDARY, "k64s"),
              "361 new prompts": (extra, lab("primary", "validation"), BAND, TAUS, "new"),
-             "601 pooled prompts": (stack(primary_full, extra), lab("primary", "validation"), BAND, TAUS, "pooled"),
+             "601 pooled prompts": (stack(primary_full, extra), lab("primary", "validation"), BAND,
+                                    TAUS, "pooled"),
              "smaller base, validation": (small.split("validation"), None, BAND, TAUS, "small_val"),
              "smaller base, test": (small.split("test"), sv, BAND, TAUS, "small_test")}
 else:
-    skipped.append("the replications with 64 responses, extra prompts and a smaller base (lab pools; POOL is your own)")
+    skipped.append("the replications with 64 responses, extra prompts and a smaller base (lab "
+                   "pools; POOL is your own)")
 
 # %% [markdown]
 # The tests and rules then run on each set; routers reuse Table 3's validation fits where the
@@ -933,13 +1155,17 @@ else:
 # %%
 reps, rep_gaps = {}, {}
 if LAB:
-    fits = [dc.routing.fit for dc in comps.values() if dc.routing is not None]  # Table 3's validation fits, reused where they fit
+    # Table 3's validation fits, reused where they fit
+    fits = [dc.routing.fit for dc in comps.values() if dc.routing is not None]
     for name, (p, val, band, taus, key) in specs.items():
         mem, base = parts(p)
-        fit = next((f for f in fits if list(f.policy_names) == mem.policy_names and f.band == band), None) if val is not None else None
+        fit = next((f for f in fits if list(f.policy_names) == mem.policy_names and f.band == band),
+                   None) if val is not None else None
         rep_gaps[name] = nulls.gap_table(mem, taus, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
-        reps[name] = (key, validation.deployment_comparison(mem, band, validation=val, base=base, fit=fit, taus=taus, cv=CV_FOLDS,
-                                                             n_subsamples=N_SUBSAMPLES, n_boot=N_RULE_BOOT, seed=rng),
+        reps[name] = (key, validation.deployment_comparison(mem, band, validation=val, base=base,
+                                                            fit=fit, taus=taus, cv=CV_FOLDS,
+                                                            n_subsamples=N_SUBSAMPLES,
+                                                            n_boot=N_RULE_BOOT, seed=rng),
                       nulls.member_spread(mem, taus, n_draws=N_DRAWS, seed=rng))
 
 # %% [markdown]
@@ -961,18 +1187,32 @@ def cell(ours, key):
 # One column per replication set, one row per rule or quantity.
 
 # %%
-#| label: tbl-a12
-#| tbl-cap: "Replications (the layout of Table A12 of 2609.32996): rAUC on each task's band of the base model, the best member on the evaluated prompts, the plug-in oracle, the budget-matched mixture and the router family chosen on validation; how many family-and-threshold routing gains have an interval wholly below zero; the member-spread test's smallest p over the thresholds. Each cell: ours (paper)."
 a12 = {}
 for name, (key, dc, sp) in reps.items():
     f = dc.frame().set_index("kind")
-    col = {what: cell(R.fmt(f.loc[kind, "rauc"]) if kind in f.index else "–", f"000.TA12.{stem}_{key}")
-           for what, kind, stem in (("base model", "base", "base"), ("best member", "best_test", "best"), ("plug-in oracle", "oracle", "oracle"),
-                                    ("mixture, k of Mk responses", "mixture_matched", "mixture"), ("routing, family chosen on validation", "routing", "routing"))}
+    col = {what: cell(R.fmt(f.loc[kind, "rauc"]) if kind in f.index else "–",
+                      f"000.TA12.{stem}_{key}")
+           for what, kind, stem in (("base model", "base", "base"),
+                                    ("best member", "best_test", "best"),
+                                    ("plug-in oracle", "oracle", "oracle"),
+                                    ("mixture, k of Mk responses", "mixture_matched", "mixture"),
+                                    ("routing, family chosen on validation", "routing", "routing"))}
     cs = dc.routing.cells_summary() if dc.routing else None
-    col["routing cells below zero"] = cell(f"{cs['below']} of {cs['cells']}" if cs else "–", f"000.TA12.cells_{key}")
-    col["member spread, smallest p"] = cell(R.fmt_p(min(t.p for t in sp.tests)), f"000.TA12.spread_{key}")
+    col["routing cells below zero"] = cell(f"{cs['below']} of {cs['cells']}" if cs else "–",
+                                           f"000.TA12.cells_{key}")
+    col["member spread, smallest p"] = cell(R.fmt_p(min(t.p for t in sp.tests)),
+                                            f"000.TA12.spread_{key}")
     a12[name] = col
+
+
+# %%
+#| label: tbl-a12
+#| tbl-cap: >-
+#|   Replications (the layout of Table A12 of 2609.32996): rAUC on each task's band of the base
+#|   model, the best member on the evaluated prompts, the plug-in oracle, the budget-matched mixture
+#|   and the router family chosen on validation; how many family-and-threshold routing gains have an
+#|   interval wholly below zero; the member-spread test's smallest p over the thresholds. Each cell:
+#|   ours (paper).
 if a12:
     display(R.table(pd.DataFrame(a12).rename_axis("system or quantity").reset_index()))
 
@@ -983,54 +1223,69 @@ if a12:
 # the paper lists the same tests).
 
 # %%
-gap_sets = {"primary test": gt} | ({"primary validation": nulls.gap_table(val_pool, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng),
-                                    "secondary test": nulls.gap_table(tasks["secondary"]["test"], TAUS_SECONDARY, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng),
-                                    "secondary validation": nulls.gap_table(tasks["secondary"]["val"], TAUS_SECONDARY, n_draws=N_DRAWS,
-                                                                            n_splits=N_SPLITS, seed=rng)} if LAB else {}) | rep_gaps
+gap_of = lambda pool, taus: nulls.gap_table(pool, taus, n_draws=N_DRAWS, n_splits=N_SPLITS,
+                                            seed=rng)
+gap_sets = {"primary test": gt} | ({
+    "primary validation": gap_of(val_pool, TAUS),
+    "secondary test": gap_of(tasks["secondary"]["test"], TAUS_SECONDARY),
+    "secondary validation": gap_of(tasks["secondary"]["val"], TAUS_SECONDARY),
+} if LAB else {}) | rep_gaps
 if LAB:
-    gap_sets["primary test, seed-aligned draws"] = nulls.gap_table(crn, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
+    gap_sets["primary test, seed-aligned draws"] = nulls.gap_table(crn, TAUS, n_draws=N_DRAWS,
+            n_splits=N_SPLITS, seed=rng)
 
 # %% [markdown]
 # One row of markers per set, one marker per threshold.
 
 # %%
 #| label: fig-replications
-#| fig-cap: "Re-deal upper-tail p-values of the plug-in oracle gap L̂ for every set and threshold (marker shade: threshold rank within the set's thresholds). Left of the dashed line at 0.05: the gap exceeds the null; right of the dotted line at 0.95: it sits in the null's lower tail."
+#| fig-cap: >-
+#|   Re-deal upper-tail p-values of the plug-in oracle gap L̂ for every set and threshold (marker
+#|   shade: threshold rank within the set's thresholds). Left of the dashed line at 0.05: the gap
+#|   exceeds the null; right of the dotted line at 0.95: it sits in the null's lower tail.
 fig, ax = plt.subplots(figsize=(8, 0.32 * len(gap_sets) + 1.2))
 for y, g in enumerate(gap_sets.values()):
     fr = g.frame()
-    ax.scatter(fr["p"], np.full(len(fr), y), c=np.linspace(0.25, 0.95, len(fr)), cmap="Blues", vmin=0, vmax=1, edgecolor="k", zorder=3)
+    ax.scatter(fr["p"], np.full(len(fr), y), c=np.linspace(0.25, 0.95, len(fr)), cmap="Blues",
+               vmin=0, vmax=1, edgecolor="k", zorder=3)
 ax.axvline(0.05, color="k", ls="--", lw=1)
 ax.axvline(0.95, color="k", ls=":", lw=1)
 ax.set_yticks(range(len(gap_sets)), list(gap_sets))
 ax.invert_yaxis()
-ax.set(xlim=(-0.02, 1.02), xlabel="re-deal upper-tail p of L̂", title="Where each observed gap falls in its re-deal null")
+ax.set(xlim=(-0.02, 1.02), xlabel="re-deal upper-tail p of L̂",
+       title="Where each observed gap falls in its re-deal null")
 plt.tight_layout()
 plt.show()
 
 # %%
 allp = pd.concat([g.frame().assign(set=name) for name, g in gap_sets.items()], ignore_index=True)
 rep_p = allp[allp["set"].isin(list(rep_gaps))]
-R.show_md(
-    "Reading: over the {n} set-and-threshold tests of $\\hat L$, {up} reject the re-deal null at level 0.05 and {low} have a "
-    "lower-tail fraction at or below 0.05.{rep}",
-    n=len(allp), up=int((allp["p"] <= 0.05).sum()), low=int((allp["p_lower"] <= 0.05).sum()),
-    rep="" if rep_p.empty else R.md(" Among the {nr} replication tests, {ur} reject (smallest $p_{{\\mathrm{{re}}}} = {pm:p}$; the paper: none "
-                                    "of its 25, smallest {pp}) and the split-half gaps run from {shl:+} to {shh:+}.", nr=len(rep_p),
-                                    ur=int((rep_p["p"] <= 0.05).sum()), pm=rep_p["p"].min(), pp=R.published("000.F2.smallest_p").text,
-                                    shl=rep_p["split_half"].min(), shh=rep_p["split_half"].max()),
-)
+R.show_md("Reading: over the {n} set-and-threshold tests of $\\hat L$, {up} reject the re-deal "
+          "null at level 0.05 and {low} have a lower-tail fraction at or below 0.05.{rep}",
+          n=len(allp), up=int((allp["p"] <= 0.05).sum()), low=int((allp["p_lower"] <= 0.05).sum()),
+          rep="" if rep_p.empty
+          else R.md(" Among the {nr} replication tests, {ur} reject (smallest "
+                    "$p_{{\\mathrm{{re}}}} = {pm:p}$; the paper: none of its 25, smallest {pp}) "
+                    "and the split-half gaps run from {shl:+} to {shh:+}.",
+                    nr=len(rep_p), ur=int((rep_p["p"] <= 0.05).sum()), pm=rep_p["p"].min(),
+                    pp=R.published("000.F2.smallest_p").text, shl=rep_p["split_half"].min(),
+                    shh=rep_p["split_half"].max()))
 
 # %%
 if reps:
-    mx_rows = {name: dc.frame().set_index("kind").loc["mixture_matched"] for name, (_, dc, _) in reps.items()}
-    R.show_md("Reading, mixtures: against the best member on the evaluated prompts the budget-matched mixture's difference lies "
-              "between {lo:+} and {hi:+} over the {n} sets, with {nb} intervals wholly below zero and {na} above; at $k = 64$ on the "
-              "primary task it is {k64} (the paper: −{pk} [{pkl}, {pkh}]).", lo=min(r["diff_test"] for r in mx_rows.values()),
-              hi=max(r["diff_test"] for r in mx_rows.values()), n=len(mx_rows), nb=sum(r["hi_test"] < 0 for r in mx_rows.values()),
+    mx_rows = {name: dc.frame().set_index("kind").loc["mixture_matched"]
+               for name, (_, dc, _) in reps.items()}
+    R.show_md("Reading, mixtures: against the best member on the evaluated prompts the "
+              "budget-matched mixture's difference lies between {lo:+} and {hi:+} over the {n} "
+              "sets, with {nb} intervals wholly below zero and {na} above; at $k = 64$ on the "
+              "primary task it is {k64} (the paper: −{pk} [{pkl}, {pkh}]).",
+              lo=min(r["diff_test"] for r in mx_rows.values()),
+              hi=max(r["diff_test"] for r in mx_rows.values()), n=len(mx_rows),
+              nb=sum(r["hi_test"] < 0 for r in mx_rows.values()),
               na=sum(r["lo_test"] > 0 for r in mx_rows.values()),
-              k64=signed_ci(*mx_rows["primary, k = 64"][["diff_test", "lo_test", "hi_test"]]), pk=R.published("000.F2.mix_k64_p").text,
-              pkl=R.published("000.F2.mix_k64_p_lo").text, pkh=R.published("000.F2.mix_k64_p_hi").text)
+              k64=signed_ci(*mx_rows["primary, k = 64"][["diff_test", "lo_test", "hi_test"]]),
+              pk=R.published("000.F2.mix_k64_p").text, pkl=R.published("000.F2.mix_k64_p_lo").text,
+              pkh=R.published("000.F2.mix_k64_p_hi").text)
 
 # %% [markdown]
 # ## Do the tests keep their level?
@@ -1043,17 +1298,25 @@ if reps:
 
 # %%
 #| label: tbl-fpr
-#| tbl-cap: "False-positive rates at nominal level 0.05 on null datasets made from the lab seed pool, with Wilson 95% intervals: rows are the kind of null dataset and the test, columns the threshold."
-fp = studies.sweep([{"datasets": w} for w in nulls.NULLS], lambda datasets: studies.null_world(seed_pool, datasets, N_FP_POOLS, seed=rng),
-                   N_FP_POOLS, seed=rng, taus=TAUS[:2], n_draws=N_STUDY_DRAWS, burn_in=30 * n_moves, thin=n_moves)
-fp["rate"] = [R.fmt_rate(r, lo, hi, digits=1) for r, lo, hi in zip(fp["reject_rate"], fp["ci_lo"], fp["ci_hi"], strict=True)]
-fp["null datasets, test"] = [f"{R.NULL_NAMES[d]} datasets, {R.NULL_NAMES[t]} test" for d, t in zip(fp["datasets"], fp["null"], strict=True)]
-R.table(fp.pivot(index="null datasets, test", columns="tau", values="rate").rename(columns=lambda t: f"τ = {t:.2f}").reset_index())
+#| tbl-cap: >-
+#|   False-positive rates at nominal level 0.05 on null datasets made from the lab seed pool, with
+#|   Wilson 95% intervals: rows are the kind of null dataset and the test, columns the threshold.
+fp = studies.sweep([{"datasets": w} for w in nulls.NULLS],
+                   lambda datasets: studies.null_world(seed_pool, datasets, N_FP_POOLS, seed=rng),
+                   N_FP_POOLS, seed=rng, taus=TAUS[:2], n_draws=N_STUDY_DRAWS, burn_in=30 * n_moves,
+                   thin=n_moves)
+fp["rate"] = [R.fmt_rate(r, lo, hi, digits=1)
+              for r, lo, hi in zip(fp["reject_rate"], fp["ci_lo"], fp["ci_hi"], strict=True)]
+fp["null datasets, test"] = [f"{R.NULL_NAMES[d]} datasets, {R.NULL_NAMES[t]} test"
+                             for d, t in zip(fp["datasets"], fp["null"], strict=True)]
+R.table(fp.pivot(index="null datasets, test", columns="tau",
+                 values="rate").rename(columns=lambda t: f"τ = {t:.2f}").reset_index())
 
 # %%
 inside = int(((fp["ci_lo"] <= 0.05) & (fp["ci_hi"] >= 0.05)).sum())
-R.show_md("Reading: across {n} null datasets per null the rejection rates lie between {lo:%} and {hi:%} at nominal 5%; the "
-          "nominal level lies inside {i} of the {t} Wilson intervals. The paper reports {plo}-{phi} for the same design.",
+R.show_md("Reading: across {n} null datasets per null the rejection rates lie between {lo:%} and "
+          "{hi:%} at nominal 5%; the nominal level lies inside {i} of the {t} Wilson intervals. "
+          "The paper reports {plo}-{phi} for the same design.",
           n=N_FP_POOLS, lo=fp["reject_rate"].min(), hi=fp["reject_rate"].max(), i=inside, t=len(fp),
           plo=R.published("000.C2.fpr_lo").text, phi=R.published("000.C2.fpr_hi").text)
 
@@ -1071,29 +1334,41 @@ R.show_md("Reading: across {n} null datasets per null the rejection rates lie be
 
 # %%
 #| label: tbl-planting
-#| tbl-cap: "Power against concentrated specialisation planted into the lab seed pool, τ = 0.10, level 0.05, with Wilson 95% intervals. Transfers: the target number of successes moved per prompt; excess: planted L̂ minus its re-deal null mean."
-deltas = (0.0, 0.05, 0.10, 0.15, 0.20, 0.25) if K == 16 else tuple(t / K for t in range(5))  # the paper's strengths at k = 16
-plant = studies.sweep([{"delta": d} for d in deltas], lambda delta: (lambda r: simulate.plant(seed_pool, delta, seed=r)),
-                      N_POWER_REPS, seed=rng, taus=(0.10,), n_draws=N_STUDY_DRAWS, burn_in=30 * n_moves, thin=n_moves)
-plant["rate"] = [R.fmt_rate(r, lo, hi) for r, lo, hi in zip(plant["reject_rate"], plant["ci_lo"], plant["ci_hi"], strict=True)]
+#| tbl-cap: >-
+#|   Power against concentrated specialisation planted into the lab seed pool, τ = 0.10, level 0.05,
+#|   with Wilson 95% intervals. Transfers: the target number of successes moved per prompt; excess:
+#|   planted L̂ minus its re-deal null mean.
+# the paper's strengths at k = 16
+deltas = (0.0, 0.05, 0.10, 0.15, 0.20, 0.25) if K == 16 else tuple(t / K for t in range(5))
+plant = studies.sweep([{"delta": d} for d in deltas],
+                      lambda delta: (lambda r: simulate.plant(seed_pool, delta, seed=r)),
+                      N_POWER_REPS, seed=rng, taus=(0.10,), n_draws=N_STUDY_DRAWS,
+                      burn_in=30 * n_moves, thin=n_moves)
+plant["rate"] = [R.fmt_rate(r, lo, hi)
+                 for r, lo, hi in zip(plant["reject_rate"], plant["ci_lo"], plant["ci_hi"],
+                                      strict=True)]
 plant["transfers"] = [simulate.transfer_target(d, K) for d in plant["delta"]]
 pw = plant.pivot(index=["delta", "transfers"], columns="null", values="rate").reset_index()
 pw = pw.merge(plant[plant["null"] == "redeal"][["delta", "observed", "excess"]], on="delta")
-R.table(pw, columns={"delta": "δ", "transfers": "transfers", "redeal": "power, re-deal", "margin": "power, margin-preserving",
-                     "observed": "mean L̂", "excess": "mean excess"})
+R.table(pw, columns={"delta": "δ", "transfers": "transfers", "redeal": "power, re-deal",
+                     "margin": "power, margin-preserving", "observed": "mean L̂",
+                     "excess": "mean excess"})
 
 # %%
 def power_of(df, null, **where):
     """The rejection rate (with its Wilson interval) of one setting of a sweep."""
-    sel = df[(df["null"] == null) & np.logical_and.reduce([df[k] == v for k, v in where.items()])].iloc[0]
+    sel = df[(df["null"] == null) & np.logical_and.reduce([df[k] == v
+                                                           for k, v in where.items()])].iloc[0]
     return R.fmt_rate(sel["reject_rate"], sel["ci_lo"], sel["ci_hi"])
 
 
-R.show_md("Reading: one transfer per prompt is detected in {a} (re-deal) and {b} (margin-preserving) of {n} plantings, against "
-          "the paper's {pa} and {pb}; with two transfers the rates are {c} and {d} (the paper: {p2}).",
-          a=power_of(plant, "redeal", transfers=1), b=power_of(plant, "margin", transfers=1), n=N_POWER_REPS,
-          pa=R.published("000.TA2.power_redeal_1").text, pb=R.published("000.TA2.power_margin_1").text,
-          c=power_of(plant, "redeal", transfers=2), d=power_of(plant, "margin", transfers=2), p2=R.published("000.TA2.power_2").text)
+R.show_md("Reading: one transfer per prompt is detected in {a} (re-deal) and {b} "
+          "(margin-preserving) of {n} plantings, against the paper's {pa} and {pb}; with two "
+          "transfers the rates are {c} and {d} (the paper: {p2}).",
+          a=power_of(plant, "redeal", transfers=1), b=power_of(plant, "margin", transfers=1),
+          n=N_POWER_REPS, pa=R.published("000.TA2.power_redeal_1").text,
+          pb=R.published("000.TA2.power_margin_1").text, c=power_of(plant, "redeal", transfers=2),
+          d=power_of(plant, "margin", transfers=2), p2=R.published("000.TA2.power_2").text)
 
 # %% [markdown]
 # ### Diffuse differences, and what more responses buy
@@ -1105,28 +1380,38 @@ R.show_md("Reading: one transfer per prompt is detected in {a} (re-deal) and {b}
 
 # %%
 #| label: tbl-diffuse
-#| tbl-cap: "Power against diffuse log-odds differences centred on the lab seed pool's prompt means, τ = 0.10, level 0.05, with Wilson 95% intervals, at k = 16 and k = 64. L: population gap (mean over replicates); excess: plug-in L̂ minus the re-deal null mean."
+#| tbl-cap: >-
+#|   Power against diffuse log-odds differences centred on the lab seed pool's prompt means, τ =
+#|   0.10, level 0.05, with Wilson 95% intervals, at k = 16 and k = 64. L: population gap (mean over
+#|   replicates); excess: plug-in L̂ minus the re-deal null mean.
 grid_d = [{"k": kk, "sigma": s} for kk in (16, 64) for s in (0.25, 0.5, 1.0)]
-diff = studies.sweep(grid_d, lambda k, sigma: (lambda r: simulate.diffuse_from(seed_pool, sigma, k_sim=k, seed=r)), N_POWER_REPS,
-                     seed=rng, taus=(0.10,), n_draws=N_STUDY_DRAWS, burn_in=30 * n_moves, thin=n_moves)
-diff["rate"] = [R.fmt_rate(r, lo, hi) for r, lo, hi in zip(diff["reject_rate"], diff["ci_lo"], diff["ci_hi"], strict=True)]
+diff = studies.sweep(grid_d, lambda k,
+                     sigma: (lambda r: simulate.diffuse_from(seed_pool, sigma, k_sim=k, seed=r)),
+                     N_POWER_REPS, seed=rng, taus=(0.10,), n_draws=N_STUDY_DRAWS,
+                     burn_in=30 * n_moves, thin=n_moves)
+diff["rate"] = [R.fmt_rate(r, lo, hi)
+                for r, lo, hi in zip(diff["reject_rate"], diff["ci_lo"], diff["ci_hi"],
+                                     strict=True)]
 dw = diff.pivot(index=["k", "sigma"], columns="null", values="rate").reset_index()
-dw = dw.merge(diff[diff["null"] == "redeal"][["k", "sigma", "population_L", "excess"]], on=["k", "sigma"])
-R.table(dw, columns={"k": "k", "sigma": "σ", "population_L": "L", "excess": "mean excess", "redeal": "power, re-deal",
-                     "margin": "power, margin-preserving"})
+dw = dw.merge(diff[diff["null"] == "redeal"][["k", "sigma", "population_L", "excess"]],
+              on=["k", "sigma"])
+R.table(dw, columns={"k": "k", "sigma": "σ", "population_L": "L", "excess": "mean excess",
+                     "redeal": "power, re-deal", "margin": "power, margin-preserving"})
 
 # %%
 mid = diff[(diff["sigma"] == 0.5) & (diff["null"] == "redeal")].set_index("k")
-R.show_md(
-    "Reading: at $\\sigma = 0.5$ the population gap is {L} (the paper: {pL}). At $k = 16$ the re-deal test detects it in "
-    "{p16} of replicates, and the paper's {pp16} lies {w16} our interval; at $k = 64$ in {p64}, the paper's {pp64} lying "
-    "{w64} it. A non-rejection at the smaller budget leaves gaps of this size unresolved.",
-    L=mid.loc[16, "population_L"], pL=R.published("000.T2.L_050").text, p16=power_of(diff, "redeal", k=16, sigma=0.5),
-    pp16=R.published("000.T2.power_redeal_050").text, p64=power_of(diff, "redeal", k=64, sigma=0.5),
-    pp64=R.published("000.C2.power_k64_050").text,
-    w16=R.position(R.published("000.T2.power_redeal_050").value, mid.loc[16, "ci_lo"], mid.loc[16, "ci_hi"]),
-    w64=R.position(R.published("000.C2.power_k64_050").value, mid.loc[64, "ci_lo"], mid.loc[64, "ci_hi"]),
-)
+R.show_md("Reading: at $\\sigma = 0.5$ the population gap is {L} (the paper: {pL}). At $k = 16$ "
+          "the re-deal test detects it in {p16} of replicates, and the paper's {pp16} lies {w16} "
+          "our interval; at $k = 64$ in {p64}, the paper's {pp64} lying {w64} it. A non-rejection "
+          "at the smaller budget leaves gaps of this size unresolved.",
+          L=mid.loc[16, "population_L"], pL=R.published("000.T2.L_050").text,
+          p16=power_of(diff, "redeal", k=16, sigma=0.5),
+          pp16=R.published("000.T2.power_redeal_050").text, p64=power_of(diff, "redeal", k=64,
+        sigma=0.5), pp64=R.published("000.C2.power_k64_050").text,
+          w16=R.position(R.published("000.T2.power_redeal_050").value, mid.loc[16, "ci_lo"],
+                         mid.loc[16, "ci_hi"]),
+          w64=R.position(R.published("000.C2.power_k64_050").value, mid.loc[64, "ci_lo"],
+                         mid.loc[64, "ci_hi"]))
 
 # %% [markdown]
 # ### What the excess measures
@@ -1148,26 +1433,34 @@ R.show_md(
 
 # %%
 #| label: tbl-excess
-#| tbl-cap: "Finite-sample excess against the known population gap at τ = 0.10 (Table A3 of 2609.32996): a fraction f of prompts gets a specialist raised by s. L: population gap; L̂: plug-in gap; ratio: excess / L (means over replicates)."
-grid_x = [{"k": kk, "f": f, "s": s} for kk in (16, 64) for f in (0.1, 0.3, 0.5) for s in (0.05, 0.10, 0.20)]
-a3 = studies.sweep(grid_x, lambda k, f, s: (lambda r: simulate.specialists(N_PROMPTS, M, k, f, s, seed=r)), N_A3_REPS, seed=rng,
-                   taus=(0.10,), nulls=("redeal",), n_draws=N_STUDY_DRAWS)
+#| tbl-cap: >-
+#|   Finite-sample excess against the known population gap at τ = 0.10 (Table A3 of 2609.32996): a
+#|   fraction f of prompts gets a specialist raised by s. L: population gap; L̂: plug-in gap; ratio:
+#|   excess / L (means over replicates).
+grid_x = [{"k": kk, "f": f, "s": s} for kk in (16, 64) for f in (0.1, 0.3, 0.5)
+          for s in (0.05, 0.10, 0.20)]
+a3 = studies.sweep(grid_x, lambda k, f,
+                   s: (lambda r: simulate.specialists(N_PROMPTS, M, k, f, s, seed=r)), N_A3_REPS,
+                   seed=rng, taus=(0.10,), nulls=("redeal",), n_draws=N_STUDY_DRAWS)
 a3["ratio"] = a3["excess"] / a3["population_L"]
-R.table(a3, columns={"k": "k", "f": "f", "s": "s", "population_L": "L", "observed": "L̂", "excess": "mean excess", "ratio": "ratio"})
+R.table(a3, columns={"k": "k", "f": "f", "s": "s", "population_L": "L", "observed": "L̂",
+                     "excess": "mean excess", "ratio": "ratio"})
 
 # %%
 big = a3[a3["population_L"] >= R.published("000.C3.min_gap").value]
-pooled = big.groupby("k").apply(lambda d: d["excess"].sum() / d["population_L"].sum(), include_groups=False)
+pooled = big.groupby("k").apply(lambda d: d["excess"].sum() / d["population_L"].sum(),
+                                include_groups=False)
 R.check((pooled < 1).all(), "the excess understates a real gap (callout above)")
 lo_hi = big.groupby("k")["ratio"].agg(["min", "max"])
-R.show_md(
-    "Reading: over the settings with a population gap of at least {g}, the excess recovers {p16:%} of the gap in total at "
-    "$k = 16$ (single settings {a:%} to {b:%}, each a mean of {r} noisy replicates) and {p64:%} at $k = 64$ ({c:%} to {d:%}). "
-    "The paper reports {q1}-{q2} at $k = 16$ and {q3}-{q4} at $k = 64$.",
-    g=R.published("000.C3.min_gap").text, p16=pooled.loc[16], p64=pooled.loc[64], a=lo_hi.loc[16, "min"], b=lo_hi.loc[16, "max"],
-    c=lo_hi.loc[64, "min"], d=lo_hi.loc[64, "max"], r=N_A3_REPS, q1=R.published("000.C3.share_k16_lo").text,
-    q2=R.published("000.C3.share_k16_hi").text, q3=R.published("000.C3.share_k64_lo").text, q4=R.published("000.C3.share_k64_hi").text,
-)
+R.show_md("Reading: over the settings with a population gap of at least {g}, the excess recovers "
+          "{p16:%} of the gap in total at $k = 16$ (single settings {a:%} to {b:%}, each a mean "
+          "of {r} noisy replicates) and {p64:%} at $k = 64$ ({c:%} to {d:%}). The paper reports "
+          "{q1}-{q2} at $k = 16$ and {q3}-{q4} at $k = 64$.",
+          g=R.published("000.C3.min_gap").text, p16=pooled.loc[16], p64=pooled.loc[64],
+          a=lo_hi.loc[16, "min"], b=lo_hi.loc[16, "max"], c=lo_hi.loc[64, "min"],
+          d=lo_hi.loc[64, "max"], r=N_A3_REPS, q1=R.published("000.C3.share_k16_lo").text,
+          q2=R.published("000.C3.share_k16_hi").text, q3=R.published("000.C3.share_k64_lo").text,
+          q4=R.published("000.C3.share_k64_hi").text)
 
 # %% [markdown]
 # @fig-excess plots every setting: its known population gap against the mean excess, with
@@ -1175,26 +1468,34 @@ R.show_md(
 
 # %%
 #| label: fig-excess
-#| fig-cap: "Mean excess over the re-deal null mean (bars: ± 2 Monte Carlo standard errors) against the known population gap L(0.10), at k = 16 (circles) and k = 64 (squares); dashed: the diagonal where the excess equals the gap."
+#| fig-cap: >-
+#|   Mean excess over the re-deal null mean (bars: ± 2 Monte Carlo standard errors) against the
+#|   known population gap L(0.10), at k = 16 (circles) and k = 64 (squares); dashed: the diagonal
+#|   where the excess equals the gap.
 fig, ax = plt.subplots()
 for kk, marker in ((16, "o"), (64, "s")):
     d = a3[a3["k"] == kk]
-    ax.errorbar(d["population_L"], d["excess"], yerr=2 * d["excess_se"], fmt=marker, capsize=2, label=f"k = {kk}")
+    ax.errorbar(d["population_L"], d["excess"], yerr=2 * d["excess_se"], fmt=marker, capsize=2,
+                label=f"k = {kk}")
 lim = max(a3["population_L"].max(), a3["excess"].max()) * 1.05
 ax.plot([0, lim], [0, lim], color="k", ls="--", lw=1, label="excess = population gap")
-ax.set(xlabel="population gap L(0.10)", ylabel="mean excess", title="The excess against the gap it should measure")
+ax.set(xlabel="population gap L(0.10)", ylabel="mean excess",
+       title="The excess against the gap it should measure")
 ax.legend()
 plt.show()
 
 # %%
 side = np.where(a3["excess"] + 2 * a3["excess_se"] < a3["population_L"], "below",
-                np.where(a3["excess"] - 2 * a3["excess_se"] > a3["population_L"], "above", "within noise"))
+                np.where(a3["excess"] - 2 * a3["excess_se"] > a3["population_L"], "above",
+                         "within noise"))
 n_side = pd.Series(side).value_counts().reindex(["below", "within noise", "above"], fill_value=0)
 above_L = a3.loc[side == "above", "population_L"]
-R.show_md("Reading: {b} of the {t} settings lie clearly below the diagonal (by more than two standard errors), {w} are within "
-          "Monte Carlo noise of it, and {a} lie clearly above it{where}. The excess is a lower reading of a real gap, not an "
-          "estimate of it.", b=int(n_side["below"]), w=int(n_side["within noise"]), a=int(n_side["above"]), t=len(a3),
-          where="" if above_L.empty else R.md(" (population gaps up to {g}, where the ratio is unstable)", g=above_L.max()))
+R.show_md("Reading: {b} of the {t} settings lie clearly below the diagonal (by more than two "
+          "standard errors), {w} are within Monte Carlo noise of it, and {a} lie clearly above "
+          "it{where}. The excess is a lower reading of a real gap, not an estimate of it.",
+          b=int(n_side["below"]), w=int(n_side["within noise"]), a=int(n_side["above"]), t=len(a3),
+          where="" if above_L.empty
+          else R.md(" (population gaps up to {g}, where the ratio is unstable)", g=above_L.max()))
 
 # %% [markdown]
 # ## How sensitive is the margin-preserving null to its model?
@@ -1210,20 +1511,27 @@ R.show_md("Reading: {b} of the {t} settings lie clearly below the diagonal (by m
 # %%
 base_q = seed_pool.counts().sum(axis=1) / (M * K)
 strong = float(base_q.mean())
-grid_l = [{"link": link, "gap": g} for link in simulate.LINKS for g in (R.published("000.C4.gap_1").value, R.published("000.C4.gap_2").value)]
-links = studies.sweep(grid_l, lambda link, gap: (lambda r: simulate.quality_shift(k=K, link=link, strong_mean=strong,
-                      weak_mean=max(strong - gap, 0.01), base=base_q, seed=r)), N_A4_REPS, seed=rng, taus=(0.05, 0.10, 0.20),
-                      n_draws=N_STUDY_DRAWS, burn_in=30 * N_PROMPTS * 10, thin=N_PROMPTS * 10)
+grid_l = [{"link": link, "gap": g} for link in simulate.LINKS
+          for g in (R.published("000.C4.gap_1").value, R.published("000.C4.gap_2").value)]
+links = studies.sweep(grid_l, lambda link,
+                      gap: (lambda r: simulate.quality_shift(k=K, link=link, strong_mean=strong,
+        weak_mean=max(strong - gap, 0.01), base=base_q, seed=r)), N_A4_REPS, seed=rng,
+                      taus=(0.05, 0.10, 0.20), n_draws=N_STUDY_DRAWS, burn_in=30 * N_PROMPTS * 10,
+                      thin=N_PROMPTS * 10)
 
 # %%
 #| label: fig-links
-#| fig-cap: "Rejection rates of the margin-preserving test (level 0.05, Wilson 95% intervals) when two groups differ in quality by an effect constant on the logit, probit or probability scale, for the two quality gaps; the dashed line is the nominal level."
+#| fig-cap: >-
+#|   Rejection rates of the margin-preserving test (level 0.05, Wilson 95% intervals) when two
+#|   groups differ in quality by an effect constant on the logit, probit or probability scale, for
+#|   the two quality gaps; the dashed line is the nominal level.
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.3), sharey=True)
 for ax, g in zip(axes, sorted(links["gap"].unique()), strict=True):
     for j, link in enumerate(simulate.LINKS):
         d = links[(links["link"] == link) & (links["gap"] == g) & (links["null"] == "margin")]
-        ax.errorbar(d["tau"] + (j - 1) * 0.006, d["reject_rate"], yerr=[d["reject_rate"] - d["ci_lo"], d["ci_hi"] - d["reject_rate"]], fmt="o", capsize=2,
-                    label={"identity": "probability scale"}.get(link, link))
+        ax.errorbar(d["tau"] + (j - 1) * 0.006, d["reject_rate"],
+                    yerr=[d["reject_rate"] - d["ci_lo"], d["ci_hi"] - d["reject_rate"]], fmt="o",
+                    capsize=2, label={"identity": "probability scale"}.get(link, link))
     ax.axhline(0.05, color="k", ls="--", lw=1)
     ax.set(xticks=sorted(links["tau"].unique()), xlabel="τ", title=f"quality gap {g:.2f}")
 fig.suptitle(f"stronger group's mean rate {strong:.2f}", fontsize=9)
@@ -1234,23 +1542,30 @@ plt.show()
 
 # %%
 #| label: tbl-links
-#| tbl-cap: "Mean plug-in oracle gap L̂ in the link-sensitivity study (quality differences only, no specialisation), by link, quality gap and threshold."
-lw = links[links["null"] == "margin"].pivot(index=["link", "gap"], columns="tau", values="observed").reindex(simulate.LINKS, level=0)
-R.table(lw.rename(columns=lambda t: f"L̂ at τ = {t:.2f}").reset_index().replace({"link": {"identity": "probability"}}))
+#| tbl-cap: >-
+#|   Mean plug-in oracle gap L̂ in the link-sensitivity study (quality differences only, no
+#|   specialisation), by link, quality gap and threshold.
+lw = links[links["null"] == "margin"].pivot(index=["link", "gap"], columns="tau",
+                                            values="observed").reindex(simulate.LINKS, level=0)
+R.table(lw.rename(columns=lambda t: f"L̂ at τ = {t:.2f}").reset_index()
+        .replace({"link": {"identity": "probability"}}))
 
 # %%
 mx = links[links["null"] == "margin"].groupby("link")["reject_rate"].max()
 redeal_max = links.loc[links["null"] == "redeal", "reject_rate"].max()
-R.show_md(
-    "Reading: the largest margin-preserving rejection rate is {lg:%} on the logit scale (its own model), {pb:%} on the probit "
-    "scale and {id:%} on the probability scale; the re-deal test rejects in at most {rd:%} of these runs. The paper reports "
-    "{pid} on the probability scale at $\\tau = 0.20$ and mean gaps $\\hat L(0.05)$ of {pl} (logit) and {pi} (probability) "
-    "for the smaller quality gap, against our {ol} and {oi}. A rejection of the margin-preserving test certifies a departure "
-    "from the logit model, not necessarily specialisation.",
-    lg=mx["logit"], pb=mx["probit"], id=mx["identity"], rd=redeal_max, pid=R.published("000.TA4.reject_identity_020").text,
-    pl=R.published("000.TA4.L005_logit_1").text, pi=R.published("000.TA4.L005_identity_1").text,
-    ol=lw.loc[("logit", R.published("000.C4.gap_1").value), 0.05], oi=lw.loc[("identity", R.published("000.C4.gap_1").value), 0.05],
-)
+R.show_md("Reading: the largest margin-preserving rejection rate is {lg:%} on the logit scale (its "
+          "own model), {pb:%} on the probit scale and {id:%} on the probability scale; the "
+          "re-deal test rejects in at most {rd:%} of these runs. The paper reports {pid} on the "
+          "probability scale at $\\tau = 0.20$ and mean gaps $\\hat L(0.05)$ of {pl} (logit) and "
+          "{pi} (probability) for the smaller quality gap, against our {ol} and {oi}. A rejection "
+          "of the margin-preserving test certifies a departure from the logit model, not "
+          "necessarily specialisation.",
+          lg=mx["logit"], pb=mx["probit"], id=mx["identity"], rd=redeal_max,
+          pid=R.published("000.TA4.reject_identity_020").text,
+          pl=R.published("000.TA4.L005_logit_1").text,
+          pi=R.published("000.TA4.L005_identity_1").text,
+          ol=lw.loc[("logit", R.published("000.C4.gap_1").value), 0.05],
+          oi=lw.loc[("identity", R.published("000.C4.gap_1").value), 0.05])
 
 # %% [markdown]
 # ## Planning a study: how many responses, how many prompts?
@@ -1263,7 +1578,8 @@ R.show_md(
 # The planner redraws the prompt difficulties from the pool's prompts in every replicate.
 
 # %%
-common = dict(sigma=0.5, base=base_q, n=N_PROMPTS, M=M, k=K, n_reps=N_PLAN_REPS, n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
+common = dict(sigma=0.5, base=base_q, n=N_PROMPTS, M=M, k=K, n_reps=N_PLAN_REPS,
+              n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
 plan_k = studies.plan_power("diffuse", vary="k", grid=(8, 16, 32, 64, 128), **common)
 plan_n = studies.plan_power("diffuse", vary="n", grid=(120, 240, 480, 960), **common)
 
@@ -1272,16 +1588,22 @@ plan_n = studies.plan_power("diffuse", vary="n", grid=(120, 240, 480, 960), **co
 
 # %%
 #| label: fig-planner
-#| fig-cap: "Power of the re-deal test of L(0.10) against σ = 0.5 diffuse differences, as the response budget k grows (n = 240 prompts, left) and as the number of prompts n grows (k = 16, right); bars are Wilson 95% intervals, the dashed line the target power."
+#| fig-cap: >-
+#|   Power of the re-deal test of L(0.10) against σ = 0.5 diffuse differences, as the response
+#|   budget k grows (n = 240 prompts, left) and as the number of prompts n grows (k = 16, right);
+#|   bars are Wilson 95% intervals, the dashed line the target power.
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
 for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):
     c = plan.curve
-    ax.errorbar(c[var], c["reject_rate"], yerr=[c["reject_rate"] - c["ci_lo"], c["ci_hi"] - c["reject_rate"]], marker="o", capsize=3)
+    ax.errorbar(c[var], c["reject_rate"],
+                yerr=[c["reject_rate"] - c["ci_lo"], c["ci_hi"] - c["reject_rate"]], marker="o",
+                capsize=3)
     ax.axhline(0.8, color="k", ls="--", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_xticks(c[var], [str(v) for v in c[var]])
     ax.minorticks_off()
-    ax.set(xlabel="responses per member, k" if var == "k" else "prompts, n", title=f"power as {var} grows")
+    ax.set(xlabel="responses per member, k" if var == "k" else "prompts, n",
+           title=f"power as {var} grows")
 axes[0].set_ylabel("power at level 0.05")
 plt.tight_layout()
 plt.show()
@@ -1294,19 +1616,24 @@ plt.show()
 # %%
 pk = plan_k.curve.set_index("k").loc[16]
 tab16 = diff[(diff["k"] == 16) & (diff["sigma"] == 0.5) & (diff["null"] == "redeal")].iloc[0]
-rec = studies.compare_rates(int(tab16["rejections"]), int(tab16["reps"]), int(pk["rejections"]), int(pk["reps"]))
-need_txt = {v: ("none of the grid values" if p.required["redeal"] is None else str(p.required["redeal"])) for v, p in (("k", plan_k), ("n", plan_n))}
-R.show_md(
-    "Reading: the smallest response budget reaching 80% power is {k} (at $n = {n}$) and the smallest prompt count is {nn} (at "
-    "$k = {kk}$). At $k = 16$ the table estimates power {a} (mean population gap {La}) and the planner {b} (mean gap {Lb}): "
-    "Fisher's exact test of equality gives $p = {p:p}$, so the two {agree}.",
-    k=need_txt["k"], n=N_PROMPTS, nn=need_txt["n"], kk=K, a=R.fmt_rate(rec["rate1"]), b=R.fmt_rate(rec["rate2"]), p=rec["p_equal"],
-    La=tab16["population_L"], Lb=pk["population_L"],
-    agree=R.md("agree within Monte Carlo error; pooled, power is {pool}",
-               pool=R.fmt_rate(rec["pooled"], rec["pooled_lo"], rec["pooled_hi"])) if rec["p_equal"] > 0.05 else
-    R.md("differ by more than Monte Carlo error: the table's power is conditional on this pool's {n} prompts, the planner's "
-         "averages over prompt sets redrawn from them, so they estimate neighbouring but different settings", n=N_PROMPTS),
-)
+rec = studies.compare_rates(int(tab16["rejections"]), int(tab16["reps"]), int(pk["rejections"]),
+                            int(pk["reps"]))
+need_txt = {v: ("none of the grid values" if p.required["redeal"] is None
+                else str(p.required["redeal"])) for v, p in (("k", plan_k), ("n", plan_n))}
+R.show_md("Reading: the smallest response budget reaching 80% power is {k} (at $n = {n}$) and the "
+          "smallest prompt count is {nn} (at $k = {kk}$). At $k = 16$ the table estimates power "
+          "{a} (mean population gap {La}) and the planner {b} (mean gap {Lb}): Fisher's exact "
+          "test of equality gives $p = {p:p}$, so the two {agree}.",
+          k=need_txt["k"], n=N_PROMPTS, nn=need_txt["n"], kk=K, a=R.fmt_rate(rec["rate1"]),
+          b=R.fmt_rate(rec["rate2"]), p=rec["p_equal"], La=tab16["population_L"],
+          Lb=pk["population_L"],
+          agree=R.md("agree within Monte Carlo error; pooled, power is {pool}",
+                     pool=R.fmt_rate(rec["pooled"], rec["pooled_lo"], rec["pooled_hi"]))
+          if rec["p_equal"] > 0.05
+          else R.md("differ by more than Monte Carlo error: the table's power is conditional on "
+                    "this pool's {n} prompts, the planner's averages over prompt sets redrawn "
+                    "from them, so they estimate neighbouring but different settings",
+                    n=N_PROMPTS))
 
 # %% [markdown]
 # ## A pool of different models
@@ -1320,28 +1647,36 @@ R.show_md(
 
 # %%
 #| label: tbl-seed-real
-#| tbl-cap: "Oracle-gap tests on the MATH-500 pool of 11 models (2607.03436 tensors, k = 30): disagreement, plug-in gap, both null means with their upper-tail p-values, the re-deal lower-tail fraction, and the split-half gap."
+#| tbl-cap: >-
+#|   Oracle-gap tests on the MATH-500 pool of 11 models (2607.03436 tensors, k = 30): disagreement,
+#|   plug-in gap, both null means with their upper-tail p-values, the re-deal lower-tail fraction,
+#|   and the split-half gap.
 real, why = datasets.load_optional("chen2026_math500")
 if real is None:
     skipped.append(f"A pool of different models: the MATH-500 tensors of 2607.03436 ({why})")
 else:
     gt_real = nulls.gap_table(real, TAUS_REAL, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
     tr = gt_real.frame()
-    display(R.table(tr, columns={"tau": "τ", "D": "D̂", "L": "L̂", "L_null": "L̂ re-deal", "p": "pᵣₑ", "p_lower": "lower-tail p",
-                                 "L_margin": "L̂ margin-preserving", "p_m": "pₘₚ", "split_half": "split-half gap"}))
+    display(R.table(tr, columns={"tau": "τ", "D": "D̂", "L": "L̂", "L_null": "L̂ re-deal",
+                                 "p": "pᵣₑ", "p_lower": "lower-tail p",
+                                 "L_margin": "L̂ margin-preserving", "p_m": "pₘₚ",
+                                 "split_half": "split-half gap"}))
 
 # %%
 if real is not None:
-    where = [R.position(r.L, r.L_band_lo, r.L_band_hi, above="above", below="below") for r in tr.itertuples()]
-    groups = [f"{w} it at $\\tau \\in \\{{{', '.join(f'{t:g}' for t, x in zip(tr['tau'], where, strict=True) if x == w)}\\}}$"
-              for w in ("below", "inside", "above") if w in where]
-    R.show_md(
-        "Reading: measured against the re-deal 90% band, the observed gap lies {groups}. Where the re-deal mean exceeds the "
-        "observed gap, dealing the strong models' successes to weak ones manufactures gaps: the null then measures quality "
-        "differences, not noise. The margin-preserving mean stays between {mlo} and {mhi}, and the largest "
-        "$p_{{\\mathrm{{mp}}}}$ over the thresholds is {pmax:p}.",
-        groups="; ".join(groups), mlo=tr["L_margin"].min(), mhi=tr["L_margin"].max(), pmax=tr["p_m"].max(),
-    )
+    where = [R.position(r.L, r.L_band_lo, r.L_band_hi, above="above", below="below")
+             for r in tr.itertuples()]
+    taus_at = {w: ", ".join(f"{t:g}" for t, x in zip(tr["tau"], where, strict=True) if x == w)
+               for w in ("below", "inside", "above")}
+    groups = [f"{w} it at $\\tau \\in \\{{{taus_at[w]}\\}}$" for w in ("below", "inside", "above")
+              if w in where]
+    R.show_md("Reading: measured against the re-deal 90% band, the observed gap lies {groups}. "
+              "Where the re-deal mean exceeds the observed gap, dealing the strong models' "
+              "successes to weak ones manufactures gaps: the null then measures quality "
+              "differences, not noise. The margin-preserving mean stays between {mlo} and {mhi}, "
+              "and the largest $p_{{\\mathrm{{mp}}}}$ over the thresholds is {pmax:p}.",
+              groups="; ".join(groups), mlo=tr["L_margin"].min(), mhi=tr["L_margin"].max(),
+              pmax=tr["p_m"].max())
 
 # %% [markdown]
 # ## Many tests at once
@@ -1361,9 +1696,11 @@ if real is not None:
 gap_tests = lambda g: list(g.tests.tests) + list(g.sizes.rise)  # noqa: E731
 family = {"seed pool": gap_tests(gt) + list(spread.tests)}
 if LAB:
-    family["second task"] = gap_tests(gap_sets["secondary test"]) + list(nulls.member_spread(tasks["secondary"]["test"], TAUS_SECONDARY,
-                                                                                            n_draws=N_DRAWS, seed=rng).tests)
-    family |= {name: gap_tests(rep_gaps[name]) + list(sp.tests) for name, (_, _, sp) in reps.items()}
+    spread2 = nulls.member_spread(tasks["secondary"]["test"], TAUS_SECONDARY, n_draws=N_DRAWS,
+                                  seed=rng)
+    family["second task"] = gap_tests(gap_sets["secondary test"]) + list(spread2.tests)
+    family |= {name: gap_tests(rep_gaps[name]) + list(sp.tests)
+               for name, (_, _, sp) in reps.items()}
 if real is not None:
     family["MATH-500"] = gap_tests(gt_real)
 
@@ -1372,20 +1709,26 @@ if real is not None:
 
 # %%
 #| label: tbl-bh
-#| tbl-cap: "Benjamini-Hochberg adjustment (false-discovery rate 0.05) across the chapter's tests, sorted by adjusted p, then raw p, then name."
-members = [(pool_name, t) for pool_name, tests in family.items() for t in tests if np.ptp(t.draws) > 0]
+#| tbl-cap: >-
+#|   Benjamini-Hochberg adjustment (false-discovery rate 0.05) across the chapter's tests, sorted by
+#|   adjusted p, then raw p, then name.
+members = [(pool_name, t) for pool_name, tests in family.items() for t in tests
+           if np.ptp(t.draws) > 0]
 bh = nulls.benjamini_hochberg([t for _, t in members], alpha=0.05)
-bh_df = bh.frame().assign(pool=[p for p, _ in members], name=[R.test_name(t.statistic, t.tau, t.null) for _, t in members])
+bh_df = bh.frame().assign(pool=[p for p, _ in members],
+                          name=[R.test_name(t.statistic, t.tau, t.null) for _, t in members])
 bh_df = bh_df.sort_values(["p_adjusted", "p", "pool", "name"], kind="stable")
 R.table(bh_df[bh_df["reject"]] if bh.n_rejected else bh_df.head(10),
-        columns={"pool": "pool", "name": "test", "p": "p", "p_adjusted": "adjusted p", "reject": "discovery"})
+        columns={"pool": "pool", "name": "test", "p": "p", "p_adjusted": "adjusted p",
+                 "reject": "discovery"})
 
 # %%
 lab_rej = int(bh_df.loc[bh_df["pool"] != "MATH-500", "reject"].sum())
-R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive the adjustment; {s} of them concern {what}. "
-          "In the paper four of 156 survived, none of them in a seed pool.", n=len(bh_df),
-          c=sum(len(v) for v in family.values()) - len(members), r=bh.n_rejected, s=lab_rej,
-          what="the lab's seed pools and their replications" if LAB else "your pool")
+R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive the adjustment; "
+          "{s} of them concern {what}. In the paper four of 156 survived, none of them in a seed "
+          "pool.",
+          n=len(bh_df), c=sum(len(v) for v in family.values()) - len(members), r=bh.n_rejected,
+          s=lab_rej, what="the lab's seed pools and their replications" if LAB else "your pool")
 
 # %% [markdown]
 # ## Appendix: checks behind the tests {#sec-seed-checks}
@@ -1397,19 +1740,23 @@ R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive
 
 # %%
 checks = R.Claims()
-c_obs, S_CHECK = seed_pool.counts(), 8000 if SMALL else 40000  # S_CHECK: sampler draws for the distribution checks
+# S_CHECK: sampler draws for the distribution checks
+c_obs, S_CHECK = seed_pool.counts(), 8000 if SMALL else 40000
 rd = nulls.redeal(seed_pool, 500, seed=rng)
 mix_same = all(np.array_equal(cov.coverage(t, TAUS, k=K).mixture, tab0.mixture) for t in rd[:50])
-checks.add("re-deal keeps every prompt total and the mixture's raw coverage", "2609.32996 §3.2", f"{len(rd)} tables",
-           (rd.sum(axis=2) == c_obs.sum(axis=1)).all() and mix_same)
+checks.add("re-deal keeps every prompt total and the mixture's raw coverage", "2609.32996 §3.2",
+           f"{len(rd)} tables", (rd.sum(axis=2) == c_obs.sum(axis=1)).all() and mix_same)
 mc = nulls.margin_chain(seed_pool, 200, seed=rng)
-checks.add("margin chain keeps prompt and member totals", "2609.32996 App. C.1", f"{len(mc.tables)} tables",
-           (mc.tables.sum(axis=2) == c_obs.sum(axis=1)).all() and (mc.tables.sum(axis=1) == c_obs.sum(axis=0)).all())
+checks.add("margin chain keeps prompt and member totals", "2609.32996 App. C.1",
+           f"{len(mc.tables)} tables",
+           (mc.tables.sum(axis=2) == c_obs.sum(axis=1)).all()
+           and (mc.tables.sum(axis=1) == c_obs.sum(axis=0)).all())
 st = nulls.table_statistics(c_obs, TAUS, K)
-checks.add("count-table L, D, oracle − mixture and Pass@1 gap equal the coverage module's", "2609.32996 §2, App. C.5",
-           "4 statistics × 4 thresholds", np.allclose(st.L[0], tab0.L) and np.allclose(st.D[0], tab0.D)
-           and np.allclose(st.oracle_minus_mixture[0], tab0.gap) and abs(st.pass1[0] - cov.pass1_oracle_gap(seed_pool).gap) < 1e-12,
-           kind="sanity")
+checks.add("count-table L, D, oracle − mixture and Pass@1 gap equal the coverage module's",
+           "2609.32996 §2, App. C.5", "4 statistics × 4 thresholds",
+           np.allclose(st.L[0], tab0.L) and np.allclose(st.D[0], tab0.D)
+           and np.allclose(st.oracle_minus_mixture[0], tab0.gap)
+           and abs(st.pass1[0] - cov.pass1_oracle_gap(seed_pool).gap) < 1e-12, kind="sanity")
 
 # %% [markdown]
 # The two samplers against their exact laws: per-prompt re-deal counts of a small table
@@ -1427,9 +1774,13 @@ chi_p = []
 for i, total in enumerate(small_c.sum(axis=1)):
     support = np.array([v for v in np.ndindex(*(small_k + 1,) * 3) if sum(v) == total])
     observed = (rd_small[:, i, None, :] == support[None]).all(axis=2).sum(axis=0)
-    chi_p.append(chisquare(observed, multivariate_hypergeom.pmf(support, [small_k] * 3, total) * S_CHECK).pvalue)
-checks.add("re-deal counts follow the multivariate hypergeometric law (χ² test per prompt, Bonferroni at 0.01)",
-           "2609.32996 §3.2", f"smallest p = {min(chi_p):.3f} of {len(chi_p)}", min(chi_p) >= 0.01 / len(chi_p), kind="simulation")
+    chi_p.append(chisquare(observed,
+                           multivariate_hypergeom.pmf(support, [small_k] * 3,
+                                                      total) * S_CHECK).pvalue)
+checks.add("re-deal counts follow the multivariate hypergeometric law (χ² test per prompt, "
+           "Bonferroni at 0.01)",
+           "2609.32996 §3.2", f"smallest p = {min(chi_p):.3f} of {len(chi_p)}",
+           min(chi_p) >= 0.01 / len(chi_p), kind="simulation")
 
 # %%
 law_c = np.array([[3, 1, 0], [1, 2, 1], [0, 1, 3]])
@@ -1437,8 +1788,9 @@ law = nulls.exact_margin_law(law_c, k=3)
 for move in ("heatbath", "metropolis"):
     smp = nulls.margin_chain(law_c, S_CHECK, k=3, seed=rng, move=move, thin=4 * law_c.size)
     tv, ref = nulls.sampler_tv(smp.tables, law.tables, law.prob, seed=rng)
-    checks.add(f"{move} chain samples the exact margin law ({len(law.prob)} tables)", "2609.32996 App. C.1",
-               f"TV {tv:.4f} vs exact sampling {ref:.4f}", tv < 2 * ref + 0.005, kind="simulation")
+    checks.add(f"{move} chain samples the exact margin law ({len(law.prob)} tables)",
+               "2609.32996 App. C.1", f"TV {tv:.4f} vs exact sampling {ref:.4f}",
+               tv < 2 * ref + 0.005, kind="simulation")
 
 # %% [markdown]
 # Four Monte Carlo checks with known truth. In equal-rate pools the re-deal law is the exact
@@ -1449,69 +1801,88 @@ for move in ("heatbath", "metropolis"):
 # gap (App. C.3).
 
 # %%
-draw_test = lambda pool: nulls.null_tests(pool, [0.10], nulls=("redeal",), statistics=("L",), n_draws=200, seed=rng).tests[0]  # noqa: E731
-diffs = np.array([(lambda t: t.observed - t.mean)(draw_test(simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool)) for _ in range(N_CHECK_REPS)])
+draw_test = lambda pool: nulls.null_tests(pool, [0.10], nulls=("redeal",), statistics=("L",),
+                                         n_draws=200, seed=rng).tests[0]
+diffs = np.array([(lambda t: t.observed - t.mean)(
+    draw_test(simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool)) for _ in range(N_CHECK_REPS)])
 se_d = diffs.std(ddof=1) / np.sqrt(diffs.size)
-checks.add("equal-rate pools: the mean of L̂ − re-deal mean is zero (within 4 standard errors)", "2609.32996 §3.2",
-           f"{diffs.mean():+.4f} ± {se_d:.4f}", abs(diffs.mean()) <= 4 * se_d, kind="simulation")
+checks.add("equal-rate pools: the mean of L̂ − re-deal mean is zero (within 4 standard errors)",
+           "2609.32996 §3.2", f"{diffs.mean():+.4f} ± {se_d:.4f}", abs(diffs.mean()) <= 4 * se_d,
+           kind="simulation")
 sh = nulls.split_half(seed_pool, TAUS, n_splits=50, seed=rng)
 checks.add("a comparator chosen on the scoring half is never worse for it", "2609.32996 App. C.1",
-           f"{sh.gap_selection.size} split × τ cases", (sh.gap_scoring <= sh.gap_selection + 1e-12).all())
+           f"{sh.gap_selection.size} split × τ cases",
+           (sh.gap_scoring <= sh.gap_selection + 1e-12).all())
 curve = gt.sizes
 
 # %%
 checks.add("the re-deal expectation of L rises with pool size", "2609.32996 §3.4",
-           f"τ = 0.10, sizes 2..{M}: " + ", ".join(f"{v:.3f}" for v in curve.null_L[1]), (np.diff(curve.null_L, axis=1) > 0).all(),
-           kind="simulation")
-sims = [simulate.specialists(N_PROMPTS, M, K, f=0.5, s=0.2, seed=rng) for _ in range(max(N_CHECK_REPS // 5, 8))]
+           f"τ = 0.10, sizes 2..{M}: " + ", ".join(f"{v:.3f}" for v in curve.null_L[1]),
+           (np.diff(curve.null_L, axis=1) > 0).all(), kind="simulation")
+sims = [simulate.specialists(N_PROMPTS, M, K, f=0.5, s=0.2, seed=rng)
+        for _ in range(max(N_CHECK_REPS // 5, 8))]
 exc = np.array([draw_test(s.pool).excess for s in sims])
 popL = float(np.mean([simulate.population_L(s.p, [0.10])[0] for s in sims]))
 se_e = exc.std(ddof=1) / np.sqrt(exc.size)
-checks.add("the excess understates a known population gap (f = 0.5, s = 0.2)", "2609.32996 App. C.3",
-           f"excess {exc.mean():.3f} ± {se_e:.3f} vs L {popL:.3f}", exc.mean() + 3 * se_e < popL, kind="simulation")
+checks.add("the excess understates a known population gap (f = 0.5, s = 0.2)",
+           "2609.32996 App. C.3", f"excess {exc.mean():.3f} ± {se_e:.3f} vs L {popL:.3f}",
+           exc.mean() + 3 * se_e < popL, kind="simulation")
 
 # %% [markdown]
 # Checks of the draw-alignment diagnostic and of the deployment table: the shuffle reference
 # of the matched agreement has the mean its exact formula gives; the members of the pool of
-# disjoint draws share no draw index; a member passed to the deployment table as an extra policy, the
+# disjoint draws share no draw index; a member passed to the deployment table as an extra policy,
+# the
 # path the soup and the routed policy take, gets exactly its member row; and the routed policy's
 # rAUC equals the rAUC of the routed members' own per-prompt scores.
 
 # %%
 at = a0.test
-checks.add("matched agreement: the shuffle draws' mean equals the exact expectation (within 4 standard errors)", "2609.32996 App. C.5",
-           f"{at.mean:.4f} vs {a0.expected:.4f}", abs(at.mean - a0.expected) <= 4 * at.draws.std(ddof=1) / np.sqrt(at.n_draws) + 1e-12,
+checks.add("matched agreement: the shuffle draws' mean equals the exact expectation (within 4 "
+           "standard errors)",
+           "2609.32996 App. C.5", f"{at.mean:.4f} vs {a0.expected:.4f}",
+           abs(at.mean - a0.expected) <= 4 * at.draws.std(ddof=1) / np.sqrt(at.n_draws) + 1e-12,
            kind="simulation")
 if LAB:
     blocks = np.array(disjoint.meta["disjoint_draws"]["blocks"])
-    checks.add("disjoint draws: no two members share a draw index", "this chapter", f"blocks {blocks.tolist()}",
-               (blocks[1:, 0] > blocks[:-1, 1]).all() and np.array_equal(disjoint.verdicts[:, 1], crn.verdicts[:, 1, K_EACH:2 * K_EACH]),
+    checks.add("disjoint draws: no two members share a draw index", "this chapter",
+               f"blocks {blocks.tolist()}", (blocks[1:, 0] > blocks[:-1, 1]).all()
+               and np.array_equal(disjoint.verdicts[:, 1], crn.verdicts[:, 1, K_EACH:2 * K_EACH]),
                kind="sanity")
 
 # %% [markdown]
 # Then the two checks of the deployment table.
 
 # %%
-dt_x = mixtures.deployment_rules(seed_pool, BAND, extra={"copy": seed_pool.verdicts[:, 0, :]}, n_subsamples=20, n_boot=200, seed=SEED).frame()
-checks.add("an extra policy column is scored exactly like a member (the soup's and routing's path)", "2609.32996 App. B.2",
-           "rAUC and Pass@1", np.isclose(dt_x.iloc[0]["rauc"], dt_x[dt_x["system"] == "copy"]["rauc"].iloc[0])
-           and np.isclose(dt_x.iloc[0]["pass1"], dt_x[dt_x["system"] == "copy"]["pass1"].iloc[0]), kind="identity")
+dt_x = mixtures.deployment_rules(seed_pool, BAND, extra={"copy": seed_pool.verdicts[:, 0, :]},
+                                 n_subsamples=20, n_boot=200, seed=SEED).frame()
+checks.add("an extra policy column is scored exactly like a member (the soup's and routing's path)",
+           "2609.32996 App. B.2", "rAUC and Pass@1",
+           np.isclose(dt_x.iloc[0]["rauc"], dt_x[dt_x["system"] == "copy"]["rauc"].iloc[0])
+           and np.isclose(dt_x.iloc[0]["pass1"], dt_x[dt_x["system"] == "copy"]["pass1"].iloc[0]),
+           kind="identity")
 if comps["primary"].routing is not None:
     ro = comps["primary"].routing
-    checks.add("the routed policy's rAUC is the mean of its routed members' per-prompt contributions", "2609.32996 §3.3",
-               f"{ro.chosen}: {ro.test_rauc[ro.chosen]:.4f}", np.isclose(ro.test_rauc[ro.chosen], comps["primary"].row("routing")["rauc"]),
+    checks.add("the routed policy's rAUC is the mean of its routed members' per-prompt "
+               "contributions",
+               "2609.32996 §3.3", f"{ro.chosen}: {ro.test_rauc[ro.chosen]:.4f}",
+               np.isclose(ro.test_rauc[ro.chosen], comps["primary"].row("routing")["rauc"]),
                kind="identity")
 
 # %%
 #| label: tbl-seed-checks
-#| tbl-cap: "Checks behind the seed-pool tests of 2609.32996: what the nulls preserve, the exactness of both samplers, agreement of the statistics with their definitions, Monte Carlo facts with known truth, and checks of the draw-alignment diagnostic and the deployment table."
+#| tbl-cap: >-
+#|   Checks behind the seed-pool tests of 2609.32996: what the nulls preserve, the exactness of both
+#|   samplers, agreement of the statistics with their definitions, Monte Carlo facts with known
+#|   truth, and checks of the draw-alignment diagnostic and the deployment table.
 checks.table()
 
 # %%
 checks.stop_if_failed()
-R.show_md("All {n} checks hold on this run (seed {seed}). Over {r} equal-rate pools $\\hat L$ exceeds its re-deal mean by {d:+} "
-          "on average (standard error {s}); with specialists on half the prompts the excess averages {e} against a population "
-          "gap of {L}.", n=len(checks), seed=SEED, r=diffs.size, d=diffs.mean(), s=se_d, e=exc.mean(), L=popL)
+R.show_md("All {n} checks hold on this run (seed {seed}). Over {r} equal-rate pools $\\hat L$ "
+          "exceeds its re-deal mean by {d:+} on average (standard error {s}); with specialists on "
+          "half the prompts the excess averages {e} against a population gap of {L}.",
+          n=len(checks), seed=SEED, r=diffs.size, d=diffs.mean(), s=se_d, e=exc.mean(), L=popL)
 
 # %% [markdown]
 # ## Takeaways
@@ -1521,69 +1892,107 @@ R.show_md("All {n} checks hold on this run (seed {seed}). Over {r} equal-rate po
 # end of the section.
 
 # %%
-R.skipped_callout(skipped, need="`OG_EXTERNAL_DIR` with the released data, or the lab's own pools (POOL unset)")
-take = [R.md("- A pool without any specialisation shows a plug-in gap of {sL} at $\\tau = 0.10$, its re-deal mean is {sm}, and split-half "
-             "scoring leaves {ssh:+}: the gap alone is no evidence.\n", sL=ts.set_index("tau").loc[0.10, "L"],
-             sm=ts.set_index("tau").loc[0.10, "L_null"], ssh=ts.set_index("tau").loc[0.10, "split_half"])]
-take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-deal mean of {m} ($p_{{\\mathrm{{re}}}} = {p:p}$, "
-                 "$p_{{\\mathrm{{mp}}}} = {pm:p}$); {nrej} of {nt} thresholds reject at level 0.05 and {nlow} sit in the lower tail.\n",
-                 lead=f"Your pool ({POOL})" if POOL else "The lab seed pool", L=row["L"], m=row["L_null"], p=row["p"], pm=row["p_m"],
-                 nrej=int((t1["p"] <= 0.05).sum()), nt=len(t1), nlow=int((t1["p_lower"] <= 0.05).sum())))
+R.skipped_callout(skipped,
+                  need="`OG_EXTERNAL_DIR` with the released data, or the lab's own pools (POOL "
+                       "unset)")
+take = [R.md("- A pool without any specialisation shows a plug-in gap of {sL} at $\\tau = 0.10$, "
+             "its re-deal mean is {sm}, and split-half scoring leaves {ssh:+}: the gap alone is "
+             "no evidence.\n",
+             sL=ts.set_index("tau").loc[0.10, "L"], sm=ts.set_index("tau").loc[0.10, "L_null"],
+             ssh=ts.set_index("tau").loc[0.10, "split_half"])]
+take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-deal mean of {m} "
+                 "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$); {nrej} of "
+                 "{nt} thresholds reject at level 0.05 and {nlow} sit in the lower tail.\n",
+                 lead=f"Your pool ({POOL})" if POOL else "The lab seed pool", L=row["L"],
+                 m=row["L_null"], p=row["p"], pm=row["p_m"], nrej=int((t1["p"] <= 0.05).sum()),
+                 nt=len(t1), nlow=int((t1["p_lower"] <= 0.05).sum())))
 
 # %%
 if variants:
-    take.append(R.md("- {lead}: the same seeds on the same prompts, sampled "
-                     "seed-aligned, agree {ca} draw by draw against {ce} shuffled (per-policy: {a} against {e}), and the re-deal test "
-                     "of $\\hat L$ rejects at {cr} of {nt} thresholds instead of {r} ($p_{{\\mathrm{{re}}}}(0.10)$ {cp:p} against {p:p}). "
-                     "Sample each member with its own seeds before reading a null's non-rejection; the negative controls reject at "
-                     "{rc} of {ntc}.\n", lead=R.compare(sa["n_rej"], ip["n_rej"], less="Common random numbers hide rejections that independent draws give",
-                                                        more="Common random numbers add rejections that independent draws do not give",
-                                                        same="Common random numbers leave the count of rejections unchanged"),
-                     ca=sa["agree"], ce=sa["agree_null"], a=ip["agree"], e=ip["agree_null"], cr=int(sa["n_rej"]), r=int(ip["n_rej"]),
-                     nt=len(TAUS), cp=sa["p"], p=ip["p"], rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS)))
+    take.append(R.md("- {lead}: the same seeds on the same prompts, sampled seed-aligned, agree "
+                     "{ca} draw by draw against {ce} shuffled (per-policy: {a} against {e}), and "
+                     "the re-deal test of $\\hat L$ rejects at {cr} of {nt} thresholds instead of "
+                     "{r} ($p_{{\\mathrm{{re}}}}(0.10)$ {cp:p} against {p:p}). Sample each member "
+                     "with its own seeds before reading a null's non-rejection; the negative "
+                     "controls reject at {rc} of {ntc}.\n",
+                     lead=R.compare(sa["n_rej"], ip["n_rej"],
+                                    less="Common random numbers hide rejections that independent "
+                                         "draws give",
+                                    more="Common random numbers add rejections that independent "
+                                         "draws do not give",
+                                    same="Common random numbers leave the count of rejections "
+                                         "unchanged"),
+                     ca=sa["agree"], ce=sa["agree_null"], a=ip["agree"], e=ip["agree_null"],
+                     cr=int(sa["n_rej"]), r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"], p=ip["p"],
+                     rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS)))
 
 # %%
 prim = comps["primary"].frame().set_index("kind")
-gainers = [NAMES.get(k, k) for k in ("mixture_matched", "soup", "routing") if k in prim.index and prim.loc[k, "lo_test"] > 0]
+gainers = [NAMES.get(k, k) for k in ("mixture_matched", "soup", "routing") if k in prim.index
+           and prim.loc[k, "lo_test"] > 0]
 mv = "" if "best_val" not in prim.index else R.md(" and {d} from the validation-selected one",
-                                                  d=signed_ci(*prim.loc["mixture_matched", ["diff_val", "lo_val", "hi_val"]]))
-extra_rules = "" if "routing" not in prim.index else R.md(
-    "; the soup {s}, routing with the {f} family {r}, the pooled vote {v} (each against the test-selected member or, for the vote, "
-    "self-consistency)", s=signed_ci(*prim.loc["soup", ["diff_test", "lo_test", "hi_test"]]),
-    f=FAMILY_NAMES.get(comps["primary"].routing.chosen, comps["primary"].routing.chosen),
-    r=signed_ci(*prim.loc["routing", ["diff_test", "lo_test", "hi_test"]]),
-    v=signed_ci(votes["primary"].difference, votes["primary"].lo, votes["primary"].hi) if "primary" in votes else "—")
-take.append(R.md("- Deployable rules: of the oracle's rAUC gain of {og:+} over the test-selected member, {got}; the budget-matched mixture "
-                 "is {mx} from the test-selected member{mv}{extra_rules}.\n", og=prim.loc["oracle", "diff_test"],
-                 got="no rule resolves any part (no interval lies above zero)" if not gainers else "a resolved part goes to " + ", ".join(gainers),
-                 mx=signed_ci(*prim.loc["mixture_matched", ["diff_test", "lo_test", "hi_test"]]), mv=mv, extra_rules=extra_rules))
+                                                  d=signed_ci(*prim.loc["mixture_matched",
+        ["diff_val", "lo_val", "hi_val"]]))
+extra_rules = "" if "routing" not in prim.index else R.md("; the soup {s}, routing with the {f} "
+                                                          "family {r}, the pooled vote {v} (each "
+                                                          "against the test-selected member or, "
+                                                          "for the vote, self-consistency)",
+                                                          s=signed_ci(*prim.loc["soup",
+        ["diff_test", "lo_test", "hi_test"]]), f=family_label(comps["primary"].routing.chosen),
+                                                          r=signed_ci(*prim.loc["routing",
+        ["diff_test", "lo_test", "hi_test"]]),
+                                                          v=signed_ci(votes["primary"].difference,
+        votes["primary"].lo, votes["primary"].hi) if "primary" in votes else "—")
+
+
+# %%
+take.append(R.md("- Deployable rules: of the oracle's rAUC gain of {og:+} over the test-selected "
+                 "member, {got}; the budget-matched mixture is {mx} from the test-selected "
+                 "member{mv}{extra_rules}.\n",
+                 og=prim.loc["oracle", "diff_test"],
+                 got="no rule resolves any part (no interval lies above zero)" if not gainers
+                 else "a resolved part goes to " + ", ".join(gainers),
+                 mx=signed_ci(*prim.loc["mixture_matched", ["diff_test", "lo_test", "hi_test"]]),
+                 mv=mv, extra_rules=extra_rules))
 
 # %%
 if not rep_p.empty:
-    take.append(R.md("- Replications: {ur} of {nr} gap tests reject the re-deal null at level 0.05 ({where}; the paper: none of 25); the "
-                     "budget-matched mixture's interval against the best member lies below zero on {nb} of {ns} sets.\n",
-                     ur=int((rep_p["p"] <= 0.05).sum()), nr=len(rep_p), nb=sum(r["hi_test"] < 0 for r in mx_rows.values()), ns=len(mx_rows),
-                     where=", ".join(f"{name}: {int(g['p'].le(0.05).sum())} of {len(g)}" for name, g in rep_p.groupby("set", sort=False)
+    take.append(R.md("- Replications: {ur} of {nr} gap tests reject the re-deal null at level 0.05 "
+                     "({where}; the paper: none of 25); the budget-matched mixture's interval "
+                     "against the best member lies below zero on {nb} of {ns} sets.\n",
+                     ur=int((rep_p["p"] <= 0.05).sum()), nr=len(rep_p),
+                     nb=sum(r["hi_test"] < 0 for r in mx_rows.values()), ns=len(mx_rows),
+                     where=", ".join(f"{name}: {int(g['p'].le(0.05).sum())} of {len(g)}"
+                                     for name, g in rep_p.groupby("set", sort=False)
                                      if g["p"].le(0.05).any()) or "none"))
-take.append(R.md("- Both tests hold their level on null data (rejection rates {flo:%} to {fhi:%} at nominal 5%, the paper {plo}-{phi}). "
-                 "They detect two planted transfers per prompt ({two}), but diffuse gaps of about {dl} only in {p16} of replicates at "
-                 "$k = 16$ ({p64} at $k = 64$): non-rejection at small budgets is weak evidence.\n", flo=fp["reject_rate"].min(),
-                 fhi=fp["reject_rate"].max(), plo=R.published("000.C2.fpr_lo").text, phi=R.published("000.C2.fpr_hi").text,
-                 two=power_of(plant, "redeal", transfers=2), dl=mid.loc[16, "population_L"], p16=power_of(diff, "redeal", k=16, sigma=0.5),
+take.append(R.md("- Both tests hold their level on null data (rejection rates {flo:%} to {fhi:%} "
+                 "at nominal 5%, the paper {plo}-{phi}). They detect two planted transfers per "
+                 "prompt ({two}), but diffuse gaps of about {dl} only in {p16} of replicates at "
+                 "$k = 16$ ({p64} at $k = 64$): non-rejection at small budgets is weak evidence.\n",
+                 flo=fp["reject_rate"].min(), fhi=fp["reject_rate"].max(),
+                 plo=R.published("000.C2.fpr_lo").text, phi=R.published("000.C2.fpr_hi").text,
+                 two=power_of(plant, "redeal", transfers=2), dl=mid.loc[16, "population_L"],
+                 p16=power_of(diff, "redeal", k=16, sigma=0.5),
                  p64=power_of(diff, "redeal", k=64, sigma=0.5)))
 
 # %%
-take.append(R.md("- The excess recovered {r16:%} of known gaps of at least {g} at $k = 16$ in total (the paper: {q1}-{q2}); report it with "
-                 "its bootstrap interval, never as the gap itself. The margin-preserving test reads quality differences through a logit "
-                 "model; with effects constant on the probability scale it rejected in up to {idm:%} of replicates without any "
-                 "specialisation.\n", r16=pooled.loc[16], g=R.published("000.C3.min_gap").text, q1=R.published("000.C3.share_k16_lo").text,
+take.append(R.md("- The excess recovered {r16:%} of known gaps of at least {g} at $k = 16$ in "
+                 "total (the paper: {q1}-{q2}); report it with its bootstrap interval, never as "
+                 "the gap itself. The margin-preserving test reads quality differences through a "
+                 "logit model; with effects constant on the probability scale it rejected in up "
+                 "to {idm:%} of replicates without any specialisation.\n",
+                 r16=pooled.loc[16], g=R.published("000.C3.min_gap").text,
+                 q1=R.published("000.C3.share_k16_lo").text,
                  q2=R.published("000.C3.share_k16_hi").text, idm=mx["identity"]))
 if real is not None:
-    take.append(R.md("- On MATH-500 the re-deal null is the wrong reference for different models: its mean gap is {a} the observed one at "
-                     "$\\tau = {t:g}$, while the margin-preserving test rejects at level 0.05 at {nr} of {nt} thresholds.\n",
-                     a=R.compare(tr["L_null"].iloc[-1], tr["L"].iloc[-1], more="above", less="below"), t=tr["tau"].iloc[-1],
+    take.append(R.md("- On MATH-500 the re-deal null is the wrong reference for different models: "
+                     "its mean gap is {a} the observed one at $\\tau = {t:g}$, while the "
+                     "margin-preserving test rejects at level 0.05 at {nr} of {nt} thresholds.\n",
+                     a=R.compare(tr["L_null"].iloc[-1], tr["L"].iloc[-1], more="above",
+                                 less="below"), t=tr["tau"].iloc[-1],
                      nr=int((tr["p_m"] <= 0.05).sum()), nt=len(tr)))
-R.show_md("{items}- Whole chapter: {secs:.0f} s.", items="".join(take), secs=time.perf_counter() - t_start)
+R.show_md("{items}- Whole chapter: {secs:.0f} s.", items="".join(take),
+          secs=time.perf_counter() - t_start)
 
 # %% [markdown]
 # ## Exercises
@@ -1603,29 +2012,39 @@ R.show_md("{items}- Whole chapter: {secs:.0f} s.", items="".join(take), secs=tim
 
 # %%
 sizes = list(gt.sizes.sizes)
-R.solution("1. The re-deal mean of $L(0.10)$ is {a} with {m3} members and {b} with {mM}: every added member gives the oracle one "
-           "more noisy estimate to pick from, so the null gap {w} with pool size.", a=gt.sizes.null_L[1, sizes.index(min(3, M))],
-           m3=min(3, M), b=gt.sizes.null_L[1, -1], mM=M, w=R.compare(gt.sizes.null_L[1, -1], gt.sizes.null_L[1, sizes.index(min(3, M))],
-                                                                     more="grows", less="shrinks", same="stays"))
+R.solution("1. The re-deal mean of $L(0.10)$ is {a} with {m3} members and {b} with {mM}: every "
+           "added member gives the oracle one more noisy estimate to pick from, so the null gap "
+           "{w} with pool size.",
+           a=gt.sizes.null_L[1, sizes.index(min(3, M))], m3=min(3, M), b=gt.sizes.null_L[1, -1],
+           mM=M, w=R.compare(gt.sizes.null_L[1, -1], gt.sizes.null_L[1, sizes.index(min(3, M))],
+                             more="grows", less="shrinks", same="stays"))
 t_const = [t for t in np.round(np.linspace(0.01, 0.5, 50), 2) if cov.need(t, 16) == 1]
-R.solution("2. The mixture's count rule always depends on the prompt total alone; the oracle's does exactly when one success "
-           "suffices, $\\lceil \\tau k \\rceil = 1$, i.e. $\\tau \\le 1/k = {inv}$. On a grid of step 0.01 that is "
-           "$\\tau \\in [{lo:g}, {hi:g}]$; of this chapter's thresholds that is {q}.", inv=1 / 16, lo=t_const[0], hi=t_const[-1],
+R.solution("2. The mixture's count rule always depends on the prompt total alone; the oracle's "
+           "does exactly when one success suffices, $\\lceil \\tau k \\rceil = 1$, i.e. $\\tau "
+           "\\le 1/k = {inv}$. On a grid of step 0.01 that is $\\tau \\in [{lo:g}, {hi:g}]$; of "
+           "this chapter's thresholds that is {q}.",
+           inv=1 / 16, lo=t_const[0], hi=t_const[-1],
            q=", ".join(f"$\\tau = {t:g}$" for t in TAUS if cov.need(t, 16) == 1) or "none")
 
 # %% [markdown]
 # The last two solutions use a pool of two copies of one member and the diffuse study above.
 
 # %%
-twin = Pool(np.repeat(seed_pool.verdicts[:, :1], 2, axis=1))  # two copies of one member: equal responses at every index
+# two copies of one member: equal responses at every index
+twin = Pool(np.repeat(seed_pool.verdicts[:, :1], 2, axis=1))
 tw = nulls.draw_alignment(twin, n_draws=N_AGREE, seed=rng)
 p_bar = float(seed_pool.rates()[:, 0].mean())
-R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} computed). Shuffling keeps both counts $c$ and "
-           "gives $(c^2 + (k - c)^2)/k^2$ per prompt, {e} averaged over this pool's prompts for member {m}: the agreement "
-           "independent draws would have. (With one rate $p$ on every prompt it would approach $p^2 + (1 - p)^2$ for large $k$; "
-           "this member's mean rate {pb} gives {pp}, lower, because rates near 0 or 1 on some prompts raise the average.)",
-           o=tw.test.observed, e=tw.expected, m=seed_pool.policy_names[0], pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
-R.solution("4. This run's estimates: $\\sigma = 1$ at $k = 16$: {a}; $\\sigma = 0.25$ at $k = 64$: {b} (population gap {L}). A "
-           "large diffuse gap is found at the paper's budget; a small one is hard to find even with four times the responses.",
-           a=power_of(diff, "redeal", k=16, sigma=1.0), b=power_of(diff, "redeal", k=64, sigma=0.25),
+R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} computed). "
+           "Shuffling keeps both counts $c$ and gives $(c^2 + (k - c)^2)/k^2$ per prompt, {e} "
+           "averaged over this pool's prompts for member {m}: the agreement independent draws "
+           "would have. (With one rate $p$ on every prompt it would approach $p^2 + (1 - p)^2$ "
+           "for large $k$; this member's mean rate {pb} gives {pp}, lower, because rates near 0 "
+           "or 1 on some prompts raise the average.)",
+           o=tw.test.observed, e=tw.expected, m=seed_pool.policy_names[0],
+           pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
+R.solution("4. This run's estimates: $\\sigma = 1$ at $k = 16$: {a}; $\\sigma = 0.25$ at $k = 64$: "
+           "{b} (population gap {L}). A large diffuse gap is found at the paper's budget; a small "
+           "one is hard to find even with four times the responses.",
+           a=power_of(diff, "redeal", k=16, sigma=1.0),
+           b=power_of(diff, "redeal", k=64, sigma=0.25),
            L=float(diff[(diff["k"] == 64) & (diff["sigma"] == 0.25)]["population_L"].iloc[0]))

@@ -66,11 +66,17 @@ CONTROL_TAUS = [0.05, 0.10, 0.20, 0.30]  # the positive controls' thresholds (Ta
 PAIR_SEED = 1  # the seed of each task in the two-member pools (1-2; the light recipe has 1-5)
 N_DRAWS = 2000  # draws per null and test
 N_BOOT = 1000  # prompt-bootstrap resamples per router evaluation
-PLANT = [1, 2]  # planted transfers per prompt, out of the k of 16 responses, in the predictable-specialist controls
-FAMILIES = ["dataset", "embed_knn", "embed_pca_logreg"]  # identity, embedding 15-NN, embedding PCA logistic
-RETRAIN_SEEDS = None  # e.g. [101, 102]: retrain RETRAIN_POOL with these seeds and rerun the main comparison (two seeds: about 15 s on 2 cores)
-RETRAIN_POOL = "primary-light"  # a training pool of the lab: primary-light, secondary-light, primary-stronger, ...
-RETRAIN_STEPS = 40  # GRPO steps of the retrained seeds (the light recipe trains 150; time grows with the steps)
+# planted transfers per prompt, out of the k of 16 responses, in the predictable-specialist controls
+PLANT = [1, 2]
+# identity, embedding 15-NN, embedding PCA logistic
+FAMILIES = ["dataset", "embed_knn", "embed_pca_logreg"]
+# e.g. [101, 102]: retrain RETRAIN_POOL with these seeds and rerun the main comparison (two seeds:
+# about 15 s on 2 cores)
+RETRAIN_SEEDS = None
+# a training pool of the lab: primary-light, secondary-light, primary-stronger, ...
+RETRAIN_POOL = "primary-light"
+# GRPO steps of the retrained seeds (the light recipe trains 150; time grows with the steps)
+RETRAIN_STEPS = 40
 
 # %%
 import json
@@ -87,6 +93,7 @@ from oraclegap import datasets
 from oraclegap import report as R
 from oraclegap.deploy import specialists as SP
 from oraclegap.deploy.features import router_inputs
+from oraclegap.deploy.routers import label as family_label
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import nulls
 
@@ -101,22 +108,26 @@ if SMALL:
     N_DRAWS, N_BOOT = 400, 300
 # list parameters given on papermill's command line arrive as text
 TAUS, CONTROL_TAUS, PLANT, FAMILIES, RETRAIN_SEEDS = (json.loads(v) if isinstance(v, str) else v
-                                                      for v in (TAUS, CONTROL_TAUS, PLANT, FAMILIES, RETRAIN_SEEDS))
+                                                      for v in (TAUS, CONTROL_TAUS, PLANT, FAMILIES,
+        RETRAIN_SEEDS))
 rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
 nulls.warm_up()  # compile or load the numba kernels once
 P = R.published
-fp = lambda v: R.fmt_p(v, n_draws=N_DRAWS)  # a randomisation p-value at the resolution of its draws  # noqa: E731
-fpt = lambda v: fp(v).replace("< ", "<\u00a0")  # the same in a table cell, kept on one line  # noqa: E731
+# a randomisation p-value at the resolution of its draws  # noqa: E731
+fp = lambda v: R.fmt_p(v, n_draws=N_DRAWS)
+# the same in a table cell, kept on one line  # noqa: E731
+fpt = lambda v: fp(v).replace("< ", "<\u00a0")
 siv = R.fmt_signed_interval  # a difference with its interval, signs shown
-FAMILY = {"dataset": "identity", "embed_knn": "embedding 15-NN", "embed_pca_logreg": "embedding linear"}
-SHORT = {"dataset": "identity", "embed_knn": "15-NN", "embed_pca_logreg": "linear"}  # in table headers
+# in table headers
+SHORT = {"dataset": "identity", "embed_knn": "15-NN", "embed_pca_logreg": "linear"}
 
 # %% [markdown]
 # ## Data and settings
 #
 # The lab's `lab-cross` pool holds every main-base policy on the validation and test prompts of
 # both tasks, sixteen responses each at temperature 1, each policy with its own draw seeds
-# (per-policy draws, so the members' draws are independent, as the nulls assume). From it we cut the pools
+# (per-policy draws, so the members' draws are independent, as the nulls assume). From it we cut the
+# pools
 # of Section 4: the *two-member* pools (the seed `PAIR_SEED` of each task, under each recipe)
 # and the pools of every seed of a recipe (ten light, four stronger). Gaps, nulls and
 # coverage are computed on the test prompts of both tasks; routers are fitted on the
@@ -128,11 +139,15 @@ SHORT = {"dataset": "identity", "embed_knn": "15-NN", "embed_pca_logreg": "linea
 cross = datasets.load("lab-cross")
 pol = cross.policies
 is_member = pol["role"].eq("member")
-pair = lambda recipe: pol["name"].isin([f"{t}-{recipe}-s{PAIR_SEED}" for t in ("primary", "secondary")]).to_numpy()  # noqa: E731
-POOLS = {"light pair": cross.select(policies=pair("light")),  # one seed of each task
+pair = lambda recipe: pol["name"].isin([f"{t}-{recipe}-s{PAIR_SEED}"
+                                        for t in ("primary", "secondary")]).to_numpy()
+# one seed of each task
+POOLS = {"light pair": cross.select(policies=pair("light")),
          "stronger pair": cross.select(policies=pair("stronger")),
-         "light, ten seeds": cross.select(policies=(is_member & pol["recipe"].eq("light")).to_numpy()),
-         "stronger, four seeds": cross.select(policies=(is_member & pol["recipe"].eq("stronger")).to_numpy())}
+         "light, ten seeds": cross.select(policies=(is_member & pol["recipe"].eq("light"))
+                                          .to_numpy()),
+         "stronger, four seeds": cross.select(policies=(is_member & pol["recipe"].eq("stronger"))
+                                              .to_numpy())}
 TEST = {name: p.split("test") for name, p in POOLS.items()}
 PAIRS = list(POOLS)[:2]
 half_sizes = cross.split("test").prompts["dataset"].value_counts()
@@ -140,15 +155,22 @@ half_sizes = cross.split("test").prompts["dataset"].value_counts()
 # %%
 #| label: tbl-cross-settings
 #| tbl-cap: "Pools and settings of this chapter."
-settings = pd.DataFrame({"item": [*POOLS, "thresholds τ", "nulls", "routers", "positive controls"], "value": [
-    *[f"{', '.join(p.policy_names)}; {TEST[n].n_prompts} test prompts ({half_sizes['primary']} primary, "
-      f"{half_sizes['secondary']} secondary), k = {p.k}" for n, p in POOLS.items()],
-    ", ".join(f"{t:g}" for t in TAUS) + f" (controls: {', '.join(f'{t:g}' for t in CONTROL_TAUS)})",
-    f"re-deal and margin-preserving, {N_DRAWS:,} draws each, on L and D",
-    f"{', '.join(FAMILY[f] for f in FAMILIES)}; fitted on validation ({cross.split('validation').n_prompts} prompts), "
-    f"scored on test; {N_BOOT:,} prompt-bootstrap resamples",
-    f"mixed-size pool (five main-base and five smaller-base light primary seeds); five light primary seeds with "
-    f"{' or '.join(str(d) for d in PLANT)} of {cross.k} successes planted by the PC1 quintile of the base embedding"]})
+settings = pd.DataFrame({"item": [*POOLS, "thresholds τ", "nulls", "routers", "positive controls"],
+                         "value": [*[f"{', '.join(p.policy_names)}; {TEST[n].n_prompts} test "
+                                     f"prompts ({half_sizes['primary']} primary, "
+                                     f"{half_sizes['secondary']} secondary), k = {p.k}"
+                                     for n, p in POOLS.items()],
+                                   ", ".join(f"{t:g}" for t in TAUS) + " (controls: "
+                                   + ", ".join(f"{t:g}" for t in CONTROL_TAUS) + ")",
+                                   f"re-deal and margin-preserving, {N_DRAWS:,} draws each, on L "
+                                   "and D",
+                                   f"{', '.join(family_label(f) for f in FAMILIES)}; fitted on "
+                                   f"validation ({cross.split('validation').n_prompts} prompts), "
+                                   f"scored on test; {N_BOOT:,} prompt-bootstrap resamples",
+                                   "mixed-size pool (five main-base and five smaller-base light "
+                                   "primary seeds); five light primary seeds with "
+                                   f"{' or '.join(str(d) for d in PLANT)} of {cross.k} successes "
+                                   "planted by the PC1 quintile of the base embedding"]})
 R.table(settings)
 
 # %% [markdown]
@@ -160,51 +182,74 @@ R.table(settings)
 
 # %%
 #| label: tbl-cross-rates
-#| tbl-cap: "Mean success rate of the base model and the two-member pools' members on each half of the union test set, with the paper's figures for its members (Geometry3K / MathVista; Section 4)."
-look = cross.split("test").select(policies=(pair("light") | pair("stronger") | pol["role"].eq("base").to_numpy()))
-rates = SP.coverage_by_group(look, TAUS[:1]).pivot(index="policy", columns="group", values="mean_rate").loc[look.policy_names]
-paper = {f"{t}-{r}-s{PAIR_SEED}": f"{P(f'000.S4.{q}_{c}_geo').text} / {P(f'000.S4.{q}_{c}_mv').text}"
-         for r, q in (("light", "light"), ("stronger", "str")) for t, c in (("primary", "g"), ("secondary", "m"))}
-rates = rates.reset_index().assign(recipe=lambda d: d["policy"].map(dict(zip(look.policy_names, look.policies["recipe"].fillna("—"), strict=True))),
+#| tbl-cap: >-
+#|   Mean success rate of the base model and the two-member pools' members on each half of the union
+#|   test set, with the paper's figures for its members (Geometry3K / MathVista; Section 4).
+look = cross.split("test").select(policies=(pair("light") | pair("stronger")
+                                            | pol["role"].eq("base").to_numpy()))
+rates = SP.coverage_by_group(look, TAUS[:1]).pivot(index="policy", columns="group",
+                                                   values="mean_rate").loc[look.policy_names]
+paper = {f"{t}-{r}-s{PAIR_SEED}": f"{P(f'000.S4.{q}_{c}_geo').text} / "
+                                  f"{P(f'000.S4.{q}_{c}_mv').text}"
+         for r, q in (("light", "light"), ("stronger", "str"))
+         for t, c in (("primary", "g"), ("secondary", "m"))}
+rates = rates.reset_index().assign(recipe=lambda d: d["policy"].map(dict(zip(look.policy_names,
+        look.policies["recipe"].fillna("—"), strict=True))),
                                    paper=lambda d: d["policy"].map(paper).fillna("—"))
-R.table(rates, columns={"policy": "policy", "recipe": "recipe", "primary": "primary half", "secondary": "secondary half",
-                        "paper": "paper (Geometry3K / MathVista)"})
+R.table(rates, columns={"policy": "policy", "recipe": "recipe", "primary": "primary half",
+                        "secondary": "secondary half", "paper": "paper (Geometry3K / MathVista)"})
 
 # %%
 rt = rates.set_index("policy")
 nm = lambda t, r: f"{t}-{r}-s{PAIR_SEED}"  # noqa: E731
-own_lead = {r: (rt.loc[nm("primary", r), "primary"] > rt.loc[nm("secondary", r), "primary"]) and
-            (rt.loc[nm("secondary", r), "secondary"] > rt.loc[nm("primary", r), "secondary"]) for r in ("light", "stronger")}
-ten = SP.coverage_by_group(TEST["light, ten seeds"], TAUS[:1])  # every light seed's mean rate on each half
+own_lead = {r: (rt.loc[nm("primary", r), "primary"] > rt.loc[nm("secondary", r), "primary"])
+            and (rt.loc[nm("secondary", r), "secondary"] > rt.loc[nm("primary", r), "secondary"])
+            for r in ("light", "stronger")}
+# every light seed's mean rate on each half
+ten = SP.coverage_by_group(TEST["light, ten seeds"], TAUS[:1])
 span = ten.groupby(["group", "own"])["mean_rate"].agg(["min", "max"])
-every_light = all(span.loc[(h, True), "min"] > span.loc[(h, False), "max"] for h in ("primary", "secondary"))
-ends = span.loc[[("primary", True), ("primary", False), ("secondary", True), ("secondary", False)]].to_numpy().ravel()
-light_span = R.md("Over all ten light seeds, the primary-trained seeds' primary-half rates run from {a} to {b} against {c} to {d} "
-                  "for the secondary-trained ones, and on the secondary half {e} to {f} against {g} to {h}. {verdict}",
+every_light = all(span.loc[(h, True), "min"] > span.loc[(h, False), "max"]
+                  for h in ("primary", "secondary"))
+ends = span.loc[[("primary", True), ("primary", False), ("secondary", True),
+                 ("secondary", False)]].to_numpy().ravel()
+
+
+# %%
+light_span = R.md("Over all ten light seeds, the primary-trained seeds' primary-half rates run "
+                  "from {a} to {b} against {c} to {d} for the secondary-trained ones, and on the "
+                  "secondary half {e} to {f} against {g} to {h}. {verdict}",
                   **dict(zip("abcdefgh", ends, strict=True)),
-                  verdict=("So the lab's light recipe already makes every seed lead on its own task, unlike the paper's light recipe, "
-                           "whose Geometry3K-trained member was better on both datasets." if every_light else
-                           "The light seeds do not all lead on their own task."))
+                  verdict=("So the lab's light recipe already makes every seed lead on its own "
+                           "task, unlike the paper's light recipe, whose Geometry3K-trained "
+                           "member was better on both datasets."
+                           if every_light
+                           else "The light seeds do not all lead on their own task."))
 
 # %% [markdown]
 # The reading sets each seed of a pair beside the other task's seed on both halves, and the
 # stronger seeds beside the base model.
 
 # %%
-lead = lambda r, h: R.compare(rt.loc[nm(h, r), h], rt.loc[nm("secondary" if h == "primary" else "primary", r), h],  # noqa: E731
+lead = lambda r, h: R.compare(rt.loc[nm(h, r), h],
+                              rt.loc[nm("secondary" if h == "primary" else "primary", r), h],
                               more="leads", less="trails", same="ties")
-order = [("primary", "primary"), ("secondary", "primary"), ("secondary", "secondary"), ("primary", "secondary")]  # (trained on, half)
-quoted = {k: rt.loc[nm(t, r), h] for r, keys in (("light", "abcd"), ("stronger", "efgh")) for k, (t, h) in zip(keys, order, strict=True)}
-R.show_md(
-    "Reading: under the light recipe the primary-trained seed {lp} the secondary-trained seed on primary prompts ({a} against "
-    "{b}) and the secondary-trained seed {ls} it on secondary prompts ({c} against {d}). {light} Under the stronger recipe the "
-    "primary-trained seed {sp} on primary prompts ({e} against {f}) and the secondary-trained seed {ss} on secondary prompts "
-    "({g} against {h}); over the base model ({bp} and {bs}) the stronger seeds gain {gp:+} and {gs:+} on their own task.",
-    lp=lead("light", "primary"), ls=lead("light", "secondary"), sp=lead("stronger", "primary"), ss=lead("stronger", "secondary"),
-    light=light_span, bp=rt.loc["base", "primary"], bs=rt.loc["base", "secondary"],
-    gp=rt.loc[nm("primary", "stronger"), "primary"] - rt.loc["base", "primary"],
-    gs=rt.loc[nm("secondary", "stronger"), "secondary"] - rt.loc["base", "secondary"], **quoted,
-)
+# (trained on, half)
+order = [("primary", "primary"), ("secondary", "primary"), ("secondary", "secondary"),
+         ("primary", "secondary")]
+quoted = {k: rt.loc[nm(t, r), h] for r, keys in (("light", "abcd"), ("stronger", "efgh"))
+          for k, (t, h) in zip(keys, order, strict=True)}
+R.show_md("Reading: under the light recipe the primary-trained seed {lp} the secondary-trained "
+          "seed on primary prompts ({a} against {b}) and the secondary-trained seed {ls} it on "
+          "secondary prompts ({c} against {d}). {light} Under the stronger recipe the "
+          "primary-trained seed {sp} on primary prompts ({e} against {f}) and the "
+          "secondary-trained seed {ss} on secondary prompts ({g} against {h}); over the base "
+          "model ({bp} and {bs}) the stronger seeds gain {gp:+} and {gs:+} on their own task.",
+          lp=lead("light", "primary"), ls=lead("light", "secondary"),
+          sp=lead("stronger", "primary"), ss=lead("stronger", "secondary"), light=light_span,
+          bp=rt.loc["base", "primary"], bs=rt.loc["base", "secondary"],
+          gp=rt.loc[nm("primary", "stronger"), "primary"] - rt.loc["base", "primary"],
+          gs=rt.loc[nm("secondary", "stronger"), "secondary"] - rt.loc["base", "secondary"],
+          **quoted)
 
 # %% [markdown]
 # ## Is the gap more than sampling noise?
@@ -221,38 +266,49 @@ R.show_md(
 gaps = {name: SP.cross_table(p, TAUS, n_draws=N_DRAWS, seed=rng) for name, p in TEST.items()}
 GF = pd.concat([g.frame().assign(pool=name) for name, g in gaps.items()], ignore_index=True)
 GF["p_s"], GF["p_m_s"], GF["D_p_s"] = (GF[c].map(fpt) for c in ("p", "p_m", "D_p"))
-GAP_COLS = {"pool": "pool", "tau": "τ", "L": "L̂", "L_null": "re-deal mean", "p_s": "pᵣₑ", "L_margin": "margin mean",
-            "p_m_s": "pₘₚ", "D": "D̂", "D_null": "D̂ re-deal", "D_p_s": "pᵣₑ of D̂", "best": "best", "mixture": "mixture",
-            "oracle": "oracle"}
+GAP_COLS = {"pool": "pool", "tau": "τ", "L": "L̂", "L_null": "re-deal mean", "p_s": "pᵣₑ",
+            "L_margin": "margin mean", "p_m_s": "pₘₚ", "D": "D̂", "D_null": "D̂ re-deal",
+            "D_p_s": "pᵣₑ of D̂", "best": "best", "mixture": "mixture", "oracle": "oracle"}
 row = GF.set_index(["pool", "tau"])
-lt, st, a4 = row.loc[(PAIRS[0], 0.10)], row.loc[(PAIRS[1], 0.10)], row.loc[("stronger, four seeds", 0.10)]
-n_rej = {name: int(((g["p"] <= 0.05) & (g["p_m"] <= 0.05)).sum()) for name, g in GF.groupby("pool", sort=False)}
-rej_words = ("every threshold of every pool" if all(c == len(TAUS) for c in n_rej.values()) else
-             "; ".join(R.md("{c} of {T} thresholds on the {p} pool", c=c, T=len(TAUS), p=p) for p, c in n_rej.items()))
+lt, st, a4 = row.loc[(PAIRS[0], 0.10)], row.loc[(PAIRS[1], 0.10)], row.loc[("stronger, four seeds",
+        0.10)]
+n_rej = {name: int(((g["p"] <= 0.05) & (g["p_m"] <= 0.05)).sum())
+         for name, g in GF.groupby("pool", sort=False)}
+rej_words = ("every threshold of every pool" if all(c == len(TAUS) for c in n_rej.values())
+             else "; ".join(R.md("{c} of {T} thresholds on the {p} pool", c=c, T=len(TAUS), p=p)
+                            for p, c in n_rej.items()))
 
 # %%
 #| label: tbl-cross-pairs
-#| tbl-cap: "The two-member cross-dataset pools on the union test set (layout of Tables A7 and A9): oracle gap L̂ with the re-deal and margin-preserving null means and upper-tail p-values, disagreement D̂ with its re-deal null mean and p, and the coverage of the best member, the uniform mixture and the plug-in oracle."
+#| tbl-cap: >-
+#|   The two-member cross-dataset pools on the union test set (layout of Tables A7 and A9): oracle
+#|   gap L̂ with the re-deal and margin-preserving null means and upper-tail p-values, disagreement
+#|   D̂ with its re-deal null mean and p, and the coverage of the best member, the uniform mixture
+#|   and the plug-in oracle.
 R.table(GF[GF["pool"].isin(PAIRS)], columns=GAP_COLS)
 
 # %%
 #| label: tbl-cross-all
-#| tbl-cap: "The same for every seed of each recipe: ten light seeds (Table A8) and four stronger seeds (second block of Table A9)."
+#| tbl-cap: >-
+#|   The same for every seed of each recipe: ten light seeds (Table A8) and four stronger seeds
+#|   (second block of Table A9).
 R.table(GF[~GF["pool"].isin(PAIRS)], columns=GAP_COLS)
 
 # %%
-R.show_md(
-    "Reading: at $\\tau = 0.10$ the light two-member pool's gap is {lL} against null means of {ln} (re-deal) and {lm} "
-    "(margin-preserving), $p_{{\\mathrm{{re}}}} = {lp}$ and $p_{{\\mathrm{{mp}}}} = {lpm}$; the paper's light pool had {pL} "
-    "against {pn} and {pm} ($p_{{\\mathrm{{re}}}} = {pp}$). The stronger pair's gap is {sL} against {sn} and {sm} (the paper: "
-    "{qL} against {qn} and {qm}), and all four stronger seeds give {aL} against {an} and {am} (the paper: {rL} against {rn} and "
-    "{rm}). Both nulls reject at level 0.05 at {cnt}.",
-    lL=lt["L"], ln=lt["L_null"], lm=lt["L_margin"], lp=fp(lt["p"]), lpm=fp(lt["p_m"]), pL=P("000.S4.light_L_010").text,
-    pn=P("000.S4.light_null_010").text, pm=P("000.S4.light_margin_010").text, pp=P("000.S4.light_p_010").text,
-    sL=st["L"], sn=st["L_null"], sm=st["L_margin"], qL=P("000.S4.str_L_010").text, qn=P("000.S4.str_null_010").text,
-    qm=P("000.S4.str_margin_010").text, aL=a4["L"], an=a4["L_null"], am=a4["L_margin"], rL=P("000.S4.str4_L_010").text,
-    rn=P("000.S4.str4_null_010").text, rm=P("000.S4.str4_margin_010").text, cnt=rej_words,
-)
+R.show_md("Reading: at $\\tau = 0.10$ the light two-member pool's gap is {lL} against null means "
+          "of {ln} (re-deal) and {lm} (margin-preserving), $p_{{\\mathrm{{re}}}} = {lp}$ and "
+          "$p_{{\\mathrm{{mp}}}} = {lpm}$; the paper's light pool had {pL} against {pn} and {pm} "
+          "($p_{{\\mathrm{{re}}}} = {pp}$). The stronger pair's gap is {sL} against {sn} and {sm} "
+          "(the paper: {qL} against {qn} and {qm}), and all four stronger seeds give {aL} against "
+          "{an} and {am} (the paper: {rL} against {rn} and {rm}). Both nulls reject at level 0.05 "
+          "at {cnt}.",
+          lL=lt["L"], ln=lt["L_null"], lm=lt["L_margin"], lp=fp(lt["p"]), lpm=fp(lt["p_m"]),
+          pL=P("000.S4.light_L_010").text, pn=P("000.S4.light_null_010").text,
+          pm=P("000.S4.light_margin_010").text, pp=P("000.S4.light_p_010").text, sL=st["L"],
+          sn=st["L_null"], sm=st["L_margin"], qL=P("000.S4.str_L_010").text,
+          qn=P("000.S4.str_null_010").text, qm=P("000.S4.str_margin_010").text, aL=a4["L"],
+          an=a4["L_null"], am=a4["L_margin"], rL=P("000.S4.str4_L_010").text,
+          rn=P("000.S4.str4_null_010").text, rm=P("000.S4.str4_margin_010").text, cnt=rej_words)
 
 # %% [markdown]
 # @fig-cross-nulls draws the same comparison across thresholds: the observed gap against the
@@ -260,7 +316,10 @@ R.show_md(
 
 # %%
 #| label: fig-cross-nulls
-#| fig-cap: "Observed oracle gap L̂(τ) (markers) against the re-deal null (mean, dashed; 5th-95th percentile band, shaded) and the margin-preserving null mean (dotted), for the two-member pools (left) and all seeds of each recipe (right)."
+#| fig-cap: >-
+#|   Observed oracle gap L̂(τ) (markers) against the re-deal null (mean, dashed; 5th-95th percentile
+#|   band, shaded) and the margin-preserving null mean (dotted), for the two-member pools (left) and
+#|   all seeds of each recipe (right).
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
 for ax, names in zip(axes, (PAIRS, list(POOLS)[2:]), strict=True):
     for name, colour in zip(names, R.PALETTE, strict=False):
@@ -283,24 +342,32 @@ plt.show()
 
 # %%
 #| label: tbl-cross-tails
-#| tbl-cap: "Both tails of both nulls for L̂, every pool: the excess over each null mean, the upper-tail p and the lower-tail fraction (share of null draws at or below the observed gap), and the margin-preserving p of the disagreement D̂."
-GF["p_lower_s"], GF["p_m_lower_s"], GF["D_p_m_s"] = (GF[c].map(fpt) for c in ("p_lower", "p_m_lower", "D_p_m"))
-R.table(GF, columns={"pool": "pool", "tau": "τ", "excess": "excess, re-deal", "p_s": "pᵣₑ", "p_lower_s": "lower tail, re-deal",
-                     "excess_m": "excess, margin", "p_m_s": "pₘₚ", "p_m_lower_s": "lower tail, margin", "D_p_m_s": "pₘₚ of D̂"})
+#| tbl-cap: >-
+#|   Both tails of both nulls for L̂, every pool: the excess over each null mean, the upper-tail p
+#|   and the lower-tail fraction (share of null draws at or below the observed gap), and the
+#|   margin-preserving p of the disagreement D̂.
+GF["p_lower_s"], GF["p_m_lower_s"], GF["D_p_m_s"] = (GF[c].map(fpt)
+                                                     for c in ("p_lower", "p_m_lower", "D_p_m"))
+R.table(GF, columns={"pool": "pool", "tau": "τ", "excess": "excess, re-deal", "p_s": "pᵣₑ",
+                     "p_lower_s": "lower tail, re-deal", "excess_m": "excess, margin",
+                     "p_m_s": "pₘₚ", "p_m_lower_s": "lower tail, margin", "D_p_m_s": "pₘₚ of D̂"})
 
 # %%
 low = GF[(GF["p_lower"] <= 0.05) | (GF["p_m_lower"] <= 0.05)]
-R.show_md(
-    "Reading: the excess over the re-deal null ranges from {elo:+} to {ehi:+} across pools and thresholds, and over the "
-    "margin-preserving null from {mlo:+} to {mhi:+}; {low}. Disagreement exceeds its re-deal null at level 0.05 at every "
-    "threshold of {dall}; for the light pair at $\\tau = 0.10$ it is {D} against {Dn} (the paper: {pD} against {pDn}).",
-    elo=GF["excess"].min(), ehi=GF["excess"].max(), mlo=GF["excess_m"].min(), mhi=GF["excess_m"].max(),
-    low=(R.md("{n} pool-threshold cells lie in a lower tail at level 0.05", n=len(low)) if len(low) else
-         "no observed gap lies in a lower tail at level 0.05"),
-    dall=(lambda c: "every pool" if c == len(POOLS) else R.md("{c} of the {n} pools", c=c, n=len(POOLS)))(
-        sum(bool((g["D_p"] <= 0.05).all()) for _, g in GF.groupby("pool"))), D=lt["D"], Dn=lt["D_null"],
-    pD=P("000.S4.light_D_010").text, pDn=P("000.S4.light_D_null_010").text,
-)
+R.show_md("Reading: the excess over the re-deal null ranges from {elo:+} to {ehi:+} across pools "
+          "and thresholds, and over the margin-preserving null from {mlo:+} to {mhi:+}; {low}. "
+          "Disagreement exceeds its re-deal null at level 0.05 at every threshold of {dall}; for "
+          "the light pair at $\\tau = 0.10$ it is {D} against {Dn} (the paper: {pD} against "
+          "{pDn}).",
+          elo=GF["excess"].min(), ehi=GF["excess"].max(), mlo=GF["excess_m"].min(),
+          mhi=GF["excess_m"].max(),
+          low=(R.md("{n} pool-threshold cells lie in a lower tail at level 0.05", n=len(low))
+               if len(low) else "no observed gap lies in a lower tail at level 0.05"),
+          dall=(lambda c: "every pool" if c == len(POOLS)
+                else R.md("{c} of the {n} pools", c=c,
+                          n=len(POOLS)))(sum(bool((g["D_p"] <= 0.05).all())
+                                             for _, g in GF.groupby("pool"))), D=lt["D"],
+          Dn=lt["D_null"], pD=P("000.S4.light_D_010").text, pDn=P("000.S4.light_D_null_010").text)
 
 # %% [markdown]
 # ## Coverage by dataset half: where do the specialists separate?
@@ -311,8 +378,11 @@ R.show_md(
 
 # %%
 #| label: fig-cross-halves
-#| fig-cap: "Coverage C_m(τ) of the two-member pools' members on the primary half (left) and the secondary half (right) of the union test set; colour: the training task, line style: the recipe."
-halves = pd.concat([SP.coverage_by_group(TEST[n], TAUS).assign(pool=n) for n in PAIRS], ignore_index=True)
+#| fig-cap: >-
+#|   Coverage C_m(τ) of the two-member pools' members on the primary half (left) and the secondary
+#|   half (right) of the union test set; colour: the training task, line style: the recipe.
+halves = pd.concat([SP.coverage_by_group(TEST[n], TAUS).assign(pool=n) for n in PAIRS],
+                   ignore_index=True)
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
 for ax, (grp, d) in zip(axes, halves.groupby("group", sort=False), strict=True):
     for (policy, trained, name), e in d.groupby(["policy", "trained_on", "pool"], sort=False):
@@ -333,28 +403,34 @@ plt.show()
 
 # %%
 #| label: tbl-cross-separation
-#| tbl-cap: "Where the specialists separate: on each half, the best own-task member's coverage minus the best other member's at each threshold, and the smallest threshold from which the own-task members lead to the top of the grid (— when they do not)."
+#| tbl-cap: >-
+#|   Where the specialists separate: on each half, the best own-task member's coverage minus the
+#|   best other member's at each threshold, and the smallest threshold from which the own-task
+#|   members lead to the top of the grid (— when they do not).
 seps = {name: SP.separation(p, TAUS) for name, p in TEST.items()}
 sep_rows = []
 for name, s in seps.items():
     for grp, d in s.frame().groupby("group", sort=False):
-        sep_rows.append({"pool": name, "half": grp, **{f"τ = {t:g}": R.fmt_signed(m) for t, m in zip(d["tau"], d["margin"], strict=True)},
+        sep_rows.append({"pool": name, "half": grp,
+                         **{f"τ = {t:g}": R.fmt_signed(m)
+                            for t, m in zip(d["tau"], d["margin"], strict=True)},
                          "separates from": R.fmt(s.from_tau[grp], 2)})
 R.table(pd.DataFrame(sep_rows))
 
 # %%
 sp2 = seps[PAIRS[1]]
-since = lambda t: R.md("from $\\tau = {t:g}$ on", t=t) if np.isfinite(t) else "never up to the top of the grid"  # noqa: E731
-R.show_md(
-    "Reading: in the stronger pair the primary-trained member leads on the primary half {pw} and the secondary-trained member "
-    "on the secondary half {sw}; in the light pair {lw}. In the paper's stronger pool the MathVista-trained member led on "
-    "MathVista prompts only from $\\tau = {pf}$, while the Geometry3K-trained member, the stronger overall, still covered more "
-    "of both halves at $\\tau = 0.10$.",
-    pw=since(sp2.from_tau["primary"]), sw=since(sp2.from_tau["secondary"]),
-    lw="; ".join(R.md("on the {h} half the own member leads at {n} of {T} thresholds, {w}", h=h, n=len(v), T=len(TAUS),
-                      w=since(seps[PAIRS[0]].from_tau[h])) for h, v in seps[PAIRS[0]].own_leads.items()),
-    pf=P("000.S4.mv_leads_from").text,
-)
+since = lambda t: (R.md("from $\\tau = {t:g}$ on", t=t) if np.isfinite(t)
+                   else "never up to the top of the grid")
+R.show_md("Reading: in the stronger pair the primary-trained member leads on the primary half {pw} "
+          "and the secondary-trained member on the secondary half {sw}; in the light pair {lw}. "
+          "In the paper's stronger pool the MathVista-trained member led on MathVista prompts "
+          "only from $\\tau = {pf}$, while the Geometry3K-trained member, the stronger overall, "
+          "still covered more of both halves at $\\tau = 0.10$.",
+          pw=since(sp2.from_tau["primary"]), sw=since(sp2.from_tau["secondary"]),
+          lw="; ".join(R.md("on the {h} half the own member leads at {n} of {T} thresholds, {w}",
+                            h=h, n=len(v), T=len(TAUS), w=since(seps[PAIRS[0]].from_tau[h]))
+                       for h, v in seps[PAIRS[0]].own_leads.items()),
+          pf=P("000.S4.mv_leads_from").text)
 
 # %% [markdown]
 # ## Can a router collect the gap?
@@ -372,24 +448,36 @@ R.show_md(
 
 # %%
 X = {name: router_inputs(p) for name, p in POOLS.items()}
-sweeps = {name: SP.router_sweep(p, FAMILIES, TAUS, inputs=X[name], n_boot=N_BOOT, seed=SEED) for name, p in POOLS.items()}
+sweeps = {name: SP.router_sweep(p, FAMILIES, TAUS, inputs=X[name], n_boot=N_BOOT, seed=SEED)
+          for name, p in POOLS.items()}
 RF = pd.concat([s.frame().assign(pool=n) for n, s in sweeps.items()], ignore_index=True)
-RF["gain_s"] = [siv(g, lo, hi) for g, lo, hi in zip(RF["gain_best"], RF["gain_best_lo"], RF["gain_best_hi"], strict=True)]
-RW = RF[RF["family"] != "best_single"].pivot_table(index=["pool", "tau"], columns="family", values=["gain_s", "e_D"], aggfunc="first", sort=False)
+RF["gain_s"] = [siv(g, lo, hi)
+                for g, lo, hi in zip(RF["gain_best"], RF["gain_best_lo"], RF["gain_best_hi"],
+                                     strict=True)]
+RW = RF[RF["family"] != "best_single"].pivot_table(index=["pool", "tau"], columns="family",
+                                                   values=["gain_s", "e_D"], aggfunc="first",
+                                                   sort=False)
 RW.columns = [f"{f}_{v}" for v, f in RW.columns]
 RW[[f"{f}_e_D" for f in FAMILIES]] = RW[[f"{f}_e_D" for f in FAMILIES]].astype(float)
 RW = RW.join(RF.groupby(["pool", "tau"], sort=False)["break_even"].first()).reset_index()
-ROUTER_COLS = {"pool": "pool", "tau": "τ", "break_even": "L/D", **{k: v for f in FAMILIES for k, v in
-               ((f"{f}_gain_s", f"{SHORT[f]} gain [95%]"), (f"{f}_e_D", f"{SHORT[f]} e_D"))}}
+ROUTER_COLS = {"pool": "pool", "tau": "τ", "break_even": "L/D",
+               **{k: v for f in FAMILIES
+                  for k, v in ((f"{f}_gain_s", f"{SHORT[f]} gain [95%]"),
+                               (f"{f}_e_D", f"{SHORT[f]} e_D"))}}
 
 # %%
 #| label: tbl-cross-routers
-#| tbl-cap: "Routers on the two-member pools (fitted on validation, scored on the union test set): break-even error L/D, and for each router its coverage gain over the threshold-specific best member with the 95% prompt-bootstrap interval and its disagreement error e_D."
+#| tbl-cap: >-
+#|   Routers on the two-member pools (fitted on validation, scored on the union test set):
+#|   break-even error L/D, and for each router its coverage gain over the threshold-specific best
+#|   member with the 95% prompt-bootstrap interval and its disagreement error e_D.
 R.table(RW[RW["pool"].isin(PAIRS)], columns=ROUTER_COLS)
 
 # %%
 #| label: tbl-cross-routers-all
-#| tbl-cap: "The same routers on the pools of every seed (the identity router sends a prompt to the validation-best seed trained on its dataset)."
+#| tbl-cap: >-
+#|   The same routers on the pools of every seed (the identity router sends a prompt to the
+#|   validation-best seed trained on its dataset).
 R.table(RW[~RW["pool"].isin(PAIRS)], columns=ROUTER_COLS)
 
 # %% [markdown]
@@ -398,16 +486,21 @@ R.table(RW[~RW["pool"].isin(PAIRS)], columns=ROUTER_COLS)
 
 # %%
 #| label: fig-cross-routers
-#| fig-cap: "Coverage gain over the threshold-specific best member (95% prompt-bootstrap interval) of each router on the light (left) and stronger (right) two-member pools, by threshold; the grey line marks zero."
+#| fig-cap: >-
+#|   Coverage gain over the threshold-specific best member (95% prompt-bootstrap interval) of each
+#|   router on the light (left) and stronger (right) two-member pools, by threshold; the grey line
+#|   marks zero.
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
 for ax, name in zip(axes, PAIRS, strict=True):
     for j, f in enumerate(FAMILIES):
         d = RF[(RF["pool"] == name) & (RF["family"] == f)]
         x = np.arange(len(TAUS)) + (j - 1) * 0.2
-        ax.errorbar(x, d["gain_best"], yerr=[d["gain_best"] - d["gain_best_lo"], d["gain_best_hi"] - d["gain_best"]], fmt="o",
-                    ms=4, capsize=2, color=R.PALETTE[j], label=FAMILY[f])
+        ax.errorbar(x, d["gain_best"],
+                    yerr=[d["gain_best"] - d["gain_best_lo"], d["gain_best_hi"] - d["gain_best"]],
+                    fmt="o", ms=4, capsize=2, color=R.PALETTE[j], label=family_label(f))
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set(xticks=range(len(TAUS)), xticklabels=[f"{t:g}" for t in TAUS], title=name, xlabel="threshold τ")
+    ax.set(xticks=range(len(TAUS)), xticklabels=[f"{t:g}" for t in TAUS], title=name,
+           xlabel="threshold τ")
 axes[0].set_ylabel("gain over best member")
 axes[0].legend(fontsize=8)
 plt.tight_layout()
@@ -417,45 +510,56 @@ plt.show()
 fitted = RF[RF["family"] != "best_single"]
 above, below = fitted[fitted["gain_best_lo"] > 0], fitted[fitted["gain_best_hi"] < 0]
 id10, id70 = sweeps[PAIRS[1]].get(0.10, "dataset"), sweeps[PAIRS[1]].get(0.70, "dataset")
-both_lead = {n: set(seps[n].own_leads["primary"]) & set(seps[n].own_leads["secondary"]) for n in PAIRS}
+both_lead = {n: set(seps[n].own_leads["primary"]) & set(seps[n].own_leads["secondary"])
+             for n in PAIRS}
 gain_taus = {n: set(above.loc[above["pool"] == n, "tau"]) for n in PAIRS}
 where_sep = all(gain_taus[n] <= both_lead[n] for n in PAIRS)
-where = "; ".join(R.md("{p} at τ ∈ {{{t}}}", p=p, t=", ".join(f"{x:g}" for x in sorted(set(d["tau"])))) for p, d in above.groupby("pool", sort=False)) or "none"
-k7 = (lambda e: siv(e.gain_best, e.gain_best_lo, e.gain_best_hi))(sweeps["stronger, four seeds"].get(0.70, "embed_knn"))
-pub = {k: P(f"000.S4.{key}").text for k, key in dict(
-    pg1="str_id_gain_010", pe1="str_id_eD_010", pb1="str_be_010", pg7="str_id_gain_070", pe7="str_id_eD_070", pb7="str_be_070",
-    pk="str4_knn_070", pklo="str4_knn_lo_070", pkhi="str4_knn_hi_070").items()}
+where = "; ".join(R.md("{p} at τ ∈ {{{t}}}", p=p,
+                       t=", ".join(f"{x:g}" for x in sorted(set(d["tau"]))))
+                  for p, d in above.groupby("pool", sort=False)) or "none"
+k7 = (lambda e: siv(e.gain_best, e.gain_best_lo,
+                    e.gain_best_hi))(sweeps["stronger, four seeds"].get(0.70, "embed_knn"))
+pub = {k: P(f"000.S4.{key}").text
+       for k, key in dict(pg1="str_id_gain_010", pe1="str_id_eD_010", pb1="str_be_010",
+                          pg7="str_id_gain_070", pe7="str_id_eD_070", pb7="str_be_070",
+                          pk="str4_knn_070", pklo="str4_knn_lo_070",
+                          pkhi="str4_knn_hi_070").items()}
 
 # %% [markdown]
 # The reading counts the intervals that exclude zero and sets the identity router's gains
 # beside the paper's.
 
 # %%
-R.show_md(
-    "Reading: of {n} router intervals ({nf} routers × {T} thresholds × {np} pools, unadjusted) {na} lie wholly above zero "
-    "and {nb} wholly below; above zero: {where}. On the stronger pair at $\\tau = 0.10$ the identity router gains {g1:+} with "
-    "$e_D = {e1}$ against $L/D = {b1}$ ({w1} break-even; the paper: {pg1}, {pe1} against {pb1}); at $\\tau = 0.70$ it gains "
-    "{g7:+} with $e_D = {e7}$ against {b7} (the paper: {pg7}, {pe7} against {pb7}). The paper's four-seed nearest-neighbour "
-    "router gained {pk} [{pklo}, {pkhi}] at $\\tau = 0.70$; ours gains {k7}. On the two-member pools {ws}.",
-    n=len(fitted), nf=len(FAMILIES), T=len(TAUS), np=len(POOLS), na=len(above), nb=len(below), where=where, k7=k7,
-    g1=id10.gain_best, e1=id10.e_D, b1=id10.break_even, w1=R.compare(id10.e_D, id10.break_even, more="above", less="below", same="at"),
-    g7=id70.gain_best, e7=id70.e_D, b7=id70.break_even, **pub,
-    ws=("every interval above zero lies at a threshold where both halves' own members lead (@tbl-cross-separation)" if where_sep
-        else "some interval above zero lies at a threshold where one half's own member does not lead"),
-)
+R.show_md("Reading: of {n} router intervals ({nf} routers × {T} thresholds × {np} pools, "
+          "unadjusted) {na} lie wholly above zero and {nb} wholly below; above zero: {where}. On "
+          "the stronger pair at $\\tau = 0.10$ the identity router gains {g1:+} with $e_D = {e1}$ "
+          "against $L/D = {b1}$ ({w1} break-even; the paper: {pg1}, {pe1} against {pb1}); at "
+          "$\\tau = 0.70$ it gains {g7:+} with $e_D = {e7}$ against {b7} (the paper: {pg7}, {pe7} "
+          "against {pb7}). The paper's four-seed nearest-neighbour router gained {pk} [{pklo}, "
+          "{pkhi}] at $\\tau = 0.70$; ours gains {k7}. On the two-member pools {ws}.",
+          n=len(fitted), nf=len(FAMILIES), T=len(TAUS), np=len(POOLS), na=len(above), nb=len(below),
+          where=where, k7=k7, g1=id10.gain_best, e1=id10.e_D, b1=id10.break_even,
+          w1=R.compare(id10.e_D, id10.break_even, more="above", less="below", same="at"),
+          g7=id70.gain_best, e7=id70.e_D, b7=id70.break_even, **pub,
+          ws=("every interval above zero lies at a threshold where both halves' own members lead "
+              "(@tbl-cross-separation)"
+              if where_sep
+              else "some interval above zero lies at a threshold where one half's own member does "
+                   "not lead"))
 
 # %% [markdown]
 # Against the member selected on validation (the deployable comparator) the gains can differ,
 # because validation may pick another member than the test-best one.
 
 # %%
-diff_sel = RF[(RF["family"] == "best_single")].assign(same=lambda d: d["best_member"] == d["baseline_member"])
+diff_sel = RF[(RF["family"] == "best_single")].assign(
+    same=lambda d: d["best_member"] == d["baseline_member"])
 gcal = fitted.groupby("pool", sort=False)["gain_cal"].agg(["min", "max"])
-R.show_md(
-    "Reading: validation selects the test-best member at {same} of {all} pool-threshold cells. Gains over the "
-    "validation-selected member range {rng}.", same=int(diff_sel["same"].sum()), all=len(diff_sel),
-    rng="; ".join(R.md("from {a:+} to {b:+} on {p}", a=r["min"], b=r["max"], p=p) for p, r in gcal.iterrows()),
-)
+R.show_md("Reading: validation selects the test-best member at {same} of {all} pool-threshold "
+          "cells. Gains over the validation-selected member range {rng}.",
+          same=int(diff_sel["same"].sum()), all=len(diff_sel),
+          rng="; ".join(R.md("from {a:+} to {b:+} on {p}", a=r["min"], b=r["max"], p=p)
+                        for p, r in gcal.iterrows()))
 
 # %% [markdown]
 # ## Positive controls (Table A5)
@@ -480,50 +584,68 @@ prim = cross.prompts["dataset"].eq("primary").to_numpy()
 light_p = (is_member & pol["recipe"].eq("light") & pol["dataset"].eq("primary")).to_numpy()
 main5 = cross.select(prompts=prim, policies=light_p)
 small = datasets.load("lab-small")
-mixed = SP.join_members(main5, small.select(policies=small.policies["role"].eq("member").to_numpy()))
-main_idx, val_mixed = np.flatnonzero(mixed.policies["base"].eq("main").to_numpy()), mixed.split("validation")
-size_rule = lambda t: np.full(mixed.n_prompts, main_idx[np.argmax(cov.coverage(val_mixed, [t]).member[0, main_idx])])  # noqa: E731
-CONTROLS = {"two bases": SP.positive_control(mixed, CONTROL_TAUS, size_rule, n_draws=N_DRAWS, n_boot=N_BOOT, seed=SEED)}
+mixed = SP.join_members(main5,
+                        small.select(policies=small.policies["role"].eq("member").to_numpy()))
+main_idx = np.flatnonzero(mixed.policies["base"].eq("main").to_numpy())
+val_mixed = mixed.split("validation")
+size_rule = lambda t: np.full(mixed.n_prompts, main_idx[np.argmax(
+    cov.coverage(val_mixed, [t]).member[0, main_idx])])
+CONTROLS = {"two bases": SP.positive_control(mixed, CONTROL_TAUS, size_rule, n_draws=N_DRAWS,
+                                             n_boot=N_BOOT, seed=SEED)}
 planted = {d: SP.plant_predictable(main5, d / cross.k, seed=rng) for d in PLANT}
 for d, pc in planted.items():
-    CONTROLS[f"planted {d}/{cross.k}"] = SP.positive_control(pc.pool, CONTROL_TAUS, pc.specialist, n_draws=N_DRAWS, n_boot=N_BOOT, seed=SEED)
+    CONTROLS[f"planted {d}/{cross.k}"] = SP.positive_control(pc.pool, CONTROL_TAUS, pc.specialist,
+            n_draws=N_DRAWS, n_boot=N_BOOT, seed=SEED)
 
 # %%
 #| label: tbl-cross-controls
-#| tbl-cap: "Positive controls on the primary test prompts (Table A5 analog): oracle gap L̂, disagreement D̂, both nulls' upper-tail p, break-even L/D; the embedding routers' gains over the threshold-specific best member (15-NN with its 95% interval) and e_D; the size rule (validation-selected main-base member) or the known specialist assignment."
+#| tbl-cap: >-
+#|   Positive controls on the primary test prompts (Table A5 analog): oracle gap L̂, disagreement
+#|   D̂, both nulls' upper-tail p, break-even L/D; the embedding routers' gains over the
+#|   threshold-specific best member (15-NN with its 95% interval) and e_D; the size rule
+#|   (validation-selected main-base member) or the known specialist assignment.
 CF = pd.concat([c.frame().assign(control=n) for n, c in CONTROLS.items()], ignore_index=True)
-CF["knn"] = [siv(g, lo, hi) for g, lo, hi in zip(CF["embed_knn_gain"], CF["embed_knn_lo"], CF["embed_knn_hi"], strict=True)]
+CF["knn"] = [siv(g, lo, hi)
+             for g, lo, hi in zip(CF["embed_knn_gain"], CF["embed_knn_lo"], CF["embed_knn_hi"],
+                                  strict=True)]
 CF["p_s"], CF["p_m_s"] = CF["p"].map(fpt), CF["p_m"].map(fpt)
-R.table(CF, columns={"control": "control", "tau": "τ", "L": "L̂", "D": "D̂", "p_s": "pᵣₑ", "p_m_s": "pₘₚ", "break_even": "L/D",
-                     "knn": "15-NN gain [95%]", "embed_knn_e_D": "15-NN e_D", "embed_pca_logreg_gain": "linear gain",
-                     "embed_pca_logreg_e_D": "linear e_D", "rule_gain": "rule gain", "rule_e_D": "rule e_D"})
+R.table(CF, columns={"control": "control", "tau": "τ", "L": "L̂", "D": "D̂", "p_s": "pᵣₑ",
+                     "p_m_s": "pₘₚ", "break_even": "L/D", "knn": "15-NN gain [95%]",
+                     "embed_knn_e_D": "15-NN e_D", "embed_pca_logreg_gain": "linear gain",
+                     "embed_pca_logreg_e_D": "linear e_D", "rule_gain": "rule gain",
+                     "rule_e_D": "rule e_D"})
 
 # %%
 cr = CF.set_index(["control", "tau"])
 mx, hi_d = cr.loc[("two bases", 0.10)], max(PLANT)
-pl_hi, pl_lo = cr.loc[(f"planted {hi_d}/{cross.k}", 0.10)], cr.loc[(f"planted {min(PLANT)}/{cross.k}", 0.10)]
+pl_hi, pl_lo = cr.loc[(f"planted {hi_d}/{cross.k}",
+                       0.10)], cr.loc[(f"planted {min(PLANT)}/{cross.k}", 0.10)]
 rm = mixed.split("test").rates().mean(axis=0)
-pub = {k: P(key).text for k, key in dict(
-    pa="000.C4.mixed_mean_7b", pb="000.C4.mixed_mean_3b", pp="000.TA5.mixed_p_010", pk="000.TA5.mixed_knn_010",
-    pe="000.TA5.mixed_knn_eD_010", pbe="000.TA5.mixed_be_010", pk2="000.TA5.plant2_knn_010", pL2="000.TA5.plant2_L_010",
-    pe2="000.TA5.plant2_knn_eD_010", pk1="000.TA5.plant1_knn_010").items()}
+pub = {k: P(key).text
+       for k, key in dict(pa="000.C4.mixed_mean_7b", pb="000.C4.mixed_mean_3b",
+                          pp="000.TA5.mixed_p_010", pk="000.TA5.mixed_knn_010",
+                          pe="000.TA5.mixed_knn_eD_010", pbe="000.TA5.mixed_be_010",
+                          pk2="000.TA5.plant2_knn_010", pL2="000.TA5.plant2_L_010",
+                          pe2="000.TA5.plant2_knn_eD_010", pk1="000.TA5.plant1_knn_010").items()}
 
 # %% [markdown]
 # The reading sets both controls at $\tau = 0.10$ beside the paper's Table A5.
 
 # %%
-R.show_md(
-    "Reading: in the mixed-size pool the two bases' seeds average {a} and {b} on the primary test prompts (the paper's 7B and 3B "
-    "groups: {pa} and {pb}). At $\\tau = 0.10$ the re-deal null gives $p_{{\\mathrm{{re}}}} = {p}$ (the paper: {pp}) and the "
-    "margin-preserving null $p_{{\\mathrm{{mp}}}} = {pm}$; the 15-NN router gains {k:+} with $e_D = {e}$ against $L/D = {be}$ "
-    "(the paper: {pk}, {pe} against {pbe}). With {hd} of {K} successes planted the gap at $\\tau = 0.10$ is {L} and the 15-NN "
-    "router gains {k2:+} of it with $e_D = {e2}$ (the paper: {pk2} of {pL2}, $e_D = {pe2}$); with {ld} planted it gains {k1} "
-    "(the paper: {pk1}). The known assignment gains {r2:+} with {ld2} planted and {r1:+} with {ld}.",
-    a=rm[main_idx].mean(), b=np.delete(rm, main_idx).mean(), p=fp(mx["p"]), pm=fp(mx["p_m"]), k=mx["embed_knn_gain"],
-    e=mx["embed_knn_e_D"], be=mx["break_even"], hd=hi_d, K=cross.k, L=pl_hi["L"], k2=pl_hi["embed_knn_gain"],
-    e2=pl_hi["embed_knn_e_D"], ld=min(PLANT), ld2=hi_d, k1=siv(pl_lo["embed_knn_gain"], pl_lo["embed_knn_lo"], pl_lo["embed_knn_hi"]),
-    r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"], **pub,
-)
+R.show_md("Reading: in the mixed-size pool the two bases' seeds average {a} and {b} on the primary "
+          "test prompts (the paper's 7B and 3B groups: {pa} and {pb}). At $\\tau = 0.10$ the "
+          "re-deal null gives $p_{{\\mathrm{{re}}}} = {p}$ (the paper: {pp}) and the "
+          "margin-preserving null $p_{{\\mathrm{{mp}}}} = {pm}$; the 15-NN router gains {k:+} "
+          "with $e_D = {e}$ against $L/D = {be}$ (the paper: {pk}, {pe} against {pbe}). With {hd} "
+          "of {K} successes planted the gap at $\\tau = 0.10$ is {L} and the 15-NN router gains "
+          "{k2:+} of it with $e_D = {e2}$ (the paper: {pk2} of {pL2}, $e_D = {pe2}$); with {ld} "
+          "planted it gains {k1} (the paper: {pk1}). The known assignment gains {r2:+} with {ld2} "
+          "planted and {r1:+} with {ld}.",
+          a=rm[main_idx].mean(), b=np.delete(rm, main_idx).mean(), p=fp(mx["p"]), pm=fp(mx["p_m"]),
+          k=mx["embed_knn_gain"], e=mx["embed_knn_e_D"], be=mx["break_even"], hd=hi_d, K=cross.k,
+          L=pl_hi["L"], k2=pl_hi["embed_knn_gain"], e2=pl_hi["embed_knn_e_D"], ld=min(PLANT),
+          ld2=hi_d, k1=siv(pl_lo["embed_knn_gain"], pl_lo["embed_knn_lo"], pl_lo["embed_knn_hi"]),
+          r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"], **pub)
 
 # %% [markdown]
 # ## Retraining a pool for a class
@@ -544,38 +666,45 @@ if RETRAIN_SEEDS:
     t_rt = time.perf_counter()
     task = lab.full_config().train_spec(RETRAIN_POOL).task
     other = "secondary" if task == "primary" else "primary"
-    new = lab.retrain(RETRAIN_POOL, seeds=list(RETRAIN_SEEDS), steps=RETRAIN_STEPS, splits=("test",), include_base=False,
-                      workers=1, progress=False, echo=None)
-    half = cross.select(prompts=(cross.prompts["dataset"].eq(task) & cross.prompts["split"].eq("test")).to_numpy(),
-                        policies=pol["name"].isin([f"{t}-light-s{PAIR_SEED}" for t in (task, other)]).to_numpy())
+    new = lab.retrain(RETRAIN_POOL, seeds=list(RETRAIN_SEEDS), steps=RETRAIN_STEPS,
+                      splits=("test",), include_base=False, workers=1, progress=False, echo=None)
+    in_half = cross.prompts["dataset"].eq(task) & cross.prompts["split"].eq("test")
+    half = cross.select(prompts=in_half.to_numpy(),
+                        policies=pol["name"].isin([f"{t}-light-s{PAIR_SEED}"
+                                                   for t in (task, other)]).to_numpy())
     retrained = SP.join_members(new, half)
     rt_secs = time.perf_counter() - t_rt
 else:
-    R.show_md("`RETRAIN_SEEDS` is not set on this run, so no pool was retrained (the exercises say how to run it).")
+    R.show_md("`RETRAIN_SEEDS` is not set on this run, so no pool was retrained (the exercises say "
+              "how to run it).")
 
 # %%
 if retrained is not None:
     other_name = f"{other}-light-s{PAIR_SEED}"
-    rows_rt = [SP.cross_table(retrained.select(policies=[s, other_name]), TAUS, n_draws=N_DRAWS, seed=rng).frame().assign(seed=s)
-               for s in new.policy_names]
+    rows_rt = [SP.cross_table(retrained.select(policies=[s, other_name]), TAUS, n_draws=N_DRAWS,
+                              seed=rng).frame().assign(seed=s) for s in new.policy_names]
     rtf = pd.concat(rows_rt, ignore_index=True)
     rtf["p_s"], rtf["p_m_s"] = rtf["p"].map(fpt), rtf["p_m"].map(fpt)
-    cvr = cov.coverage(retrained, TAUS).members_frame().pivot(index="tau", columns="policy", values="coverage").reset_index()
+    cvr = cov.coverage(retrained, TAUS).members_frame().pivot(index="tau", columns="policy",
+            values="coverage").reset_index()
     display(R.table(cvr.rename(columns={"tau": "τ"})))
-    display(R.table(rtf, columns={"seed": "new seed (with " + other_name + ")", "tau": "τ", "L": "L̂", "L_null": "re-deal mean",
-                                  "p_s": "pᵣₑ", "L_margin": "margin mean", "p_m_s": "pₘₚ", "D": "D̂"}))
+    display(R.table(rtf,
+                    columns={"seed": "new seed (with " + other_name + ")", "tau": "τ", "L": "L̂",
+                             "L_null": "re-deal mean", "p_s": "pᵣₑ", "L_margin": "margin mean",
+                             "p_m_s": "pₘₚ", "D": "D̂"}))
 
 # %% [markdown]
 # When a pool was retrained, the reading compares the new seeds with the committed ones.
 
 # %%
 if retrained is not None:
-    R.show_md("Reading: retraining took {s:.0f} s. On the {t} test prompts the new seeds average {nr} against {cr} for the "
-              "committed seed and {orr} for the {o}-trained seed; both nulls reject at level 0.05 at {k} of {n} seed-threshold cells.",
+    R.show_md("Reading: retraining took {s:.0f} s. On the {t} test prompts the new seeds average "
+              "{nr} against {cr} for the committed seed and {orr} for the {o}-trained seed; both "
+              "nulls reject at level 0.05 at {k} of {n} seed-threshold cells.",
               s=rt_secs, t=task, nr=R.fmt_range(new.rates().mean(axis=0)),
               cr=retrained.select(policies=[f"{task}-light-s{PAIR_SEED}"]).rates().mean(), o=other,
-              orr=retrained.select(policies=[other_name]).rates().mean(), k=int(((rtf["p"] <= 0.05) & (rtf["p_m"] <= 0.05)).sum()),
-              n=len(rtf))
+              orr=retrained.select(policies=[other_name]).rates().mean(),
+              k=int(((rtf["p"] <= 0.05) & (rtf["p_m"] <= 0.05)).sum()), n=len(rtf))
 
 # %% [markdown]
 # ## Claims and outcomes
@@ -588,16 +717,21 @@ if retrained is not None:
 # %%
 claims = R.Claims()
 claims.add("light recipe: no member leads on its own dataset", "2609.32996 §4",
-           f"primary seed {rt.loc[nm('primary', 'light'), 'primary']:.3f} vs {rt.loc[nm('secondary', 'light'), 'primary']:.3f} on "
-           f"primary, secondary seed {rt.loc[nm('secondary', 'light'), 'secondary']:.3f} vs {rt.loc[nm('primary', 'light'), 'secondary']:.3f} "
-           f"on secondary (paper {P('000.S4.light_g_geo').text}/{P('000.S4.light_g_mv').text} vs "
-           f"{P('000.S4.light_m_geo').text}/{P('000.S4.light_m_mv').text})", not own_lead["light"], kind="published")
+           f"primary seed {rt.loc[nm('primary', 'light'), 'primary']:.3f} vs "
+           f"{rt.loc[nm('secondary', 'light'), 'primary']:.3f} on primary, secondary seed "
+           f"{rt.loc[nm('secondary', 'light'), 'secondary']:.3f} vs "
+           f"{rt.loc[nm('primary', 'light'), 'secondary']:.3f} on secondary (paper "
+           f"{P('000.S4.light_g_geo').text}/{P('000.S4.light_g_mv').text} vs "
+           f"{P('000.S4.light_m_geo').text}/{P('000.S4.light_m_mv').text})",
+           not own_lead["light"], kind="published")
 claims.add("light recipe: L(0.10) exceeds neither null at level 0.05", "2609.32996 §4, Table A7",
-           f"L {lt['L']:.3f} vs {lt['L_null']:.3f} / {lt['L_margin']:.3f}, p {fp(lt['p'])} / {fp(lt['p_m'])} "
-           f"(paper {P('000.S4.light_L_010').text} vs {P('000.S4.light_null_010').text} / {P('000.S4.light_margin_010').text})",
+           f"L {lt['L']:.3f} vs {lt['L_null']:.3f} / {lt['L_margin']:.3f}, p {fp(lt['p'])} / "
+           f"{fp(lt['p_m'])} (paper {P('000.S4.light_L_010').text} vs "
+           f"{P('000.S4.light_null_010').text} / {P('000.S4.light_margin_010').text})",
            lt["p"] > 0.05 and lt["p_m"] > 0.05, kind="published")
-claims.add("light recipe: D(0.10) exceeds its re-deal null", "2609.32996 §4", f"D {lt['D']:.3f} vs {lt['D_null']:.3f}, "
-           f"p {fp(lt['D_p'])} (paper {P('000.S4.light_D_010').text} vs {P('000.S4.light_D_null_010').text})",
+claims.add("light recipe: D(0.10) exceeds its re-deal null", "2609.32996 §4",
+           f"D {lt['D']:.3f} vs {lt['D_null']:.3f}, p {fp(lt['D_p'])} (paper "
+           f"{P('000.S4.light_D_010').text} vs {P('000.S4.light_D_null_010').text})",
            lt["D_p"] <= 0.05, kind="published")
 
 # %% [markdown]
@@ -605,42 +739,66 @@ claims.add("light recipe: D(0.10) exceeds its re-deal null", "2609.32996 §4", f
 
 # %%
 claims.add("stronger recipe: each member leads on its own dataset", "2609.32996 §4",
-           f"{rt.loc[nm('primary', 'stronger'), 'primary']:.3f} vs {rt.loc[nm('secondary', 'stronger'), 'primary']:.3f}; "
-           f"{rt.loc[nm('secondary', 'stronger'), 'secondary']:.3f} vs {rt.loc[nm('primary', 'stronger'), 'secondary']:.3f}",
+           f"{rt.loc[nm('primary', 'stronger'), 'primary']:.3f} vs "
+           f"{rt.loc[nm('secondary', 'stronger'), 'primary']:.3f}; "
+           f"{rt.loc[nm('secondary', 'stronger'), 'secondary']:.3f} vs "
+           f"{rt.loc[nm('primary', 'stronger'), 'secondary']:.3f}",
            own_lead["stronger"], kind="published")
-claims.add("stronger recipe: both nulls reject at τ = 0.10 (pair and four seeds)", "2609.32996 §4, Table A9",
+claims.add("stronger recipe: both nulls reject at τ = 0.10 (pair and four seeds)",
+           "2609.32996 §4, Table A9",
            f"p {fp(st['p'])} / {fp(st['p_m'])}; four seeds {fp(a4['p'])} / {fp(a4['p_m'])}",
            max(st["p"], st["p_m"], a4["p"], a4["p_m"]) <= 0.05, kind="published")
-claims.add("the stronger specialists separate on both halves from some threshold on", "2609.32996 §4, App. C.5",
-           f"from τ = {R.fmt(sp2.from_tau['primary'], 2)} (primary) and {R.fmt(sp2.from_tau['secondary'], 2)} (secondary); "
-           f"paper {P('000.S4.mv_leads_from').text} on MathVista", all(np.isfinite(v) for v in sp2.from_tau.values()), kind="published")
-claims.add("two-member pools: router intervals above zero only where both halves' own members lead", "2609.32996 §4",
-           "; ".join(f"{n}: gains at τ ∈ {{{', '.join(f'{t:g}' for t in sorted(gain_taus[n]))}}}, both lead at "
-                     f"{{{', '.join(f'{t:g}' for t in sorted(both_lead[n]))}}}" for n in PAIRS), where_sep, kind="published")
+claims.add("the stronger specialists separate on both halves from some threshold on",
+           "2609.32996 §4, App. C.5",
+           f"from τ = {R.fmt(sp2.from_tau['primary'], 2)} (primary) and "
+           f"{R.fmt(sp2.from_tau['secondary'], 2)} (secondary); paper "
+           f"{P('000.S4.mv_leads_from').text} on MathVista",
+           all(np.isfinite(v) for v in sp2.from_tau.values()), kind="published")
+
+
+# %%
+claims.add("two-member pools: router intervals above zero only where both halves' own members lead",
+           "2609.32996 §4",
+           "; ".join(f"{n}: gains at τ ∈ {{{', '.join(f'{t:g}' for t in sorted(gain_taus[n]))}}}, "
+                     f"both lead at {{{', '.join(f'{t:g}' for t in sorted(both_lead[n]))}}}"
+                     for n in PAIRS), where_sep, kind="published")
 
 # %% [markdown]
 # The identity router at a low and a high threshold, the positive controls, and the routing
 # identity:
 
 # %%
-claims.add("stronger pair: the identity router does not beat the best member at τ = 0.10", "2609.32996 §4",
-           f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.2f} vs L/D {id10.break_even:.2f}", id10.gain_best <= 0, kind="published")
-claims.add("stronger pair: the identity router gains at τ = 0.70", "2609.32996 §4", f"gain {id70.gain_best:+.3f}, e_D "
-           f"{id70.e_D:.2f} vs L/D {id70.break_even:.2f}", id70.gain_best > 0, kind="published")
-claims.add("mixed sizes at τ = 0.10: margin-preserving rejects, re-deal does not, 15-NN gains nothing", "2609.32996 Table A5",
+claims.add("stronger pair: the identity router does not beat the best member at τ = 0.10",
+           "2609.32996 §4",
+           f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.2f} vs L/D {id10.break_even:.2f}",
+           id10.gain_best <= 0, kind="published")
+claims.add("stronger pair: the identity router gains at τ = 0.70", "2609.32996 §4",
+           f"gain {id70.gain_best:+.3f}, e_D {id70.e_D:.2f} vs L/D {id70.break_even:.2f}",
+           id70.gain_best > 0, kind="published")
+claims.add("mixed sizes at τ = 0.10: margin-preserving rejects, re-deal does not, 15-NN gains "
+           "nothing",
+           "2609.32996 Table A5",
            f"p {fp(mx['p'])}, p_m {fp(mx['p_m'])}, gain {mx['embed_knn_gain']:+.3f}",
            mx["p_m"] <= 0.05 < mx["p"] and mx["embed_knn_gain"] <= 0, kind="published")
-claims.add(f"planted {hi_d} of {cross.k}: both nulls reject and the 15-NN interval lies above zero at τ = 0.10", "2609.32996 Table A5",
-           f"p {fp(pl_hi['p'])} / {fp(pl_hi['p_m'])}, gain {pl_hi['knn']}", max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
-           and pl_hi["embed_knn_lo"] > 0, kind="simulation")
-residual = max(RF["identity_residual"].abs().max(), max(c.sweep.frame()["identity_residual"].abs().max() for c in CONTROLS.values()),
-               max(float((c.rule["gain"] - (c.rule["L"] - c.rule["D"] * c.rule["e_D"])).abs().max()) for c in CONTROLS.values()))
-claims.add("routing identity C_orac − C_r = D e_D for every router and rule", "2609.32996 §2", f"max residual {residual:.1e}",
-           residual <= 1e-12, kind="identity")
+claims.add(f"planted {hi_d} of {cross.k}: both nulls reject and the 15-NN interval lies above zero "
+           "at τ = 0.10",
+           "2609.32996 Table A5", f"p {fp(pl_hi['p'])} / {fp(pl_hi['p_m'])}, gain {pl_hi['knn']}",
+           max(pl_hi["p"], pl_hi["p_m"]) <= 0.05 and pl_hi["embed_knn_lo"] > 0, kind="simulation")
+residual = max(RF["identity_residual"].abs().max(),
+               max(c.sweep.frame()["identity_residual"].abs().max() for c in CONTROLS.values()),
+               max(float((c.rule["gain"] - (c.rule["L"] - c.rule["D"] * c.rule["e_D"])).abs().max())
+                   for c in CONTROLS.values()))
+
+
+# %%
+claims.add("routing identity C_orac − C_r = D e_D for every router and rule", "2609.32996 §2",
+           f"max residual {residual:.1e}", residual <= 1e-12, kind="identity")
 
 # %%
 #| label: tbl-cross-claims
-#| tbl-cap: "The chapter's claims on this run: what was computed (with the paper's figure where it prints one) and whether the paper's claim holds in the lab."
+#| tbl-cap: >-
+#|   The chapter's claims on this run: what was computed (with the paper's figure where it prints
+#|   one) and whether the paper's claim holds in the lab.
 claims.table()
 
 # %%
@@ -654,33 +812,52 @@ R.show_md("{h} of {n} claims hold on this run (seed {s}); the routing identity h
 
 # %%
 R.skipped_callout(skipped)
-takeaways = [R.md("- {light}", light=(
-    "The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe), so the "
-    "lab has specialists under both recipes." if every_light and own_lead["stronger"] else
-    "The lab's light recipe already makes every seed lead on its own task (unlike the paper's light recipe)." if every_light else
-    "As in the paper, light training does not make each seed lead on its own task."))]
-takeaways.append(R.md("- Both nulls reject at level 0.05 at {allrej}; the light pair's gap at $\\tau = 0.10$ is {lL} against null "
-                      "means {ln} and {lm}, the stronger pair's {sL} against {sn} and {sm}.", allrej=rej_words, lL=lt["L"],
-                      ln=lt["L_null"], lm=lt["L_margin"], sL=st["L"], sn=st["L_null"], sm=st["L_margin"]))
-takeaways.append(R.md("- On the stronger pair the own-task members lead on the primary half {sfp} and on the secondary half {sfs}; "
-                      "the paper's MathVista-trained member led only from {pf}.", sfp=since(sp2.from_tau["primary"]),
-                      sfs=since(sp2.from_tau["secondary"]), pf=P("000.S4.mv_leads_from").text))
+takeaways = [R.md("- {light}",
+                  light=("The lab's light recipe already makes every seed lead on its own task "
+                         "(unlike the paper's light recipe), so the lab has specialists under "
+                         "both recipes."
+                         if every_light and own_lead["stronger"]
+                         else "The lab's light recipe already makes every seed lead on its own "
+                              "task (unlike the paper's light recipe)."
+                         if every_light
+                         else "As in the paper, light training does not make each seed lead on its "
+                              "own task."))]
+takeaways.append(R.md("- Both nulls reject at level 0.05 at {allrej}; the light pair's gap at "
+                      "$\\tau = 0.10$ is {lL} against null means {ln} and {lm}, the stronger "
+                      "pair's {sL} against {sn} and {sm}.",
+                      allrej=rej_words, lL=lt["L"], ln=lt["L_null"], lm=lt["L_margin"], sL=st["L"],
+                      sn=st["L_null"], sm=st["L_margin"]))
+
+
+# %%
+takeaways.append(R.md("- On the stronger pair the own-task members lead on the primary half {sfp} "
+                      "and on the secondary half {sfs}; the paper's MathVista-trained member led "
+                      "only from {pf}.",
+                      sfp=since(sp2.from_tau["primary"]), sfs=since(sp2.from_tau["secondary"]),
+                      pf=P("000.S4.mv_leads_from").text))
 
 # %% [markdown]
 # The routers, the positive controls and the chapter's run time complete the list.
 
 # %%
-idp = RF[RF["pool"].isin(PAIRS) & (RF["family"] == "dataset")]  # the identity router on the two-member pools
-takeaways.append(R.md("- {na} of {n} router intervals lie wholly above zero and {nb} wholly below (unadjusted); a router beats the best "
-                      "member only where $e_D < L/D$, and the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.",
-                      na=len(above), nb=len(below), n=len(fitted), bg=idp["gain_best"].max(), bt=idp.loc[idp["gain_best"].idxmax(), "tau"]))
-takeaways.append(R.md(
-    "- Controls at $\\tau = 0.10$ (Table A5): on two model sizes the margin-preserving null {mw} ($p_{{\\mathrm{{mp}}}} = {mpm}$), "
-    "the re-deal null {rw} ($p_{{\\mathrm{{re}}}} = {mp}$) and the 15-NN router gains {mk:+}; with {hd} of {K} successes planted "
-    "by a learnable rule both nulls {pw} and the router collects {pk:+} of the gap {pL} ({share:%}).",
-    mpm=fp(mx["p_m"]), mp=fp(mx["p"]), mk=mx["embed_knn_gain"], pk=pl_hi["embed_knn_gain"], pL=pl_hi["L"], hd=hi_d, K=cross.k,
-    mw="rejects" if mx["p_m"] <= 0.05 else "does not reject", rw="rejects" if mx["p"] <= 0.05 else "does not",
-    pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05 else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
+# the identity router on the two-member pools
+idp = RF[RF["pool"].isin(PAIRS) & (RF["family"] == "dataset")]
+takeaways.append(R.md("- {na} of {n} router intervals lie wholly above zero and {nb} wholly below "
+                      "(unadjusted); a router beats the best member only where $e_D < L/D$, and "
+                      "the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.",
+                      na=len(above), nb=len(below), n=len(fitted), bg=idp["gain_best"].max(),
+                      bt=idp.loc[idp["gain_best"].idxmax(), "tau"]))
+takeaways.append(R.md("- Controls at $\\tau = 0.10$ (Table A5): on two model sizes the "
+                      "margin-preserving null {mw} ($p_{{\\mathrm{{mp}}}} = {mpm}$), the re-deal "
+                      "null {rw} ($p_{{\\mathrm{{re}}}} = {mp}$) and the 15-NN router gains "
+                      "{mk:+}; with {hd} of {K} successes planted by a learnable rule both nulls "
+                      "{pw} and the router collects {pk:+} of the gap {pL} ({share:%}).",
+                      mpm=fp(mx["p_m"]), mp=fp(mx["p"]), mk=mx["embed_knn_gain"],
+                      pk=pl_hi["embed_knn_gain"], pL=pl_hi["L"], hd=hi_d, K=cross.k,
+                      mw="rejects" if mx["p_m"] <= 0.05 else "does not reject",
+                      rw="rejects" if mx["p"] <= 0.05 else "does not",
+                      pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
+                      else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
 takeaways.append(R.md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
 R.show_lines(takeaways)
 
@@ -702,14 +879,20 @@ R.show_lines(takeaways)
 
 # %%
 alt = 2 if PAIR_SEED != 2 else 1
-alt_pool = cross.split("test").select(policies=pol["name"].isin([f"{t}-light-s{alt}" for t in ("primary", "secondary")]).to_numpy())
+alt_pool = cross.split("test").select(policies=pol["name"].isin([f"{t}-light-s{alt}"
+        for t in ("primary", "secondary")]).to_numpy())
 alt_sep = SP.separation(alt_pool, TAUS)
-R.solution("1. With seed {a} of each task the light pair's own members lead on the primary half from $\\tau = {p}$ and on the "
-           "secondary half from $\\tau = {s}$ (seed {b}: {p0} and {s0}). Seeds of one recipe are exchangeable, so the thresholds "
-           "{verdict}.", a=alt, b=PAIR_SEED, p=R.fmt(alt_sep.from_tau["primary"], 2), s=R.fmt(alt_sep.from_tau["secondary"], 2),
-           p0=R.fmt(seps[PAIRS[0]].from_tau["primary"], 2), s0=R.fmt(seps[PAIRS[0]].from_tau["secondary"], 2),
-           verdict="stay where they were" if all(np.isclose(alt_sep.from_tau[h], seps[PAIRS[0]].from_tau[h], equal_nan=True)
-                                                  for h in alt_sep.from_tau) else "move with the seed: which seed leads is partly luck")
+R.solution("1. With seed {a} of each task the light pair's own members lead on the primary half "
+           "from $\\tau = {p}$ and on the secondary half from $\\tau = {s}$ (seed {b}: {p0} and "
+           "{s0}). Seeds of one recipe are exchangeable, so the thresholds {verdict}.",
+           a=alt, b=PAIR_SEED, p=R.fmt(alt_sep.from_tau["primary"], 2),
+           s=R.fmt(alt_sep.from_tau["secondary"], 2),
+           p0=R.fmt(seps[PAIRS[0]].from_tau["primary"], 2),
+           s0=R.fmt(seps[PAIRS[0]].from_tau["secondary"], 2),
+           verdict="stay where they were"
+           if all(np.isclose(alt_sep.from_tau[h], seps[PAIRS[0]].from_tau[h], equal_nan=True)
+                  for h in alt_sep.from_tau)
+           else "move with the seed: which seed leads is partly luck")
 
 # %% [markdown]
 # The second solution counts, on the stronger pair, the disagreement prompts on which the
@@ -721,22 +904,30 @@ c_ok = tp.counts() >= cov.need(0.10, tp.k)
 dis = c_ok.any(axis=1) & ~c_ok.all(axis=1)
 own_col = np.array([tp.policies["dataset"].tolist().index(d) for d in tp.prompts["dataset"]])
 miss = dis & ~c_ok[np.arange(tp.n_prompts), own_col]
-parts = {h: float((miss & tp.prompts["dataset"].eq(h).to_numpy()).sum() / dis.sum()) for h in ("primary", "secondary")}
-R.solution("2. The identity router chooses the own-dataset member $o(i)$, so on a disagreement prompt it errs exactly when "
-           "$o(i)$ is below $\\tau$; $e_D$ is the count of such prompts over the count of disagreement prompts, and sorting the "
-           "numerator by half splits it. Stronger pair, $\\tau = 0.10$: {nd} disagreement prompts, $e_D = {e}$ = {a} (primary "
-           "half) + {b} (secondary half), equal to the router's reported {r}.", nd=int(dis.sum()), e=miss.sum() / dis.sum(),
-           a=parts["primary"], b=parts["secondary"], r=id10.e_D)
+parts = {h: float((miss & tp.prompts["dataset"].eq(h).to_numpy()).sum() / dis.sum())
+         for h in ("primary", "secondary")}
+R.solution("2. The identity router chooses the own-dataset member $o(i)$, so on a disagreement "
+           "prompt it errs exactly when $o(i)$ is below $\\tau$; $e_D$ is the count of such "
+           "prompts over the count of disagreement prompts, and sorting the numerator by half "
+           "splits it. Stronger pair, $\\tau = 0.10$: {nd} disagreement prompts, $e_D = {e}$ = "
+           "{a} (primary half) + {b} (secondary half), equal to the router's reported {r}.",
+           nd=int(dis.sum()), e=miss.sum() / dis.sum(), a=parts["primary"], b=parts["secondary"],
+           r=id10.e_D)
 
 # %%
 ex3 = SP.plant_predictable(main5, 3 / cross.k, seed=SEED)
-ex3_res = SP.positive_control(ex3.pool, [0.10], ex3.specialist, n_draws=min(N_DRAWS, 400), n_boot=N_BOOT, seed=SEED).frame().iloc[0]
-R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, the 15-NN router gains {g} with $e_D = {e}$ "
-           "against $L/D = {be}$, and the known assignment gains {r:+}. More planted successes widen the gap and make the "
-           "specialist easier to see from the neighbours' rates, so the gain {w} the two-transfer control's {g2:+}.",
-           K=cross.k, L=ex3_res["L"], g=siv(ex3_res["embed_knn_gain"], ex3_res["embed_knn_lo"], ex3_res["embed_knn_hi"]),
-           e=ex3_res["embed_knn_e_D"], be=ex3_res["break_even"], r=ex3_res["rule_gain"], g2=pl_hi["embed_knn_gain"],
-           w=R.compare(ex3_res["embed_knn_gain"], pl_hi["embed_knn_gain"], more="exceeds", less="falls short of", same="equals"))
+ex3_res = SP.positive_control(ex3.pool, [0.10], ex3.specialist, n_draws=min(N_DRAWS, 400),
+                              n_boot=N_BOOT, seed=SEED).frame().iloc[0]
+R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, the 15-NN router "
+           "gains {g} with $e_D = {e}$ against $L/D = {be}$, and the known assignment gains "
+           "{r:+}. More planted successes widen the gap and make the specialist easier to see "
+           "from the neighbours' rates, so the gain {w} the two-transfer control's {g2:+}.",
+           K=cross.k, L=ex3_res["L"],
+           g=siv(ex3_res["embed_knn_gain"], ex3_res["embed_knn_lo"], ex3_res["embed_knn_hi"]),
+           e=ex3_res["embed_knn_e_D"], be=ex3_res["break_even"], r=ex3_res["rule_gain"],
+           g2=pl_hi["embed_knn_gain"],
+           w=R.compare(ex3_res["embed_knn_gain"], pl_hi["embed_knn_gain"], more="exceeds",
+                       less="falls short of", same="equals"))
 
 # %% [markdown]
 # The fourth solution reads the retraining section when a pool was retrained and the committed
@@ -745,11 +936,14 @@ R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, th
 # %%
 if retrained is None:
     c10 = SP.coverage_by_group(look, [0.10]).set_index(["group", "policy"])["coverage"]
-    R.solution("4. Not run on this build (`RETRAIN_SEEDS` is None). For comparison, the committed seed {s}, trained for the full "
-               "light recipe, covers {a} of the primary test prompts at $\\tau = 0.10$ against {b} for the secondary-trained seed "
-               "and {c} for the base model; fewer steps leave a seed closer to the base.", s=nm("primary", "light"),
-               a=c10[("primary", nm("primary", "light"))], b=c10[("primary", nm("secondary", "light"))], c=c10[("primary", "base")])
+    R.solution("4. Not run on this build (`RETRAIN_SEEDS` is None). For comparison, the committed "
+               "seed {s}, trained for the full light recipe, covers {a} of the primary test "
+               "prompts at $\\tau = 0.10$ against {b} for the secondary-trained seed and {c} for "
+               "the base model; fewer steps leave a seed closer to the base.",
+               s=nm("primary", "light"), a=c10[("primary", nm("primary", "light"))],
+               b=c10[("primary", nm("secondary", "light"))], c=c10[("primary", "base")])
 else:
-    R.solution("4. Retrained seeds {s} at {st} steps: both nulls reject in {k} of {n} seed-threshold cells (see the retraining "
-               "section).", s=", ".join(new.policy_names), st=RETRAIN_STEPS,
+    R.solution("4. Retrained seeds {s} at {st} steps: both nulls reject in {k} of {n} "
+               "seed-threshold cells (see the retraining section).",
+               s=", ".join(new.policy_names), st=RETRAIN_STEPS,
                k=int(((rtf["p"] <= 0.05) & (rtf["p_m"] <= 0.05)).sum()), n=len(rtf))

@@ -74,8 +74,9 @@ if SMALL:
     REPS, N_ARRANGEMENTS, N_DRAWS, N_BOOT, N_CLUSTERS, REPS_CHECK = 2000, 8, 4, 1000, 8, 2000
 rng, t_start, skipped = np.random.default_rng(SEED), time.time(), []
 iv = lambda lo, hi: R.fmt_interval(None, lo, hi)  # noqa: E731
-METHOD = {"naive": "naive", "naive-percentile": "naive (percentile)", "exact": "Theorem 4", "paired": "paired",
-          "hoeffding": "Hoeffding (App. M.1)", "hoeffding-paired": "Hoeffding, paired"}
+METHOD = {"naive": "naive", "naive-percentile": "naive (percentile)", "exact": "Theorem 4",
+          "paired": "paired", "hoeffding": "Hoeffding (App. M.1)",
+          "hoeffding-paired": "Hoeffding, paired"}
 
 # %% [markdown]
 # ## Data and settings
@@ -89,15 +90,16 @@ METHOD = {"naive": "naive", "naive-percentile": "naive (percentile)", "exact": "
 
 # %%
 #| label: tbl-cert-settings
-#| tbl-cap: "Data and settings of this chapter. Real pools are used only when their files are present."
+#| tbl-cap: >-
+#|   Data and settings of this chapter. Real pools are used only when their files are present.
 avail = datasets.available()
 present_ext = avail[(avail["kind"] == "external") & avail["present"]]["name"].tolist()
-settings = pd.DataFrame({
-    "data": ["paper 002 counts (App. P, Tables 1, 11-13)", "simulated populations", "real pools (OG_EXTERNAL_DIR)"],
-    "what": ["published integers and accuracies", f"M = {M_SIM} members, n in {N_GRID}, {REPS:,} samples per cell",
-             f"{len(present_ext)} registry entries present"],
-    "used": [True, True, bool(present_ext)],
-})
+settings = pd.DataFrame({"data": ["paper 002 counts (App. P, Tables 1, 11-13)",
+                                  "simulated populations", "real pools (OG_EXTERNAL_DIR)"],
+                         "what": ["published integers and accuracies",
+                                  f"M = {M_SIM} members, n in {N_GRID}, {REPS:,} samples per cell",
+                                  f"{len(present_ext)} registry entries present"],
+                         "used": [True, True, bool(present_ext)]})
 settings["confidence"] = f"{1 - ALPHA:.0%}"
 R.table(settings)
 
@@ -120,7 +122,8 @@ R.table(settings)
 # %%
 def versus_published(df, pairs):
     """One row per dataset and interval: the recomputed interval beside the published one."""
-    parts = [df[["dataset", ours, pub]].set_axis(["dataset", "recomputed", "published"], axis=1).assign(interval=name)
+    parts = [df[["dataset", ours, pub]].set_axis(["dataset", "recomputed", "published"],
+                                                 axis=1).assign(interval=name)
              for name, (ours, pub) in pairs.items()]
     out = pd.concat(parts, ignore_index=True)
     out["matches"] = out["recomputed"] == out["published"]
@@ -133,31 +136,42 @@ t11 = datasets.paper_table("002_table11_pilot_gap").set_index("dataset")
 pilot, rows = {}, []
 for ds, d in counts.groupby("dataset", sort=False):
     models = d[d["policy"] != "oracle"]
-    c, n, o = models["correct"].to_numpy(), int(d["n"].iloc[0]), int(d.loc[d["policy"] == "oracle", "correct"].iloc[0])
+    c, n, o = models["correct"].to_numpy(), int(d["n"].iloc[0]), int(d.loc[d["policy"] == "oracle",
+            "correct"].iloc[0])
     pilot[ds] = (c, o, n, models["policy"].tolist())
-    ex = C.selection_valid_gap(c, o, n, ALPHA, "exact", naive="percentile", model_names=models["policy"])
+    ex = C.selection_valid_gap(c, o, n, ALPHA, "exact", naive="percentile",
+                               model_names=models["policy"])
     pa, pub = C.selection_valid_gap(c, o, n, ALPHA, "paired"), t11.loc[ds]
-    rows.append({"dataset": ds, "n": n, "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi), "thm4_pub": iv(pub["sv_lo"], pub["sv_hi"]),
-                 "naive": iv(ex.naive_lo, ex.naive_hi), "naive_pub": iv(pub["naive_lo"], pub["naive_hi"]), "paired": iv(pa.lo, pa.hi),
+    rows.append({"dataset": ds, "n": n, "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi),
+                 "thm4_pub": iv(pub["sv_lo"], pub["sv_hi"]), "naive": iv(ex.naive_lo, ex.naive_hi),
+                 "naive_pub": iv(pub["naive_lo"], pub["naive_hi"]), "paired": iv(pa.lo, pa.hi),
                  "ratio": pa.width / ex.width, "ex": ex, "pa": pa})
 pilot_df = pd.DataFrame(rows)
-pilot_vs = versus_published(pilot_df, {"Theorem 4": ("thm4", "thm4_pub"), "naive (percentile)": ("naive", "naive_pub")})
+pilot_vs = versus_published(pilot_df,
+                            {"Theorem 4": ("thm4", "thm4_pub"),
+                             "naive (percentile)": ("naive", "naive_pub")})
 
 # %%
 #| label: tbl-cert-pilot
-#| tbl-cap: "Paper 002's pilot (Table 11, M = 4) recomputed from its Appendix P counts: the Theorem 4 and naive (percentile) 95% intervals, recomputed and as published."
+#| tbl-cap: >-
+#|   Paper 002's pilot (Table 11, M = 4) recomputed from its Appendix P counts: the Theorem 4 and
+#|   naive (percentile) 95% intervals, recomputed and as published.
 R.table(pilot_vs)
 
 # %%
 #| label: tbl-cert-pilot-paired
-#| tbl-cap: "The pilot's plug-in gap and Theorem 4 interval beside the paired interval of this chapter (from the same counts), and the paired interval's width as a share of Theorem 4's."
-R.table(pilot_df, columns={"dataset": "dataset", "n": "n", "gap": "Ĝ", "thm4": "Theorem 4", "paired": "paired",
-                           "ratio": "width, paired / Theorem 4"})
+#| tbl-cap: >-
+#|   The pilot's plug-in gap and Theorem 4 interval beside the paired interval of this chapter (from
+#|   the same counts), and the paired interval's width as a share of Theorem 4's.
+R.table(pilot_df, columns={"dataset": "dataset", "n": "n", "gap": "Ĝ", "thm4": "Theorem 4",
+                           "paired": "paired", "ratio": "width, paired / Theorem 4"})
 
 # %%
-R.show_md("Reading: {k} of {m} intervals match the published table to three decimals. Theorem 4 certifies a positive gap on "
-          "{nex} of the {t} pilot tasks; the paired interval, from the same counts, certifies {npa}.", k=int(pilot_vs["matches"].sum()),
-          m=len(pilot_vs), t=len(pilot_df), nex=sum(r.lo > 0 for r in pilot_df["ex"]), npa=sum(r.lo > 0 for r in pilot_df["pa"]))
+R.show_md("Reading: {k} of {m} intervals match the published table to three decimals. Theorem 4 "
+          "certifies a positive gap on {nex} of the {t} pilot tasks; the paired interval, from "
+          "the same counts, certifies {npa}.",
+          k=int(pilot_vs["matches"].sum()), m=len(pilot_vs), t=len(pilot_df),
+          nex=sum(r.lo > 0 for r in pilot_df["ex"]), npa=sum(r.lo > 0 for r in pilot_df["pa"]))
 
 # %% [markdown]
 # The confirmatory study (Table 1 of paper 002, eight members) publishes only the best and the
@@ -169,29 +183,39 @@ R.show_md("Reading: {k} of {m} intervals match the published table to three deci
 
 # %%
 #| label: tbl-cert-confirm
-#| tbl-cap: "Paper 002's confirmatory Table 1 (M = 8) recomputed from its best-member and oracle accuracies: Theorem 4 and naive 95% intervals, recomputed and as published."
+#| tbl-cap: >-
+#|   Paper 002's confirmatory Table 1 (M = 8) recomputed from its best-member and oracle accuracies:
+#|   Theorem 4 and naive 95% intervals, recomputed and as published.
 t1 = datasets.paper_table("002_table1_confirmatory")
 rows = []
 for r in t1.itertuples():
     n, Mr = int(r.n), int(r.K)
     b, o = round(r.best * n), round(r.oracle * n)
-    ex, pa = C.selection_valid_gap([b] * Mr, o, n, ALPHA, "exact", naive="cp"), C.selection_valid_gap([b] * Mr, o, n, ALPHA, "paired")
-    rows.append({"dataset": r.dataset, "n": n, "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi), "thm4_pub": iv(r.sv_lo, r.sv_hi),
-                 "naive": iv(ex.naive_lo, ex.naive_hi), "naive_pub": iv(r.naive_lo, r.naive_hi), "paired": iv(pa.lo, pa.hi),
+    ex, pa = C.selection_valid_gap([b] * Mr, o, n, ALPHA, "exact",
+                                   naive="cp"), C.selection_valid_gap([b] * Mr, o, n, ALPHA,
+            "paired")
+    rows.append({"dataset": r.dataset, "n": n, "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi),
+                 "thm4_pub": iv(r.sv_lo, r.sv_hi), "naive": iv(ex.naive_lo, ex.naive_hi),
+                 "naive_pub": iv(r.naive_lo, r.naive_hi), "paired": iv(pa.lo, pa.hi),
                  "ratio": pa.width / ex.width})
 confirm_df = pd.DataFrame(rows)
-confirm_vs = versus_published(confirm_df, {"Theorem 4": ("thm4", "thm4_pub"), "naive": ("naive", "naive_pub")})
+confirm_vs = versus_published(confirm_df, {"Theorem 4": ("thm4", "thm4_pub"),
+                                           "naive": ("naive", "naive_pub")})
 R.table(confirm_vs)
 
 # %%
 #| label: tbl-cert-confirm-paired
-#| tbl-cap: "The confirmatory tasks: plug-in gap, Theorem 4 and the paired interval, and the paired interval's width as a share of Theorem 4's."
-R.table(confirm_df, columns={"dataset": "dataset", "n": "n", "gap": "Ĝ", "thm4": "Theorem 4", "paired": "paired",
-                             "ratio": "width, paired / Theorem 4"})
+#| tbl-cap: >-
+#|   The confirmatory tasks: plug-in gap, Theorem 4 and the paired interval, and the paired
+#|   interval's width as a share of Theorem 4's.
+R.table(confirm_df, columns={"dataset": "dataset", "n": "n", "gap": "Ĝ", "thm4": "Theorem 4",
+                             "paired": "paired", "ratio": "width, paired / Theorem 4"})
 
 # %%
-R.show_md("Reading: {k} of {m} intervals match. The paired interval is {lo:%} to {hi:%} as wide as Theorem 4's on these tasks.",
-          k=int(confirm_vs["matches"].sum()), m=len(confirm_vs), lo=confirm_df["ratio"].min(), hi=confirm_df["ratio"].max())
+R.show_md("Reading: {k} of {m} intervals match. The paired interval is {lo:%} to {hi:%} as wide as "
+          "Theorem 4's on these tasks.",
+          k=int(confirm_vs["matches"].sum()), m=len(confirm_vs), lo=confirm_df["ratio"].min(),
+          hi=confirm_df["ratio"].max())
 
 # %% [markdown]
 # ## Choosing the anchor on half the data
@@ -207,14 +231,17 @@ R.show_md("Reading: {k} of {m} intervals match. The paired interval is {lo:%} to
 
 # %%
 #| label: tbl-cert-split
-#| tbl-cap: "Paper 002's split-selected Table 12 recomputed: the Clopper-Pearson interval from the test half's rescue count next to the published one."
+#| tbl-cap: >-
+#|   Paper 002's split-selected Table 12 recomputed: the Clopper-Pearson interval from the test
+#|   half's rescue count next to the published one.
 t12 = datasets.paper_table("002_table12_split")
 rows = []
 for r in t12.itertuples():
     n_test = pilot[r.dataset][2] // 2
     res = C.split_selected_gap_from_counts(round(r.G_b * n_test), n_test, ALPHA)
-    rows.append({"dataset": r.dataset, "anchor (published)": r.anchor, "rescues": f"{res.rescue_count} of {n_test}",
-                 "G_b": res.estimate, "Cor 5": iv(res.lo, res.hi), "published": iv(r.lo, r.hi),
+    rows.append({"dataset": r.dataset, "anchor (published)": r.anchor,
+                 "rescues": f"{res.rescue_count} of {n_test}", "G_b": res.estimate,
+                 "Cor 5": iv(res.lo, res.hi), "published": iv(r.lo, r.hi),
                  "matches": (round(res.lo, 3), round(res.hi, 3)) == (r.lo, r.hi)})
 split_df = pd.DataFrame(rows)
 R.table(split_df)
@@ -232,18 +259,25 @@ rows = []
 for ds, (c, o, n, names) in pilot.items():
     for a in range(N_ARRANGEMENTS):
         X = datasets.outcomes_from_margins(c, o, n, seed=rng)
-        rows.append(C.split_reseeds(X, N_RESEEDS, seed=rng, alpha=ALPHA, model_names=names).assign(dataset=ds, arrangement=a))
+        rows.append(C.split_reseeds(X, N_RESEEDS, seed=rng, alpha=ALPHA,
+                                    model_names=names).assign(dataset=ds, arrangement=a))
 reseeds = pd.concat(rows, ignore_index=True)
 g = reseeds.groupby("dataset", sort=False)
-stab = pd.DataFrame({"splits": g["lo"].size(), "positive": g["lo"].apply(lambda x: float((x > 0).mean())),
+stab = pd.DataFrame({"splits": g["lo"].size(),
+                     "positive": g["lo"].apply(lambda x: float((x > 0).mean())),
                      "median lower limit": g["lo"].median(), "median G_b": g["G_b"].median()})
-stab["arrangements with every reseed positive"] = reseeds.groupby(["dataset", "arrangement"], sort=False)["lo"].apply(
+by_arrangement = reseeds.groupby(["dataset", "arrangement"], sort=False)["lo"]
+stab["arrangements with every reseed positive"] = by_arrangement.apply(
     lambda x: bool((x > 0).all())).groupby(level=0, sort=False).mean()
-stab["anchor chosen"] = g["anchor"].agg(lambda x: ", ".join(f"{k} {v:.0%}" for k, v in x.value_counts(normalize=True).items()))
+stab["anchor chosen"] = g["anchor"].agg(
+    lambda x: ", ".join(f"{k} {v:.0%}" for k, v in x.value_counts(normalize=True).items()))
 
 # %%
 #| label: fig-cert-reseeds
-#| fig-cap: "Corollary 5 lower limits over random 50/50 splits of simulated outcome matrices that reproduce the pilot's published margins (each point one split; black: the published split). The dashed line is zero."
+#| fig-cap: >-
+#|   Corollary 5 lower limits over random 50/50 splits of simulated outcome matrices that reproduce
+#|   the pilot's published margins (each point one split; black: the published split). The dashed
+#|   line is zero.
 fig, ax = plt.subplots(figsize=(7, 3.4))
 for i, (ds, d) in enumerate(reseeds.groupby("dataset", sort=False)):
     ax.scatter(d["lo"], i + rng.uniform(-0.25, 0.25, len(d)), s=6, alpha=0.35, color=f"C{i}")
@@ -255,22 +289,29 @@ plt.show()
 
 # %%
 #| label: tbl-cert-reseeds
-#| tbl-cap: "Split-selected intervals over simulated arrangements consistent with the pilot's margins: share of splits with a positive lower limit, medians, share of arrangements in which every reseed stays positive, and how often each anchor is chosen."
+#| tbl-cap: >-
+#|   Split-selected intervals over simulated arrangements consistent with the pilot's margins: share
+#|   of splits with a positive lower limit, medians, share of arrangements in which every reseed
+#|   stays positive, and how often each anchor is chosen.
 R.table(stab.reset_index(), percent=["positive", "arrangements with every reseed positive"])
 
 # %%
 all_pos = stab["arrangements with every reseed positive"]
 gsm = np.sort(pilot["gsm8k"][0])
-R.show_md(
-    "Reading: over {na} simulated arrangements per task and {nr} splits each, the lower limit is positive in {pos} of the "
-    "splits, and every reseed stays positive in {apos} of the arrangements. {verdict} The anchor itself is not "
-    "stable: on GSM8K, where the two best members are {d} apart, the split picks {anchors}.",
-    na=N_ARRANGEMENTS, nr=N_RESEEDS, pos=R.fmt_range(stab["positive"], percent=True), apos=R.fmt_range(all_pos, percent=True),
-    verdict=R.md("In all {na} arrangements tried per task the published claim that every reseed stayed positive holds; {na} random "
-                 "arrangements cannot show that it holds for every arrangement.", na=N_ARRANGEMENTS) if all_pos.min() == 1.0
-    else R.md("The published claim that every reseed stayed positive therefore depends on how the unpublished outcomes are arranged."),
-    d=float(gsm[-1] - gsm[-2]) / pilot["gsm8k"][2], anchors=stab.loc["gsm8k", "anchor chosen"],
-)
+R.show_md("Reading: over {na} simulated arrangements per task and {nr} splits each, the lower "
+          "limit is positive in {pos} of the splits, and every reseed stays positive in {apos} of "
+          "the arrangements. {verdict} The anchor itself is not stable: on GSM8K, where the two "
+          "best members are {d} apart, the split picks {anchors}.",
+          na=N_ARRANGEMENTS, nr=N_RESEEDS, pos=R.fmt_range(stab["positive"], percent=True),
+          apos=R.fmt_range(all_pos, percent=True),
+          verdict=R.md("In all {na} arrangements tried per task the published claim that every "
+                       "reseed stayed positive holds; {na} random arrangements cannot show that "
+                       "it holds for every arrangement.",
+                       na=N_ARRANGEMENTS) if all_pos.min() == 1.0
+          else R.md("The published claim that every reseed stayed positive therefore depends on "
+                    "how the unpublished outcomes are arranged."),
+          d=float(gsm[-1] - gsm[-2]) / pilot["gsm8k"][2],
+          anchors=stab.loc["gsm8k", "anchor chosen"])
 
 # %% [markdown]
 # ## When does the naive interval fail?
@@ -288,24 +329,39 @@ grid_rows = []
 for d in TIE_GRID:
     pop = C.mixture_population(np.r_[P_BEST, np.full(M_SIM - 1, P_BEST - d)])
     for n in N_GRID:
-        df = C.gap_coverage(pop, n, reps=REPS, alpha=ALPHA, methods=("naive", "naive-percentile", "exact", "paired"), seed=rng)
+        df = C.gap_coverage(pop, n, reps=REPS, alpha=ALPHA,
+                            methods=("naive", "naive-percentile", "exact", "paired"), seed=rng)
         grid_rows.append(df.assign(lead=d, gap=pop.gap))
 grid = pd.concat(grid_rows, ignore_index=True)
-lows = {m: grid[grid["method"] == m].groupby("n")["coverage"].min() for m in ("exact", "paired", "naive-percentile")}
+lows = {m: grid[grid["method"] == m].groupby("n")["coverage"].min()
+        for m in ("exact", "paired", "naive-percentile")}
 nv = grid[grid["method"] == "naive"]
 worst, tie = nv.loc[nv["coverage"].idxmin()], nv[nv["lead"] == 0].sort_values("n")
 below_all = [d for d, gg in nv.groupby("lead") if (gg["coverage"] < 1 - ALPHA).all()]
 
+
+# %%
+def draw_coverage(axes):
+    """Left: the naive interval's coverage per lead d; right: each method's lowest coverage."""
+    for i, d in enumerate(TIE_GRID):
+        sub = nv[nv["lead"] == d]
+        axes[0].plot(sub["n"], sub["coverage"], marker="o", ms=3,
+                     color=plt.cm.viridis(i / max(len(TIE_GRID) - 1, 1)), label=f"lead d = {d:g}")
+    for m, color in (("exact", "C0"), ("paired", "C1"), ("naive-percentile", "C3")):
+        axes[1].plot(lows[m].index, lows[m].values, marker="o", ms=3, color=color, label=METHOD[m])
+
 # %%
 #| label: fig-cert-coverage
-#| fig-cap: "Simulated coverage of 95% intervals for the oracle gap, M = 8 independent members. Left: the naive interval (Clopper-Pearson for the selected member), one line per lead d of the best member over the others. Right: the lowest coverage over all leads of Theorem 4, of the paired interval, and of the naive percentile interval (the pilot's variant). Dashed: the nominal coverage."
+#| fig-cap: >-
+#|   Simulated coverage of 95% intervals for the oracle gap, M = 8 independent members. Left: the
+#|   naive interval (Clopper-Pearson for the selected member), one line per lead d of the best
+#|   member over the others. Right: the lowest coverage over all leads of Theorem 4, of the paired
+#|   interval, and of the naive percentile interval (the pilot's variant). Dashed: the nominal
+#|   coverage.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="tight")
-for i, d in enumerate(TIE_GRID):
-    sub = nv[nv["lead"] == d]
-    axes[0].plot(sub["n"], sub["coverage"], marker="o", ms=3, color=plt.cm.viridis(i / max(len(TIE_GRID) - 1, 1)), label=f"lead d = {d:g}")
-for m, color in (("exact", "C0"), ("paired", "C1"), ("naive-percentile", "C3")):
-    axes[1].plot(lows[m].index, lows[m].values, marker="o", ms=3, color=color, label=METHOD[m])
-for ax, title, size in ((axes[0], "naive interval", 7), (axes[1], "lowest coverage over the leads", 8)):
+draw_coverage(axes)
+for ax, title, size in ((axes[0], "naive interval", 7),
+                        (axes[1], "lowest coverage over the leads", 8)):
     ax.axhline(1 - ALPHA, color="k", ls="--", lw=1)
     ax.set(xscale="log", xticks=N_GRID, xticklabels=N_GRID, xlabel="items n", title=title)
     ax.minorticks_off()
@@ -315,18 +371,19 @@ plt.show()
 
 # %%
 pct = grid[grid["method"] == "naive-percentile"]
-R.show_md(
-    "Reading: the naive interval's coverage falls to {c:%} ($n = {n}$, lead {wd:g}) and is below the nominal level at every $n$ "
-    "for the leads {bel}. In the exact tie it {trend} as $n$ grows, from {a:%} at $n = {n0}$ to {b:%} at $n = {n1}$: more items "
-    "do not cure selection, because the selected member stays the luckiest of the tied ones. The percentile variant reaches "
-    "as low as {pc:%}. Theorem 4 never drops below {e:%} and the paired interval never below {p:%} (Monte Carlo standard error "
-    "at most {se:%}).",
-    c=worst["coverage"], n=int(worst["n"]), wd=float(worst["lead"]), bel=", ".join(f"{d:g}" for d in below_all) or "(none)",
-    trend=R.compare(tie["coverage"].iloc[-1], tie["coverage"].iloc[0], more="rises", less="falls", same="stays"),
-    a=tie["coverage"].iloc[0], n0=int(tie["n"].iloc[0]), b=tie["coverage"].iloc[-1], n1=int(tie["n"].iloc[-1]),
-    pc=pct["coverage"].min(), e=grid.loc[grid["method"] == "exact", "coverage"].min(),
-    p=grid.loc[grid["method"] == "paired", "coverage"].min(), se=float(np.sqrt(0.25 / REPS)),
-)
+R.show_md("Reading: the naive interval's coverage falls to {c:%} ($n = {n}$, lead {wd:g}) and is "
+          "below the nominal level at every $n$ for the leads {bel}. In the exact tie it {trend} "
+          "as $n$ grows, from {a:%} at $n = {n0}$ to {b:%} at $n = {n1}$: more items do not cure "
+          "selection, because the selected member stays the luckiest of the tied ones. The "
+          "percentile variant reaches as low as {pc:%}. Theorem 4 never drops below {e:%} and the "
+          "paired interval never below {p:%} (Monte Carlo standard error at most {se:%}).",
+          c=worst["coverage"], n=int(worst["n"]), wd=float(worst["lead"]),
+          bel=", ".join(f"{d:g}" for d in below_all) or "(none)",
+          trend=R.compare(tie["coverage"].iloc[-1], tie["coverage"].iloc[0], more="rises",
+                          less="falls", same="stays"), a=tie["coverage"].iloc[0],
+          n0=int(tie["n"].iloc[0]), b=tie["coverage"].iloc[-1], n1=int(tie["n"].iloc[-1]),
+          pc=pct["coverage"].min(), e=grid.loc[grid["method"] == "exact", "coverage"].min(),
+          p=grid.loc[grid["method"] == "paired", "coverage"].min(), se=float(np.sqrt(0.25 / REPS)))
 
 # %% [markdown]
 # Independence between members is the friendliest case for a union bound. @tbl-cert-configs
@@ -336,34 +393,41 @@ R.show_md(
 
 # %%
 configs = {"independent": C.mixture_population([0.55, 0.6, 0.7, 0.5, 0.65]),
-           "correlated": C.mixture_population([[0.95, 0.9, 0.92, 0.85], [0.6, 0.5, 0.55, 0.45], [0.15, 0.1, 0.2, 0.05]],
-                                              weights=[0.4, 0.35, 0.25]),
+           "correlated": C.mixture_population([[0.95, 0.9, 0.92, 0.85], [0.6, 0.5, 0.55, 0.45],
+                                               [0.15, 0.1, 0.2, 0.05]], weights=[0.4, 0.35, 0.25]),
            "near-tied": C.mixture_population([0.6] * 7 + [0.61])}
 cfg = pd.concat([C.gap_coverage(pop, n, reps=REPS, alpha=ALPHA, seed=rng).assign(population=name)
                  for name, pop in configs.items() for n in (60, 300)], ignore_index=True)
 cfg["method"] = cfg["method"].map(METHOD)
-cov_wide = cfg.pivot_table(index=["population", "n"], columns="method", values="coverage").reset_index()
+cov_wide = cfg.pivot_table(index=["population", "n"], columns="method",
+                           values="coverage").reset_index()
 wid = cfg.pivot_table(index=["population", "n"], columns="method", values="mean_width")
 est = cfg.groupby(["population", "n"])[["truth", "mean_estimate"]].first()
 cov_wide.columns.name = None
 
 # %%
 #| label: tbl-cert-configs
-#| tbl-cap: "Coverage of each 95% interval in three populations with known gap, at two sample sizes."
+#| tbl-cap: >-
+#|   Coverage of each 95% interval in three populations with known gap, at two sample sizes.
 R.table(cov_wide, columns={"population": "population", "n": "n", **{v: v for v in METHOD.values()}})
 
 # %%
 #| label: tbl-cert-widths
-#| tbl-cap: "The same populations: the true gap, the mean plug-in gap (below the truth: Proposition 3's downward bias), and the mean width of Theorem 4's and the paired interval."
+#| tbl-cap: >-
+#|   The same populations: the true gap, the mean plug-in gap (below the truth: Proposition 3's
+#|   downward bias), and the mean width of Theorem 4's and the paired interval.
 R.table(est.join(wid[["Theorem 4", "paired"]]).reset_index(),
-        columns={"population": "population", "n": "n", "truth": "gap G", "mean_estimate": "mean Ĝ", "Theorem 4": "width, Theorem 4",
-                 "paired": "width, paired"})
+        columns={"population": "population", "n": "n", "truth": "gap G", "mean_estimate": "mean Ĝ",
+                 "Theorem 4": "width, Theorem 4", "paired": "width, paired"})
 
 # %%
-valid = cfg[cfg["method"].isin([METHOD[m] for m in ("exact", "paired", "hoeffding", "hoeffding-paired")])]
-R.show_md("Reading: every valid interval covers at least {m:%} of samples in every population, while the naive intervals drop "
-          "to {nv:%} in the near tie. The plug-in gap's mean lies below the truth in {b} of {t} cells, as Proposition 3 predicts.",
-          m=valid["coverage"].min(), nv=cfg.loc[cfg["method"].str.startswith("naive"), "coverage"].min(),
+valid = cfg[cfg["method"].isin([METHOD[m] for m in ("exact", "paired", "hoeffding",
+                                                    "hoeffding-paired")])]
+R.show_md("Reading: every valid interval covers at least {m:%} of samples in every population, "
+          "while the naive intervals drop to {nv:%} in the near tie. The plug-in gap's mean lies "
+          "below the truth in {b} of {t} cells, as Proposition 3 predicts.",
+          m=valid["coverage"].min(),
+          nv=cfg.loc[cfg["method"].str.startswith("naive"), "coverage"].min(),
           b=int((est["mean_estimate"] <= est["truth"] + 1e-3).sum()), t=len(est))
 
 # %% [markdown]
@@ -393,21 +457,33 @@ R.show_md("Reading: every valid interval covers at least {m:%} of samples in eve
 # @fig-cert-widths compares the four valid intervals as the number of items grows.
 
 # %%
-same_as_naive = all(np.isclose(r["pa"].lo, C.clopper_pearson(o - c.max(), n, ALPHA / len(c))[0]) for r, (c, o, n, _) in
-                    zip(pilot_df.to_dict("records"), pilot.values(), strict=True))
-R.check(same_as_naive, "the paired interval's lower limit is the naive Clopper-Pearson limit with confidence 1 - α/M")
+same_as_naive = all(np.isclose(r["pa"].lo, C.clopper_pearson(o - c.max(), n, ALPHA / len(c))[0])
+                    for r, (c, o, n, _) in zip(pilot_df.to_dict("records"), pilot.values(),
+                                               strict=True))
+R.check(same_as_naive,
+        "the paired interval's lower limit is the naive Clopper-Pearson limit with confidence 1 - "
+        "α/M")
+
+# %%
+ns = np.unique(np.round(np.logspace(np.log10(50), np.log10(50000), 25)).astype(int))
+widths = pd.DataFrame([{"M": Mw, "n": n, "method": m,
+                        "width": C.selection_valid_gap([round(0.7 * n)] * Mw, round(0.9 * n), n,
+                                                       ALPHA, m).width} for Mw in (4, 29)
+                       for n in ns for m in C.GAP_METHODS])
+
 
 # %%
 #| label: fig-cert-widths
-#| fig-cap: "Width of four valid 95% intervals for the oracle gap as the number of items grows, for an oracle rate of 0.9 and a best member at 0.7, with M = 4 and M = 29 members (log-log axes; dashed: the Hoeffding intervals)."
-ns = np.unique(np.round(np.logspace(np.log10(50), np.log10(50000), 25)).astype(int))
-widths = pd.DataFrame([{"M": Mw, "n": n, "method": m, "width": C.selection_valid_gap([round(0.7 * n)] * Mw, round(0.9 * n), n, ALPHA, m).width}
-                       for Mw in (4, 29) for n in ns for m in C.GAP_METHODS])
+#| fig-cap: >-
+#|   Width of four valid 95% intervals for the oracle gap as the number of items grows, for an
+#|   oracle rate of 0.9 and a best member at 0.7, with M = 4 and M = 29 members (log-log axes;
+#|   dashed: the Hoeffding intervals).
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
 for ax, Mw in zip(axes, (4, 29), strict=True):
     for i, m in enumerate(C.GAP_METHODS):
         d = widths[(widths["M"] == Mw) & (widths["method"] == m)]
-        ax.plot(d["n"], d["width"], color=f"C{i}", label=METHOD[m], ls="--" if "hoeff" in m else "-")
+        ax.plot(d["n"], d["width"], color=f"C{i}", label=METHOD[m],
+                ls="--" if "hoeff" in m else "-")
     ax.set(xscale="log", yscale="log", xlabel="items n", title=f"M = {Mw}")
 axes[0].set_ylabel("interval width")
 axes[0].legend(fontsize=8)
@@ -416,10 +492,13 @@ plt.show()
 
 # %%
 w_big = widths[widths["n"] == ns.max()].set_index(["M", "method"])["width"]
-R.show_md("Reading: at $n = {n:,}$ Theorem 4 is {r4:.2f} times as wide as the paired interval for $M = 4$ and {r29:.2f} times "
-          "for $M = 29$; the paper's Hoeffding interval is {h4:.2f} times as wide as Theorem 4 for $M = 4$. All widths shrink like "
-          "$1/\\sqrt n$; the constant is what the pairing improves.", n=int(ns.max()), r4=w_big[(4, "exact")] / w_big[(4, "paired")],
-          r29=w_big[(29, "exact")] / w_big[(29, "paired")], h4=w_big[(4, "hoeffding")] / w_big[(4, "exact")])
+R.show_md("Reading: at $n = {n:,}$ Theorem 4 is {r4:.2f} times as wide as the paired interval for "
+          "$M = 4$ and {r29:.2f} times for $M = 29$; the paper's Hoeffding interval is {h4:.2f} "
+          "times as wide as Theorem 4 for $M = 4$. All widths shrink like $1/\\sqrt n$; the "
+          "constant is what the pairing improves.",
+          n=int(ns.max()), r4=w_big[(4, "exact")] / w_big[(4, "paired")],
+          r29=w_big[(29, "exact")] / w_big[(29, "paired")],
+          h4=w_big[(4, "hoeffding")] / w_big[(4, "exact")])
 
 # %% [markdown]
 # ## Certificates on real pools
@@ -434,7 +513,8 @@ R.show_md("Reading: at $n = {n:,}$ Theorem 4 is {r4:.2f} times as wide as the pa
 
 # %%
 def reduce(pool):
-    """One 0/1 outcome per item and member: k = 1 as is, draw 0 of seed-aligned draws, else a count rule at τ = 0.5."""
+    """One 0/1 outcome per item and member: k = 1 as is, draw 0 of seed-aligned draws, else a
+    count rule at τ = 0.5."""
     if pool.k == 1:
         return C.outcomes_from_pool(pool), "k = 1"
     if pool.alignment == "seed-aligned":
@@ -444,7 +524,8 @@ def reduce(pool):
 
 # %%
 real_pools, hows, seen, duplicates = {}, {}, {}, []
-for name in [p for p in present_ext if p not in {"routerbench-all", "routerdc-k1-all"}]:  # stacked pools: certified through their parts
+# stacked pools: certified through their parts
+for name in [p for p in present_ext if p not in {"routerbench-all", "routerdc-k1-all"}]:
     pool = datasets.load(name)
     Rm, how = reduce(pool)
     key = (Rm.shape, hash(np.packbits(Rm).tobytes()))
@@ -462,41 +543,56 @@ real_rows = []
 for name, (pool, Rm) in real_pools.items():
     ex = C.selection_valid_gap_from_outcomes(Rm, ALPHA, "exact", model_names=pool.policy_names)
     pa = C.selection_valid_gap_from_outcomes(Rm, ALPHA, "paired")
-    real_rows.append({"pool": name, "outcome": hows[name], "n": ex.n, "M": ex.K, "best": ex.best_rate, "oracle": ex.oracle_rate, "gap": ex.estimate,
-                      "thm4": iv(ex.lo, ex.hi), "paired": iv(pa.lo, pa.hi), "ratio": pa.width / ex.width, "ex": ex, "pa": pa,
-                      "certified by": "both" if ex.lo > 0 else "paired only" if pa.lo > 0 else "neither"})
+    real_rows.append({"pool": name, "outcome": hows[name], "n": ex.n, "M": ex.K,
+                      "best": ex.best_rate, "oracle": ex.oracle_rate, "gap": ex.estimate,
+                      "thm4": iv(ex.lo, ex.hi), "paired": iv(pa.lo, pa.hi),
+                      "ratio": pa.width / ex.width, "ex": ex, "pa": pa,
+                      "certified by": "both" if ex.lo > 0 else "paired only" if pa.lo > 0
+                      else "neither"})
 real_df = pd.DataFrame(real_rows)
 if real_df.empty:
     skipped.append("certificates on real pools (no registry entry present)")
 
 # %%
 if not real_df.empty:
-    k10 = [p for p, (pool, _) in real_pools.items() if pool.k > 1 and pool.alignment != "seed-aligned"]
-    R.show_md("For the {nk} pools with $k = 10$ counts ({names}) an item counts as solved by a member when at least "
-              "$\\lceil 0.5 \\cdot 10 \\rceil = {need}$ of its ten samples are right, so a five-five split counts as solved: the "
-              "certified quantity is the oracle gap of the event *at least half of ten samples right*, not of a single "
-              "answer.{dup}", nk=len(k10), names=", ".join(k10) or "none", need=cov.need(0.5, 10),
-              dup="" if not duplicates else R.md(" Left out as exact duplicates of another entry's outcomes: {d}.", d="; ".join(duplicates)))
+    k10 = [p for p, (pool, _) in real_pools.items() if pool.k > 1
+           and pool.alignment != "seed-aligned"]
+    R.show_md("For the {nk} pools with $k = 10$ counts ({names}) an item counts as solved by a "
+              "member when at least $\\lceil 0.5 \\cdot 10 \\rceil = {need}$ of its ten samples "
+              "are right, so a five-five split counts as solved: the certified quantity is the "
+              "oracle gap of the event *at least half of ten samples right*, not of a single "
+              "answer.{dup}",
+              nk=len(k10), names=", ".join(k10) or "none", need=cov.need(0.5, 10),
+              dup="" if not duplicates
+              else R.md(" Left out as exact duplicates of another entry's outcomes: {d}.",
+                        d="; ".join(duplicates)))
 
 # %%
 #| label: tbl-cert-real
-#| tbl-cap: "Every real pool present: how an outcome is defined, items n, members M, accuracy of the best member and of the oracle, and the plug-in gap."
+#| tbl-cap: >-
+#|   Every real pool present: how an outcome is defined, items n, members M, accuracy of the best
+#|   member and of the oracle, and the plug-in gap.
 if not real_df.empty:
-    display(R.table(real_df, columns={"pool": "pool", "outcome": "outcome", "n": "n", "M": "M", "best": "best member",
-                                      "oracle": "oracle", "gap": "Ĝ"}))
+    display(R.table(real_df, columns={"pool": "pool", "outcome": "outcome", "n": "n", "M": "M",
+                                      "best": "best member", "oracle": "oracle", "gap": "Ĝ"}))
 
 # %%
 #| label: tbl-cert-real-intervals
-#| tbl-cap: "Selection-valid 95% intervals for the oracle gap on the same pools: Theorem 4 and paired, the paired interval's width as a share of Theorem 4's, and which of them certify a positive gap."
+#| tbl-cap: >-
+#|   Selection-valid 95% intervals for the oracle gap on the same pools: Theorem 4 and paired, the
+#|   paired interval's width as a share of Theorem 4's, and which of them certify a positive gap.
 if not real_df.empty:
-    display(R.table(real_df, columns={"pool": "pool", "thm4": "Theorem 4", "paired": "paired", "ratio": "width, paired / Theorem 4",
+    display(R.table(real_df, columns={"pool": "pool", "thm4": "Theorem 4", "paired": "paired",
+                                      "ratio": "width, paired / Theorem 4",
                                       "certified by": "certified by"}))
 
 # %%
 if not real_df.empty:
-    R.show_md("Reading: Theorem 4 certifies a positive population gap on {a} of {t} real pools and the paired interval on {b}; "
-              "the paired interval is {lo:%} to {hi:%} as wide as Theorem 4's (median {med:%}).",
-              a=int((real_df["certified by"] == "both").sum()), b=int((real_df["certified by"] != "neither").sum()), t=len(real_df),
+    R.show_md("Reading: Theorem 4 certifies a positive population gap on {a} of {t} real pools and "
+              "the paired interval on {b}; the paired interval is {lo:%} to {hi:%} as wide as "
+              "Theorem 4's (median {med:%}).",
+              a=int((real_df["certified by"] == "both").sum()),
+              b=int((real_df["certified by"] != "neither").sum()), t=len(real_df),
               lo=real_df["ratio"].min(), hi=real_df["ratio"].max(), med=real_df["ratio"].median())
 
 # %% [markdown]
@@ -505,12 +601,15 @@ if not real_df.empty:
 
 # %%
 #| label: fig-cert-real
-#| fig-cap: "Oracle-gap intervals on the real pools: naive (grey), Theorem 4 (blue) and paired (orange); the dot is the plug-in gap."
+#| fig-cap: >-
+#|   Oracle-gap intervals on the real pools: naive (grey), Theorem 4 (blue) and paired (orange); the
+#|   dot is the plug-in gap.
 if not real_df.empty:
     d = real_df.sort_values("gap").reset_index(drop=True)
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(d) + 1.2))
     for i, r in d.iterrows():
-        for lo, hi, y, color in ((r["ex"].naive_lo, r["ex"].naive_hi, i + 0.22, "0.6"), (r["ex"].lo, r["ex"].hi, i, "C0"),
+        for lo, hi, y, color in ((r["ex"].naive_lo, r["ex"].naive_hi, i + 0.22, "0.6"),
+                                 (r["ex"].lo, r["ex"].hi, i, "C0"),
                                  (r["pa"].lo, r["pa"].hi, i - 0.22, "C1")):
             ax.plot([lo, hi], [y, y], color=color, lw=3)
         ax.plot(r["gap"], i, "ko", ms=3)
@@ -522,9 +621,12 @@ if not real_df.empty:
 # %%
 if not real_df.empty:
     big_n = real_df[real_df["n"] >= 1000]
-    R.show_md("Reading: on the {nb} pools with at least 1,000 items every interval {w}; the differences show on the smaller sets, "
-              "where Theorem 4 fails to certify {nf} gaps that the paired interval certifies.", nb=len(big_n),
-              w="excludes zero" if (big_n["certified by"] == "both").all() else "but a few exclude zero",
+    R.show_md("Reading: on the {nb} pools with at least 1,000 items every interval {w}; the "
+              "differences show on the smaller sets, where Theorem 4 fails to certify {nf} gaps "
+              "that the paired interval certifies.",
+              nb=len(big_n),
+              w="excludes zero" if (big_n["certified by"] == "both").all()
+              else "but a few exclude zero",
               nf=int((real_df["certified by"] == "paired only").sum()))
 
 # %% [markdown]
@@ -539,14 +641,18 @@ chen = [b for b in ("math500", "humanevalplus", "gpqa") if f"chen2026-{b}" in pr
 luck = []
 for b in [b for b in chen if f"chen2026-{b}" in real_pools]:
     dec = noise.decompose(real_pools[f"chen2026-{b}"][0], form="seed-aligned")
-    luck.append({"bench": b, "delta": dec.delta, "G": dec.G, "lo": real_df.set_index("pool").loc[f"chen2026-{b}", "pa"].lo})
+    luck.append({"bench": b, "delta": dec.delta, "G": dec.G,
+                 "lo": real_df.set_index("pool").loc[f"chen2026-{b}", "pa"].lo})
 if luck:
-    body = "\n".join(R.md("- {b}: the paired interval certifies $G \\ge {lo}$ on draw 0, while the single-draw noise floor is "
-                          "$\\Delta = {d}$ of the {g} gap to the best single model.", b=x["bench"], lo=x["lo"], d=x["delta"], g=x["G"])
-                     for x in luck)
-    R.show_callout("{body}\n\nA certified $G_{{\\mathrm{{out}}}}$ is real opportunity for an oracle that sees outcomes, but under "
-                   "stochastic decoding up to $\\Delta$ of it is single-draw luck that no router that commits to one member can "
-                   "collect (2607.03436).", body=body, kind="warning", title="A certified gap can include luck")
+    body = "\n".join(R.md("- {b}: the paired interval certifies $G \\ge {lo}$ on draw 0, while the "
+                          "single-draw noise floor is $\\Delta = {d}$ of the {g} gap to the best "
+                          "single model.",
+                          b=x["bench"], lo=x["lo"], d=x["delta"], g=x["G"]) for x in luck)
+    R.show_callout("{body}\n\nA certified $G_{{\\mathrm{{out}}}}$ is real opportunity for an "
+                   "oracle that sees outcomes, but under stochastic decoding up to $\\Delta$ of "
+                   "it is single-draw luck that no router that commits to one member can collect "
+                   "(2607.03436).",
+                   body=body, kind="warning", title="A certified gap can include luck")
 else:
     skipped.append("the single-draw luck inside a certified gap (k = 30 tensors)")
 
@@ -559,28 +665,38 @@ else:
 
 # %%
 #| label: tbl-cert-mmlupro
-#| tbl-cap: "MMLU-Pro, one certificate per category (29 models): best model, plug-in gap, Theorem 4 and paired 95% intervals."
+#| tbl-cap: >-
+#|   MMLU-Pro, one certificate per category (29 models): best model, plug-in gap, Theorem 4 and
+#|   paired 95% intervals.
 if "mmlu-pro" in real_pools:
     pool, Rm = real_pools["mmlu-pro"]
     cat = pool.prompts["category"].to_numpy()
-    cats = [(lvl, C.selection_valid_gap_from_outcomes(Rm[cat == lvl], ALPHA, "exact", model_names=pool.policy_names),
-             C.selection_valid_gap_from_outcomes(Rm[cat == lvl], ALPHA, "paired")) for lvl in sorted(set(cat))]
-    cat_df = pd.DataFrame([{"category": lvl, "n": ex.n, "best model": ex.best_name, "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi),
-                            "paired": iv(pa.lo, pa.hi), "lo4": ex.lo, "lop": pa.lo, "ratio": pa.width / ex.width} for lvl, ex, pa in cats])
-    display(R.table(cat_df, columns={"category": "category", "n": "n", "best model": "best model", "gap": "Ĝ", "thm4": "Theorem 4",
-                                     "paired": "paired"}))
+    cats = [(lvl, C.selection_valid_gap_from_outcomes(Rm[cat == lvl], ALPHA, "exact",
+                                                      model_names=pool.policy_names),
+             C.selection_valid_gap_from_outcomes(Rm[cat == lvl], ALPHA, "paired"))
+            for lvl in sorted(set(cat))]
+    cat_df = pd.DataFrame([{"category": lvl, "n": ex.n, "best model": ex.best_name,
+                            "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi),
+                            "paired": iv(pa.lo, pa.hi), "lo4": ex.lo, "lop": pa.lo,
+                            "ratio": pa.width / ex.width} for lvl, ex, pa in cats])
+    display(R.table(cat_df, columns={"category": "category", "n": "n", "best model": "best model",
+                                     "gap": "Ĝ", "thm4": "Theorem 4", "paired": "paired"}))
 else:
     skipped.append("MMLU-Pro by category")
 
 # %%
 if "mmlu-pro" in real_pools:
     overall = pool.policy_names[int(Rm.mean(axis=0).argmax())]
-    R.show_md("Reading: the certified lower limits range from {a} ({ac}) to {b} ({bc}) by Theorem 4 and from {c} to {d} with the "
-              "paired interval, while the plug-in gaps range from {e} to {f}. {nb} of {n} categories have a best model other than the "
-              "overall best ({ob}), and the paired interval is at most {w:%} as wide as Theorem 4's in every category.",
-              a=cat_df["lo4"].min(), ac=cat_df.loc[cat_df["lo4"].idxmin(), "category"], b=cat_df["lo4"].max(),
-              bc=cat_df.loc[cat_df["lo4"].idxmax(), "category"], c=cat_df["lop"].min(), d=cat_df["lop"].max(), e=cat_df["gap"].min(),
-              f=cat_df["gap"].max(), nb=int((cat_df["best model"] != overall).sum()), n=len(cat_df), ob=overall, w=cat_df["ratio"].max())
+    R.show_md("Reading: the certified lower limits range from {a} ({ac}) to {b} ({bc}) by Theorem "
+              "4 and from {c} to {d} with the paired interval, while the plug-in gaps range from "
+              "{e} to {f}. {nb} of {n} categories have a best model other than the overall best "
+              "({ob}), and the paired interval is at most {w:%} as wide as Theorem 4's in every "
+              "category.",
+              a=cat_df["lo4"].min(), ac=cat_df.loc[cat_df["lo4"].idxmin(), "category"],
+              b=cat_df["lo4"].max(), bc=cat_df.loc[cat_df["lo4"].idxmax(), "category"],
+              c=cat_df["lop"].min(), d=cat_df["lop"].max(), e=cat_df["gap"].min(),
+              f=cat_df["gap"].max(), nb=int((cat_df["best model"] != overall).sum()), n=len(cat_df),
+              ob=overall, w=cat_df["ratio"].max())
 
 # %% [markdown]
 # ### Single draws of the $k = 30$ tensors
@@ -595,7 +711,8 @@ def draw_intervals(bench):
     pool = datasets.load(f"chen2026-{bench}")
     res = [(j, m, C.selection_valid_gap_from_outcomes(C.outcomes_from_pool(pool, draw=j), ALPHA, m))
            for j in range(min(N_DRAWS, pool.k)) for m in ("exact", "paired")]
-    return pd.DataFrame([{"bench": bench, "draw": j, "method": m, "gap": r.estimate, "lo": r.lo, "hi": r.hi} for j, m, r in res])
+    return pd.DataFrame([{"bench": bench, "draw": j, "method": m, "gap": r.estimate, "lo": r.lo,
+                          "hi": r.hi} for j, m, r in res])
 
 
 draws = pd.concat([draw_intervals(b) for b in chen], ignore_index=True) if chen else pd.DataFrame()
@@ -605,7 +722,9 @@ draws = pd.concat([draw_intervals(b) for b in chen], ignore_index=True) if chen 
 
 # %%
 #| label: fig-cert-draws
-#| fig-cap: "Theorem 4 (blue) and paired (orange) intervals for the oracle gap on single draws of the k = 30 tensors of arXiv 2607.03436, one pair of bars per draw; the dot is the plug-in gap."
+#| fig-cap: >-
+#|   Theorem 4 (blue) and paired (orange) intervals for the oracle gap on single draws of the k = 30
+#|   tensors of arXiv 2607.03436, one pair of bars per draw; the dot is the plug-in gap.
 if not draws.empty:
     fig, axes = plt.subplots(1, len(chen), figsize=(3.6 * len(chen), 3.4))
     for ax, b in zip(np.atleast_1d(axes), chen, strict=True):
@@ -621,12 +740,15 @@ if not draws.empty:
 
 # %%
 if not draws.empty:
-    ds_ = draws.groupby(["bench", "method"]).agg(certified=("lo", lambda x: float((x > 0).mean())), lo=("gap", "min"), hi=("gap", "max"))
-    R.show_md("Reading: over {nd} draws per benchmark the plug-in gap ranges {ranges}. Share of draws whose interval excludes "
-              "zero, Theorem 4 against paired: {s}.", nd=int(draws["draw"].nunique()),
-              ranges="; ".join(R.md("{b} {lo} to {hi}", b=b, lo=ds_.loc[(b, "exact"), "lo"], hi=ds_.loc[(b, "exact"), "hi"]) for b in chen),
-              s="; ".join(R.md("{b} {a:%} against {p:%}", b=b, a=ds_.loc[(b, "exact"), "certified"], p=ds_.loc[(b, "paired"), "certified"])
-                          for b in chen))
+    ds_ = draws.groupby(["bench", "method"]).agg(certified=("lo", lambda x: float((x > 0).mean())),
+                                                 lo=("gap", "min"), hi=("gap", "max"))
+    R.show_md("Reading: over {nd} draws per benchmark the plug-in gap ranges {ranges}. Share of "
+              "draws whose interval excludes zero, Theorem 4 against paired: {s}.",
+              nd=int(draws["draw"].nunique()),
+              ranges="; ".join(R.md("{b} {lo} to {hi}", b=b, lo=ds_.loc[(b, "exact"), "lo"],
+                                    hi=ds_.loc[(b, "exact"), "hi"]) for b in chen),
+              s="; ".join(R.md("{b} {a:%} against {p:%}", b=b, a=ds_.loc[(b, "exact"), "certified"],
+                               p=ds_.loc[(b, "paired"), "certified"]) for b in chen))
 else:
     skipped.append("single draws of the k = 30 tensors")
 
@@ -645,46 +767,62 @@ else:
 # $P(Z = z, R_m = 1)$, and its Appendix M.2 turns that into an interval for $G_Z = q_Z - p^\star$.
 #
 # Our family: the constants plus one simple rule per signal, each fitted on a random calibration
-# half (for every value of the signal, the member with the most correct answers there) and evaluated once on
+# half (for every value of the signal, the member with the most correct answers there) and evaluated
+# once on
 # the other half. The signals are a task tag, prompt-length bins with edges taken from the
 # calibration half, and k-means clusters of TF-IDF text features fitted on the calibration
 # half's text. None uses a test outcome. First on a population with known truth: three item
 # types, each with its own specialist, and the item type observable (@tbl-cert-sim-family).
 
 # %%
-spec_pop = C.mixture_population([[0.85, 0.35, 0.5], [0.3, 0.85, 0.5], [0.25, 0.3, 0.65]], weights=[0.4, 0.35, 0.25], signal=[0, 1, 2])
+spec_pop = C.mixture_population([[0.85, 0.35, 0.5], [0.3, 0.85, 0.5], [0.25, 0.3, 0.65]],
+                                weights=[0.4, 0.35, 0.25], signal=[0, 1, 2])
 Rs, zs = spec_pop.sample_outcomes(1500 if not SMALL else 600, seed=rng)
 fit_s, noise_sig = C.random_halves(len(zs), seed=rng), rng.integers(0, 4, len(zs))
-aud_s = C.signal_rule_audit(Rs, {"item type": zs, "random tag": noise_sig}, fit_s, ALPHA, n_boot=N_BOOT, seed=rng)
-# population accuracy of each fitted rule: the item-type rule maps signal values to members; the random
+aud_s = C.signal_rule_audit(Rs, {"item type": zs, "random tag": noise_sig}, fit_s, ALPHA,
+                            n_boot=N_BOOT, seed=rng)
+# population accuracy of each fitted rule: the item-type rule maps signal values to members; the
+# random
 # tag is independent of the item, so its rule's accuracy is the tag-weighted member accuracy
 r_type, r_tag = C.fit_cell_rule(Rs, zs, fit_s), C.fit_cell_rule(Rs, noise_sig, fit_s)
 type_map = np.array([r_type[zs == z][0] for z in range(spec_pop.J)])
 tag_acc = np.mean([spec_pop.p[r_tag[noise_sig == t][0]] for t in range(4)])
 q_pi = max(spec_pop.p.max(), spec_pop.rule_accuracy(type_map), tag_acc)
-truth = {"G_Pi": q_pi - spec_pop.p.max(), "H_Pi": spec_pop.q - q_pi, "item type": spec_pop.signal_gap, "random tag": 0.0}
+truth = {"G_Pi": q_pi - spec_pop.p.max(), "H_Pi": spec_pop.q - q_pi,
+         "item type": spec_pop.signal_gap, "random tag": 0.0}
 fam_s, sig_s = aud_s.family.frame().set_index("quantity"), aud_s.signals.set_index("signal")
 
 # %%
 #| label: tbl-cert-sim-family
-#| tbl-cap: "Family (Theorem 6) and finite-signal (Theorem 7, App. M.2) certificates on a simulated pool with planted specialists, against the population values."
-sim_rows = [(q, fam_s.loc[q, "estimate"], fam_s.loc[q, "lo"], fam_s.loc[q, "hi"]) for q in ("G_Pi", "H_Pi")] + \
-           [(f"G_Z ({s})", sig_s.loc[s, "G_Z"], sig_s.loc[s, "G_Z_lo"], sig_s.loc[s, "G_Z_hi"]) for s in ("item type", "random tag")]
-sim_tab = pd.DataFrame([{"quantity": q.replace("_Pi", "_Π"), "estimate": e, "interval": iv(lo, hi), "lo": lo, "hi": hi,
-                         "population": truth[q.split("(")[-1].rstrip(")")] if "(" in q else truth[q]} for q, e, lo, hi in sim_rows])
-R.table(sim_tab, columns={"quantity": "quantity", "estimate": "estimate", "interval": "95% interval", "population": "population value"})
+#| tbl-cap: >-
+#|   Family (Theorem 6) and finite-signal (Theorem 7, App. M.2) certificates on a simulated pool
+#|   with planted specialists, against the population values.
+sim_rows = ([(q, fam_s.loc[q, "estimate"], fam_s.loc[q, "lo"], fam_s.loc[q, "hi"])
+             for q in ("G_Pi", "H_Pi")]
+            + [(f"G_Z ({s})", sig_s.loc[s, "G_Z"], sig_s.loc[s, "G_Z_lo"], sig_s.loc[s, "G_Z_hi"])
+               for s in ("item type", "random tag")])
+sim_tab = pd.DataFrame([{"quantity": q.replace("_Pi", "_Π"), "estimate": e, "interval": iv(lo, hi),
+                         "lo": lo, "hi": hi,
+                         "population": truth[q.split("(")[-1].rstrip(")")] if "(" in q
+                         else truth[q]} for q, e, lo, hi in sim_rows])
+R.table(sim_tab,
+        columns={"quantity": "quantity", "estimate": "estimate", "interval": "95% interval",
+                 "population": "population value"})
 
 # %%
-covered = int(((sim_tab["lo"] <= sim_tab["population"]) & (sim_tab["population"] <= sim_tab["hi"])).sum())
-R.show_md(
-    "Reading: {nc} of {t} intervals cover their population value. $G_\\Pi$'s lower limit is {glo} (population {gt}): the family's "
-    "gain {gv}. For the item-type signal, the M.2 interval {zi} {zv}; for a random tag, whose population gain is zero, the upper "
-    "limit is {rt} although its plug-in is {rp}.", nc=covered, t=len(sim_tab), glo=fam_s.loc["G_Pi", "lo"], gt=truth["G_Pi"],
-    gv="is certified" if fam_s.loc["G_Pi", "lo"] > 0 else "is not certified at this sample size",
-    zi=iv(sig_s.loc["item type", "G_Z_lo"], sig_s.loc["item type", "G_Z_hi"]),
-    zv="excludes zero" if sig_s.loc["item type", "G_Z_lo"] > 0 else "still reaches zero: Theorem 7 pays for J × M simultaneous cells",
-    rt=sig_s.loc["random tag", "G_Z_hi"], rp=sig_s.loc["random tag", "G_Z"],
-)
+covered = int(((sim_tab["lo"] <= sim_tab["population"])
+               & (sim_tab["population"] <= sim_tab["hi"])).sum())
+R.show_md("Reading: {nc} of {t} intervals cover their population value. $G_\\Pi$'s lower limit is "
+          "{glo} (population {gt}): the family's gain {gv}. For the item-type signal, the M.2 "
+          "interval {zi} {zv}; for a random tag, whose population gain is zero, the upper limit "
+          "is {rt} although its plug-in is {rp}.",
+          nc=covered, t=len(sim_tab), glo=fam_s.loc["G_Pi", "lo"], gt=truth["G_Pi"],
+          gv="is certified" if fam_s.loc["G_Pi", "lo"] > 0
+          else "is not certified at this sample size",
+          zi=iv(sig_s.loc["item type", "G_Z_lo"], sig_s.loc["item type", "G_Z_hi"]),
+          zv="excludes zero" if sig_s.loc["item type", "G_Z_lo"] > 0
+          else "still reaches zero: Theorem 7 pays for J × M simultaneous cells",
+          rt=sig_s.loc["random tag", "G_Z_hi"], rp=sig_s.loc["random tag", "G_Z"])
 
 # %% [markdown]
 # ### On real pools with task tags
@@ -696,8 +834,8 @@ R.show_md(
 # pool.
 
 # %%
-MULTI = {"mmlu-pro": "category", "routerbench-all": "task", "routerdc-k1-all": "task", "llmrouter-routeprofile": "dataset",
-         "routerbench-mini": "dataset"}
+MULTI = {"mmlu-pro": "category", "routerbench-all": "task", "routerdc-k1-all": "task",
+         "llmrouter-routeprofile": "dataset", "routerbench-mini": "dataset"}
 audits = {}
 for name, tag in [(n_, t_) for n_, t_ in MULTI.items() if n_ in present_ext]:
     pool = datasets.load(name)
@@ -706,31 +844,42 @@ for name, tag in [(n_, t_) for n_, t_ in MULTI.items() if n_ in present_ext]:
     if text.notna().all():
         sig["length bins"] = C.length_bins(text.str.len().to_numpy(), fit, N_LENGTH_BINS)
         sig["text clusters"] = C.frozen_text_clusters(text, fit, N_CLUSTERS, seed=rng)
-    audits[name] = C.signal_rule_audit(C.outcomes_from_pool(pool), sig, fit, ALPHA, model_names=pool.policy_names, n_boot=N_BOOT, seed=rng)
+    audits[name] = C.signal_rule_audit(C.outcomes_from_pool(pool), sig, fit, ALPHA,
+                                       model_names=pool.policy_names, n_boot=N_BOOT, seed=rng)
 if not audits:
     skipped.append("family and signal certificates on real pools")
 
 # %%
-fam_df = pd.DataFrame([{"pool": name, "n test": a.family.n, "M": a.family.K, "|Π|": a.family.L, "best fixed": a.family.best_fixed,
-                        "best family member": a.family.best_policy_name, "its accuracy": a.family.best_policy, "oracle": a.family.oracle,
+fam_df = pd.DataFrame([{"pool": name, "n test": a.family.n, "M": a.family.K, "|Π|": a.family.L,
+                        "best fixed": a.family.best_fixed,
+                        "best family member": a.family.best_policy_name,
+                        "its accuracy": a.family.best_policy, "oracle": a.family.oracle,
                         "G_Π": R.fmt_interval(a.family.G_estimate, a.family.G_lo, a.family.G_hi),
-                        "H_Π": R.fmt_interval(a.family.H_estimate, a.family.H_lo, a.family.H_hi), "glo": a.family.G_lo,
-                        "hlo": a.family.H_lo, "share": (a.family.G_estimate / (a.family.oracle - a.family.best_fixed))
-                        if a.family.oracle > a.family.best_fixed else np.nan} for name, a in audits.items()])
+                        "H_Π": R.fmt_interval(a.family.H_estimate, a.family.H_lo, a.family.H_hi),
+                        "glo": a.family.G_lo, "hlo": a.family.H_lo,
+                        "share": (a.family.G_estimate / (a.family.oracle - a.family.best_fixed))
+                        if a.family.oracle > a.family.best_fixed else np.nan}
+                       for name, a in audits.items()])
 
 # %%
 #| label: tbl-cert-family
-#| tbl-cap: "Theorem 6 on the test halves of real multi-task pools: the family is every constant policy plus one rule per signal fitted on the calibration half. G_Π is what the best family member adds over the best fixed model; H_Π is the oracle gap left beyond the whole family (estimates with simultaneous 95% intervals)."
+#| tbl-cap: >-
+#|   Theorem 6 on the test halves of real multi-task pools: the family is every constant policy plus
+#|   one rule per signal fitted on the calibration half. G_Π is what the best family member adds
+#|   over the best fixed model; H_Π is the oracle gap left beyond the whole family (estimates with
+#|   simultaneous 95% intervals).
 if audits:
-    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test", "M": "M", "|Π|": "|Π|", "best family member": "best family member",
-                                     "G_Π": "G_Π", "H_Π": "H_Π"}))
+    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test", "M": "M", "|Π|": "|Π|",
+                                     "best family member": "best family member", "G_Π": "G_Π",
+                                     "H_Π": "H_Π"}))
 
 # %%
 if audits:
-    R.show_md("Reading: the remaining opportunity $H_\\Pi$ is certified positive on {h} of {t} pools. The family's own gain $G_\\Pi$ "
-              "is certified positive on {g} of {t}; the best family member realises {lo:%} to {hi:%} of the plug-in oracle gap.",
-              h=int((fam_df["hlo"] > 0).sum()), g=int((fam_df["glo"] > 0).sum()), t=len(fam_df), lo=fam_df["share"].min(),
-              hi=fam_df["share"].max())
+    R.show_md("Reading: the remaining opportunity $H_\\Pi$ is certified positive on {h} of {t} "
+              "pools. The family's own gain $G_\\Pi$ is certified positive on {g} of {t}; the "
+              "best family member realises {lo:%} to {hi:%} of the plug-in oracle gap.",
+              h=int((fam_df["hlo"] > 0).sum()), g=int((fam_df["glo"] > 0).sum()), t=len(fam_df),
+              lo=fam_df["share"].min(), hi=fam_df["share"].max())
 
 # %% [markdown]
 # @tbl-cert-signal gives Theorem 7's certificate for each signal on its own: an interval for
@@ -740,19 +889,29 @@ if audits:
 
 # %%
 #| label: tbl-cert-signal
-#| tbl-cap: "Finite-signal certificates (Theorem 7 and App. M.2) on the test halves: task tags, prompt-length bins with frozen edges, and frozen text clusters (estimates with 95% intervals)."
+#| tbl-cap: >-
+#|   Finite-signal certificates (Theorem 7 and App. M.2) on the test halves: task tags,
+#|   prompt-length bins with frozen edges, and frozen text clusters (estimates with 95% intervals).
 if audits:
-    sig_df = pd.concat([a.signals.assign(pool=name) for name, a in audits.items()], ignore_index=True)
-    sig_df["q_Z "] = [R.fmt_interval(e, lo, hi) for e, lo, hi in zip(sig_df["q_Z"], sig_df["q_Z_lo"], sig_df["q_Z_hi"], strict=True)]
-    sig_df["G_Z "] = [R.fmt_interval(e, lo, hi) for e, lo, hi in zip(sig_df["G_Z"], sig_df["G_Z_lo"], sig_df["G_Z_hi"], strict=True)]
-    display(R.table(sig_df, columns={"pool": "pool", "signal": "signal", "J": "values J", "q_Z ": "q_Z", "G_Z ": "G_Z"}))
+    sig_df = pd.concat([a.signals.assign(pool=name) for name, a in audits.items()],
+                       ignore_index=True)
+    sig_df["q_Z "] = [R.fmt_interval(e, lo, hi)
+                      for e, lo, hi in zip(sig_df["q_Z"], sig_df["q_Z_lo"], sig_df["q_Z_hi"],
+                                           strict=True)]
+    sig_df["G_Z "] = [R.fmt_interval(e, lo, hi)
+                      for e, lo, hi in zip(sig_df["G_Z"], sig_df["G_Z_lo"], sig_df["G_Z_hi"],
+                                           strict=True)]
+    display(R.table(sig_df, columns={"pool": "pool", "signal": "signal", "J": "values J",
+                                     "q_Z ": "q_Z", "G_Z ": "G_Z"}))
 
 # %%
 if audits:
-    R.show_md("Reading: {p} of {t} signal certificates have a positive lower limit for $G_Z$; the upper limits range from {lo} to "
-              "{hi}. With $J \\times M$ intervals summed over signal values, Theorem 7's interval is wide: it certifies that a coarse signal "
-              "cannot buy more than its upper limit, a bound that is rarely tight.", p=int((sig_df["G_Z_lo"] > 0).sum()), t=len(sig_df),
-              lo=sig_df["G_Z_hi"].min(), hi=sig_df["G_Z_hi"].max())
+    R.show_md("Reading: {p} of {t} signal certificates have a positive lower limit for $G_Z$; the "
+              "upper limits range from {lo} to {hi}. With $J \\times M$ intervals summed over "
+              "signal values, Theorem 7's interval is wide: it certifies that a coarse signal "
+              "cannot buy more than its upper limit, a bound that is rarely tight.",
+              p=int((sig_df["G_Z_lo"] > 0).sum()), t=len(sig_df), lo=sig_df["G_Z_hi"].min(),
+              hi=sig_df["G_Z_hi"].max())
 
 # %% [markdown]
 # ### Each rule against the frozen baseline
@@ -767,35 +926,51 @@ if audits:
 
 # %%
 if audits:
-    pr = pd.concat([a.paired.assign(pool=name, baseline=a.baseline_name) for name, a in audits.items()], ignore_index=True)
+    pr = pd.concat([a.paired.assign(pool=name, baseline=a.baseline_name)
+                    for name, a in audits.items()], ignore_index=True)
     pr["p_holm"] = np.nan
     for _rule, idx in pr.groupby("rule").groups.items():
         pr.loc[idx, "p_holm"] = multipletests(pr.loc[idx, "p_mcnemar"], method="holm")[1]
-    pr["difference [95%]"] = [R.fmt_interval(d, lo, hi) for d, lo, hi in zip(pr["difference"], pr["diff_lo"], pr["diff_hi"], strict=True)]
-    pr["recovered [95%]"] = [R.fmt_interval(r, lo, hi) if rep else "—" for r, lo, hi, rep in
-                             zip(pr["recovered"], pr["recovered_lo"], pr["recovered_hi"], pr["recovered_reported"], strict=True)]
+    pr["difference [95%]"] = [R.fmt_interval(d, lo, hi)
+                              for d, lo, hi in zip(pr["difference"], pr["diff_lo"], pr["diff_hi"],
+                                                   strict=True)]
+    pr["recovered [95%]"] = [R.fmt_interval(r, lo, hi) if rep else "—"
+                             for r, lo, hi, rep in zip(pr["recovered"], pr["recovered_lo"],
+                                                       pr["recovered_hi"], pr["recovered_reported"],
+                                                       strict=True)]
 
 # %%
 #| label: tbl-cert-paired
-#| tbl-cap: "Each signal rule against the frozen best fixed model on the test halves: accuracy, paired difference with 95% bootstrap interval, discordant counts and the exact McNemar p-value Holm-corrected across pools within each rule."
+#| tbl-cap: >-
+#|   Each signal rule against the frozen best fixed model on the test halves: accuracy, paired
+#|   difference with 95% bootstrap interval, discordant counts and the exact McNemar p-value
+#|   Holm-corrected across pools within each rule.
 if audits:
-    display(R.table(pr, columns={"pool": "pool", "rule": "rule", "accuracy": "accuracy", "difference [95%]": "difference [95%]",
-                                 "n10": "n10", "n01": "n01", "p_holm": "McNemar p, Holm"}))
+    display(R.table(pr, columns={"pool": "pool", "rule": "rule", "accuracy": "accuracy",
+                                 "difference [95%]": "difference [95%]", "n10": "n10", "n01": "n01",
+                                 "p_holm": "McNemar p, Holm"}))
 
 # %%
 #| label: tbl-cert-rescue
-#| tbl-cap: "The same rules: the frozen baseline, rescue rate (the rule right where the baseline is wrong), loss rate (the reverse) and the recovered fraction of G_b with a joint bootstrap 95% interval."
+#| tbl-cap: >-
+#|   The same rules: the frozen baseline, rescue rate (the rule right where the baseline is wrong),
+#|   loss rate (the reverse) and the recovered fraction of G_b with a joint bootstrap 95% interval.
 if audits:
-    display(R.table(pr, columns={"pool": "pool", "rule": "rule", "baseline": "baseline", "rescue": "rescue", "loss": "loss",
+    display(R.table(pr, columns={"pool": "pool", "rule": "rule", "baseline": "baseline",
+                                 "rescue": "rescue", "loss": "loss",
                                  "recovered [95%]": "recovered share of G_b"}))
 
 # %%
 if audits:
     rep = pr.loc[pr["recovered_reported"], "recovered"]
-    R.show_md("Reading: {g} of {t} rule-pool pairs beat the frozen baseline after Holm correction and {l} lose to it. The recovered "
-              "share of $G_b$ ranges from {lo:%} to {hi:%}{tail}", g=int(((pr["p_holm"] < ALPHA) & (pr["difference"] > 0)).sum()),
-              l=int(((pr["p_holm"] < ALPHA) & (pr["difference"] < 0)).sum()), t=len(pr), lo=rep.min(), hi=rep.max(),
-              tail=": most of the opportunity the oracle gap advertises stays out of reach of these rules." if rep.max() < 0.5 else ".")
+    R.show_md("Reading: {g} of {t} rule-pool pairs beat the frozen baseline after Holm correction "
+              "and {l} lose to it. The recovered share of $G_b$ ranges from {lo:%} to {hi:%}{tail}",
+              g=int(((pr["p_holm"] < ALPHA) & (pr["difference"] > 0)).sum()),
+              l=int(((pr["p_holm"] < ALPHA) & (pr["difference"] < 0)).sum()), t=len(pr),
+              lo=rep.min(), hi=rep.max(),
+              tail=": most of the opportunity the oracle gap advertises stays out of reach of "
+                   "these rules."
+              if rep.max() < 0.5 else ".")
 
 # %% [markdown]
 # ### Paper 002's own family beside ours
@@ -858,7 +1033,11 @@ for name, tag in [(n_, t_) for n_, t_ in MULTI.items() if n_ in present_ext]:
 
 # %%
 #| label: tbl-cert-family-paper
-#| tbl-cap: "Theorem 6 on the same test half for two families: ours (the constants plus one rule per signal) and paper 002's (the constants plus logistic multi-output, k-NN and the encoder with K heads, fitted on the prompt embedding): family size, best member of each family, and simultaneous 95% intervals for G_Π and H_Π."
+#| tbl-cap: >-
+#|   Theorem 6 on the same test half for two families: ours (the constants plus one rule per
+#|   signal) and paper 002's (the constants plus logistic multi-output, k-NN and the encoder with K
+#|   heads, fitted on the prompt embedding): family size, best member of each family, and
+#|   simultaneous 95% intervals for G_Π and H_Π.
 def fam_cols(c, who):
     return {f"|Π| {who}": c.L, f"best {who}": c.best_policy_name,
             f"G_Π {who}": iv(c.G_lo, c.G_hi), f"H_Π {who}": iv(c.H_lo, c.H_hi)}
@@ -900,8 +1079,10 @@ if "routerbench-all" in present_ext:
     pool = datasets.load("routerbench-all")
     lams = np.r_[0, np.logspace(-2, 1.3, 30)]
     kw = dict(signal=pool.prompts["task"].to_numpy(), model_names=pool.policy_names)
-    cdf = C.cost_utilities(C.outcomes_from_pool(pool), pool.cost, lams, ties="cheapest", **kw).frame()
-    dear = C.cost_utilities(C.outcomes_from_pool(pool), pool.cost, lams, ties="dearest", **kw).frame()
+    cdf = C.cost_utilities(C.outcomes_from_pool(pool), pool.cost, lams, ties="cheapest",
+                           **kw).frame()
+    dear = C.cost_utilities(C.outcomes_from_pool(pool), pool.cost, lams, ties="dearest",
+                            **kw).frame()
 else:
     skipped.append("cost-aware utilities (RouterBench costs)")
 
@@ -910,24 +1091,33 @@ else:
 
 # %%
 #| label: fig-cert-cost
-#| fig-cap: "Cost-aware utilities on the three RouterBench tasks (11 models, per-query costs normalised to [0, 1]): best fixed model, best task-tag rule, and the cost-aware oracle, as the price of cost λ grows."
+#| fig-cap: >-
+#|   Cost-aware utilities on the three RouterBench tasks (11 models, per-query costs normalised to
+#|   [0, 1]): best fixed model, best task-tag rule, and the cost-aware oracle, as the price of cost
+#|   λ grows.
 if "routerbench-all" in present_ext:
     fig, ax = plt.subplots()
-    for col, label in (("fixed", "best fixed model"), ("signal", "best task-tag rule"), ("oracle", "cost-aware oracle")):
+    for col, label in (("fixed", "best fixed model"), ("signal", "best task-tag rule"),
+                       ("oracle", "cost-aware oracle")):
         ax.plot(cdf["lambda"], cdf[col], label=label)
-    ax.set(xscale="symlog", xlabel="λ (utility per unit of normalised cost)", ylabel="mean utility", title="Fixed ≤ signal ≤ oracle at every price")
+    ax.set(xscale="symlog", xlabel="λ (utility per unit of normalised cost)", ylabel="mean utility",
+           title="Fixed ≤ signal ≤ oracle at every price")
     ax.legend()
     plt.show()
 
 # %%
 if "routerbench-all" in present_ext:
     switch = cdf.loc[cdf["fixed_model"] != cdf["fixed_model"].iloc[0], "lambda"]
-    ordered = bool(((cdf["fixed"] <= cdf["signal"] + 1e-12) & (cdf["signal"] <= cdf["oracle"] + 1e-12)).all())
-    R.show_md("Reading: at $\\lambda = 0$ the best fixed model is {m0} with utility {u0}; the oracle reaches {o0} and pays between "
-              "{c0:%} (cheapest correct model) and {c1:%} (dearest) of the largest cost on average, a range set by ties alone. The "
-              "best fixed model changes first at $\\lambda = {ls}$. The ordering fixed ≤ signal ≤ oracle holds at {hold} prices.",
-              m0=cdf["fixed_model"].iloc[0], u0=cdf["fixed"].iloc[0], o0=cdf["oracle"].iloc[0], c0=cdf["oracle_cost"].iloc[0],
-              c1=dear["oracle_cost"].iloc[0], ls=float(switch.iloc[0]) if len(switch) else float("nan"),
+    ordered = bool(((cdf["fixed"] <= cdf["signal"] + 1e-12)
+                    & (cdf["signal"] <= cdf["oracle"] + 1e-12)).all())
+    R.show_md("Reading: at $\\lambda = 0$ the best fixed model is {m0} with utility {u0}; the "
+              "oracle reaches {o0} and pays between {c0:%} (cheapest correct model) and {c1:%} "
+              "(dearest) of the largest cost on average, a range set by ties alone. The best "
+              "fixed model changes first at $\\lambda = {ls}$. The ordering fixed ≤ signal ≤ "
+              "oracle holds at {hold} prices.",
+              m0=cdf["fixed_model"].iloc[0], u0=cdf["fixed"].iloc[0], o0=cdf["oracle"].iloc[0],
+              c0=cdf["oracle_cost"].iloc[0], c1=dear["oracle_cost"].iloc[0],
+              ls=float(switch.iloc[0]) if len(switch) else float("nan"),
               hold=f"all {len(cdf)}" if ordered else "not all")
 
 # %% [markdown]
@@ -950,24 +1140,33 @@ if "routerbench-all" in present_ext:
 # %%
 checks = R.Claims()
 small_pops = {"M = 2 tie, n = 30": (C.mixture_population([0.5, 0.5]), 30),
-              "M = 2 correlated, n = 25": (C.mixture_population([[0.9, 0.85], [0.2, 0.3]], weights=[0.5, 0.5]), 25),
+              "M = 2 correlated, n = 25": (C.mixture_population([[0.9, 0.85], [0.2, 0.3]],
+        weights=[0.5, 0.5]), 25),
               "M = 3 near tie, n = 12": (C.mixture_population([0.4, 0.42, 0.38]), 12)}
-exact_cov = pd.concat([C.exact_gap_coverage(pop, n, alpha=ALPHA, methods=("naive", "exact", "paired", "hoeffding")).assign(population=lab)
+exact_cov = pd.concat([C.exact_gap_coverage(pop, n, alpha=ALPHA,
+                                            methods=("naive", "exact", "paired",
+                                                     "hoeffding")).assign(population=lab)
                        for lab, (pop, n) in small_pops.items()], ignore_index=True)
-ex_min, pa_min, nv_min = (exact_cov.loc[exact_cov["method"] == m, "coverage"].min() for m in ("exact", "paired", "naive"))
-checks.add(f"Theorem 4 covers G with probability ≥ {1 - ALPHA:.2f} ({len(small_pops)} populations, every sample)", "002 Thm 4",
-           f"min {ex_min:.4f}", ex_min >= 1 - ALPHA, kind="enumeration")
-checks.add(f"the paired interval covers G with probability ≥ {1 - ALPHA:.2f} (every sample)", "this chapter", f"min {pa_min:.4f}",
-           pa_min >= 1 - ALPHA, kind="enumeration")
+ex_min, pa_min, nv_min = (exact_cov.loc[exact_cov["method"] == m, "coverage"].min()
+                          for m in ("exact", "paired", "naive"))
+checks.add(f"Theorem 4 covers G with probability ≥ {1 - ALPHA:.2f} ({len(small_pops)} populations, "
+           "every sample)",
+           "002 Thm 4", f"min {ex_min:.4f}", ex_min >= 1 - ALPHA, kind="enumeration")
+checks.add(f"the paired interval covers G with probability ≥ {1 - ALPHA:.2f} (every sample)",
+           "this chapter", f"min {pa_min:.4f}", pa_min >= 1 - ALPHA, kind="enumeration")
 bias = exact_cov.groupby("population")[["mean_estimate", "truth"]].first()
-checks.add("E[Ĝ] ≤ G exactly", "002 Prop. 3", f"max E[Ĝ] − G = {(bias['mean_estimate'] - bias['truth']).max():.4f}",
+checks.add("E[Ĝ] ≤ G exactly", "002 Prop. 3",
+           f"max E[Ĝ] − G = {(bias['mean_estimate'] - bias['truth']).max():.4f}",
            (bias["mean_estimate"] <= bias["truth"] + 1e-12).all(), kind="enumeration")
 
 # %%
-R.show_md("Enumerating every sample, Theorem 4 covers at least {e:%} and the paired interval at least {p:%} of the probability. "
-          "In these small populations the naive interval covers at least {nv:%}, {where} the nominal {nom:%}; its under-coverage "
-          "shows in the near ties simulated next. The plug-in gap's exact mean falls short of the truth by up to {b}.",
-          e=ex_min, p=pa_min, nv=nv_min, where=R.compare(nv_min, 1 - ALPHA, more="above", less="below", same="at"), nom=1 - ALPHA,
+R.show_md("Enumerating every sample, Theorem 4 covers at least {e:%} and the paired interval at "
+          "least {p:%} of the probability. In these small populations the naive interval covers "
+          "at least {nv:%}, {where} the nominal {nom:%}; its under-coverage shows in the near "
+          "ties simulated next. The plug-in gap's exact mean falls short of the truth by up to "
+          "{b}.",
+          e=ex_min, p=pa_min, nv=nv_min,
+          where=R.compare(nv_min, 1 - ALPHA, more="above", less="below", same="at"), nom=1 - ALPHA,
           b=float((bias["truth"] - bias["mean_estimate"]).max()))
 
 # %% [markdown]
@@ -978,29 +1177,43 @@ R.show_md("Enumerating every sample, Theorem 4 covers at least {e:%} and the pai
 
 # %%
 near_tie = C.mixture_population([0.6] * 7 + [0.61])
-sim_cov = pd.concat([C.gap_coverage(near_tie, n, reps=REPS_CHECK, seed=rng) for n in (50, 200)], ignore_index=True)
+sim_cov = pd.concat([C.gap_coverage(near_tie, n, reps=REPS_CHECK, seed=rng) for n in (50, 200)],
+                    ignore_index=True)
 for m, src in (("exact", "002 Thm 4"), ("paired", "this chapter")):
     cmin = sim_cov.loc[sim_cov["method"] == m, "coverage"].min()
-    checks.add(f"{METHOD[m]} interval ≥ {1 - ALPHA:.2f} in an 8-member near tie", src, f"min {cmin:.4f}", cmin >= 1 - ALPHA, kind="simulation")
-fam_c = C.family_coverage(spec_pop, np.array([[0, 1, 2], [0, 0, 0], [1, 1, 2], [2, 1, 0]]), 300, reps=REPS_CHECK, seed=rng).set_index("method")
+    checks.add(f"{METHOD[m]} interval ≥ {1 - ALPHA:.2f} in an 8-member near tie", src,
+               f"min {cmin:.4f}", cmin >= 1 - ALPHA, kind="simulation")
+fam_c = C.family_coverage(spec_pop, np.array([[0, 1, 2], [0, 0, 0], [1, 1, 2], [2, 1, 0]]), 300,
+                          reps=REPS_CHECK, seed=rng).set_index("method")
 sig_c = C.signal_coverage(spec_pop, 300, reps=REPS_CHECK, seed=rng).set_index("method")
-for label, val, src in (("G_Π and H_Π intervals cover simultaneously", fam_c.loc["G_Pi and H_Pi", "coverage"], "002 Thm 6"),
-                        ("finite-signal interval for q_Z covers", sig_c.loc["q_Z", "coverage"], "002 Thm 7"),
-                        ("finite-signal interval for G_Z covers", sig_c.loc["G_Z", "coverage"], "002 App. M.2")):
-    checks.add(f"{label} with probability ≥ {1 - ALPHA:.2f}", src, f"{val:.4f}", val >= 1 - ALPHA, kind="simulation")
-checks.add("signal sandwich p* ≤ q_Z ≤ q on the population", "002 Thm 2", f"{spec_pop.p.max():.3f} ≤ {spec_pop.q_signal:.3f} ≤ {spec_pop.q:.3f}",
+for label, val, src in (("G_Π and H_Π intervals cover simultaneously",
+                         fam_c.loc["G_Pi and H_Pi", "coverage"], "002 Thm 6"),
+                        ("finite-signal interval for q_Z covers", sig_c.loc["q_Z", "coverage"],
+                         "002 Thm 7"),
+                        ("finite-signal interval for G_Z covers", sig_c.loc["G_Z", "coverage"],
+                         "002 App. M.2")):
+    checks.add(f"{label} with probability ≥ {1 - ALPHA:.2f}", src, f"{val:.4f}", val >= 1 - ALPHA,
+               kind="simulation")
+
+
+# %%
+checks.add("signal sandwich p* ≤ q_Z ≤ q on the population", "002 Thm 2",
+           f"{spec_pop.p.max():.3f} ≤ {spec_pop.q_signal:.3f} ≤ {spec_pop.q:.3f}",
            spec_pop.p.max() <= spec_pop.q_signal <= spec_pop.q)
 
 # %%
 #| label: tbl-cert-checks
-#| tbl-cap: "Checks behind the certificates of paper 002: coverage of Theorems 4, 6 and 7 and of the paired interval by exact enumeration or simulation, and the direction of Proposition 3."
+#| tbl-cap: >-
+#|   Checks behind the certificates of paper 002: coverage of Theorems 4, 6 and 7 and of the paired
+#|   interval by exact enumeration or simulation, and the direction of Proposition 3.
 checks.table()
 
 # %%
 checks.stop_if_failed()
 naive_tie = sim_cov.loc[sim_cov["method"] == "naive", "coverage"].min()
-R.show_md("All {n} checks hold on this run (seed {seed}). In the near tie the naive interval covers only {nv:%} of {r:,} samples, "
-          "{w} the nominal level.", n=len(checks), seed=SEED, nv=naive_tie, r=REPS_CHECK,
+R.show_md("All {n} checks hold on this run (seed {seed}). In the near tie the naive interval "
+          "covers only {nv:%} of {r:,} samples, {w} the nominal level.",
+          n=len(checks), seed=SEED, nv=naive_tie, r=REPS_CHECK,
           w=R.compare(naive_tie, 1 - ALPHA, more="above", less="below", same="at"))
 
 # %% [markdown]
@@ -1008,36 +1221,47 @@ R.show_md("All {n} checks hold on this run (seed {seed}). In the near tie the na
 
 # %%
 R.skipped_callout(skipped)
-lines = [
-    R.md("- Paper 002's Theorem 4 and Corollary 5 are reproduced from the counts the paper publishes: {a} of {b} published "
-         "intervals match to three decimals.", a=int(pilot_vs["matches"].sum() + confirm_vs["matches"].sum() + split_df["matches"].sum()),
-         b=len(pilot_vs) + len(confirm_vs) + len(split_df)),
-]
+lines = [R.md("- Paper 002's Theorem 4 and Corollary 5 are reproduced from the counts the paper "
+              "publishes: {a} of {b} published intervals match to three decimals.",
+              a=int(pilot_vs["matches"].sum() + confirm_vs["matches"].sum()
+                    + split_df["matches"].sum()),
+              b=len(pilot_vs) + len(confirm_vs) + len(split_df)),]
 
 # %%
-lines += [
-    R.md("- Ignoring the selection of the best member is not harmless: near ties push the naive interval's coverage down to {c:%}, "
-         "and in an exact tie more items make it {trend}, because the selected member is the luckiest one; every valid interval "
-         "stayed at or above {v:%}.", c=min(grid.loc[grid["method"] == "naive", "coverage"].min(), naive_tie),
-         trend=R.compare(tie["coverage"].iloc[-1], tie["coverage"].iloc[0], more="better", less="worse", same="no better"),
-         v=min(valid["coverage"].min(), grid.loc[grid["method"].isin(["exact", "paired"]), "coverage"].min())),
-    R.md("- Pairing each member with the oracle makes the gap a minimum of $M$ Bernoulli means. The paired interval is the naive "
-         "interval at confidence $1 - \\alpha/M$, valid under any dependence, and on the pilot it certifies {p} of {t} gaps where "
-         "Theorem 4 certifies {e}.", p=sum(r.lo > 0 for r in pilot_df["pa"]), t=len(pilot_df), e=sum(r.lo > 0 for r in pilot_df["ex"])),
-    R.md("- Split selection avoids the selection penalty at the cost of half the items; its anchor is not stable when members are "
-         "close (GSM8K: {a}).", a=stab.loc["gsm8k", "anchor chosen"]),
-]
+lines += [R.md("- Ignoring the selection of the best member is not harmless: near ties push the "
+               "naive interval's coverage down to {c:%}, and in an exact tie more items make it "
+               "{trend}, because the selected member is the luckiest one; every valid interval "
+               "stayed at or above {v:%}.",
+               c=min(grid.loc[grid["method"] == "naive", "coverage"].min(), naive_tie),
+               trend=R.compare(tie["coverage"].iloc[-1], tie["coverage"].iloc[0], more="better",
+                               less="worse", same="no better"),
+               v=min(valid["coverage"].min(),
+                     grid.loc[grid["method"].isin(["exact", "paired"]), "coverage"].min())),
+          R.md("- Pairing each member with the oracle makes the gap a minimum of $M$ Bernoulli "
+               "means. The paired interval is the naive interval at confidence $1 - \\alpha/M$, "
+               "valid under any dependence, and on the pilot it certifies {p} of {t} gaps where "
+               "Theorem 4 certifies {e}.",
+               p=sum(r.lo > 0 for r in pilot_df["pa"]), t=len(pilot_df),
+               e=sum(r.lo > 0 for r in pilot_df["ex"])),
+          R.md("- Split selection avoids the selection penalty at the cost of half the items; its "
+               "anchor is not stable when members are close (GSM8K: {a}).",
+               a=stab.loc["gsm8k", "anchor chosen"])]
 
 # %%
 if not real_df.empty:
-    lines.append(R.md("- On {t} real pools the paired interval certifies a positive gap on {p} and Theorem 4 on {e}; the paired "
-                      "interval's median width is {w:%} of Theorem 4's.", t=len(real_df), p=int((real_df["certified by"] != "neither").sum()),
-                      e=int((real_df["certified by"] == "both").sum()), w=real_df["ratio"].median()))
+    lines.append(R.md("- On {t} real pools the paired interval certifies a positive gap on {p} and "
+                      "Theorem 4 on {e}; the paired interval's median width is {w:%} of Theorem "
+                      "4's.",
+                      t=len(real_df), p=int((real_df["certified by"] != "neither").sum()),
+                      e=int((real_df["certified by"] == "both").sum()),
+                      w=real_df["ratio"].median()))
 if audits:
-    lines.append(R.md("- Simple signal rules recover at most {r:%} of the baseline's oracle gap on the multi-task pools, and the gap "
-                      "left beyond the whole family is certified positive on {h} of {t} of them.", r=rep.max(),
-                      h=int((fam_df["hlo"] > 0).sum()), t=len(fam_df)))
-lines.append(R.md("- Whole chapter: {s:.0f} s (SMALL = {small}).", s=time.time() - t_start, small=SMALL))
+    lines.append(R.md("- Simple signal rules recover at most {r:%} of the baseline's oracle gap on "
+                      "the multi-task pools, and the gap left beyond the whole family is "
+                      "certified positive on {h} of {t} of them.",
+                      r=rep.max(), h=int((fam_df["hlo"] > 0).sum()), t=len(fam_df)))
+lines.append(R.md("- Whole chapter: {s:.0f} s (SMALL = {small}).", s=time.time() - t_start,
+                  small=SMALL))
 R.show_lines(lines)
 
 # %% [markdown]
@@ -1049,27 +1273,34 @@ R.show_lines(lines)
 # 2. **Pen and paper: the price of selection.** Show that the paired interval's lower limit is
 #    the lower Clopper-Pearson limit of the best member's discordant count with confidence
 #    $1 - \alpha/M$, and compute it for the pilot's GSM8K counts.
-# 3. **A larger error budget.** Predict on how many pilot tasks Theorem 4 certifies a positive gap at
+# 3. **A larger error budget.** Predict on how many pilot tasks Theorem 4 certifies a positive gap
+#    at
 #    $\alpha = 0.10$ instead of $\alpha = 0.05$, then rerun with `-p ALPHA 0.1`.
 
 # %%
 last = nv[nv["n"] == max(N_GRID)].set_index("lead")["coverage"]
-R.solution("1. At $n = {n}$ the naive interval covers {a:%} with lead $d = 0$ and {b:%} with $d = {dmax:g}$: a clear leader is "
-           "selected correctly and the interval is then nearly valid, while in a tie the selected member stays the luckiest.",
-           n=max(N_GRID), a=last.loc[0.0] if 0.0 in last.index else float("nan"), b=last.iloc[-1], dmax=last.index[-1])
+R.solution("1. At $n = {n}$ the naive interval covers {a:%} with lead $d = 0$ and {b:%} with $d = "
+           "{dmax:g}$: a clear leader is selected correctly and the interval is then nearly "
+           "valid, while in a tie the selected member stays the luckiest.",
+           n=max(N_GRID), a=last.loc[0.0] if 0.0 in last.index else float("nan"), b=last.iloc[-1],
+           dmax=last.index[-1])
 
 # %%
 cg, og, ng, _ = pilot["gsm8k"]
 lo_cp = C.clopper_pearson(og - cg.max(), ng, ALPHA / len(cg))[0]
 pa_g = C.selection_valid_gap(cg, og, ng, ALPHA, "paired")
-R.solution("2. Clopper-Pearson limits increase with the count, so $\\min_m L_m$ is attained at the member with the smallest "
-           "discordant count $o - c_m$, the empirically best one. For GSM8K: $o - \\max_m c_m = {d}$ of $n = {n}$, whose lower "
-           "limit with confidence $1 - \\alpha/{m}$ is {lo}; the paired interval's lower limit is {pl}.",
+R.solution("2. Clopper-Pearson limits increase with the count, so $\\min_m L_m$ is attained at the "
+           "member with the smallest discordant count $o - c_m$, the empirically best one. For "
+           "GSM8K: $o - \\max_m c_m = {d}$ of $n = {n}$, whose lower limit with confidence $1 - "
+           "\\alpha/{m}$ is {lo}; the paired interval's lower limit is {pl}.",
            d=int(og - cg.max()), n=ng, m=len(cg), lo=lo_cp, pl=pa_g.lo)
 
 # %%
 alpha2 = 0.10
-n_cert = sum(C.selection_valid_gap(c, o, n, alpha2, "exact").lo > 0 for c, o, n, _ in pilot.values())
-R.solution("3. At $\\alpha = {a:g}$ Theorem 4 certifies {k} of the {t} pilot gaps (at $\\alpha = {a0:g}$: {k0}): a larger error "
-           "budget narrows every interval, but the selection penalty over {m} members remains.", a=alpha2, k=n_cert, t=len(pilot), a0=ALPHA,
-           k0=sum(r.lo > 0 for r in pilot_df["ex"]), m=len(pilot["gsm8k"][0]))
+n_cert = sum(C.selection_valid_gap(c, o, n, alpha2, "exact").lo > 0
+             for c, o, n, _ in pilot.values())
+R.solution("3. At $\\alpha = {a:g}$ Theorem 4 certifies {k} of the {t} pilot gaps (at $\\alpha = "
+           "{a0:g}$: {k0}): a larger error budget narrows every interval, but the selection "
+           "penalty over {m} members remains.",
+           a=alpha2, k=n_cert, t=len(pilot), a0=ALPHA, k0=sum(r.lo > 0 for r in pilot_df["ex"]),
+           m=len(pilot["gsm8k"][0]))

@@ -57,7 +57,8 @@ ALPHA = 0.05  # intervals have confidence 1 - ALPHA; tests level ALPHA
 N_BOOT = 1000  # prompt-bootstrap resamples per router evaluation
 TAU_K10 = 0.5  # coverage threshold for the RouterDC counts of ten samples
 MAX_PROMPTS = None  # subsample every real pool to at most this many prompts (None: all)
-MINILM_LIMIT = 300  # compute MiniLM embeddings from scratch only for pools this small (else cached or TF-IDF + SVD)
+# compute MiniLM embeddings from scratch only for pools this small (else cached or TF-IDF + SVD)
+MINILM_LIMIT = 300
 N_SIM = 400  # prompts of the simulated pools with known truth
 N_STUDY_POOLS = 100  # exchangeable pools in the false-positive study
 N_DECOMP_BOOT = 2000  # resamples of the single-draw decomposition
@@ -75,7 +76,7 @@ import pandas as pd
 from IPython.display import display
 from tqdm import TqdmWarning
 
-from oraclegap import datasets
+from oraclegap import Interval, datasets
 from oraclegap import report as R
 from oraclegap.deploy import plateau as PL
 from oraclegap.deploy.evaluate import evaluate_routers, outcome_matrix, router_targets
@@ -91,24 +92,22 @@ R.use_style()
 warnings.simplefilter("ignore", TqdmWarning)  # no progress widgets in a rendered page
 PARAMS = None  # full-size fits use each family's defaults
 if SMALL:
-    N_BOOT, MAX_PROMPTS, MINILM_LIMIT, N_SIM, N_STUDY_POOLS, N_DECOMP_BOOT, N_SUBSETS = 300, 400, 0, 300, 20, 500, 8
-    PARAMS = {"gbr_features": {"max_iter": 30}, "mlp": {"max_iter": 80}, "encoder_head": {"epochs": 10},
-              "matrix_factorization": {"max_iter": 100}, "tfidf_logreg": {"max_iter": 80}}
-FAST = {"gbr_features": {"max_iter": 20}, "mlp": {"max_iter": 60}, "encoder_head": {"epochs": 5}, "matrix_factorization": {"max_iter": 60}}
+    N_BOOT, MAX_PROMPTS, MINILM_LIMIT, N_SIM = 300, 400, 0, 300
+    N_STUDY_POOLS, N_DECOMP_BOOT, N_SUBSETS = 20, 500, 8
+    PARAMS = {"gbr_features": {"max_iter": 30}, "mlp": {"max_iter": 80},
+              "encoder_head": {"epochs": 10}, "matrix_factorization": {"max_iter": 100},
+              "tfidf_logreg": {"max_iter": 80}}
+FAST = {"gbr_features": {"max_iter": 20}, "mlp": {"max_iter": 60}, "encoder_head": {"epochs": 5},
+        "matrix_factorization": {"max_iter": 60}}
 rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
-iv = lambda e, lo, hi: R.fmt_interval(e, lo, hi)  # noqa: E731
+iv = R.fmt_interval  # an Interval, or an estimate with its limits
 
 # %% [markdown]
-# Tables and figures name each router family of the library by a human name.
+# Tables and figures name each router family of the library by its human label (one registry,
+# `deploy/routers.py`, shared by every chapter).
 
 # %%
-FAMILY = {"best_single": "best single (frozen)", "taskwise_best": "task-wise best (frozen)", "random": "uniform random",
-          "cheapest": "cheapest", "tfidf_logreg": "TF-IDF logistic", "gbr_features": "boosted features", "tfidf_knn": "TF-IDF 15-NN",
-          "embed_pca_logreg": "embedding PCA logistic", "embed_knn": "embedding 15-NN", "dataset": "dataset identity",
-          "multi_logreg": "logistic multi-output", "mlp": "MLP multi-output", "kmeans_best": "KMeans cluster-best",
-          "cluster_best": "cluster-then-best", "matrix_factorization": "matrix factorisation", "tag_expert": "tag expert",
-          "encoder_head": "encoder, K heads", "max_confidence": "max confidence", "calibrated_confidence": "calibrated confidence",
-          "plurality_vote": "plurality vote", "oracle": "outcome oracle"}
+from oraclegap.deploy.routers import label as family_label  # the library's one registry of names
 
 # %% [markdown]
 # ## Data and settings
@@ -134,23 +133,17 @@ FAMILY = {"best_single": "best single (frozen)", "taskwise_best": "task-wise bes
 # them cached uses them. The table says which embedding each pool got on this run.
 
 # %%
-REAL = {  # registry name: (short name, group)
-    "routerbench-all": ("RouterBench", "costs"), "mmlu-pro": ("MMLU-Pro", "costs"),
-    "llmrouter-routeprofile": ("RouteProfile", "costs"), "llmrouter-dcrouter": ("LLMRouter dcrouter", "costs"),
-    "routerdc-mmlu": ("MMLU", "k1"), "routerdc-arc-challenge": ("ARC-C", "k1"), "routerdc-arc-easy": ("ARC-E", "k1"),
-    "routerdc-cmmlu": ("CMMLU", "k1"), "routerdc-ceval": ("C-Eval", "k1"), "routerdc-math-prealgebra": ("MATH prealgebra", "k1"),
-    "routerdc-gsm8k-test": ("GSM8K test", "k10"), "routerdc-gsm8k-train": ("GSM8K train", "k10"),
-    "routerdc-humaneval": ("HumanEval", "k10"), "routerdc-mbpp": ("MBPP", "k10"), "routerdc-javascript": ("HumanEval-JS", "k10"),
-}
+# registry name: (short name, group)
+REAL = {"routerbench-all": ("RouterBench", "costs"), "mmlu-pro": ("MMLU-Pro", "costs"),
+        "llmrouter-routeprofile": ("RouteProfile", "costs"),
+        "llmrouter-dcrouter": ("LLMRouter dcrouter", "costs"), "routerdc-mmlu": ("MMLU", "k1"),
+        "routerdc-arc-challenge": ("ARC-C", "k1"), "routerdc-arc-easy": ("ARC-E", "k1"),
+        "routerdc-cmmlu": ("CMMLU", "k1"), "routerdc-ceval": ("C-Eval", "k1"),
+        "routerdc-math-prealgebra": ("MATH prealgebra", "k1"),
+        "routerdc-gsm8k-test": ("GSM8K test", "k10"),
+        "routerdc-gsm8k-train": ("GSM8K train", "k10"), "routerdc-humaneval": ("HumanEval", "k10"),
+        "routerdc-mbpp": ("MBPP", "k10"), "routerdc-javascript": ("HumanEval-JS", "k10")}
 SHORT = {k: v[0] for k, v in REAL.items()}
-
-
-def dcrouter_prices(pool):
-    """The dcrouter set's declared cost: each model's price per million tokens (default_llm.json; no token counts)."""
-    path = datasets.external_dir() / datasets.ULAB / "LLMRouter_dcrouter_preprocessed" / "default_llm.json"
-    prices = json.loads(path.read_text())
-    return np.array([float(prices[m]["input_price"]) for m in pool.policy_names])
-
 
 # %%
 pools, inputs, costs, n_full = {}, {}, {}, {}
@@ -159,47 +152,49 @@ for name in REAL:
     if pool is None:
         skipped.append(f"{SHORT[name]} ({name}): {why}")
         continue
-    rows = None if MAX_PROMPTS is None or pool.n_prompts <= MAX_PROMPTS else np.sort(rng.choice(pool.n_prompts, MAX_PROMPTS, replace=False))
+    whole = MAX_PROMPTS is None or pool.n_prompts <= MAX_PROMPTS
+    rows = None if whole else np.sort(rng.choice(pool.n_prompts, MAX_PROMPTS, replace=False))
     X = budget_inputs(pool, rows, minilm_limit=MINILM_LIMIT)
-    if name.startswith("routerdc-"):  # their only tag is the release file (a benchmark's train or test part), not a task
+    # their only tag is the release file (a benchmark's train or test part), not a task
+    if name.startswith("routerdc-"):
         X = dataclasses.replace(X, dataset=None, dataset_column=None)
-    n_full[name], pools[name], inputs[name] = pool.n_prompts, pool if rows is None else pool.select(prompts=rows), X
-    costs[name] = dcrouter_prices(pool) if name == "llmrouter-dcrouter" else pools[name].cost
+    n_full[name], inputs[name] = pool.n_prompts, X
+    pools[name] = pool if rows is None else pool.select(prompts=rows)
+    dcrouter = name == "llmrouter-dcrouter"
+    costs[name] = datasets.dcrouter_prices(pool) if dcrouter else pools[name].cost
 
 # %%
 #| label: tbl-plateau-settings
-#| tbl-cap: "Pools of this chapter: prompts used (of those in the release), members M, draws k, how a choice is scored, the embedding the routers got on this run, the task tag, and the cost."
+#| tbl-cap: >-
+#|   Pools of this chapter: prompts used (of those in the release), members M, draws k, how a choice
+#|   is scored, the embedding the routers got on this run, the task tag, and the cost.
 def settings_row(name):
     pool, X = pools[name], inputs[name]
-    return {"pool": SHORT[name], "prompts": f"{pool.n_prompts:,} of {n_full[name]:,}", "M": pool.n_policies, "k": pool.k,
-            "scored": "accuracy" if pool.k == 1 else f"coverage at τ = {TAU_K10:g}", "embedding": X.source,
+    return {"pool": SHORT[name], "prompts": f"{pool.n_prompts:,} of {n_full[name]:,}",
+            "M": pool.n_policies, "k": pool.k,
+            "scored": "accuracy" if pool.k == 1 else f"coverage at τ = {TAU_K10:g}",
+            "embedding": X.source,
             "task tag": "—" if X.dataset is None else f"{X.dataset_column} ({len(set(X.dataset))})",
-            "cost": "—" if costs[name] is None else ("declared price" if np.ndim(costs[name]) == 1 else "per prompt")}
+            "cost": "—" if costs[name] is None
+            else ("declared price" if np.ndim(costs[name]) == 1 else "per prompt")}
 
 
 settings = pd.DataFrame([settings_row(n) for n in pools])
 if len(settings):
     display(R.table(settings))
 else:
-    R.show_md("No real pool is present on this run (set `OG_EXTERNAL_DIR`); only the simulated sections run.")
+    R.show_md("No real pool is present on this run (set `OG_EXTERNAL_DIR`); only the simulated "
+              "sections run.")
 
 # %%
-def embedding_reason(X):
-    """Why a pool got its embedding, in a few words (from the notes budget_inputs left)."""
-    notes = " ".join(X.notes)
-    if X.source == "minilm":
-        return "MiniLM, from the cache" if "from the cache" in notes else "MiniLM, computed on this run"
-    if X.source == "tfidf-svd":
-        return "TF-IDF + SVD (MiniLM not installed)" if "not installed" in notes else \
-            R.md("TF-IDF + SVD (MiniLM not cached, more than {m:,} prompts)", m=MINILM_LIMIT)
-    return X.source
-
-
 if pools:
-    groups = pd.Series({SHORT[n]: embedding_reason(X) for n, X in inputs.items()})
-    R.show_md("Protocol: one 50/50 calibration/test split per pool (seed {s}), {b:,} prompt-bootstrap resamples shared by all "
-              "routers of a pool. Embeddings on this run: {e}.", s=SEED, b=N_BOOT,
-              e="; ".join(R.md("{why} for {who}", why=k, who=", ".join(v.index)) for k, v in groups.groupby(groups)))
+    groups = pd.Series({SHORT[n]: X.embedding_reason or X.source for n, X in inputs.items()})
+    R.show_md("Protocol: one 50/50 calibration/test split per pool (seed {s}), {b:,} "
+              "prompt-bootstrap resamples shared by all routers of a pool. Embeddings on this "
+              "run: {e}.",
+              s=SEED, b=N_BOOT,
+              e="; ".join(R.md("{why} for {who}", why=k, who=", ".join(v.index))
+                          for k, v in groups.groupby(groups)))
 
 # %% [markdown]
 # ## Known truth first: planted specialists and exchangeable pools
@@ -217,77 +212,100 @@ if pools:
 # %%
 sim = simulated_router_pool(N_SIM, 4, 1, strength=0.3, seed=SEED)
 X_sim = router_inputs(sim.pool, confidence=sim.info["confidence"])
-sim_res = evaluate_routers(sim.pool, None, split="half", seed=SEED, inputs=X_sim, n_boot=N_BOOT, alpha=ALPHA, params=PARAMS)
+sim_res = evaluate_routers(sim.pool, None, split="half", seed=SEED, inputs=X_sim, n_boot=N_BOOT,
+                           alpha=ALPHA, params=PARAMS)
 sim8 = simulated_router_pool(N_SIM, 4, 8, strength=0.3, seed=SEED + 1)
-sim8_res = evaluate_routers(sim8.pool, None, tau=0.5, split="half", seed=SEED, inputs=router_inputs(sim8.pool), n_boot=N_BOOT,
-                            alpha=ALPHA, params=PARAMS)
+sim8_res = evaluate_routers(sim8.pool, None, tau=0.5, split="half", seed=SEED,
+                            inputs=router_inputs(sim8.pool), n_boot=N_BOOT, alpha=ALPHA,
+                            params=PARAMS)
 
 
 def router_frame(res, regime="pre-answer"):
     """The router table of one comparison with formatted intervals and human family names."""
     df = res.full_frame()
     df = df[df["regime"] == regime].copy()
-    df["name"] = df["family"].map(FAMILY)
-    df["vs best"] = [iv(g, lo, hi) for g, lo, hi in zip(df["gain_best"], df["gain_best_lo"], df["gain_best_hi"], strict=True)]
-    df["vs frozen"] = [iv(g, lo, hi) for g, lo, hi in zip(df["gain_cal"], df["gain_cal_lo"], df["gain_cal_hi"], strict=True)]
+    df["name"] = df["family"].map(family_label)
+    df["vs best"] = [iv(i) for i in Interval.from_columns(df, "gain_best")]
+    df["vs frozen"] = [iv(i) for i in Interval.from_columns(df, "gain_cal")]
     return df
 
 
 # %%
 #| label: tbl-plateau-sim
-#| tbl-cap: "Every pre-answer family on the simulated pool with planted, prompt-predictable specialists (k = 1, test half): accuracy, gain over the best member on the test half (interval re-selecting it per resample) and over the frozen calibration-selected member, disagreement error e_D against the break-even L/D, and the Holm-corrected exact McNemar p against the frozen member."
+#| tbl-cap: >-
+#|   Every pre-answer family on the simulated pool with planted, prompt-predictable specialists (k =
+#|   1, test half): accuracy, gain over the best member on the test half (interval re-selecting it
+#|   per resample) and over the frozen calibration-selected member, disagreement error e_D against
+#|   the break-even L/D, and the Holm-corrected exact McNemar p against the frozen member.
 sf = router_frame(sim_res)
 sf["p"] = sf["p_holm"].map(R.fmt_p)
-R.table(sf, columns={"name": "family", "accuracy": "accuracy", "vs best": "gain over best [95%]", "vs frozen": "gain over frozen [95%]",
-                     "e_D": "e_D", "break_even": "L/D", "p": "McNemar p, Holm"})
+R.table(sf, columns={"name": "family", "accuracy": "accuracy", "vs best": "gain over best [95%]",
+                     "vs frozen": "gain over frozen [95%]", "e_D": "e_D", "break_even": "L/D",
+                     "p": "McNemar p, Holm"})
 
 # %%
 se = sim_res.evaluations
-R.show_md("Reading: the dataset-identity router gains {d} over the best member (95% interval {di}) and the embedding 15-NN router "
-          "{k} ({ki}); both intervals lie {w}. Their disagreement errors, {ed} and {ek}, are {c} the break-even {be}: on the "
-          "prompts where members disagree they pick a covered member often enough to beat any single one. The uniform random router's "
-          "gain is {r:+}.", d=se["dataset"].gain_best, di=iv(None, se["dataset"].gain_best_lo, se["dataset"].gain_best_hi),
-          k=se["embed_knn"].gain_best, ki=iv(None, se["embed_knn"].gain_best_lo, se["embed_knn"].gain_best_hi),
-          w=R.position(0.0, min(se["dataset"].gain_best_lo, se["embed_knn"].gain_best_lo), 1.0, below="above zero",
-                       inside="not wholly above zero", above="below zero"),
+R.show_md("Reading: the dataset-identity router gains {d} over the best member (95% interval {di}) "
+          "and the embedding 15-NN router {k} ({ki}); both intervals lie {w}. Their disagreement "
+          "errors, {ed} and {ek}, are {c} the break-even {be}: on the prompts where members "
+          "disagree they pick a covered member often enough to beat any single one. The uniform "
+          "random router's gain is {r:+}.",
+          d=se["dataset"].gain_best,
+          di=iv(None, se["dataset"].gain_best_lo, se["dataset"].gain_best_hi),
+          k=se["embed_knn"].gain_best,
+          ki=iv(None, se["embed_knn"].gain_best_lo, se["embed_knn"].gain_best_hi),
+          w=R.position(0.0, min(se["dataset"].gain_best_lo, se["embed_knn"].gain_best_lo), 1.0,
+                       below="above zero", inside="not wholly above zero", above="below zero"),
           ed=se["dataset"].e_D, ek=se["embed_knn"].e_D, be=se["dataset"].break_even,
-          c=R.compare(max(se["dataset"].e_D, se["embed_knn"].e_D), se["dataset"].break_even, more="not all below",
-                      less="below", same="at"), r=se["random"].gain_best)
+          c=R.compare(max(se["dataset"].e_D, se["embed_knn"].e_D), se["dataset"].break_even,
+                      more="not all below", less="below", same="at"), r=se["random"].gain_best)
 s8 = sim8_res.evaluation("dataset")
-R.show_md("On the same kind of pool with $k = 8$ responses, scored by coverage at $\\tau = 0.5$, the identity router gains {g:+} "
-          "(95% interval {gi}) with $e_D = {e}$ against the break-even {be}.", g=s8.gain_best,
-          gi=iv(None, s8.gain_best_lo, s8.gain_best_hi), e=s8.e_D, be=s8.break_even)
+R.show_md("On the same kind of pool with $k = 8$ responses, scored by coverage at $\\tau = 0.5$, "
+          "the identity router gains {g:+} (95% interval {gi}) with $e_D = {e}$ against the "
+          "break-even {be}.",
+          g=s8.gain_best, gi=iv(None, s8.gain_best_lo, s8.gain_best_hi), e=s8.e_D, be=s8.break_even)
 
 # %% [markdown]
 # On the exchangeable world every member has the same rate on every prompt, so every pre-answer
 # rule has population gain exactly zero: an interval wholly above zero is a false positive, and a
-# valid two-sided 95% interval produces one in at most a share $\alpha/2$ of pools. @tbl-plateau-null counts
+# valid two-sided 95% interval produces one in at most a share $\alpha/2$ of pools.
+# @tbl-plateau-null counts
 # them over `N_STUDY_POOLS` pools of 120 prompts and three members, for both comparators, and how
 # often the Holm-corrected McNemar test rejects with a positive difference. The tail columns give
 # the binomial probability of a count at least this large at that nominal rate.
 
 # %%
 #| label: tbl-plateau-null
-#| tbl-cap: "False positives on exchangeable pools (population gain of every rule exactly zero): the share of pools whose 95% gain interval lies wholly above zero against the best member and against the frozen member, the share of positive Holm-corrected McNemar rejections, and the binomial upper-tail probability of the first two counts at the nominal 2.5%."
-null = PL.simulated_study("exchangeable", N_STUDY_POOLS, n=120, M=3, params=FAST, n_boot=400, alpha=ALPHA, seed=SEED)
-null["name"] = null["family"].map(FAMILY)
-R.table(null[null["family"] != "best_single"], percent=["above best", "above frozen", "Holm, positive"],
-        columns={"name": "family", "rate_best": "above best", "rate_cal": "above frozen", "rate_holm": "Holm, positive",
-                 "p_upper_best": "tail p (best)", "p_upper_cal": "tail p (frozen)"})
+#| tbl-cap: >-
+#|   False positives on exchangeable pools (population gain of every rule exactly zero): the share
+#|   of pools whose 95% gain interval lies wholly above zero against the best member and against the
+#|   frozen member, the share of positive Holm-corrected McNemar rejections, and the binomial
+#|   upper-tail probability of the first two counts at the nominal 2.5%.
+null = PL.simulated_study("exchangeable", N_STUDY_POOLS, n=120, M=3, params=FAST, n_boot=400,
+                          alpha=ALPHA, seed=SEED)
+null["name"] = null["family"].map(family_label)
+R.table(null[null["family"] != "best_single"],
+        percent=["above best", "above frozen", "Holm, positive"],
+        columns={"name": "family", "rate_best": "above best", "rate_cal": "above frozen",
+                 "rate_holm": "Holm, positive", "p_upper_best": "tail p (best)",
+                 "p_upper_cal": "tail p (frozen)"})
 
 # %%
 fp = null[null["family"] != "best_single"]
 worst = fp.loc[fp["rate_cal"].idxmax()]
 n_tests = 2 * len(fp)
-R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly above zero is at most {b:%} against the best member "
-          "and at most {c:%} against the frozen member ({w}), beside a nominal {nom:%}. The smallest binomial tail probability is "
-          "{p:p}, {cmp} the Bonferroni threshold {thr:.1e} for {t} counts: no family finds gains in pools that have none more often "
-          "than its level allows. Holm-corrected McNemar tests reject with a positive difference in at most {h:%} of pools.",
-          n=N_STUDY_POOLS, b=fp["rate_best"].max(), c=fp["rate_cal"].max(), w=FAMILY[worst["family"]], nom=ALPHA / 2,
+R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly above zero is at "
+          "most {b:%} against the best member and at most {c:%} against the frozen member ({w}), "
+          "beside a nominal {nom:%}. The smallest binomial tail probability is {p:p}, {cmp} the "
+          "Bonferroni threshold {thr:.1e} for {t} counts: no family finds gains in pools that "
+          "have none more often than its level allows. Holm-corrected McNemar tests reject with a "
+          "positive difference in at most {h:%} of pools.",
+          n=N_STUDY_POOLS, b=fp["rate_best"].max(), c=fp["rate_cal"].max(),
+          w=family_label(worst["family"]), nom=ALPHA / 2,
           p=min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), thr=0.01 / n_tests, t=n_tests,
-          cmp=R.compare(min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), 0.01 / n_tests, more="above", less="below",
-                        same="at", expect="above", what="false positives on exchangeable pools"),
-          h=fp["rate_holm"].max())
+          cmp=R.compare(min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), 0.01 / n_tests,
+                        more="above", less="below", same="at", expect="above",
+                        what="false positives on exchangeable pools"), h=fp["rate_holm"].max())
 
 # %% [markdown]
 # ## Every family on every real pool
@@ -303,8 +321,9 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
 comps = {}
 for name in pools:
     pool = pools[name]
-    comps[name] = evaluate_routers(pool, None, tau=TAU_K10 if pool.k > 1 else None, split="half", seed=SEED, inputs=inputs[name],
-                                   cost=costs[name], n_boot=N_BOOT, alpha=ALPHA, params=PARAMS)
+    comps[name] = evaluate_routers(pool, None, tau=TAU_K10 if pool.k > 1 else None, split="half",
+                                   seed=SEED, inputs=inputs[name], cost=costs[name], n_boot=N_BOOT,
+                                   alpha=ALPHA, params=PARAMS)
 if not comps:
     skipped.append("every real-pool section (routers, plateau, certificates, costs)")
 
@@ -315,13 +334,16 @@ def wide(group, regime="pre-answer"):
     if not names:
         return None
     t = PL.router_table({SHORT[n]: comps[n] for n in names}, regime=regime)
-    t["family"] = t["family"].map(FAMILY)
+    t["family"] = t["family"].map(family_label)
     return t
 
 
 # %%
 #| label: tbl-plateau-routers
-#| tbl-cap: "Accuracy on the test half of every pre-answer family (rows) on the RouterBench subset, MMLU-Pro and the two LLMRouter sets, with the outcome oracle as the last row (the layout of paper 002's Table 4)."
+#| tbl-cap: >-
+#|   Accuracy on the test half of every pre-answer family (rows) on the RouterBench subset, MMLU-Pro
+#|   and the two LLMRouter sets, with the outcome oracle as the last row (the layout of paper 002's
+#|   Table 4).
 if (t := wide("costs")) is not None:
     display(R.table(t))
 
@@ -333,7 +355,9 @@ if (t := wide("k1")) is not None:
 
 # %%
 #| label: tbl-plateau-routers-k10
-#| tbl-cap: "The same on RouterDC's k = 10 success counts: coverage at the threshold TAU_K10 (its value is in the settings table) on the test half."
+#| tbl-cap: >-
+#|   The same on RouterDC's k = 10 success counts: coverage at the threshold TAU_K10 (its value is
+#|   in the settings table) on the test half.
 if (t := wide("k10")) is not None:
     display(R.table(t))
 
@@ -344,15 +368,19 @@ if comps:
     fitted = pr_all[~pr_all["family"].isin(PL.FIXED_REFERENCES)]
     better = fitted[(fitted["p_holm"] < ALPHA) & (fitted["difference"] > 0)]
     worse = fitted[(fitted["p_holm"] < ALPHA) & (fitted["difference"] < 0)]
-    id_res = max(abs(e.identity_residual) for res in [sim_res, sim8_res, *comps.values()] for e in res.evaluations.values())
-    R.show_md("Reading: of {t} fitted router-pool pairs, {b} beat the frozen best member after Holm correction within their pool "
-              "and {w} lose to it; the best fitted router's gain over the frozen member ranges from {lo:+} to {hi:+} across the "
-              "{np} pools. Pools where some fitted router beats it: {where}. The routing identity holds for every router on every "
-              "pool, simulated ones included, with largest residual {r:.1e}.", t=len(fitted), b=len(better), w=len(worse),
-              lo=pt["gain"].min(), hi=pt["gain"].max(), np=len(pt), r=id_res,
+    id_res = max(abs(e.identity_residual) for res in [sim_res, sim8_res, *comps.values()]
+                 for e in res.evaluations.values())
+    R.show_md("Reading: of {t} fitted router-pool pairs, {b} beat the frozen best member after "
+              "Holm correction within their pool and {w} lose to it; the best fitted router's "
+              "gain over the frozen member ranges from {lo:+} to {hi:+} across the {np} pools. "
+              "Pools where some fitted router beats it: {where}. The routing identity holds for "
+              "every router on every pool, simulated ones included, with largest residual {r:.1e}.",
+              t=len(fitted), b=len(better), w=len(worse), lo=pt["gain"].min(), hi=pt["gain"].max(),
+              np=len(pt), r=id_res,
               where=", ".join(sorted({SHORT[p] for p in better["pool"]})) or "none")
 else:
-    id_res = max(abs(e.identity_residual) for res in (sim_res, sim8_res) for e in res.evaluations.values())
+    id_res = max(abs(e.identity_residual) for res in (sim_res, sim8_res)
+                 for e in res.evaluations.values())
 
 # %% [markdown]
 # ### MMLU-Pro by category
@@ -362,30 +390,46 @@ else:
 # router leaves the overall best model, and whether it is right to.
 
 # %%
-#| label: tbl-plateau-mmlupro
-#| tbl-cap: "MMLU-Pro by category (test half): the frozen best single model, the frozen task-wise best, the fitted router that is best overall, and the outcome oracle."
 if "mmlu-pro" in comps:
     res, pool = comps["mmlu-pro"], pools["mmlu-pro"]
     ev = res.protocol.eval_idx
     O = outcome_matrix(pool)[0][ev]
     top = pt.set_index("pool").loc["mmlu-pro", "best_router"]
-    score = {f: O[np.arange(ev.size), res.evaluation(f).choice] for f in ("best_single", "taskwise_best", top)}
-    cat = pd.DataFrame({"category": pool.prompts["category"].to_numpy()[ev], "oracle": O.any(axis=1), **score})
-    by_cat = cat.groupby("category").agg(n=("oracle", "size"), **{f: (f, "mean") for f in [*score, "oracle"]}).reset_index()
-    display(R.table(by_cat, columns={"category": "category", "n": "n test", "best_single": "best single", "taskwise_best": "task-wise best",
-                                     top: FAMILY[top], "oracle": "oracle"}))
+    score = {f: O[np.arange(ev.size), res.evaluation(f).choice]
+             for f in ("best_single", "taskwise_best", top)}
+    cat = pd.DataFrame({"category": pool.prompts["category"].to_numpy()[ev],
+                        "oracle": O.any(axis=1), **score})
+    by_cat = cat.groupby("category").agg(n=("oracle", "size"),
+                                         **{f: (f, "mean")
+                                            for f in [*score, "oracle"]}).reset_index()
+
+
+# %%
+#| label: tbl-plateau-mmlupro
+#| tbl-cap: >-
+#|   MMLU-Pro by category (test half): the frozen best single model, the frozen task-wise best, the
+#|   fitted router that is best overall, and the outcome oracle.
+if "mmlu-pro" in comps:
+    display(R.table(by_cat,
+                    columns={"category": "category", "n": "n test", "best_single": "best single",
+                             "taskwise_best": "task-wise best", top: family_label(top),
+                             "oracle": "oracle"}))
 else:
     skipped.append("MMLU-Pro by category")
 
 # %%
 if "mmlu-pro" in comps:
     tw, bs = res.evaluation("taskwise_best"), res.evaluation("best_single")
-    R.show_md("Reading: the task-wise best beats the best single model in {a} of {n} categories and loses in {b}; overall it "
-              "gains {g:+} (95% interval {gi}, Holm p {p:p}). The best fitted router, {f}, beats the best single model in {c} "
-              "categories. The oracle is {o} or more in every category while the best single model ranges from {lo} to {hi}.",
-              a=int((by_cat["taskwise_best"] > by_cat["best_single"]).sum()), b=int((by_cat["taskwise_best"] < by_cat["best_single"]).sum()),
-              n=len(by_cat), g=tw.gain_cal, gi=iv(None, tw.gain_cal_lo, tw.gain_cal_hi), p=tw.p_holm, f=FAMILY[top],
-              c=int((by_cat[top] > by_cat["best_single"]).sum()), o=by_cat["oracle"].min(), lo=by_cat["best_single"].min(),
+    R.show_md("Reading: the task-wise best beats the best single model in {a} of {n} categories "
+              "and loses in {b}; overall it gains {g:+} (95% interval {gi}, Holm p {p:p}). The "
+              "best fitted router, {f}, beats the best single model in {c} categories. The oracle "
+              "is {o} or more in every category while the best single model ranges from {lo} to "
+              "{hi}.",
+              a=int((by_cat["taskwise_best"] > by_cat["best_single"]).sum()),
+              b=int((by_cat["taskwise_best"] < by_cat["best_single"]).sum()), n=len(by_cat),
+              g=tw.gain_cal, gi=iv(None, tw.gain_cal_lo, tw.gain_cal_hi), p=tw.p_holm,
+              f=family_label(top), c=int((by_cat[top] > by_cat["best_single"]).sum()),
+              o=by_cat["oracle"].min(), lo=by_cat["best_single"].min(),
               hi=by_cat["best_single"].max())
 
 # %% [markdown]
@@ -402,30 +446,41 @@ if "mmlu-pro" in comps:
 
 # %%
 #| label: tbl-plateau-recovered
-#| tbl-cap: "The routing plateau (the layout of paper 002's Table 3) on the test halves: the opportunity G_b left by the frozen member b with its exact 95% interval, the best fitted router's gain over b with its paired interval, the share of G_b it recovers with a joint bootstrap interval, and the residual G_b − gain."
+#| tbl-cap: >-
+#|   The routing plateau (the layout of paper 002's Table 3) on the test halves: the opportunity G_b
+#|   left by the frozen member b with its exact 95% interval, the best fitted router's gain over b
+#|   with its paired interval, the share of G_b it recovers with a joint bootstrap interval, and the
+#|   residual G_b − gain.
 if comps:
     pt["pool name"] = pt["pool"].map(SHORT)
-    pt["router"] = pt["best_router"].map(FAMILY)
-    pt["opportunity"] = [iv(g, lo, hi) for g, lo, hi in zip(pt["G_b"], pt["G_b_lo"], pt["G_b_hi"], strict=True)]
-    pt["gain "] = [iv(g, lo, hi) for g, lo, hi in zip(pt["gain"], pt["gain_lo"], pt["gain_hi"], strict=True)]
-    pt["recovered "] = [R.fmt_rate(r, lo, hi, digits=1) if not np.isnan(r) else "—" for r, lo, hi in
-                        zip(pt["recovered"], pt["recovered_lo"], pt["recovered_hi"], strict=True)]
-    display(R.table(pt, columns={"pool name": "pool", "baseline_member": "frozen member b", "opportunity": "G_b [95%]",
-                                 "router": "best router", "gain ": "gain [95%]", "recovered ": "recovered [95%]", "residual": "residual"}))
+    pt["router"] = pt["best_router"].map(family_label)
+    pt["opportunity"] = [iv(i) for i in Interval.from_columns(pt, "G_b")]
+    pt["gain "] = [iv(i) for i in Interval.from_columns(pt, "gain")]
+    pt["recovered "] = [R.fmt_rate(i.value, i.lo, i.hi, digits=1) if not np.isnan(i.value) else "—"
+                        for i in Interval.from_columns(pt, "recovered")]
+    display(R.table(pt,
+                    columns={"pool name": "pool", "baseline_member": "frozen member b",
+                             "opportunity": "G_b [95%]", "router": "best router",
+                             "gain ": "gain [95%]", "recovered ": "recovered [95%]",
+                             "residual": "residual"}))
 
 # %%
 if comps:
     t3 = datasets.paper_table("002_table3_plateau")
     rep = pt.dropna(subset=["recovered"])
-    R.show_md("Reading: the recovered share is reported on {r} of {n} pools and ranges from {lo:%} to {hi:%} (median {med:%}); the "
-              "residual opportunity no router collected ranges from {rlo} to {rhi}. Paper 002 reports {plo} to {phi} on its four "
-              "tasks, with residuals from {prlo} to {prhi}. The median share here lies {where} the paper's range.", r=len(rep), n=len(pt),
-              lo=rep["recovered"].min(), hi=rep["recovered"].max(), med=rep["recovered"].median(), rlo=pt["residual"].min(),
-              rhi=pt["residual"].max(), plo=R.published("002.T3.recovered_lo").text, phi=R.published("002.T3.recovered_hi").text,
-              prlo=t3["residual"].min(), prhi=t3["residual"].max(),
+    R.show_md("Reading: the recovered share is reported on {r} of {n} pools and ranges from {lo:%} "
+              "to {hi:%} (median {med:%}); the residual opportunity no router collected ranges "
+              "from {rlo} to {rhi}. Paper 002 reports {plo} to {phi} on its four tasks, with "
+              "residuals from {prlo} to {prhi}. The median share here lies {where} the paper's "
+              "range.",
+              r=len(rep), n=len(pt), lo=rep["recovered"].min(), hi=rep["recovered"].max(),
+              med=rep["recovered"].median(), rlo=pt["residual"].min(), rhi=pt["residual"].max(),
+              plo=R.published("002.T3.recovered_lo").text,
+              phi=R.published("002.T3.recovered_hi").text, prlo=t3["residual"].min(),
+              prhi=t3["residual"].max(),
               where=R.position(rep["recovered"].median(), R.published("002.T3.recovered_lo").value,
-                               R.published("002.T3.recovered_hi").value, below="below", inside="inside", above="above")
-              if len(rep) else "(not reported)")
+                               R.published("002.T3.recovered_hi").value, below="below",
+                               inside="inside", above="above") if len(rep) else "(not reported)")
 
 # %% [markdown]
 # ### Cross-fitted instead of split
@@ -440,10 +495,12 @@ if comps:
 CV_FAMS = ["taskwise_best", "embed_knn", "multi_logreg", "encoder_head", "cluster_best"]
 cv_sets = {"simulated": (sim.pool, X_sim, sim_res)}
 if "llmrouter-routeprofile" in comps:
-    cv_sets["RouteProfile"] = (pools["llmrouter-routeprofile"], inputs["llmrouter-routeprofile"], comps["llmrouter-routeprofile"])
+    cv_sets["RouteProfile"] = (pools["llmrouter-routeprofile"], inputs["llmrouter-routeprofile"],
+                               comps["llmrouter-routeprofile"])
 cv_fits = {}
 for label, (pool, X, split_res) in cv_sets.items():
-    cv_fits[label] = (split_res, evaluate_routers(pool, CV_FAMS, cv=5, seed=SEED, inputs=X, n_boot=N_BOOT, alpha=ALPHA, params=PARAMS,
+    cv_fits[label] = (split_res, evaluate_routers(pool, CV_FAMS, cv=5, seed=SEED, inputs=X,
+                                                  n_boot=N_BOOT, alpha=ALPHA, params=PARAMS,
                                                   cost=None))
 
 # %% [markdown]
@@ -452,24 +509,35 @@ for label, (pool, X, split_res) in cv_sets.items():
 
 # %%
 #| label: tbl-plateau-cv
-#| tbl-cap: "Gain over the frozen member under the 50/50 split and under five-fold cross-fitting (every prompt scored out of fold), with 95% intervals, and the Holm-corrected exact McNemar p under cross-fitting."
+#| tbl-cap: >-
+#|   Gain over the frozen member under the 50/50 split and under five-fold cross-fitting (every
+#|   prompt scored out of fold), with 95% intervals, and the Holm-corrected exact McNemar p under
+#|   cross-fitting.
 cv_rows = []
 for label, (split_res, cvr) in cv_fits.items():
     for f in CV_FAMS:
         a, b = split_res.evaluation(f), cvr.evaluation(f)
-        cv_rows.append({"pool": label, "router": FAMILY[f], "split": iv(a.gain_cal, a.gain_cal_lo, a.gain_cal_hi), "n split": a.n_eval,
-                        "cv": iv(b.gain_cal, b.gain_cal_lo, b.gain_cal_hi), "n cv": b.n_eval, "p": R.fmt_p(b.p_holm)})
+        cv_rows.append({"pool": label, "router": family_label(f),
+                        "split": iv(a.gain_cal, a.gain_cal_lo, a.gain_cal_hi), "n split": a.n_eval,
+                        "cv": iv(b.gain_cal, b.gain_cal_lo, b.gain_cal_hi), "n cv": b.n_eval,
+                        "p": R.fmt_p(b.p_holm)})
 cv_df = pd.DataFrame(cv_rows)
-R.table(cv_df, columns={"pool": "pool", "router": "router", "split": "gain, split [95%]", "n split": "n test", "cv": "gain, cross-fitted [95%]",
-                        "n cv": "n scored", "p": "McNemar p, Holm (cross-fitted)"})
+R.table(cv_df, columns={"pool": "pool", "router": "router", "split": "gain, split [95%]",
+                        "n split": "n test", "cv": "gain, cross-fitted [95%]", "n cv": "n scored",
+                        "p": "McNemar p, Holm (cross-fitted)"})
 
 # %%
-wid = pd.DataFrame([{"pool": label, "w_split": res.evaluation(f).gain_cal_hi - res.evaluation(f).gain_cal_lo, "w_cv": c.gain_cal_hi - c.gain_cal_lo,
+wid = pd.DataFrame([{"pool": label,
+                     "w_split": res.evaluation(f).gain_cal_hi - res.evaluation(f).gain_cal_lo,
+                     "w_cv": c.gain_cal_hi - c.gain_cal_lo,
                      "same_sign": np.sign(res.evaluation(f).gain_cal) == np.sign(c.gain_cal)}
-                    for label, (res, cvr_) in cv_fits.items() for f in CV_FAMS for c in [cvr_.evaluation(f)]])
-R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n} of {t} rows (median width ratio {r:.2f}), and the "
-          "gain keeps its sign in {s} of {t}.", n=int((wid["w_cv"] < wid["w_split"]).sum()), t=len(wid),
-          r=float((wid["w_cv"] / wid["w_split"].where(wid["w_split"] > 0)).median()), s=int(wid["same_sign"].sum()))
+                    for label, (res, cvr_) in cv_fits.items() for f in CV_FAMS
+                    for c in [cvr_.evaluation(f)]])
+R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n} of {t} rows "
+          "(median width ratio {r:.2f}), and the gain keeps its sign in {s} of {t}.",
+          n=int((wid["w_cv"] < wid["w_split"]).sum()), t=len(wid),
+          r=float((wid["w_cv"] / wid["w_split"].where(wid["w_split"] > 0)).median()),
+          s=int(wid["same_sign"].sum()))
 
 # %% [markdown]
 # ## Each router against the frozen member: McNemar, Holm, rescue and loss
@@ -485,48 +553,68 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
 
 # %%
 #| label: tbl-plateau-paired-summary
-#| tbl-cap: "Per pool, fitted pre-answer routers against the frozen member b on the test half: how many there are, how many beat b or lose to it after Holm correction (exact McNemar, level 0.05), the largest rescue rate and the smallest loss rate among them."
+#| tbl-cap: >-
+#|   Per pool, fitted pre-answer routers against the frozen member b on the test half: how many
+#|   there are, how many beat b or lose to it after Holm correction (exact McNemar, level 0.05), the
+#|   largest rescue rate and the smallest loss rate among them.
 if comps:
-    summ = fitted.groupby("pool", sort=False).agg(routers=("family", "size"), rescue=("rescue", "max"), loss=("loss", "min")).reset_index()
+    summ = fitted.groupby("pool", sort=False).agg(routers=("family", "size"),
+                                                  rescue=("rescue", "max"),
+                                                  loss=("loss", "min")).reset_index()
     summ["better"] = summ["pool"].map(better.groupby("pool").size()).fillna(0).astype(int)
     summ["worse"] = summ["pool"].map(worse.groupby("pool").size()).fillna(0).astype(int)
     summ["pool"] = summ["pool"].map(SHORT)
-    display(R.table(summ, columns={"pool": "pool", "routers": "fitted routers", "better": "beat b (Holm)", "worse": "lose to b (Holm)",
-                                   "rescue": "largest rescue", "loss": "smallest loss"}))
+    display(R.table(summ,
+                    columns={"pool": "pool", "routers": "fitted routers", "better": "beat b (Holm)",
+                             "worse": "lose to b (Holm)", "rescue": "largest rescue",
+                             "loss": "smallest loss"}))
 
 # %%
 #| label: tbl-plateau-paired
-#| tbl-cap: "Paper 002's predeclared routers against the frozen member b (the layout of its Table 15): accuracy with exact 95% interval, paired difference with bootstrap 95% interval, discordant counts, Holm-corrected exact McNemar p, and the recovered share of G_b where G_b's lower limit is positive."
+#| tbl-cap: >-
+#|   Paper 002's predeclared routers against the frozen member b (the layout of its Table 15):
+#|   accuracy with exact 95% interval, paired difference with bootstrap 95% interval, discordant
+#|   counts, Holm-corrected exact McNemar p, and the recovered share of G_b where G_b's lower limit
+#|   is positive.
 head = [n for n in comps if REAL[n][1] == "costs"]
 if head:
     hp = fitted[fitted["pool"].isin(head) & fitted["family"].isin(PL.PAPER_FAMILY)].copy()
-    hp["pool"], hp["router"] = hp["pool"].map(SHORT), hp["family"].map(FAMILY)
-    hp["acc"] = [iv(a, lo, hi) for a, lo, hi in zip(hp["accuracy"], hp["accuracy_lo"], hp["accuracy_hi"], strict=True)]
-    hp["diff"] = [iv(d, lo, hi) for d, lo, hi in zip(hp["difference"], hp["diff_lo"], hp["diff_hi"], strict=True)]
+    hp["pool"], hp["router"] = hp["pool"].map(SHORT), hp["family"].map(family_label)
+    hp["acc"] = [iv(i) for i in Interval.from_columns(hp, "accuracy")]
+    hp["diff"] = [iv(i) for i in Interval.from_columns(hp, "difference", "diff_lo", "diff_hi")]
     hp["rec"] = [R.fmt_rate(r, digits=1) if not np.isnan(r) else "—" for r in hp["recovered"]]
     hp["p"] = hp["p_holm"].map(R.fmt_p)
-    display(R.table(hp, columns={"pool": "pool", "router": "router", "acc": "accuracy [95%]", "diff": "difference [95%]", "n10": "n10",
-                                 "n01": "n01", "p": "McNemar p, Holm", "rec": "recovered"}))
+    display(R.table(hp, columns={"pool": "pool", "router": "router", "acc": "accuracy [95%]",
+                                 "diff": "difference [95%]", "n10": "n10", "n01": "n01",
+                                 "p": "McNemar p, Holm", "rec": "recovered"}))
 
 # %%
 #| label: tbl-plateau-rescue
-#| tbl-cap: "The same routers split into rescue and loss against b (the layout of paper 002's Table 14): net gain = rescue − loss."
+#| tbl-cap: >-
+#|   The same routers split into rescue and loss against b (the layout of paper 002's Table 14): net
+#|   gain = rescue − loss.
 if head:
-    display(R.table(hp, columns={"pool": "pool", "router": "router", "rescue": "rescue", "loss": "loss", "net": "net"}))
+    display(R.table(hp, columns={"pool": "pool", "router": "router", "rescue": "rescue",
+                                 "loss": "loss", "net": "net"}))
 
 # %%
 if comps:
-    t14, t15 = datasets.paper_table("002_table14_rescue_loss").set_index("dataset"), datasets.paper_table("002_table15_paired")
+    t14 = datasets.paper_table("002_table14_rescue_loss").set_index("dataset")
+    t15 = datasets.paper_table("002_table15_paired")
     R.check(t15.loc[t15["p_holm"].idxmin(), "n10"] < t15.loc[t15["p_holm"].idxmin(), "n01"],
             "the smallest Holm p of paper 002's Table 15 belongs to a loss")
-    R.check(t14.loc["gsm8k", "rescue"] > 0 >= t14.loc["gsm8k", "net"], "paper 002's pilot GSM8K router rescues some items and still loses")
+    R.check(t14.loc["gsm8k", "rescue"] > 0 >= t14.loc["gsm8k", "net"],
+            "paper 002's pilot GSM8K router rescues some items and still loses")
     lossy = fitted[(fitted["rescue"] > 0) & (fitted["net"] <= 0)]
-    R.show_md("Reading: {l} of {t} fitted router-pool pairs rescue some prompts the frozen member misses and still do not gain, "
-              "because they lose at least as many; the largest rescue rate among them is {r:%}. Paper 002 finds the same pattern "
-              "on its pilot's GSM8K (max-confidence router: rescue {pr}, loss {pl}, net {pn:+}); {w15} of its {n15} Table 15 "
-              "selector-task rows beat the frozen model after Holm, and its smallest Holm p ({pp}) belongs to a loss. Rescue minus "
-              "loss equals the paired difference for every row here (largest discrepancy {d:.1e}).", l=len(lossy), t=len(fitted),
-              r=lossy["rescue"].max() if len(lossy) else 0.0, pr=t14.loc["gsm8k", "rescue"], pl=t14.loc["gsm8k", "loss"],
+    R.show_md("Reading: {l} of {t} fitted router-pool pairs rescue some prompts the frozen member "
+              "misses and still do not gain, because they lose at least as many; the largest "
+              "rescue rate among them is {r:%}. Paper 002 finds the same pattern on its pilot's "
+              "GSM8K (max-confidence router: rescue {pr}, loss {pl}, net {pn:+}); {w15} of its "
+              "{n15} Table 15 selector-task rows beat the frozen model after Holm, and its "
+              "smallest Holm p ({pp}) belongs to a loss. Rescue minus loss equals the paired "
+              "difference for every row here (largest discrepancy {d:.1e}).",
+              l=len(lossy), t=len(fitted), r=lossy["rescue"].max() if len(lossy) else 0.0,
+              pr=t14.loc["gsm8k", "rescue"], pl=t14.loc["gsm8k", "loss"],
               pn=t14.loc["gsm8k", "net"], pp=t15["p_holm"].min(), n15=len(t15),
               w15=int(((t15["p_holm"] < ALPHA) & (t15["n10"] > t15["n01"])).sum()),
               d=float((pr_all["net"] - pr_all["difference"]).abs().max()))
@@ -544,25 +632,33 @@ if comps:
 
 # %%
 #| label: tbl-plateau-family
-#| tbl-cap: "Theorem 6 of paper 002 on the test halves, Π = the M constant members plus three predeclared fitted routers: estimates with simultaneous 95% intervals for G_Π and H_Π, and the best family member on the test half."
+#| tbl-cap: >-
+#|   Theorem 6 of paper 002 on the test halves, Π = the M constant members plus three predeclared
+#|   fitted routers: estimates with simultaneous 95% intervals for G_Π and H_Π, and the best family
+#|   member on the test half.
 fam_rows = []
 for name, res in comps.items():
     c = PL.certificate(res, pools[name], PL.PAPER_FAMILY)
-    fam_rows.append({"pool": SHORT[name], "n test": c.n, "|Π|": c.L, "best member of Π": FAMILY.get(c.best_policy_name, c.best_policy_name),
-                     "G_Π": iv(c.G_estimate, c.G_lo, c.G_hi), "H_Π": iv(c.H_estimate, c.H_lo, c.H_hi), "glo": c.G_lo, "hlo": c.H_lo})
+    fam_rows.append({"pool": SHORT[name], "n test": c.n, "|Π|": c.L,
+                     "best member of Π": family_label(c.best_policy_name),
+                     "G_Π": iv(c.G_estimate, c.G_lo, c.G_hi),
+                     "H_Π": iv(c.H_estimate, c.H_lo, c.H_hi), "glo": c.G_lo, "hlo": c.H_lo})
 fam_df = pd.DataFrame(fam_rows)
 if len(fam_df):
-    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test", "|Π|": "|Π|", "best member of Π": "best member of Π",
-                                     "G_Π": "G_Π [95%]", "H_Π": "H_Π [95%]"}))
+    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test", "|Π|": "|Π|",
+                                     "best member of Π": "best member of Π", "G_Π": "G_Π [95%]",
+                                     "H_Π": "H_Π [95%]"}))
 
 # %%
 if len(fam_df):
     t2 = datasets.paper_table("002_table2_family")
-    R.show_md("Reading: the family's gain $G_\\Pi$ is certified positive on {g} of {t} pools and the residual $H_\\Pi$ on {h} of {t}. "
-              "Paper 002 finds $G_\\Pi$'s lower limit at zero on {pg} of its {pt} tasks and $H_\\Pi$'s positive on {ph}, with lower "
-              "limits from {plo} to {phi}.", g=int((fam_df["glo"] > 0).sum()), h=int((fam_df["hlo"] > 0).sum()), t=len(fam_df),
-              pt=len(t2), pg=int((t2["G_Pi_lo"] == 0).sum()), ph=int((t2["H_Pi_lo"] > 0).sum()), plo=t2["H_Pi_lo"].min(),
-              phi=t2["H_Pi_lo"].max())
+    R.show_md("Reading: the family's gain $G_\\Pi$ is certified positive on {g} of {t} pools and "
+              "the residual $H_\\Pi$ on {h} of {t}. Paper 002 finds $G_\\Pi$'s lower limit at "
+              "zero on {pg} of its {pt} tasks and $H_\\Pi$'s positive on {ph}, with lower limits "
+              "from {plo} to {phi}.",
+              g=int((fam_df["glo"] > 0).sum()), h=int((fam_df["hlo"] > 0).sum()), t=len(fam_df),
+              pt=len(t2), pg=int((t2["G_Pi_lo"] == 0).sum()), ph=int((t2["H_Pi_lo"] > 0).sum()),
+              plo=t2["H_Pi_lo"].min(), phi=t2["H_Pi_lo"].max())
 
 # %% [markdown]
 # ## Post-inference selectors, apart
@@ -576,43 +672,56 @@ if len(fam_df):
 
 # %%
 #| label: tbl-plateau-post
-#| tbl-cap: "Post-inference selectors against the frozen member b on the test half: accuracy, paired difference with bootstrap 95% interval, discordant counts and Holm-corrected exact McNemar p within the post-inference family."
-post = PL.paired_table({"simulated": sim_res, **{SHORT[n]: r for n, r in comps.items()}}, regime="post-inference")
-post["selector"] = post["family"].map(FAMILY)
-post["diff"] = [iv(d, lo, hi) for d, lo, hi in zip(post["difference"], post["diff_lo"], post["diff_hi"], strict=True)]
+#| tbl-cap: >-
+#|   Post-inference selectors against the frozen member b on the test half: accuracy, paired
+#|   difference with bootstrap 95% interval, discordant counts and Holm-corrected exact McNemar p
+#|   within the post-inference family.
+post = PL.paired_table({"simulated": sim_res, **{SHORT[n]: r for n, r in comps.items()}},
+                       regime="post-inference")
+post["selector"] = post["family"].map(family_label)
+post["diff"] = [iv(i) for i in Interval.from_columns(post, "difference", "diff_lo", "diff_hi")]
 post["p"] = post["p_holm"].map(R.fmt_p)
-R.table(post, columns={"pool": "pool", "selector": "selector", "accuracy": "accuracy", "diff": "difference [95%]", "n10": "n10",
-                       "n01": "n01", "p": "McNemar p, Holm"})
+R.table(post, columns={"pool": "pool", "selector": "selector", "accuracy": "accuracy",
+                       "diff": "difference [95%]", "n10": "n10", "n01": "n01",
+                       "p": "McNemar p, Holm"})
 
 # %%
 pv = post.set_index(["pool", "family"])
 mm = pv.loc[("MMLU-Pro", "plurality_vote")] if ("MMLU-Pro", "plurality_vote") in pv.index else None
 t15p = datasets.paper_table("002_table15_paired").query("method == 'Plurality vote'")
-R.show_md("Reading: on the simulated pool, whose confidences are higher when an answer is right, the calibrated-confidence selector "
-          "gains {c:+} over b. {mm} In paper 002's Table 15 the plurality vote has fewer wins than losses against the frozen model "
-          "($n_{{10}} < n_{{01}}$) on {pl} of its {pn} tasks.", c=pv.loc[("simulated", "calibrated_confidence"), "difference"],
+R.show_md("Reading: on the simulated pool, whose confidences are higher when an answer is right, "
+          "the calibrated-confidence selector gains {c:+} over b. {mm} In paper 002's Table 15 "
+          "the plurality vote has fewer wins than losses against the frozen model ($n_{{10}} < "
+          "n_{{01}}$) on {pl} of its {pn} tasks.",
+          c=pv.loc[("simulated", "calibrated_confidence"), "difference"],
           pl=int((t15p["n10"] < t15p["n01"]).sum()), pn=len(t15p),
-          mm="" if mm is None else R.md("On MMLU-Pro a plurality vote over the 29 models' letters scores {a} against the frozen "
-                                       "model's {b}: a difference of {d:+} ({w} after Holm, p {p:p}).", a=mm["accuracy"],
-                                       b=mm["accuracy"] - mm["difference"], d=mm["difference"], p=mm["p_holm"],
-                                       w="significant" if mm["p_holm"] < ALPHA else "not significant"))
+          mm="" if mm is None
+          else R.md("On MMLU-Pro a plurality vote over the 29 models' letters scores {a} against "
+                    "the frozen model's {b}: a difference of {d:+} ({w} after Holm, p {p:p}).",
+                    a=mm["accuracy"], b=mm["accuracy"] - mm["difference"], d=mm["difference"],
+                    p=mm["p_holm"], w="significant" if mm["p_holm"] < ALPHA else "not significant"))
 
 # %% [markdown]
 # Paper 002's own post-inference table (its Table 7, eight models on four tasks) sets these
 # selectors against the frozen best fixed model of its Table 1 and the outcome oracle.
 
 # %%
-t7 = datasets.paper_table("002_table7_post_inference").pivot(index="dataset", columns="method", values="accuracy")
+t7 = datasets.paper_table("002_table7_post_inference").pivot(index="dataset", columns="method",
+        values="accuracy")
 best7 = datasets.paper_table("002_table1_confirmatory").set_index("dataset").loc[t7.index, "best"]
 sel7 = t7.drop(columns="Outcome oracle")
 beat7 = sel7.gt(best7, axis=0).any(axis=1)
-TASKS7 = {"arc_challenge": "ARC-Challenge", "hellaswag": "HellaSwag", "gsm8k": "GSM8K", "mmlu": "MMLU"}
-R.show_md("Reading: in paper 002's Table 7, temperature scaling raises the raw maximum-confidence selector on {up} of {n} tasks; "
-          "some selector beats the frozen best fixed model on {nb} of {n} ({where}), by at most {g:+}, and the outcome oracle stays "
-          "{lo} to {hi} above the best selector of each task.",
-          up=int((t7["Temperature-scaled maximum"] > t7["Raw maximum confidence"]).sum()), n=len(t7), nb=int(beat7.sum()),
-          where=", ".join(TASKS7.get(d, d) for d in t7.index[beat7]) or "none", g=(sel7.max(axis=1) - best7).max(),
-          lo=(t7["Outcome oracle"] - sel7.max(axis=1)).min(), hi=(t7["Outcome oracle"] - sel7.max(axis=1)).max())
+TASKS7 = {"arc_challenge": "ARC-Challenge", "hellaswag": "HellaSwag", "gsm8k": "GSM8K",
+          "mmlu": "MMLU"}
+R.show_md("Reading: in paper 002's Table 7, temperature scaling raises the raw maximum-confidence "
+          "selector on {up} of {n} tasks; some selector beats the frozen best fixed model on {nb} "
+          "of {n} ({where}), by at most {g:+}, and the outcome oracle stays {lo} to {hi} above "
+          "the best selector of each task.",
+          up=int((t7["Temperature-scaled maximum"] > t7["Raw maximum confidence"]).sum()),
+          n=len(t7), nb=int(beat7.sum()),
+          where=", ".join(TASKS7.get(d, d) for d in t7.index[beat7]) or "none",
+          g=(sel7.max(axis=1) - best7).max(), lo=(t7["Outcome oracle"] - sel7.max(axis=1)).min(),
+          hi=(t7["Outcome oracle"] - sel7.max(axis=1)).max())
 
 # %% [markdown]
 # ## Paying for accuracy: the quality-cost frontier
@@ -630,17 +739,20 @@ R.show_md("Reading: in paper 002's Table 7, temperature scaling raises the raw m
 # so there a frontier trades accuracy for price per token, not for measured spend.
 
 # %%
-COST_FAMS = ["best_single", "taskwise_best", "embed_knn", "multi_logreg", "encoder_head", "cluster_best"]
+COST_FAMS = ["best_single", "taskwise_best", "embed_knn", "multi_logreg", "encoder_head",
+             "cluster_best"]
 with_cost = [n for n in comps if comps[n].cost is not None]
 
 
 def frontier_panel(ax, ca, title):
-    """One pool's panel: the members' (mean cost, quality) points and each family's frontier, costs over the dearest member's."""
+    """One pool's panel: the members' (mean cost, quality) points and each family's frontier,
+    costs over the dearest member's."""
     scale = ca.members["mean_cost"].max()
     ax.scatter(ca.members["mean_cost"] / scale, ca.members["quality"], color="0.6", s=12, zorder=1)
     for f in [f for f in COST_FAMS if f in set(ca.frontier["family"])]:
         d = ca.frontier[ca.frontier["family"] == f].sort_values("cost")
-        ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2, color=R.PALETTE[COST_FAMS.index(f)], label=FAMILY[f])
+        ax.plot(d["cost"] / scale, d["quality"], marker=".", ms=3, lw=1.2,
+                color=R.PALETTE[COST_FAMS.index(f)], label=family_label(f))
     ax.set(title=title, xlabel="mean cost / dearest member's")
 
 
@@ -649,14 +761,18 @@ def frontier_panel(ax, ca, title):
 
 # %%
 #| label: fig-plateau-cost
-#| fig-cap: "Quality-cost frontiers on the test halves: each line one router family as λ grows (cost relative to the dearest member's mean cost), grey points the single members."
+#| fig-cap: >-
+#|   Quality-cost frontiers on the test halves: each line one router family as λ grows (cost
+#|   relative to the dearest member's mean cost), grey points the single members.
 if with_cost:
     fig, axes = plt.subplots(1, len(with_cost), figsize=(3.3 * len(with_cost), 3.4), squeeze=False)
     for ax, name in zip(axes[0], with_cost, strict=True):
         frontier_panel(ax, comps[name].cost, SHORT[name])
     axes[0][0].set_ylabel("accuracy")
-    handles = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", label=FAMILY[f]) for i, f in enumerate(COST_FAMS)]
-    fig.legend(handles=handles, loc="lower center", ncol=len(COST_FAMS), fontsize=7, bbox_to_anchor=(0.5, -0.02))
+    handles = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", label=family_label(f))
+               for i, f in enumerate(COST_FAMS)]
+    fig.legend(handles=handles, loc="lower center", ncol=len(COST_FAMS), fontsize=7,
+               bbox_to_anchor=(0.5, -0.02))
     plt.tight_layout(rect=(0, 0.07, 1, 1))
     plt.show()
 else:
@@ -664,27 +780,35 @@ else:
 
 # %%
 #| label: tbl-plateau-cost
-#| tbl-cap: "Cost-aware summaries on the test halves with 95% prompt-bootstrap intervals: AIQ over the members' cost range, APGR for the strong-weak pair (the most accurate and the cheapest member on the calibration half), and Gain@B (relative gain over the best member)."
+#| tbl-cap: >-
+#|   Cost-aware summaries on the test halves with 95% prompt-bootstrap intervals: AIQ over the
+#|   members' cost range, APGR for the strong-weak pair (the most accurate and the cheapest member
+#|   on the calibration half), and Gain@B (relative gain over the best member).
 if with_cost:
-    cs = pd.concat([comps[n].summary().assign(pool=SHORT[n]) for n in with_cost], ignore_index=True)
+    cs = pd.concat([comps[n].field_summary().assign(pool=SHORT[n]) for n in with_cost],
+                   ignore_index=True)
     cs = cs[cs["family"].isin(COST_FAMS + ["cheapest"])].copy()
-    cs["router"] = cs["family"].map(FAMILY)
+    cs["router"] = cs["family"].map(family_label)
     for col in ("aiq", "apgr", "gain_at_b"):
-        cs[col + " "] = [iv(v, lo, hi) for v, lo, hi in zip(cs[col], cs[col + "_lo"], cs[col + "_hi"], strict=True)]
-    display(R.table(cs, columns={"pool": "pool", "router": "router", "aiq ": "AIQ [95%]", "apgr ": "APGR [95%]", "gain_at_b ": "Gain@B [95%]"}))
+        cs[col + " "] = [iv(i) for i in Interval.from_columns(cs, col)]
+    display(R.table(cs, columns={"pool": "pool", "router": "router", "aiq ": "AIQ [95%]",
+                                 "apgr ": "APGR [95%]", "gain_at_b ": "Gain@B [95%]"}))
 
 # %%
 if with_cost:
     aq = cs.pivot(index="pool", columns="family", values="aiq")
-    lead = {p: FAMILY[aq.loc[p].idxmax()] for p in aq.index}
-    pairs = "; ".join(R.md("{p}: {s} against {w}", p=SHORT[n], s=comps[n].cost.strong, w=comps[n].cost.weak) for n in with_cost)
+    lead = {p: family_label(aq.loc[p].idxmax()) for p in aq.index}
+    pairs = "; ".join(R.md("{p}: {s} against {w}", p=SHORT[n], s=comps[n].cost.strong,
+                           w=comps[n].cost.weak) for n in with_cost)
     cf = cs[~cs["family"].isin(PL.FIXED_REFERENCES)]
     off = int(((cf["apgr_lo"] > 0.5) | (cf["apgr_hi"] < 0.5)).sum())
-    R.show_md("Reading: the largest AIQ goes to {lead}. Pairs for APGR (strong against weak): {pairs}. A router with APGR near "
-              "one half routes no better than a coin between the two members; {cmp}.",
+    R.show_md("Reading: the largest AIQ goes to {lead}. Pairs for APGR (strong against weak): "
+              "{pairs}. A router with APGR near one half routes no better than a coin between the "
+              "two members; {cmp}.",
               lead="; ".join(f"{p}: {f}" for p, f in lead.items()), pairs=pairs,
               cmp="every fitted router's APGR interval contains one half" if off == 0
-              else R.md("{k} of {t} fitted routers' APGR intervals exclude one half", k=off, t=len(cf)))
+              else R.md("{k} of {t} fitted routers' APGR intervals exclude one half", k=off,
+                        t=len(cf)))
 
 # %% [markdown]
 # ## The single-draw floor: what no committed router can collect {#sec-plateau-floor}
@@ -701,7 +825,8 @@ if with_cost:
 # inherit the bracket (@tbl-plateau-decomp).
 
 # %%
-CHEN = [b for b in ("math500", "humanevalplus", "gpqa") if datasets.load_optional(f"chen2026-{b}")[0] is not None]
+CHEN = [b for b in ("math500", "humanevalplus", "gpqa")
+        if datasets.load_optional(f"chen2026-{b}")[0] is not None]
 tensors = {b: datasets.load(f"chen2026-{b}") for b in CHEN}
 decs = {b: noise.decomposition(p, n_boot=N_DECOMP_BOOT, seed=SEED) for b, p in tensors.items()}
 released = {}
@@ -713,32 +838,42 @@ if not CHEN:
 
 # %%
 #| label: tbl-plateau-decomp
-#| tbl-cap: "The single-draw decomposition of the k = 30 tensors against the best single member: estimates with 95% prompt-bootstrap intervals (brackets for the terms with within-prompt bias), and the released point figures beside (decomposition.json; HumanEval+ has none)."
+#| tbl-cap: >-
+#|   The single-draw decomposition of the k = 30 tensors against the best single member: estimates
+#|   with 95% prompt-bootstrap intervals (brackets for the terms with within-prompt bias), and the
+#|   released point figures beside (decomposition.json; HumanEval+ has none).
 def decomp_row(b):
     d, rel = decs[b], released[b]
-    row = {"bench": b, **{q: iv(d.value(q), d[q].lo, d[q].hi) for q in ("best_single", "o_repro", "o_exp", "delta", "noise_share")}}
-    row["released"] = "—" if rel is None else R.md("{a}, {b}, {c}, share {s}", a=rel["router_mean"], b=rel["O_repro_mean"],
-                                                     c=rel["O_exp_mean"], s=rel["noise_share"])
+    row = {"bench": b, **{q: iv(d.value(q), d[q].lo, d[q].hi)
+                          for q in ("best_single", "o_repro", "o_exp", "delta", "noise_share")}}
+    row["released"] = "—" if rel is None else R.md("{a}, {b}, {c}, share {s}", a=rel["router_mean"],
+                                                   b=rel["O_repro_mean"], c=rel["O_exp_mean"],
+                                                   s=rel["noise_share"])
     return row
 
 
 if CHEN:
     display(R.table(pd.DataFrame([decomp_row(b) for b in CHEN]),
-                    columns={"bench": "bench", "best_single": "best single", "o_repro": "O_repro", "o_exp": "O_exp", "delta": "Δ",
-                             "noise_share": "noise share", "released": "released (best, O_repro, O_exp)"}))
+                    columns={"bench": "bench", "best_single": "best single", "o_repro": "O_repro",
+                             "o_exp": "O_exp", "delta": "Δ", "noise_share": "noise share",
+                             "released": "released (best, O_repro, O_exp)"}))
 
 # %%
 if "math500" in decs:
     d = decs["math500"]
-    dev = max(abs(d.value(q) - R.published(k).value) for q, k in (("best_single", "001.REL.best_single"), ("o_repro", "001.REL.orepro"),
-                                                                   ("o_exp", "001.REL.oexp"), ("noise_share", "001.REL.noise_share")))
-    R.show_md("Reading: on MATH-500 the best single model scores {b}, the reproducible ceiling {r} and the single-draw oracle {e} "
-              "(released: {pb}, {pr}, {pe}; largest difference {dev:.4f}); single-draw luck is $\\Delta = {dl}$, a share {s} of the "
-              "gap to the best single model (released {ps}). The share's bracket runs from {slo} to {shi}: even its lower end leaves "
-              "{what} of that gap out of every committed router's reach.", b=d.value("best_single"), r=d.value("o_repro"),
-              e=d.value("o_exp"), pb=R.published("001.REL.best_single").text, pr=R.published("001.REL.orepro").text,
-              pe=R.published("001.REL.oexp").text, dev=dev, dl=d.value("delta"), s=d.value("noise_share"),
-              ps=R.published("001.REL.noise_share").text, slo=d["noise_share"].lo, shi=d["noise_share"].hi,
+    dev = max(abs(d.value(q) - R.published(k).value)
+              for q, k in (("best_single", "001.REL.best_single"), ("o_repro", "001.REL.orepro"),
+                           ("o_exp", "001.REL.oexp"), ("noise_share", "001.REL.noise_share")))
+    R.show_md("Reading: on MATH-500 the best single model scores {b}, the reproducible ceiling {r} "
+              "and the single-draw oracle {e} (released: {pb}, {pr}, {pe}; largest difference "
+              "{dev:.4f}); single-draw luck is $\\Delta = {dl}$, a share {s} of the gap to the "
+              "best single model (released {ps}). The share's bracket runs from {slo} to {shi}: "
+              "even its lower end leaves {what} of that gap out of every committed router's reach.",
+              b=d.value("best_single"), r=d.value("o_repro"), e=d.value("o_exp"),
+              pb=R.published("001.REL.best_single").text, pr=R.published("001.REL.orepro").text,
+              pe=R.published("001.REL.oexp").text, dev=dev, dl=d.value("delta"),
+              s=d.value("noise_share"), ps=R.published("001.REL.noise_share").text,
+              slo=d["noise_share"].lo, shi=d["noise_share"].hi,
               what=R.fmt_rate(d["noise_share"].lo, digits=0))
 
 # %% [markdown]
@@ -749,41 +884,54 @@ if "math500" in decs:
 
 # %%
 #| label: tbl-plateau-strata
-#| tbl-cap: "The decomposition by prompt support (members with a positive rate) on the k = 30 tensors: share of prompts, the floor Δ within the stratum and its noise share against the best single member."
+#| tbl-cap: >-
+#|   The decomposition by prompt support (members with a positive rate) on the k = 30 tensors: share
+#|   of prompts, the floor Δ within the stratum and its noise share against the best single member.
 if CHEN:
-    st = pd.concat([noise.support_strata(tensors[b]).assign(bench=b) for b in CHEN], ignore_index=True)
+    st = pd.concat([noise.support_strata(tensors[b]).assign(bench=b) for b in CHEN],
+                   ignore_index=True)
     st = st[st["stratum"].str.contains("thin|dense|all")]
-    display(R.table(st, columns={"bench": "bench", "stratum": "stratum", "n": "prompts", "frac": "share", "delta": "Δ",
-                                 "noise_share": "noise share"}, percent=["share"]))
+    display(R.table(st, columns={"bench": "bench", "stratum": "stratum", "n": "prompts",
+                                 "frac": "share", "delta": "Δ", "noise_share": "noise share"},
+                    percent=["share"]))
 
 # %%
 if CHEN:
     sv = st.set_index(["bench", "stratum"])
-    R.show_md("Reading: {rows}.", rows="; ".join(
-        R.md("{b}: thin prompts are {f:%} of the items, and the floor per prompt is {w} there ($\\Delta = {dt}$ against {dd} on "
-             "dense ones)", b=b, f=sv.loc[(b, "thin (<= 3)"), "frac"], dt=sv.loc[(b, "thin (<= 3)"), "delta"],
-             dd=sv.loc[(b, "dense (> 3)"), "delta"], w=R.compare(sv.loc[(b, "thin (<= 3)"), "delta"], sv.loc[(b, "dense (> 3)"), "delta"],
-                                                                 more="higher", less="lower", same="the same"))
-        for b in CHEN))
+    R.show_md("Reading: {rows}.",
+              rows="; ".join(R.md("{b}: thin prompts are {f:%} of the items, and the floor per "
+                                  "prompt is {w} there ($\\Delta = {dt}$ against {dd} on dense "
+                                  "ones)",
+                                  b=b, f=sv.loc[(b, "thin (<= 3)"), "frac"],
+                                  dt=sv.loc[(b, "thin (<= 3)"), "delta"],
+                                  dd=sv.loc[(b, "dense (> 3)"), "delta"],
+                                  w=R.compare(sv.loc[(b, "thin (<= 3)"), "delta"],
+                                              sv.loc[(b, "dense (> 3)"), "delta"], more="higher",
+                                              less="lower", same="the same")) for b in CHEN))
 
 # %% [markdown]
 # A single draw per cell cannot see the floor at all: with one draw the plug-in ceiling *is*
 # the single-draw oracle. As more draws are used (001's $k$-sweep) the plug-in
 # $O_{\mathrm{repro}}$, biased upward by the best of few draws, is expected to fall towards the
-# population value, and the share to grow (@fig-plateau-ksweep); 001's falsifier then asks whether sampling the committed member $M$
+# population value, and the share to grow (@fig-plateau-ksweep); 001's falsifier then asks whether
+# sampling the committed member $M$
 # times (best-of-$M$, the oracle's budget) beats the single-draw oracle, as it must if the
 # draws are independent (@tbl-plateau-bok).
 
 # %%
 #| label: fig-plateau-ksweep
-#| fig-cap: "Noise share Δ/G against the best single member when only k' of the k = 30 draws are used (mean over random draw subsets; the same draw positions for every member)."
+#| fig-cap: >-
+#|   Noise share Δ/G against the best single member when only k' of the k = 30 draws are used (mean
+#|   over random draw subsets; the same draw positions for every member).
 if CHEN:
-    ks = pd.concat([noise.k_sweep(tensors[b], n_subsets=N_SUBSETS, seed=SEED).assign(bench=b) for b in CHEN], ignore_index=True)
+    ks = pd.concat([noise.k_sweep(tensors[b], n_subsets=N_SUBSETS, seed=SEED).assign(bench=b)
+                    for b in CHEN], ignore_index=True)
     fig, ax = plt.subplots(figsize=(6, 3.4))
     for i, b in enumerate(CHEN):
         d = ks[ks["bench"] == b]
         ax.plot(d["k"], d["noise_share"], marker="o", ms=4, color=R.PALETTE[i], label=b)
-    ax.set(xscale="log", xlabel="draws used k'", ylabel="noise share Δ/G", title="The floor appears with draws")
+    ax.set(xscale="log", xlabel="draws used k'", ylabel="noise share Δ/G",
+           title="The floor appears with draws")
     ax.legend(fontsize=8)
     plt.show()
 else:
@@ -791,25 +939,37 @@ else:
 
 # %%
 #| label: tbl-plateau-bok
-#| tbl-cap: "001's best-of-K check at the oracle's budget K = M: best-of-K on the member committed on half the draws (scored on the other half), the single-draw oracle in its independence form, and their difference with a 95% prompt-bootstrap interval."
+#| tbl-cap: >-
+#|   001's best-of-K check at the oracle's budget K = M: best-of-K on the member committed on half
+#|   the draws (scored on the other half), the single-draw oracle in its independence form, and
+#|   their difference with a 95% prompt-bootstrap interval.
 if CHEN:
-    bok = {b: noise.best_of_k_check(tensors[b], n_boot=N_DECOMP_BOOT, n_splits=100, seed=SEED) for b in CHEN}
-    display(R.table(pd.DataFrame([{"bench": b, "K": r.K, "best-of-K": r.best_of_k_split.value, "oracle": r.o_exp_independent.value,
-                                   "difference": iv(r.difference.value, r.difference.lo, r.difference.hi), "passes": r.passes}
+    bok = {b: noise.best_of_k_check(tensors[b], n_boot=N_DECOMP_BOOT, n_splits=100, seed=SEED)
+           for b in CHEN}
+    display(R.table(pd.DataFrame([{"bench": b, "K": r.K, "best-of-K": r.best_of_k_split.value,
+                                   "oracle": r.o_exp_independent.value,
+                                   "difference": iv(r.difference.value, r.difference.lo,
+                                                    r.difference.hi), "passes": r.passes}
                                   for b, r in bok.items()])))
 
 # %%
 if CHEN:
-    R.show_md("Reading: from one draw to all {k}, the share {rise}. Best-of-$K$ on the committed member {verdict}: "
-              "{tail}", k=int(ks["k"].max()),
-              tail="the single-commit cap is a limit of committing once, not of the members, and sampling the committed member "
-                   "repeatedly with a verifier lifts through it." if all(r.passes for r in bok.values()) else
-                   "there the draws are not independent enough for the recoverability argument.",
-              rise="; ".join(R.md("{w} from {a} to {c} on {b}", b=b, a=ks[ks.bench == b].iloc[0]["noise_share"],
+    R.show_md("Reading: from one draw to all {k}, the share {rise}. Best-of-$K$ on the committed "
+              "member {verdict}: {tail}",
+              k=int(ks["k"].max()),
+              tail="the single-commit cap is a limit of committing once, not of the members, and "
+                   "sampling the committed member repeatedly with a verifier lifts through it."
+              if all(r.passes for r in bok.values())
+              else "there the draws are not independent enough for the recoverability argument.",
+              rise="; ".join(R.md("{w} from {a} to {c} on {b}", b=b,
+                                  a=ks[ks.bench == b].iloc[0]["noise_share"],
                                   c=ks[ks.bench == b].iloc[-1]["noise_share"],
-                                  w=R.compare(ks[ks.bench == b].iloc[-1]["noise_share"], ks[ks.bench == b].iloc[0]["noise_share"],
-                                              more="rises", less="falls", same="stays")) for b in CHEN),
-              verdict="matches or beats the single-draw oracle on every tensor" if all(r.passes for r in bok.values())
+                                  w=R.compare(ks[ks.bench == b].iloc[-1]["noise_share"],
+                                              ks[ks.bench == b].iloc[0]["noise_share"],
+                                              more="rises", less="falls", same="stays"))
+                             for b in CHEN),
+              verdict="matches or beats the single-draw oracle on every tensor"
+              if all(r.passes for r in bok.values())
               else "falls short on " + ", ".join(b for b, r in bok.items() if not r.passes))
 
 # %% [markdown]
@@ -825,38 +985,57 @@ base_rows = []
 for b, pool in tensors.items():
     bl = {"best single": None}
     if b == "humanevalplus":
-        with np.load(datasets.external_dir() / datasets.CHEN / b / "correctness_slim.npz", allow_pickle=False) as z:
-            bl["released q_router"] = np.asarray(z["q_router"], dtype=float)
+        bl["released q_router"] = datasets.chen_release(b, "q_router").astype(float)
     if pool.prompts["text"].notna().any():
-        cf = evaluate_routers(pool, ["tfidf_knn", "embed_knn"], tau=0.5, cv=5, seed=SEED, inputs=budget_inputs(pool, minilm_limit=MINILM_LIMIT),
-                              n_boot=300, target="rate")
-        bl.update({f"{FAMILY[f]} (ours)": cf.evaluation(f).choice for f in ("tfidf_knn", "embed_knn")})
-    base_rows.append(noise.baseline_table(pool, bl, n_boot=N_DECOMP_BOOT, seed=SEED).assign(bench=b))
+        cf = evaluate_routers(pool, ["tfidf_knn", "embed_knn"], tau=0.5, cv=5, seed=SEED,
+                              inputs=budget_inputs(pool, minilm_limit=MINILM_LIMIT), n_boot=300,
+                              target="rate")
+        bl.update({f"{family_label(f)} (ours)": cf.evaluation(f).choice
+                   for f in ("tfidf_knn", "embed_knn")})
+    base_rows.append(noise.baseline_table(pool, bl, n_boot=N_DECOMP_BOOT,
+                                          seed=SEED).assign(bench=b))
 
 # %% [markdown]
 # Each baseline gets one row per tensor, with the share's bracket beside the floor.
 
 # %%
 #| label: tbl-plateau-baseline
-#| tbl-cap: "The same floor against different baselines on the k = 30 tensors: the baseline's score, G = O_exp − score, the floor Δ (the same in every row) and the noise share Δ/G with its 95% bracket."
+#| tbl-cap: >-
+#|   The same floor against different baselines on the k = 30 tensors: the baseline's score, G =
+#|   O_exp − score, the floor Δ (the same in every row) and the noise share Δ/G with its 95%
+#|   bracket.
 if base_rows:
     bt = pd.concat(base_rows, ignore_index=True)
-    bt["share"] = [iv(v, lo, hi) for v, lo, hi in zip(bt["noise_share"], bt["noise_share_lo"], bt["noise_share_hi"], strict=True)]
-    display(R.table(bt, columns={"bench": "bench", "name": "baseline", "score": "score", "gap": "G", "delta": "Δ", "share": "noise share [95%]"}))
+    bt["share"] = [iv(i) for i in Interval.from_columns(bt, "noise_share")]
+    display(R.table(bt, columns={"bench": "bench", "name": "baseline", "score": "score", "gap": "G",
+                                 "delta": "Δ", "share": "noise share [95%]"}))
 
 # %%
 if base_rows:
-    spread = bt.groupby("bench").agg(dmin=("delta", "min"), dmax=("delta", "max"), smin=("noise_share", "min"), smax=("noise_share", "max"))
-    R.check((spread["dmax"] - spread["dmin"]).max() < 1e-12, "the floor Δ is the same against every baseline")
-    ordered = all((g.sort_values("score")["noise_share"].diff().dropna() >= -1e-12).all() for _, g in bt.groupby("bench"))
-    R.check(ordered, "the noise share grows with the baseline's score (Δ fixed, G = O_exp − score shrinking)")
+    spread = bt.groupby("bench").agg(dmin=("delta", "min"), dmax=("delta", "max"),
+                                     smin=("noise_share", "min"), smax=("noise_share", "max"))
+    R.check((spread["dmax"] - spread["dmin"]).max() < 1e-12,
+            "the floor Δ is the same against every baseline")
+    ordered = all((g.sort_values("score")["noise_share"].diff().dropna() >= -1e-12).all()
+                  for _, g in bt.groupby("bench"))
+    R.check(ordered, "the noise share grows with the baseline's score "
+                     "(Δ fixed, G = O_exp − score shrinking)")
     multi = spread[bt.groupby("bench").size() > 1]
-    R.show_md("Reading: within each tensor $\\Delta$ is identical against every baseline, and the share grows with the baseline's "
-              "score: {rng}. {nb} of the {no} router baselines score below the best single model, and against those the share "
-              "is smaller. The share answers *how much of this router's remaining gap is luck*; the floor answers *how much luck "
-              "the pool holds*.", nb=int(sum((g.loc[g["name"] != "best single", "score"] < g.loc[g["name"] == "best single", "score"].iloc[0]).sum()
-                                              for _, g in bt.groupby("bench"))), no=int((bt["name"] != "best single").sum()),
-              rng="; ".join(R.md("from {a} to {b} on {t}", a=r.smin, b=r.smax, t=t) for t, r in multi.iterrows()) or "one baseline only")
+
+
+# %%
+if base_rows:
+    R.show_md("Reading: within each tensor $\\Delta$ is identical against every baseline, and the "
+              "share grows with the baseline's score: {rng}. {nb} of the {no} router baselines "
+              "score below the best single model, and against those the share is smaller. The "
+              "share answers *how much of this router's remaining gap is luck*; the floor answers "
+              "*how much luck the pool holds*.",
+              nb=int(sum((g.loc[g["name"] != "best single",
+                                "score"] < g.loc[g["name"] == "best single", "score"].iloc[0]).sum()
+                         for _, g in bt.groupby("bench"))),
+              no=int((bt["name"] != "best single").sum()),
+              rng="; ".join(R.md("from {a} to {b} on {t}", a=r.smin, b=r.smax, t=t)
+                            for t, r in multi.iterrows()) or "one baseline only")
 
 # %% [markdown]
 # RouterDC's $k = 10$ releases give counts of correct samples only, with no draw alignment, so
@@ -866,24 +1045,32 @@ if base_rows:
 
 # %%
 #| label: tbl-plateau-decomp-k10
-#| tbl-cap: "The decomposition of RouterDC's k = 10 counts (independence form) against the best single member, with 95% brackets."
+#| tbl-cap: >-
+#|   The decomposition of RouterDC's k = 10 counts (independence form) against the best single
+#|   member, with 95% brackets.
 k10 = [n for n in pools if REAL[n][1] == "k10"]
 if k10:
-    d10 = {n: noise.decomposition(pools[n], form="independent", n_boot=N_DECOMP_BOOT, seed=SEED) for n in k10}
-    display(R.table(pd.DataFrame([{"pool": SHORT[n], **{q: iv(d.value(q), d[q].lo, d[q].hi) for q in
-                                                         ("best_single", "o_repro", "o_exp", "delta", "noise_share")}} for n, d in d10.items()]),
-                    columns={"pool": "pool", "best_single": "best single", "o_repro": "O_repro", "o_exp": "O_exp (independent)", "delta": "Δ",
+    d10 = {n: noise.decomposition(pools[n], form="independent", n_boot=N_DECOMP_BOOT, seed=SEED)
+           for n in k10}
+    display(R.table(pd.DataFrame([{"pool": SHORT[n], **{q: iv(d.value(q), d[q].lo, d[q].hi)
+                                                        for q in ("best_single", "o_repro", "o_exp",
+            "delta", "noise_share")}} for n, d in d10.items()]),
+                    columns={"pool": "pool", "best_single": "best single", "o_repro": "O_repro",
+                             "o_exp": "O_exp (independent)", "delta": "Δ",
                              "noise_share": "noise share"}))
 else:
     skipped.append("the decomposition of the RouterDC k = 10 counts")
 
 # %%
 if k10:
-    R.show_md("Reading: the noise share against the best single member ranges from {lo} ({a}) to {hi} ({b}) on the five sets; "
-              "on every set the bracket's lower end is {w}.", lo=min(d.value("noise_share") for d in d10.values()),
+    R.show_md("Reading: the noise share against the best single member ranges from {lo} ({a}) to "
+              "{hi} ({b}) on the five sets; on every set the bracket's lower end is {w}.",
+              lo=min(d.value("noise_share") for d in d10.values()),
               hi=max(d.value("noise_share") for d in d10.values()),
-              a=SHORT[min(d10, key=lambda n: d10[n].value("noise_share"))], b=SHORT[max(d10, key=lambda n: d10[n].value("noise_share"))],
-              w="above zero" if all(d["noise_share"].lo > 0 for d in d10.values()) else "not always above zero")
+              a=SHORT[min(d10, key=lambda n: d10[n].value("noise_share"))],
+              b=SHORT[max(d10, key=lambda n: d10[n].value("noise_share"))],
+              w="above zero" if all(d["noise_share"].lo > 0 for d in d10.values())
+              else "not always above zero")
 
 # %% [markdown]
 # ## Paper 002's tables from its own figures {#sec-plateau-p002}
@@ -945,7 +1132,11 @@ def test_half(pool):
 
 # %%
 #| label: tbl-plateau-p002-t15
-#| tbl-cap: "Paper 002's Table 15 recomputed from its discordant counts and Table 1 (ours / paper's): accuracy, exact 95% interval, Holm-corrected exact McNemar p over the eight rows, recovered share of the oracle opportunity in percent, and whether every number agrees at the paper's rounding."
+#| tbl-cap: >-
+#|   Paper 002's Table 15 recomputed from its discordant counts and Table 1 (ours / paper's):
+#|   accuracy, exact 95% interval, Holm-corrected exact McNemar p over the eight rows, recovered
+#|   share of the oracle opportunity in percent, and whether every number agrees at the paper's
+#|   rounding.
 v15 = p15.assign(acc=pairs(p15, "accuracy", "accuracy_paper"),
                  ci=pairs(p15, ("ci_lo", "ci_hi"), ("ci_lo_paper", "ci_hi_paper")),
                  p=pairs(p15, "p_holm", "p_holm_paper"),
@@ -965,7 +1156,11 @@ R.show_md("Reading: {m} of {n} rows of Table 15 agree number for number at the p
 
 # %%
 #| label: tbl-plateau-p002-t3
-#| tbl-cap: "Paper 002's Table 3 from Tables 1 and 4: the best prompt router (the encoder with K heads on every task), its gain, recovered share and residual from the rounded three-decimal figures and from the integer counts, beside the published values, and the route that reproduces each published cell."
+#| tbl-cap: >-
+#|   Paper 002's Table 3 from Tables 1 and 4: the best prompt router (the encoder with K heads on
+#|   every task), its gain, recovered share and residual from the rounded three-decimal figures and
+#|   from the integer counts, beside the published values, and the route that reproduces each
+#|   published cell.
 R.table(p3, percent=["recovered, rounded", "recovered, counts", "recovered, paper"],
         columns={"dataset": "dataset", "best_gain_rounded": "gain",
                  "recovered_rounded": "recovered, rounded", "recovered_counts": "recovered, counts",
@@ -986,7 +1181,11 @@ R.show_md("Reading: {ok} of the {c} published cells of Table 3 follow from Table
 
 # %%
 #| label: tbl-plateau-p002-t2
-#| tbl-cap: "Paper 002's Table 2 attempted from its published figures with its budget split (δ/3 to the oracle, δ/(3K) to each of K = 8 members, δ/(3L) to each of L = 11 policies) at the published n: computed / published simultaneous 95% intervals for G_Π and H_Π, and the largest difference of a limit."
+#| tbl-cap: >-
+#|   Paper 002's Table 2 attempted from its published figures with its budget split (δ/3 to the
+#|   oracle, δ/(3K) to each of K = 8 members, δ/(3L) to each of L = 11 policies) at the published
+#|   n: computed / published simultaneous 95% intervals for G_Π and H_Π, and the largest difference
+#|   of a limit.
 v2 = p2.assign(G=pairs(p2, ("G_Pi_lo", "G_Pi_hi"), ("G_Pi_lo_paper", "G_Pi_hi_paper")),
                H=pairs(p2, ("H_Pi_lo", "H_Pi_hi"), ("H_Pi_lo_paper", "H_Pi_hi_paper")),
                dmax=p2.filter(like="d_").abs().max(axis=1))
@@ -1051,7 +1250,13 @@ if not regs:
 
 # %%
 #| label: tbl-plateau-regimes
-#| tbl-cap: "Regimes beyond one pre-answer call on the test halves, against the frozen member b: accuracy with exact 95% interval, paired gain with bootstrap 95% interval, discordant counts, exact McNemar p Holm-corrected over the pool's cascade, bandit and binary rows (raw for the two references), cost relative to b's with bootstrap 95% interval, and calls per prompt. The bandit learns from the test verdicts it observes, so its rows describe the realised stream; the cost-aware oracle is not deployable."
+#| tbl-cap: >-
+#|   Regimes beyond one pre-answer call on the test halves, against the frozen member b: accuracy
+#|   with exact 95% interval, paired gain with bootstrap 95% interval, discordant counts, exact
+#|   McNemar p Holm-corrected over the pool's cascade, bandit and binary rows (raw for the two
+#|   references), cost relative to b's with bootstrap 95% interval, and calls per prompt. The
+#|   bandit learns from the test verdicts it observes, so its rows describe the realised stream;
+#|   the cost-aware oracle is not deployable.
 if regs:
     rt = pd.concat([r.table.assign(pool=p) for p, r in regs.items()], ignore_index=True)
     rt = rt.assign(acc=ivs(rt, "accuracy", "accuracy_lo", "accuracy_hi"),
@@ -1110,7 +1315,10 @@ def regime_panel(ax, res, title):
 
 # %%
 #| label: fig-plateau-regimes
-#| fig-cap: "Quality-cost curves of the regimes on the test halves (cost relative to the frozen member b, black; grey points the members): the cascade over its threshold, the bandits over the cost penalty, the binary routers over the share of calls to the strong member."
+#| fig-cap: >-
+#|   Quality-cost curves of the regimes on the test halves (cost relative to the frozen member b,
+#|   black; grey points the members): the cascade over its threshold, the bandits over the cost
+#|   penalty, the binary routers over the share of calls to the strong member.
 if regs:
     fig, axes = plt.subplots(1, len(regs), figsize=(3.2 * len(regs), 3.4), squeeze=False)
     for ax, (p, res) in zip(axes[0], regs.items(), strict=True):
@@ -1132,7 +1340,7 @@ else:
 
 # %%
 def regret_panel(ax, res, title):
-    """One pool: each bandit's cumulative regret against the best fixed member, per prompt so far."""
+    """One pool: each bandit's cumulative regret against the best fixed member, per prompt."""
     for i, pol in enumerate(("linucb", "epsilon_greedy")):
         d = res.regret[res.regret["policy"] == pol]
         ax.plot(d["step"], d["regret_fixed"] / d["step"], color=R.PALETTE[i + 1], lw=1.1,
@@ -1143,7 +1351,10 @@ def regret_panel(ax, res, title):
 
 # %%
 #| label: fig-plateau-regret
-#| fig-cap: "Average regret per test prompt of the two bandits against the best fixed member in hindsight (reward R − λC/C_max), as the test stream proceeds (the bandit has already streamed the calibration half)."
+#| fig-cap: >-
+#|   Average regret per test prompt of the two bandits against the best fixed member in hindsight
+#|   (reward R − λC/C_max), as the test stream proceeds (the bandit has already streamed the
+#|   calibration half).
 if regs:
     fig, axes = plt.subplots(1, len(regs), figsize=(3.2 * len(regs), 3.0), squeeze=False,
                              sharey=True)
@@ -1174,7 +1385,10 @@ if regs:
 
 # %%
 #| label: tbl-plateau-binary
-#| tbl-cap: "Binary strong-weak routers on each pool's pair (strong: the frozen member b; weak: the cheapest other member): APGR with prompt-bootstrap 95% interval, the share of strong calls at the calibration-median threshold, and the gain over b there."
+#| tbl-cap: >-
+#|   Binary strong-weak routers on each pool's pair (strong: the frozen member b; weak: the
+#|   cheapest other member): APGR with prompt-bootstrap 95% interval, the share of strong calls at
+#|   the calibration-median threshold, and the gain over b there.
 if regs:
     bt2 = pd.concat([r.binary.assign(pool=p, strong=r.strong, weak=r.weak)
                      for p, r in regs.items()], ignore_index=True)
@@ -1199,7 +1413,10 @@ if regs:
 
 # %%
 #| label: tbl-plateau-regimes-family
-#| tbl-cap: "Theorem 6 of paper 002 for Π = the constant members plus the cascade and the two binary routers, on the test halves: simultaneous 95% intervals for G_Π and H_Π and the best member of Π."
+#| tbl-cap: >-
+#|   Theorem 6 of paper 002 for Π = the constant members plus the cascade and the two binary
+#|   routers, on the test halves: simultaneous 95% intervals for G_Π and H_Π and the best member of
+#|   Π.
 if regs:
     cert = {p: r.certificate for p, r in regs.items()}
     rf = pd.DataFrame([{"pool": p, "|Π|": c.L, "best": c.best_policy_name, "glo": c.G_lo,
@@ -1224,7 +1441,10 @@ if regs:
 
 # %%
 #| label: tbl-plateau-mixture
-#| tbl-cap: "The budget-matched mixture against the member selected on the test half (rAUC difference with paired bootstrap 95% interval): that member held fixed, as in 2609.32996, and re-selected in every resample (the book's option), on RouterDC's k = 10 test halves."
+#| tbl-cap: >-
+#|   The budget-matched mixture against the member selected on the test half (rAUC difference with
+#|   paired bootstrap 95% interval): that member held fixed, as in 2609.32996, and re-selected in
+#|   every resample (the book's option), on RouterDC's k = 10 test halves.
 mix_rows = []
 for name in [n for n in pools if REAL[n][1] == "k10"]:
     f, rs = (MX.deployment_rules(test_half(pools[name]), n_boot=N_BOOT, seed=SEED, reselect=x)
@@ -1275,7 +1495,11 @@ def vote_row(pool, r):
 
 # %%
 #| label: tbl-plateau-vote
-#| tbl-cap: "2609.32996's pooled plurality vote with replacement on MMLU-Pro's test half (k = 1): expected accuracy of a vote over r letters drawn from the 29 models, the member best on the test half with its accuracy, and the accuracy difference with a paired bootstrap 95% interval (that member held fixed)."
+#| tbl-cap: >-
+#|   2609.32996's pooled plurality vote with replacement on MMLU-Pro's test half (k = 1): expected
+#|   accuracy of a vote over r letters drawn from the 29 models, the member best on the test half
+#|   with its accuracy, and the accuracy difference with a paired bootstrap 95% interval (that
+#|   member held fixed).
 if "mmlu-pro" in pools:
     vt = pd.DataFrame([vote_row(test_half(pools["mmlu-pro"]), r) for r in VOTE_RS])
     display(R.table(vt, columns={"r": "r", "pooled": "pooled vote accuracy", "best": "best member",
@@ -1306,15 +1530,19 @@ if "mmlu-pro" in pools:
 # %%
 claims, must = R.Claims(), []
 cb = sim_res.evaluations
-claims.add("planted specialists: identity and 15-NN gains over the best member above zero", "this chapter",
+claims.add("planted specialists: identity and 15-NN gains over the best member above zero",
+           "this chapter",
            f"lower limits {cb['dataset'].gain_best_lo:.3f} and {cb['embed_knn'].gain_best_lo:.3f}",
            min(cb["dataset"].gain_best_lo, cb["embed_knn"].gain_best_lo) > 0, kind="simulation")
 p_min = min(fp["p_upper_best"].min(), fp["p_upper_cal"].min())
-claims.add(f"exchangeable pools: no family above zero more often than {ALPHA / 2:.1%} ({N_STUDY_POOLS} pools)", "issue 10",
-           f"max rate {max(fp['rate_best'].max(), fp['rate_cal'].max()):.1%}, min tail p {p_min:.3f}", p_min > 0.01 / n_tests,
-           kind="simulation")
-claims.add("routing identity C_orac − C_r = D e_D for every fitted router on every pool", "2609.32996 §2", f"max residual {id_res:.1e}",
-           id_res <= 1e-12, kind="identity")
+claims.add(f"exchangeable pools: no family above zero more often than {ALPHA / 2:.1%} "
+           f"({N_STUDY_POOLS} pools)",
+           "issue 10",
+           f"max rate {max(fp['rate_best'].max(), fp['rate_cal'].max()):.1%}, min tail p "
+           f"{p_min:.3f}",
+           p_min > 0.01 / n_tests, kind="simulation")
+claims.add("routing identity C_orac − C_r = D e_D for every fitted router on every pool",
+           "2609.32996 §2", f"max residual {id_res:.1e}", id_res <= 1e-12, kind="identity")
 must.append(len(claims) - 1)
 
 # %% [markdown]
@@ -1323,12 +1551,17 @@ must.append(len(claims) - 1)
 
 # %%
 if comps:
-    claims.add("the best router recovers under half of G_b on every pool where the share is reported", "002 Table 3",
-               f"{rep['recovered'].min():.1%} to {rep['recovered'].max():.1%} (paper {R.published('002.T3.recovered_lo').text} to "
-               f"{R.published('002.T3.recovered_hi').text})", bool((rep["recovered"] < 0.5).all()) if len(rep) else False, kind="published")
+    claims.add("the best router recovers under half of G_b on every pool where the share is "
+               "reported",
+               "002 Table 3",
+               f"{rep['recovered'].min():.1%} to {rep['recovered'].max():.1%} (paper "
+               f"{R.published('002.T3.recovered_lo').text} to "
+               f"{R.published('002.T3.recovered_hi').text})",
+               bool((rep["recovered"] < 0.5).all()) if len(rep) else False, kind="published")
     claims.add("family certificate: G_Π not certified, H_Π certified", "002 Table 2",
-               f"G_Π lower limit 0 on {int((fam_df['glo'] == 0).sum())}/{len(fam_df)}, H_Π positive on {int((fam_df['hlo'] > 0).sum())}/"
-               f"{len(fam_df)} (paper {len(t2)}/{len(t2)} and {int((t2['H_Pi_lo'] > 0).sum())}/{len(t2)})",
+               f"G_Π lower limit 0 on {int((fam_df['glo'] == 0).sum())}/{len(fam_df)}, H_Π "
+               f"positive on {int((fam_df['hlo'] > 0).sum())}/{len(fam_df)} (paper "
+               f"{len(t2)}/{len(t2)} and {int((t2['H_Pi_lo'] > 0).sum())}/{len(t2)})",
                bool((fam_df["glo"] == 0).all() and (fam_df["hlo"] > 0).all()), kind="published")
     claims.add("rescue − loss = the paired difference, every router and pool", "002 App. I",
                f"max discrepancy {float((pr_all['net'] - pr_all['difference']).abs().max()):.1e}",
@@ -1340,13 +1573,17 @@ if comps:
 
 # %%
 if "math500" in decs:
-    claims.add("MATH-500 decomposition equals the released figures within 0.002", "2607.03436 (released)", f"largest difference {dev:.4f}",
-               dev <= 0.002, kind="published")
+    claims.add("MATH-500 decomposition equals the released figures within 0.002",
+               "2607.03436 (released)", f"largest difference {dev:.4f}", dev <= 0.002,
+               kind="published")
     must.append(len(claims) - 1)
 if "gpqa" in decs and released.get("gpqa"):
     g_dev = abs(decs["gpqa"].value("noise_share") - released["gpqa"]["noise_share"])
-    claims.add("GPQA noise share equals the released decomposition within 0.002", "2607.03436 (released)",
-               f"{decs['gpqa'].value('noise_share'):.3f} against {released['gpqa']['noise_share']:.3f} (review {R.published('001.REV.share_gpqa').text})",
+    claims.add("GPQA noise share equals the released decomposition within 0.002",
+               "2607.03436 (released)",
+               f"{decs['gpqa'].value('noise_share'):.3f} against "
+               f"{released['gpqa']['noise_share']:.3f} (review "
+               f"{R.published('001.REV.share_gpqa').text})",
                g_dev <= 0.002, kind="published")
     must.append(len(claims) - 1)
 
@@ -1356,12 +1593,14 @@ if "gpqa" in decs and released.get("gpqa"):
 
 # %%
 if CHEN:
-    claims.add("best-of-M on the committed member is not below the single-draw oracle", "2607.03436 Thm 2b",
-               ", ".join(f"{b}: {'passes' if r.passes else 'fails'}" for b, r in bok.items()), all(r.passes for r in bok.values()),
-               kind="simulation")
+    claims.add("best-of-M on the committed member is not below the single-draw oracle",
+               "2607.03436 Thm 2b",
+               ", ".join(f"{b}: {'passes' if r.passes else 'fails'}" for b, r in bok.items()),
+               all(r.passes for r in bok.values()), kind="simulation")
 if base_rows:
     claims.add("the floor Δ does not depend on the baseline; the share does", "2607.03436",
-               f"Δ spread {float((spread['dmax'] - spread['dmin']).max()):.1e}, share spread up to {float((spread['smax'] - spread['smin']).max()):.3f}",
+               f"Δ spread {float((spread['dmax'] - spread['dmin']).max()):.1e}, share spread up to "
+               f"{float((spread['smax'] - spread['smin']).max()):.3f}",
                (spread["dmax"] - spread["dmin"]).max() < 1e-12, kind="identity")
     must.append(len(claims) - 1)
 
@@ -1396,14 +1635,17 @@ if regs:
 
 # %%
 #| label: tbl-plateau-claims
-#| tbl-cap: "The chapter's claims on this run: what was computed (with the paper's figure where it prints one) and whether the claim holds here."
+#| tbl-cap: >-
+#|   The chapter's claims on this run: what was computed (with the paper's figure where it prints
+#|   one) and whether the claim holds here.
 claims.table()
 
 # %%
 failed = [claims.rows[i]["claim"] for i in must if not claims.rows[i]["holds"]]
 if failed:
     raise R.ProseError(f"claims that must hold failed: {failed}")
-R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity and every reproduction of a released figure holds.",
+R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity and every reproduction of "
+          "a released figure holds.",
           h=sum(r["holds"] for r in claims.rows), n=len(claims), s=SEED)
 
 # %% [markdown]
@@ -1411,33 +1653,47 @@ R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity and eve
 
 # %%
 R.skipped_callout(skipped)
-lines = [R.md("- On planted, prompt-predictable specialists the identity router gains {d:+} over the best member (interval {where}); "
-              "in exchangeable pools the intervals lie above zero in at most {fp:%} of pools against a nominal {nom:%}, {verdict}.",
-              d=cb["dataset"].gain_best, where=R.position(0.0, cb["dataset"].gain_best_lo, 1.0, below="above zero", inside="reaching zero",
+lines = [R.md("- On planted, prompt-predictable specialists the identity router gains {d:+} over "
+              "the best member (interval {where}); in exchangeable pools the intervals lie above "
+              "zero in at most {fp:%} of pools against a nominal {nom:%}, {verdict}.",
+              d=cb["dataset"].gain_best, where=R.position(0.0, cb["dataset"].gain_best_lo, 1.0,
+                                                          below="above zero",
+                                                          inside="reaching zero",
                                                           above="below zero"),
               fp=max(fp["rate_best"].max(), fp["rate_cal"].max()), nom=ALPHA / 2,
-              verdict="within what chance allows" if p_min > 0.01 / n_tests else "more often than chance allows")]
+              verdict="within what chance allows" if p_min > 0.01 / n_tests
+              else "more often than chance allows")]
 
 # %%
 if comps:
-    lines.append(R.md("- On {n} real pools, {b} of {t} fitted router-pool pairs beat the frozen best member after Holm correction; "
-                      "the best router per pool gains between {lo:+} and {hi:+}, and where the opportunity $G_b$ is certified it "
-                      "recovers {rlo:%} to {rhi:%} of it (paper 002: {plo} to {phi}).", n=len(comps), b=len(better), t=len(fitted),
-                      lo=pt["gain"].min(), hi=pt["gain"].max(), rlo=rep["recovered"].min() if len(rep) else float("nan"),
-                      rhi=rep["recovered"].max() if len(rep) else float("nan"), plo=R.published("002.T3.recovered_lo").text,
+    lines.append(R.md("- On {n} real pools, {b} of {t} fitted router-pool pairs beat the frozen "
+                      "best member after Holm correction; the best router per pool gains between "
+                      "{lo:+} and {hi:+}, and where the opportunity $G_b$ is certified it "
+                      "recovers {rlo:%} to {rhi:%} of it (paper 002: {plo} to {phi}).",
+                      n=len(comps), b=len(better), t=len(fitted), lo=pt["gain"].min(),
+                      hi=pt["gain"].max(), rlo=rep["recovered"].min() if len(rep) else float("nan"),
+                      rhi=rep["recovered"].max() if len(rep) else float("nan"),
+                      plo=R.published("002.T3.recovered_lo").text,
                       phi=R.published("002.T3.recovered_hi").text))
-    lines.append(R.md("- The family certificate leaves $G_\\Pi$ uncertified on {g} of {t} pools and certifies the residual $H_\\Pi$ "
-                      "on {h}{tail}", g=int((fam_df["glo"] == 0).sum()), t=len(fam_df), h=int((fam_df["hlo"] > 0).sum()),
-                      tail=": there, real opportunity survives beyond the predeclared family." if (fam_df["hlo"] > 0).any() else "."))
+    lines.append(R.md("- The family certificate leaves $G_\\Pi$ uncertified on {g} of {t} pools "
+                      "and certifies the residual $H_\\Pi$ on {h}{tail}",
+                      g=int((fam_df["glo"] == 0).sum()), t=len(fam_df),
+                      h=int((fam_df["hlo"] > 0).sum()),
+                      tail=": there, real opportunity survives beyond the predeclared family."
+                      if (fam_df["hlo"] > 0).any() else "."))
 
 # %%
 if CHEN:
-    lines.append(R.md("- Under stochastic decoding part of every router's gap is luck: on MATH-500 $\\Delta = {dl}$, a share {s} of "
-                      "the gap to the best single model (the share grows with the baseline's score, the floor does not move); "
-                      "best-of-$M$ on a committed member {v}.", dl=decs["math500"].value("delta") if "math500" in decs else float("nan"),
+    lines.append(R.md("- Under stochastic decoding part of every router's gap is luck: on MATH-500 "
+                      "$\\Delta = {dl}$, a share {s} of the gap to the best single model (the "
+                      "share grows with the baseline's score, the floor does not move); "
+                      "best-of-$M$ on a committed member {v}.",
+                      dl=decs["math500"].value("delta") if "math500" in decs else float("nan"),
                       s=decs["math500"].value("noise_share") if "math500" in decs else float("nan"),
-                      v="passes 001's falsifier on every tensor" if all(r.passes for r in bok.values()) else "fails on some tensor"))
-lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start, s=SMALL))
+                      v="passes 001's falsifier on every tensor"
+                      if all(r.passes for r in bok.values()) else "fails on some tensor"))
+lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start,
+                  s=SMALL))
 R.show_lines(lines)
 
 # %% [markdown]
@@ -1461,41 +1717,53 @@ R.show_lines(lines)
 ex_fams = ["embed_knn", "tfidf_knn", "multi_logreg"]
 if "routerdc-gsm8k-test" in pools:
     g8 = pools["routerdc-gsm8k-test"]
-    ex = {t: evaluate_routers(g8, ex_fams, tau=t, split="half", seed=SEED, inputs=inputs["routerdc-gsm8k-test"], n_boot=300)
+    ex = {t: evaluate_routers(g8, ex_fams, tau=t, split="half", seed=SEED,
+                              inputs=inputs["routerdc-gsm8k-test"], n_boot=300)
           for t in sorted({TAU_K10, 0.8})}
     row = {t: PL.plateau_table({"g": r}).iloc[0] for t, r in ex.items()}
-    R.solution("1. {body}", body=" ".join(R.md("At $\\tau = {t:g}$ the frozen member covers {b}, the oracle {o}, so $G_b = {g}$; the "
-                                               "best of three routers gains {gain:+}.", t=t, b=r["baseline"], o=r["oracle"], g=r["G_b"],
-                                               gain=r["gain"]) for t, r in row.items()))
+    R.solution("1. {body}",
+               body=" ".join(R.md("At $\\tau = {t:g}$ the frozen member covers {b}, the oracle "
+                                  "{o}, so $G_b = {g}$; the best of three routers gains {gain:+}.",
+                                  t=t, b=r["baseline"], o=r["oracle"], g=r["G_b"], gain=r["gain"])
+                             for t, r in row.items()))
 else:
     R.solution("1. The RouterDC counts are absent on this run; the solution needs them.")
 
 # %%
 e8 = sim8_res.evaluation("embed_knn")
-R.solution("2. $C_{{\\mathrm{{orac}}}} - C_r$ counts the prompts where some member is covered and $r$'s choice is not; every such "
-           "prompt is a disagreement prompt, so the difference is $D$ times the share of disagreement prompts where $r$ errs, "
-           "$e_D$. Subtracting $C_{{\\mathrm{{orac}}}} - C_{{\\mathrm{{best}}}} = L$ gives $C_r - C_{{\\mathrm{{best}}}} = L - D e_D$. "
-           "On the simulated $k = 8$ pool: $D = {D}$, $e_D = {e}$, $D e_D = {De}$, $L = {L}$, so $L - D e_D = {g:+}$, the router's "
-           "gain over the best member ({gb:+}; residual of the identity {res:.1e}).", D=e8.D, e=e8.e_D, De=e8.D * e8.e_D, L=e8.L,
-           g=e8.L - e8.D * e8.e_D, gb=e8.gain_best, res=e8.identity_residual)
+R.solution("2. $C_{{\\mathrm{{orac}}}} - C_r$ counts the prompts where some member is covered and "
+           "$r$'s choice is not; every such prompt is a disagreement prompt, so the difference is "
+           "$D$ times the share of disagreement prompts where $r$ errs, $e_D$. Subtracting "
+           "$C_{{\\mathrm{{orac}}}} - C_{{\\mathrm{{best}}}} = L$ gives $C_r - "
+           "C_{{\\mathrm{{best}}}} = L - D e_D$. On the simulated $k = 8$ pool: $D = {D}$, $e_D = "
+           "{e}$, $D e_D = {De}$, $L = {L}$, so $L - D e_D = {g:+}$, the router's gain over the "
+           "best member ({gb:+}; residual of the identity {res:.1e}).",
+           D=e8.D, e=e8.e_D, De=e8.D * e8.e_D, L=e8.L, g=e8.L - e8.D * e8.e_D, gb=e8.gain_best,
+           res=e8.identity_residual)
 
 # %%
-c3, call = PL.certificate(sim_res, sim.pool, PL.PAPER_FAMILY), PL.certificate(sim_res, sim.pool, None)
-R.solution("3. The budget per family member is $\\alpha/(3\\lvert\\Pi\\rvert)$, so a larger family widens every policy interval. With "
-           "$\\lvert\\Pi\\rvert = {l3}$ the interval for $G_\\Pi$ is {a}; with every fitted router ($\\lvert\\Pi\\rvert = {la}$) it is "
-           "{b}. The estimate can only rise (more candidates), but the lower limit {w}.", l3=c3.L, la=call.L,
-           a=iv(c3.G_estimate, c3.G_lo, c3.G_hi), b=iv(call.G_estimate, call.G_lo, call.G_hi),
-           w=R.compare(call.G_lo, c3.G_lo, more="rises here", less="falls", same="stays where it was"))
+c3, call = PL.certificate(sim_res, sim.pool, PL.PAPER_FAMILY), PL.certificate(sim_res, sim.pool,
+        None)
+R.solution("3. The budget per family member is $\\alpha/(3\\lvert\\Pi\\rvert)$, so a larger family "
+           "widens every policy interval. With $\\lvert\\Pi\\rvert = {l3}$ the interval for "
+           "$G_\\Pi$ is {a}; with every fitted router ($\\lvert\\Pi\\rvert = {la}$) it is {b}. "
+           "The estimate can only rise (more candidates), but the lower limit {w}.",
+           l3=c3.L, la=call.L, a=iv(c3.G_estimate, c3.G_lo, c3.G_hi),
+           b=iv(call.G_estimate, call.G_lo, call.G_hi),
+           w=R.compare(call.G_lo, c3.G_lo, more="rises here", less="falls",
+                       same="stays where it was"))
 
 # %%
 if "math500" in tensors:
     m5 = tensors["math500"]
     arg = m5.rates().argmax(axis=1)
     d_arg = noise.decomposition(m5, baseline=arg, n_boot=300, seed=SEED)
-    R.solution("4. Against a router scoring $O_{{\\mathrm{{repro}}}}$ the recoverable part $G_{{\\mathrm{{rec}}}}$ is zero and "
-               "$G = \\Delta$, so the share is one. With the in-sample maximiser on MATH-500 (it reads every draw, so it is not "
-               "deployable): score {s}, $G = {g}$, $\\Delta = {dl}$, share {sh}.", s=d_arg.value("baseline"), g=d_arg.value("gap"),
-               dl=d_arg.value("delta"), sh=d_arg.value("noise_share"))
+    R.solution("4. Against a router scoring $O_{{\\mathrm{{repro}}}}$ the recoverable part "
+               "$G_{{\\mathrm{{rec}}}}$ is zero and $G = \\Delta$, so the share is one. With the "
+               "in-sample maximiser on MATH-500 (it reads every draw, so it is not deployable): "
+               "score {s}, $G = {g}$, $\\Delta = {dl}$, share {sh}.",
+               s=d_arg.value("baseline"), g=d_arg.value("gap"), dl=d_arg.value("delta"),
+               sh=d_arg.value("noise_share"))
 else:
-    R.solution("4. Against a router scoring $O_{{\\mathrm{{repro}}}}$, $G_{{\\mathrm{{rec}}}} = 0$ and $G = \\Delta$: the share is one. "
-               "(The MATH-500 tensor is absent on this run.)")
+    R.solution("4. Against a router scoring $O_{{\\mathrm{{repro}}}}$, $G_{{\\mathrm{{rec}}}} = 0$ "
+               "and $G = \\Delta$: the share is one. (The MATH-500 tensor is absent on this run.)")

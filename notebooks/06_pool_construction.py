@@ -55,9 +55,13 @@ MMLU_FOLDS = 10  # folds for MMLU-Pro (29 models, 10k items)
 MAX_SUBSETS = 30000  # enumerate the optimum up to this many subsets, bound it beyond
 MAX_NODES = 20000  # branch-and-bound nodes per size in the MMLU-Pro large case
 CONF_NOISE = 0.15  # sd of simulated confidences around the true success probabilities
-ROUTER = "auto"  # the prompt router for router gain on real pools: a routers.py family ("auto": embed_knn); None skips it
-EMBED = "cached"  # its embedding: the pool's own, cached MiniLM, else TF-IDF + SVD (compose.sweep_embedding)
-ROUTER_POOLS = ["routerbench-all", "llmrouter-routeprofile", "llmrouter-dcrouter", "routerdc-k1-all"]
+# the prompt router for router gain on real pools: a routers.py family ("auto": embed_knn); None
+# skips it
+ROUTER = "auto"
+# its embedding: the pool's own, cached MiniLM, else TF-IDF + SVD (compose.sweep_embedding)
+EMBED = "cached"
+ROUTER_POOLS = ["routerbench-all", "llmrouter-routeprofile", "llmrouter-dcrouter",
+                "routerdc-k1-all"]
 ROUTER_FOLDS = 10  # folds per real pool for router gain
 
 # %%
@@ -82,11 +86,14 @@ from oraclegap.stats.certify import random_halves
 use_style()
 if SMALL:
     N_FOLDS, N_RANDOM, N_INSTANCES = min(N_FOLDS, 8), min(N_RANDOM, 100), min(N_INSTANCES, 60)
-    REAL_FOLDS, MMLU_FOLDS, MAX_NODES, ROUTER_FOLDS = min(REAL_FOLDS, 6), min(MMLU_FOLDS, 3), min(MAX_NODES, 2000), 3
+    REAL_FOLDS, MMLU_FOLDS, MAX_NODES, ROUTER_FOLDS = min(REAL_FOLDS, 6), min(MMLU_FOLDS,
+            3), min(MAX_NODES, 2000), 3
 rng = np.random.default_rng(SEED)
 t_start = time.perf_counter()
-skipped: list[str] = [f"router gain on {name} (SMALL run)" for name in ROUTER_POOLS[3:]] if SMALL else []
-ROUTER_POOLS = ROUTER_POOLS[:3] if SMALL else ROUTER_POOLS  # embedding the text of the largest pool takes most of a small run
+skipped: list[str] = [f"router gain on {name} (SMALL run)"
+                      for name in ROUTER_POOLS[3:]] if SMALL else []
+# embedding the text of the largest pool takes most of a small run
+ROUTER_POOLS = ROUTER_POOLS[:3] if SMALL else ROUTER_POOLS
 
 # %% [markdown]
 # Two helpers: the comparison word of a sentence, computed from its numbers, and the folded
@@ -112,19 +119,28 @@ def solution(text: str) -> None:
 # data. Real pools are read in place from `OG_EXTERNAL_DIR` when present.
 
 # %%
-#| label: tbl-compose-settings
-#| tbl-cap: "Data and settings of this chapter."
 avail = datasets.available()
 present = set(avail.loc[avail["present"], "name"])
-settings = pd.DataFrame([
-    {"data": "random outcome matrices", "what": f"{N_INSTANCES} instances, n 5-80 items, K 3-9 models; exact lattice checks", "used": True},
-    {"data": "constructed instances", "what": "disjoint rescue sets (greedy optimal); the classical greedy worst case, s = 2..5", "used": True},
-    {"data": "simulated pool", "what": f"4 datasets x {N_ITEMS} items x {K_SIM} models, topic skill sd {TOPIC_SD:g} (and 0)", "used": True},
-    {"data": "held-out sweep", "what": f"sizes 1..K-1, {N_FOLDS} folds (real pools {REAL_FOLDS}, MMLU-Pro {MMLU_FOLDS}), {N_RANDOM} random pools per cell", "used": True},
-    {"data": "paper 002, published", "what": "Tables 9 and 10 and the App. J sweep figures (data/paper/)", "used": True},
-    {"data": "real pools (OG_EXTERNAL_DIR)", "what": "MMLU-Pro, RouterBench, RouterDC, LLMRouter (2 sets), k = 30 tensors", "used": bool(present & {"mmlu-pro", "routerbench-all"})},
-    {"data": "routers for router gain", "what": f"routers.py max_confidence on simulated confidences; real pools: {ROUTER} on {EMBED} embeddings, {ROUTER_FOLDS} folds", "used": True},
-])
+settings_rows = [  # (data, what, used)
+    ("random outcome matrices", f"{N_INSTANCES} instances, n 5-80 items, K 3-9 models; exact "
+     "lattice checks", True),
+    ("constructed instances", "disjoint rescue sets (greedy optimal); the classical greedy worst "
+     "case, s = 2..5", True),
+    ("simulated pool", f"4 datasets x {N_ITEMS} items x {K_SIM} models, topic skill sd "
+     f"{TOPIC_SD:g} (and 0)", True),
+    ("held-out sweep", f"sizes 1..K-1, {N_FOLDS} folds (real pools {REAL_FOLDS}, MMLU-Pro "
+     f"{MMLU_FOLDS}), {N_RANDOM} random pools per cell", True),
+    ("paper 002, published", "Tables 9 and 10 and the App. J sweep figures (data/paper/)", True),
+    ("real pools (OG_EXTERNAL_DIR)", "MMLU-Pro, RouterBench, RouterDC, LLMRouter (2 sets), k = 30 "
+     "tensors", bool(present & {"mmlu-pro", "routerbench-all"})),
+    ("routers for router gain", "routers.py max_confidence on simulated confidences; real pools: "
+     f"{ROUTER} on {EMBED} embeddings, {ROUTER_FOLDS} folds", True),
+]
+
+# %%
+#| label: tbl-compose-settings
+#| tbl-cap: "Data and settings of this chapter."
+settings = pd.DataFrame([{"data": d, "what": w, "used": u} for d, w, u in settings_rows])
 table(settings)
 
 # %% [markdown]
@@ -138,32 +154,43 @@ table(settings)
 # accuracies, members sharing a latent item difficulty, and sparse rescuers.
 
 # %%
-#| label: tbl-compose-thm8
-#| tbl-cap: "Theorem 8 on random outcome matrices: lattice checks of monotonicity and diminishing returns, and the smallest greedy/optimum ratio over all sizes."
 study = C.theorem8_study(N_INSTANCES, seed=rng)
-by_kind = study.groupby("kind").agg(
-    instances=("instance", "size"), monotone_checks=("monotone_checks", "sum"), monotone_violations=("monotone_violations", "sum"),
-    submodular_checks=("submodular_checks", "sum"), submodular_violations=("submodular_violations", "sum"),
-    min_ratio=("min_ratio", "min"), greedy_optimal_everywhere=("greedy_optimal_all_sizes", "mean"),
-).reset_index()
-display(table(by_kind, percent=["greedy optimal at every size"], columns={
-    "kind": "instances of", "instances": "instances", "monotone_checks": "monotone: checks", "monotone_violations": "monotone: violations",
-    "submodular_checks": "submodular: checks", "submodular_violations": "submodular: violations",
-    "min_ratio": "smallest greedy/opt.", "greedy_optimal_everywhere": "greedy optimal at every size"}))
+by_kind = study.groupby("kind").agg(instances=("instance", "size"),
+                                    monotone_checks=("monotone_checks", "sum"),
+                                    monotone_violations=("monotone_violations", "sum"),
+                                    submodular_checks=("submodular_checks", "sum"),
+                                    submodular_violations=("submodular_violations", "sum"),
+                                    min_ratio=("min_ratio", "min"),
+                                    greedy_optimal_everywhere=("greedy_optimal_all_sizes",
+        "mean")).reset_index()
+
+
+# %%
+#| label: tbl-compose-thm8
+#| tbl-cap: >-
+#|   Theorem 8 on random outcome matrices: lattice checks of monotonicity and diminishing returns,
+#|   and the smallest greedy/optimum ratio over all sizes.
+display(table(by_kind, percent=["greedy optimal at every size"],
+              columns={"kind": "instances of", "instances": "instances",
+                       "monotone_checks": "monotone: checks",
+                       "monotone_violations": "monotone: violations",
+                       "submodular_checks": "submodular: checks",
+                       "submodular_violations": "submodular: violations",
+                       "min_ratio": "smallest greedy/opt.",
+                       "greedy_optimal_everywhere": "greedy optimal at every size"}))
 
 # %% [markdown]
 # Over all instances together:
 
 # %%
-show_md(
-    "Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {viol} violations; every instance is normalised: {norm}. "
-    "The smallest greedy/optimum ratio is {rmin} against the guarantee {bound}, and greedy is optimal at every size on "
-    "{opt:%} of the instances.",
-    nm=int(by_kind["monotone_checks"].sum()), ns=int(by_kind["submodular_checks"].sum()),
-    viol=int(by_kind["monotone_violations"].sum() + by_kind["submodular_violations"].sum()),
-    norm=fmt(bool(study["normalised"].all())), rmin=study["min_ratio"].min(), bound=C.GREEDY_BOUND,
-    opt=study["greedy_optimal_all_sizes"].mean(),
-)
+show_md("Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {viol} violations; "
+        "every instance is normalised: {norm}. The smallest greedy/optimum ratio is {rmin} "
+        "against the guarantee {bound}, and greedy is optimal at every size on {opt:%} of the "
+        "instances.",
+        nm=int(by_kind["monotone_checks"].sum()), ns=int(by_kind["submodular_checks"].sum()),
+        viol=int(by_kind["monotone_violations"].sum() + by_kind["submodular_violations"].sum()),
+        norm=fmt(bool(study["normalised"].all())), rmin=study["min_ratio"].min(),
+        bound=C.GREEDY_BOUND, opt=study["greedy_optimal_all_sizes"].mean())
 
 # %% [markdown]
 # Random instances rarely stress the bound. Two constructions have known answers. If every
@@ -178,10 +205,12 @@ worst = []
 for s in range(2, 6):
     X, greedy_count, optimum_count = C.greedy_worst_case(s, scale=4 if s <= 3 else 1)
     g, o = C.greedy_pool(X, 0, s), C.exhaustive_pool(X, 0, s)
-    worst.append({"s": s, "items": X.shape[0], "greedy": g.value, "optimum": o.value, "ratio": g.value / o.value,
-                  "as constructed": greedy_count / optimum_count, "1-(1-1/s)^s": 1 - (1 - 1 / s) ** s})
+    worst.append({"s": s, "items": X.shape[0], "greedy": g.value, "optimum": o.value,
+                  "ratio": g.value / o.value, "as constructed": greedy_count / optimum_count,
+                  "1-(1-1/s)^s": 1 - (1 - 1 / s) ** s})
 worst = pd.DataFrame(worst)
-disjoint = C.theorem8_checks(C.disjoint_rescue_instance([9, 7, 5, 5, 3, 1], n_anchor_right=20, seed=SEED), 0)
+disjoint = C.theorem8_checks(C.disjoint_rescue_instance([9, 7, 5, 5, 3, 1], n_anchor_right=20,
+                                                        seed=SEED), 0)
 
 # %% [markdown]
 # @fig-compose-thm8 shows both: the worst-case ratios against their limit and the guarantee
@@ -189,7 +218,10 @@ disjoint = C.theorem8_checks(C.disjoint_rescue_instance([9, 7, 5, 5, 3, 1], n_an
 
 # %%
 #| label: fig-compose-thm8
-#| fig-cap: "Left: greedy/optimum on the classical worst-case instances (points) against 1 - (1 - 1/s)^s (line) and the guarantee 1 - 1/e (dashed). Right: the smallest greedy/optimum ratio over sizes on each random instance."
+#| fig-cap: >-
+#|   Left: greedy/optimum on the classical worst-case instances (points) against 1 - (1 - 1/s)^s
+#|   (line) and the guarantee 1 - 1/e (dashed). Right: the smallest greedy/optimum ratio over sizes
+#|   on each random instance.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
 ss = np.arange(2, 9)
 axes[0].plot(ss, 1 - (1 - 1 / ss) ** ss, color="C0", label="1 - (1 - 1/s)^s")
@@ -199,7 +231,8 @@ axes[0].set(xlabel="pool size s", ylabel="greedy / optimum", title="worst-case f
 axes[0].legend(fontsize=8)
 axes[1].hist(study["min_ratio"], bins=np.linspace(C.GREEDY_BOUND, 1, 30), color="C2")
 axes[1].axvline(C.GREEDY_BOUND, color="k", ls="--", lw=1)
-axes[1].set(xlabel="smallest greedy / optimum over sizes", ylabel="instances", title="random instances")
+axes[1].set(xlabel="smallest greedy / optimum over sizes", ylabel="instances",
+            title="random instances")
 plt.tight_layout()
 plt.show()
 
@@ -207,12 +240,12 @@ plt.show()
 # The constructed instances against their known answers:
 
 # %%
-show_md(
-    "Reading: the constructed ratios equal the construction's own counts ({agree}) and fall from {r2} at s = 2 to {r5} at s = 5, "
-    "above the guarantee {bound} throughout. On disjoint rescue sets greedy equals the optimum at all {k} sizes: {dis}.",
-    agree=fmt(bool(np.allclose(worst["ratio"], worst["as constructed"]))), r2=worst["ratio"].iloc[0], r5=worst["ratio"].iloc[-1],
-    bound=C.GREEDY_BOUND, k=len(disjoint.sizes), dis=fmt(bool(np.array_equal(disjoint.greedy, disjoint.optimum))),
-)
+show_md("Reading: the constructed ratios equal the construction's own counts ({agree}) and fall "
+        "from {r2} at s = 2 to {r5} at s = 5, above the guarantee {bound} throughout. On disjoint "
+        "rescue sets greedy equals the optimum at all {k} sizes: {dis}.",
+        agree=fmt(bool(np.allclose(worst["ratio"], worst["as constructed"]))),
+        r2=worst["ratio"].iloc[0], r5=worst["ratio"].iloc[-1], bound=C.GREEDY_BOUND,
+        k=len(disjoint.sizes), dis=fmt(bool(np.array_equal(disjoint.greedy, disjoint.optimum))))
 
 # %% [markdown]
 # ## The held-out sweep on a simulated pool
@@ -235,8 +268,10 @@ flat = C.latent_world(N_ITEMS, K_SIM, topic_sd=0.0, seed=SEED)
 sim = C.pool_sweep(world.pool, n_folds=N_FOLDS, n_random=N_RANDOM, seed=SEED)
 sim_flat = C.pool_sweep(flat.pool, n_folds=N_FOLDS, n_random=N_RANDOM, seed=SEED)
 sims = {"simulated, topic skill": sim, "simulated, no topic skill": sim_flat}
-show_md("Model accuracies range from {lo} to {hi}; {c:,} cells per pool (4 datasets x {f} folds x 7 sizes), both sweeps in {t:.1f} s.",
-        lo=world.p.mean(axis=0).min(), hi=world.p.mean(axis=0).max(), c=len(sim.cells), f=N_FOLDS, t=time.perf_counter() - t0)
+show_md("Model accuracies range from {lo} to {hi}; {c:,} cells per pool (4 datasets x {f} folds x "
+        "7 sizes), both sweeps in {t:.1f} s.",
+        lo=world.p.mean(axis=0).min(), hi=world.p.mean(axis=0).max(), c=len(sim.cells), f=N_FOLDS,
+        t=time.perf_counter() - t0)
 
 # %% [markdown]
 # First the calibration objective: how close is greedy to the exhaustive optimum in each cell?
@@ -244,13 +279,19 @@ show_md("Model accuracies range from {lo} to {hi}; {c:,} cells per pool (4 datas
 
 # %%
 #| label: tbl-compose-calibration
-#| tbl-cap: "Greedy/optimum on the calibration half over all cells of the sweep, simulated pools and paper 002 (published, App. J)."
+#| tbl-cap: >-
+#|   Greedy/optimum on the calibration half over all cells of the sweep, simulated pools and paper
+#|   002 (published, App. J).
 pv = {(r.statistic, r.dataset): r.value for r in paper_table("002_appJ_sweep").itertuples()}
-cal_rows = [{"pool": name, "cells": len(sw.cells), "ratio min": sw.cells["ratio"].min(), "ratio mean": sw.cells["ratio"].mean(),
-             "cells at the optimum": (sw.cells["ratio"] >= 1 - 1e-12).mean(), "cells below 1-1/e": int((sw.cells["ratio"] < C.GREEDY_BOUND).sum())}
+cal_rows = [{"pool": name, "cells": len(sw.cells), "ratio min": sw.cells["ratio"].min(),
+             "ratio mean": sw.cells["ratio"].mean(),
+             "cells at the optimum": (sw.cells["ratio"] >= 1 - 1e-12).mean(),
+             "cells below 1-1/e": int((sw.cells["ratio"] < C.GREEDY_BOUND).sum())}
             for name, sw in sims.items()]
-cal_rows.append({"pool": "paper 002 (published)", "cells": int(pv[("cells", "all")]), "ratio min": pv[("greedy_over_optimum_min", "all")],
-                 "ratio mean": pv[("greedy_over_optimum_mean", "all")], "cells at the optimum": np.nan, "cells below 1-1/e": 0})
+cal_rows.append({"pool": "paper 002 (published)", "cells": int(pv[("cells", "all")]),
+                 "ratio min": pv[("greedy_over_optimum_min", "all")],
+                 "ratio mean": pv[("greedy_over_optimum_mean", "all")],
+                 "cells at the optimum": np.nan, "cells below 1-1/e": 0})
 cal_tbl = pd.DataFrame(cal_rows)
 display(table(cal_tbl, percent=["cells at the optimum"]))
 
@@ -258,15 +299,16 @@ display(table(cal_tbl, percent=["cells at the optimum"]))
 # The simulated pool with topic skill against the paper:
 
 # %%
-show_md(
-    "Reading: on the simulated pool with topic skill greedy is at the optimum in {a:%} of cells and never below {m}; its mean "
-    "ratio {r} is {cmp} the paper's {rp}. {verdict}",
-    a=cal_tbl["cells at the optimum"].iloc[0], m=cal_tbl["ratio min"].iloc[0], r=cal_tbl["ratio mean"].iloc[0],
-    cmp=than(round(cal_tbl["ratio mean"].iloc[0], 3), round(pv[("greedy_over_optimum_mean", "all")], 3), "above", "below", "equal to"),
-    rp=pv[("greedy_over_optimum_mean", "all")],
-    verdict="Near-optimality on the calibration objective is the rule, as in the paper." if cal_tbl["ratio mean"].iloc[0] >= 0.99
-    else "Greedy falls measurably short of the optimum here, unlike in the paper.",
-)
+show_md("Reading: on the simulated pool with topic skill greedy is at the optimum in {a:%} of "
+        "cells and never below {m}; its mean ratio {r} is {cmp} the paper's {rp}. {verdict}",
+        a=cal_tbl["cells at the optimum"].iloc[0], m=cal_tbl["ratio min"].iloc[0],
+        r=cal_tbl["ratio mean"].iloc[0],
+        cmp=than(round(cal_tbl["ratio mean"].iloc[0], 3),
+                 round(pv[("greedy_over_optimum_mean", "all")], 3), "above", "below", "equal to"),
+        rp=pv[("greedy_over_optimum_mean", "all")],
+        verdict="Near-optimality on the calibration objective is the rule, as in the paper."
+        if cal_tbl["ratio mean"].iloc[0] >= 0.99
+        else "Greedy falls measurably short of the optimum here, unlike in the paper.")
 
 # %% [markdown]
 # Now the held-out coverage at s = 2, the size paper 002 tabulates (@tbl-compose-table10). The
@@ -276,9 +318,13 @@ show_md(
 
 # %%
 #| label: tbl-compose-table10
-#| tbl-cap: "Held-out complementary coverage at s = 2, mean over folds (Table 10 analog): greedy, the four baselines, random pools, the calibration-optimal pool and the hindsight optimum. Last rows: paper 002's Table 10 (published; its diversity column is error correlation)."
+#| tbl-cap: >-
+#|   Held-out complementary coverage at s = 2, mean over folds (Table 10 analog): greedy, the four
+#|   baselines, random pools, the calibration-optimal pool and the hindsight optimum. Last rows:
+#|   paper 002's Table 10 (published; its diversity column is error correlation).
+published10 = paper_table("002_table10_pool_baselines").drop(columns="size")
 t10 = pd.concat([sw.table10(2).assign(pool=name) for name, sw in sims.items()]
-                + [paper_table("002_table10_pool_baselines").drop(columns="size").assign(pool="paper 002 (published)")], ignore_index=True)
+                + [published10.assign(pool="paper 002 (published)")], ignore_index=True)
 t10 = t10[["pool"] + [c for c in t10.columns if c != "pool"]]
 display(table(t10))
 
@@ -289,15 +335,16 @@ display(table(t10))
 ts = t10[t10["pool"] == "simulated, topic skill"]
 rules = ["accuracy", "diversity", "kmedoids", "dpp"]
 best_rule = ts[["greedy"] + rules].idxmax(axis=1)
-show_md(
-    "Reading: with topic skill greedy's held-out coverage is above accuracy ranking's on {w} of {n} datasets and below it on {l}; "
-    "the highest deployable rule per dataset is {best}. The calibration-optimal pool covers {eo} on average against greedy's "
-    "{go}, and the hindsight optimum {ho}{gapword}.",
-    w=int((ts["greedy"] > ts["accuracy"] + 1e-12).sum()), l=int((ts["greedy"] < ts["accuracy"] - 1e-12).sum()), n=len(ts),
-    best=", ".join(f"{d}: {r}" for d, r in zip(ts["dataset"], best_rule, strict=True)),
-    eo=ts["exhaustive"].mean(), go=ts["greedy"].mean(), ho=ts["hindsight"].mean(),
-    gapword=": choosing on half the data leaves part of the test ceiling unreached" if ts["hindsight"].mean() > ts["exhaustive"].mean() + 1e-12 else "",
-)
+show_md("Reading: with topic skill greedy's held-out coverage is above accuracy ranking's on {w} "
+        "of {n} datasets and below it on {l}; the highest deployable rule per dataset is {best}. "
+        "The calibration-optimal pool covers {eo} on average against greedy's {go}, and the "
+        "hindsight optimum {ho}{gapword}.",
+        w=int((ts["greedy"] > ts["accuracy"] + 1e-12).sum()),
+        l=int((ts["greedy"] < ts["accuracy"] - 1e-12).sum()), n=len(ts),
+        best=", ".join(f"{d}: {r}" for d, r in zip(ts["dataset"], best_rule, strict=True)),
+        eo=ts["exhaustive"].mean(), go=ts["greedy"].mean(), ho=ts["hindsight"].mean(),
+        gapword=": choosing on half the data leaves part of the test ceiling unreached"
+        if ts["hindsight"].mean() > ts["exhaustive"].mean() + 1e-12 else "")
 
 # %% [markdown]
 # Against random pools: in each cell, greedy's held-out coverage is compared with the
@@ -305,15 +352,21 @@ show_md(
 
 # %%
 #| label: tbl-compose-random
-#| tbl-cap: "Greedy against random pools on the test half at s = 2: mean greedy coverage, the mean random p05 and p95, the share of folds where greedy exceeds the random p95, and the mean share of random pools greedy beats (strictly), with paper 002's published shares."
+#| tbl-cap: >-
+#|   Greedy against random pools on the test half at s = 2: mean greedy coverage, the mean random
+#|   p05 and p95, the share of folds where greedy exceeds the random p95, and the mean share of
+#|   random pools greedy beats (strictly), with paper 002's published shares.
 pub_beats = {d: v for (st, d), v in pv.items() if st == "share_of_random_beaten"}
 rand_rows = []
 for name, sw in sims.items():
     s2 = sw.summary()
     s2 = s2[s2["size"] == 2]
-    rand_rows += [{"pool": name, "dataset": r.dataset, "greedy": r.greedy_test, "random p05": r.random_p05, "random p95": r.random_p95,
-                   "folds above p95": r.above_p95, "random beaten": r.beats_random} for r in s2.itertuples()]
-rand_rows += [{"pool": "paper 002 (published)", "dataset": d, "random beaten": v} for d, v in pub_beats.items()]
+    rand_rows += [{"pool": name, "dataset": r.dataset, "greedy": r.greedy_test,
+                   "random p05": r.random_p05, "random p95": r.random_p95,
+                   "folds above p95": r.above_p95, "random beaten": r.beats_random}
+                  for r in s2.itertuples()]
+rand_rows += [{"pool": "paper 002 (published)", "dataset": d, "random beaten": v}
+              for d, v in pub_beats.items()]
 rand_tbl = pd.DataFrame(rand_rows)
 display(table(rand_tbl, percent=["folds above p95", "random beaten"]))
 
@@ -323,16 +376,18 @@ display(table(rand_tbl, percent=["folds above p95", "random beaten"]))
 # %%
 sk = rand_tbl[rand_tbl["pool"] == "simulated, topic skill"]
 fl = rand_tbl[rand_tbl["pool"] == "simulated, no topic skill"]
-show_md(
-    "Reading: with topic skill greedy beats {b:%} of random pools on average and exceeds their p95 in {p:%} of folds; without "
-    "topic skill {bf:%} and {pf:%}. The paper reports {lo:%} to {hi:%} of random draws beaten. {lead} {verdict}",
-    b=sk["random beaten"].mean(), p=sk["folds above p95"].mean(), bf=fl["random beaten"].mean(), pf=fl["folds above p95"].mean(),
-    lo=min(pub_beats.values()), hi=max(pub_beats.values()),
-    lead="Beating most random pools is not the same as beating the upper end of their spread:" if sk["random beaten"].mean() > 0.5
-    else "Greedy does not even beat most random pools, and",
-    verdict=md("greedy's mean lies inside the random p05-p95 band on {k} of {n} simulated datasets.",
-               k=int(((sk["greedy"] <= sk["random p95"]) & (sk["greedy"] >= sk["random p05"])).sum()), n=len(sk)),
-)
+show_md("Reading: with topic skill greedy beats {b:%} of random pools on average and exceeds their "
+        "p95 in {p:%} of folds; without topic skill {bf:%} and {pf:%}. The paper reports {lo:%} "
+        "to {hi:%} of random draws beaten. {lead} {verdict}",
+        b=sk["random beaten"].mean(), p=sk["folds above p95"].mean(), bf=fl["random beaten"].mean(),
+        pf=fl["folds above p95"].mean(), lo=min(pub_beats.values()), hi=max(pub_beats.values()),
+        lead="Beating most random pools is not the same as beating the upper end of their spread:"
+        if sk["random beaten"].mean() > 0.5 else "Greedy does not even beat most random pools, and",
+        verdict=md("greedy's mean lies inside the random p05-p95 band on {k} of {n} simulated "
+                   "datasets.",
+                   k=int(((sk["greedy"] <= sk["random p95"])
+                          & (sk["greedy"] >= sk["random p05"])).sum()),
+                   n=len(sk)))
 
 # %% [markdown]
 # Why are random pools so hard to beat? @fig-compose-saturation plots coverage against pool
@@ -341,11 +396,15 @@ show_md(
 
 # %%
 #| label: fig-compose-saturation
-#| fig-cap: "Complementary coverage against pool size on the simulated pool with topic skill, mean over folds: greedy on the calibration and the test half, accuracy ranking on the test half, the random p05-p95 band and the hindsight optimum."
+#| fig-cap: >-
+#|   Complementary coverage against pool size on the simulated pool with topic skill, mean over
+#|   folds: greedy on the calibration and the test half, accuracy ranking on the test half, the
+#|   random p05-p95 band and the hindsight optimum.
 summ = sim.summary()
 fig, axes = plt.subplots(1, 4, figsize=(12, 3.2), sharey=True)
 for ax, (ds, d) in zip(axes, summ.groupby("dataset", sort=False), strict=True):
-    ax.fill_between(d["size"], d["random_p05"], d["random_p95"], color="C7", alpha=0.3, label="random p05-p95")
+    ax.fill_between(d["size"], d["random_p05"], d["random_p95"], color="C7", alpha=0.3,
+                    label="random p05-p95")
     ax.plot(d["size"], d["greedy_cal"], color="C0", ls="--", label="greedy (calibration)")
     ax.plot(d["size"], d["greedy_test"], color="C0", marker="o", ms=3, label="greedy (test)")
     ax.plot(d["size"], d["accuracy_test"], color="C1", marker="s", ms=3, label="accuracy (test)")
@@ -361,32 +420,40 @@ plt.show()
 
 # %%
 ov = sim.overview(2)
-show_md(
-    "Reading: on the calibration half {sat} of the {k} alternatives already reach 90% of the whole pool's coverage (median over "
-    "datasets); the random band narrows onto the ceiling as the pool grows.",
-    sat=fmt(float(ov["saturation_size"].median()), 0), k=K_SIM - 1,
-)
+show_md("Reading: on the calibration half {sat} of the {k} alternatives already reach 90% of the "
+        "whole pool's coverage (median over datasets); the random band narrows onto the ceiling "
+        "as the pool grows.",
+        sat=fmt(float(ov["saturation_size"].median()), 0), k=K_SIM - 1)
 
 # %% [markdown]
 # Pool stability: with the anchor and the pools refitted on each calibration half, how often
 # does the same pool come back (@tbl-compose-stability)?
 
 # %%
-#| label: tbl-compose-stability
-#| tbl-cap: "Stability across folds on the simulated pool with topic skill, sizes 1-3: share of folds choosing the most frequent pool (anchor included), number of distinct pools, mean pairwise Jaccard similarity, and the share of the most frequent anchor."
 stab = sim.stability()
-stab = stab[stab["size"] <= 3].groupby(["size", "rule"], sort=False)[["modal_pool_share", "distinct_pools", "mean_jaccard", "modal_anchor_share"]].mean().reset_index()
-display(table(stab, percent=["modal pool", "modal anchor"], columns={
-    "size": "size", "rule": "rule", "modal_pool_share": "modal pool", "distinct_pools": "distinct pools",
-    "mean_jaccard": "mean Jaccard", "modal_anchor_share": "modal anchor"}))
+stab = stab[stab["size"] <= 3].groupby(["size", "rule"],
+                                       sort=False)[["modal_pool_share", "distinct_pools",
+                                                    "mean_jaccard",
+                                                    "modal_anchor_share"]].mean().reset_index()
+
+
+# %%
+#| label: tbl-compose-stability
+#| tbl-cap: >-
+#|   Stability across folds on the simulated pool with topic skill, sizes 1-3: share of folds
+#|   choosing the most frequent pool (anchor included), number of distinct pools, mean pairwise
+#|   Jaccard similarity, and the share of the most frequent anchor.
+display(table(stab, percent=["modal pool", "modal anchor"],
+              columns={"size": "size", "rule": "rule", "modal_pool_share": "modal pool",
+                       "distinct_pools": "distinct pools", "mean_jaccard": "mean Jaccard",
+                       "modal_anchor_share": "modal anchor"}))
 gs = stab[(stab["rule"] == "greedy") & (stab["size"] == 2)].iloc[0]
 ac = stab[(stab["rule"] == "accuracy") & (stab["size"] == 2)].iloc[0]
-show_md(
-    "Reading: at s = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the accuracy-ranked pool ({a:%}); the anchor "
-    "itself is the same in {an:%} of folds.",
-    g=gs["modal_pool_share"], a=ac["modal_pool_share"], cmp=than(gs["modal_pool_share"], ac["modal_pool_share"], "more often than", "less often than", "as often as"),
-    an=gs["modal_anchor_share"],
-)
+show_md("Reading: at s = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
+        "accuracy-ranked pool ({a:%}); the anchor itself is the same in {an:%} of folds.",
+        g=gs["modal_pool_share"], a=ac["modal_pool_share"],
+        cmp=than(gs["modal_pool_share"], ac["modal_pool_share"], "more often than",
+                 "less often than", "as often as"), an=gs["modal_anchor_share"])
 
 # %% [markdown]
 # ## Budgets in cost units
@@ -416,12 +483,16 @@ worst_cb = C.budget_ratios(curve)  # per method, the worst budget as a share of 
 
 # %%
 #| label: fig-compose-budget
-#| fig-cap: "Complementary coverage under a knapsack budget on simulated dataset A (calibration half, solid; test half, dashed): cost-benefit greedy with and without partial enumeration, the exhaustive knapsack optimum and the cost-blind greedy order cut at the budget."
+#| fig-cap: >-
+#|   Complementary coverage under a knapsack budget on simulated dataset A (calibration half, solid;
+#|   test half, dashed): cost-benefit greedy with and without partial enumeration, the exhaustive
+#|   knapsack optimum and the cost-blind greedy order cut at the budget.
 fig, ax = plt.subplots(figsize=(7, 3.8))
 for i, (m, d) in enumerate(curve.groupby("method", sort=False)):
     ax.plot(d["budget"], d["fit"], marker="o", ms=3, color=f"C{i}", label=m)
     ax.plot(d["budget"], d["test"], ls="--", color=f"C{i}", lw=1)
-ax.set(xlabel="budget B (sum of normalised mean costs)", ylabel="F_b", title="coverage under a cost budget")
+ax.set(xlabel="budget B (sum of normalised mean costs)", ylabel="F_b",
+       title="coverage under a cost budget")
 ax.legend(fontsize=8)
 plt.show()
 
@@ -429,14 +500,15 @@ plt.show()
 # Each method's worst budget, as a share of the knapsack optimum:
 
 # %%
-show_md(
-    "Reading: over {nb} budgets the smallest ratio to the knapsack optimum is {p3} with partial enumeration (guarantee {g3}), {p0} "
-    "without it (guarantee {g0}) and {cb} for the cost-blind greedy order, which has no guarantee under costs{why}.",
-    nb=len(budgets), p3=worst_cb["cost-benefit greedy (partial=3)"], g3=C.GREEDY_BOUND, p0=worst_cb["cost-benefit greedy (partial=0)"],
-    g0=C.GREEDY_BOUND / 2, cb=worst_cb["cost-blind greedy prefix"],
-    why=" (at small budgets its first, expensive choice does not fit, and it stops with nothing)"
-    if curve.loc[curve["method"] == "cost-blind greedy prefix", "size"].min() == 0 else "",
-)
+show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum is {p3} with "
+        "partial enumeration (guarantee {g3}), {p0} without it (guarantee {g0}) and {cb} for the "
+        "cost-blind greedy order, which has no guarantee under costs{why}.",
+        nb=len(budgets), p3=worst_cb["cost-benefit greedy (partial=3)"], g3=C.GREEDY_BOUND,
+        p0=worst_cb["cost-benefit greedy (partial=0)"], g0=C.GREEDY_BOUND / 2,
+        cb=worst_cb["cost-blind greedy prefix"],
+        why=" (at small budgets its first, expensive choice does not fit, and it stops with "
+            "nothing)"
+        if curve.loc[curve["method"] == "cost-blind greedy prefix", "size"].min() == 0 else "")
 
 # %% [markdown]
 # ## Real pools
@@ -450,8 +522,10 @@ show_md(
 
 # %%
 REAL = [("MMLU-Pro", "mmlu-pro", {"by": None, "n_folds": MMLU_FOLDS}),
-        ("RouterBench", "routerbench-all", {"by": "dataset"}), ("RouterDC k=1", "routerdc-k1-all", {"by": "task"}),
-        ("LLMRouter RouteProfile", "llmrouter-routeprofile", {"by": "dataset"}), ("LLMRouter DCRouter", "llmrouter-dcrouter", {"by": "dataset"})]
+        ("RouterBench", "routerbench-all", {"by": "dataset"}),
+        ("RouterDC k=1", "routerdc-k1-all", {"by": "task"}),
+        ("LLMRouter RouteProfile", "llmrouter-routeprofile", {"by": "dataset"}),
+        ("LLMRouter DCRouter", "llmrouter-dcrouter", {"by": "dataset"})]
 real, t0, first_reason = {}, time.perf_counter(), None
 for label, name, kw in REAL:
     pool, why = datasets.load_optional(name)
@@ -467,8 +541,10 @@ for label, name, kw in REAL:
 # benchmark and tau.
 
 # %%
-multi = {"k=30 tensors": [("chen2026-math500", "MATH-500"), ("chen2026-humanevalplus", "HumanEval+"), ("chen2026-gpqa", "GPQA")],
-         "RouterDC k=10": [("routerdc-gsm8k-test", "GSM8K"), ("routerdc-mbpp", "MBPP"), ("routerdc-humaneval", "HumanEval"),
+multi = {"k=30 tensors": [("chen2026-math500", "MATH-500"),
+                          ("chen2026-humanevalplus", "HumanEval+"), ("chen2026-gpqa", "GPQA")],
+         "RouterDC k=10": [("routerdc-gsm8k-test", "GSM8K"), ("routerdc-mbpp", "MBPP"),
+                           ("routerdc-humaneval", "HumanEval"),
                            ("routerdc-javascript", "HumanEval-JS")]}
 loaded = {}
 for label, entries in multi.items():
@@ -491,9 +567,12 @@ for label, pools in loaded.items():
         for tau in (TAUS if label == "k=30 tensors" else [0.5]):
             X, names = C.outcome_matrix(pool, tau=tau)
             tables[f"{short} tau={tau:g}"] = pd.DataFrame(X, columns=names)
-    real[label] = C.pool_sweep(tables, n_folds=REAL_FOLDS, n_random=N_RANDOM, max_subsets=MAX_SUBSETS, seed=SEED)
-show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real), c=sum(len(sw.cells) for sw in real.values()),
-        t=time.perf_counter() - t0, why=md(" Some pools are absent; the first reason: {w}", w=first_reason) if first_reason else "")
+    real[label] = C.pool_sweep(tables, n_folds=REAL_FOLDS, n_random=N_RANDOM,
+                               max_subsets=MAX_SUBSETS, seed=SEED)
+show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real),
+        c=sum(len(sw.cells) for sw in real.values()), t=time.perf_counter() - t0,
+        why=md(" Some pools are absent; the first reason: {w}", w=first_reason) if first_reason
+        else "")
 
 # %% [markdown]
 # Two real pools carry per-query costs: the RouterBench subset (US dollars) and RouteProfile
@@ -505,7 +584,9 @@ show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real), c=
 # %%
 brow = []
 for label in [x for x in ("RouterBench", "LLMRouter RouteProfile") if x in real]:
-    sw, pool = real[label], datasets.load({"RouterBench": "routerbench-all", "LLMRouter RouteProfile": "llmrouter-routeprofile"}[label])
+    registry = {"RouterBench": "routerbench-all",
+                "LLMRouter RouteProfile": "llmrouter-routeprofile"}
+    sw, pool = real[label], datasets.load(registry[label])
     cr = sw.table9(2).set_index(["dataset", "rule"])["pool_cost_ratio"]
     for ds, pos in sw.items.items():
         Xd, cd, fit = pool.verdicts[pos, :, 0], pool.cost[pos], ~sw.splits[ds][0]
@@ -520,13 +601,20 @@ rb = pd.DataFrame(brow)
 
 # %%
 #| label: tbl-compose-real-budget
-#| tbl-cap: "Knapsack budgets with real costs: per dataset, the smallest ratio to the exhaustive knapsack optimum over eight budgets on the calibration half for cost-benefit greedy with and without partial enumeration and for the cost-blind greedy order, and the mean cost of querying anchor + greedy pool (s = 2) over the anchor's, from the sweep."
+#| tbl-cap: >-
+#|   Knapsack budgets with real costs: per dataset, the smallest ratio to the exhaustive knapsack
+#|   optimum over eight budgets on the calibration half for cost-benefit greedy with and without
+#|   partial enumeration and for the cost-blind greedy order, and the mean cost of querying anchor +
+#|   greedy pool (s = 2) over the anchor's, from the sweep.
 if len(rb):
     display(table(rb))
-    show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} over {n} datasets (without: {p0}; "
-            "cost-blind order: {cb}); querying the anchor and a greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
-            p3=rb["cost-benefit greedy (partial=3)"].min(), p0=rb["cost-benefit greedy (partial=0)"].min(), n=len(rb),
-            cb=rb["cost-blind greedy prefix"].min(), lo=rb.iloc[:, -1].min(), hi=rb.iloc[:, -1].max())
+    show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} "
+            "over {n} datasets (without: {p0}; cost-blind order: {cb}); querying the anchor and a "
+            "greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
+            p3=rb["cost-benefit greedy (partial=3)"].min(),
+            p0=rb["cost-benefit greedy (partial=0)"].min(), n=len(rb),
+            cb=rb["cost-blind greedy prefix"].min(), lo=rb.iloc[:, -1].min(),
+            hi=rb.iloc[:, -1].max())
 else:
     show_md("*Skipped: neither RouterBench nor RouteProfile is present.*")
 
@@ -535,17 +623,30 @@ else:
 # test half, how often greedy clears the random p95, and how quickly coverage saturates.
 
 # %%
-#| label: tbl-compose-real
-#| tbl-cap: "Every real dataset at s = 2 (means over folds): greedy/optimum on calibration over exact cells (smallest and mean), held-out coverage of greedy and of accuracy ranking, the share of folds where greedy beats the random p95, the mean share of random pools it beats, the recurrence of the modal greedy pool, and the number of alternatives reaching 90% of the whole pool's calibration coverage."
 if real:
-    over = pd.concat([sw.overview(2).assign(pool=label) for label, sw in real.items()], ignore_index=True)
-    shown = over.assign(size=[f"{int(n):,} × {int(k)}" for n, k in zip(over["items"], over["K"], strict=True)],
+    over = pd.concat([sw.overview(2).assign(pool=label) for label, sw in real.items()],
+                     ignore_index=True)
+    shown = over.assign(size=[f"{int(n):,} × {int(k)}"
+                              for n, k in zip(over["items"], over["K"], strict=True)],
                         saturation_size=over["saturation_size"].round().astype("Int64"))
-    names = {"pool": "pool", "dataset": "dataset", "size": "n × M", "ratio_min": "greedy/opt. (min)",
-             "ratio_mean": "greedy/opt. (mean)", "greedy_test": "greedy (test)", "accuracy_test": "accuracy rank (test)",
-             "above_p95": "folds > random p95", "beats_random": "random pools beaten", "greedy_modal_share": "modal pool",
-             "saturation_size": "size for 90%"}
-    display(table(shown, columns=names, percent=["folds > random p95", "random pools beaten", "modal pool"]))
+    names = {"pool": "pool", "dataset": "dataset", "size": "n × M",
+             "ratio_min": "greedy/opt. (min)", "ratio_mean": "greedy/opt. (mean)",
+             "greedy_test": "greedy (test)", "accuracy_test": "accuracy rank (test)",
+             "above_p95": "folds > random p95", "beats_random": "random pools beaten",
+             "greedy_modal_share": "modal pool", "saturation_size": "size for 90%"}
+
+
+# %%
+#| label: tbl-compose-real
+#| tbl-cap: >-
+#|   Every real dataset at s = 2 (means over folds): greedy/optimum on calibration over exact cells
+#|   (smallest and mean), held-out coverage of greedy and of accuracy ranking, the share of folds
+#|   where greedy beats the random p95, the mean share of random pools it beats, the recurrence of
+#|   the modal greedy pool, and the number of alternatives reaching 90% of the whole pool's
+#|   calibration coverage.
+if real:
+    display(table(shown, columns=names,
+                  percent=["folds > random p95", "random pools beaten", "modal pool"]))
 else:
     skipped.append("real pools (none present)")
     show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
@@ -556,15 +657,19 @@ else:
 # %%
 def pool_sentence(label, o):
     n = len(o)
-    w, l = int((o["greedy_test"] > o["accuracy_test"] + 1e-12).sum()), int((o["greedy_test"] < o["accuracy_test"] - 1e-12).sum())
+    w = int((o["greedy_test"] > o["accuracy_test"] + 1e-12).sum())
+    l = int((o["greedy_test"] < o["accuracy_test"] - 1e-12).sum())
     maj = int((o["above_p95"] > 0.5).sum())
-    verdict = ("greedy construction pays here: it clears the random p95 in most folds on most datasets" if maj > n / 2
-               else "greedy pools are hard to tell from random ones here")
-    return md("- **{p}** ({n} dataset(s), K = {K}): greedy is at {rm} of the calibration optimum on average (lowest {rl}); at "
-              "s = 2 it covers more than accuracy ranking on {w}, less on {l} and as much on {t}; it clears the random p95 in most "
-              "folds on {maj} of {n} and beats {br:%} of random pools on average; {sat} of {K1} alternatives give 90% of the "
-              "whole pool's coverage (median). So {v}.", p=label, n=n, K=int(o["K"].max()), rm=o["ratio_mean"].mean(),
-              rl=o["ratio_min"].min(), w=w, l=l, t=n - w - l, maj=maj, br=o["beats_random"].mean(),
+    verdict = ("greedy construction pays here: it clears the random p95 in most folds on most "
+               "datasets"
+               if maj > n / 2 else "greedy pools are hard to tell from random ones here")
+    return md("- **{p}** ({n} dataset(s), K = {K}): greedy is at {rm} of the calibration optimum "
+              "on average (lowest {rl}); at s = 2 it covers more than accuracy ranking on {w}, "
+              "less on {l} and as much on {t}; it clears the random p95 in most folds on {maj} of "
+              "{n} and beats {br:%} of random pools on average; {sat} of {K1} alternatives give "
+              "90% of the whole pool's coverage (median). So {v}.",
+              p=label, n=n, K=int(o["K"].max()), rm=o["ratio_mean"].mean(), rl=o["ratio_min"].min(),
+              w=w, l=l, t=n - w - l, maj=maj, br=o["beats_random"].mean(),
               sat=fmt(float(o["saturation_size"].median()), 0), K1=int(o["K"].max()) - 1, v=verdict)
 
 
@@ -577,25 +682,33 @@ if real:
 # against the share of alternatives kept.
 
 # %%
-sat_lines = []  # per real dataset: (pool colour, legend label, share of alternatives kept, greedy / whole pool, random / whole pool)
+# per real dataset: (pool colour, legend label, share of alternatives kept, greedy / whole pool,
+# random / whole pool)
+sat_lines = []
 for i, (label, sw) in enumerate(real.items()):
     for j, (ds, d) in enumerate(sw.summary().groupby("dataset", sort=False)):
         K1 = sw.settings["K"][ds] - 1
-        top = d["greedy_test"].iloc[-1] if d["size"].iloc[-1] == K1 else np.nan  # greedy of size K - 1 = the whole pool
-        sat_lines.append((i, label if j == 0 else None, d["size"] / K1, d["greedy_test"] / top, d["random_mean"] / top))
+        # greedy of size K - 1 = the whole pool
+        top = d["greedy_test"].iloc[-1] if d["size"].iloc[-1] == K1 else np.nan
+        sat_lines.append((i, label if j == 0 else None, d["size"] / K1, d["greedy_test"] / top,
+                          d["random_mean"] / top))
 
 # %% [markdown]
 # Each curve is drawn twice, greedy on the left and random pools on the right:
 
 # %%
 #| label: fig-compose-real-saturation
-#| fig-cap: "Saturation on the real pools: held-out coverage of greedy (left) and of random pools (right) divided by the whole pool's coverage, against the share of the K - 1 alternatives kept; one line per dataset, coloured by pool."
+#| fig-cap: >-
+#|   Saturation on the real pools: held-out coverage of greedy (left) and of random pools (right)
+#|   divided by the whole pool's coverage, against the share of the K - 1 alternatives kept; one
+#|   line per dataset, coloured by pool.
 if real:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for i, label, share, greedy_rel, random_rel in sat_lines:
         for ax, rel in zip(axes, (greedy_rel, random_rel), strict=True):
             ax.plot(share, rel, color=f"C{i}", lw=1, alpha=0.7, label=label)
-    axes[0].set(xlabel="share of alternatives kept", ylabel="coverage / whole pool", title="greedy (test half)")
+    axes[0].set(xlabel="share of alternatives kept", ylabel="coverage / whole pool",
+                title="greedy (test half)")
     axes[1].set(xlabel="share of alternatives kept", title="random pools (test half)")
     axes[0].legend(fontsize=7)
     plt.tight_layout()
@@ -615,14 +728,21 @@ else:
 
 # %%
 #| label: tbl-compose-mmlupro
-#| tbl-cap: "MMLU-Pro, all items, anchor = the most accurate model: greedy against the optimum by enumeration, branch and bound, or (when neither finishes) an upper bound."
+#| tbl-cap: >-
+#|   MMLU-Pro, all items, anchor = the most accurate model: greedy against the optimum by
+#|   enumeration, branch and bound, or (when neither finishes) an upper bound.
 mp, why = datasets.load_optional("mmlu-pro")
 if mp is not None:
     Xm, mnames = C.outcome_matrix(mp)
     gm, gl = C.greedy_pool(Xm, "best", 12), C.greedy_pool(Xm, "best", 12, lazy=True)
-    large = pd.DataFrame([{"size": s, "greedy": gm.values[s - 1], **{k: v for k, v in vars(o).items() if k in ("method", "exact", "evaluated")},
-                           "optimum or bound": o.upper_value, "greedy / optimum (>= when a bound)": gm.values[s - 1] / o.upper_value}
-                          for s in (2, 3, 4, 6, 8, 10, 12) for o in [C.exhaustive_pool(Xm, "best", s, max_subsets=MAX_SUBSETS, max_nodes=MAX_NODES)]])
+    large = pd.DataFrame([{"size": s, "greedy": gm.values[s - 1],
+                           **{k: v for k, v in vars(o).items()
+                              if k in ("method", "exact", "evaluated")},
+                           "optimum or bound": o.upper_value,
+                           "greedy / optimum (>= when a bound)": gm.values[s - 1] / o.upper_value}
+                          for s in (2, 3, 4, 6, 8, 10, 12)
+                          for o in [C.exhaustive_pool(Xm, "best", s, max_subsets=MAX_SUBSETS,
+                                                      max_nodes=MAX_NODES)]])
     display(table(large))
 else:
     skipped.append("MMLU-Pro large case (absent)")
@@ -633,11 +753,15 @@ else:
 
 # %%
 if mp is not None:
-    show_md("Reading: anchor {a}; the optimum is proven up to s = {se} (enumeration up to {sn}), and {gr} there; "
-            "lazy greedy took {le} marginal-gain evaluations for twelve members against {pe} for plain greedy, with the same pool: {same}.",
-            a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()), sn=int(large.loc[large["method"] == "enumeration", "size"].max()),
-            gr=(lambda r: "greedy attains it at every proven size" if r >= 1 - 1e-12 else md("greedy reaches at least {r:%} of it", r=r))(
-                large.loc[large["exact"], "greedy / optimum (>= when a bound)"].min()), le=gl.evaluations, pe=gm.evaluations, same=fmt(gl.members == gm.members))
+    show_md("Reading: anchor {a}; the optimum is proven up to s = {se} (enumeration up to {sn}), "
+            "and {gr} there; lazy greedy took {le} marginal-gain evaluations for twelve members "
+            "against {pe} for plain greedy, with the same pool: {same}.",
+            a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
+            sn=int(large.loc[large["method"] == "enumeration", "size"].max()),
+            gr=(lambda r: "greedy attains it at every proven size" if r >= 1 - 1e-12
+                else md("greedy reaches at least {r:%} of it", r=r))(large.loc[large["exact"],
+            "greedy / optimum (>= when a bound)"].min()), le=gl.evaluations, pe=gm.evaluations,
+            same=fmt(gl.members == gm.members))
 
 # %% [markdown]
 # ## Does coverage buy router gain? {#sec-compose-router}
@@ -657,38 +781,49 @@ t0 = time.perf_counter()
 routed = {}
 for name, w in {"simulated, topic skill": world, "simulated, no topic skill": flat}.items():
     conf = np.clip(w.p + rng.normal(0, CONF_NOISE, w.p.shape), 0, 1)
-    routed[name] = C.pool_sweep(w.pool, n_folds=N_FOLDS, n_random=N_RANDOM, seed=SEED, router="max_confidence",
-                                confidence=conf, baselines=("accuracy",))
+    routed[name] = C.pool_sweep(w.pool, n_folds=N_FOLDS, n_random=N_RANDOM, seed=SEED,
+                                router="max_confidence", confidence=conf, baselines=("accuracy",))
 rows_all = pd.concat([sw.rules.assign(pool=name) for name, sw in routed.items()], ignore_index=True)
 rows_all = rows_all[rows_all["rule"].isin(["greedy", "accuracy"])]
-show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_all), t=time.perf_counter() - t0)
+show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_all),
+        t=time.perf_counter() - t0)
 
 # %% [markdown]
 # @tbl-compose-table9 is the Table 9 analog at s = 2, with the published table below it.
 
 # %%
 #| label: tbl-compose-table9
-#| tbl-cap: "Held-out pool construction at s = 2 with a max-confidence router (Table 9 analog, means over folds): test opportunity (held-out coverage), greedy/optimum on calibration, router gain over the anchor, and the cost of querying the pool relative to the anchor. Last rows: paper 002's Table 9 (published; its cost is a latency ratio)."
+#| tbl-cap: >-
+#|   Held-out pool construction at s = 2 with a max-confidence router (Table 9 analog, means over
+#|   folds): test opportunity (held-out coverage), greedy/optimum on calibration, router gain over
+#|   the anchor, and the cost of querying the pool relative to the anchor. Last rows: paper 002's
+#|   Table 9 (published; its cost is a latency ratio).
 t9 = pd.concat([sw.table9(2).assign(pool=name) for name, sw in routed.items()], ignore_index=True)
-p9 = paper_table("002_table9_pool_construction").rename(columns={"relative_cost": "pool_cost_ratio"}).drop(columns="size")
-t9 = pd.concat([t9.drop(columns="routed_cost_ratio"), p9.assign(pool="paper 002 (published)")], ignore_index=True)
-display(table(t9, columns={"pool": "pool", "dataset": "dataset", "rule": "rule", "test_opportunity": "test opportunity",
-                           "greedy_over_optimum": "greedy/opt.", "router_gain": "router gain", "pool_cost_ratio": "pool cost / anchor"}))
+p9 = (paper_table("002_table9_pool_construction")
+      .rename(columns={"relative_cost": "pool_cost_ratio"}).drop(columns="size"))
+t9 = pd.concat([t9.drop(columns="routed_cost_ratio"), p9.assign(pool="paper 002 (published)")],
+               ignore_index=True)
+display(table(t9, columns={"pool": "pool", "dataset": "dataset", "rule": "rule",
+                           "test_opportunity": "test opportunity",
+                           "greedy_over_optimum": "greedy/opt.", "router_gain": "router gain",
+                           "pool_cost_ratio": "pool cost / anchor"}))
 
 # %% [markdown]
 # On the simulated pool with topic skill, the greedy pool against the accuracy-ranked one:
 
 # %%
-s9 = t9[t9["pool"] == "simulated, topic skill"].pivot(index="dataset", columns="rule", values=["test_opportunity", "router_gain"])
-show_md(
-    "Reading: with topic skill the greedy pool has more held-out coverage than the accuracy pool on {wc} of {n} datasets, and "
-    "the larger router gain on {wg}; the router recovers {conv:%} of the greedy pool's coverage on average, at {cost:.2f} times the "
-    "anchor's cost.",
-    wc=int((s9["test_opportunity"]["greedy"] > s9["test_opportunity"]["accuracy"] + 1e-12).sum()), n=len(s9),
-    wg=int((s9["router_gain"]["greedy"] > s9["router_gain"]["accuracy"] + 1e-12).sum()),
-    conv=(s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean(),
-    cost=t9.loc[(t9["pool"] == "simulated, topic skill") & (t9["rule"] == "greedy"), "pool_cost_ratio"].mean(),
-)
+s9 = t9[t9["pool"] == "simulated, topic skill"].pivot(index="dataset", columns="rule",
+                                                      values=["test_opportunity", "router_gain"])
+show_md("Reading: with topic skill the greedy pool has more held-out coverage than the accuracy "
+        "pool on {wc} of {n} datasets, and the larger router gain on {wg}; the router recovers "
+        "{conv:%} of the greedy pool's coverage on average, at {cost:.2f} times the anchor's cost.",
+        wc=int((s9["test_opportunity"]["greedy"]
+                > s9["test_opportunity"]["accuracy"] + 1e-12).sum()),
+        n=len(s9),
+        wg=int((s9["router_gain"]["greedy"] > s9["router_gain"]["accuracy"] + 1e-12).sum()),
+        conv=(s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean(),
+        cost=t9.loc[(t9["pool"] == "simulated, topic skill") & (t9["rule"] == "greedy"),
+                    "pool_cost_ratio"].mean())
 
 # %% [markdown]
 # Across every cell and size, does more coverage mean more gain? @fig-compose-router plots
@@ -696,7 +831,10 @@ show_md(
 
 # %%
 #| label: fig-compose-router
-#| fig-cap: "Router gain over the anchor against held-out complementary coverage, one point per (fold, size, rule) on the simulated pools; the diagonal is the ceiling (every rescued item found, none lost)."
+#| fig-cap: >-
+#|   Router gain over the anchor against held-out complementary coverage, one point per (fold, size,
+#|   rule) on the simulated pools; the diagonal is the ceiling (every rescued item found, none
+#|   lost).
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharex=True, sharey=True)
 for ax, (name, d) in zip(axes, rows_all.groupby("pool", sort=False), strict=True):
     sc = ax.scatter(d["test"], d["router_gain"], c=d["size"], s=6, cmap="viridis", alpha=0.6)
@@ -712,15 +850,18 @@ plt.show()
 # The same in numbers, per pool:
 
 # %%
-corr = rows_all.groupby("pool", sort=False).apply(lambda d: d["test"].corr(d["router_gain"]), include_groups=False)
+corr = rows_all.groupby("pool", sort=False).apply(lambda d: d["test"].corr(d["router_gain"]),
+                                                  include_groups=False)
 pos = rows_all.groupby("pool", sort=False)["router_gain"].apply(lambda g: (g > 0).mean())
-show_md(
-    "Reading: the correlation between coverage and gain across cells is {c1} with topic skill and {c2} without; the router gains "
-    "anything in {p1:%} and {p2:%} of the cells; summed over all cells of both pools it realises {cv:%} of the coverage. {verdict}",
-    c1=corr.iloc[0], c2=corr.iloc[1], p1=pos.iloc[0], p2=pos.iloc[1], cv=(rows_all["router_gain"].sum() / rows_all["test"].sum()),
-    verdict="Even a confidence that tracks each model's true success probability leaves most of the coverage unrealised."
-    if rows_all["router_gain"].sum() < 0.5 * rows_all["test"].sum() else "Here most of the coverage is realised.",
-)
+show_md("Reading: the correlation between coverage and gain across cells is {c1} with topic skill "
+        "and {c2} without; the router gains anything in {p1:%} and {p2:%} of the cells; summed "
+        "over all cells of both pools it realises {cv:%} of the coverage. {verdict}",
+        c1=corr.iloc[0], c2=corr.iloc[1], p1=pos.iloc[0], p2=pos.iloc[1],
+        cv=(rows_all["router_gain"].sum() / rows_all["test"].sum()),
+        verdict="Even a confidence that tracks each model's true success probability leaves most "
+                "of the coverage unrealised."
+        if rows_all["router_gain"].sum() < 0.5 * rows_all["test"].sum()
+        else "Here most of the coverage is realised.")
 
 # %% [markdown]
 # On real pools the router has to choose before any member answers. With `ROUTER = "auto"` it is
@@ -742,8 +883,9 @@ for name in ROUTER_POOLS if ROUTER is not None else []:
     if pool is None:
         skipped.append(f"router gain on {name} (absent)")
         continue
-    rsw[name] = C.pool_sweep(pool, by=by_of.get(name, "dataset"), sizes=[1, 2, 3], n_folds=ROUTER_FOLDS, n_random=N_RANDOM,
-                             seed=SEED, router=ROUTER, embed=EMBED, baselines=("accuracy",))
+    rsw[name] = C.pool_sweep(pool, by=by_of.get(name, "dataset"), sizes=[1, 2, 3],
+                             n_folds=ROUTER_FOLDS, n_random=N_RANDOM, seed=SEED, router=ROUTER,
+                             embed=EMBED, baselines=("accuracy",))
 if ROUTER is None:
     skipped.append("router gain on real pools (ROUTER is None)")
 
@@ -751,30 +893,46 @@ if ROUTER is None:
 # Which inputs the router read on each routed pool:
 
 # %%
-EMBED_NAMES = {"pool": "the pool's own embeddings", "minilm": "cached MiniLM embeddings", "tfidf-svd": "TF-IDF + SVD of the prompt text",
+EMBED_NAMES = {"pool": "the pool's own embeddings", "minilm": "cached MiniLM embeddings",
+               "tfidf-svd": "TF-IDF + SVD of the prompt text",
                "features": "standardised prompt features"}
 used = sorted({v for sw in rsw.values() for v in sw.settings["inputs"].values()})
-show_md("{n} real pools routed ({d} datasets, {f} folds each) in {t:.1f} s, on {e}.", n=len(rsw), f=ROUTER_FOLDS,
-        d=sum(len(sw.settings["inputs"]) for sw in rsw.values()), t=time.perf_counter() - t0,
-        e=" and ".join(EMBED_NAMES.get(u, u) for u in used) or "no embedding")
+show_md("{n} real pools routed ({d} datasets, {f} folds each) in {t:.1f} s, on {e}.", n=len(rsw),
+        f=ROUTER_FOLDS, d=sum(len(sw.settings["inputs"]) for sw in rsw.values()),
+        t=time.perf_counter() - t0, e=" and ".join(EMBED_NAMES.get(u, u) for u in used)
+        or "no embedding")
 
 # %% [markdown]
 # @tbl-compose-router-real is the real-pool analog of Table 9 at s = 2, read as a conversion:
 # how much of the greedy pool's held-out coverage the router turns into accuracy over the anchor.
 
 # %%
-#| label: tbl-compose-router-real
-#| tbl-cap: "Real pools at s = 2 with a prompt router fitted on the calibration half (means over folds): held-out complementary coverage of the greedy and accuracy-ranked pools, the router's gain over the anchor with each pool (standard error over folds for greedy), the share of the greedy pool's coverage realised as gain, the share of folds with a positive greedy gain, and the cost of the routed calls over the anchor's where costs exist."
 if rsw:
-    conv = pd.concat([sw.conversion(2).assign(pool=name) for name, sw in rsw.items()], ignore_index=True)
+    conv = pd.concat([sw.conversion(2).assign(pool=name) for name, sw in rsw.items()],
+                     ignore_index=True)
     routed_cost = pd.concat([sw.table9(2).assign(pool=name) for name, sw in rsw.items()])
-    conv = conv.merge(routed_cost[routed_cost["rule"] == "greedy"][["pool", "dataset", "routed_cost_ratio"]], on=["pool", "dataset"], how="left")
-    display(table(conv, percent=["realised", "gain > 0"], columns={
-        "pool": "pool", "dataset": "dataset", "greedy_test": "F_b greedy", "accuracy_test": "F_b accuracy",
-        "greedy_gain": "gain greedy", "greedy_gain_se": "s.e.", "accuracy_gain": "gain accuracy", "realised": "realised",
-        "positive_folds": "gain > 0", "routed_cost_ratio": "routed cost"}))
+    conv = conv.merge(routed_cost[routed_cost["rule"] == "greedy"][["pool", "dataset",
+            "routed_cost_ratio"]], on=["pool", "dataset"], how="left")
+
+
+# %%
+#| label: tbl-compose-router-real
+#| tbl-cap: >-
+#|   Real pools at s = 2 with a prompt router fitted on the calibration half (means over folds):
+#|   held-out complementary coverage of the greedy and accuracy-ranked pools, the router's gain over
+#|   the anchor with each pool (standard error over folds for greedy), the share of the greedy
+#|   pool's coverage realised as gain, the share of folds with a positive greedy gain, and the cost
+#|   of the routed calls over the anchor's where costs exist.
+if rsw:
+    display(table(conv, percent=["realised", "gain > 0"],
+                  columns={"pool": "pool", "dataset": "dataset", "greedy_test": "F_b greedy",
+                           "accuracy_test": "F_b accuracy", "greedy_gain": "gain greedy",
+                           "greedy_gain_se": "s.e.", "accuracy_gain": "gain accuracy",
+                           "realised": "realised", "positive_folds": "gain > 0",
+                           "routed_cost_ratio": "routed cost"}))
 else:
-    show_md("*Skipped: no router or no real pool for the router-gain comparison (see the list of skipped sections below).*")
+    show_md("*Skipped: no router or no real pool for the router-gain comparison (see the list of "
+            "skipped sections below).*")
 
 # %% [markdown]
 # What the table says, pool by pool and over all datasets:
@@ -785,10 +943,13 @@ if rsw:
     neg2 = conv["greedy_gain"] + 2 * conv["greedy_gain_se"] < 0
     more_cov = conv["greedy_test"] > conv["accuracy_test"] + 1e-12
     more_gain = conv["greedy_gain"] > conv["accuracy_gain"] + 1e-12
-    all_corr = pd.concat([sw.rules.dropna(subset=["router_gain"]) for sw in rsw.values()])[["test", "router_gain"]].corr().iloc[0, 1]
-    lines = [md("- **{p}**: the greedy pool covers {c} of the held-out items on average and the router gains {g:+} over the anchor "
-                "({pos} of {n} datasets with a gain more than two standard errors above zero, {neg} below).", p=name,
-                c=d["greedy_test"].mean(), g=d["greedy_gain"].mean(), pos=int(pos2[d.index].sum()), neg=int(neg2[d.index].sum()), n=len(d))
+    all_corr = pd.concat([sw.rules.dropna(subset=["router_gain"]) for sw in rsw.values()])[["test",
+            "router_gain"]].corr().iloc[0, 1]
+    lines = [md("- **{p}**: the greedy pool covers {c} of the held-out items on average and the "
+                "router gains {g:+} over the anchor ({pos} of {n} datasets with a gain more than "
+                "two standard errors above zero, {neg} below).",
+                p=name, c=d["greedy_test"].mean(), g=d["greedy_gain"].mean(),
+                pos=int(pos2[d.index].sum()), neg=int(neg2[d.index].sum()), n=len(d))
              for name, d in conv.groupby("pool", sort=False)]
     show_lines(lines)
 
@@ -797,50 +958,74 @@ if rsw:
 
 # %%
 if rsw:
-    show_md(
-        "Reading: over {n} real datasets the router's gain over the anchor, as a share of the greedy pool's held-out coverage, "
-        "has median {med:%}; the gain lies more than two standard errors above zero on {pos} of them and below zero on {neg}. Where greedy covers more than accuracy ranking ({nc} datasets), "
-        "its pool also gives the larger router gain on {ncg}; across every routed pool the correlation between coverage and gain "
-        "is {r}. {verdict}",
-        n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()), nc=int(more_cov.sum()),
-        ncg=int((more_cov & more_gain).sum()), r=all_corr,
-        verdict="As paper 002 reports, coverage does not by itself buy router gain: the rescues exist, but a router that sees "
-        "only the prompt does not find them." if pos2.sum() <= len(conv) / 2 else "Here coverage does convert into router gain on most datasets.",
-    )
+    show_md("Reading: over {n} real datasets the router's gain over the anchor, as a share of the "
+            "greedy pool's held-out coverage, has median {med:%}; the gain lies more than two "
+            "standard errors above zero on {pos} of them and below zero on {neg}. Where greedy "
+            "covers more than accuracy ranking ({nc} datasets), its pool also gives the larger "
+            "router gain on {ncg}; across every routed pool the correlation between coverage and "
+            "gain is {r}. {verdict}",
+            n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()),
+            nc=int(more_cov.sum()), ncg=int((more_cov & more_gain).sum()), r=all_corr,
+            verdict="As paper 002 reports, coverage does not by itself buy router gain: the "
+                    "rescues exist, but a router that sees only the prompt does not find them."
+            if pos2.sum() <= len(conv) / 2
+            else "Here coverage does convert into router gain on most datasets.")
 
 # %% [markdown]
 # ## Takeaways
 
 # %%
 ratio_real = pd.concat([sw.cells for sw in real.values()]) if real else None
-takeaways = [md("- Theorem 8 holds exactly on {ni} random instances (no violation in {nc:,} lattice checks); greedy's worst ratio there "
-                "is {rmin}, and the constructed worst case reaches {rw} at s = 5, above the guarantee {b}.", ni=N_INSTANCES,
-                nc=int(by_kind[["monotone_checks", "submodular_checks"]].sum().sum()), rmin=study["min_ratio"].min(),
-                rw=worst["ratio"].iloc[-1], b=C.GREEDY_BOUND)]
-takeaways.append(md("- On the calibration objective greedy is essentially optimal: mean ratio {rs} on the simulated pool{realtxt}.",
-                    rs=sim.cells["ratio"].mean(), realtxt=md(" and {r} over {c:,} exact real cells", c=int(ratio_real["optimum_exact"].sum()),
-                                                             r=ratio_real.loc[ratio_real["optimum_exact"], "ratio"].mean()) if real else ""))
-takeaways.append(md("- Held out, greedy clears the random p95 at s = 2 in {p95:%} of the simulated folds with topic skill and {p95f:%} "
-                    "without; on the real pools greedy clears it in most folds on {maj} of {nd} datasets.", p95=sk["folds above p95"].mean(),
-                    p95f=fl["folds above p95"].mean(), maj=int((over["above_p95"] > 0.5).sum()) if real else 0, nd=len(over) if real else 0))
+takeaways = [md("- Theorem 8 holds exactly on {ni} random instances (no violation in {nc:,} "
+                "lattice checks); greedy's worst ratio there is {rmin}, and the constructed worst "
+                "case reaches {rw} at s = 5, above the guarantee {b}.",
+                ni=N_INSTANCES,
+                nc=int(by_kind[["monotone_checks", "submodular_checks"]].sum().sum()),
+                rmin=study["min_ratio"].min(), rw=worst["ratio"].iloc[-1], b=C.GREEDY_BOUND)]
+takeaways.append(md("- On the calibration objective greedy is essentially optimal: mean ratio {rs} "
+                    "on the simulated pool{realtxt}.",
+                    rs=sim.cells["ratio"].mean(),
+                    realtxt=md(" and {r} over {c:,} exact real cells",
+                               c=int(ratio_real["optimum_exact"].sum()),
+                               r=ratio_real.loc[ratio_real["optimum_exact"], "ratio"].mean())
+                    if real else ""))
+takeaways.append(md("- Held out, greedy clears the random p95 at s = 2 in {p95:%} of the simulated "
+                    "folds with topic skill and {p95f:%} without; on the real pools greedy clears "
+                    "it in most folds on {maj} of {nd} datasets.",
+                    p95=sk["folds above p95"].mean(), p95f=fl["folds above p95"].mean(),
+                    maj=int((over["above_p95"] > 0.5).sum()) if real else 0,
+                    nd=len(over) if real else 0))
 
 # %% [markdown]
 # Then the baselines, saturation, budgets and routers:
 
 # %%
-takeaways.append(md("- Accuracy ranking is a strong baseline: it covers at least as much as greedy on {acc} of {nd} real datasets at s = 2.",
-                    acc=int((over["accuracy_test"] >= over["greedy_test"] - 1e-12).sum()) if real else 0, nd=len(over) if real else 0))
-takeaways.append(md("- Coverage saturates: the median real dataset reaches 90% of its whole pool with {sat} alternatives.",
+takeaways.append(md("- Accuracy ranking is a strong baseline: it covers at least as much as greedy "
+                    "on {acc} of {nd} real datasets at s = 2.",
+                    acc=int((over["accuracy_test"] >= over["greedy_test"] - 1e-12).sum()) if real
+                    else 0, nd=len(over) if real else 0))
+takeaways.append(md("- Coverage saturates: the median real dataset reaches 90% of its whole pool "
+                    "with {sat} alternatives.",
                     sat=fmt(float(over["saturation_size"].median()), 0) if real else "—"))
 takeaways.append(md("- Under cost budgets, cost-benefit greedy with partial enumeration {p3}.",
-                    p3="matches the knapsack optimum at every budget tried" if worst_cb["cost-benefit greedy (partial=3)"] >= 1 - 1e-12
-                    else md("reaches at least {r:%} of the knapsack optimum", r=worst_cb["cost-benefit greedy (partial=3)"])))
-takeaways.append(md(
-    "- A max-confidence router turns only {conv:%} of the greedy pool's coverage into gain even with confidences built from "
-    "true success probabilities.{realrouter}{skip}", conv=(s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean(),
-    realrouter=md("\n- On {n} real datasets a prompt router's gain over the anchor is a median {med:%} of the greedy pool's "
-                  "coverage, clearly above zero on {pos} of them.", n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum())) if rsw else "",
-    skip="" if not skipped else "\n- Skipped on this run: " + "; ".join(skipped) + "."))
+                    p3="matches the knapsack optimum at every budget tried"
+                    if worst_cb["cost-benefit greedy (partial=3)"] >= 1 - 1e-12
+                    else md("reaches at least {r:%} of the knapsack optimum",
+                            r=worst_cb["cost-benefit greedy (partial=3)"])))
+
+
+# %%
+takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy pool's coverage "
+                    "into gain even with confidences built from true success "
+                    "probabilities.{realrouter}{skip}",
+                    conv=(s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean(),
+                    realrouter=md("\n- On {n} real datasets a prompt router's gain over the anchor "
+                                  "is a median {med:%} of the greedy pool's coverage, clearly "
+                                  "above zero on {pos} of them.",
+                                  n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()))
+                    if rsw else "",
+                    skip="" if not skipped
+                    else "\n- Skipped on this run: " + "; ".join(skipped) + "."))
 takeaways.append(md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
 show_lines(takeaways)
 
@@ -852,15 +1037,17 @@ show_lines(takeaways)
 # calibration ratio change?
 
 # %%
-solution(md(
-    "Without topic skill greedy clears the random p95 at s = 2 in {pf:%} of folds against {p:%} with it, and beats {bf:%} "
-    "of random pools against {b:%}; its calibration ratio is {rf} (mean) against {r}. {why}",
-    pf=fl["folds above p95"].mean(), p=sk["folds above p95"].mean(), bf=fl["random beaten"].mean(), b=sk["random beaten"].mean(),
-    rf=sim_flat.cells["ratio"].mean(), r=sim.cells["ratio"].mean(),
-    why="Removing topic skill makes greedy easier to tell from random pools: with specialists many different pairs rescue "
-    "similar amounts, so random pools come close." if fl["folds above p95"].mean() > sk["folds above p95"].mean()
-    else "Removing topic skill does not make greedy easier to tell from random pools.",
-))
+solution(md("Without topic skill greedy clears the random p95 at s = 2 in {pf:%} of folds against "
+            "{p:%} with it, and beats {bf:%} of random pools against {b:%}; its calibration ratio "
+            "is {rf} (mean) against {r}. {why}",
+            pf=fl["folds above p95"].mean(), p=sk["folds above p95"].mean(),
+            bf=fl["random beaten"].mean(), b=sk["random beaten"].mean(),
+            rf=sim_flat.cells["ratio"].mean(), r=sim.cells["ratio"].mean(),
+            why="Removing topic skill makes greedy easier to tell from random pools: with "
+                "specialists many different pairs rescue similar amounts, so random pools come "
+                "close."
+            if fl["folds above p95"].mean() > sk["folds above p95"].mean()
+            else "Removing topic skill does not make greedy easier to tell from random pools."))
 
 # %% [markdown]
 # **2.** Use the *weakest* model as the anchor instead of the most accurate one. How does the
@@ -868,28 +1055,32 @@ solution(md(
 
 # %%
 weak = int(np.argmin(world.pool.verdicts[:, :, 0].mean(axis=0)))
-sw_weak = C.pool_sweep(world.pool, anchor=weak, sizes=[1, 2, 3], n_folds=max(4, N_FOLDS // 4), n_random=N_RANDOM, seed=SEED, baselines=())
+sw_weak = C.pool_sweep(world.pool, anchor=weak, sizes=[1, 2, 3], n_folds=max(4, N_FOLDS // 4),
+                       n_random=N_RANDOM, seed=SEED, baselines=())
 w2 = sw_weak.summary()
 w2 = w2[w2["size"] == 2]
-solution(md(
-    "With anchor {a} (accuracy {acc}) greedy covers {g} held out at s = 2 (best anchor: {gb}), and clears the random p95 in {p:%} "
-    "of folds (best anchor: {pb:%}): with a weak anchor greedy is {easier} to tell from random pools.",
-    a=world.pool.policy_names[weak], acc=world.pool.verdicts[:, weak, 0].mean(), g=w2["greedy_test"].mean(),
-    gb=sk["greedy"].mean(), p=w2["above_p95"].mean(), pb=sk["folds above p95"].mean(),
-    easier=than(w2["above_p95"].mean(), sk["folds above p95"].mean(), "easier", "harder", "no easier"),
-))
+solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at s = 2 (best anchor: "
+            "{gb}), and clears the random p95 in {p:%} of folds (best anchor: {pb:%}): with a "
+            "weak anchor greedy is {easier} to tell from random pools.",
+            a=world.pool.policy_names[weak], acc=world.pool.verdicts[:, weak, 0].mean(),
+            g=w2["greedy_test"].mean(), gb=sk["greedy"].mean(), p=w2["above_p95"].mean(),
+            pb=sk["folds above p95"].mean(),
+            easier=than(w2["above_p95"].mean(), sk["folds above p95"].mean(), "easier", "harder",
+                        "no easier")))
 
 # %% [markdown]
 # **3.** In the worst-case family, the private item of each greedy model decides ties. What
 # happens to the ratio as `scale` (the weight of the grid against the private items) grows?
 
 # %%
-sc = pd.DataFrame([{"scale": k, "ratio": C.greedy_worst_case(3, k)[1] / C.greedy_worst_case(3, k)[2]} for k in (1, 2, 4, 8, 16)])
-solution(md(
-    "At s = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), towards 1 - (2/3)^3 = {lim}; the private items are "
-    "worth less and less. The limit itself decreases in s towards 1 - 1/e = {b}, so the guarantee is tight.",
-    r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], lim=1 - (2 / 3) ** 3, b=C.GREEDY_BOUND,
-))
+sc = pd.DataFrame([{"scale": k,
+                    "ratio": C.greedy_worst_case(3, k)[1] / C.greedy_worst_case(3, k)[2]}
+                   for k in (1, 2, 4, 8, 16)])
+solution(md("At s = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), towards 1 - (2/3)^3 "
+            "= {lim}; the private items are worth less and less. The limit itself decreases in s "
+            "towards 1 - 1/e = {b}, so the guarantee is tight.",
+            r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], lim=1 - (2 / 3) ** 3,
+            b=C.GREEDY_BOUND))
 
 # %% [markdown]
 # **4.** In @fig-compose-budget, where does plain cost-benefit greedy (no partial enumeration)
@@ -898,9 +1089,10 @@ solution(md(
 # %%
 p0 = curve[curve["method"] == "cost-benefit greedy (partial=0)"].set_index("budget")["fit"]
 gap = (knap - p0)[lambda x: x > 1e-12]
-solution(md(
-    "Plain cost-benefit greedy falls short of the optimum at {k} of {n} budgets{where}. A cheap model with a good gain per unit "
-    "cost can use up budget that one expensive, highly complementary model would have used better; starting from every "
-    "feasible set of three models lets the expensive choice be tried explicitly.",
-    k=len(gap), n=len(knap), where=md(" (largest shortfall {g} at B = {b})", g=gap.max(), b=gap.idxmax()) if len(gap) else "",
-))
+solution(md("Plain cost-benefit greedy falls short of the optimum at {k} of {n} budgets{where}. A "
+            "cheap model with a good gain per unit cost can use up budget that one expensive, "
+            "highly complementary model would have used better; starting from every feasible set "
+            "of three models lets the expensive choice be tried explicitly.",
+            k=len(gap), n=len(knap),
+            where=md(" (largest shortfall {g} at B = {b})", g=gap.max(), b=gap.idxmax()) if len(gap)
+            else ""))

@@ -16,7 +16,8 @@
 # you build a router for it, is its oracle gap more than sampling noise, does it survive
 # choosing the best member on the same prompts, how much of it is single-draw luck, what would
 # a router have to achieve, and what should you collect next if the answer is "not yet"? The
-# three papers agree that these questions come first ([decision procedure](../decision.qmd)). This chapter runs the
+# three papers agree that these questions come first ([decision procedure](../decision.qmd)). This
+# chapter runs the
 # project's one-step answer, `oraclegap audit`, on the three kinds of input a practitioner
 # has: a model with adapters and a prompt file, sampled here on the CPU through `oraclegap
 # rollouts`; a released pool of real LLM outcomes (the $k = 30$ MATH-500 tensors of arXiv
@@ -48,7 +49,8 @@
 #    table shows at which $k$, and whether the planner's request at $k = 16$ was enough.
 
 # %% tags=["parameters"]
-SMALL = False  # a quick run: fewer live prompts and responses, reduced Monte Carlo sizes in every audit
+# a quick run: fewer live prompts and responses, reduced Monte Carlo sizes in every audit
+SMALL = False
 SEED = 0
 N_LIVE = 48  # lab primary test prompts sampled live (a multiple of 8: the lab's sampling chunks)
 K_LIVE = 16  # responses per prompt and adapter sampled live
@@ -56,7 +58,8 @@ ADAPTERS = ["primary-light-s1", "primary-light-s2"]  # two of the lab's light pr
 LAB_POOL = "lab-seed-primary"  # the lab's seed pool: 240 prompts x 5 seeds x 16 responses
 LAB_K64 = "lab-primary-k64"  # the same prompts and seeds with 64 responses each
 LAB_ALIGNED = "lab-seed-primary-aligned"  # the seed pool's seeds and prompts sampled seed-aligned
-REAL_POOL = "chen2026-math500"  # the released MATH-500 tensors, 30 responses each (needs OG_EXTERNAL_DIR)
+# the released MATH-500 tensors, 30 responses each (needs OG_EXTERNAL_DIR)
+REAL_POOL = "chen2026-math500"
 K_GRID = [2, 4, 8, 16, 32, 64]  # responses per prompt in the sweep
 TAUS = [0.05, 0.10, 0.20, 0.30]  # the audit's thresholds (2609.32996's)
 ALPHA = 0.05
@@ -108,7 +111,8 @@ SETTINGS = audit.audit_settings(TAUS, ALPHA, SEED, small=SMALL)
 # of Geometry3K in 2609.32996). The live rollouts sample two adapters with the lab's own
 # sampling settings, each adapter with its own draw seeds as the lab does (per-policy draws,
 # so the adapters' draws are independent); the lab's stored pools hold the same prompts and
-# seeds sampled earlier, 16 and 64 responses per prompt. The real pool is read in place from `OG_EXTERNAL_DIR` when
+# seeds sampled earlier, 16 and 64 responses per prompt. The real pool is read in place from
+# `OG_EXTERNAL_DIR` when
 # present. We load the pools and the lab's sampling settings, and fingerprint the base model and the
 # two adapters by the digest of their folders, so that the settings table says exactly which files
 # were sampled (@tbl-byop-settings).
@@ -117,25 +121,35 @@ SETTINGS = audit.audit_settings(TAUS, ALPHA, SEED, small=SMALL)
 LAB_CFG = json.loads((LAB / "manifest.json").read_text())["config"]  # the lab's sampling settings
 lab_pool, k64_pool = datasets.load(LAB_POOL), datasets.load(LAB_K64)
 real, real_why = datasets.load_optional(REAL_POOL)
-digest = {"base": dir_digest(LAB / "models" / "main")[:12], **{a: dir_digest(LAB / "adapters" / a)[:12] for a in ADAPTERS}}
-live_row = ("live rollouts", f"base data/lab/models/main ({digest['base']}) with adapters "
+digest = {"base": dir_digest(LAB / "models" / "main")[:12],
+          **{a: dir_digest(LAB / "adapters" / a)[:12] for a in ADAPTERS}}
+live_row = ("live rollouts",
+            f"base data/lab/models/main ({digest['base']}) with adapters "
             + ", ".join(f"{a} ({digest[a]})" for a in ADAPTERS),
-            f"{N_LIVE} primary test prompts, task integer, k = {K_LIVE}, temperature {LAB_CFG['temperature']:g}, "
-            f"{LAB_CFG['max_tokens']} new tokens, seed {LAB_CFG['sample_seed']}, transformers on CPU")
+            f"{N_LIVE} primary test prompts, task integer, k = {K_LIVE}, temperature "
+            f"{LAB_CFG['temperature']:g}, {LAB_CFG['max_tokens']} new tokens, seed "
+            f"{LAB_CFG['sample_seed']}, transformers on CPU")
 
 # %%
 #| label: tbl-byop-settings
 #| tbl-cap: "Inputs and settings of this chapter."
-rows = [
-    live_row,
-    ("lab seed pool", LAB_POOL, f"{lab_pool.n_prompts} prompts × {lab_pool.n_policies} seeds × k = {lab_pool.k}, {lab_pool.alignment}"),
-    ("seed-aligned twin", LAB_ALIGNED, "the seed pool's seeds and prompts, k = 16, sampled with seed-aligned draws"),
-    ("more responses", LAB_K64, f"the same prompts, base + {k64_pool.n_policies - 1} seeds, k = {k64_pool.k}; k = {', '.join(map(str, K_GRID))}"),
-    ("real pool", REAL_POOL, "absent on this run" if real is None else
-     f"{real.n_prompts} problems × {real.n_policies} models × k = {real.k}, {real.alignment}"),
-    ("every audit", "oraclegap.audit", f"τ = {', '.join(f'{t:g}' for t in SETTINGS.taus)}; α = {ALPHA:g}; seed {SEED}; "
-     f"{'reduced' if SMALL else 'full'} Monte Carlo sizes ({SETTINGS.n_draws:,} null draws, {SETTINGS.n_reps} power replicates)"),
-]
+rows = [live_row,
+        ("lab seed pool", LAB_POOL,
+         f"{lab_pool.n_prompts} prompts × {lab_pool.n_policies} seeds × k = {lab_pool.k}, "
+         f"{lab_pool.alignment}"),
+        ("seed-aligned twin", LAB_ALIGNED,
+         "the seed pool's seeds and prompts, k = 16, sampled with seed-aligned draws"),
+        ("more responses", LAB_K64,
+         f"the same prompts, base + {k64_pool.n_policies - 1} seeds, k = {k64_pool.k}; k = "
+         f"{', '.join(map(str, K_GRID))}"),
+        ("real pool", REAL_POOL,
+         "absent on this run" if real is None
+         else f"{real.n_prompts} problems × {real.n_policies} models × k = {real.k}, "
+              f"{real.alignment}"),
+        ("every audit", "oraclegap.audit",
+         f"τ = {', '.join(f'{t:g}' for t in SETTINGS.taus)}; α = {ALPHA:g}; seed {SEED}; "
+         f"{'reduced' if SMALL else 'full'} Monte Carlo sizes ({SETTINGS.n_draws:,} null draws, "
+         f"{SETTINGS.n_reps} power replicates)")]
 R.table(pd.DataFrame(rows, columns=["input", "what", "settings"]))
 
 # %% [markdown]
@@ -147,14 +161,16 @@ R.table(pd.DataFrame(rows, columns=["input", "what", "settings"]))
 
 # %%
 prompts = pd.read_parquet(LAB / "prompts.parquet")
-live = prompts[(prompts["dataset"] == "primary") & (prompts["split"] == "test")].sort_values("id", kind="stable").head(N_LIVE)
+live = prompts[(prompts["dataset"] == "primary") & (prompts["split"] == "test")].sort_values("id",
+        kind="stable").head(N_LIVE)
 prompt_file = WORK / "prompts.jsonl"
 with prompt_file.open("w", encoding="utf-8") as f:
     for r in live.itertuples():
-        f.write(json.dumps({"id": r.id, "prompt": r.text, "answer": str(int(r.answer)), "dataset": r.dataset,
-                            "split": r.split}) + "\n")
+        f.write(json.dumps({"id": r.id, "prompt": r.text, "answer": str(int(r.answer)),
+                            "dataset": r.dataset, "split": r.split}) + "\n")
 first = prompt_file.read_text(encoding="utf-8").splitlines()[:2]
-R.show_md("Wrote {n} prompts to `prompts.jsonl`; its first lines:\n\n```json\n{lines}\n```", n=len(live), lines="\n".join(first))
+R.show_md("Wrote {n} prompts to `prompts.jsonl`; its first lines:\n\n```json\n{lines}\n```",
+          n=len(live), lines="\n".join(first))
 
 # %% [markdown]
 # The command samples $k$ responses per prompt from each adapter over the base model,
@@ -167,42 +183,55 @@ R.show_md("Wrote {n} prompts to `prompts.jsonl`; its first lines:\n\n```json\n{l
 
 # %%
 store = WORK / "store"
-roll_args = ["rollouts", "--model", LAB / "models" / "main", *[w for a in ADAPTERS for w in ("--adapter", f"{a}={os.path.relpath(LAB / 'adapters' / a)}")],
-             "--prompts", prompt_file, "--task", "integer", "--k", K_LIVE, "--temperature", LAB_CFG["temperature"],
-             "--max-tokens", LAB_CFG["max_tokens"], "--seed", LAB_CFG["sample_seed"], "--draw-seeds", "per-policy",
-             "--batch-size", 8 * K_LIVE,
+roll_args = ["rollouts", "--model", LAB / "models" / "main",
+             *[w for a in ADAPTERS
+               for w in ("--adapter", f"{a}={os.path.relpath(LAB / 'adapters' / a)}")], "--prompts",
+             prompt_file, "--task", "integer", "--k", K_LIVE, "--temperature",
+             LAB_CFG["temperature"], "--max-tokens", LAB_CFG["max_tokens"], "--seed",
+             LAB_CFG["sample_seed"], "--draw-seeds", "per-policy", "--batch-size", 8 * K_LIVE,
              "--out", store, "--no-progress", "--json"]
 status_out, t_roll = run_in_process(*roll_args)
 status = json.loads(status_out)
-R.show_md("```bash\n{cmd}\n```", cmd=command_line(*roll_args, scratch=WORK).replace(" --", " \\\n    --"))
+R.show_md("```bash\n{cmd}\n```",
+          cmd=command_line(*roll_args, scratch=WORK).replace(" --", " \\\n    --"))
 
 # %%
 st = pd.DataFrame(status["per_policy"])
 n_resp = status["responses_done"]
-R.show_md("Reading: the store is {state} ({done} of {total} prompt-policy cells); {n:,} responses took {t:.1f} s, "
-          "{rate:.0f} responses per second including loading the model. Accuracy per adapter: {acc}.",
-          state="complete" if status["complete"] else "incomplete", done=status["cells_done"], total=status["cells_total"],
-          n=n_resp, t=t_roll, rate=n_resp / t_roll,
-          acc=", ".join(R.md("{p} {a}", p=r["policy"], a=r["accuracy"]) for r in st.to_dict("records")))
+R.show_md("Reading: the store is {state} ({done} of {total} prompt-policy cells); {n:,} responses "
+          "took {t:.1f} s, {rate:.0f} responses per second including loading the model. Accuracy "
+          "per adapter: {acc}.",
+          state="complete" if status["complete"] else "incomplete", done=status["cells_done"],
+          total=status["cells_total"], n=n_resp, t=t_roll, rate=n_resp / t_roll,
+          acc=", ".join(R.md("{p} {a}", p=r["policy"], a=r["accuracy"])
+                        for r in st.to_dict("records")))
 
 # %% [markdown]
 # A store opens as a pool. `Pool.from_store` checks that every (prompt, policy, draw) is there
 # exactly once and marks the pool `independent` when every policy drew its own seeds
-# (`seed-aligned` when draw $j$ of a prompt used one seed under every policy); per-response confidences (the mean token log-probability) come along in
+# (`seed-aligned` when draw $j$ of a prompt used one seed under every policy); per-response
+# confidences (the mean token log-probability) come along in
 # `pool.per_response`. The lab sampled the same prompts and adapters with the same seed rule
 # earlier (`LAB_K64`, 64 responses each); the first $k$ of them should be our responses.
 
 # %%
 live_pool = Pool.from_store(store)
-held = (set(live_pool.prompt_ids) <= set(k64_pool.prompt_ids) and set(ADAPTERS) <= set(k64_pool.policy_names)
-        and K_LIVE <= k64_pool.k)  # does the lab's stored pool hold these cells?
+# does the lab's stored pool hold these cells?
+held = (set(live_pool.prompt_ids) <= set(k64_pool.prompt_ids)
+        and set(ADAPTERS) <= set(k64_pool.policy_names) and K_LIVE <= k64_pool.k)
 if held:
-    stored = k64_pool.select(prompts=live_pool.prompt_ids, policies=live_pool.policy_names).draws(np.arange(K_LIVE))
+    stored = k64_pool.select(prompts=live_pool.prompt_ids,
+                             policies=live_pool.policy_names).draws(np.arange(K_LIVE))
     same_answers = float((live_pool.answers == stored.answers).mean())
-    repro = R.md("Its answers agree with the lab's stored responses on {sa:%} of the draws (verdicts {sv}).", sa=same_answers,
-                 sv="identical" if np.array_equal(live_pool.verdicts, stored.verdicts) else "not identical")
+    repro = R.md("Its answers agree with the lab's stored responses on {sa:%} of the draws "
+                 "(verdicts {sv}).",
+                 sa=same_answers,
+                 sv="identical" if np.array_equal(live_pool.verdicts, stored.verdicts)
+                 else "not identical")
 else:
-    repro = R.md("`{p}` does not hold these prompts, adapters and draws, so there is nothing stored to compare with.", p=LAB_K64)
+    repro = R.md("`{p}` does not hold these prompts, adapters and draws, so there is nothing "
+                 "stored to compare with.",
+                 p=LAB_K64)
 
 # %% [markdown]
 # The store also keeps each response's confidence; we compare its mean over the correct and the
@@ -211,9 +240,11 @@ else:
 # %%
 conf = live_pool.per_response["confidence"]
 c_right, c_wrong = float(conf[live_pool.verdicts].mean()), float(conf[~live_pool.verdicts].mean())
-R.show_md("Reading: the pool is {n} prompts × {M} policies × k = {k}, alignment `{al}`. {repro} The mean token log-probability "
-          "of a correct response is {cr}, {cmp} that of a wrong one ({cw}): a confidence a post-answer selector could read.",
-          n=live_pool.n_prompts, M=live_pool.n_policies, k=live_pool.k, al=live_pool.alignment, repro=repro, cr=c_right, cw=c_wrong,
+R.show_md("Reading: the pool is {n} prompts × {M} policies × k = {k}, alignment `{al}`. {repro} "
+          "The mean token log-probability of a correct response is {cr}, {cmp} that of a wrong "
+          "one ({cw}): a confidence a post-answer selector could read.",
+          n=live_pool.n_prompts, M=live_pool.n_policies, k=live_pool.k, al=live_pool.alignment,
+          repro=repro, cr=c_right, cw=c_wrong,
           cmp=R.compare(c_right, c_wrong, more="above", less="below", same="equal to"))
 
 # %% [markdown]
@@ -225,11 +256,14 @@ R.show_md("Reading: the pool is {n} prompts × {M} policies × k = {k}, alignmen
 
 # %%
 aud_dir = WORK / "audit-live"
-aud_args = ["audit", store, "--out", aud_dir, "--seed", SEED, "--quiet", *(["--small", "--no-report"] if SMALL else [])]
+aud_args = ["audit", store, "--out", aud_dir, "--seed", SEED, "--quiet",
+            *(["--small", "--no-report"] if SMALL else [])]
 aud_out, t_aud = run_in_process(*aud_args)
 live_numbers = audit.load_numbers(aud_dir / "audit.json")
-printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 96, subsequent_indent="    ") for line in aud_out.strip().splitlines()]
-R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=command_line(*aud_args, scratch=WORK), out="\n".join(printed))
+printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 96, subsequent_indent="    ")
+           for line in aud_out.strip().splitlines()]
+R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```",
+          cmd=command_line(*aud_args, scratch=WORK), out="\n".join(printed))
 
 # %% [markdown]
 # The verdict is chosen by the explicit rules of `oraclegap.audit.verdict` (README, "Check your
@@ -238,15 +272,18 @@ R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```", cmd=command_l
 
 # %%
 direct = audit.run_audit(live_pool, TAUS, ALPHA, SEED, small=SMALL, source=str(store))
-computed = {k: v for k, v in live_numbers.items() if k != "build"}  # the build record says what ran
+computed = {k: v for k, v in live_numbers.items() if k != "build"}  # the build record: what ran
 json_equal = json.loads(json.dumps(direct.to_json())) == computed
-R.show_callout(audit.texts(live_numbers)["verdict"], kind="note", title=R.md("Verdict on the live store: {c}", c=live_numbers["verdict"]["code"]))
-R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{rep}. Its `audit.json` is {eq} "
-          "the numbers of `run_audit` on the same pool and seed (beside them it records the commit, lock and "
-          "library versions that computed them). With {n} prompts and {M} members the verdict is `{code}`.",
-          files=", ".join(sorted(p.name for p in aud_dir.iterdir())), t=t_aud, rep="" if SMALL else " including the report",
-          eq="identical to" if json_equal else "different from", n=live_pool.n_prompts, M=live_pool.n_policies,
-          code=live_numbers["verdict"]["code"])
+R.show_callout(audit.texts(live_numbers)["verdict"], kind="note",
+               title=R.md("Verdict on the live store: {c}", c=live_numbers["verdict"]["code"]))
+R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{rep}. Its "
+          "`audit.json` is {eq} the numbers of `run_audit` on the same pool and seed (beside "
+          "them it records the commit, lock and library versions that computed them). With {n} "
+          "prompts and {M} members the verdict is `{code}`.",
+          files=", ".join(sorted(p.name for p in aud_dir.iterdir())), t=t_aud,
+          rep="" if SMALL else " including the report",
+          eq="identical to" if json_equal else "different from", n=live_pool.n_prompts,
+          M=live_pool.n_policies, code=live_numbers["verdict"]["code"])
 
 # %% [markdown]
 # ## The lab's seed pool, from Python
@@ -258,19 +295,24 @@ R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{re
 
 # %%
 res_lab = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, source=LAB_POOL)
-R.show_callout(res_lab.verdict.markdown(), kind="note", title=R.md("Verdict on {p}: {c}", p=LAB_POOL, c=res_lab.verdict.code))
+R.show_callout(res_lab.verdict.markdown(), kind="note",
+               title=R.md("Verdict on {p}: {c}", p=LAB_POOL, c=res_lab.verdict.code))
 
 # %%
 #| label: tbl-byop-lab
-#| tbl-cap: "The audit of the lab's seed pool per threshold: oracle and best-member coverage, disagreement D, oracle gap L and the break-even router error L/D, the Holm-adjusted p-values of both nulls, and the paired selection-valid interval of the gap in coverage at τ."
-OVERVIEW = {"tau": "τ", "oracle": "oracle", "best": "best", "D": "D", "L": "L", "L/D": "L/D", "p_redeal": "p re-deal (Holm)",
-            "p_margin": "p margin (Holm)", "cert": "certificate"}
+#| tbl-cap: >-
+#|   The audit of the lab's seed pool per threshold: oracle and best-member coverage, disagreement
+#|   D, oracle gap L and the break-even router error L/D, the Holm-adjusted p-values of both nulls,
+#|   and the paired selection-valid interval of the gap in coverage at τ.
+OVERVIEW = {"tau": "τ", "oracle": "oracle", "best": "best", "D": "D", "L": "L", "L/D": "L/D",
+            "p_redeal": "p re-deal (Holm)", "p_margin": "p margin (Holm)", "cert": "certificate"}
 
 
 def overview(res):
     """The audit's per-threshold table with the certificate as one interval."""
     df = res.frame().copy()
-    df["cert"] = [R.fmt_interval(None, lo, hi) for lo, hi in zip(df["cert_lo"], df["cert_hi"], strict=True)]
+    df["cert"] = [R.fmt_interval(None, lo, hi)
+                  for lo, hi in zip(df["cert_lo"], df["cert_hi"], strict=True)]
     for c in ("p_redeal", "p_margin"):
         df[c] = df[c].map(R.fmt_p)
     return R.table(df, columns=OVERVIEW)
@@ -281,26 +323,32 @@ overview(res_lab)
 # %%
 jl = res_lab.numbers
 pw_lab, cur_lab = jl["power"], jl["power"]["current"]
-taus_of = lambda keys: ", ".join(f"{jl['coverage']['taus'][key]['tau']:g}" for key in keys) or "none"  # noqa: E731
-rejects = (R.md("neither null rejects at any threshold (smallest Holm-adjusted p {p:p})", p=audit.summary(jl)["p_redeal"])
-           if not (jl["nulls"]["redeal_taus"] or jl["nulls"]["margin_taus"]) else
-           R.md("the re-deal null rejects at $\\tau$ = {r} and the margin-preserving null at $\\tau$ = {m}",
-                r=taus_of(jl["nulls"]["redeal_taus"]), m=taus_of(jl["nulls"]["margin_taus"])))
+taus_of = lambda keys: (", ".join(f"{jl['coverage']['taus'][key]['tau']:g}" for key in keys)
+                        or "none")
+rejects = (R.md("neither null rejects at any threshold (smallest Holm-adjusted p {p:p})",
+                p=audit.summary(jl)["p_redeal"])
+           if not (jl["nulls"]["redeal_taus"] or jl["nulls"]["margin_taus"])
+           else R.md("the re-deal null rejects at $\\tau$ = {r} and the margin-preserving null at "
+                     "$\\tau$ = {m}",
+                     r=taus_of(jl["nulls"]["redeal_taus"]), m=taus_of(jl["nulls"]["margin_taus"])))
 
 # %% [markdown]
 # The reading puts the gap at the primary threshold beside the nulls' answer and the power the
 # design had against a useful effect.
 
 # %%
-R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {L} on $D$ = {D} disagreement prompts, and "
-          "{rejects}. Against a diffuse effect of the useful size "
-          "the design's power is {pw} [{lo}, {hi}] over {reps} simulated pools, so the audit reads it as `{state}`{plan}.",
+R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {L} on $D$ = {D} "
+          "disagreement prompts, and {rejects}. Against a diffuse effect of the useful size the "
+          "design's power is {pw} [{lo}, {hi}] over {reps} simulated pools, so the audit reads it "
+          "as `{state}`{plan}.",
           t=pw_lab["tau"], L=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["L"],
-          D=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["D"], rejects=rejects, pw=cur_lab["power"]["redeal"],
-          lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1], reps=cur_lab["n_reps"], state=cur_lab["state"],
-          plan=" and asks for nothing more" if cur_lab["state"] == "adequate" else
-          R.md("; the planner asks for k = {kn} responses or n = {nn} prompts", kn=audit.summary(jl)["k_needed"] or "more than its grid",
-               nn=audit.summary(jl)["n_needed"] or "more than its grid"))
+          D=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["D"], rejects=rejects,
+          pw=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0],
+          hi=cur_lab["interval"]["redeal"][1], reps=cur_lab["n_reps"], state=cur_lab["state"],
+          plan=" and asks for nothing more" if cur_lab["state"] == "adequate"
+          else R.md("; the planner asks for k = {kn} responses or n = {nn} prompts",
+                    kn=audit.summary(jl)["k_needed"] or "more than its grid",
+                    nn=audit.summary(jl)["n_needed"] or "more than its grid"))
 
 # %% [markdown]
 # ## The same seeds, seed-aligned
@@ -317,23 +365,30 @@ R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {
 al_pool = datasets.load(LAB_ALIGNED)
 twin = (al_pool.prompt_ids == lab_pool.prompt_ids and al_pool.policy_names == lab_pool.policy_names
         and al_pool.k == lab_pool.k and al_pool.alignment == "seed-aligned")
-res_al = audit.run_audit(al_pool, TAUS, ALPHA, SEED, small=SMALL, source=LAB_ALIGNED) if twin else None
+res_al = audit.run_audit(al_pool, TAUS, ALPHA, SEED, small=SMALL,
+                         source=LAB_ALIGNED) if twin else None
 if twin:
-    R.show_callout(res_al.verdict.markdown(), kind="note", title=R.md("Verdict on {p}: {c}", p=LAB_ALIGNED, c=res_al.verdict.code))
+    R.show_callout(res_al.verdict.markdown(), kind="note",
+                   title=R.md("Verdict on {p}: {c}", p=LAB_ALIGNED, c=res_al.verdict.code))
 else:
-    skipped.append(f"the seed-aligned comparison: {LAB_ALIGNED} is not {LAB_POOL} sampled seed-aligned (prompts, seeds or k differ)")
+    skipped.append(f"the seed-aligned comparison: {LAB_ALIGNED} is not {LAB_POOL} sampled "
+                   "seed-aligned (prompts, seeds or k differ)")
 
 # %%
 if twin:
     ja, s_al = res_al.numbers, audit.summary(res_al)
     dal = ja["nulls"]["draw_alignment"]
-    R.check("per-policy" in res_al.verdict.next_steps[0], "the first step of what to collect next is per-policy draws (the text below)")
-    R.show_md("Reading: seed-aligned, responses with the same draw index agree {a} of the time against {e} after shuffling; the "
-              "smallest Holm-adjusted re-deal p over the thresholds {pw} from {p0:p} to {p:p} and the verdict is `{c}` instead of "
-              "`{c0}`. The audit says the nulls are conservative on these draws, and its first step of what to collect next is "
-              "to sample each member with its own seeds.", a=dal["matched"], e=dal["shuffled"],
-              pw=R.compare(s_al["p_redeal"], audit.summary(jl)["p_redeal"], more="rises", less="falls", same="stays"),
-              p0=audit.summary(jl)["p_redeal"], p=s_al["p_redeal"], c=res_al.verdict.code, c0=res_lab.verdict.code)
+    R.check("per-policy" in res_al.verdict.next_steps[0],
+            "the first step of what to collect next is per-policy draws (the text below)")
+    R.show_md("Reading: seed-aligned, responses with the same draw index agree {a} of the time "
+              "against {e} after shuffling; the smallest Holm-adjusted re-deal p over the "
+              "thresholds {pw} from {p0:p} to {p:p} and the verdict is `{c}` instead of `{c0}`. "
+              "The audit says the nulls are conservative on these draws, and its first step of "
+              "what to collect next is to sample each member with its own seeds.",
+              a=dal["matched"], e=dal["shuffled"],
+              pw=R.compare(s_al["p_redeal"], audit.summary(jl)["p_redeal"], more="rises",
+                           less="falls", same="stays"), p0=audit.summary(jl)["p_redeal"],
+              p=s_al["p_redeal"], c=res_al.verdict.code, c0=res_lab.verdict.code)
 
 # %% [markdown]
 # ## A real pool: the MATH-500 tensors
@@ -346,10 +401,12 @@ if twin:
 # %%
 if real is None:
     skipped.append(f"the MATH-500 audit ({REAL_POOL}): {real_why}")
-    R.show_md("The MATH-500 tensors are absent on this run ({why}); this section is skipped.", why=real_why)
+    R.show_md("The MATH-500 tensors are absent on this run ({why}); this section is skipped.",
+              why=real_why)
 else:
     res_real = audit.run_audit(real, TAUS, ALPHA, SEED, small=SMALL, source=REAL_POOL)
-    R.show_callout(res_real.verdict.markdown(), kind="note", title=R.md("Verdict on {p}: {c}", p=REAL_POOL, c=res_real.verdict.code))
+    R.show_callout(res_real.verdict.markdown(), kind="note",
+                   title=R.md("Verdict on {p}: {c}", p=REAL_POOL, c=res_real.verdict.code))
 
 # %%
 #| label: tbl-byop-real
@@ -362,16 +419,20 @@ else:
 # %%
 if real is not None:
     est = res_real.numbers["noise"]["decomposition"]["estimates"]
-    rel = {"best_single": "001.REL.best_single", "o_repro": "001.REL.orepro", "o_exp": "001.REL.oexp"}
+    rel = {"best_single": "001.REL.best_single", "o_repro": "001.REL.orepro",
+           "o_exp": "001.REL.oexp"}
     dev_real = max(abs(est[q]["value"] - R.published(key).value) for q, key in rel.items())
     rr = res_real.numbers["router"]["levels"][res_real.numbers["coverage"]["primary_key"]]
-    R.show_md("Reading: the audit's decomposition gives best single {b}, $O_{{\\mathrm{{repro}}}}$ = {r} and $O_{{\\exp}}$ = "
-              "{e} (released {pb}, {pr}, {pe}; largest difference {dev:.4f}), a noise share of {sh} [{slo}, {shi}]. The verdict is "
-              "`{code}`: the quick router's difference against the calibration-selected member is {d:+} [{dlo}, {dhi}].",
-              b=est["best_single"]["value"], r=est["o_repro"]["value"], e=est["o_exp"]["value"], pb=R.published(rel["best_single"]).text,
-              pr=R.published(rel["o_repro"]).text, pe=R.published(rel["o_exp"]).text, dev=dev_real, sh=est["noise_share"]["value"],
-              slo=est["noise_share"]["lo"], shi=est["noise_share"]["hi"], code=res_real.verdict.code, d=rr["difference"],
-              dlo=rr["diff_lo"], dhi=rr["diff_hi"])
+    R.show_md("Reading: the audit's decomposition gives best single {b}, $O_{{\\mathrm{{repro}}}}$ "
+              "= {r} and $O_{{\\exp}}$ = {e} (released {pb}, {pr}, {pe}; largest difference "
+              "{dev:.4f}), a noise share of {sh} [{slo}, {shi}]. The verdict is `{code}`: the "
+              "quick router's difference against the calibration-selected member is {d:+} [{dlo}, "
+              "{dhi}].",
+              b=est["best_single"]["value"], r=est["o_repro"]["value"], e=est["o_exp"]["value"],
+              pb=R.published(rel["best_single"]).text, pr=R.published(rel["o_repro"]).text,
+              pe=R.published(rel["o_exp"]).text, dev=dev_real, sh=est["noise_share"]["value"],
+              slo=est["noise_share"]["lo"], shi=est["noise_share"]["hi"],
+              code=res_real.verdict.code, d=rr["difference"], dlo=rr["diff_lo"], dhi=rr["diff_hi"])
 
 # %% [markdown]
 # ## From Python, with a long table of verdicts
@@ -384,11 +445,12 @@ if real is not None:
 
 # %%
 exchange = lab_pool.to_long(WORK / "seed-pool.parquet")
-harness = pd.read_parquet(exchange).rename(columns={"prompt_id": "question_id", "policy": "model", "draw": "sample",
-                                                    "correct": "passed", "prompt_text": "question"})
+harness = pd.read_parquet(exchange).rename(columns={"prompt_id": "question_id", "policy": "model",
+                                                    "draw": "sample", "correct": "passed",
+                                                    "prompt_text": "question"})
 harness = harness[["question_id", "question", "model", "sample", "passed"]]
-from_long = Pool.from_long(harness, prompt="question_id", policy="model", draw="sample", correct="passed",
-                           prompt_columns=["question"], alignment="independent")
+from_long = Pool.from_long(harness, prompt="question_id", policy="model", draw="sample",
+                           correct="passed", prompt_columns=["question"], alignment="independent")
 from_long.prompts["text"] = from_long.prompts.pop("question")
 display(R.table(harness.head(3)))
 
@@ -396,13 +458,16 @@ display(R.table(harness.head(3)))
 res_long = audit.run_audit(from_long, TAUS, ALPHA, SEED, small=SMALL, source="harness table")
 sections = ["coverage", "nulls", "power", "certificates", "noise", "router"]
 equal = {s: res_long.numbers[s] == res_lab.numbers[s] for s in sections}
-R.show_md("Reading: the table has {r:,} rows; the pool read from it is {n} × {M} × k = {k} with verdicts {same}. Its audit equals "
-          "the seed pool's in {eq} of {t} sections ({which}); the router differs ({fl} on the question text instead of {fp} on "
-          "the embeddings a long table does not carry), and the verdict is `{code}` as before.", r=len(harness),
-          n=from_long.n_prompts, M=from_long.n_policies, k=from_long.k,
-          same="identical to the seed pool's" if np.array_equal(from_long.verdicts, lab_pool.verdicts) else "different",
+R.show_md("Reading: the table has {r:,} rows; the pool read from it is {n} × {M} × k = {k} with "
+          "verdicts {same}. Its audit equals the seed pool's in {eq} of {t} sections ({which}); "
+          "the router differs ({fl} on the question text instead of {fp} on the embeddings a long "
+          "table does not carry), and the verdict is `{code}` as before.",
+          r=len(harness), n=from_long.n_prompts, M=from_long.n_policies, k=from_long.k,
+          same="identical to the seed pool's"
+          if np.array_equal(from_long.verdicts, lab_pool.verdicts) else "different",
           eq=sum(equal.values()), t=len(equal), which=", ".join(s for s, v in equal.items() if v),
-          fl=res_long.numbers["router"]["family"], fp=res_lab.numbers["router"]["family"], code=res_long.verdict.code)
+          fl=res_long.numbers["router"]["family"], fp=res_lab.numbers["router"]["family"],
+          code=res_long.verdict.code)
 
 # %% [markdown]
 # The exchange file itself opens with `open_pool` (and so as a `POOL` for every command). A
@@ -411,13 +476,18 @@ R.show_md("Reading: the table has {r:,} rows; the pool read from it is {n} × {M
 
 # %%
 back = open_pool(exchange)
-trip = {"verdicts": np.array_equal(back.verdicts, lab_pool.verdicts), "answers": np.array_equal(back.answers, lab_pool.answers),
-        "confidence": np.array_equal(back.per_response["confidence"], lab_pool.per_response["confidence"]),
-        "alignment": back.alignment == lab_pool.alignment, "prompt text": back.prompts["text"].equals(lab_pool.prompts["text"])}
-R.show_md("Reading: `open_pool` read `{f}` as the `{fmt}` format; kept exactly: {kept}{lost}. Embeddings: {emb}.", f=exchange.name,
-          fmt=back.meta["read_as"]["format"],
+trip = {"verdicts": np.array_equal(back.verdicts, lab_pool.verdicts),
+        "answers": np.array_equal(back.answers, lab_pool.answers),
+        "confidence": np.array_equal(back.per_response["confidence"],
+                                     lab_pool.per_response["confidence"]),
+        "alignment": back.alignment == lab_pool.alignment,
+        "prompt text": back.prompts["text"].equals(lab_pool.prompts["text"])}
+R.show_md("Reading: `open_pool` read `{f}` as the `{fmt}` format; kept exactly: {kept}{lost}. "
+          "Embeddings: {emb}.",
+          f=exchange.name, fmt=back.meta["read_as"]["format"],
           kept=", ".join(k for k, v in trip.items() if v) or "nothing",
-          lost="" if all(trip.values()) else "; not kept: " + ", ".join(k for k, v in trip.items() if not v),
+          lost="" if all(trip.values())
+          else "; not kept: " + ", ".join(k for k, v in trip.items() if not v),
           emb="not in the file" if back.embeddings is None else "kept")
 
 # %% [markdown]
@@ -434,8 +504,8 @@ R.show_md("Reading: `open_pool` read `{f}` as the `{fmt}` format; kept exactly: 
 k64_seeds = k64_pool.select(prompts=lab_pool.prompt_ids, policies=lab_pool.policy_names)
 R.check(np.array_equal(k64_seeds.draws(np.arange(lab_pool.k)).verdicts, lab_pool.verdicts),
         "the first 16 of the lab's 64 responses per cell are the seed pool")
-sweep, sweep_res = audit.draws_sweep(k64_seeds, [k for k in K_GRID if k != lab_pool.k], taus=TAUS, alpha=ALPHA, seed=SEED,
-                                     small=SMALL)
+sweep, sweep_res = audit.draws_sweep(k64_seeds, [k for k in K_GRID if k != lab_pool.k], taus=TAUS,
+                                     alpha=ALPHA, seed=SEED, small=SMALL)
 sweep_res[lab_pool.k] = res_lab
 sweep = pd.DataFrame([audit.summary(sweep_res[k]) for k in sorted(sweep_res)])
 
@@ -446,7 +516,9 @@ sweep = pd.DataFrame([audit.summary(sweep_res[k]) for k in sorted(sweep_res)])
 # %%
 tab = sweep.copy()
 tab["both reject at τ"] = [", ".join(f"{t:g}" for t in ts) or "—" for ts in tab["detected_taus"]]
-tab["power [95%]"] = [R.fmt_interval(p, lo, hi, 2) for p, lo, hi in zip(tab["power"], tab["power_lo"], tab["power_hi"], strict=True)]
+tab["power [95%]"] = [R.fmt_interval(p, lo, hi, 2)
+                      for p, lo, hi in zip(tab["power"], tab["power_lo"], tab["power_hi"],
+                                           strict=True)]
 for c in ("p_redeal", "p_margin"):
     tab[c] = tab[c].map(R.fmt_p)
 def asks(res, name):
@@ -456,14 +528,21 @@ def asks(res, name):
     return f"{plan['vary']} = {v}" if v is not None else f"{plan['vary']} > {max(plan['grid'])}"
 
 
-tab["plan"] = ["nothing (power adequate)" if st == "adequate" else ", ".join(asks(sweep_res[k], name) for name in ("plan_k", "plan_n"))
+tab["plan"] = ["nothing (power adequate)" if st == "adequate"
+               else ", ".join(asks(sweep_res[k], name) for name in ("plan_k", "plan_n"))
                for k, st in zip(tab["k"], tab["power_state"], strict=True)]
 
 # %%
 #| label: tbl-byop-sweep
-#| tbl-cap: "The audit of the lab's seed pool with its first k responses per prompt and seed: verdict, L and L/D at the primary threshold, the smallest Holm-adjusted p of each null, the thresholds where both nulls reject, the re-deal power against the useful effect with its Wilson 95% interval, and the responses per prompt k and prompts n the planner names."
-R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D", "p_redeal": "p re-deal", "p_margin": "p margin",
-                      "both reject at τ": "both reject at τ", "power [95%]": "power [95%]", "plan": "planner asks for"})
+#| tbl-cap: >-
+#|   The audit of the lab's seed pool with its first k responses per prompt and seed: verdict, L and
+#|   L/D at the primary threshold, the smallest Holm-adjusted p of each null, the thresholds where
+#|   both nulls reject, the re-deal power against the useful effect with its Wilson 95% interval,
+#|   and the responses per prompt k and prompts n the planner names.
+R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D",
+                      "p_redeal": "p re-deal", "p_margin": "p margin",
+                      "both reject at τ": "both reject at τ", "power [95%]": "power [95%]",
+                      "plan": "planner asks for"})
 
 # %% [markdown]
 # The figure puts the power this design has against the useful effect beside the planner's
@@ -472,23 +551,41 @@ R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D"
 # at one over the number of draws when it is zero.
 
 # %%
-plan16 = pd.DataFrame([r for r in res_lab.numbers["power"]["plan_k"]["curve"] if r["null"] == "redeal"])
-err = np.clip([sweep["power"] - sweep["power_lo"], sweep["power_hi"] - sweep["power"]], 0, None)  # Wilson limits round at 0 and 1
-right = {null: (np.maximum(sweep[null], 1 / (SETTINGS.n_draws + 1)), style, null[2:].replace("redeal", "re-deal"))
+plan16 = pd.DataFrame([r for r in res_lab.numbers["power"]["plan_k"]["curve"]
+                       if r["null"] == "redeal"])
+# Wilson limits round at 0 and 1
+err = np.clip([sweep["power"] - sweep["power_lo"], sweep["power_hi"] - sweep["power"]], 0, None)
+right = {null: (np.maximum(sweep[null], 1 / (SETTINGS.n_draws + 1)), style,
+                null[2:].replace("redeal", "re-deal"))
          for null, style in (("p_redeal", "o-"), ("p_margin", "s--"))}
+
+
+# %%
+def draw_power(ax):
+    """Audited power per k with Wilson intervals, the k = 16 planner's prediction, the target."""
+    ax.errorbar(sweep["k"], sweep["power"], yerr=err, fmt="o-", capsize=3, label="audit at k")
+    ax.plot([lab_pool.k, *plan16["k"]], [cur_lab["power"]["redeal"], *plan16["reject_rate"]], "s--",
+            color=R.PALETTE[1], label="planner at k = 16")
+    ax.axhline(SETTINGS.target_power, color="0.6", lw=1)
+    ax.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, xlabel="responses per prompt k",
+           ylabel="power (re-deal)", ylim=(-0.02, 1.02))
 
 # %%
 #| label: fig-byop-sweep
-#| fig-cap: "Left: re-deal power against the useful diffuse effect at the primary threshold for each audited k (Wilson 95% intervals; each audit calibrates the effect on its own pooled rates), with the planner's prediction from the k = 16 audit (dashed) and the target power (grey). Right: the smallest Holm-adjusted p of each null over the thresholds (a p of zero, no null draw as large as observed, drawn at one over the number of draws); below the dotted line (α) the null rejects."
+#| fig-cap: >-
+#|   Left: re-deal power against the useful diffuse effect at the primary threshold for each audited
+#|   k (Wilson 95% intervals; each audit calibrates the effect on its own pooled rates), with the
+#|   planner's prediction from the k = 16 audit (dashed) and the target power (grey). Right: the
+#|   smallest Holm-adjusted p of each null over the thresholds (a p of zero, no null draw as large
+#|   as observed, drawn at one over the number of draws); below the dotted line (α) the null
+#|   rejects.
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4), layout="tight")
-a1.errorbar(sweep["k"], sweep["power"], yerr=err, fmt="o-", capsize=3, label="audit at k")
-a1.plot([lab_pool.k, *plan16["k"]], [cur_lab["power"]["redeal"], *plan16["reject_rate"]], "s--", color=R.PALETTE[1], label="planner at k = 16")
-a1.axhline(SETTINGS.target_power, color="0.6", lw=1)
-a1.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, xlabel="responses per prompt k", ylabel="power (re-deal)", ylim=(-0.02, 1.02))
+draw_power(a1)
 for j, (ys, style, label) in enumerate(right.values()):
     a2.plot(sweep["k"] * (1 + 0.04 * j), ys, style, color=R.PALETTE[j + 2], label=label)
 a2.axhline(ALPHA, color="0.3", ls=":", lw=1)
-a2.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, yscale="log", xlabel="responses per prompt k", ylabel="smallest Holm p")
+a2.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, yscale="log",
+       xlabel="responses per prompt k", ylabel="smallest Holm p")
 for ax in (a1, a2):
     ax.minorticks_off()
     ax.legend(fontsize="small")
@@ -501,12 +598,17 @@ ask = audit.summary(res_lab)["k_needed"]
 at_ask = sweep.set_index("k").loc[ask] if ask in set(sweep["k"]) else None
 R.show_md("Reading: the verdict is `{c0}` from k = {k0} {upto}{after}. {plan}",
           c0=sweep["code"].iloc[0], k0=int(sweep["k"].iloc[0]),
-          upto="to the end of the grid" if k_first is None else R.md("up to k = {k}", k=int(sweep["k"][sweep["k"] < k_first].max())),
-          after="" if k_first is None else R.md("; from k = {k} it is `{c}`, both nulls rejecting at $\\tau$ = {ts}", k=k_first,
-                                                  c=changed["code"].iloc[0], ts=", ".join(f"{t:g}" for t in changed["detected_taus"].iloc[0])),
-          plan="" if at_ask is None else R.md("At k = 16 the planner asked for k = {a}; the audit at k = {a} says `{c}`, with power "
-                                               "{p} [{lo}, {hi}] against the useful effect.", a=ask, c=at_ask["code"],
-                                               p=at_ask["power"], lo=at_ask["power_lo"], hi=at_ask["power_hi"]))
+          upto="to the end of the grid" if k_first is None
+          else R.md("up to k = {k}", k=int(sweep["k"][sweep["k"] < k_first].max())),
+          after="" if k_first is None
+          else R.md("; from k = {k} it is `{c}`, both nulls rejecting at $\\tau$ = {ts}", k=k_first,
+                    c=changed["code"].iloc[0],
+                    ts=", ".join(f"{t:g}" for t in changed["detected_taus"].iloc[0])),
+          plan="" if at_ask is None
+          else R.md("At k = 16 the planner asked for k = {a}; the audit at k = {a} says `{c}`, "
+                    "with power {p} [{lo}, {hi}] against the useful effect.",
+                    a=ask, c=at_ask["code"], p=at_ask["power"], lo=at_ask["power_lo"],
+                    hi=at_ask["power_hi"]))
 
 # %% [markdown]
 # ## Claims and outcomes
@@ -517,15 +619,17 @@ R.show_md("Reading: the verdict is `{c0}` from k = {k0} {upto}{after}. {plan}",
 
 # %%
 claims, must = R.Claims(), []
-claims.add("rollouts: a complete store with per-policy draws from a model, two adapters and a prompt file", "README (Rollouts)",
+claims.add("rollouts: a complete store with per-policy draws from a model, two adapters and a "
+           "prompt file",
+           "README (Rollouts)",
            f"{status['cells_done']}/{status['cells_total']} cells, alignment {live_pool.alignment}",
            status["complete"] and live_pool.alignment == "independent", kind="sanity")
 must.append(len(claims) - 1)
 if held:
     claims.add("the live responses reproduce the lab's stored ones (same seeds)", "issue 13 (lab)",
                f"answers agree on {same_answers:.1%} of draws", same_answers == 1.0, kind="sanity")
-claims.add("audit.json equals run_audit on the same pool and seed", "issue 14", "identical" if json_equal else "different", json_equal,
-           kind="sanity")
+claims.add("audit.json equals run_audit on the same pool and seed", "issue 14",
+           "identical" if json_equal else "different", json_equal, kind="sanity")
 must.append(len(claims) - 1)
 
 # %% [markdown]
@@ -533,33 +637,42 @@ must.append(len(claims) - 1)
 # add their claims.
 
 # %%
-p10 = {null: jl["nulls"]["L"][jl["coverage"]["primary_key"]][null]["p_holm"] for null in ("redeal", "margin")}
-claims.add(f"lab seed pool at k = 16: neither null rejects at τ = {pw_lab['tau']:g}", "2609.32996 §3, Table 1",
-           f"Holm p {p10['redeal']:.3f} (re-deal), {p10['margin']:.3f} (margin); both reject at τ = {taus_of(jl['nulls']['detected_taus'])}",
+p10 = {null: jl["nulls"]["L"][jl["coverage"]["primary_key"]][null]["p_holm"]
+       for null in ("redeal", "margin")}
+claims.add(f"lab seed pool at k = 16: neither null rejects at τ = {pw_lab['tau']:g}",
+           "2609.32996 §3, Table 1",
+           f"Holm p {p10['redeal']:.3f} (re-deal), {p10['margin']:.3f} (margin); both reject at τ "
+           f"= {taus_of(jl['nulls']['detected_taus'])}",
            max(p10.values()) > ALPHA, kind="simulation")
 if twin:
-    claims.add("the same seeds sampled seed-aligned: the audit says the nulls assume independent draws", "this chapter",
-               ", ".join(res_al.verdict.findings), "seed-aligned" in res_al.verdict.findings, kind="sanity")
+    claims.add("the same seeds sampled seed-aligned: the audit says the nulls assume independent "
+               "draws",
+               "this chapter", ", ".join(res_al.verdict.findings),
+               "seed-aligned" in res_al.verdict.findings, kind="sanity")
 if real is not None:
-    claims.add("MATH-500: the audit's decomposition equals the released figures within 0.002", "2607.03436 (released)",
-               f"largest difference {dev_real:.4f}", dev_real <= 0.002, kind="published")
+    claims.add("MATH-500: the audit's decomposition equals the released figures within 0.002",
+               "2607.03436 (released)", f"largest difference {dev_real:.4f}", dev_real <= 0.002,
+               kind="published")
     must.append(len(claims) - 1)
-    claims.add("MATH-500: a certified gap the quick router does not recover", "this chapter", res_real.verdict.code,
-               res_real.verdict.code == "certified", kind="simulation")
+    claims.add("MATH-500: a certified gap the quick router does not recover", "this chapter",
+               res_real.verdict.code, res_real.verdict.code == "certified", kind="simulation")
 
 # %% [markdown]
 # Last, the long table, the exchange file's round trip and the sweep over $k$.
 
 # %%
 claims.add("a long table gives the same audit in every section but the router", "issue 14",
-           f"{sum(v for s, v in equal.items() if s != 'router')}/{len(sections) - 1} sections equal",
+           f"{sum(v for s, v in equal.items() if s != 'router')}/{len(sections) - 1} sections "
+           "equal",
            all(v for s, v in equal.items() if s != "router"), kind="identity")
 must.append(len(claims) - 1)
-claims.add("to_long / open_pool round trip keeps verdicts, answers, confidences, alignment", "README (Pools from other router tools)",
-           ", ".join(k for k, v in trip.items() if v), all(trip.values()), kind="identity")
+claims.add("to_long / open_pool round trip keeps verdicts, answers, confidences, alignment",
+           "README (Pools from other router tools)", ", ".join(k for k, v in trip.items() if v),
+           all(trip.values()), kind="identity")
 must.append(len(claims) - 1)
 claims.add("the verdict changes as responses are added", "this chapter",
-           " → ".join(f"k={int(r.k)}: {r.code}" for r in sweep.itertuples()), k_first is not None, kind="simulation")
+           " → ".join(f"k={int(r.k)}: {r.code}" for r in sweep.itertuples()), k_first is not None,
+           kind="simulation")
 
 # %%
 #| label: tbl-byop-claims
@@ -570,46 +683,60 @@ claims.table()
 failed = [claims.rows[i]["claim"] for i in must if not claims.rows[i]["holds"]]
 if failed:
     raise R.ProseError(f"claims that must hold failed: {failed}")
-R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity holds.", h=sum(r["holds"] for r in claims.rows), n=len(claims), s=SEED)
+R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity holds.",
+          h=sum(r["holds"] for r in claims.rows), n=len(claims), s=SEED)
 
 # %% [markdown]
 # ## Takeaways
 
 # %%
-R.skipped_callout(skipped, need="`OG_EXTERNAL_DIR` with the released data, or lab pools that match `LAB_POOL`")
-lines = [
-    R.md("- One command per input: `oraclegap rollouts` sampled {n:,} responses from the lab's model and two adapters in {t:.0f} s "
-         "on the CPU, and `oraclegap audit` turned the store into {what} in {ta:.0f} s; the same audit runs on a registry name, a "
-         "pool directory, a long table or a `Pool` in Python.", n=n_resp, t=t_roll, ta=t_aud,
-         what="`audit.json`" if SMALL else "a report and `audit.json`"),
-]
+R.skipped_callout(skipped,
+                  need="`OG_EXTERNAL_DIR` with the released data, or lab pools that match "
+                       "`LAB_POOL`")
+lines = [R.md("- One command per input: `oraclegap rollouts` sampled {n:,} responses from the "
+              "lab's model and two adapters in {t:.0f} s on the CPU, and `oraclegap audit` turned "
+              "the store into {what} in {ta:.0f} s; the same audit runs on a registry name, a "
+              "pool directory, a long table or a `Pool` in Python.",
+              n=n_resp, t=t_roll, ta=t_aud,
+              what="`audit.json`" if SMALL else "a report and `audit.json`"),]
 weight = {"adequate": "is good evidence against a gap of that size",
-          "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}", kn=audit.summary(jl)["k_needed"] or "more than its grid"),
-          "low": R.md("says little, and the planner asks for k = {kn}", kn=audit.summary(jl)["k_needed"] or "more than its grid")}
+          "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}",
+                            kn=audit.summary(jl)["k_needed"] or "more than its grid"),
+          "low": R.md("says little, and the planner asks for k = {kn}",
+                      kn=audit.summary(jl)["k_needed"] or "more than its grid")}
 
 # %%
-lines += [
-    R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power against a useful effect is {p} [{lo}, {hi}], "
-         "so a non-rejection {weight}.", k=lab_pool.k, c=res_lab.verdict.code,
-         rej=R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(jl["nulls"]["detected_taus"])) if jl["nulls"]["detected_taus"] else
-         " (no threshold where both nulls reject)",
-         p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
-         weight=weight[cur_lab["state"]]),
-    *([R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why that is weaker evidence: matched "
-            "agreement {a} against {e} shuffled. Sample each member with its own seeds (`--draw-seeds per-policy`) before reading "
-            "a null.", c=res_al.verdict.code, a=dal["matched"], e=dal["shuffled"])] if twin else []),
-    R.md("- With more responses the verdict {moves}.", moves="does not change on this grid" if k_first is None else
-         R.md("becomes `{c}` from k = {k} on: collecting before concluding is what the audit is for", c=changed["code"].iloc[0], k=k_first)),
-]
+lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power "
+               "against a useful effect is {p} [{lo}, {hi}], so a non-rejection {weight}.",
+               k=lab_pool.k, c=res_lab.verdict.code,
+               rej=R.md(" (both nulls reject at $\\tau$ = {ts})",
+                        ts=taus_of(jl["nulls"]["detected_taus"])) if jl["nulls"]["detected_taus"]
+               else " (no threshold where both nulls reject)", p=cur_lab["power"]["redeal"],
+               lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
+               weight=weight[cur_lab["state"]]),
+          *([R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why "
+                  "that is weaker evidence: matched agreement {a} against {e} shuffled. Sample "
+                  "each member with its own seeds (`--draw-seeds per-policy`) before reading a "
+                  "null.",
+                  c=res_al.verdict.code, a=dal["matched"], e=dal["shuffled"])] if twin else []),
+          R.md("- With more responses the verdict {moves}.",
+               moves="does not change on this grid" if k_first is None
+               else R.md("becomes `{c}` from k = {k} on: collecting before concluding is what the "
+                         "audit is for",
+                         c=changed["code"].iloc[0], k=k_first))]
 
 # %%
+VERDICT_WORDS = {"certified": "the opportunity is certified and the quick router does not reach it",
+                 "certified-recoverable": "the opportunity is certified and the quick router "
+                                          "recovers part of it"}
 if real is not None:
-    lines.append(R.md("- On MATH-500 the verdict is `{c}`: {what}; a share {sh} of the single-draw gap is luck no committed router "
-                      "collects.", c=res_real.verdict.code, sh=est["noise_share"]["value"],
-                      what={"certified": "the opportunity is certified and the quick router does not reach it",
-                            "certified-recoverable": "the opportunity is certified and the quick router recovers part of it"}
-                      .get(res_real.verdict.code, res_real.verdict.headline.rstrip("."))))
-lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start, s=SMALL))
+    lines.append(R.md("- On MATH-500 the verdict is `{c}`: {what}; a share {sh} of the single-draw "
+                      "gap is luck no committed router collects.",
+                      c=res_real.verdict.code, sh=est["noise_share"]["value"],
+                      what=VERDICT_WORDS.get(res_real.verdict.code,
+                                             res_real.verdict.headline.rstrip("."))))
+lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start,
+                  s=SMALL))
 R.show_lines(lines)
 
 # %% [markdown]
@@ -629,42 +756,61 @@ R.show_lines(lines)
 # %%
 ex1 = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, effect=0.1)
 s1, s0 = audit.summary(ex1), audit.summary(res_lab)
-big = 2 * max(audit.plan_grid(lab_pool.k, audit.PLAN_K_REACH))  # "beyond the grid", for the comparison
-need1 = lab_pool.k if s1["power_state"] == "adequate" else (s1["k_needed"] or big)  # what the audit asks to hold
+# "beyond the grid", for the comparison
+big = 2 * max(audit.plan_grid(lab_pool.k, audit.PLAN_K_REACH))
+# what the audit asks to hold
+need1 = lab_pool.k if s1["power_state"] == "adequate" else (s1["k_needed"] or big)
 need0 = lab_pool.k if s0["power_state"] == "adequate" else (s0["k_needed"] or big)
-R.solution("1. A larger effect is easier to detect, so the prediction is fewer responses. With `effect=0.1` the calibrated "
-           "perturbation has sd {sg} (against {sg0}) and a population gap of {x}; this design's power is {p} [{lo}, {hi}] "
-           "(`{st}`), so the audit {asks}, against k = {kn0} for the default effect: {cmp}.",
-           sg=ex1.numbers["power"]["effect"]["sigma"], sg0=res_lab.numbers["power"]["effect"]["sigma"],
-           x=ex1.numbers["power"]["current"]["population_L"], p=s1["power"], lo=s1["power_lo"], hi=s1["power_hi"],
-           st=s1["power_state"], kn0=need0 if need0 != big else "more than the planner's grid",
-           asks=R.md("asks for nothing more: k = {k} suffices", k=lab_pool.k) if s1["power_state"] == "adequate" else
-           R.md("asks for k = {k}", k=need1 if need1 != big else "more than the planner's grid"),
-           cmp=R.compare(need1, need0, less="fewer, as predicted", more="more, against the prediction",
-                         same="the same grid point (the grid doubles k, so a smaller need can round to the same value)"))
+
+
+# %%
+R.solution("1. A larger effect is easier to detect, so the prediction is fewer responses. With "
+           "`effect=0.1` the calibrated perturbation has sd {sg} (against {sg0}) and a population "
+           "gap of {x}; this design's power is {p} [{lo}, {hi}] (`{st}`), so the audit {asks}, "
+           "against k = {kn0} for the default effect: {cmp}.",
+           sg=ex1.numbers["power"]["effect"]["sigma"],
+           sg0=res_lab.numbers["power"]["effect"]["sigma"],
+           x=ex1.numbers["power"]["current"]["population_L"], p=s1["power"], lo=s1["power_lo"],
+           hi=s1["power_hi"], st=s1["power_state"],
+           kn0=need0 if need0 != big else "more than the planner's grid",
+           asks=R.md("asks for nothing more: k = {k} suffices", k=lab_pool.k)
+           if s1["power_state"] == "adequate" else R.md("asks for k = {k}",
+                                                        k=need1 if need1 != big
+                                                        else "more than the planner's grid"),
+           cmp=R.compare(need1, need0, less="fewer, as predicted",
+                         more="more, against the prediction",
+                         same="the same grid point (the grid doubles k, so a smaller need can "
+                              "round to the same value)"))
 
 # %%
 ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
 c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
-R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. The paired interval of the "
-           "outcome-oracle gap is [{lo}, {hi}] around {g}, so the verdict is `{c}`. One response per prompt and seed cannot "
-           "separate a seed that is reliably better on a prompt from one that was lucky once: the single-draw oracle's gap "
-           "includes single-draw luck (@sec-single-draw), which is why the next step reads: {step}",
-           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"], c=ex2.verdict.code,
-           step=next((s for s in ex2.verdict.next_steps if "k >= 2" in s), "collect k >= 2 responses per prompt."))
+R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. "
+           "The paired interval of the outcome-oracle gap is [{lo}, {hi}] around {g}, so the "
+           "verdict is `{c}`. One response per prompt and seed cannot separate a seed that is "
+           "reliably better on a prompt from one that was lucky once: the single-draw oracle's "
+           "gap includes single-draw luck (@sec-single-draw), which is why the next step reads: "
+           "{step}",
+           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"],
+           c=ex2.verdict.code, step=next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
+                                         "collect k >= 2 responses per prompt."))
 
 # %%
 top = sweep_res[max(sweep_res)].numbers
 if top["nulls"]["detected_taus"]:
     key = top["nulls"]["detected_taus"][-1]
     row, rr3 = top["coverage"]["taus"][key], top["router"]["levels"][key]
-    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {t:g}. There $L$ = {L} on $D$ = {D}, so a router must keep $e_D$ below "
-               "$L/D$ = {be}. The quick router's $e_D$ on the held-out prompts is {e} against the held-out break-even {be2}: it {w}, "
-               "and its difference against the calibration-selected member is {d:+} (Holm p {p:p}).", k=max(sweep_res), t=row["tau"],
-               L=row["L"], D=row["D"], be=row["break_even"], e=rr3["e_D"], be2=rr3["break_even"],
-               w=R.compare(rr3["e_D"], rr3["break_even"], more="does not reach it", less="reaches it", same="sits exactly at it"),
-               d=rr3["difference"], p=rr3["p_holm"])
+    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {t:g}. There $L$ = {L} on $D$ = {D}, "
+               "so a router must keep $e_D$ below $L/D$ = {be}. The quick router's $e_D$ on the "
+               "held-out prompts is {e} against the held-out break-even {be2}: it {w}, and its "
+               "difference against the calibration-selected member is {d:+} (Holm p {p:p}).",
+               k=max(sweep_res), t=row["tau"], L=row["L"], D=row["D"], be=row["break_even"],
+               e=rr3["e_D"], be2=rr3["break_even"],
+               w=R.compare(rr3["e_D"], rr3["break_even"], more="does not reach it",
+                           less="reaches it", same="sits exactly at it"), d=rr3["difference"],
+               p=rr3["p_holm"])
 else:
-    R.solution("3. At k = {k} no threshold has both nulls rejecting on this run, so no break-even error applies yet: the audit's "
-               "verdict is `{c}`.", k=max(sweep_res), c=sweep_res[max(sweep_res)].verdict.code)
+    R.solution("3. At k = {k} no threshold has both nulls rejecting on this run, so no break-even "
+               "error applies yet: the audit's verdict is `{c}`.",
+               k=max(sweep_res), c=sweep_res[max(sweep_res)].verdict.code)
 shutil.rmtree(WORK, ignore_errors=True)

@@ -63,6 +63,9 @@ __all__ = [
     "paper_dir",
     "paper_table",
     "outcomes_from_margins",
+    "lab_slice",
+    "chen_release",
+    "dcrouter_prices",
     "fetch",
     "derive_mmlu_pro",
     "main",
@@ -386,6 +389,43 @@ def _chen(bench: str, variant: str):
 
     return build
 
+
+
+
+def lab_slice(pool: Pool, task: str, split: str, role: str = "member") -> Pool:
+    """Prompts of one lab ``task`` and ``split`` of a lab pool (e.g. ``load("lab-cross")``), with
+    the policies of one ``role``: the task's light-recipe seeds (``"member"``), its soup
+    (``"soup"``), or the base model (``"base"``, shared by every task)."""
+    for col, table in (("role", pool.policies), ("dataset", pool.policies), ("recipe", pool.policies),
+                       ("dataset", pool.prompts), ("split", pool.prompts)):
+        if col not in table.columns:
+            raise ValueError(f"pool is not a lab pool: its {'policy' if table is pool.policies else 'prompt'} "
+                             f"table has no {col!r} column")
+    pol = pool.policies
+    keep_pol = ((pol["role"] == role) & ((pol["dataset"] == task) | (role == "base"))
+                & ((pol["recipe"] == "light") | (role != "member")))
+    keep = (pool.prompts["dataset"] == task).to_numpy() & (pool.prompts["split"] == split).to_numpy()
+    if not keep.any():
+        raise ValueError(f"no prompt of task {task!r} in split {split!r}; tasks: "
+                         f"{sorted(pool.prompts['dataset'].dropna().unique())}, splits: {sorted(pool.prompts['split'].dropna().unique())}")
+    if not keep_pol.any():
+        raise ValueError(f"no policy with role {role!r} for task {task!r}; roles: {sorted(pol['role'].dropna().unique())}")
+    return pool.select(prompts=keep, policies=keep_pol.to_numpy())
+
+def chen_release(bench: str, key: str) -> np.ndarray:
+    """One array of a Chen (2026) release file beside the tensors, e.g. ``chen_release("humanevalplus",
+    "q_router")`` (the released router's per-prompt scores): ``correctness_slim.npz`` under
+    ``external_dir()/chen2026_routing_oracle_k30/BENCH/``, read without unpickling."""
+    if bench not in ("math500", "humanevalplus", "gpqa"):
+        raise ValueError(f"bench must be one of math500, humanevalplus, gpqa; got {bench!r}")
+    path = external_dir() / CHEN / bench / "correctness_slim.npz"
+    _declare(path)
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist; set OG_EXTERNAL_DIR to the released data (or run `make data`)")
+    with np.load(path, allow_pickle=False) as z:
+        if key not in z.files:
+            raise ValueError(f"{path} has no array {key!r}; it holds {sorted(z.files)}")
+        return np.asarray(z[key])
 
 for _b, _n in (("math500", 500), ("humanevalplus", 164), ("gpqa", 198)):
     _files = (f"{CHEN}/{_b}/correctness_slim.npz", f"{CHEN}/{_b}/{'subset_ids' if _b == 'gpqa' else 'subset'}.json")
@@ -787,6 +827,22 @@ def _dcrouter(entry: Entry) -> Pool:
         meta=_meta(entry, items_in_files=int(v.shape[0]), items_with_fractional_scores_dropped=int((~binary).sum())),
     )
 
+
+
+def dcrouter_prices(pool: Pool, field: str = "input_price") -> np.ndarray:
+    """The declared price (USD per million tokens, ``field`` = ``input_price`` or ``output_price``)
+    of each member of an ``llmrouter-dcrouter`` pool, in the pool's member order, from the set's
+    ``default_llm.json`` as :mod:`oraclegap._formats` parses it. The set has no token counts, so
+    this is the set's only cost."""
+    if field not in ("input_price", "output_price"):
+        raise ValueError(f"field must be 'input_price' or 'output_price', got {field!r}")
+    path = external_dir() / ULAB / "LLMRouter_dcrouter_preprocessed" / "default_llm.json"
+    _declare(path)
+    prices = _formats._llm_prices(path)
+    absent = [m for m in pool.policy_names if not isinstance(prices.get(m), Mapping) or field not in prices[m]]
+    if absent:
+        raise ValueError(f"{path} has no {field} for members {absent[:5]}")
+    return np.array([float(prices[m][field]) for m in pool.policy_names])
 
 _register(
     Entry(

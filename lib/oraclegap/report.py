@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ._result import Interval
+
 __all__ = [
     "PALETTE",
     "use_style",
@@ -121,14 +123,28 @@ def fmt_p(p, digits: int = 3, n_draws: int | None = None) -> str:
     return fmt(p, digits)
 
 
-def fmt_interval(estimate, lo, hi, digits: int = 3) -> str:
-    """``estimate [lo, hi]``; pass ``estimate=None`` for the interval alone."""
+def _parts(estimate, lo, hi) -> tuple:
+    if isinstance(estimate, Interval):
+        if lo is not None or hi is not None:
+            raise ValueError("pass an Interval alone, or estimate, lo and hi; not both")
+        return estimate.value, estimate.lo, estimate.hi
+    if lo is None or hi is None:
+        raise ValueError(f"lo and hi are required unless the first argument is an Interval, got {type(estimate).__name__}")
+    return estimate, lo, hi
+
+
+def fmt_interval(estimate, lo=None, hi=None, digits: int = 3) -> str:
+    """``estimate [lo, hi]`` from an :class:`~oraclegap._result.Interval` or three numbers; pass
+    ``estimate=None`` (with ``lo`` and ``hi``) for the interval alone."""
+    estimate, lo, hi = _parts(estimate, lo, hi)
     inner = f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
     return inner if estimate is None else f"{fmt(estimate, digits)} {inner}"
 
 
-def fmt_signed_interval(estimate, lo, hi, digits: int = 3) -> str:
-    """A difference with its interval, every sign shown: ``+0.012 [-0.004, +0.030]``."""
+def fmt_signed_interval(estimate, lo=None, hi=None, digits: int = 3) -> str:
+    """A difference with its interval, every sign shown: ``+0.012 [-0.004, +0.030]`` (from an
+    :class:`~oraclegap._result.Interval` or three numbers)."""
+    estimate, lo, hi = _parts(estimate, lo, hi)
     return f"{fmt_signed(estimate, digits)} [{fmt_signed(lo, digits)}, {fmt_signed(hi, digits)}]"
 
 

@@ -43,6 +43,7 @@ EXECUTED_DIR = "chapters"
 BOOK_DIR = "_book"
 REF_RE = re.compile(r"(?<![\w@])@((?:fig|tbl|sec|eq)-[A-Za-z0-9_-]*[A-Za-z0-9])")
 _OPT_RE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
+_OPT_MORE_RE = re.compile(r"^#\|\s{2,}(\S.*?)\s*$")  # a continuation line of a YAML block scalar
 _ID_RE = re.compile(r"\{#((?:sec|fig|tbl|eq)-[A-Za-z0-9_-]+)[^}]*\}")
 _HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t]*$", re.M)
 _FRONT_RE = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.S)
@@ -164,7 +165,13 @@ def cell_options(source: str) -> tuple[dict, str]:
         if not m:
             break
         val = m.group(2)
-        if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
+        if val in (">", ">-", "|", "|-"):  # a block scalar over the following indented "#|" lines
+            parts = []
+            while i + 1 < len(lines) and _OPT_MORE_RE.match(lines[i + 1]):
+                i += 1
+                parts.append(_OPT_MORE_RE.match(lines[i]).group(1))
+            val = (" " if val[0] == ">" else "\n").join(parts)
+        elif len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
             val = val[1:-1]
         opts[m.group(1)] = val
         i += 1

@@ -116,7 +116,7 @@ def run(args) -> int:
         print(f"family certificate (002 Thm 6, L={c.L}): G_Pi in [{c.G_lo:.3f}, {c.G_hi:.3f}], H_Pi in [{c.H_lo:.3f}, {c.H_hi:.3f}]")
     else:
         print(f"family certificate: {res.certificate_note}")
-    summary = res.summary()
+    summary = res.field_summary()
     if res.cost is not None:
         print(f"\nfield summaries (strong-weak pair for PGR: {res.cost.strong} / {res.cost.weak}; "
               f"AIQ over mean cost {res.cost.cost_range[0]:.4g}..{res.cost.cost_range[1]:.4g}):")

@@ -51,6 +51,7 @@ import pandas as pd
 from numba import njit
 from sklearn.base import clone
 
+from .._result import Interval, Result
 from .._validate import check_alpha, check_int, check_tau
 from ..pool import Pool
 from ..stats.certify import (
@@ -494,16 +495,41 @@ def cpt(pgr, fractions=PGR_FRACTIONS, target: float = 0.5):
 
 
 # ====================================================================== results
-@dataclasses.dataclass(frozen=True)
-class RouterEvaluation:
+#: RouterEvaluation's interval fields: the name of each estimate, its ``*_ci`` field holding an
+#: :class:`~oraclegap._result.Interval`; ``value``, ``value_lo`` and ``value_hi`` stay readable.
+_INTERVAL_FIELDS = ("accuracy", "gain_best", "gain_cal", "G_b", "recovered", "gain_at_b", "gap_at_o")
+#: The columns of RouterEvaluation.frame(), in order (the flat layout the class had before).
+_FRAME_COLUMNS = (
+    "family", "regime", "protocol", "tau", "n_eval", "accuracy", "accuracy_lo", "accuracy_hi", "best", "best_member",
+    "gain_best", "gain_best_lo", "gain_best_hi", "baseline", "baseline_member", "gain_cal", "gain_cal_lo", "gain_cal_hi",
+    "oracle", "D", "L", "e_D", "break_even", "identity_residual", "n10", "n01", "p_mcnemar", "p_holm", "rescue", "loss",
+    "G_b", "G_b_lo", "recovered", "recovered_lo", "recovered_hi", "gain_at_b", "gain_at_b_lo", "gain_at_b_hi",
+    "gap_at_o", "gap_at_o_lo", "gap_at_o_hi", "fit_seconds",
+)
+
+
+def _interval_property(name: str, part: str) -> property:
+    def get(self):
+        return getattr(getattr(self, f"{name}_ci"), part)
+
+    suffix = "" if part == "value" else f" ({part} of ``{name}_ci``)"
+    get.__doc__ = f"``{name}_ci.{part}``{suffix}: read-only, kept from the flat layout."
+    return property(get)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class RouterEvaluation(Result):
     """One router family scored on the evaluated prompts (see the module docstring).
 
-    ``accuracy`` is accuracy (k = 1) or coverage at tau (k > 1), with an exact CP interval.
-    ``gain_best`` (interval re-selecting the best member per resample), ``gain_cal`` (paired
+    Every estimate with an interval is an :class:`~oraclegap._result.Interval` in a ``*_ci``
+    field; the flat names (``accuracy``, ``accuracy_lo``, ``accuracy_hi``, ...) stay readable.
+    ``accuracy_ci`` is accuracy (k = 1) or coverage at tau (k > 1), with an exact CP interval.
+    ``gain_best_ci`` (interval re-selecting the best member per resample), ``gain_cal_ci`` (paired
     interval against the calibration-selected member), ``e_D`` / ``break_even`` / ``identity_residual``
     from the routing identity, ``n10`` / ``n01`` / ``p_mcnemar`` / ``p_holm`` against the
-    calibration-selected member, ``rescue`` / ``loss``, ``G_b`` and ``recovered`` (NaN unless G_b's
-    lower limit is positive), ``gain_at_b`` / ``gap_at_o`` (relative, with intervals).
+    calibration-selected member, ``rescue`` / ``loss``, ``G_b_ci`` (CP interval; the frame shows its
+    lower limit) and ``recovered_ci`` (NaN unless G_b's lower limit is positive), ``gain_at_b_ci`` /
+    ``gap_at_o_ci`` (relative, with intervals).
     """
 
     family: str
@@ -511,19 +537,13 @@ class RouterEvaluation:
     protocol: str
     tau: float | None
     n_eval: int
-    accuracy: float
-    accuracy_lo: float
-    accuracy_hi: float
+    accuracy_ci: Interval
     best: float
     best_member: str
-    gain_best: float
-    gain_best_lo: float
-    gain_best_hi: float
+    gain_best_ci: Interval
     baseline: float
     baseline_member: str
-    gain_cal: float
-    gain_cal_lo: float
-    gain_cal_hi: float
+    gain_cal_ci: Interval
     oracle: float
     D: float
     L: float
@@ -536,34 +556,41 @@ class RouterEvaluation:
     p_holm: float
     rescue: float
     loss: float
-    G_b: float
-    G_b_lo: float
-    recovered: float
-    recovered_lo: float
-    recovered_hi: float
-    gain_at_b: float
-    gain_at_b_lo: float
-    gain_at_b_hi: float
-    gap_at_o: float
-    gap_at_o_lo: float
-    gap_at_o_hi: float
+    G_b_ci: Interval
+    recovered_ci: Interval
+    gain_at_b_ci: Interval
+    gap_at_o_ci: Interval
     fit_seconds: float
     choice: np.ndarray = dataclasses.field(repr=False, compare=False)
     utility: np.ndarray = dataclasses.field(repr=False, compare=False)
+
+    _repr_fields = ("family", "regime", "protocol", "tau", "n_eval", "accuracy_ci", "best_member", "gain_best_ci",
+                    "baseline_member", "gain_cal_ci", "oracle", "e_D", "break_even", "n10", "n01", "p_holm",
+                    "G_b_ci", "recovered_ci", "gain_at_b_ci", "gap_at_o_ci")
+
+    for _name in _INTERVAL_FIELDS:
+        locals()[_name] = _interval_property(_name, "value")
+        locals()[f"{_name}_lo"] = _interval_property(_name, "lo")
+        if _name != "G_b":
+            locals()[f"{_name}_hi"] = _interval_property(_name, "hi")
+    del _name
 
     @property
     def metric(self) -> str:
         """``"accuracy"`` (k = 1) or ``"coverage@tau"``."""
         return "accuracy" if self.tau is None else f"coverage@{self.tau:g}"
 
+    def intervals(self) -> dict:
+        """{estimate name: Interval} for every estimate with an interval."""
+        return {n: getattr(self, f"{n}_ci") for n in _INTERVAL_FIELDS}
+
     def frame(self) -> pd.DataFrame:
-        """One row with every field but the per-prompt arrays."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("choice", "utility")}
-        return pd.DataFrame([d])
+        """One row with every estimate and its limits as flat columns, the per-prompt arrays aside."""
+        return pd.DataFrame([{c: getattr(self, c) for c in _FRAME_COLUMNS}])
 
 
-@dataclasses.dataclass(frozen=True)
-class CostAnalysis:
+@dataclasses.dataclass(frozen=True, repr=False)
+class CostAnalysis(Result):
     """Quality-cost frontier over lambda for every family and the cost-aware summaries.
 
     ``frontier``: one row per (family, lambda) with quality, mean cost (pool units) and the share
@@ -582,8 +609,8 @@ class CostAnalysis:
     members: pd.DataFrame
 
 
-@dataclasses.dataclass(frozen=True)
-class RouterComparison:
+@dataclasses.dataclass(frozen=True, repr=False)
+class RouterComparison(Result):
     """Every evaluated family on one pool under one protocol, sharing bootstrap resamples.
 
     ``frame()`` is the router table; ``paired`` the full paired-inference frame; ``certificate``
@@ -627,13 +654,17 @@ class RouterComparison:
             df = df.rename(columns={"accuracy": f"coverage@{self.tau:g}"})
         return df
 
-    def summary(self) -> pd.DataFrame:
+    def field_summary(self) -> pd.DataFrame:
         """Field summaries per family: Gain@B and Gap@O (and AIQ, APGR, CPT(50%) with costs)."""
         cols = ["family", "accuracy", "gain_at_b", "gain_at_b_lo", "gain_at_b_hi", "gap_at_o", "gap_at_o_lo", "gap_at_o_hi"]
         df = self.full_frame()[cols]
         if self.cost is not None:
             df = df.merge(self.cost.summary, on="family", how="left")
         return df
+
+    def summary(self) -> pd.DataFrame:
+        """Old name of :meth:`field_summary` (kept so callers keep working)."""
+        return self.field_summary()
 
     def to_dict(self) -> dict:
         """JSON-ready: protocol, inputs, skipped families, the full router rows, certificate, costs."""
@@ -861,6 +892,10 @@ def evaluate_routers(
     cal_member = names[int(np.argmax(O[proto.folds[0][0]].mean(axis=0)))] if proto.mode == "split" else "cross-fitted"
     evals = {}
     a_lo, a_hi = _cp(S.sum(axis=0), ev.size, alpha)
+
+    def ci(v, lo, hi, method="percentile"):
+        return Interval.of(v, lo, hi, 1 - alpha, method)
+
     for j, f in enumerate(fams):
         acc = float(S[:, j].mean())
         ra = routing_account(counts, choice[f], tau_eff, k=k)
@@ -869,26 +904,26 @@ def evaluate_routers(
             pr = paired.loc[f]
             n10, n01 = int(pr["n10"]), int(pr["n01"])
             p_mc, p_holm = float(pr["p_mcnemar"]), float(pr["p_holm"])
-            Gb, Gb_lo = float(pr["G_b"]), float(pr["G_b_lo"])
+            Gb, Gb_lo, Gb_hi = float(pr["G_b"]), float(pr["G_b_lo"]), float(pr["G_b_hi"])
             rec, rec_lo, rec_hi = float(pr["recovered"]), float(pr["recovered_lo"]), float(pr["recovered_hi"])
         else:  # the baseline itself
             n10 = n01 = 0
             p_mc = p_holm = 1.0
             gb_ = int((Ymax & ~base).sum())
-            Gb, Gb_lo = gb_ / ev.size, float(_cp(gb_, ev.size, alpha)[0])
+            Gb, (Gb_lo, Gb_hi) = gb_ / ev.size, map(float, _cp(gb_, ev.size, alpha))
             rec = rec_lo = rec_hi = (0.0 if Gb_lo > 0 else math.nan)
         evals[f] = RouterEvaluation(
             family=f, regime=regimes[f], protocol=proto.describe(), tau=None if k == 1 else tau_eff, n_eval=int(ev.size),
-            accuracy=acc, accuracy_lo=float(a_lo[j]), accuracy_hi=float(a_hi[j]),
+            accuracy_ci=ci(acc, a_lo[j], a_hi[j], "clopper-pearson"),
             best=best_pt, best_member=names[int(np.argmax(mem_pt))],
-            gain_best=acc - best_pt, gain_best_lo=float(gb_lo[j]), gain_best_hi=float(gb_hi[j]),
+            gain_best_ci=ci(acc - best_pt, gb_lo[j], gb_hi[j]),
             baseline=float(S[:, 0].mean()), baseline_member=cal_member,
-            gain_cal=acc - float(S[:, 0].mean()), gain_cal_lo=float(gc_lo[j]), gain_cal_hi=float(gc_hi[j]),
+            gain_cal_ci=ci(acc - float(S[:, 0].mean()), gc_lo[j], gc_hi[j]),
             oracle=orc_pt, D=ra.D, L=ra.L, e_D=ra.e_D, break_even=ra.break_even, identity_residual=ra.identity_residual,
             n10=n10, n01=n01, p_mcnemar=p_mc, p_holm=p_holm, rescue=rl.rescue, loss=rl.loss,
-            G_b=Gb, G_b_lo=Gb_lo, recovered=rec, recovered_lo=rec_lo, recovered_hi=rec_hi,
-            gain_at_b=float(gain_at_b(acc, best_pt)), gain_at_b_lo=float(gab_lo[j]), gain_at_b_hi=float(gab_hi[j]),
-            gap_at_o=float(gap_at_o(acc, orc_pt)), gap_at_o_lo=float(gao_lo[j]), gap_at_o_hi=float(gao_hi[j]),
+            G_b_ci=ci(Gb, Gb_lo, Gb_hi, "clopper-pearson"), recovered_ci=ci(rec, rec_lo, rec_hi, "joint bootstrap"),
+            gain_at_b_ci=ci(gain_at_b(acc, best_pt), gab_lo[j], gab_hi[j]),
+            gap_at_o_ci=ci(gap_at_o(acc, orc_pt), gao_lo[j], gao_hi[j]),
             fit_seconds=secs[f], choice=choice[f], utility=U[f],
         )
 

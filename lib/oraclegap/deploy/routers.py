@@ -56,6 +56,8 @@ __all__ = [
     "router_inputs",
     "simulated_router_pool",
     "FAMILIES",
+    "LABELS",
+    "label",
     "PRE_ANSWER",
     "POST_INFERENCE",
     "make_router",
@@ -254,6 +256,7 @@ class Router(BaseEstimator):
     needs: tuple = ()
     regime: str = "pre-answer"
     family: str = "router"
+    label: str = "router"  # the human label, from the one registry (:data:`LABELS`)
 
     def _check_inputs(self, X) -> RouterInputs:
         if not isinstance(X, RouterInputs):
@@ -1051,28 +1054,44 @@ _CLASSES: dict[str, type[Router]] = {
     "plurality_vote": PluralityVote,
 }
 
-_DESCRIPTIONS = {
-    "best_single": "fixed: calibration-selected best single member",
-    "taskwise_best": "fixed: frozen task-wise best (best member per dataset level on calibration)",
-    "random": "fixed: uniform random member per prompt",
-    "cheapest": "fixed: lowest mean calibration cost",
-    "tfidf_logreg": "000: TF-IDF 1-2-gram multinomial logistic regression on the choice distribution",
-    "gbr_features": "000: one gradient-boosted regressor per member on handcrafted prompt features",
-    "tfidf_knn": "000: TF-IDF cosine 15-NN mean targets",
-    "embed_pca_logreg": "000: embedding -> standardise -> PCA(64) -> multinomial logistic regression",
-    "embed_knn": "000/002: embedding cosine 15-NN mean targets",
-    "dataset": "000: dataset identity (each prompt to the member trained on its dataset)",
-    "multi_logreg": "002: multi-output logistic regression on the embedding",
-    "mlp": "002: multi-output MLP on the embedding",
-    "kmeans_best": "002: KMeans cluster-best on the embedding",
-    "cluster_best": "adaptation (Avengers-style): mean target over the nearest clusters",
-    "matrix_factorization": "adaptation (EmbedLLM / IRT-Router-style): prompt encoder x member vectors",
-    "tag_expert": "adaptation (Zooter-style): tag-aware router distilled from softmax targets",
-    "encoder_head": "002: torch encoder head with K correctness outputs on frozen embeddings",
-    "max_confidence": "post-inference: highest confidence of the committed answer",
-    "calibrated_confidence": "post-inference: highest Platt-calibrated confidence",
-    "plurality_vote": "post-inference: a member giving the plurality answer",
+#: The one registry of family texts: name -> (human label for tables and figures, description).
+_FAMILY_TEXT = {
+    "best_single": ("best single (frozen)", "fixed: calibration-selected best single member"),
+    "taskwise_best": ("task-wise best (frozen)", "fixed: frozen task-wise best (best member per dataset level on calibration)"),
+    "random": ("uniform random", "fixed: uniform random member per prompt"),
+    "cheapest": ("cheapest", "fixed: lowest mean calibration cost"),
+    "tfidf_logreg": ("TF-IDF logistic", "000: TF-IDF 1-2-gram multinomial logistic regression on the choice distribution"),
+    "gbr_features": ("boosted features", "000: one gradient-boosted regressor per member on handcrafted prompt features"),
+    "tfidf_knn": ("TF-IDF 15-NN", "000: TF-IDF cosine 15-NN mean targets"),
+    "embed_pca_logreg": ("embedding PCA logistic", "000: embedding -> standardise -> PCA(64) -> multinomial logistic regression"),
+    "embed_knn": ("embedding 15-NN", "000/002: embedding cosine 15-NN mean targets"),
+    "dataset": ("dataset identity", "000: dataset identity (each prompt to the member trained on its dataset)"),
+    "multi_logreg": ("logistic multi-output", "002: multi-output logistic regression on the embedding"),
+    "mlp": ("MLP multi-output", "002: multi-output MLP on the embedding"),
+    "kmeans_best": ("KMeans cluster-best", "002: KMeans cluster-best on the embedding"),
+    "cluster_best": ("cluster-then-best", "adaptation (Avengers-style): mean target over the nearest clusters"),
+    "matrix_factorization": ("matrix factorisation", "adaptation (EmbedLLM / IRT-Router-style): prompt encoder x member vectors"),
+    "tag_expert": ("tag expert", "adaptation (Zooter-style): tag-aware router distilled from softmax targets"),
+    "encoder_head": ("encoder, K heads", "002: torch encoder head with K correctness outputs on frozen embeddings"),
+    "max_confidence": ("max confidence", "post-inference: highest confidence of the committed answer"),
+    "calibrated_confidence": ("calibrated confidence", "post-inference: highest Platt-calibrated confidence"),
+    "plurality_vote": ("plurality vote", "post-inference: a member giving the plurality answer"),
 }
+_DESCRIPTIONS = {name: text[1] for name, text in _FAMILY_TEXT.items()}
+#: name -> human label (also each router class's ``label``; :func:`label` adds the oracle).
+LABELS = {name: text[0] for name, text in _FAMILY_TEXT.items()}
+_OTHER_LABELS = {"oracle": "outcome oracle"}
+
+
+def label(name: str) -> str:
+    """The human label of a router family (or of ``"oracle"``, the outcome oracle); an unknown
+    name is returned as it is, so a table of families and other rows maps cleanly."""
+    return LABELS.get(name, _OTHER_LABELS.get(name, name))
+
+
+for _name, _cls in _CLASSES.items():
+    _cls.label = LABELS[_name]
+del _name, _cls
 
 
 def family_requirements(name: str) -> tuple:
@@ -1088,9 +1107,10 @@ def _family_class(name: str):
     return _CLASSES[name]
 
 
-#: name -> {"description", "needs" (inputs), "regime" ("pre-answer" | "post-inference"), "optional"}.
+#: name -> {"label", "description", "needs" (inputs), "regime" ("pre-answer" | "post-inference"), "optional"}.
 FAMILIES: dict[str, dict] = {
     name: {
+        "label": LABELS[name],
         "description": _DESCRIPTIONS[name],
         "needs": family_requirements(name),
         "regime": cls.regime,

@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._result import Result
 from .._validate import check_int, check_prob
 from ..pool import Pool
 from ..stats import nulls
@@ -81,8 +82,8 @@ def _taus(taus) -> list[float]:
 
 
 # ====================================================================== the gap table (Tables A7-A9)
-@dataclasses.dataclass(frozen=True)
-class CrossTable:
+@dataclasses.dataclass(frozen=True, repr=False)
+class CrossTable(Result):
     """The oracle-gap tests of one cross-dataset pool: ``tests`` (every :class:`~oraclegap.stats.nulls.NullTest`)
     and the coverage of the best member, the mixture and the oracle per threshold.
 
@@ -181,8 +182,8 @@ def coverage_by_group(pool: Pool, taus, *, by: str = "dataset", owner: str = "da
     return pd.DataFrame(rows)
 
 
-@dataclasses.dataclass(frozen=True)
-class Separation:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Separation(Result):
     """Which member leads on which half as tau rises (see the module docstring).
 
     ``table`` (:meth:`frame`): one row per (group, tau) with the leading member and its coverage,
@@ -229,8 +230,8 @@ def separation(pool: Pool, taus, *, by: str = "dataset", owner: str = "dataset")
 
 
 # ====================================================================== routers at every threshold
-@dataclasses.dataclass(frozen=True)
-class RouterSweep:
+@dataclasses.dataclass(frozen=True, repr=False)
+class RouterSweep(Result):
     """Router families evaluated at several thresholds under one protocol: ``comparisons[tau]``
     is the :class:`~oraclegap.deploy.evaluate.RouterComparison` at tau; :meth:`frame` one row
     per (tau, family)."""
@@ -389,8 +390,8 @@ def plant_predictable(pool: Pool, delta: float, *, fit_split: str = "validation"
 
 
 # ====================================================================== Table A5
-@dataclasses.dataclass(frozen=True)
-class ControlResult:
+@dataclasses.dataclass(frozen=True, repr=False)
+class ControlResult(Result):
     """One positive control: ``gaps`` (:class:`CrossTable` on the test prompts), ``sweep``
     (routers fitted on calibration, scored on test) and ``rule`` (:func:`rule_account` of the
     fixed rule). :meth:`frame`: one row per tau with L, D, p, p_m, L/D, each family's gain over

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._result import Result
 from .._validate import as_rng, check_int, check_prob
 from ..pool import Pool
 from ..stats.coverage import routing_account
@@ -56,8 +57,8 @@ __all__ = [
 COUPLINGS = ("independent", "comonotone", "antithetic")
 
 
-@dataclasses.dataclass(frozen=True)
-class FittedChoices:
+@dataclasses.dataclass(frozen=True, repr=False)
+class FittedChoices(Result):
     """Routers fitted on the prompts ``cal`` and the member each commits to on the prompts ``test``
     (``choices[family]`` int[len(test)], positions in the pool's policy order)."""
 
@@ -142,8 +143,8 @@ def coupled_draws(p, k: int, coupling: str = "independent", seed=0) -> np.ndarra
     return U < p[:, :, None]
 
 
-@dataclasses.dataclass(frozen=True)
-class Recoverability:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Recoverability(Result):
     """Thm 2 of 2607.03436 on the test prompts of a simulated pool with known rates p.
 
     ``scores``: one row per (router, coupling) with the committed expected score mean_i p_{i r(i)}

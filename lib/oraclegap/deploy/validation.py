@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from .._result import Result
 from .._validate import as_rng, check_alpha, check_int, check_taus
 from ..pool import Pool
 from ..stats.coverage import need, routing_account
@@ -59,8 +60,8 @@ __all__ = [
 PAPER_FAMILIES = ("tfidf_logreg", "gbr_features", "tfidf_knn", "embed_pca_logreg", "embed_knn")
 
 
-@dataclasses.dataclass(frozen=True)
-class ValidationRouting:
+@dataclasses.dataclass(frozen=True, repr=False)
+class ValidationRouting(Result):
     """Router families fitted on validation; the one with the best cross-fitted validation rAUC deployed.
 
     ``val_rauc`` / ``test_rauc``: family -> rAUC of its routes (cross-fitted on validation; fitted
@@ -114,8 +115,8 @@ def _contrib(pool: Pool, band, estimator: str, grid: int) -> np.ndarray:
     return rauc_contributions(_count_rate(c, k, prior), band, k_eff=k, grid=grid)
 
 
-@dataclasses.dataclass(frozen=True)
-class ValidationFit:
+@dataclasses.dataclass(frozen=True, repr=False)
+class ValidationFit(Result):
     """Router families fitted on one validation split (step (a) of the module docstring).
 
     ``val_rauc``: family -> cross-fitted validation rAUC; ``chosen``: the deployed family;
@@ -281,8 +282,8 @@ def _cells(test: Pool, fams, choices, taus, n_boot, alpha, rng) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-@dataclasses.dataclass(frozen=True)
-class DeploymentComparison:
+@dataclasses.dataclass(frozen=True, repr=False)
+class DeploymentComparison(Result):
     """The Table 3 rows of one test split (see :func:`deployment_comparison`).
 
     ``frame()``: one row per system in Table 3's order -- ``base``, ``best_test``, ``best_val``,

@@ -33,6 +33,7 @@ import pandas as pd
 
 from .. import _store
 from .._io import fsync_dir as _fsync_dir
+from .._result import Result
 from ..pool import Pool
 
 __all__ = ["Store", "StoreStatus", "identity_diff"]
@@ -79,8 +80,8 @@ def identity_diff(stored: dict, new: dict) -> list[str]:
     return lines
 
 
-@dataclasses.dataclass(frozen=True)
-class StoreStatus:
+@dataclasses.dataclass(frozen=True, repr=False)
+class StoreStatus(Result):
     """Progress of a store: cells (prompt, policy) and responses done out of the total, per
     policy (with verdict rate, parse failures and responses cut at max_tokens), missing cells,
     chunks claimed by more than one shard, leftover temporary files."""

@@ -47,6 +47,7 @@ from scipy.stats import binom
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
+from .._result import Result
 from .._validate import (
     as_bool_array,
     as_rng,
@@ -195,8 +196,8 @@ def _as_outcomes(R, name: str = "R") -> np.ndarray:
 
 
 # ====================================================================== Thm 4 and friends
-@dataclasses.dataclass(frozen=True)
-class GapInterval:
+@dataclasses.dataclass(frozen=True, repr=False)
+class GapInterval(Result):
     """An interval for the outcome-oracle gap G = q - max_m p_m, with the naive interval beside it.
 
     ``estimate`` is the plug-in G^ = q^ - max_m p^_m (biased low in expectation, Prop 3);
@@ -397,8 +398,8 @@ def outcomes_from_pool(pool: Pool, *, draw: int | None = None, tau: float | None
 
 
 # ====================================================================== Cor 5: split-selected
-@dataclasses.dataclass(frozen=True)
-class SplitGap:
+@dataclasses.dataclass(frozen=True, repr=False)
+class SplitGap(Result):
     """Cor 5: the gap G_b = P(R_b = 0, some other model right) of an anchor b chosen on independent data."""
 
     anchor: int | None
@@ -506,8 +507,8 @@ def split_reseeds(R, n_seeds: int = 20, seed=0, alpha: float = 0.05, test_fracti
 
 
 # ====================================================================== Thm 6: family certificate
-@dataclasses.dataclass(frozen=True)
-class FamilyCertificate:
+@dataclasses.dataclass(frozen=True, repr=False)
+class FamilyCertificate(Result):
     """002 Thm 6: simultaneous intervals for G_Pi = q_Pi - p* and H_Pi = q - q_Pi.
 
     q_Pi is the population accuracy of the best member of a finite policy family Pi that holds
@@ -654,8 +655,8 @@ def family_certificate(
 
 
 # ====================================================================== Thm 7: finite signal
-@dataclasses.dataclass(frozen=True)
-class SignalCertificate:
+@dataclasses.dataclass(frozen=True, repr=False)
+class SignalCertificate(Result):
     """002 Thm 7 and App. M.2 for a pre-declared finite signal Z with J levels.
 
     q_Z = sum_z max_m theta_zm, theta_zm = P(Z = z, R_m = 1), is the accuracy of the best rule
@@ -869,8 +870,8 @@ def _check_binary_vector(x, name: str, n: int | None = None) -> np.ndarray:
     return a
 
 
-@dataclasses.dataclass(frozen=True)
-class PairedComparison:
+@dataclasses.dataclass(frozen=True, repr=False)
+class PairedComparison(Result):
     """A policy against a frozen baseline on the same test items (002 Sec. 4, App. D.9 and O).
 
     ``difference`` = mean(S - B) with a paired percentile bootstrap interval; ``n10`` items the
@@ -1002,8 +1003,8 @@ def paired_family(
     return df[first + [c for c in df.columns if c not in first]]
 
 
-@dataclasses.dataclass(frozen=True)
-class RescueLoss:
+@dataclasses.dataclass(frozen=True, repr=False)
+class RescueLoss(Result):
     """Four transitions of a policy relative to a frozen baseline b (002 App. I).
 
     rescue = P(S=1, B=0), loss = P(S=0, B=1), net = rescue - loss = mean(S) - mean(B);
@@ -1061,8 +1062,8 @@ def rescue_loss(policy, baseline, R=None) -> RescueLoss:
 
 
 # ====================================================================== signals -> rules -> certificates
-@dataclasses.dataclass(frozen=True)
-class SignalRuleAudit:
+@dataclasses.dataclass(frozen=True, repr=False)
+class SignalRuleAudit(Result):
     """Everything 002 asks of a pool with pre-declared finite signals, on a calibration/test split.
 
     The baseline b is the best model on the calibration (``fit``) items, frozen. For every
@@ -1150,8 +1151,8 @@ def signal_rule_audit(
 
 
 # ====================================================================== opportunity ladder
-@dataclasses.dataclass(frozen=True)
-class OpportunityLadder:
+@dataclasses.dataclass(frozen=True, repr=False)
+class OpportunityLadder(Result):
     """Plug-in rungs p* <= q_Pi <= q (002 Sec. 3.4), with q_Z for a finite signal when given.
 
     G_out = G_Pi + H_Pi holds exactly for the plug-ins. The plug-in q_Z = sum_z max_m theta^_zm is
@@ -1226,8 +1227,8 @@ def opportunity_ladder(R, choices=None, signal=None, *, model_names=None, policy
 
 
 # ====================================================================== App. C: cost-aware utilities
-@dataclasses.dataclass(frozen=True)
-class CostUtilities:
+@dataclasses.dataclass(frozen=True, repr=False)
+class CostUtilities(Result):
     """U_m = R_m - lambda*C_m with normalised costs C in [0, 1] (002 App. C), over a grid of lambda.
 
     fixed = max_m E U_m (best fixed model at that lambda), signal = E max_m E[U_m | Z] (plug-in,

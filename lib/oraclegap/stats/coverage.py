@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._result import Result
 from .._validate import as_bool_array, as_counts_array, check_int, check_tau, check_taus, tau_key
 from ..pool import _NEED_EPS, Pool, need  # need: the success threshold, defined on the pool floor
 
@@ -191,8 +192,8 @@ def covered(rates, tau, k_eff: float | None = None):
 
 
 # ---------------------------------------------------------------------------- the coverage table
-@dataclasses.dataclass(frozen=True)
-class CoverageTable:
+@dataclasses.dataclass(frozen=True, repr=False)
+class CoverageTable(Result):
     """Coverage functionals at several thresholds (arrays indexed by threshold, then policy)."""
 
     taus: np.ndarray
@@ -318,8 +319,8 @@ def coverage_from_rates(p, taus, *, policy_names=None) -> CoverageTable:
 
 
 # ---------------------------------------------------------------------------- routing identity
-@dataclasses.dataclass(frozen=True)
-class RoutingAccount:
+@dataclasses.dataclass(frozen=True, repr=False)
+class RoutingAccount(Result):
     """A per-prompt choice scored against the oracle at one threshold (Prop. 2)."""
 
     tau: float
@@ -440,8 +441,8 @@ def rauc_table(x, band=(0.05, 0.30), *, k: int | None = None, estimator: str = "
 
 
 # ---------------------------------------------------------------------------- Pass@1 and the mixture bound
-@dataclasses.dataclass(frozen=True)
-class Pass1Gap:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Pass1Gap(Result):
     """Pass@1 oracle: mean_i max_m p_im versus the best member's mean rate."""
 
     oracle: float

@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import comb
 
+from .._result import Interval, Result
 from .._validate import as_bool_array, as_rng, check_alpha, check_int
 from ..pool import Pool
 
@@ -88,8 +89,8 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True)
-class OracleDecomposition:
+@dataclasses.dataclass(frozen=True, repr=False)
+class OracleDecomposition(Result):
     """O_exp = O_repro + Delta, and the split of a router's gap G = G_rec + G_noise."""
 
     O_exp: float
@@ -187,8 +188,8 @@ def best_of_k_truth(p, K: int | None = None) -> float:
     return float((1 - (1 - p.max(axis=1)) ** K).mean())
 
 
-@dataclasses.dataclass(frozen=True)
-class Ladder:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Ladder(Result):
     """The information ladder of a pool with known rates (k = 1 outcomes, one draw per member).
 
     p_star <= q_Z <= O_repro <= O_exp, where p_star is the best fixed member, q_Z the best
@@ -409,25 +410,30 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
 
 
 # ============================================================================ the decomposition with intervals
-@dataclasses.dataclass(frozen=True)
-class Estimate:
-    """A point estimate with an interval.
+@dataclasses.dataclass(frozen=True, repr=False)
+class Estimate(Interval):
+    """An :class:`~oraclegap._result.Interval` (the shared interval type) with the plain
+    prompt interval beside it.
 
-    ``interval`` names the construction: ``"percentile"`` (prompt-bootstrap percentiles of the
-    estimate) or ``"bracket"`` (lower limit from the estimator biased downward, upper limit from
-    the one biased upward). ``lo_prompt``/``hi_prompt``: the plain percentile interval of the
-    point estimate (prompt-sampling uncertainty only, no allowance for within-prompt bias).
+    ``method`` (also readable as ``interval``, its old name) names the construction:
+    ``"percentile"`` (prompt-bootstrap percentiles of the estimate) or ``"bracket"`` (lower limit
+    from the estimator biased downward, upper limit from the one biased upward).
+    ``lo_prompt``/``hi_prompt``: the plain percentile interval of the point estimate
+    (prompt-sampling uncertainty only, no allowance for within-prompt bias).
     """
 
-    value: float
-    lo: float
-    hi: float
-    interval: str
-    lo_prompt: float
-    hi_prompt: float
+    lo_prompt: float = math.nan
+    hi_prompt: float = math.nan
 
-    def contains(self, x: float) -> bool:
-        return bool(self.lo <= x <= self.hi)
+    @property
+    def interval(self) -> str:
+        """The construction's name (the field was called ``interval`` before it was ``method``)."""
+        return self.method
+
+    def row(self) -> dict:
+        """{value, lo, hi, interval, lo_prompt, hi_prompt}: the columns of the decomposition's frame."""
+        return {"value": self.value, "lo": self.lo, "hi": self.hi, "interval": self.method,
+                "lo_prompt": self.lo_prompt, "hi_prompt": self.hi_prompt}
 
 
 _ORDER = (
@@ -449,8 +455,8 @@ _ORDER = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class Decomposition:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Decomposition(Result):
     """O_exp = O_repro + Delta and G = G_rec + Delta against a baseline, each with an interval.
 
     Keys of ``estimates`` (see :func:`decomposition`): best_single, baseline, o_exp, o_repro
@@ -479,7 +485,7 @@ class Decomposition:
     def frame(self) -> pd.DataFrame:
         """One row per quantity: estimate, interval (lo, hi, kind) and the plain prompt interval."""
         return pd.DataFrame(
-            [{"quantity": q, **dataclasses.asdict(e)} for q, e in self.estimates.items()],
+            [{"quantity": q, **e.row()} for q, e in self.estimates.items()],
             columns=["quantity", "value", "lo", "hi", "interval", "lo_prompt", "hi_prompt"],
         )
 
@@ -496,7 +502,7 @@ class Decomposition:
             "level": self.level,
             "n_boot": self.n_boot,
             "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
-            "estimates": {q: dataclasses.asdict(e) for q, e in self.estimates.items()},
+            "estimates": {q: e.row() for q, e in self.estimates.items()},
         }
 
 
@@ -656,7 +662,7 @@ def decomposition(
                 lo, hi = hi, lo
         else:
             lo, hi, kind_i = plo, phi, "percentile"
-        est[q] = Estimate(float(pt[q]), float(lo), float(hi), kind_i, float(plo), float(phi))
+        est[q] = Estimate(float(pt[q]), float(lo), float(hi), float(level), kind_i, float(plo), float(phi))
     best_policy = names[int(r.mean(axis=0).argmax())]
     return Decomposition(est, n, M, k, form, kind, best_policy, split, float(level), int(n_boot), seed if not isinstance(seed, np.random.Generator) else None)
 
@@ -839,8 +845,8 @@ def _pass_at(h: int, K: int) -> np.ndarray:
     return 1.0 - comb(h - c, K) / comb(h, K)
 
 
-@dataclasses.dataclass(frozen=True)
-class BestOfK:
+@dataclasses.dataclass(frozen=True, repr=False)
+class BestOfK(Result):
     """001's falsifier: best-of-K on the committed maximiser versus the single-draw oracle."""
 
     K: int
@@ -858,12 +864,12 @@ class BestOfK:
 
     def frame(self) -> pd.DataFrame:
         rows = [
-            {"quantity": f"best-of-{self.K}, committed on half the draws", **dataclasses.asdict(self.best_of_k_split)},
+            {"quantity": f"best-of-{self.K}, committed on half the draws", **self.best_of_k_split.row()},
             {"quantity": f"best-of-{self.K}, committed and scored in-sample", "value": self.best_of_k_insample},
             {"quantity": "best-of-k on all k draws, in-sample (001's released figure)", "value": self.best_of_all_k_insample},
-            {"quantity": "single-draw oracle, independence form", **dataclasses.asdict(self.o_exp_independent)},
+            {"quantity": "single-draw oracle, independence form", **self.o_exp_independent.row()},
             {"quantity": "single-draw oracle (decomposition form)", "value": self.o_exp},
-            {"quantity": "difference (split best-of-K - independence oracle)", **dataclasses.asdict(self.difference)},
+            {"quantity": "difference (split best-of-K - independence oracle)", **self.difference.row()},
         ]
         return pd.DataFrame(rows)
 
@@ -910,7 +916,7 @@ def best_of_k_check(x, K: int | None = None, *, level: float = 0.95, n_boot: int
 
     def est(j):
         lo, hi = _q(bs[:, j], qs)
-        return Estimate(float(X[:, j].mean()), float(lo), float(hi), "percentile", float(lo), float(hi))
+        return Estimate(float(X[:, j].mean()), float(lo), float(hi), float(level), "percentile", float(lo), float(hi))
 
     return BestOfK(
         K_eff,
@@ -956,8 +962,8 @@ def answer_codes(answers) -> tuple[np.ndarray, np.ndarray]:
     return codes, a != ""
 
 
-@dataclasses.dataclass(frozen=True)
-class AggregationSplit:
+@dataclasses.dataclass(frozen=True, repr=False)
+class AggregationSplit(Result):
     """O_agg and the split Delta = Delta_know + Delta_guess (means over prompts)."""
 
     o_agg: float

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from .._result import Result
 from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus
 from ..pool import Pool
 from . import nulls as _nulls
@@ -26,8 +27,8 @@ __all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", 
            "compare_rates"]
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Study:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Study(Result):
     """Per-replicate results of the nulls on generated pools.
 
     ``frame()``: one row per (replicate, tau, null) with ``p``, ``reject`` (p <= alpha),
@@ -142,8 +143,8 @@ def null_world(x, null: str = "redeal", n_pools: int = 200, *, k: int | None = N
     return gen
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class PowerResult:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class PowerResult(Result):
     """Rejection rate of the nulls for one effect at one pool shape (with Wilson 95% intervals)."""
 
     effect: str
@@ -195,8 +196,8 @@ def power(
     return PowerResult(effect, dict(params), n, M, k, float(tau), alpha, st)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class PowerPlan:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class PowerPlan(Result):
     """Power over a grid of k (or n) and the smallest grid value reaching the target."""
 
     effect: str

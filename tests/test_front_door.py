@@ -1,0 +1,141 @@
+"""The front door: ``import oraclegap as og; og.VERB(pool)`` from a fresh Python, cheap to import,
+the CLI's numbers with default options, and verbs that are also (callable) submodules."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import oraclegap as og
+from oraclegap.cli import main
+from oraclegap.deploy.features import simulated_router_pool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_SCRIPT = r"""
+import json, sys
+import oraclegap as og
+heavy = sorted(m for m in ("numba", "sklearn", "torch") if m in sys.modules)
+from oraclegap.deploy.features import simulated_router_pool
+pool = simulated_router_pool(n=60, M=3, k=4, seed=1).pool
+calls = {"coverage": lambda: og.coverage(pool), "nulls": lambda: og.nulls(pool, n_draws=200),
+         "certify": lambda: og.certify(pool), "decompose": lambda: og.decompose(pool, n_boot=200),
+         "routers": lambda: og.routers(pool, tau=0.5, n_boot=200), "compose": lambda: og.compose(pool, tau=0.5),
+         "audit": lambda: og.audit(pool, small=True)}
+out = {"heavy": heavy, "results": {}}
+for name, call in calls.items():
+    res = call()
+    out["results"][name] = {"type": type(res).__name__, "frame_rows": len(res.frame())}
+print(json.dumps(out))
+"""
+
+
+def _fresh_python(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "lib"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_every_verb_from_a_fresh_session():
+    out = json.loads(_fresh_python(_SCRIPT).strip().splitlines()[-1])
+    assert out["heavy"] == [], f"import oraclegap pulled in {out['heavy']}"
+    expected = {"coverage": "CoverageTable", "nulls": "NullTests", "certify": "GapInterval",
+                "decompose": "Decomposition", "routers": "RouterComparison", "compose": "Composition",
+                "audit": "AuditResult"}
+    assert {k: v["type"] for k, v in out["results"].items()} == expected
+    assert all(v["frame_rows"] > 0 for v in out["results"].values())
+
+
+def test_import_is_cheap_and_lists_the_verbs():
+    code = ("import sys, oraclegap as og; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('numba', 'sklearn', 'torch', 'statsmodels'))); print(sorted(og.VERBS)); print(og.__doc__.count('og.'))")
+    heavy, verbs, mentions = _fresh_python(code).strip().splitlines()
+    assert heavy == "[]"
+    assert verbs == str(sorted(["coverage", "nulls", "certify", "decompose", "routers", "compose", "audit"]))
+    assert int(mentions) >= 7  # the package docstring names every verb
+
+
+@pytest.fixture(scope="module")
+def pool_dir(tmp_path_factory):
+    pool = simulated_router_pool(n=60, M=3, k=4, seed=2).pool
+    path = tmp_path_factory.mktemp("front") / "pool"
+    pool.save(path)
+    return path, pool
+
+
+def _cli_json(capsys, *argv) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_coverage_and_certify_match_the_cli(pool_dir, capsys):
+    path, pool = pool_dir
+    cli = _cli_json(capsys, "coverage", str(path))
+    ours = og.coverage(pool).to_dict()
+    assert list(ours) == list(cli["taus"])
+    for key in ours:
+        for field, value in ours[key].items():
+            assert cli["taus"][key][field] == pytest.approx(value, nan_ok=True), (key, field)
+    cert = _cli_json(capsys, "certify", str(path))["results"][0]
+    gi = og.certify(pool)
+    assert (gi.method, gi.lo, gi.hi, gi.estimate) == ("exact", pytest.approx(cert["lo"]), pytest.approx(cert["hi"]),
+                                                      pytest.approx(cert["gap"]))
+    paired = _cli_json(capsys, "certify", str(path), "--method", "paired", "--tau", "0.5")["results"][0]
+    gp = og.certify(pool, method="paired", tau=0.5)
+    assert (gp.lo, gp.hi) == (pytest.approx(paired["lo"]), pytest.approx(paired["hi"]))
+
+
+def test_decompose_and_compose_match_the_cli(pool_dir, capsys):
+    path, pool = pool_dir
+    cli = _cli_json(capsys, "decompose", str(path), "--n-boot", "300")
+    dec = og.decompose(pool, n_boot=300)
+    for q, e in dec.estimates.items():
+        assert cli["intervals"][q]["lo"] == pytest.approx(e.lo, nan_ok=True), q
+        assert cli["intervals"][q]["hi"] == pytest.approx(e.hi, nan_ok=True), q
+    comp = _cli_json(capsys, "compose", str(path), "--tau", "0.5")
+    res = og.compose(pool, tau=0.5)
+    assert comp["anchor"] == res.anchor
+    assert [s["F_b"] for s in comp["sizes"]] == pytest.approx(res.frame()["F_b greedy"].tolist())
+
+
+def test_routers_matches_the_cli(pool_dir, capsys):
+    path, pool = pool_dir
+    cli = _cli_json(capsys, "routers", str(path), "--tau", "0.5", "--families", "best_single,dataset", "--n-boot", "200")
+    res = og.routers(pool, ["best_single", "dataset"], tau=0.5, n_boot=200)
+    rows = {r["family"]: r for r in cli["routers"]}
+    for fam, ev in res.evaluations.items():
+        assert rows[fam]["accuracy"] == pytest.approx(ev.accuracy)
+        assert rows[fam]["gain_best_lo"] == pytest.approx(ev.gain_best_ci.lo)
+        assert rows[fam]["gain_cal_hi"] == pytest.approx(ev.gain_cal_ci.hi)
+
+
+def test_verbs_that_are_submodules_stay_modules():
+    from oraclegap.deploy import routers
+    from oraclegap.stats import certify, coverage
+
+    assert callable(coverage) and hasattr(coverage, "need")  # the module, callable
+    assert hasattr(certify, "clopper_pearson") and hasattr(routers, "make_router")
+    import oraclegap.stats as S
+
+    assert S.coverage is coverage and S.decompose is og.decompose
+    assert og.audit.run_audit is not None and callable(og.audit)
+
+
+def test_verbs_refuse_what_is_not_a_pool():
+    with pytest.raises(TypeError, match="pool must be an oraclegap.Pool"):
+        og.coverage(np.zeros((3, 2, 1), dtype=bool))
+    pool1 = simulated_router_pool(n=20, M=2, k=1, seed=0).pool
+    with pytest.raises(ValueError, match="k >= 2"):
+        og.decompose(pool1)
+    with pytest.raises(ValueError, match="method must be one of"):
+        og.certify(pool1, method="thm5")
+    pool4 = simulated_router_pool(n=20, M=2, k=4, seed=0).pool
+    with pytest.raises(ValueError, match="pass tau"):
+        og.compose(pool4)
