@@ -59,6 +59,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._result import Result
 from .._validate import as_bool_array, as_rng, check_int
 from ..pool import Pool
 from ..stats.simulate import World, latent_world  # re-exported: the generator of the sweeps
@@ -335,8 +336,8 @@ def _mask_sizes(k: int) -> np.ndarray:
     return (np.bitwise_count(m) if hasattr(np, "bitwise_count") else _POP8[m.view(np.uint8)].reshape(-1, 8).sum(1)).astype(np.int64)
 
 
-@dataclasses.dataclass(frozen=True)
-class CoverageLattice:
+@dataclasses.dataclass(frozen=True, repr=False)
+class CoverageLattice(Result):
     """F_b on every subset of the candidates (all models but the anchor), as integer counts.
 
     ``counts[mask]`` is the number of items where the anchor fails and some member of the
@@ -394,8 +395,8 @@ def coverage_lattice(X, anchor="best", *, rows=None, max_candidates: int = 20) -
 
 
 # ====================================================================== greedy
-@dataclasses.dataclass(frozen=True)
-class GreedyPool:
+@dataclasses.dataclass(frozen=True, repr=False)
+class GreedyPool(Result):
     """The greedy pool: members in the order added, each one's marginal gain (item count), F_b after
     each step, and the number of marginal-gain evaluations it took."""
 
@@ -779,8 +780,8 @@ def baseline_pool(X, anchor="best", size: int = 1, rule: str = "accuracy", *, ro
     return tuple(sorted(int(j) for j in m))
 
 
-@dataclasses.dataclass(frozen=True)
-class RandomPools:
+@dataclasses.dataclass(frozen=True, repr=False)
+class RandomPools(Result):
     """F_b of ``n_random`` uniformly random pools of ``size`` alternatives (counts over ``n`` items)."""
 
     size: int
@@ -820,8 +821,8 @@ def random_pools(X, anchor="best", size: int = 1, n_random: int = 200, *, rows=N
 
 
 # ====================================================================== budgets (App. M.3)
-@dataclasses.dataclass(frozen=True)
-class BudgetPool:
+@dataclasses.dataclass(frozen=True, repr=False)
+class BudgetPool(Result):
     """A pool under a knapsack budget sum_{m in S} w_m <= B (w: :func:`model_costs`)."""
 
     members: tuple
@@ -1046,8 +1047,8 @@ def budget_ratios(curve: pd.DataFrame, column: str = "fit") -> dict[str, float]:
 
 
 # ====================================================================== composition (the CLI)
-@dataclasses.dataclass(frozen=True)
-class Composition:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Composition(Result):
     """Per size: the greedy pool with F_b and its marginal gains, the exhaustive optimum (or a bound)
     with the greedy/optimum ratio, and the accuracy-ranked pool; optionally a budgeted pool."""
 

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 
+from .._result import Result
 from .._validate import check_alpha, check_int
 from ..pool import Pool
 from ..stats.certify import FamilyCertificate, _cp, family_certificate
@@ -185,8 +186,8 @@ def cost_aware_oracle(O, cost) -> np.ndarray:
     return np.where(A > 0, C, np.inf).argmin(axis=1) * A.any(axis=1) + C.argmin(axis=1) * ~A.any(axis=1)
 
 
-@dataclasses.dataclass(frozen=True)
-class RegimeComparison:
+@dataclasses.dataclass(frozen=True, repr=False)
+class RegimeComparison(Result):
     """The regimes of :func:`compare_regimes` on one pool (see the module docstring).
 
     ``table``: :func:`evaluate_policies` rows; ``curves``: quality-cost points per policy family

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._result import Result
 from .._validate import as_rng, check_int, check_prob
 from ..pool import Pool
 from .compose import (
@@ -221,8 +222,8 @@ def _check_family_inputs(family, X, ds: str, C) -> None:
 
 
 # ====================================================================== the held-out sweep (App. J)
-@dataclasses.dataclass(frozen=True)
-class PoolSweep:
+@dataclasses.dataclass(frozen=True, repr=False)
+class PoolSweep(Result):
     """The held-out pool-construction sweep: one row per cell (dataset, fold, size) in ``cells``, one
     row per (cell, rule) in ``rules``; ``frame()`` is ``cells``.
 

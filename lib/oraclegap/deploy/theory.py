@@ -223,8 +223,8 @@ def recoverability(pool: Pool, p, families, *, n_fresh: int = 400, K: int | None
 
 
 # ====================================================================== Thm 8 of 002 (pool construction)
-@dataclasses.dataclass(frozen=True)
-class Theorem8Check:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Theorem8Check(Result):
     """Thm 8 checked on a whole lattice: normalisation, monotonicity (every single-element step),
     diminishing returns (every pair j, k and set S without them) and the greedy guarantee per size."""
 

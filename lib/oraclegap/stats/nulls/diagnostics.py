@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._result import Result
 from ..._validate import as_bool_array, as_rng, check_int, check_prob, check_taus
 from ..coverage import as_counts, need
 from ._kernels import (
@@ -45,8 +46,8 @@ from .tests import (
 
 
 # ============================================================================ excess bootstrap
-@dataclasses.dataclass(frozen=True, eq=False)
-class ExcessBootstrap:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class ExcessBootstrap(Result):
     """Prompt-bootstrap percentile interval for the excess (observed minus null mean)."""
 
     statistic: str
@@ -106,8 +107,8 @@ def excess_bootstrap(
 
 
 # ============================================================================ split-half
-@dataclasses.dataclass(frozen=True, eq=False)
-class SplitHalf:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class SplitHalf(Result):
     """Select on one half of every cell's responses, score on the other (averaged over splits).
 
     ``gap_selection``: per-prompt member and fixed comparator both chosen on the selection half,
@@ -197,8 +198,8 @@ def split_half(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_spli
 
 
 # ============================================================================ pool-size curve
-@dataclasses.dataclass(frozen=True, eq=False)
-class PoolSizeCurve:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class PoolSizeCurve(Result):
     """L and D averaged over all member subsets of each size, observed and under the re-deal null.
 
     ``observed_L``/``observed_D`` and ``null_L``/``null_D`` are [T, M - 1] for sizes 2..M (null:
@@ -292,8 +293,8 @@ def member_spread(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_d
 
 
 # ============================================================================ member coverage
-@dataclasses.dataclass(frozen=True, eq=False)
-class MemberCoverage:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class MemberCoverage(Result):
     """Each member's coverage against the margin-preserving null (App. C.5): ``tests`` holds one
     :class:`NullTest` per (member, tau), statistic ``member_coverage``, in the order of
     ``members`` x ``taus``; :meth:`frame` adds a ``member`` column."""
@@ -338,8 +339,8 @@ def member_coverage(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n
 
 
 # ============================================================================ draw alignment
-@dataclasses.dataclass(frozen=True, eq=False)
-class DrawAlignment:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class DrawAlignment(Result):
     """Agreement of responses with the same draw index across members (App. C.5).
 
     ``test``: the mean matched agreement against draw indices shuffled independently within
@@ -440,8 +441,8 @@ def disjoint_draws(pool, k_each: int, *, offset: int = 0):
 
 
 # ============================================================================ similarity
-@dataclasses.dataclass(frozen=True, eq=False)
-class Similarity:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Similarity(Result):
     """App. B.1 diagnostics: mean pairwise correlation of members' per-prompt rates and the
     fraction of prompts whose member rates differ by more than ``diff`` (max - min), each against
     the re-deal null. ``corr`` is the observed M x M correlation matrix."""
@@ -507,8 +508,8 @@ def similarity(x, *, k: int | None = None, diff: float = 0.25, n_draws: int = 20
 
 
 # ============================================================================ the Table 1 layout
-@dataclasses.dataclass(frozen=True, eq=False)
-class GapTable:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class GapTable(Result):
     """The oracle-gap tests of one pool side by side (the layout of Table 1 of 2609.32996):
     the null tests, split-half scores and the pool-size rise, with :meth:`frame` giving one row
     per threshold."""

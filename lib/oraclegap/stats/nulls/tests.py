@@ -15,6 +15,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from ..._result import Result
 from ..._validate import as_rng, check_alpha, check_int, check_taus, tau_key
 from ..coverage import as_counts, need
 from ..multiplicity import benjamini_hochberg_adjust
@@ -175,8 +176,8 @@ def _progress(iterable, enabled: bool, **kw):
 
 
 # ============================================================================ the result type
-@dataclasses.dataclass(frozen=True, eq=False)
-class NullTest:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class NullTest(Result):
     """One randomisation test: an observed statistic against draws from a reference law.
 
     ``mean`` is the null mean, ``band`` the 5th-95th percentile range of the draws (where 90% of
@@ -306,8 +307,8 @@ def tests_frame(results) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ChainDiagnostics:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class ChainDiagnostics(Result):
     """How the margin-preserving chain ran: proposals, acceptance (fraction of proposals that
     changed the table), and the effective sample size of each retained statistic."""
 
@@ -330,8 +331,8 @@ class ChainDiagnostics:
         return pd.DataFrame(rows)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class NullTests:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class NullTests(Result):
     """The tests of several statistics and thresholds under one or both nulls.
 
     ``tests`` holds the tests that ran; ``skipped`` the degenerate ones that did not (each a
@@ -452,8 +453,8 @@ class NullTests:
 
 
 # ============================================================================ statistics of tables
-@dataclasses.dataclass(frozen=True, eq=False)
-class TableStatistics:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class TableStatistics(Result):
     """Statistics of B count tables: ``L``, ``D``, ``oracle_minus_mixture`` as [B, T], ``pass1`` as [B]."""
 
     taus: np.ndarray
@@ -639,8 +640,8 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
     return stats, tables, chain_id, moves, proposals_total
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ChainSample:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class ChainSample(Result):
     """Tables retained by the margin-preserving chain, with the chain each came from."""
 
     tables: np.ndarray  # int64 [B, n, M]
@@ -676,8 +677,8 @@ def margin_chain(x, n_draws: int = 2000, *, k: int | None = None, seed=0, burn_i
 
 
 # ============================================================================ exact margin law
-@dataclasses.dataclass(frozen=True, eq=False)
-class ExactMarginLaw:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class ExactMarginLaw(Result):
     """Every count table with the given prompt and member totals and its probability under the
     margin-preserving null, P(c) = prod C(k, c_im) / sum over the fibre of the same product."""
 
@@ -814,8 +815,8 @@ def _redeal_stats_chunked(prep: _Prepared, key, n_draws: int, batch: int | None,
 
 
 # ---------------------------------------------------------------------------- degenerate nulls
-@dataclasses.dataclass(frozen=True)
-class SkippedTest:
+@dataclasses.dataclass(frozen=True, repr=False)
+class SkippedTest(Result):
     """A test that was not run because its null is degenerate: the statistic is a function of
     what the null holds fixed, so every null draw equals the observed value and p = 1 by
     construction. ``reason`` says why, ``short`` is a label for tables, ``instead`` says what
@@ -1142,8 +1143,8 @@ def null_tests(
 
 
 # ============================================================================ Benjamini-Hochberg
-@dataclasses.dataclass(frozen=True, eq=False)
-class BHResult:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class BHResult(Result):
     """Benjamini-Hochberg adjustment over a family of tests (target false-discovery rate ``alpha``)."""
 
     labels: tuple
