@@ -1114,16 +1114,6 @@ def parts(p):
     return p.select(policies=members), p.select(policies=base)
 
 
-def stack(a, b):
-    """Two pools of the same policies on different prompts, as one pool."""
-    if a.policy_names != b.policy_names:
-        raise ValueError(f"the pools hold different policies: {a.policy_names} and "
-                         f"{b.policy_names}")
-    cat = lambda x, y: None if x is None or y is None else np.concatenate([x, y])  # noqa: E731
-    return Pool(cat(a.verdicts, b.verdicts), pd.concat([a.prompts, b.prompts], ignore_index=True),
-                a.policies, answers=cat(a.answers, b.answers),
-                embeddings=cat(a.embeddings, b.embeddings), alignment=a.alignment)
-
 # %% [markdown]
 # Each replication set runs the gap tests, the member spread and the deployment rules of the
 # sections above.
@@ -1140,8 +1130,8 @@ if LAB:
     specs = {"primary, k = 64": (k64, lab("primary", "validation"), BAND, TAUS, "k64p"),
              "secondary, k = 64": (k64s, sec_val, BAND_SECONDARY, TAUS_SECONDARY, "k64s"),
              "361 new prompts": (extra, lab("primary", "validation"), BAND, TAUS, "new"),
-             "601 pooled prompts": (stack(primary_full, extra), lab("primary", "validation"), BAND,
-                                    TAUS, "pooled"),
+             "601 pooled prompts": (Pool.concat([primary_full, extra]), lab("primary", "validation"),
+                                    BAND, TAUS, "pooled"),
              "smaller base, validation": (small.split("validation"), None, BAND, TAUS, "small_val"),
              "smaller base, test": (small.split("test"), sv, BAND, TAUS, "small_test")}
 else:
