@@ -1130,8 +1130,8 @@ if LAB:
     specs = {"primary, k = 64": (k64, lab("primary", "validation"), BAND, TAUS, "k64p"),
              "secondary, k = 64": (k64s, sec_val, BAND_SECONDARY, TAUS_SECONDARY, "k64s"),
              "361 new prompts": (extra, lab("primary", "validation"), BAND, TAUS, "new"),
-             "601 pooled prompts": (Pool.concat([primary_full, extra]), lab("primary", "validation"),
-                                    BAND, TAUS, "pooled"),
+             "601 pooled prompts": (Pool.concat([primary_full, extra]),
+                                    lab("primary", "validation"), BAND, TAUS, "pooled"),
              "smaller base, validation": (small.split("validation"), None, BAND, TAUS, "small_val"),
              "smaller base, test": (small.split("test"), sv, BAND, TAUS, "small_test")}
 else:
