@@ -1235,7 +1235,7 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
         raise ValueError(f"max_tv must be in (0, 1], got {max_tv}")
     rng = as_rng(seed)
     obs = _draw_stats(v)
-    block = max(1, min(n_perm, int(4e6 // max(1, n * M * k))))
+    block = max(1, min(n_perm, int(2e6 // max(1, n * M * k))))
     null = []
     for start in range(0, n_perm, block):
         b = min(block, n_perm - start)
