@@ -1127,7 +1127,7 @@ def runs_check(x, *, level: float = 0.95, alpha: float = 0.01) -> Check:
     in-band probability of an exchangeable cell is not exactly ``level``: ``reference`` is its
     exact mean over the cells (from the exact law of runs given c_im), and the test compares the
     count of out-of-band cells with that Poisson-binomial expectation (normal approximation,
-    upper tail: too many out-of-band cells). ``passed``: p >= ``alpha``. Cells are treated as
+    upper tail: too many out-of-band cells). ``passed``: p > ``alpha``. Cells are treated as
     independent, which they are under the hypothesis tested.
     """
     v, _, _, _ = _inputs(x, min_k=2)
@@ -1156,7 +1156,7 @@ def runs_check(x, *, level: float = 0.95, alpha: float = 0.01) -> Check:
     p_out = _runs_null(k, z)[c[keep]]
     out_obs, out_exp, sd = float((~inb).sum()), float(p_out.sum()), float(np.sqrt((p_out * (1 - p_out)).sum()))
     p = float(norm.sf((out_obs - out_exp - 0.5) / sd)) if sd > 0 else float(out_obs <= out_exp)
-    return Check("runs", "iid", float(inb.mean()), float(1 - p_out.mean()), p, bool(p >= alpha), N,
+    return Check("runs", "iid", float(inb.mean()), float(1 - p_out.mean()), p, bool(p > alpha), N,
                  f"fraction of {N} cells with |Z_runs| <= {z:.2f}; reference: its exact expectation under i.i.d. draws")
 
 
@@ -1220,7 +1220,10 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
       the observed rates; 001 passes it when TV <= ``max_tv`` (0.06). ``reference`` is its
       permutation-null mean (the TV that independent draws with these rates show at this n and
       k) and ``p_value`` its upper-tail permutation p; ``passed`` needs both TV <= ``max_tv``
-      and p >= ``alpha``.
+      and p > ``alpha``.
+
+    A check passes when its p-value exceeds ``alpha``; ``n_perm`` must be large enough for a
+    permutation p-value to reach ``alpha`` (n_perm >= 1/alpha - 1), else a check could not fail.
 
     The coupling and TV checks need seed-aligned draws (draw j of every member shares a seed):
     on other pools they are returned with ``passed=None``, and only the Frechet bracket of O_exp
@@ -1230,6 +1233,9 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
     n, M, k = v.shape
     n_perm = check_int(n_perm, "n_perm", minimum=1)
     alpha = check_alpha(alpha, "alpha")
+    if 1 / (n_perm + 1) > alpha:
+        raise ValueError(f"n_perm={n_perm} permutations cannot give a p-value <= alpha={alpha:g}; "
+                         f"use n_perm >= {math.ceil(1 / alpha) - 1}")
     max_tv = float(max_tv)
     if not 0 < max_tv <= 1:
         raise ValueError(f"max_tv must be in (0, 1], got {max_tv}")
@@ -1249,7 +1255,7 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
 
     disp_p = upper(0) if np.isfinite(obs[0]) else float("nan")
     dispersion = Check("dispersion", "iid", float(obs[0]), 1.0, disp_p,
-                       None if not np.isfinite(obs[0]) else bool(disp_p >= alpha), n * M,
+                       None if not np.isfinite(obs[0]) else bool(disp_p > alpha), n * M,
                        f"dispersion index of draw-position totals (null mean 1); upper-tail p from {B} within-cell permutations")
     aligned = alignment in ("seed-aligned", "unknown")
     if not aligned:
@@ -1259,11 +1265,11 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
                 Check("known_p_tv", "independence", nan, nan, nan, None, n, why))
     mu = float(null[:, 1].mean())
     two = float((1 + np.sum(np.abs(null[:, 1] - mu) >= abs(obs[1] - mu) - 1e-12)) / (B + 1))
-    coupling = Check("coupling", "independence", float(obs[1]), mu, two, bool(two >= alpha), n,
+    coupling = Check("coupling", "independence", float(obs[1]), mu, two, bool(two > alpha), n,
                      f"seed-aligned union rate against its mean under {B} within-cell permutations (two-sided p)")
     tv_p = upper(2)
     tv = Check("known_p_tv", "independence", float(obs[2]), float(null[:, 2].mean()), tv_p,
-               bool(obs[2] <= max_tv and tv_p >= alpha), n * k,
+               bool(obs[2] <= max_tv and tv_p > alpha), n * k,
                f"TV of members-right-per-draw against independent members at the observed rates; 001 passes TV <= {max_tv:g}; "
                f"reference: mean TV under {B} within-cell permutations")
     return dispersion, coupling, tv
