@@ -226,6 +226,19 @@ def test_pool_composition_jackknife_and_size():
         P.pool_composition(pool, lin, {"x": ["nobody"]})
 
 
+def test_k_sweep_band_first_is_001s_sweep_and_band_brackets_random_mean():
+    pool, _ = _iid(n=150, M=3, k=10, seed=16)
+    b = P.k_sweep_band(pool, ks=[1, 3, 10], n_subsets=40, seed=0).set_index("k")
+    first = noise.k_sweep(pool, ks=[1, 3, 10], subsets="first").set_index("k")
+    assert b["first_noise_share"].to_numpy() == pytest.approx(first["noise_share"].to_numpy())
+    assert b.loc[1, "first_noise_share"] == 0.0  # one draw: the plug-in ceiling is the oracle
+    assert (b["random_noise_share_lo"] <= b["random_noise_share"] + 1e-12).all()
+    assert (b["random_noise_share"] <= b["random_noise_share_hi"] + 1e-12).all()
+    assert b.loc[10, "random_noise_share_lo"] == pytest.approx(b.loc[10, "first_noise_share"])  # k' = k: one set
+    with pytest.raises(ValueError, match="band"):
+        P.k_sweep_band(pool, band=1.0)
+
+
 def test_share_against_a_router():
     pool, _ = _iid(seed=12)
     s = P.share_against(pool, 0.4)

@@ -16,6 +16,8 @@ beside ours:
 * :func:`pool_size_shares` -- Fig. 9 by pool size: the mean over sub-pools of K members of the
   gap share Delta / G and the oracle share Delta / O_exp (001's ``K_sweep``), with the spread
   over sub-pools that sets the tolerance of a comparison with a figure from random sub-pools;
+* :func:`k_sweep_band` -- 001's k-sweep on the first k' draws, with the band of the same
+  terms over random sets of k' draw positions around it;
 * :func:`share_against` -- the noise share against a router of known accuracy (001's
   learned-router share: the floor Delta is the pool's, the gap is the router's);
 * :func:`released_identities` -- the identities 001's released summary must satisfy among its
@@ -45,6 +47,7 @@ __all__ = [
     "lineage_jackknife",
     "pool_size_shares",
     "share_against",
+    "k_sweep_band",
     "released_identities",
 ]
 
@@ -228,6 +231,48 @@ def pool_size_shares(x, sizes=None, *, n_subsets: int = 400, seed=0, form: str |
                      "gap_share_sd": float(np.nanstd(gs, ddof=1)) if np.isfinite(gs).sum() > 1 else float("nan"),
                      "oracle_share_mean": float(np.nanmean(os_)) if np.isfinite(os_).any() else float("nan")})
     return pd.DataFrame(rows)
+
+
+def k_sweep_band(x, ks=None, *, n_subsets: int = 50, band: float = 0.9, seed=0, form: str | None = None) -> pd.DataFrame:
+    """001's k-sweep (the first k' draws) with the band over random sets of k' draws around it.
+
+    For each k' (default 1, 2, 5, 10, 20, k, those <= k): the plug-in terms on the first k'
+    draws against the best single member of those draws (``first_*``: 001's released
+    ``k_sweep``), and over ``n_subsets`` random sets of k' draw positions (the same positions
+    for every member, so seed alignment survives) the mean and the central ``band`` quantiles
+    of each subset's noise share and O_repro (``random_*``). At k' = k every set is the first.
+    """
+    v, alignment, _, _ = noise._inputs(x, min_k=1)
+    form = noise._form(form, alignment)
+    k = v.shape[2]
+    rng = as_rng(seed)
+    if ks is None:
+        ks = sorted({kk for kk in (1, 2, 5, 10, 20) if kk <= k} | {k})
+    ks = [check_int(kk, "ks", minimum=1, maximum=k) for kk in np.atleast_1d(ks)]
+    n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
+    band = float(band)
+    if not 0 < band < 1:
+        raise ValueError(f"band must be in (0, 1), got {band}")
+    qs = ((1 - band) / 2, (1 + band) / 2)
+    rows = []
+    for kk in ks:
+        first = _terms(v[:, :, :kk], form)
+        sets = noise._subset_draws(k, kk, n_subsets, rng, "random")
+        parts = [_terms(v[:, :, idx], form) for idx in sets]
+        share = np.array([p["noise_share"] for p in parts], dtype=float)
+        orp = np.array([p["o_repro"] for p in parts], dtype=float)
+        fin = share[np.isfinite(share)]
+        row = {"k": kk, "first_baseline": first["baseline"], "first_o_exp": first["o_exp"], "first_o_repro": first["o_repro"],
+               "first_noise_share": first["noise_share"], "n_subsets": len(sets),
+               "random_noise_share": float(fin.mean()) if fin.size else float("nan"),
+               "random_noise_share_lo": float(np.quantile(fin, qs[0])) if fin.size else float("nan"),
+               "random_noise_share_hi": float(np.quantile(fin, qs[1])) if fin.size else float("nan"),
+               "random_o_repro": float(orp.mean()), "random_o_repro_lo": float(np.quantile(orp, qs[0])),
+               "random_o_repro_hi": float(np.quantile(orp, qs[1]))}
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs.update(band=band)
+    return out
 
 
 def share_against(x, score: float, *, form: str | None = None) -> dict:
