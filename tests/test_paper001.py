@@ -112,6 +112,15 @@ def test_not_seed_aligned_leaves_independence_untested():
     assert a.frechet["delta_lower"] == 0.0 <= a.frechet["delta_upper"]
 
 
+def test_pool_arranged_from_counts_is_untested_not_passed():
+    rng = np.random.default_rng(17)
+    counts = rng.integers(0, 9, (60, 3))
+    pool = Pool.from_counts(counts, k=8, seed=0)
+    a = noise.assumption_checks(pool, n_perm=99)
+    assert all(c.passed is None for c in a.checks)
+    assert a.flag("o_repro").startswith("untested") and not a.flags
+
+
 # ---------------------------------------------------------------------------- the rule: flags
 def test_failed_check_flags_the_magnitudes_that_need_it():
     d = noise.decomposition(_comonotone(seed=7), n_boot=50, checks=True, n_perm=99)

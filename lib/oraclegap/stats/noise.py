@@ -1094,6 +1094,14 @@ class Check:
         return dataclasses.asdict(self)
 
 
+def _arranged(x) -> bool:
+    """True for a pool whose draw order was made up from counts (:meth:`Pool.from_counts`)."""
+    return isinstance(x, Pool) and bool(x.meta.get("arranged_from_counts"))
+
+
+_ARRANGED = "the draw order was arranged at random from counts, so within-cell order carries no information"
+
+
 def _runs_null(k: int, z: float) -> np.ndarray:
     """P(|Z_runs| > z) under exchangeability for n1 = 0..k ones among k draws (exact law of runs).
 
@@ -1127,13 +1135,17 @@ def runs_check(x, *, level: float = 0.95, alpha: float = 0.01) -> Check:
     in-band probability of an exchangeable cell is not exactly ``level``: ``reference`` is its
     exact mean over the cells (from the exact law of runs given c_im), and the test compares the
     count of out-of-band cells with that Poisson-binomial expectation (normal approximation,
-    upper tail: too many out-of-band cells). ``passed``: p > ``alpha``. Cells are treated as
+    upper tail: too many out-of-band cells). ``passed``: p > ``alpha``. Untested (``passed``
+    None) on a pool arranged from counts, whose draw order is random by construction. Cells are treated as
     independent, which they are under the hypothesis tested.
     """
     v, _, _, _ = _inputs(x, min_k=2)
     n, M, k = v.shape
     level = 1 - check_alpha(1 - float(level), "1 - level")
     alpha = check_alpha(alpha, "alpha")
+    if _arranged(x):
+        nan = float("nan")
+        return Check("runs", "iid", nan, nan, nan, None, 0, f"not testable: {_ARRANGED}")
     from scipy.stats import norm
 
     z = float(norm.ppf(0.5 + level / 2))
@@ -1227,7 +1239,8 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
 
     The coupling and TV checks need seed-aligned draws (draw j of every member shares a seed):
     on other pools they are returned with ``passed=None``, and only the Frechet bracket of O_exp
-    holds without assumptions.
+    holds without assumptions. On a pool arranged from counts (:meth:`Pool.from_counts`) the
+    draw order is itself a random permutation, so the dispersion check is returned untested too.
     """
     v, alignment, _, _ = _inputs(x, min_k=2)
     n, M, k = v.shape
@@ -1257,6 +1270,8 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
     dispersion = Check("dispersion", "iid", float(obs[0]), 1.0, disp_p,
                        None if not np.isfinite(obs[0]) else bool(disp_p > alpha), n * M,
                        f"dispersion index of draw-position totals (null mean 1); upper-tail p from {B} within-cell permutations")
+    if _arranged(x):
+        dispersion = dataclasses.replace(dispersion, passed=None, note=f"not testable: {_ARRANGED}")
     aligned = alignment in ("seed-aligned", "unknown")
     if not aligned:
         why = f"draws are {alignment!r}, not seed-aligned: cross-member coupling is not observable; only the Frechet bracket holds"
