@@ -7,6 +7,14 @@ the baseline router S and the noise share Delta / G, each with a prompt-bootstra
 adds the split-draw O_repro, the Frechet bounds, support strata, the k-sweep, the pool-size sweep,
 the best-of-K check, O_agg (when the pool has answers) and the baseline table.
 
+001's assumption checks run by default (``--no-checks`` skips them; ``--n-perm`` permutations):
+the runs and dispersion tests of the draws within each prompt-member cell, the coupling
+permutation test and the known-p TV gate of cross-member independence. A magnitude whose check
+fails is flagged: the table gets a ``flag`` column, the JSON an ``assumptions`` entry (checks,
+flags, the Frechet bracket, the winner's-curse radius of O_repro) and ``reliable`` (001's
+reliable fractions at tau = 0.5, 0.9); ``paper001`` names the entries that follow 001's own
+definitions (strata on draw 0, the first-k sweep, best-of-k over all draws).
+
 ``--baseline FILE``: per-prompt choices of another router (integer policy positions, or policy
 names one per line) or its per-prompt scores in [0, 1] (e.g. a released ``q_router``), as ``.npy``,
 ``FILE.npz:KEY`` or a text file with one value per line; ``--baseline-kind`` settles files whose
@@ -51,6 +59,9 @@ def register(sub) -> None:
     p.add_argument("--split", choices=("loo", "half"), default="loo", help="split-draw estimator behind the brackets")
     p.add_argument("--thin", type=int_arg("--thin", minimum=0), default=3,
                    help="support strata: thin means support <= THIN, a whole number >= 0")
+    p.add_argument("--no-checks", action="store_true", help="skip 001's assumption checks (runs, dispersion, coupling, known-p TV)")
+    p.add_argument("--n-perm", type=int_arg("--n-perm", minimum=1), default=200,
+                   help="within-cell permutations behind the assumption checks (default 200)")
     add_resource_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON (with strata, sweeps, best-of-K, baselines) instead of a table")
     p.set_defaults(func=run)
@@ -157,10 +168,14 @@ def run(args) -> int:
         baseline = _as_baseline(_read_values(args.baseline), args.baseline_kind, pool.policy_names, pool.n_prompts)
         label = args.baseline
     common = dict(form=args.form, n_boot=args.n_boot, seed=args.seed, level=args.level)
-    dec = noise.decomposition(pool, baseline=baseline, split=args.split, **common)
+    dec = noise.decomposition(pool, baseline=baseline, split=args.split, checks=not args.no_checks, n_perm=args.n_perm, **common)
     frame = dec.frame()
     if not args.json:
         emit({}, frame, False)
+        if dec.assumptions is not None:
+            verdict = {True: "pass", False: "FAIL", None: "untested"}
+            print("001 checks: " + "; ".join(f"{c.name} {verdict[c.passed]} (value {c.value:.4g}, p {c.p_value:.3g})"
+                                             for c in dec.assumptions.checks))
         return 0
     payload = {
         "pool": {"source": args.pool, "n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k,
@@ -180,6 +195,11 @@ def run(args) -> int:
         "pool_size_sweep": noise.pool_size_sweep(pool, seed=args.seed, form=args.form).to_dict(orient="records"),
         "best_of_k": noise.best_of_k_check(pool, n_boot=args.n_boot, seed=args.seed, level=args.level, form=args.form).frame().to_dict(orient="records"),
     }
+    if dec.assumptions is not None:
+        payload["assumptions"] = dec.assumptions.to_dict()
+    payload["reliable"] = noise.reliable_fractions(pool).to_dict(orient="records")
+    payload["paper001"] = {"strata": "strata.draw (support on draw 0)", "k_sweep": "k_sweep.first (the first k draws)",
+                           "best_of_k": "best-of-k on all k draws, in-sample (per-prompt argmax over all draws)"}
     bl = {"best single member": None} if baseline is None else {"best single member": None, label: baseline}
     payload["baselines"] = noise.baseline_table(pool, bl, **common).to_dict(orient="records")
     if pool.answers is not None:

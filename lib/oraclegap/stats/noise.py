@@ -59,7 +59,7 @@ from scipy.special import comb
 
 from .._result import Interval, Result
 from .._validate import as_bool_array, as_rng, check_alpha, check_int
-from ..pool import Pool
+from ..pool import Pool, need
 
 __all__ = [
     "OracleDecomposition",
@@ -86,6 +86,16 @@ __all__ = [
     "aggregation_ceiling",
     "baseline_table",
     "boot_means",
+    "NEEDS",
+    "Check",
+    "runs_check",
+    "permutation_checks",
+    "WinnersCurse",
+    "winners_curse_radius",
+    "winners_curse",
+    "AssumptionChecks",
+    "assumption_checks",
+    "reliable_fractions",
 ]
 
 
@@ -475,6 +485,7 @@ class Decomposition(Result):
     level: float
     n_boot: int
     seed: object
+    assumptions: AssumptionChecks | None = None  # 001's gates, with ``checks=True``
 
     def __getitem__(self, name: str) -> Estimate:
         return self.estimates[name]
@@ -482,12 +493,22 @@ class Decomposition(Result):
     def value(self, name: str) -> float:
         return self.estimates[name].value
 
+    def flag(self, name: str) -> str:
+        """'' or why the magnitude ``name`` is not backed by 001's checks (needs ``checks=True``)."""
+        if name not in self.estimates:
+            raise KeyError(f"no quantity {name!r}; quantities: {list(self.estimates)}")
+        return "" if self.assumptions is None else self.assumptions.flag(name)
+
     def frame(self) -> pd.DataFrame:
-        """One row per quantity: estimate, interval (lo, hi, kind) and the plain prompt interval."""
-        return pd.DataFrame(
+        """One row per quantity: estimate, interval (lo, hi, kind) and the plain prompt interval;
+        with 001's checks run, a ``flag`` column names the failed (or untested) check behind it."""
+        df = pd.DataFrame(
             [{"quantity": q, **e.row()} for q, e in self.estimates.items()],
             columns=["quantity", "value", "lo", "hi", "interval", "lo_prompt", "hi_prompt"],
         )
+        if self.assumptions is not None:
+            df["flag"] = [self.assumptions.flag(q) for q in df["quantity"]]
+        return df
 
     def to_dict(self) -> dict:
         """JSON-ready: the settings and {quantity: {value, lo, hi, interval, lo_prompt, hi_prompt}}."""
@@ -503,6 +524,7 @@ class Decomposition(Result):
             "n_boot": self.n_boot,
             "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
             "estimates": {q: e.row() for q, e in self.estimates.items()},
+            **({} if self.assumptions is None else {"assumptions": self.assumptions.to_dict()}),
         }
 
 
@@ -533,6 +555,8 @@ def decomposition(
     n_splits: int = 200,
     seed=0,
     progress: bool = False,
+    checks: bool = False,
+    n_perm: int = 200,
 ) -> Decomposition:
     """The single-draw decomposition of a pool with k >= 2 draws, with prompt-bootstrap intervals.
 
@@ -558,6 +582,10 @@ def decomposition(
     bias that comes from within-prompt draw noise but not the winner's curse across members on
     the same prompts (for that, see :mod:`oraclegap.stats.certify`'s selection-valid intervals);
     G and the share inherit it. Shares are NaN in resamples where G <= 0.
+
+    ``checks=True`` runs 001's assumption checks (:func:`assumption_checks`, ``n_perm``
+    permutations, seed ``seed``) and attaches them as ``assumptions``: a magnitude whose check
+    fails carries a flag (:meth:`Decomposition.flag`, the ``flag`` column of ``frame()``).
     """
     v, alignment, names, _ = _inputs(x, min_k=2)
     form = _form(form, alignment)
@@ -664,7 +692,11 @@ def decomposition(
             lo, hi, kind_i = plo, phi, "percentile"
         est[q] = Estimate(float(pt[q]), float(lo), float(hi), float(level), kind_i, float(plo), float(phi))
     best_policy = names[int(r.mean(axis=0).argmax())]
-    return Decomposition(est, n, M, k, form, kind, best_policy, split, float(level), int(n_boot), seed if not isinstance(seed, np.random.Generator) else None)
+    checked = None
+    if checks:
+        checked = assumption_checks(x, baseline=baseline, form=form, n_perm=n_perm, seed=seed if not isinstance(seed, np.random.Generator) else rng)
+    return Decomposition(est, n, M, k, form, kind, best_policy, split, float(level), int(n_boot),
+                         seed if not isinstance(seed, np.random.Generator) else None, checked)
 
 
 # ============================================================================ strata, sweeps
@@ -1024,4 +1056,392 @@ def baseline_table(x, baselines: Mapping, *, form=None, level: float = 0.95, n_b
         row["gap_lo"], row["gap_hi"] = d["gap"].lo, d["gap"].hi
         row["noise_share_lo"], row["noise_share_hi"] = d["noise_share"].lo, d["noise_share"].hi
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ============================================================================ 001's assumption checks
+# 001 reports a magnitude only behind two gates: the draws of a prompt-member cell behave as
+# i.i.d. Bernoulli(p_im) (A1: the sampling formulas -- pass@K, binomial brackets, the
+# winner's-curse radius -- need it), and, for the closed-form O_exp = 1 - prod_m (1 - p_im) and
+# the best-of-K comparison against it, the members' draws on a prompt are independent (A2).
+# Each check below returns a :class:`Check`; :func:`assumption_checks` gathers them and maps
+# every failed check to the magnitudes that lean on it (``flags``), so a magnitude whose check
+# fails is reported as such instead of silently.
+
+#: The magnitudes that lean on each assumption (keys of :class:`Decomposition` and of the
+#: other results of this module).
+NEEDS = {
+    "iid": ("o_repro", "delta", "g_rec", "noise_share", "delta_split", "noise_share_split", "best_of_k", "winners_curse"),
+    "independence": ("o_exp_independent", "best_of_k"),
+}
+#: Which assumption each check tests.
+CHECK_TESTS = {"runs": "iid", "dispersion": "iid", "known_p_tv": "independence", "coupling": "independence"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One assumption check: its statistic, the reference it is judged against, and the verdict.
+
+    ``passed`` is None when the check cannot be run on this pool (``note`` says why).
+    ``value`` is the statistic; ``reference`` what it is compared with (a band, a null mean or a
+    threshold, named in ``note``); ``p_value`` where the check is a test.
+    """
+
+    name: str
+    assumption: str
+    value: float
+    reference: float
+    p_value: float
+    passed: bool | None
+    n: int
+    note: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _arranged(x) -> bool:
+    """True for a pool whose draw order was made up from counts (:meth:`Pool.from_counts`)."""
+    return isinstance(x, Pool) and bool(x.meta.get("arranged_from_counts"))
+
+
+_ARRANGED = "the draw order was arranged at random from counts, so within-cell order carries no information"
+
+
+def _runs_null(k: int, z: float) -> np.ndarray:
+    """P(|Z_runs| > z) under exchangeability for n1 = 0..k ones among k draws (exact law of runs).
+
+    With n1 ones and n0 = k - n1 zeros in random order the number of runs R has
+    P(R = 2s) = 2 C(n1-1, s-1) C(n0-1, s-1) / C(k, n1) and
+    P(R = 2s+1) = [C(n1-1, s) C(n0-1, s-1) + C(n1-1, s-1) C(n0-1, s)] / C(k, n1); Z is the usual
+    normal score (R - mu) / sigma. Cells with n1 in {0, k} have one run and are never out of band.
+    """
+    n1 = np.arange(k + 1)[:, None].astype(float)
+    n0 = k - n1
+    r = np.arange(1, k + 1)[None, :].astype(float)
+    s_even, s_odd = r / 2, (r - 1) / 2
+    even = 2 * comb(n1 - 1, s_even - 1) * comb(n0 - 1, s_even - 1)
+    odd = comb(n1 - 1, s_odd) * comb(n0 - 1, s_odd - 1) + comb(n1 - 1, s_odd - 1) * comb(n0 - 1, s_odd)
+    prob = np.where(r % 2 == 0, even, odd) / comb(k, n1)
+    mu = 1 + 2 * n1 * n0 / k
+    var = 2 * n1 * n0 * (2 * n1 * n0 - k) / (k * k * max(k - 1, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zz = np.where(var > 0, (r - mu) / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
+    out = np.where(np.abs(zz) > z, prob, 0.0).sum(axis=1)
+    out[[0, k]] = 0.0
+    return out
+
+
+def runs_check(x, *, level: float = 0.95, alpha: float = 0.01) -> Check:
+    """Wald-Wolfowitz runs test in every prompt-member cell with 0 < c_im < k (001's i.i.d. gate).
+
+    Per cell the runs of the k draws in draw order get the normal score (R - mu) / sigma; a cell
+    is *in band* when |Z| <= z_{(1+level)/2}. ``value`` is the fraction of cells in band (001's
+    ``frac_in_band``, on the same cells: its ``n_cells``). Because the runs law is discrete the
+    in-band probability of an exchangeable cell is not exactly ``level``: ``reference`` is its
+    exact mean over the cells (from the exact law of runs given c_im), and the test compares the
+    count of out-of-band cells with that Poisson-binomial expectation (normal approximation,
+    upper tail: too many out-of-band cells). ``passed``: p > ``alpha``. Untested (``passed``
+    None) on a pool arranged from counts, whose draw order is random by construction. Cells are treated as
+    independent, which they are under the hypothesis tested.
+    """
+    v, _, _, _ = _inputs(x, min_k=2)
+    n, M, k = v.shape
+    level = 1 - check_alpha(1 - float(level), "1 - level")
+    alpha = check_alpha(alpha, "alpha")
+    if _arranged(x):
+        nan = float("nan")
+        return Check("runs", "iid", nan, nan, nan, None, 0, f"not testable: {_ARRANGED}")
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + level / 2))
+    cells = v.reshape(n * M, k)
+    c = cells.sum(axis=1)
+    keep = (c > 0) & (c < k)
+    N = int(keep.sum())
+    if N == 0:
+        return Check("runs", "iid", float("nan"), float("nan"), float("nan"), None, 0,
+                     "no cell has both successes and failures: the runs test has nothing to test")
+    x_ = cells[keep].astype(np.int8)
+    runs = 1 + (np.diff(x_, axis=1) != 0).sum(axis=1)
+    n1 = c[keep].astype(float)
+    n0 = k - n1
+    mu = 1 + 2 * n1 * n0 / k
+    var = 2 * n1 * n0 * (2 * n1 * n0 - k) / (k * k * max(k - 1, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zz = np.where(var > 0, (runs - mu) / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
+    inb = np.abs(zz) <= z
+    p_out = _runs_null(k, z)[c[keep]]
+    out_obs, out_exp, sd = float((~inb).sum()), float(p_out.sum()), float(np.sqrt((p_out * (1 - p_out)).sum()))
+    p = float(norm.sf((out_obs - out_exp - 0.5) / sd)) if sd > 0 else float(out_obs <= out_exp)
+    return Check("runs", "iid", float(inb.mean()), float(1 - p_out.mean()), p, bool(p > alpha), N,
+                 f"fraction of {N} cells with |Z_runs| <= {z:.2f}; reference: its exact expectation under i.i.d. draws")
+
+
+def _poisson_binomial(p: np.ndarray) -> np.ndarray:
+    """Law of the number of successes of independent Bernoulli(p[i, m]) over m: [n, M + 1]."""
+    n, M = p.shape
+    out = np.zeros((n, M + 1))
+    out[:, 0] = 1.0
+    for m in range(M):  # M convolutions (members, not draws)
+        q = p[:, m : m + 1]
+        nxt = out * (1 - q)
+        nxt[:, 1:] += out[:, :-1] * q
+        out = nxt
+    return out
+
+
+def _draw_stats(v: np.ndarray) -> np.ndarray:
+    """[..., 3] statistics of verdicts [..., n, M, k]: dispersion index, union rate, known-p TV.
+
+    * dispersion: sum_m sum_j (T_mj - mean_j T_mj)^2 / (k sum_{i,m} q_im (1 - q_im)), with
+      T_mj = sum_i R_imj the successes of member m at draw position j and q = c/k; its mean is 1
+      when the draws of every cell are exchangeable (positions are interchangeable), above 1 when
+      some draw positions succeed more than others across prompts;
+    * union: mean_{i,j} max_m R_imj (the seed-aligned single-draw oracle);
+    * TV: total variation between the pooled law of S_ij = sum_m R_imj (members right at draw j)
+      and the mixture over prompts of the Poisson-binomial law that independent members with the
+      cells' rates q_im give.
+    """
+    vf = v.astype(np.float64)
+    n, M, k = v.shape[-3:]
+    q = vf.mean(axis=-1)
+    T = vf.sum(axis=-3)  # [..., M, k]
+    ss = ((T - T.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(-2, -1))
+    den = k * (q * (1 - q)).sum(axis=(-2, -1))
+    disp = np.where(den > 0, ss / np.where(den > 0, den, 1.0), np.nan)
+    union = v.any(axis=-2).mean(axis=(-2, -1))
+    S = v.sum(axis=-2)  # [..., n, k]
+    lead = S.shape[:-2]
+    Sf = S.reshape((-1, n * k))
+    obs = np.stack([np.bincount(row, minlength=M + 1) for row in Sf]) / (n * k)  # loop over permutations only
+    pb = np.stack([_poisson_binomial(qq).mean(axis=0) for qq in q.reshape((-1, n, M))])
+    tv = 0.5 * np.abs(obs - pb).sum(axis=-1)
+    return np.stack([np.asarray(disp).reshape(-1), np.asarray(union).reshape(-1), tv], axis=-1).reshape(lead + (3,))
+
+
+def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: float = 0.06, seed=0) -> tuple[Check, Check, Check]:
+    """Three checks against one within-cell permutation null: dispersion, coupling and known-p TV.
+
+    The null permutes the k draws of every prompt-member cell independently: it keeps every
+    cell's count c_im and makes the draws of a cell exchangeable and the members of a prompt
+    independent (given the counts) -- the joint hypothesis of A1 and A2. ``n_perm`` permutations
+    (vectorised, in blocks) give the null law of each statistic of :func:`_draw_stats`:
+
+    * ``dispersion`` (A1): the dispersion index of the draw-position totals; upper-tail
+      permutation p (draw positions that are better than others across prompts);
+    * ``coupling`` (A2): the seed-aligned union rate mean_{i,j} max_m R_imj against its
+      permutation law; two-sided p. Positive association between members at a shared seed lowers
+      it, which is what makes the independence form an upper envelope (FKG);
+    * ``known_p_tv`` (A2): 001's known-p total-variation gate: the TV between the law of the
+      number of members right at a draw and the Poisson-binomial law of independent members with
+      the observed rates; 001 passes it when TV <= ``max_tv`` (0.06). ``reference`` is its
+      permutation-null mean (the TV that independent draws with these rates show at this n and
+      k) and ``p_value`` its upper-tail permutation p; ``passed`` needs both TV <= ``max_tv``
+      and p > ``alpha``.
+
+    A check passes when its p-value exceeds ``alpha``; ``n_perm`` must be large enough for a
+    permutation p-value to reach ``alpha`` (n_perm >= 1/alpha - 1), else a check could not fail.
+
+    The coupling and TV checks need seed-aligned draws (draw j of every member shares a seed):
+    on other pools they are returned with ``passed=None``, and only the Frechet bracket of O_exp
+    holds without assumptions. On a pool arranged from counts (:meth:`Pool.from_counts`) the
+    draw order is itself a random permutation, so the dispersion check is returned untested too.
+    """
+    v, alignment, _, _ = _inputs(x, min_k=2)
+    n, M, k = v.shape
+    n_perm = check_int(n_perm, "n_perm", minimum=1)
+    alpha = check_alpha(alpha, "alpha")
+    if 1 / (n_perm + 1) > alpha:
+        raise ValueError(f"n_perm={n_perm} permutations cannot give a p-value <= alpha={alpha:g}; "
+                         f"use n_perm >= {math.ceil(1 / alpha) - 1}")
+    max_tv = float(max_tv)
+    if not 0 < max_tv <= 1:
+        raise ValueError(f"max_tv must be in (0, 1], got {max_tv}")
+    rng = as_rng(seed)
+    obs = _draw_stats(v)
+    block = max(1, min(n_perm, int(2e6 // max(1, n * M * k))))
+    null = []
+    for start in range(0, n_perm, block):
+        b = min(block, n_perm - start)
+        order = rng.random((b, n, M, k)).argsort(axis=-1)
+        null.append(_draw_stats(np.take_along_axis(np.broadcast_to(v, (b, n, M, k)), order, axis=-1)))
+    null = np.concatenate(null)
+    B = len(null)
+
+    def upper(j):
+        return float((1 + np.sum(null[:, j] >= obs[j] - 1e-12)) / (B + 1))
+
+    disp_p = upper(0) if np.isfinite(obs[0]) else float("nan")
+    dispersion = Check("dispersion", "iid", float(obs[0]), 1.0, disp_p,
+                       None if not np.isfinite(obs[0]) else bool(disp_p > alpha), n * M,
+                       f"dispersion index of draw-position totals (null mean 1); upper-tail p from {B} within-cell permutations")
+    if _arranged(x):
+        dispersion = dataclasses.replace(dispersion, passed=None, note=f"not testable: {_ARRANGED}")
+    aligned = alignment in ("seed-aligned", "unknown")
+    if not aligned:
+        why = f"draws are {alignment!r}, not seed-aligned: cross-member coupling is not observable; only the Frechet bracket holds"
+        nan = float("nan")
+        return (dispersion, Check("coupling", "independence", nan, nan, nan, None, n, why),
+                Check("known_p_tv", "independence", nan, nan, nan, None, n, why))
+    mu = float(null[:, 1].mean())
+    two = float((1 + np.sum(np.abs(null[:, 1] - mu) >= abs(obs[1] - mu) - 1e-12)) / (B + 1))
+    coupling = Check("coupling", "independence", float(obs[1]), mu, two, bool(two > alpha), n,
+                     f"seed-aligned union rate against its mean under {B} within-cell permutations (two-sided p)")
+    tv_p = upper(2)
+    tv = Check("known_p_tv", "independence", float(obs[2]), float(null[:, 2].mean()), tv_p,
+               bool(obs[2] <= max_tv and tv_p > alpha), n * k,
+               f"TV of members-right-per-draw against independent members at the observed rates; 001 passes TV <= {max_tv:g}; "
+               f"reference: mean TV under {B} within-cell permutations")
+    return dispersion, coupling, tv
+
+
+@dataclasses.dataclass(frozen=True)
+class WinnersCurse:
+    """001's one-sided, dependence-free correction: the winner's-curse radius R_k of O_repro.
+
+    R_k = sqrt(ln M / (2k)) bounds the upward bias of the plug-in max: for each prompt
+    E[max_m c_im/k] - max_m p_im <= E[max_m (c_im/k - p_im)] <= sqrt(ln M / (2k)) (each c_im/k -
+    p_im is sub-Gaussian with variance proxy 1/(4k); the maximal inequality needs no
+    independence across members). The conservative terms: O_repro_upper = O_repro + R_k,
+    O_exp_lower = O_exp - R_k, Delta_lower = mean_i max(0, (O_exp_i - R_k) - (O_repro_i + R_k))
+    and its share of the gap to the baseline (001's ``conservative_one_sided``).
+    """
+
+    R_k: float
+    o_exp: float
+    o_repro: float
+    o_repro_upper: float
+    o_exp_lower: float
+    delta: float
+    delta_lower: float
+    gap: float
+    share_lower: float
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame([dataclasses.asdict(self)])
+
+
+def winners_curse_radius(M: int, k: int) -> float:
+    """sqrt(ln M / (2k)): the bound on E[max_m p_hat_m] - max_m p_m for M members and k draws."""
+    M = check_int(M, "M", minimum=1)
+    k = check_int(k, "k", minimum=1)
+    return float(math.sqrt(math.log(M) / (2 * k)))
+
+
+def winners_curse(x, *, baseline=None, form: str | None = None) -> WinnersCurse:
+    """The winner's-curse radius of O_repro and 001's conservative one-sided decomposition."""
+    v, alignment, _, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
+    n, M, k = v.shape
+    r = v.mean(axis=2)
+    kind, fixed = baseline_scores(baseline, r)
+    base = float(r.mean(axis=0).max()) if fixed is None else float(fixed.mean())
+    Rk = winners_curse_radius(M, k)
+    oe, orp = _o_exp_prompt(v, form), r.max(axis=1)
+    dl = float(np.maximum(0.0, (oe - Rk) - (orp + Rk)).mean())
+    gap = float(oe.mean() - base)
+    return WinnersCurse(Rk, float(oe.mean()), float(orp.mean()), float(orp.mean() + Rk), float(oe.mean() - Rk),
+                        float(oe.mean() - orp.mean()), dl, gap, dl / gap if gap > 0 else float("nan"))
+
+
+@dataclasses.dataclass(frozen=True)
+class AssumptionChecks:
+    """001's gates on a pool, the magnitudes each failed check flags, and the Frechet bracket.
+
+    ``checks``: the :class:`Check` results (runs, dispersion, coupling, known_p_tv).
+    ``flags``: quantity -> names of the failed checks it leans on (only quantities with a
+    failure appear). ``untested``: quantity -> checks that could not be run (e.g. independence on
+    draws that are not seed-aligned). ``frechet``: the assumption-free bracket of the single-draw
+    oracle and of Delta, mean_i max_m p_im <= O_exp <= mean_i min(1, sum_m p_im) (reported
+    whatever the alignment; where draws are not seed-aligned it is the only bracket without an
+    independence assumption). ``winners_curse``: :class:`WinnersCurse`.
+    """
+
+    checks: tuple
+    flags: dict
+    untested: dict
+    alignment: str
+    frechet: dict
+    winners_curse: WinnersCurse
+
+    @property
+    def all_pass(self) -> bool:
+        return all(c.passed is not False for c in self.checks)
+
+    def check(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(f"no check {name!r}; checks: {[c.name for c in self.checks]}")
+
+    def flag(self, quantity: str) -> str:
+        """'' when every check behind ``quantity`` passed, else 'check failed: ...' / 'untested: ...'."""
+        if quantity in self.flags:
+            return "check failed: " + ", ".join(self.flags[quantity])
+        if quantity in self.untested:
+            return "untested: " + ", ".join(self.untested[quantity])
+        return ""
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame([c.to_dict() for c in self.checks])
+
+    def to_dict(self) -> dict:
+        return {"checks": [c.to_dict() for c in self.checks], "all_pass": self.all_pass, "flags": dict(self.flags),
+                "untested": dict(self.untested), "alignment": self.alignment, "frechet": dict(self.frechet),
+                "winners_curse": dataclasses.asdict(self.winners_curse)}
+
+
+def assumption_checks(
+    x, *, baseline=None, form: str | None = None, n_perm: int = 200, alpha: float = 0.01, max_tv: float = 0.06, seed=0
+) -> AssumptionChecks:
+    """Run 001's assumption checks on a pool and flag the magnitudes that lean on a failed one.
+
+    Checks: :func:`runs_check` and the dispersion index (A1, i.i.d. draws within a cell) and
+    the coupling permutation test and the known-p TV gate (A2, independence across members) of
+    :func:`permutation_checks`. Rule: every quantity in :data:`NEEDS` of a failed assumption is
+    flagged (``flags``), and one whose check could not be run is listed in ``untested``. When the
+    pool's O_exp itself uses the independence form (``form="independent"``: draws not
+    seed-aligned) O_exp, Delta, the gap and the share lean on A2 as well.
+    """
+    v, alignment, _, _ = _inputs(x, min_k=2)
+    form = _form(form, alignment)
+    runs = runs_check(x, alpha=alpha)
+    disp, coup, tv = permutation_checks(x, n_perm=n_perm, alpha=alpha, max_tv=max_tv, seed=seed)
+    checks = (runs, disp, coup, tv)
+    needs = {a: set(q) for a, q in NEEDS.items()}
+    if form == "independent":
+        needs["independence"] |= {"o_exp", "delta", "gap", "noise_share", "delta_split", "noise_share_split"}
+    flags, untested = {}, {}
+    for c in checks:
+        target = flags if c.passed is False else untested if c.passed is None else None
+        if target is None:
+            continue
+        for q in sorted(needs[c.assumption]):
+            target.setdefault(q, []).append(c.name)
+    r = v.mean(axis=2)
+    orp = float(r.max(axis=1).mean())
+    fup = float(np.minimum(1.0, r.sum(axis=1)).mean())
+    frechet = {"o_exp_lower": orp, "o_exp_upper": fup, "delta_lower": 0.0, "delta_upper": fup - orp,
+               "o_exp_independent": float((1 - np.prod(1 - r, axis=1)).mean())}
+    wc = winners_curse(v, baseline=baseline, form=form)
+    return AssumptionChecks(checks, {q: tuple(c) for q, c in flags.items()}, {q: tuple(c) for q, c in untested.items()},
+                            alignment, frechet, wc)
+
+
+def reliable_fractions(x, taus=(0.5, 0.9)) -> pd.DataFrame:
+    """001's reliable fractions: the share of prompts whose best member's rate reaches tau.
+
+    reliable(tau) = mean_i 1[max_m c_im/k >= tau] (a prompt some member solves reliably); with
+    the threshold rule of :func:`oraclegap.stats.coverage.need` (c >= ceil(tau k - 1e-9)), so
+    tau k on a whole number counts. One row per tau: tau, reliable_frac, n_reliable.
+    """
+    v, _, _, _ = _inputs(x, min_k=1)
+    n, M, k = v.shape
+    taus = np.atleast_1d(np.asarray(taus, dtype=float))
+    if taus.size == 0 or np.isnan(taus).any() or (taus <= 0).any() or (taus > 1).any():
+        raise ValueError(f"taus must be thresholds in (0, 1], got {taus.tolist()}")
+    cmax = v.sum(axis=2).max(axis=1)
+    rows = [{"tau": float(t), "reliable_frac": float((cmax >= need(float(t), k)).mean()),
+             "n_reliable": int((cmax >= need(float(t), k)).sum())} for t in taus]
     return pd.DataFrame(rows)
