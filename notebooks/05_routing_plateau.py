@@ -1323,8 +1323,8 @@ display(R.table(gsm, digits=4, columns={"quantity": "quantity (GSM8K, released, 
 # %%
 R.show_md("Reading: on GSM8K the best single member already scores {b} and the single-draw "
           "oracle {e}; the floor is {d}, a share {s} of the gap between them. The released "
-          "terms satisfy the {n} identities of the decomposition to {dev:.1e} (they are rounded to ten "
-          "digits in `data/paper`).", b=rel001("gsm8k", "oracles_mean", "router"),
+          "terms satisfy the {n} identities of the decomposition to {dev:.1e} (they are rounded "
+          "to ten digits in `data/paper`).", b=rel001("gsm8k", "oracles_mean", "router"),
           e=rel001("gsm8k", "oracles_mean", "exp_seed_aligned"),
           d=rel001("gsm8k", "decomposition_point", "noise"),
           s=rel001("gsm8k", "decomposition_point", "noise_share"), n=len(gsm_id),
@@ -1476,8 +1476,8 @@ fr = pd.DataFrame([{"pool": SHORT[n], **g.frechet, "flag": g.flag("o_exp")}
 #|   min(1, sum of rates)) and the bracket of Δ that follows.
 if K10:
     fr["delta"] = fr["o_exp_independent"] - fr["o_exp_lower"]
-    fr["bracket"] = [R.md("[{a}, {c}]", a=lo, c=hi) for lo, hi in zip(fr["delta_lower"],
-                                                                     fr["delta_upper"], strict=True)]
+    fr["bracket"] = [R.md("[{a}, {c}]", a=lo, c=hi)
+                     for lo, hi in zip(fr["delta_lower"], fr["delta_upper"], strict=True)]
     display(R.table(fr, columns={"pool": "pool", "o_exp_lower": "Fréchet lower = O_repro",
                                  "o_exp_independent": "O_exp (closed form)",
                                  "o_exp_upper": "Fréchet upper", "delta": "Δ (closed form)",
