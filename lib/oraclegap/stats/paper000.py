@@ -22,7 +22,7 @@ a pool simulated from them and set beside the paper's figures:
 * :func:`selection_stats`, :func:`dataset_rule`, :func:`band_rule` -- Table A11's two-stage
   dataset and band selection rule (App. F.1).
 
-Every rerun returns a :class:`Rerun`: our per-setting values and a long comparison frame with the
+Every rerun (``z``: the multiple of the Monte Carlo standard error) returns a :class:`Rerun`: our per-setting values and a long comparison frame with the
 paper's figure, ours and a tolerance from Monte Carlo error (:func:`tolerance`), with the verdict
 "within", "above" or "below". Inputs are the transcribed tables as DataFrames
 (``datasets.paper_table("000_...")``); nothing here reads files.
@@ -160,6 +160,8 @@ def tolerance(kind: str, *, sd: float = 0.0, reps: int = 1, paper_reps: int | No
     from its one pool, ours is a mean over ``reps`` pools with between-pool SD ``sd``: z sd
     sqrt(1 + 1/reps), a prediction interval for one pool.
     """
+    if kind not in ("mean", "rate", "single"):
+        raise ValueError(f"kind must be 'mean', 'rate' or 'single', got {kind!r}")
     reps = check_int(reps, "reps", minimum=1)
     if not (sd >= 0 and math.isfinite(sd)):
         raise ValueError(f"sd must be a finite number >= 0, got {sd}")
@@ -174,7 +176,7 @@ def tolerance(kind: str, *, sd: float = 0.0, reps: int = 1, paper_reps: int | No
         eps = 1 / (2 * (reps + paper_reps))
         p = min(max(check_prob(rate, "rate"), eps), 1 - eps)
         return float(z * math.sqrt(p * (1 - p) * (1 / reps + 1 / paper_reps)))
-    raise ValueError(f"kind must be 'mean', 'rate' or 'single', got {kind!r}")
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _verdict(ours: float, paper: float, tol: float) -> str:
@@ -189,7 +191,8 @@ class Rerun:
     """One of 000's tables rerun on the reference pool.
 
     ``ours``: one row per setting (our means, SDs, rejection rates, replicate counts).
-    ``comparison``: one row per published cell -- table, setting, quantity, paper, ours, tol,
+    ``comparison``: one row per published cell -- table, setting, quantity, paper, ours, tol (Monte
+    Carlo tolerance plus half a unit of the paper's printed rounding),
     diff (ours - paper), verdict ("within" | "above" | "below" | "not comparable") and note.
     """
 
@@ -211,8 +214,11 @@ class Rerun:
         return f"Rerun({self.table}: {c['within']} within, {c['above']} above, {c['below']} below; reps={self.reps})"
 
 
-def _row(table, setting, quantity, paper, ours, tol, note=""):
+def _row(table, setting, quantity, paper, ours, tol, note="", *, digits: int = 3):
+    """One compared cell; the tolerance also carries the half unit of the paper's printed
+    rounding (three decimals for means, two for rejection rates)."""
     paper, ours = float(paper), float(ours)
+    tol = float(tol) + 0.5 * 10.0**-digits
     return {"table": table, "setting": setting, "quantity": quantity, "paper": paper, "ours": ours, "tol": float(tol),
             "diff": ours - paper, "verdict": "not comparable" if note.startswith("not comparable") else _verdict(ours, paper, tol),
             "note": note}
@@ -242,7 +248,7 @@ def _agg(rows: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------- Table 1 / A6 null means
 def table1_nulls(t1: pd.DataFrame, a6: pd.DataFrame | None = None, *, margins=None, n_pools: int = 20, n_draws: int = 400,
-                 seed=0) -> Rerun:
+                 seed=0, z: float = _Z) -> Rerun:
     """Null means of D and L on ``n_pools`` reference pools against Table 1 (re-deal means of D
     and L) and, with ``a6``, Table A6's margin-preserving means of L on Geometry3K test.
 
@@ -270,7 +276,7 @@ def table1_nulls(t1: pd.DataFrame, a6: pd.DataFrame | None = None, *, margins=No
         for stat, col in (("D", "D_null"), ("L", "L_null")):
             cell = o.loc[(stat, tau, "redeal")]
             rows.append(_row("Table 1", f"tau={tau:g}", f"re-deal null mean of {stat}", r[col], cell["null_mean"],
-                             tolerance("single", sd=cell["null_mean_sd"], reps=n_pools)))
+                             tolerance("single", sd=cell["null_mean_sd"], reps=n_pools, z=z)))
     if a6 is not None:
         _need(a6, ["tau", "margin"], "a6")
         for _, r in a6.iterrows():
@@ -278,12 +284,12 @@ def table1_nulls(t1: pd.DataFrame, a6: pd.DataFrame | None = None, *, margins=No
             if ("L", tau, "margin") in o.index:
                 cell = o.loc[("L", tau, "margin")]
                 rows.append(_row("Table A6", f"tau={tau:g}", "margin-preserving null mean of L", r["margin"], cell["null_mean"],
-                                 tolerance("single", sd=cell["null_mean_sd"], reps=n_pools)))
+                                 tolerance("single", sd=cell["null_mean_sd"], reps=n_pools, z=z)))
     return Rerun("Table 1", ours, pd.DataFrame(rows), n_pools)
 
 
 # ---------------------------------------------------------------------------- Table 2: diffuse
-def table2_diffuse(t2: pd.DataFrame, *, margins=None, n_reps: int = 20, n_draws: int = 400, seed=0) -> Rerun:
+def table2_diffuse(t2: pd.DataFrame, *, margins=None, n_reps: int = 20, n_draws: int = 400, seed=0, z: float = _Z) -> Rerun:
     """Table 2: every member's log-odds perturbed by N(0, sigma^2) around the prompt means of a
     fresh reference pool (as the paper's were centred on its observed pool), k as in the margins,
     both tests at tau = 0.10, level 0.05."""
@@ -306,18 +312,18 @@ def table2_diffuse(t2: pd.DataFrame, *, margins=None, n_reps: int = 20, n_draws:
         pr = int(r["reps"])
         s = f"sigma={sigma:g}"
         rows.append(_row("Table 2", s, "population L", r["L"], red["population_L"],
-                         tolerance("mean", sd=red["population_L_sd"], reps=n_reps, paper_reps=pr)))
+                         tolerance("mean", sd=red["population_L_sd"], reps=n_reps, paper_reps=pr, z=z)))
         rows.append(_row("Table 2", s, "excess (re-deal)", r["excess"], red["excess"],
-                         tolerance("mean", sd=red["excess_sd"], reps=n_reps, paper_reps=pr)))
+                         tolerance("mean", sd=red["excess_sd"], reps=n_reps, paper_reps=pr, z=z)))
         for name, cell, col in (("re-deal", red, "power_redeal"), ("margin", mar, "power_margin")):
             pooled = (cell["reject_rate"] * n_reps + float(r[col]) * pr) / (n_reps + pr)
             rows.append(_row("Table 2", s, f"power, {name}", r[col], cell["reject_rate"],
-                             tolerance("rate", reps=n_reps, paper_reps=pr, rate=pooled)))
+                             tolerance("rate", reps=n_reps, paper_reps=pr, rate=pooled, z=z), digits=2))
     return Rerun("Table 2", pd.concat(frames, ignore_index=True), pd.DataFrame(rows), n_reps)
 
 
 # ---------------------------------------------------------------------------- Table A2: planting
-def tableA2_planting(a2: pd.DataFrame, *, margins=None, n_reps: int = 20, n_draws: int = 400, seed=0) -> Rerun:
+def tableA2_planting(a2: pd.DataFrame, *, margins=None, n_reps: int = 20, n_draws: int = 400, seed=0, z: float = _Z) -> Rerun:
     """Table A2: round(delta k) transfers per prompt planted in a fresh reference pool's counts,
     both tests at tau = 0.10. The paper's delta = 0 row retests its own observed pool (its
     excess, 0.017, is that pool's), so it is marked not comparable; its excess in every row
@@ -342,16 +348,16 @@ def tableA2_planting(a2: pd.DataFrame, *, margins=None, n_reps: int = 20, n_draw
         pr, s = int(r["reps"]), f"delta={delta:g}"
         note = "not comparable: the paper's row retests its observed pool" if delta == 0 else ""
         rows.append(_row("Table A2", s, "excess (re-deal)", r["excess"], red["excess"],
-                         tolerance("mean", sd=red["excess_sd"], reps=n_reps, paper_reps=pr), note))
+                         tolerance("mean", sd=red["excess_sd"], reps=n_reps, paper_reps=pr, z=z), note))
         for name, cell, col in (("re-deal", red, "power_redeal"), ("margin", mar, "power_margin")):
             pooled = (cell["reject_rate"] * n_reps + float(r[col]) * pr) / (n_reps + pr)
             rows.append(_row("Table A2", s, f"power, {name}", r[col], cell["reject_rate"],
-                             tolerance("rate", reps=n_reps, paper_reps=pr, rate=pooled), note))
+                             tolerance("rate", reps=n_reps, paper_reps=pr, rate=pooled, z=z), note, digits=2))
     return Rerun("Table A2", pd.concat(frames, ignore_index=True), pd.DataFrame(rows), n_reps)
 
 
 # ---------------------------------------------------------------------------- Table A3: excess vs truth
-def tableA3_excess(a3: pd.DataFrame, *, margins=None, n_reps: int = 30, n_draws: int = 300, seed=0) -> Rerun:
+def tableA3_excess(a3: pd.DataFrame, *, margins=None, n_reps: int = 30, n_draws: int = 300, seed=0, z: float = _Z) -> Rerun:
     """Table A3: a fraction f of prompts gets one member raised to min(1, q + s), with
     q ~ Beta(a, b), at the margins' n, M, k; known population L(0.10), plug-in L, excess over
     the re-deal mean (``ours`` also holds the ratio of the mean excess to the mean population
@@ -374,17 +380,17 @@ def tableA3_excess(a3: pd.DataFrame, *, margins=None, n_reps: int = 30, n_draws:
         frames.append(a)
         c, pr, st = a.iloc[0], int(r["reps"]), f"f={f:g}, s={s:g}"
         rows.append(_row("Table A3", st, "population L", r["L"], c["population_L"],
-                         tolerance("mean", sd=c["population_L_sd"], reps=n_reps, paper_reps=pr)))
+                         tolerance("mean", sd=c["population_L_sd"], reps=n_reps, paper_reps=pr, z=z)))
         rows.append(_row("Table A3", st, "plug-in L", r["L_hat"], c["observed"],
-                         tolerance("mean", sd=c["observed_sd"], reps=n_reps, paper_reps=pr)))
+                         tolerance("mean", sd=c["observed_sd"], reps=n_reps, paper_reps=pr, z=z)))
         rows.append(_row("Table A3", st, "excess (re-deal)", r["excess"], c["excess"],
-                         tolerance("mean", sd=c["excess_sd"], reps=n_reps, paper_reps=pr)))
+                         tolerance("mean", sd=c["excess_sd"], reps=n_reps, paper_reps=pr, z=z)))
     return Rerun("Table A3", pd.concat(frames, ignore_index=True), pd.DataFrame(rows), n_reps)
 
 
 # ---------------------------------------------------------------------------- Table A4: links
 def tableA4_links(a4: pd.DataFrame, *, strong_mean: float = 0.37, margins=None, n_reps: int = 30, n_draws: int = 400,
-                  seed=0) -> Rerun:
+                  seed=0, z: float = _Z) -> Rerun:
     """Table A4 as the paper sets it: two groups of M members share the prompt difficulties of a
     fresh reference pool (its pooled prompt rates), the stronger group at mean ``strong_mean``
     (the paper's 0.37), the weaker at the table's ``weak_mean`` (0.24 or 0.17), with effects
@@ -416,9 +422,9 @@ def tableA4_links(a4: pd.DataFrame, *, strong_mean: float = 0.37, margins=None, 
             mar = a[(a["null"] == "margin") & np.isclose(a["tau"], tau)].iloc[0]
             pooled = (mar["reject_rate"] * n_reps + float(r[f"reject_{key}"]) * pr) / (n_reps + pr)
             rows.append(_row("Table A4", st, f"reject, margin-preserving, tau={tau:g}", r[f"reject_{key}"], mar["reject_rate"],
-                             tolerance("rate", reps=n_reps, paper_reps=pr, rate=pooled)))
+                             tolerance("rate", reps=n_reps, paper_reps=pr, rate=pooled, z=z), digits=2))
             rows.append(_row("Table A4", st, f"mean plug-in L, tau={tau:g}", r[f"L_{key}"], mar["observed"],
-                             tolerance("mean", sd=mar["observed_sd"], reps=n_reps, paper_reps=pr)))
+                             tolerance("mean", sd=mar["observed_sd"], reps=n_reps, paper_reps=pr, z=z)))
     return Rerun("Table A4", pd.concat(frames, ignore_index=True), pd.DataFrame(rows), n_reps)
 
 
