@@ -144,7 +144,8 @@ def test_tableA11_published_rows_follow_the_rule():
     bands = T("000_tableA11_bands")
     shares = {(r.band_lo, r.band_hi): r.share for r in bands.itertuples()}
     assert shares[(0.05, 0.30)] == t.loc["MathVista", "band_share"]
-    assert P.band_rule(shares) == (0.50, 0.90)
+    used = bands[bands["used"].astype(str) == "True"]
+    assert P.band_rule(shares) == (0.50, 0.90) == (used["band_lo"].item(), used["band_hi"].item())
 
 
 def test_selection_stats_by_hand():
