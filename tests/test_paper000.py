@@ -170,3 +170,23 @@ def test_band_rule_margin():
         P.band_rule({other: 0.3})
     with pytest.raises(ValueError, match="lo < hi"):
         P.band_rule({d: 0.2, (0.9, 0.5): 0.3})
+
+
+def test_transcriptions_are_printed_in_the_paper(shared_dir):
+    """Every number in the 000_* transcriptions appears in the paper's text as transcribed."""
+    import re
+
+    import pandas as pd
+
+    papers = sorted((shared_dir / "papers").glob("000_*.txt"))
+    if not papers:
+        pytest.skip("paper 000's text is not in the shared folder")
+    flat = re.sub(r"[${}\\]|allowbreak", "", papers[0].read_text(encoding="utf-8")).replace("−", "-")
+    missing = []
+    for path in sorted(D.paper_dir().glob("000_*.csv")):
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        for col in df.columns:
+            for v in df[col]:
+                if re.fullmatch(r"-?\d+(\.\d+)?", v) and v.lstrip("-") not in flat:
+                    missing.append(f"{path.name}:{col}={v}")
+    assert not missing, missing
