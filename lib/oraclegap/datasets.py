@@ -325,6 +325,28 @@ def _confirmatory_arc(entry: Entry, seed=0) -> Pool:
     )
 
 
+def _paper000_reference(entry: Entry, seed=0) -> Pool:
+    from .stats import paper000
+
+    sim = paper000.reference_pool(paper000.margins_from_table(paper_table("000_seed_pool")), seed=seed)
+    return dataclasses.replace(sim.pool, meta={**sim.pool.meta, **_meta(entry, seed=seed, citation="arXiv 2609.32996")})
+
+
+_register(
+    Entry(
+        "paper000-reference",
+        "paper",
+        "(240, 5, 16)",
+        "000's seed pool simulated from its published margins (Beta prompt prior, member means 0.355..0.376, n, M, k); "
+        "population L = 0; name@SEED picks the seed",
+        "arXiv 2609.32996, Sec. 3.1 and App. C.3 (margins); oraclegap.stats.paper000.reference_pool",
+        "published facts (cited); pool generated",
+        ("000_seed_pool.csv",),
+        builder=_paper000_reference,
+    )
+)
+
+
 for _ds, _n in (("arc_challenge", 150), ("hellaswag", 150), ("gsm8k", 100)):
     _register(
         Entry(

@@ -22,7 +22,7 @@ DATA_PAGE = "data.qmd"
 #: from the loaded pools; tests/test_pages.py re-checks every entry whose files are present).
 POOL_INPUTS: dict[str, tuple[str, ...]] = {
     **{n: () for n in ("sim-exchangeable", "sim-diffuse", "paper002-pilot-arc", "paper002-pilot-hellaswag",
-                       "paper002-pilot-gsm8k", "paper002-confirmatory-arc", "chen2026-gpqa", "chen2026-gpqa-single",
+                       "paper002-pilot-gsm8k", "paper002-confirmatory-arc", "paper000-reference", "chen2026-gpqa", "chen2026-gpqa-single",
                        "chen2026-gpqa-greedy")},
     **{n: ("text", "embeddings") for n in ("lab-cross", "lab-seed-primary", "lab-seed-primary-val",
                                            "lab-seed-secondary", "lab-seed-primary-aligned", "lab-primary-k64",
@@ -151,6 +151,9 @@ def _generated(root: Path) -> dict[Path, str]:
     root = Path(root)
     table = chapter_table(root)
     out = {root / DATA_PAGE: data_page()}
+    from .inventory import INVENTORY_PAGE, inventory_page
+
+    out[root / INVENTORY_PAGE] = inventory_page(root)
     for name in ("index.qmd", "README.md"):
         out[root / name] = _with_table((root / name).read_text(encoding="utf-8"), table, name)
     return out

@@ -1150,3 +1150,134 @@ def missing_inputs(name: str, X: RouterInputs, *, cost=None, policy_datasets=Non
     if name == "encoder_head" and importlib.util.find_spec("torch") is None:
         return "needs torch (not installed)"
     return None
+
+
+# ====================================================================== 2609.32996's four routers, as the paper describes them
+# The library's defaults above are stronger variants (soft choice-distribution targets, pool
+# feature columns, sublinear TF-IDF); these presets follow App. B.2 of arXiv 2609.32996 word for
+# word, so that the book can set the paper's routers beside ours.
+class Paper000KNN(_KNNMean):
+    """000's text nearest-neighbour router: TF-IDF of word 1-2-grams (fitted on validation text),
+    the 15 validation prompts with the largest cosine similarity, and the member with the highest
+    mean validation success rate on them."""
+
+    needs = ("text",)
+    family = "paper000_knn"
+    label = "k-NN, TF-IDF 1-2-grams (000)"
+
+    def _space(self, X, fit):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if fit:
+            self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 2))
+            return self.vectorizer_.fit_transform(X.text)
+        return self.vectorizer_.transform(X.text)
+
+
+class Paper000Linear(Router):
+    """000's linear text router: multinomial logistic regression on word 1-2-gram TF-IDF predicting
+    one hard label per validation prompt, the member with the highest validation rate (ties to the
+    member with the best validation mean, then the lowest index); utilities are the predicted class
+    probabilities (0 for members never the label)."""
+
+    needs = ("text",)
+    family = "paper000_linear"
+    label = "linear, hard label (000)"
+
+    def __init__(self, C: float = 1.0, max_iter: int = 1000):
+        self.C = C
+        self.max_iter = max_iter
+
+    def _fit(self, X, Y):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+
+        self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 2))
+        Z = self.vectorizer_.fit_transform(X.text)
+        self.labels_ = choose(Y, self.rank_)
+        self.classes_ = np.unique(self.labels_)
+        self.model_ = None
+        if self.classes_.size > 1:
+            self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(Z, self.labels_)
+
+    def _utility(self, X):
+        U = np.zeros((len(X), self.n_policies_))
+        if self.model_ is None:
+            U[:, int(self.classes_[0])] = 1.0
+            return U
+        U[:, self.model_.classes_.astype(int)] = self.model_.predict_proba(self.vectorizer_.transform(X.text))
+        return U
+
+
+#: Geometry keywords counted (one column each) by the boosted preset, as 000's router used them.
+PAPER000_KEYWORDS = ("angle", "triangle", "circle", "radius", "diameter", "area", "perimeter", "parallel",
+                     "perpendicular", "square", "rectangle", "polygon", "chord", "tangent", "arc", "degree")
+
+
+def _paper000_text_features(texts) -> np.ndarray:
+    F = handcrafted_features(texts)
+    low = pd.Series([str(t).lower() for t in texts], dtype=object)
+    for w in PAPER000_KEYWORDS:
+        F[f"kw:{w}"] = low.str.count(rf"\b{w}s?\b").astype(float)
+    return F.to_numpy(dtype=float)
+
+
+class Paper000Boosted(Router):
+    """000's gradient-boosted router: one decision-tree ensemble (scikit-learn's
+    GradientBoostingRegressor) per member predicting its validation success rate from handcrafted
+    prompt-text features (length, numeral counts, typesetting markers: :func:`handcrafted_features`,
+    plus counts of the geometry keywords :data:`PAPER000_KEYWORDS`) -- text only, no pool feature
+    columns."""
+
+    needs = ("text",)
+    family = "paper000_boosted"
+    label = "boosted per-member correctness (000)"
+
+    def __init__(self, n_estimators: int = 100, max_depth: int = 3, learning_rate: float = 0.1, random_state=0):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+
+    def _fit(self, X, Y):
+        from sklearn.ensemble import GradientBoostingRegressor
+
+        F = _paper000_text_features(X.text)
+        self.models_ = []
+        for m in range(Y.shape[1]):
+            y = Y[:, m]
+            if y.max() - y.min() < 1e-12:
+                self.models_.append(float(y.mean()))
+                continue
+            g = GradientBoostingRegressor(n_estimators=self.n_estimators, max_depth=self.max_depth,
+                                          learning_rate=self.learning_rate, random_state=_seed(self.random_state))
+            self.models_.append(g.fit(F, y))
+
+    def _utility(self, X):
+        F = _paper000_text_features(X.text)
+        cols = [np.full(len(X), g) if isinstance(g, float) else g.predict(F) for g in self.models_]
+        return np.clip(np.stack(cols, axis=1), 0.0, 1.0) if cols else np.zeros((len(X), 0))
+
+
+class Paper000BestSingle(BestSingle):
+    """000's deployable comparator: the validation-selected best member on every prompt."""
+
+    family = "paper000_best_single"
+    label = "best single on validation (000)"
+
+
+#: The four presets of 2609.32996 (App. B.2), registered beside the library's families.
+PAPER000_FAMILIES = ("paper000_knn", "paper000_linear", "paper000_boosted", "paper000_best_single")
+_PAPER000_DESCRIPTIONS = {
+    "paper000_knn": "000 as published: word 1-2-gram TF-IDF cosine 15-NN, highest mean validation rate",
+    "paper000_linear": "000 as published: word 1-2-gram TF-IDF multinomial logistic regression on the hard best-member label",
+    "paper000_boosted": "000 as published: one gradient-boosted tree ensemble per member on handcrafted text features",
+    "paper000_best_single": "000 as published: the validation-selected best member",
+}
+for _cls in (Paper000KNN, Paper000Linear, Paper000Boosted, Paper000BestSingle):
+    _CLASSES[_cls.family] = _cls
+    _DESCRIPTIONS[_cls.family] = _PAPER000_DESCRIPTIONS[_cls.family]
+    FAMILIES[_cls.family] = {"description": _DESCRIPTIONS[_cls.family], "needs": family_requirements(_cls.family),
+                             "regime": _cls.regime, "optional": None, "label": _cls.label}
+PRE_ANSWER = tuple(k for k, v in FAMILIES.items() if v["regime"] == "pre-answer")
+__all__ += ["PAPER000_FAMILIES", "PAPER000_KEYWORDS", "Paper000KNN", "Paper000Linear", "Paper000Boosted", "Paper000BestSingle"]

@@ -1,0 +1,89 @@
+"""The four routers of arXiv 2609.32996 (App. B.2) as the paper describes them, registered as
+``paper000_*`` families beside the library's defaults."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oraclegap.deploy import routers as R
+from oraclegap.deploy.routers import FAMILIES, PAPER000_FAMILIES, PRE_ANSWER, make_router, router_inputs
+from oraclegap.pool import Pool
+
+
+def _text_pool(n=120, seed=0):
+    """Prompts of two kinds ('circle ...' / 'triangle ...'); member 0 solves circles, member 2
+    triangles, member 1 is mediocre everywhere: the best member is predictable from one word."""
+    rng = np.random.default_rng(seed)
+    kind = rng.integers(0, 2, n)
+    words = np.array(["radius", "angle", "area", "side", "length", "point"])
+    text = [("circle " if k == 0 else "triangle ") + " ".join(rng.choice(words, 2)) for k in kind]
+    p = np.where(kind[:, None] == 0, [0.9, 0.5, 0.1], [0.1, 0.5, 0.9])
+    v = rng.random((n, 3, 8)) < p[:, :, None]
+    return Pool.from_array(v, pd.DataFrame({"id": [f"q{i}" for i in range(n)], "text": text})), kind
+
+
+def test_registered_with_label_and_description():
+    assert PAPER000_FAMILIES == ("paper000_knn", "paper000_linear", "paper000_boosted", "paper000_best_single")
+    for name in PAPER000_FAMILIES:
+        assert name in FAMILIES and name in PRE_ANSWER
+        assert FAMILIES[name]["label"].endswith("(000)")
+        assert FAMILIES[name]["description"].startswith("000 as published")
+        assert type(make_router(name)).family == name
+    # the library's own families are still there, unchanged
+    assert {"tfidf_knn", "tfidf_logreg", "gbr_features", "best_single"} <= set(FAMILIES)
+
+
+@pytest.mark.parametrize("name", ["paper000_knn", "paper000_linear", "paper000_boosted"])
+def test_text_routers_find_the_predictable_member(name):
+    pool, kind = _text_pool()
+    Y = pool.rates()
+    cal, test = np.arange(80), np.arange(80, 120)
+    inputs = lambda idx: router_inputs(pool.select(prompts=idx))  # noqa: E731
+    r = make_router(name).fit(inputs(cal), Y[cal])
+    chosen = r.predict(inputs(test))
+    right = np.where(kind[test] == 0, 0, 2)
+    assert np.mean(chosen == right) >= 0.9
+
+
+def test_linear_uses_hard_labels_and_bigrams():
+    pool, _ = _text_pool()
+    X, Y = router_inputs(pool), pool.rates()
+    r = R.Paper000Linear().fit(X, Y)
+    np.testing.assert_array_equal(r.labels_, R.choose(Y, r.rank_))
+    assert set(r.classes_) <= {0, 1, 2}
+    assert any(" " in t for t in r.vectorizer_.vocabulary_)  # word pairs
+    U = r.predict_utility(X)
+    np.testing.assert_allclose(U.sum(axis=1), 1.0)
+    knn = R.Paper000KNN().fit(X, Y)
+    assert any(" " in t for t in knn.vectorizer_.vocabulary_) and knn.k_ == 15
+
+
+def test_linear_with_one_label_routes_to_it():
+    pool, _ = _text_pool()
+    Y = np.tile([0.2, 0.9, 0.1], (pool.n_prompts, 1))
+    r = R.Paper000Linear().fit(router_inputs(pool), Y)
+    assert (r.predict(router_inputs(pool)) == 1).all()
+
+
+def test_boosted_ignores_pool_feature_columns():
+    pool, _ = _text_pool()
+    Y = pool.rates()
+    noisy = pool.prompts.assign(noise=np.random.default_rng(1).normal(size=pool.n_prompts))
+    pool2 = Pool.from_array(pool.verdicts, noisy)
+    u1 = R.Paper000Boosted().fit(router_inputs(pool), Y).predict_utility(router_inputs(pool))
+    u2 = R.Paper000Boosted().fit(router_inputs(pool2), Y).predict_utility(router_inputs(pool2))
+    np.testing.assert_allclose(u1, u2)
+
+
+def test_best_single_is_the_calibration_best():
+    pool, _ = _text_pool()
+    Y = np.tile([0.2, 0.3, 0.25], (pool.n_prompts, 1))
+    assert (make_router("paper000_best_single").fit(router_inputs(pool), Y).predict(router_inputs(pool)) == 1).all()
+
+
+def test_text_routers_need_text():
+    pool = Pool.from_array(np.ones((10, 2, 2), bool))
+    with pytest.raises(ValueError, match="text"):
+        make_router("paper000_knn").fit(router_inputs(pool), np.ones((10, 2)))
