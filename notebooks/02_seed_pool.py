@@ -1748,8 +1748,9 @@ p000_ref = P000.reference_pool(p000_margins, seed=rng)
 p000_refcov = cov.coverage_from_rates(p000_ref.p, TAUS)
 R.show_md("One reference pool: member means {m} (the paper's range: {lo} to {hi}); population gap "
           "$L$ {L} at every threshold, population disagreement $D$ from {d0} to {d1}.",
-          m=R.fmt_range(p000_ref.pool.rates().mean(axis=0)), lo=R.published("000.S3.member_lo").text,
-          hi=R.published("000.S3.member_hi").text, L=R.fmt(float(np.abs(p000_refcov.L).max())),
+          m=R.fmt_range(p000_ref.pool.rates().mean(axis=0)),
+          lo=R.published("000.S3.member_lo").text, hi=R.published("000.S3.member_hi").text,
+          L=R.fmt(float(np.abs(p000_refcov.L).max())),
           d0=p000_refcov.D.min(), d1=p000_refcov.D.max())
 
 # %% [markdown]
@@ -1759,7 +1760,10 @@ R.show_md("One reference pool: member means {m} (the paper's range: {lo} to {hi}
 
 # %%
 #| label: tbl-p000-table1
-#| tbl-cap: "Null means of D and L on paper-calibrated reference pools (mean over pools) beside the paper's Table 1 and Table A6 (Geometry3K test); tol: a two-standard-error prediction interval for one pool, plus half a unit of the paper's rounding."
+#| tbl-cap: >-
+#|   Null means of D and L on paper-calibrated reference pools (mean over pools) beside the paper's
+#|   Table 1 and Table A6 (Geometry3K test); tol: a two-standard-error prediction interval for one
+#|   pool, plus half a unit of the paper's rounding.
 p000_t1 = P000.table1_nulls(datasets.paper_table("000_table1_gap_tests"),
                        datasets.paper_table("000_tableA6_test_margin"), margins=p000_margins,
                        n_pools=P000_POOLS, n_draws=N_STUDY_DRAWS, seed=rng)
@@ -1775,15 +1779,16 @@ def p000_reading(rr):
     out = [f"{s} ({q}): ours {v}"
            for s, q, v in zip(off["setting"], off["quantity"], off["verdict"], strict=True)]
     n = len(f) - rr.counts()["not comparable"]
+    rest = (": outside it, " + "; ".join(out)) if out else ""
     return R.md("{t}: {w} of {n} compared cells within tolerance{rest}", t=rr.table,
-                w=rr.counts()["within"], n=n, rest=(": outside it, " + "; ".join(out)) if out else "")
+                w=rr.counts()["within"], n=n, rest=rest)
 
 
 p000_off = p000_t1.counts()["above"] + p000_t1.counts()["below"]
 R.show_md("Reading. {r}.{why}", r=p000_reading(p000_t1),
-          why=" The reference pool's prompt rates are draws from the prior fitted to the paper's pool; "
-              "where a null mean falls outside the band, that pool's prompts depart from the fitted prior "
-              "(a two-parameter summary of them)." if p000_off else "")
+          why=" The reference pool's prompt rates are draws from the prior fitted to the paper's "
+              "pool; where a null mean falls outside the band, that pool's prompts depart from the "
+              "fitted prior (a two-parameter summary of them)." if p000_off else "")
 
 # %% [markdown]
 # Then the simulation tables: Table 2 (diffuse log-odds perturbations centred on a fresh
@@ -1803,21 +1808,26 @@ p000_all = pd.concat([r.frame() for r in p000.values()], ignore_index=True)
 
 # %%
 #| label: tbl-p000-reruns
-#| tbl-cap: "Tables 2, A2, A3 and A4 of arXiv 2609.32996 rerun on paper-calibrated reference pools: the paper's figure, ours (mean or rate over our replicates) and the tolerance of two Monte Carlo standard errors of the difference plus half a unit of the paper's rounding."
+#| tbl-cap: >-
+#|   Tables 2, A2, A3 and A4 of arXiv 2609.32996 rerun on paper-calibrated reference pools: the
+#|   paper's figure, ours (mean or rate over our replicates) and the tolerance of two Monte Carlo
+#|   standard errors of the difference plus half a unit of the paper's rounding.
 R.table(p000_all, columns=p000_cols)
 
 # %%
 R.show_lines([R.md("Reading. {r}.", r=p000_reading(r)) for r in p000.values()])
-p000_a2 = p000["Table A2"].frame().query("setting == 'delta=0.05' and quantity == 'power, re-deal'").iloc[0]
+p000_a2 = p000["Table A2"].frame().query(
+    "setting == 'delta=0.05' and quantity == 'power, re-deal'").iloc[0]
 p000_share = {t: p000[t].counts()["within"] / len(p000[t].frame()) for t in ("Table 2", "Table A3")}
+p000_how = {"below": "less often here", "above": "more often here"}
 R.show_md("Table A3 is the paper's own simulation on its own prior and Table 2 depends on the pool "
-          "only through its prompt means: {s2:%} and {s3:%} of their cells agree. Table A2 plants into "
-          "the paper's observed counts, whose own excess was {e} (its $\\delta = 0$ row, not "
-          "compared); ours start from a pool without excess, and one transfer per prompt is detected "
-          "{how} ({o} against the paper's {p}).", s2=p000_share["Table 2"], s3=p000_share["Table A3"],
-          e=R.published("000.S3.excess_010").text, o=R.fmt(p000_a2["ours"], 2),
-          p=R.published("000.TA2.power_redeal_1").text,
-          how={"below": "less often here", "above": "more often here"}.get(p000_a2["verdict"], "as often here"))
+          "only through its prompt means: {s2:%} and {s3:%} of their cells agree. Table A2 plants "
+          "into the paper's observed counts, whose own excess was {e} (its $\\delta = 0$ row, not "
+          "compared); ours start from a pool without excess, and one transfer per prompt is "
+          "detected {how} ({o} against the paper's {p}).", s2=p000_share["Table 2"],
+          s3=p000_share["Table A3"], e=R.published("000.S3.excess_010").text,
+          o=R.fmt(p000_a2["ours"], 2), p=R.published("000.TA2.power_redeal_1").text,
+          how=p000_how.get(p000_a2["verdict"], "as often here"))
 
 # %% [markdown]
 # Last, the paper's routers as it describes them (App. B.2), registered as the router families
@@ -1842,14 +1852,19 @@ A1_FAMILY = {"paper000_linear": "linear", "paper000_boosted": "gradient-boosted"
 
 # %%
 #| label: tbl-p000-routers
-#| tbl-cap: "The paper's router presets (paper000_*) beside the library's families on the lab seed pool: coverage gain over the threshold-specific best test member with its 95% prompt-bootstrap interval, disagreement error e_D and break-even L/D; the last columns are the paper's Table A1 (Geometry3K test) for the family each preset reproduces."
+#| tbl-cap: >-
+#|   The paper's router presets (paper000_*) beside the library's families on the lab seed pool:
+#|   coverage gain over the threshold-specific best test member with its 95% prompt-bootstrap
+#|   interval, disagreement error e_D and break-even L/D; the last columns are the paper's Table A1
+#|   (Geometry3K test) for the family each preset reproduces.
 if p000_route is not None:
     p000_cells = p000_route.cells.copy()
-    p000_cells["label"] = [RT.FAMILIES[f].get("label", FAMILY_NAMES.get(f, f)) for f in p000_cells["family"]]
-    p000_cells["gain (95%)"] = [R.fmt_signed_interval(g, lo, hi)
-                           for g, lo, hi in zip(p000_cells["gain"], p000_cells["lo"], p000_cells["hi"], strict=True)]
+    p000_cells["label"] = [RT.label(f) for f in p000_cells["family"]]
+    p000_gains = zip(p000_cells["gain"], p000_cells["lo"], p000_cells["hi"], strict=True)
+    p000_cells["gain (95%)"] = [R.fmt_signed_interval(g, lo, hi) for g, lo, hi in p000_gains]
     pa = p000_a1.assign(family=p000_a1["family"].map({v: k for k, v in A1_FAMILY.items()}))
-    pa = pa[["tau", "family", "gain", "e_D"]].rename(columns={"gain": "paper_gain", "e_D": "paper_eD"})
+    pa = pa[["tau", "family", "gain", "e_D"]].rename(
+        columns={"gain": "paper_gain", "e_D": "paper_eD"})
     p000_cells = p000_cells.merge(pa, on=["tau", "family"], how="left")
     display(R.table(p000_cells, columns={"tau": "τ", "label": "family", "gain (95%)": "gain (95%)",
                                     "e_D": "e_D", "break_even": "L/D", "paper_gain": "paper gain",
@@ -1860,11 +1875,12 @@ if p000_route is not None:
     p000_c = p000_route.cells
     p000_pres = p000_c[p000_c["family"].isin(RT.PAPER000_FAMILIES)]
     p000_lib = p000_c[~p000_c["family"].isin(RT.PAPER000_FAMILIES)]
-    R.show_md("Reading: of the presets' {n} cells, {b} have a gain interval wholly below zero and {a} "
-              "wholly above it (the library's families: {b2} below, {a2} above, of {n2}). The paper "
-              "found no Table A1 interval wholly above zero; its pool and ours differ, so its columns "
-              "stand beside ours, not compared.", n=len(p000_pres), b=int((p000_pres["hi"] < 0).sum()),
-              a=int((p000_pres["lo"] > 0).sum()), n2=len(p000_lib), b2=int((p000_lib["hi"] < 0).sum()),
+    R.show_md("Reading: of the presets' {n} cells, {b} have a gain interval wholly below zero and "
+              "{a} wholly above it (the library's families: {b2} below, {a2} above, of {n2}). "
+              "The paper found no Table A1 interval wholly above zero; its pool and ours differ, "
+              "so its columns stand beside ours, not compared.", n=len(p000_pres),
+              b=int((p000_pres["hi"] < 0).sum()), a=int((p000_pres["lo"] > 0).sum()),
+              n2=len(p000_lib), b2=int((p000_lib["hi"] < 0).sum()),
               a2=int((p000_lib["lo"] > 0).sum()))
 else:
     R.show_md("The router presets need the lab's validation twin; they were skipped on your pool.")

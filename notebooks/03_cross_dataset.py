@@ -724,7 +724,8 @@ from oraclegap.stats import paper000 as P000
 
 a11 = datasets.paper_table("000_tableA11_selection").set_index("candidate")
 a11_bands = datasets.paper_table("000_tableA11_bands")
-BANDS = [(0.05, 0.30)] + sorted({(r.band_lo, r.band_hi) for r in a11_bands.itertuples()} - {(0.05, 0.30)})
+BANDS = [(0.05, 0.30)] + sorted({(r.band_lo, r.band_hi) for r in a11_bands.itertuples()}
+                               - {(0.05, 0.30)})
 base = cross.select(policies=pol["role"].eq("base").to_numpy())
 lab_base = {task: base.select(prompts=(base.prompts["dataset"].eq(task)
                                        & base.prompts["split"].eq("validation")).to_numpy())
@@ -735,13 +736,18 @@ lab_shares = {t: {b: P000.selection_stats(p, band=b)["band_share"] for b in BAND
 
 # %%
 #| label: tbl-cross-a11
-#| tbl-cap: "Table A11 of arXiv 2609.32996 (its two candidates, as published) and the same statistics for the lab's base model on both tasks' validation prompts: items, mean rate, the fractions of prompts with no and with all responses correct, the mixed-outcome fraction and the band share (mixed prompts whose rate lies in [0.05, 0.30])."
+#| tbl-cap: >-
+#|   Table A11 of arXiv 2609.32996 (its two candidates, as published) and the same statistics for
+#|   the lab's base model on both tasks' validation prompts: items, mean rate, the fractions of
+#|   prompts with no and with all responses correct, the mixed-outcome fraction and the band share
+#|   (mixed prompts whose rate lies in [0.05, 0.30]).
 a11_all = pd.concat([a11.assign(source="paper"), lab_a11.assign(source="ours")])
 a11_all["stage one"] = [c in P000.dataset_rule(a11_all["mixed"].to_dict()) for c in a11_all.index]
 a11_all["items"] = a11_all["items"].astype(int)
 R.table(a11_all.reset_index(names="candidate"),
-        columns={"candidate": "candidate", "source": "source", "items": "items", "mean_rate": "mean rate",
-                 "zero_correct": "none correct", "all_correct": "all correct", "mixed": "mixed outcomes",
+        columns={"candidate": "candidate", "source": "source", "items": "items",
+                 "mean_rate": "mean rate", "zero_correct": "none correct",
+                 "all_correct": "all correct", "mixed": "mixed outcomes",
                  "band_share": "band share", "stage one": "passes stage one"})
 
 # %%
@@ -752,11 +758,13 @@ lab_band = {t: P000.band_rule(lab_shares[t]) for t in lab_base if f"lab {t}" in 
 fb = lambda b: f"[{b[0]:.2f}, {b[1]:.2f}]"  # noqa: E731
 used = a11_bands.loc[a11_bands["used"].astype(str).eq("True"), ["band_lo", "band_hi"]].iloc[0]
 same = paper_band == (used["band_lo"], used["band_hi"])
-R.show_md("Reading: on the paper's published rows the rule passes {pp} and selects the band {pb} for "
-          "it, {same} the band the paper used ({ub}). On the lab's base model {lp} pass stage one{lb}.",
+R.show_md("Reading: on the paper's published rows the rule passes {pp} and selects the band {pb} "
+          "for it, {same} the band the paper used ({ub}). On the lab's base model {lp} pass stage "
+          "one{lb}.",
           pp=", ".join(paper_pass) or "no candidate", pb=fb(paper_band), ub=fb(tuple(used)),
           same="the same as" if same else "not", lp=", ".join(lab_pass) or "no task",
-          lb="".join(R.md("; the band for the {t} task: {b}", t=t, b=fb(b)) for t, b in lab_band.items()))
+          lb="".join(R.md("; the band for the {t} task: {b}", t=t, b=fb(b))
+                     for t, b in lab_band.items()))
 
 # %% [markdown]
 # ## Claims and outcomes

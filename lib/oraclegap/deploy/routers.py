@@ -1277,6 +1277,7 @@ _PAPER000_DESCRIPTIONS = {
 for _cls in (Paper000KNN, Paper000Linear, Paper000Boosted, Paper000BestSingle):
     _CLASSES[_cls.family] = _cls
     _DESCRIPTIONS[_cls.family] = _PAPER000_DESCRIPTIONS[_cls.family]
+    LABELS[_cls.family] = _cls.label  # one registry of labels (label(name), FAMILIES[...]["label"])
     FAMILIES[_cls.family] = {"description": _DESCRIPTIONS[_cls.family], "needs": family_requirements(_cls.family),
                              "regime": _cls.regime, "optional": None, "label": _cls.label}
 PRE_ANSWER = tuple(k for k, v in FAMILIES.items() if v["regime"] == "pre-answer")

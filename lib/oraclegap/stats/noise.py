@@ -1296,8 +1296,8 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
     return dispersion, coupling, tv
 
 
-@dataclasses.dataclass(frozen=True)
-class WinnersCurse:
+@dataclasses.dataclass(frozen=True, repr=False)
+class WinnersCurse(Result):
     """001's one-sided, dependence-free correction: the winner's-curse radius R_k of O_repro.
 
     R_k = sqrt(ln M / (2k)) bounds the upward bias of the plug-in max: for each prompt
@@ -1345,8 +1345,8 @@ def winners_curse(x, *, baseline=None, form: str | None = None) -> WinnersCurse:
                         float(oe.mean() - orp.mean()), dl, gap, dl / gap if gap > 0 else float("nan"))
 
 
-@dataclasses.dataclass(frozen=True)
-class AssumptionChecks:
+@dataclasses.dataclass(frozen=True, repr=False)
+class AssumptionChecks(Result):
     """001's gates on a pool, the magnitudes each failed check flags, and the Frechet bracket.
 
     ``checks``: the :class:`Check` results (runs, dispersion, coupling, known_p_tv).

@@ -39,6 +39,7 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import expit, logit
 
+from .._result import Result
 from .._validate import as_rng, check_int, check_prob
 from . import nulls as _nulls
 from . import simulate as _sim
@@ -186,8 +187,8 @@ def _verdict(ours: float, paper: float, tol: float) -> str:
     return "within" if abs(d) <= tol + 1e-12 else ("above" if d > 0 else "below")
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Rerun:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Rerun(Result):
     """One of 000's tables rerun on the reference pool.
 
     ``ours``: one row per setting (our means, SDs, rejection rates, replicate counts).
@@ -209,9 +210,13 @@ class Rerun:
         v = self.comparison["verdict"].value_counts()
         return {key: int(v.get(key, 0)) for key in ("within", "above", "below", "not comparable")}
 
-    def __repr__(self) -> str:
+    _repr_fields = ("table", "reps", "verdicts")
+
+    @property
+    def verdicts(self) -> str:
+        """``"W within, A above, B below"`` over the compared cells."""
         c = self.counts()
-        return f"Rerun({self.table}: {c['within']} within, {c['above']} above, {c['below']} below; reps={self.reps})"
+        return f"{c['within']} within, {c['above']} above, {c['below']} below"
 
 
 def _row(table, setting, quantity, paper, ours, tol, note="", *, digits: int = 3):

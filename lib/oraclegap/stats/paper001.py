@@ -36,6 +36,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from .._result import Result
 from .._validate import as_rng, check_int
 from . import noise
 
@@ -66,8 +67,8 @@ def _lineages(lineages, names: list[str]) -> np.ndarray:
     return np.asarray(lab, dtype=object)
 
 
-@dataclasses.dataclass(frozen=True)
-class FamilyCorrelation:
+@dataclasses.dataclass(frozen=True, repr=False)
+class FamilyCorrelation(Result):
     """Correlation of per-prompt rates between members, by lineage (001's family_correlation)."""
 
     matrix: pd.DataFrame
