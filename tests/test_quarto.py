@@ -7,8 +7,8 @@ installs one from the offline kit first when the kit exists.
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import re
 import shutil
 import stat

@@ -332,11 +332,11 @@ def pickle_refusal(path, *, by_content: bool = False) -> str:
                "`np.save('x.npy', np.stack([x[i].numpy() for i in range(len(x))]))`); embeddings as .npy can be given "
                "as embeddings= (CLI --embeddings) to the llmrouter and embedllm readers")
     else:
-        how = (f"convert it in the environment that wrote it: a pandas DataFrame (e.g. RouterBench's routerbench_0shot.pkl) "
-               f"with `pd.read_pickle({p.name!r}).to_parquet('x.parquet')`; a dict of arrays (e.g. a RouterEval router "
-               "dataset) with `np.savez('x.npz', **{k: np.asarray(v) for k, v in d.items()})` (texts as str arrays); "
-               "anything else as a long table, `Pool.from_long(df, prompt=..., policy=..., correct=...).save('my_pool')` "
-               "or `.to_long('x.parquet')`")
+        how = ("RouterBench's routerbench_0shot.pkl / 5shot.pkl and RouterEval's router-dataset .pkl files are read as "
+               "they are, by a restricted unpickler that runs no pickle code (name them .pkl; --format routerbench or "
+               "routereval); anything else: convert it in the environment that wrote it, a pandas DataFrame with "
+               f"`pd.read_pickle({p.name!r}).to_parquet('x.parquet')`, other data as a long table, "
+               "`Pool.from_long(df, prompt=..., policy=..., correct=...).to_long('x.parquet')`")
     what = (f"is a pickle (its bytes are Python's pickle format{', inside a zip archive' if torch_like and by_content else ''}, "
             f"whatever its name {p.suffix or '(none)'} says)" if by_content else f"is a pickle-based file ({p.suffix})")
     return f"{p} {what}; oraclegap never unpickles files (loading a pickle can run arbitrary code). {how}"

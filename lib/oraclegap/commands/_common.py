@@ -85,6 +85,9 @@ def add_pool_argument(parser) -> None:
     g.add_argument("--prompt-columns", default=None, metavar="C,D,...",
                    help="CSV metadata columns (e.g. is_math): kept in the prompt table, never read as models")
     g.add_argument("--id-column", default=None, metavar="COL", help="CSV column with item ids (default: id, item_id, ...)")
+    g.add_argument("--text-column", default=None, metavar="COL",
+                   help="CSV column holding the prompt text (default: a column named text, else prompt, question or "
+                        "query; Python list literals such as \"['...']\" are parsed into text)")
     f = parser.add_argument_group("other router tools' files (see oraclegap.sources.open_pool)")
     f.add_argument("--format", default=None, choices=FORMAT_NAMES, metavar="NAME",
                    help=f"how to read POOL: {', '.join(FORMAT_NAMES)} (default: detected from the file; an ambiguous file is refused)")
@@ -99,12 +102,16 @@ def add_pool_argument(parser) -> None:
     f.add_argument("--llm-data", default=None, metavar="FILE", help="LLMRouter: default_llm.json with model prices (gives costs)")
     f.add_argument("--embeddings", default=None, metavar="FILE.npy",
                    help="LLMRouter/EmbedLLM: prompt embeddings [rows, d], row r = embedding_id / prompt_id r")
-    f.add_argument("--model-names", default=None, metavar="A,B,...", help="RouterEval: the models' names in column order")
+    f.add_argument("--model-names", default=None, metavar="A,B,...",
+                   help="RouterEval: the models' names in column order, from this argument (default: from the file, its "
+                        "'model' list or model_names array, else m0, m1, ...)")
+    f.add_argument("--leaf", default=None, metavar="KEYS",
+                   help="RouterEval .pkl: which router dataset of a nested file, keys joined by / (e.g. easy/3/0)")
 
 
 #: The importer options :func:`add_pool_argument` defines, as attribute names of the parsed arguments.
 POOL_OPTIONS = ("format", "score_threshold", "null_scores", "drop_incomplete", "split_label", "llm_data", "embeddings",
-                "model_names")
+                "model_names", "leaf")
 
 
 def pool_from_args(args):
@@ -112,7 +119,7 @@ def pool_from_args(args):
     every verb turns (POOL, options) into a Pool, so that ``--models``, ``--prompt-columns``,
     ``--format``, ``--embeddings``, ``--score-threshold``, ``--drop-incomplete`` ... mean the same
     for every verb (an option that does not apply to the file is refused, never ignored)."""
-    opts = {name: getattr(args, name, None) for name in ("models", "prompt_columns", "id_column", *POOL_OPTIONS)}
+    opts = {name: getattr(args, name, None) for name in ("models", "prompt_columns", "id_column", "text_column", *POOL_OPTIONS)}
     opts["split"] = opts.pop("split_label")
     if opts.get("model_names") is not None:
         opts["model_names"] = list(parse_list(opts["model_names"], "--model-names"))
