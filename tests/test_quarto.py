@@ -7,8 +7,8 @@ installs one from the offline kit first when the kit exists.
 
 from __future__ import annotations
 
-import json
 import os
+import json
 import re
 import shutil
 import stat

@@ -158,11 +158,11 @@ def resample(pool: str = "primary-extra", policies=("base", "primary-light-s1"),
     that built the lab the re-drawn verdicts equal the committed ones. Returns ``{"agreement",
     "z" (per policy, :func:`mean_success_z`), "text_agreement", "new", "ref"}``.
     """
-    import pandas as pd
-
     from ..pool import Pool
     from .pipeline import _response_texts, _sample_job
     from .recipes import full_config
+
+    import pandas as pd
 
     lab_dir = Path(lab_dir) if lab_dir is not None else DEFAULT_OUT
     cfg = full_config()
