@@ -51,6 +51,7 @@ import pandas as pd
 from ._safepickle import safe_load
 from ._validate import (
     PICKLE_SUFFIXES,
+    literal_list,
     as_bool_columns,
     check_file,
     is_pickle_file,
@@ -1091,24 +1092,6 @@ def _row_namer(path: Path, ids=None, id_name: str = "") -> Callable[[int], str]:
     return where
 
 
-def literal_list(x):
-    """A cell holding a Python list literal of strings (RouterBench's CSVs: ``"['George wants ...']"``,
-    answers ``"['D']"``) as that list, parsed with :func:`ast.literal_eval` on strings only (never
-    ``eval``); anything else -- including a literal that is not a list of strings -- is None."""
-    if not isinstance(x, str):
-        return None
-    t = x.strip()
-    if len(t) < 2 or t[0] not in "[(" or t[-1] not in "])" or len(t) > 10_000_000:
-        return None
-    try:
-        v = ast.literal_eval(t)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    if isinstance(v, (list, tuple)) and all(isinstance(y, str) for y in v):
-        return list(v)
-    return None
-
-
 def _text_of(x):
     """A prompt cell as text: lists/arrays of strings (RouterBench keeps some prompts as lists, its
     CSVs as list literals) joined by blank lines."""
@@ -1327,6 +1310,85 @@ def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = 
 
 # ============================================================================ oraclegap long table
 LONG_REQUIRED = ("prompt_id", "policy", "correct")
+#: The long format's JSON Schema (one row = one object), shipped in ``oraclegap/schemas/``.
+LONG_SCHEMA_FILE = "long.schema.json"
+
+
+def long_schema() -> dict:
+    """The long format's JSON Schema (``oraclegap/schemas/long.schema.json``, shipped with the package)."""
+    from importlib.resources import files
+
+    return json.loads(files("oraclegap").joinpath("schemas", LONG_SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+def _schema_of(col: str, schema: dict) -> dict | None:
+    if col in schema["properties"]:
+        return schema["properties"][col]
+    for pat, sub in schema.get("patternProperties", {}).items():
+        if re.search(pat, col):
+            return sub
+    return None
+
+
+def validate_long_table(d: pd.DataFrame, label: str, where: Callable[[int], str] | None = None) -> None:
+    """Check a long table against :func:`long_schema`, column by column (vectorised; the schema
+    describes one row, and a column holds that field of every row): the required columns, no
+    column outside ``properties``/``patternProperties``, and each column's ``type``, ``enum``,
+    ``minimum`` and ``minLength`` (a CSV's text cells by what they parse to; a blank cell is a
+    missing value). Raises ``ValueError`` naming the file, the column and the first offending row
+    (``where(i)``, default ``"<label>: row i"``)."""
+    schema = long_schema()
+    where = where or (lambda i: f"{label}: row {i}")
+    absent = [c for c in schema["required"] if c not in d.columns]
+    if absent:
+        raise ValueError(f"{label} lacks long-table columns {absent}; a long table has prompt_id, policy, correct "
+                         "(and optional draw, answer, cost, prompt_*, policy_*, response_*) -- see the schema "
+                         f"oraclegap/schemas/{LONG_SCHEMA_FILE}")
+    other = [c for c in d.columns if _schema_of(str(c), schema) is None]
+    if other:
+        raise ValueError(f"{label} has columns {other[:5]} that are not part of the long format; name prompt fields "
+                         "prompt_<name>, policy fields policy_<name> and numeric per-response fields response_<name>, drop "
+                         "the rest, or build the pool in Python with Pool.from_long(df, prompt_columns=..., "
+                         f"policy_columns=...) (schema oraclegap/schemas/{LONG_SCHEMA_FILE})")
+    for c in d.columns:
+        sub = _schema_of(str(c), schema) or {}
+        types = sub.get("type")
+        if types is None:
+            continue
+        types = [types] if isinstance(types, str) else list(types)
+        col = d[c]
+        present = col.notna().to_numpy().copy()
+        if col.dtype.kind in "biuf":
+            vals = col.to_numpy()
+        else:  # text (a CSV's cells): a blank cell is a missing value
+            vals = col.to_numpy(dtype=object)
+            present &= ~np.asarray([isinstance(v, str) and v.strip() == "" for v in vals], dtype=bool)
+        if "null" not in types and c in schema["required"] and not present.all():
+            i = int(np.flatnonzero(~present)[0])
+            raise ValueError(f"{where(i)}: field {c!r} is blank; every response needs it")
+        v = vals[present]
+        idx = np.flatnonzero(present)
+        if {"integer", "number"} & set(types):
+            num = pd.to_numeric(pd.Series(v, dtype=object), errors="coerce").to_numpy(dtype=float)
+            bad = np.isnan(num) | ~np.isfinite(num)
+            if "integer" in types:
+                bad |= np.where(np.isfinite(num), num != np.round(num), True)
+            if "minimum" in sub:
+                bad |= num < sub["minimum"]
+            if "enum" in sub:
+                bad |= ~np.isin(num, sub["enum"])
+            if bad.any():
+                i = int(idx[np.flatnonzero(bad)[0]])
+                want = f"one of {sub['enum']}" if "enum" in sub else ("a whole number" if "integer" in types else "a number")
+                if "minimum" in sub:
+                    want += f" >= {sub['minimum']}"
+                raise ValueError(f"{where(i)}: field {c!r} holds {vals[i]!r}, not {want} (schema oraclegap/schemas/"
+                                 f"{LONG_SCHEMA_FILE})")
+        elif "string" in types and "minLength" in sub:
+            short = np.array([len(str(x).strip()) < sub["minLength"] for x in v], dtype=bool)
+            if short.any():
+                i = int(idx[np.flatnonzero(short)[0]])
+                raise ValueError(f"{where(i)}: field {c!r} is blank; every response needs it")
 
 
 def _blank_is_none(col: pd.Series) -> np.ndarray:
@@ -1366,6 +1428,8 @@ def read_long(path) -> Pool:
     path = Path(path)
     is_csv = path.suffix.lower() != ".parquet"
     d = _read_table(path, dtype=str if is_csv else None)
+    if len(d):
+        validate_long_table(d, str(path), _row_namer(path))  # the shipped schema (oraclegap/schemas/long.schema.json)
     absent = [c for c in LONG_REQUIRED if c not in d.columns]
     if absent:
         raise ValueError(f"{path} lacks long-table columns {absent}; a long table has prompt_id, policy, correct "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import math
 import zipfile
 import zlib
@@ -29,6 +31,7 @@ __all__ = [
     "check_dir",
     "is_pickle_file",
     "pickle_refusal",
+    "literal_list",
 ]
 
 #: File names that are pickles (or zip archives of pickles, as torch writes): never unpickled.
@@ -494,3 +497,21 @@ def check_margin_counts(model_counts, oracle_count, n) -> tuple[np.ndarray, int,
     if o > c.sum():
         raise ValueError(f"oracle_count={o} exceeds the sum of the model counts {int(c.sum())}; no arrangement is possible")
     return c, o, n
+
+
+def literal_list(x):
+    """A cell holding a Python list literal of strings (RouterBench's CSVs: ``"['George wants ...']"``,
+    answers ``"['D']"``) as that list, parsed with :func:`ast.literal_eval` on strings only (never
+    ``eval``); anything else -- including a literal that is not a list of strings -- is None."""
+    if not isinstance(x, str):
+        return None
+    t = x.strip()
+    if len(t) < 2 or t[0] not in "[(" or t[-1] not in "])" or len(t) > 10_000_000:
+        return None
+    try:
+        v = ast.literal_eval(t)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(v, (list, tuple)) and all(isinstance(y, str) for y in v):
+        return list(v)
+    return None
