@@ -76,8 +76,10 @@ def load_pool_arg(spec, **csv_options):
     return open_pool(spec, **csv_options)
 
 
-def add_pool_argument(parser) -> None:
-    """The positional POOL plus the wide-CSV options ``--models``, ``--prompt-columns``, ``--id-column``."""
+def add_pool_argument(parser, *, format_option: str = "--format") -> None:
+    """The positional POOL plus the wide-CSV options ``--models``, ``--prompt-columns``, ``--id-column``.
+    ``format_option`` names the option that chooses how POOL is read (``oraclegap export`` uses
+    ``--input-format``, its ``--format`` being the output's); its value is ``args.format`` either way."""
     parser.add_argument("pool", metavar="POOL", help=POOL_HELP)
     g = parser.add_argument_group("wide CSV input")
     g.add_argument("--models", default=None, metavar="A,B,...",
@@ -89,7 +91,7 @@ def add_pool_argument(parser) -> None:
                    help="CSV column holding the prompt text (default: a column named text, else prompt, question or "
                         "query; Python list literals such as \"['...']\" are parsed into text)")
     f = parser.add_argument_group("other router tools' files (see oraclegap.sources.open_pool)")
-    f.add_argument("--format", default=None, choices=FORMAT_NAMES, metavar="NAME",
+    f.add_argument(format_option, dest="format", default=None, choices=FORMAT_NAMES, metavar="NAME",
                    help=f"how to read POOL: {', '.join(FORMAT_NAMES)} (default: detected from the file; an ambiguous file is refused)")
     f.add_argument("--score-threshold", type=float_arg("--score-threshold", 0.0, 1.0, open_low=True), default=None, metavar="T",
                    help="count a response as correct when its score >= T (without it, a score other than 0 or 1 is refused)")
