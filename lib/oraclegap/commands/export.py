@@ -4,7 +4,7 @@ Writes the pool in a layout another router tool reads (:func:`oraclegap.exchange
 ``long`` (oraclegap's exchange format, ``.parquet``/``.csv``, validated against the shipped
 schema ``oraclegap/schemas/long.schema.json``), ``llmrouterbench`` (a results folder),
 ``routerbench`` (a wide ``.parquet``/``.csv``; k = 1 with costs) and ``embedllm`` (a long
-``.csv``; k = 1). ``oraclegap`` reads every one back (``open_pool``). POOL is read as by every
+``.csv``; k = 1). oraclegap reads every one back as a POOL. POOL is read as by every
 verb; its input format is ``--input-format`` here. ``--out`` must not exist: nothing is replaced.
 """
 
