@@ -37,7 +37,6 @@ RouterBench and token-price parsers) and imports only the ground floor.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
 import math
@@ -51,10 +50,10 @@ import pandas as pd
 from ._safepickle import safe_load
 from ._validate import (
     PICKLE_SUFFIXES,
-    literal_list,
     as_bool_columns,
     check_file,
     is_pickle_file,
+    literal_list,
     pickle_refusal,
     read_npy,
     read_npz,

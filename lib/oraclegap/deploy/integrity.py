@@ -6,7 +6,8 @@ returns a small frozen result with ``.frame()``:
 * :func:`check_duplicates` -- duplicated prompts. *Exact* duplicates agree after normalisation
   (Unicode case folding, every run of whitespace one space, stripped ends). *Near* duplicates
   have a TF-IDF cosine of at least ``near_threshold`` (default :data:`NEAR_THRESHOLD` = 0.9):
-  scikit-learn's ``TfidfVectorizer`` on word unigrams and bigrams of the normalised texts,
+  scikit-learn's ``TfidfVectorizer`` on word unigrams and bigrams (single characters and digits
+  count as words) of the normalised texts,
   sublinear tf, L2-normalised rows, so the cosine is a dot product (computed in row blocks, never
   as an n x n matrix). Groups are the connected components of exact and near pairs. A group
   whose prompts fall on both sides of the calibration/test split the routers use
@@ -128,7 +129,7 @@ def _near_pairs(texts: list[str], threshold: float) -> tuple[np.ndarray, np.ndar
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     try:
-        X = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1).fit_transform(texts).tocsr()
+        X = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b").fit_transform(texts).tocsr()
     except ValueError:  # only stop words / empty vocabulary
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     XT = X.T.tocsc()
