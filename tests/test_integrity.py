@@ -94,6 +94,18 @@ def test_leakage_under_cross_fitting_follows_the_routers_folds():
     assert d.leakage == (fold[10] != fold[20]) and "5-fold" in d.protocol
 
 
+def test_a_given_test_split_decides_leakage():
+    t = _texts(30, 4)
+    t[25] = t[5]
+    pool = _pool(t)
+    assert check_duplicates(pool, test=np.arange(30) >= 20).leakage  # 5 calibration, 25 test
+    assert not check_duplicates(pool, test=np.arange(26, 30)).leakage  # both in calibration
+    with pytest.raises(ValueError, match="test must leave prompts on both sides"):
+        check_duplicates(pool, test=np.ones(30, bool))
+    with pytest.raises(ValueError, match="distinct positions"):
+        check_duplicates(pool, test=[1, 1])
+
+
 def test_outcome_alignment_finds_the_planted_disagreements():
     n = 8
     gold = ["A", "B", "C", "D", "42", "paris", "['B']", ""]

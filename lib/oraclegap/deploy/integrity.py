@@ -41,7 +41,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .._validate import check_int, literal_list
 from ..pool import Pool
-from .evaluate import make_protocol, outcome_matrix
+from .evaluate import Protocol, make_protocol, outcome_matrix
 
 __all__ = [
     "NEAR_THRESHOLD",
@@ -75,7 +75,21 @@ def normalize_prompt(text) -> str:
     return " ".join(unicodedata.normalize("NFKC", str(text)).casefold().split())
 
 
-def _protocol(pool: Pool, split, cv, seed):
+def _protocol(pool: Pool, split, cv, seed, test=None):
+    if test is not None:  # the caller's own calibration/test split (e.g. the audit's quick router)
+        t = np.asarray(test)
+        n = pool.n_prompts
+        if t.dtype == bool:
+            if t.shape != (n,):
+                raise ValueError(f"test must be a boolean mask of the {n} prompts or their positions, got shape {t.shape}")
+            t = np.flatnonzero(t)
+        elif t.dtype.kind not in "iu" or (t.size and (t.min() < 0 or t.max() >= n)) or len(np.unique(t)) != t.size:
+            raise ValueError(f"test must be a boolean mask of the {n} prompts or distinct positions in 0..{n - 1}")
+        t = np.sort(t.astype(np.int64))
+        cal = np.setdiff1d(np.arange(n), t)
+        if not t.size or not cal.size:
+            raise ValueError("test must leave prompts on both sides (calibration and test)")
+        return Protocol("split", "given", ((cal, t),), t, None)
     if split is None and cv is None:
         split = "test" if "test" in pool.splits and len(pool.splits) > 1 else None
         cv = None if split else 5
@@ -145,16 +159,17 @@ def _near_pairs(texts: list[str], threshold: float) -> tuple[np.ndarray, np.ndar
 
 
 def check_duplicates(pool: Pool, *, near: bool = True, near_threshold: float = NEAR_THRESHOLD, split=None, cv=None,
-                     seed: int = 0) -> DuplicateCheck:
+                     seed: int = 0, test=None) -> DuplicateCheck:
     """Exact and near duplicates of the pool's prompt texts and whether they cross the split the
     routers use (``split``/``cv``/``seed`` as in :func:`~oraclegap.deploy.evaluate.evaluate_routers`;
-    default: the pool's ``test`` split when it has one, else 5-fold cross-fitting with seed 0)."""
+    default: the pool's ``test`` split when it has one, else 5-fold cross-fitting with seed 0);
+    ``test`` (a boolean mask or positions of the test prompts) gives the split directly."""
     if not isinstance(pool, Pool):
         raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
     if isinstance(near_threshold, bool) or not isinstance(near_threshold, (int, float)) or not 0 < near_threshold <= 1:
         raise ValueError(f"near_threshold must be a cosine in (0, 1], got {near_threshold!r}")
     n = pool.n_prompts
-    proto = _protocol(pool, split, cv, check_int(seed, "seed", minimum=0)) if n >= 2 else None
+    proto = _protocol(pool, split, cv, check_int(seed, "seed", minimum=0), test) if n >= 2 else None
     fold = _fold_of(proto, n) if proto is not None else np.zeros(n, dtype=np.int64)
     keys = np.asarray([normalize_prompt(t) for t in pool.prompts["text"]], dtype=object)
     has = keys != ""
@@ -387,14 +402,15 @@ class Baselines:
         return self.table.copy()
 
 
-def constant_baselines(pool: Pool, *, tau=None, split=None, cv=None, seed: int = 0, dataset_column: str | None = None) -> Baselines:
+def constant_baselines(pool: Pool, *, tau=None, split=None, cv=None, seed: int = 0, dataset_column: str | None = None,
+                       test=None) -> Baselines:
     """The best constant member selected on calibration, the task-wise best (per level of
     ``dataset_column``, default the pool's ``dataset``/``task``/``category``, selected on
     calibration; unseen or empty levels fall back to the constant), the best member in hindsight
     and the oracle, scored on the evaluated prompts of the protocol (see :func:`check_duplicates`)."""
     O, _ = outcome_matrix(pool, tau)
     n, M = O.shape
-    proto = _protocol(pool, split, cv, check_int(seed, "seed", minimum=0))
+    proto = _protocol(pool, split, cv, check_int(seed, "seed", minimum=0), test)
     names = pool.policy_names
     col = dataset_column
     if col is None:
@@ -484,11 +500,12 @@ class IntegrityReport:
 
 
 def integrity_checks(pool: Pool, *, tau=None, split=None, cv=None, seed: int = 0, near: bool = True,
-                     near_threshold: float = NEAR_THRESHOLD, gold_column: str | None = None) -> IntegrityReport:
+                     near_threshold: float = NEAR_THRESHOLD, gold_column: str | None = None, test=None) -> IntegrityReport:
     """Every check above on ``pool``; ``split``/``cv``/``seed`` name the routers' protocol (see
-    :func:`check_duplicates`), ``tau`` the coverage threshold of the baselines for k > 1 (without
+    :func:`check_duplicates`; ``test`` the test prompts of a split made elsewhere, e.g. the audit's
+    quick router), ``tau`` the coverage threshold of the baselines for k > 1 (without
     it the baselines are skipped for k > 1 pools, and ``baselines_note`` says so)."""
-    dup = check_duplicates(pool, near=near, near_threshold=near_threshold, split=split, cv=cv, seed=seed)
+    dup = check_duplicates(pool, near=near, near_threshold=near_threshold, split=split, cv=cv, seed=seed, test=test)
     ali = check_outcome_alignment(pool, gold_column)
     agg = check_aggregation(pool)
     base, note = None, ""
@@ -497,5 +514,5 @@ def integrity_checks(pool: Pool, *, tau=None, split=None, cv=None, seed: int = 0
     elif pool.n_prompts < 2 or pool.n_policies < 2:
         note = "baselines need at least two prompts and two policies"
     else:
-        base = constant_baselines(pool, tau=tau, split=split, cv=cv, seed=seed)
+        base = constant_baselines(pool, tau=tau, split=split, cv=cv, seed=seed, test=test)
     return IntegrityReport(dup, ali, agg, base, note)
