@@ -582,7 +582,7 @@ try:
 except ValueError as exc:
     refusal = str(exc)
 R.check(refusal is not None and not (WORK / "pwned").exists(), "a hostile pickle runs nothing")
-R.show_md("Reading: `open_pool` answered: *{msg}*", msg=refusal.replace(str(WORK), "$WORK"))
+R.show_md("Reading: `open_pool` answered: *{msg}*", msg=refusal.replace(str(WORK) + "/", ""))
 
 # %% [markdown]
 # **Integrity before inference.** `oraclegap integrity` (in Python
