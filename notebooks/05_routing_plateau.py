@@ -1416,18 +1416,17 @@ R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity and eve
 # $1 - \alpha$ range of a family's rank over the resamples is its rank interval. The families
 # that the data do not separate from the best are the best one and those whose exact McNemar
 # test against it is not rejected after Holm's adjustment (`oraclegap.stats.multiplicity.holm`).
-# The simulated pool comes first, then the real pools.
+# Only the pre-answer families are ranked, with the frozen constants; the post-inference
+# selectors read the answers and rank apart (`regime="post-inference"`). The simulated pool
+# comes first, then the real pools.
 
 # %%
 from oraclegap.deploy.ranking import rank_routers
-from oraclegap.deploy.routers import FAMILIES
 
-rank_of = {"simulated": rank_routers(sim_res, sim.pool, seed=SEED)}
+rank_of = {"simulated": rank_routers(sim_res, sim.pool, seed=SEED)}  # pre-answer families
 for name in list(comps)[:3]:  # at most three real pools in the figure
     rank_of[SHORT[name]] = rank_routers(comps[name], pools[name], seed=SEED)
 rank_df = pd.concat([r.frame().assign(pool=p) for p, r in rank_of.items()], ignore_index=True)
-pre = rank_df["family"].map(lambda f: FAMILIES[f]["regime"] if f in FAMILIES else "")
-rank_df = rank_df[pre == "pre-answer"]
 
 # %% [markdown]
 # One panel per pool: each family's point rank (a dot, filled when the family is not

@@ -81,8 +81,13 @@ def test_rank_routers_matches_the_evaluation_and_refuses_bad_input():
     res = evaluate_routers(sim.pool, ["embed_knn", "dataset"], split="half", seed=2, n_boot=200)
     r = rank_routers(res, sim.pool, seed=0)
     f = r.frame().set_index("family")
+    assert set(f.index) == {fam for fam, ev in res.evaluations.items() if ev.regime == "pre-answer"}
     for fam, ev in res.evaluations.items():
-        assert f.loc[fam, "score"] == pytest.approx(ev.accuracy)
+        if fam in f.index:
+            assert f.loc[fam, "score"] == pytest.approx(ev.accuracy)
+    assert set(rank_routers(res, sim.pool, regime=None).families) == set(res.evaluations)
+    with pytest.raises(ValueError, match="regime must be"):
+        rank_routers(res, sim.pool, regime="offline")
     with pytest.raises(ValueError, match="0/1 outcomes"):
         rank_families(np.full((5, 2), 0.5), ["a", "b"])
     with pytest.raises(ValueError, match="distinct names"):

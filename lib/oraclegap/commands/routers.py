@@ -148,7 +148,7 @@ def run(args) -> int:
     else:
         print("\nfield summaries (no costs in the pool: AIQ, APGR and CPT(50%) need them):")
     emit({}, summary.drop(columns=["accuracy"]), False)
-    print(f"\nranking ({int(100 * (1 - ranking.alpha))}% bootstrap rank intervals on the shared resamples; exact McNemar "
+    print(f"\nranking of the pre-answer families ({int(100 * (1 - ranking.alpha))}% bootstrap rank intervals on the shared resamples; exact McNemar "
           f"against the best, Holm-adjusted): not distinguishable from {ranking.best}: {', '.join(ranking.tied_with_best)}")
     emit({}, ranking.frame(), False)
     return 0

@@ -125,19 +125,25 @@ def rank_families(S, families, *, n_boot: int = 2000, seed=0, alpha: float = 0.0
                          best=names[b], alpha=alpha, n_boot=n_boot, n_eval=n)
 
 
-def rank_routers(res: RouterComparison, pool: Pool, *, n_boot: int | None = None, seed=0,
-                 alpha: float | None = None) -> RouterRanking:
-    """:func:`rank_families` of every family of ``res`` (evaluated on ``pool``): per prompt the
-    outcome (accuracy, or coverage at ``res.tau``) of the member each family chose, on the
-    evaluated prompts of ``res.protocol``. ``n_boot``/``alpha`` default to those of ``res``."""
+def rank_routers(res: RouterComparison, pool: Pool, *, regime: str | None = "pre-answer", n_boot: int | None = None,
+                 seed=0, alpha: float | None = None) -> RouterRanking:
+    """:func:`rank_families` of the families of ``res`` (evaluated on ``pool``) in ``regime``
+    (default ``"pre-answer"``: the routers that commit before any member answers, with the
+    constant baselines; ``"post-inference"`` the selectors that read answers; None every family):
+    per prompt the outcome (accuracy, or coverage at ``res.tau``) of the member each family chose,
+    on the evaluated prompts of ``res.protocol``. ``n_boot``/``alpha`` default to those of ``res``."""
     if not isinstance(res, RouterComparison):
         raise TypeError(f"res must be a RouterComparison (from evaluate_routers), got {type(res).__name__}")
+    if regime not in (None, "pre-answer", "post-inference"):
+        raise ValueError(f"regime must be 'pre-answer', 'post-inference' or None, got {regime!r}")
     O, _ = outcome_matrix(pool, res.tau)
     ev = res.protocol.eval_idx
     if tuple(pool.policy_names) != tuple(res.policy_names) or (ev.size and ev.max() >= O.shape[0]):
         raise ValueError("pool is not the pool res was evaluated on (policies or prompts differ)")
     rows = np.arange(ev.size)
-    fams = list(res.evaluations)
+    fams = [f for f, e in res.evaluations.items() if regime is None or e.regime == regime]
+    if not fams:
+        raise ValueError(f"res has no {regime} family to rank; it evaluated {list(res.evaluations)}")
     S = np.stack([O[ev][rows, res.evaluations[f].choice] for f in fams], axis=1)
     return rank_families(S, fams, n_boot=res.n_boot if n_boot is None else n_boot, seed=seed,
                          alpha=res.alpha if alpha is None else alpha)
