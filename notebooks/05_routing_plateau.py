@@ -2103,6 +2103,62 @@ R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity and eve
           h=sum(r["holds"] for r in claims.rows), n=len(claims), s=SEED)
 
 # %% [markdown]
+# ## Routers ranked with uncertainty {#sec-plateau-ranking}
+#
+# Router leaderboards order families by point estimates. On a few hundred test prompts two
+# families a point apart may swap places on another sample of prompts. `rank_routers` ranks the
+# families of one evaluation on the same paired prompt-bootstrap resamples the intervals above
+# use: each resample ranks every family again (ties share the better rank), and the central
+# $1 - \alpha$ range of a family's rank over the resamples is its rank interval. The families
+# that the data do not separate from the best are the best one and those whose exact McNemar
+# test against it is not rejected after Holm's adjustment (`oraclegap.stats.multiplicity.holm`).
+# Only the pre-answer families are ranked, with the frozen constants; the post-inference
+# selectors read the answers and rank apart (`regime="post-inference"`). The simulated pool
+# comes first, then the real pools.
+
+# %%
+from oraclegap.deploy.ranking import rank_routers
+
+rank_of = {"simulated": rank_routers(sim_res, sim.pool, seed=SEED)}  # pre-answer families
+for name in list(comps)[:3]:  # at most three real pools in the figure
+    rank_of[SHORT[name]] = rank_routers(comps[name], pools[name], seed=SEED)
+rank_df = pd.concat([r.frame().assign(pool=p) for p, r in rank_of.items()], ignore_index=True)
+
+# %% [markdown]
+# One panel per pool: each family's point rank (a dot, filled when the family is not
+# distinguishable from the best) and its rank interval (the line).
+
+# %%
+#| label: fig-plateau-ranking
+#| fig-cap: "Pre-answer router families ranked on the test halves: the point rank (1 = best), its 95% bootstrap rank interval on the shared paired resamples, and, filled, the families not distinguishable from the best (Holm-adjusted exact McNemar tests at α = 0.05)."
+fig, axes = plt.subplots(1, len(rank_of), figsize=(3.2 * len(rank_of), 3.6), squeeze=False)
+for ax, (p, d) in zip(axes[0], rank_df.groupby("pool", sort=False), strict=True):
+    d = d.sort_values("rank", ascending=False)
+    y = np.arange(len(d))
+    ax.hlines(y, d["rank_lo"], d["rank_hi"], color="0.5", lw=1.5)
+    fill = np.where(d["indistinguishable"], R.PALETTE[0], "white")
+    ax.scatter(d["rank"], y, c=fill, edgecolors=R.PALETTE[0], zorder=3)
+    ax.set_yticks(y, [FAMILY.get(f, f) for f in d["family"]], fontsize=6)
+    ax.set(title=p, xlabel="rank (1 = best)")
+    ax.invert_xaxis()
+plt.tight_layout()
+plt.show()
+
+# %%
+tied = {p: r.tied_with_best for p, r in rank_of.items()}
+wide_iv = int(((rank_df["rank_hi"] - rank_df["rank_lo"]) >= 2).sum())
+fam_name = lambda f: FAMILY.get(f, f)  # noqa: E731
+real = "; ".join(R.md("on {p} {k} families tie with {b}", p=p, k=len(t) - 1,
+                      b=fam_name(rank_of[p].best)) for p, t in tied.items() if p != "simulated")
+R.show_md("Reading: on the simulated pool the best family is {b} and {n} families are not "
+          "distinguishable from it; {real}. {w} of the {t} family-pool rank intervals span three "
+          "places or more{tail}", b=fam_name(rank_of["simulated"].best),
+          n=len(tied["simulated"]) - 1, real=real or "no real pool was read on this run",
+          w=wide_iv, t=len(rank_df),
+          tail=": for most families a leaderboard's order between neighbours is noise."
+          if 2 * wide_iv > len(rank_df) else ".")
+
+# %% [markdown]
 # ## Takeaways
 
 # %%

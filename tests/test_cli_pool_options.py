@@ -140,7 +140,9 @@ def test_every_verb_reads_pool_options_the_same_way(files, tmp_path, monkeypatch
         raise _Stop
 
     monkeypatch.setattr(mod, "pool_from_args", spy)
-    extra = ["--out", str(tmp_path / "out")] if verb == "audit" else []
+    extra = {"audit": ["--out", str(tmp_path / "out")],  # export: --format is the output's, --input-format the POOL's
+             "export": ["--format", "llmrouterbench", "--out", str(tmp_path / "out")]}.get(verb, [])
+    opts = ["--input-format" if (verb == "export" and o == "--format") else o for o in opts]
     argv = [verb, spec, *[fill(o) for o in opts], *extra]
     if refusal is None:
         with pytest.raises(_Stop):

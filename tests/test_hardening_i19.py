@@ -171,6 +171,9 @@ BAD = {
     "compose": [["--sizes", "1,1"], ["--max-subsets", "0"], ["--tau", "-1"], ["--sizes", "x"]],
     "audit": [["--seed", "-1"], ["--taus", "0.2,0.2"], ["--alpha", "nan"]],
     "rollouts": [["--k", "0"], ["--seed", "-1"], ["--batch-size", "0"]],
+    # issue 23
+    "integrity": [["--seed", "-1"], ["--near-threshold", "2"], ["--cv", "1"], ["--dedupe-near"]],
+    "export": [["--format", "excel"], ["--format", "routerbench"], ["--format", "long", "--out", "x.txt"]],
 }
 
 
@@ -192,6 +195,8 @@ def test_arguments_are_validated_before_the_output_mode(tmp_path, monkeypatch, c
     extra = ["--out", str(tmp_path / "o")] if verb == "audit" else []
     if verb in ("routers", "compose") and "--tau" not in bad:
         extra += ["--tau", "0.5"]
+    if verb == "export":
+        extra += ([] if "--format" in bad else ["--format", "long"]) + ([] if "--out" in bad else ["--out", "o.parquet"])
     results = []
     for mode in ([], ["--json"]):
         rc = cli.main([*head, *bad, *extra, *mode])

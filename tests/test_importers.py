@@ -282,7 +282,7 @@ def test_routerbench_wide_csv(tmp_path):
     np.testing.assert_array_equal(pool.verdicts[:, :, 0], V == 1)
     np.testing.assert_allclose(pool.cost, C)
     assert pool.answers[4, 2, 0] == "def f4(): return 2" and pool.prompts["dataset"].eq("mbpp").all()
-    assert pool.splits == ["train"] and pool.meta["ignored_columns"] == []
+    assert pool.splits == ["train"] and pool.meta["ignored_columns"] == ["Unnamed: 0"]  # RouterDC's index column: recorded as dropped
     V2 = V.copy()
     V2[3, 1] = 0.8  # an MT-Bench-style fractional score
     V2[5, 0] = np.nan
@@ -337,7 +337,7 @@ def test_detection_refuses_ambiguity_and_unknown_layouts(tmp_path):
     g.write_text(json.dumps({"question": "q", "answer": "a"}) + "\n")
     with pytest.raises(ValueError, match=r"not a layout oraclegap reads \(the first record has keys \['answer', 'question'\]\)"):
         open_pool(str(g))
-    with pytest.raises(ValueError, match=r"format 'routereval' reads a .npz file; POOL .*both.csv.* is not"):
+    with pytest.raises(ValueError, match=r"format 'routereval' reads a .npz file or a .pkl file or a .pickle file; POOL .*both.csv.* is not"):
         open_pool(str(f), format="routereval")
     with pytest.raises(ValueError, match=r"format must be one of pool, store"):
         open_pool(str(f), format="excel")
@@ -352,13 +352,17 @@ def test_detection_refuses_ambiguity_and_unknown_layouts(tmp_path):
 
 
 def test_pickles_are_refused_with_how_to_convert(tmp_path):
-    for name, how in (("routerbench_0shot.pkl", r"pd.read_pickle\('routerbench_0shot.pkl'\).to_parquet"),
-                      ("router.pickle", r"np.savez\('x.npz'"), ("query_embeddings_longformer.pt", r"torch.load"),
+    # issue 23: .pkl/.pickle go through the restricted unpickler (tests/test_safe_pickle.py); torch files stay refused
+    for name, how in (("query_embeddings_longformer.pt", r"torch.load"),
                       ("question_embeddings.pth", r"np.save\('x.npy', x.numpy\(\)\)")):
         (tmp_path / name).write_bytes(b"\x80\x04not really")
         with pytest.raises(ValueError, match=r"pickle-based file .* oraclegap never unpickles files .*" + how):
             open_pool(str(tmp_path / name))
-    with pytest.raises(ValueError, match=r"pickle-based file"):
+    for name in ("routerbench_0shot.pkl", "router.pickle"):
+        (tmp_path / name).write_bytes(b"\x80\x04not really")
+        with pytest.raises(ValueError, match=r"routerbench_0shot.pkl|router.pickle is not a readable pickle"):
+            open_pool(str(tmp_path / name))
+    with pytest.raises(ValueError, match=r"routerbench_0shot.pkl is not a readable pickle"):
         open_pool(str(tmp_path / "routerbench_0shot.pkl"), format="routerbench")
     np.save(tmp_path / "obj.npy", np.array([object(), 1], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError, match=r"obj.npy holds an object array, which is never unpickled.*; convert it where it was "

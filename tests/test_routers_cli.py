@@ -34,9 +34,11 @@ def test_json_matches_the_library(capsys, pool_dir):
     rc, out, _ = _run(capsys, "routers", d, "--families", "embed_knn,dataset", "--split", "half", "--seed", "3", "--n-boot", "300", "--json")
     assert rc == 0
     payload = json.loads(out)
-    lib = evaluate_routers(Pool.load(d), ["embed_knn", "dataset"], split="half", seed=3, n_boot=300)
+    # issue 23: the task-wise best baseline is added when the pool has a dataset column
+    lib = evaluate_routers(Pool.load(d), ["embed_knn", "dataset", "taskwise_best"], split="half", seed=3, n_boot=300)
     rows = {r["family"]: r for r in payload["routers"]}
-    assert set(rows) == {"best_single", "embed_knn", "dataset"}
+    assert set(rows) == {"best_single", "embed_knn", "dataset", "taskwise_best"}
+    assert set(payload["ranking"]["tied_with_best"]) <= set(rows) and payload["ranking"]["best"] in rows
     for f in rows:
         e = lib.evaluation(f)
         for key in ("accuracy", "gain_best", "gain_best_lo", "gain_cal_hi", "e_D", "break_even", "p_mcnemar", "p_holm"):

@@ -47,16 +47,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._safepickle import safe_load
 from ._validate import (
     PICKLE_SUFFIXES,
     as_bool_columns,
     check_file,
     is_pickle_file,
+    literal_list,
     pickle_refusal,
     read_npy,
     read_npz,
 )
 from .pool import Pool
+
+#: Pickle names read by the restricted unpickler (:mod:`oraclegap._safepickle`); ``.pt``/``.pth``/``.joblib`` stay refused.
+SAFE_PICKLE_SUFFIXES = (".pkl", ".pickle")
 
 __all__ = [
     "FORMATS",
@@ -82,9 +87,11 @@ __all__ = [
 FORMATS = {
     "llmrouterbench": "LLMRouterBench result files (a file, a results folder, or its flat records as JSON / JSON lines)",
     "llmrouter": "LLMRouter routing data: JSON lines, one per (query, model), with 'performance'",
-    "routereval": "RouterEval .npz: <split>_score correctness matrices with <split>_embed embeddings",
+    "routereval": "RouterEval router dataset (.npz, or the published .pkl read without running pickle code): "
+                  "<split>_score correctness matrices with <split>_embed embeddings",
     "embedllm": "EmbedLLM long CSV/parquet: model_id, prompt_id, label (+ model_name, prompt, category)",
-    "routerbench": "RouterBench wide CSV/parquet: one correctness column per model plus '<model>|total_cost'",
+    "routerbench": "RouterBench wide CSV/parquet/.pkl (routerbench_0shot.pkl read without running pickle code): one "
+                   "correctness column per model plus '<model>|total_cost'",
     "long": "oraclegap long table (Pool.to_long): prompt_id, policy, draw, correct, ... as CSV or parquet",
 }
 
@@ -827,23 +834,116 @@ def _npz_member(path: Path, name: str) -> np.ndarray:
         raise ValueError(f"{exc}{hint}") from None
 
 
-def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
-    """A pool from a RouterEval-style ``.npz``: ``<split>_score`` [n_split, M] (or [n_split, M, k])
+def _leaves(obj, prefix=(), depth=0, out=None):
+    """(path, leaf) for every RouterEval leaf ``{'data': {...}, 'model': [...]}`` inside nested dicts/lists."""
+    out = [] if out is None else out
+    if depth > 8:
+        return out
+    if isinstance(obj, dict) and "data" in obj and isinstance(obj["data"], dict):
+        out.append(("/".join(map(str, prefix)), obj))
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _leaves(v, (*prefix, k), depth + 1, out)
+    elif isinstance(obj, (list, tuple)):
+        for k, v in enumerate(obj):
+            _leaves(v, (*prefix, k), depth + 1, out)
+    return out
+
+
+def _as_member(v, name: str, label: str) -> np.ndarray:
+    """A pickled value as an array: numbers stay numbers, a list of strings becomes a text array."""
+    if isinstance(v, np.ndarray) and v.dtype != object:
+        return v
+    if isinstance(v, pd.DataFrame):
+        return v.to_numpy()
+    if isinstance(v, (list, tuple, np.ndarray, pd.Series)):
+        vals = list(v)
+        if vals and all(isinstance(x, str) for x in vals):
+            return np.asarray(vals, dtype=str)
+        try:
+            arr = np.asarray(vals, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{label}: entry {name!r} holds neither numbers nor texts (e.g. {vals[0]!r:.60})") from None
+        return arr
+    raise ValueError(f"{label}: entry {name!r} is a {type(v).__name__}, not an array or a list")
+
+
+def routereval_pickle(path, leaf=None, *, obj=None) -> tuple[dict, list | None, dict]:
+    """The arrays of one RouterEval router dataset in a ``.pkl`` read by the restricted unpickler
+    (:mod:`oraclegap._safepickle`): ``(members, model names or None, meta)``. The published file
+    nests ``router_dataset[difficulty][n][config]`` leaves ``{'data': {train_score, ...},
+    'model': [names], 'prompt': {train_prompt, ...}}``; a fork's file is one such leaf. ``leaf``
+    (``"easy/3/0"``, keys joined by ``/``) picks one when the file holds several."""
+    path = Path(path)
+    obj = safe_load(path) if obj is None else obj
+    leaves = _leaves(obj)
+    if not leaves:
+        kind = f"a dict with keys {sorted(map(str, obj))[:8]}" if isinstance(obj, dict) else f"a {type(obj).__name__}"
+        raise ValueError(f"{path} holds {kind}, not a RouterEval router dataset (a dict with 'data' and 'model', possibly "
+                         "nested as router_dataset[difficulty][n][config])")
+    paths = [lp for lp, _ in leaves]
+    if leaf is None and len(leaves) > 1:
+        raise ValueError(f"{path} holds {len(leaves)} RouterEval router datasets ({', '.join(paths[:6])}"
+                         f"{', ...' if len(paths) > 6 else ''}); pick one with leaf='{paths[0]}' (CLI --leaf {paths[0]})")
+    if leaf is not None:
+        if str(leaf) not in paths:
+            raise ValueError(f"leaf {leaf!r} is not in {path}; it holds {', '.join(paths[:10])}{', ...' if len(paths) > 10 else ''}")
+        chosen = dict(leaves)[str(leaf)]
+        at = str(leaf)
+    else:
+        at, chosen = leaves[0]
+    members = {}
+    for part in ("data", "prompt"):
+        sub = chosen.get(part)
+        if sub is None:
+            continue
+        if not isinstance(sub, dict):
+            raise ValueError(f"{path}: '{part}' of router dataset {at or '(top)'} is a {type(sub).__name__}, not a dict of arrays")
+        for k, v in sub.items():
+            members[str(k)] = v
+    names = chosen.get("model")
+    if names is not None:
+        if not isinstance(names, (list, tuple, np.ndarray)) or not all(isinstance(x, str) for x in names):
+            raise ValueError(f"{path}: 'model' of router dataset {at or '(top)'} must be a list of model names")
+        names = [str(x) for x in names]
+    meta = {"leaf": at or None, "leaves_in_file": len(leaves),
+            "ignored_keys": sorted(str(k) for k in chosen if k not in ("data", "prompt", "model"))}
+    return members, names, meta
+
+
+def read_routereval(path, *, score_threshold=None, model_names=None, leaf=None, _parsed=None) -> Pool:
+    """A pool from a RouterEval router dataset: a ``.npz`` or the published ``.pkl`` (read without
+    executing pickle code, :func:`routereval_pickle`; ``leaf`` picks one of a nested file's
+    datasets): ``<split>_score`` [n_split, M] (or [n_split, M, k])
     correctness per split, stacked in train/val/test order; ``<split>_embed`` [n_split, d] become
     ``Pool.embeddings`` (all splits or none), ``<split>_prompt`` (a text array) the prompt text,
     ``<split>_tokens`` / ``<split>_time`` [n_split, M] go to ``per_response`` (``tokens``, ``time``;
     one value per cell, repeated over its responses). Prompt ids are
-    ``"<split>-<row>"`` and ``split`` is set. The files carry no model names: pass
-    ``model_names`` (in column order), else the npz's ``model_names``/``models`` text array,
-    else ``m0, m1, ...``. Scores follow :data:`SCORE_RULE`. Arrays are read without unpickling.
+    ``"<split>-<row>"`` and ``split`` is set. Model names: ``model_names`` (the argument, in
+    column order), else the file's (the pickle's ``model`` list, an npz's ``model_names``/``models``
+    text array), else ``m0, m1, ...``; ``meta['model_names_from']`` says which. Scores follow
+    :data:`SCORE_RULE`. Entries not read are listed in ``meta['ignored_members']``.
     """
     thr = check_threshold(score_threshold)
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            names = list(z.files)
-    except Exception as exc:  # noqa: BLE001 - numpy raises several types for a damaged zip
-        raise ValueError(f"{path} is damaged or not a .npz file ({type(exc).__name__}: {exc})") from None
+    file_names, extra_meta = None, {}
+    if path.suffix.lower() in SAFE_PICKLE_SUFFIXES:
+        members, file_names, extra_meta = routereval_pickle(path, leaf, obj=_parsed)
+        names = list(members)
+
+        def member(name):
+            return _as_member(members[name], name, str(path))
+    else:
+        if leaf is not None:
+            raise ValueError(f"leaf applies to RouterEval .pkl files only; {path} is an .npz (one router dataset)")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                names = list(z.files)
+        except Exception as exc:  # noqa: BLE001 - numpy raises several types for a damaged zip
+            raise ValueError(f"{path} is damaged or not a .npz file ({type(exc).__name__}: {exc})") from None
+
+        def member(name):
+            return _npz_member(path, name)
     splits = routereval_members(names)
     if not splits:
         raise ValueError(f"{path} has no '<split>_score' arrays (it holds {names}); a RouterEval file holds train_score, "
@@ -851,7 +951,7 @@ def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
     scores, embeds, texts, extra = [], [], [], {"tokens": [], "time": []}
     used = set()
     for s in splits:
-        a = _npz_member(path, f"{s}_score")
+        a = member(f"{s}_score")
         used.add(f"{s}_score")
         if a.dtype.kind not in "biuf" or a.ndim not in (2, 3):
             raise ValueError(f"{path}: array '{s}_score' must be numeric [n, M] (or [n, M, k]), got {a.dtype} {a.shape}")
@@ -867,7 +967,7 @@ def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
                              f"of {splits}); give every split one or none")
         if all(have):
             for s, a in zip(splits, scores, strict=True):
-                x = _npz_member(path, f"{s}_{part}")
+                x = member(f"{s}_{part}")
                 used.add(f"{s}_{part}")
                 if x.shape[0] != a.shape[0]:
                     raise ValueError(f"{path}: '{s}_{part}' has {x.shape[0]} rows but '{s}_score' has {a.shape[0]}")
@@ -879,23 +979,29 @@ def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
     for part in ("tokens", "time"):
         if all(f"{s}_{part}" in names for s in splits):
             for s, a in zip(splits, scores, strict=True):
-                x = _npz_member(path, f"{s}_{part}")
+                x = member(f"{s}_{part}")
                 used.add(f"{s}_{part}")
                 if x.shape[:2] != a.shape[:2] or x.dtype.kind not in "biuf":
                     raise ValueError(f"{path}: '{s}_{part}' must be numeric {a.shape[:2]}, got {x.dtype} {x.shape}")
                 extra[part].append(x.astype(float))
     M = scores[0].shape[1]
+    names_from = "the model_names argument" if model_names is not None else None
+    if model_names is None and file_names is not None:
+        if len(file_names) != M:
+            raise ValueError(f"{path}: the file's 'model' list has {len(file_names)} names but the scores have {M} columns")
+        model_names, names_from = file_names, "the file ('model' list)"
     if model_names is None:
         for nm in ("model_names", "models"):
             if nm in names:
-                arr = _npz_member(path, nm)
+                arr = member(nm)
                 used.add(nm)
                 if arr.dtype.kind not in "US" or arr.shape != (M,):
                     raise ValueError(f"{path}: '{nm}' must be a text array of the {M} model names, got {arr.dtype} {arr.shape}")
-                model_names = [str(x) for x in arr]
+                model_names, names_from = [str(x) for x in arr], f"the file (array {nm!r})"
                 break
-    names_from = "argument or file" if model_names is not None else "positions (the file has no model names)"
     if model_names is None:
+        names_from = "positions m0, m1, ... (the file has no model names)"
+    if names_from.startswith("positions"):
         model_names = [f"m{j}" for j in range(M)]
     model_names = [str(x) for x in model_names]
     if len(model_names) != M:
@@ -918,7 +1024,7 @@ def read_routereval(path, *, score_threshold=None, model_names=None) -> Pool:
     if texts:
         prompts["text"] = np.concatenate([t.astype(str) for t in texts]).astype(object)
     meta = {"source": str(path), "format": "routereval", "score_threshold": thr, "non_binary_scores": n_non,
-            "model_names_from": names_from, "ignored_members": sorted(set(names) - used)}
+            "model_names_from": names_from, "ignored_members": sorted(set(names) - used), **extra_meta}
     V = v.reshape(S.shape)
     V3 = V if V.ndim == 3 else V[:, :, None]
     per_response = {}
@@ -951,6 +1057,11 @@ def table_columns(path) -> list[str]:
 
 
 def _read_table(path: Path, dtype=None) -> pd.DataFrame:
+    if path.suffix.lower() in SAFE_PICKLE_SUFFIXES:  # RouterBench's routerbench_0shot.pkl: no pickle code runs
+        obj = safe_load(path)
+        if not isinstance(obj, pd.DataFrame):
+            raise ValueError(f"{path} holds a {type(obj).__name__}, not a pandas DataFrame (a RouterBench table)")
+        return obj
     if path.suffix.lower() == ".parquet":
         try:
             return pd.read_parquet(path)
@@ -981,10 +1092,29 @@ def _row_namer(path: Path, ids=None, id_name: str = "") -> Callable[[int], str]:
 
 
 def _text_of(x):
-    """A prompt cell as text: lists/arrays of strings (RouterBench keeps some prompts as lists) joined by blank lines."""
+    """A prompt cell as text: lists/arrays of strings (RouterBench keeps some prompts as lists, its
+    CSVs as list literals) joined by blank lines."""
+    if isinstance(x, str):
+        lst = literal_list(x)
+        return x if lst is None else "\n\n".join(lst)
     if isinstance(x, (list, tuple, np.ndarray)):
         return "\n\n".join(str(y) for y in x)
     return x
+
+
+def literal_cells(values) -> tuple[np.ndarray, int]:
+    """(texts, number of list-literal cells parsed): each list-literal cell joined as :func:`_text_of` does."""
+    vals = np.asarray(values, dtype=object)
+    out = np.empty(len(vals), dtype=object)
+    n = 0
+    for i, x in enumerate(vals):  # one pass over the cells (text parsing has no vector form)
+        lst = literal_list(x)
+        if lst is None:
+            out[i] = x
+        else:
+            out[i] = "\n\n".join(lst)
+            n += 1
+    return out, n
 
 
 def routerbench_parts(d: pd.DataFrame, label: str, *, score_threshold=None, drop_incomplete: bool = True,
@@ -1047,6 +1177,9 @@ def routerbench_parts(d: pd.DataFrame, label: str, *, score_threshold=None, drop
         i, j = np.argwhere(bad)[0]
         name = rownames(i) if rownames else f"{label}: row {i}"
         raise ValueError(f"{name}: column {cost_cols[j]!r} holds {cost[i, j]!r}, not a non-negative cost")
+    n_lit = 0
+    if "prompt" in d.columns:
+        n_lit = int(d["prompt"].map(lambda x: literal_list(x) is not None).sum())
     prompts = pd.DataFrame({"id": d["sample_id"].astype(str),
                             "text": d["prompt"].map(_text_of) if "prompt" in d.columns else None,
                             "dataset": d["eval_name"] if "eval_name" in d.columns else None})
@@ -1056,16 +1189,19 @@ def routerbench_parts(d: pd.DataFrame, label: str, *, score_threshold=None, drop
     answers = None
     if all(c in d.columns for c in resp_cols):
         a = d[resp_cols].to_numpy(dtype=object)
-        answers = np.where(pd.isna(a), "", a).astype(object)
+        a = np.where(pd.isna(a), "", a).astype(object)
+        flat, n_ans = literal_cells(a.ravel())
+        answers = flat.reshape(a.shape)
+        n_lit += n_ans
     known = set(models) | set(cost_cols) | set(resp_cols) | {"sample_id", "prompt", "eval_name", "split", "_row",
                                                             "oracle_model_to_route_to"}
-    ignored = [c for c in d.columns if c not in known and not str(c).startswith("Unnamed:")]
+    ignored = [str(c) for c in d.columns if c not in known]  # kept in meta: what the importer drops (e.g. 'Unnamed: 0')
     return {"verdicts": v, "prompts": prompts, "models": models, "cost": cost, "answers": answers,
             "rows_dropped_incomplete": int(incomplete.sum()), "rows_in_file": n_raw, "duplicate_rows_dropped": int(dup.sum()),
-            "non_binary_scores": n_non, "ignored_columns": ignored}
+            "non_binary_scores": n_non, "ignored_columns": ignored, "list_literal_cells_parsed": n_lit}
 
 
-def read_routerbench(path, *, score_threshold=None, split=None, drop_incomplete: bool = False) -> Pool:
+def read_routerbench(path, *, score_threshold=None, split=None, drop_incomplete: bool = False, _parsed=None) -> Pool:
     """A k = 1 pool from a RouterBench wide table (CSV, or parquet from its pickle: see
     :func:`routerbench_parts`). Outcomes follow :data:`SCORE_RULE` (RouterBench's MT-Bench scores
     are fractional: give ``score_threshold``); ``cost`` is ``<model>|total_cost`` (USD per query),
@@ -1073,7 +1209,12 @@ def read_routerbench(path, *, score_threshold=None, split=None, drop_incomplete:
     name's (``mbpp_train.csv``), else unset. A repeated ``sample_id`` or a missing outcome or cost
     is refused (``drop_incomplete=True`` drops rows missing any)."""
     path = Path(path)
-    d = _read_table(path, dtype={"sample_id": str} if path.suffix.lower() != ".parquet" else None)
+    if _parsed is not None:
+        if not isinstance(_parsed, pd.DataFrame):
+            raise ValueError(f"{path} holds a {type(_parsed).__name__}, not a pandas DataFrame (a RouterBench table)")
+        d = _parsed
+    else:
+        d = _read_table(path, dtype={"sample_id": str} if path.suffix.lower() == ".csv" else None)
     if len(d) == 0:
         raise ValueError(f"{path} has a header but no rows")
     split_name = str(split) if split is not None else split_from_name(path)
@@ -1084,7 +1225,8 @@ def read_routerbench(path, *, score_threshold=None, split=None, drop_incomplete:
                               duplicates="error", where=where)
     meta = {"source": str(path), "format": "routerbench", "cost_unit": "USD per query ('<model>|total_cost')",
             "score_threshold": check_threshold(score_threshold),
-            **{k: parts[k] for k in ("rows_in_file", "rows_dropped_incomplete", "non_binary_scores", "ignored_columns")},
+            **{k: parts[k] for k in ("rows_in_file", "rows_dropped_incomplete", "non_binary_scores", "ignored_columns",
+                                     "list_literal_cells_parsed")},
             "split_from": None if split_name is None else ("the split argument" if split is not None else "the file name")}
     v = parts["verdicts"][:, :, None]
     ans = None if parts["answers"] is None else parts["answers"][:, :, None]
@@ -1167,6 +1309,85 @@ def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = 
 
 # ============================================================================ oraclegap long table
 LONG_REQUIRED = ("prompt_id", "policy", "correct")
+#: The long format's JSON Schema (one row = one object), shipped in ``oraclegap/schemas/``.
+LONG_SCHEMA_FILE = "long.schema.json"
+
+
+def long_schema() -> dict:
+    """The long format's JSON Schema (``oraclegap/schemas/long.schema.json``, shipped with the package)."""
+    from importlib.resources import files
+
+    return json.loads(files("oraclegap").joinpath("schemas", LONG_SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+def _schema_of(col: str, schema: dict) -> dict | None:
+    if col in schema["properties"]:
+        return schema["properties"][col]
+    for pat, sub in schema.get("patternProperties", {}).items():
+        if re.search(pat, col):
+            return sub
+    return None
+
+
+def validate_long_table(d: pd.DataFrame, label: str, where: Callable[[int], str] | None = None) -> None:
+    """Check a long table against :func:`long_schema`, column by column (vectorised; the schema
+    describes one row, and a column holds that field of every row): the required columns, no
+    column outside ``properties``/``patternProperties``, and each column's ``type``, ``enum``,
+    ``minimum`` and ``minLength`` (a CSV's text cells by what they parse to; a blank cell is a
+    missing value). Raises ``ValueError`` naming the file, the column and the first offending row
+    (``where(i)``, default ``"<label>: row i"``)."""
+    schema = long_schema()
+    where = where or (lambda i: f"{label}: row {i}")
+    absent = [c for c in schema["required"] if c not in d.columns]
+    if absent:
+        raise ValueError(f"{label} lacks long-table columns {absent}; a long table has prompt_id, policy, correct "
+                         "(and optional draw, answer, cost, prompt_*, policy_*, response_*) -- see the schema "
+                         f"oraclegap/schemas/{LONG_SCHEMA_FILE}")
+    other = [c for c in d.columns if _schema_of(str(c), schema) is None]
+    if other:
+        raise ValueError(f"{label} has columns {other[:5]} that are not part of the long format; name prompt fields "
+                         "prompt_<name>, policy fields policy_<name> and numeric per-response fields response_<name>, drop "
+                         "the rest, or build the pool in Python with Pool.from_long(df, prompt_columns=..., "
+                         f"policy_columns=...) (schema oraclegap/schemas/{LONG_SCHEMA_FILE})")
+    for c in d.columns:
+        sub = _schema_of(str(c), schema) or {}
+        types = sub.get("type")
+        if types is None:
+            continue
+        types = [types] if isinstance(types, str) else list(types)
+        col = d[c]
+        present = col.notna().to_numpy().copy()
+        if col.dtype.kind in "biuf":
+            vals = col.to_numpy()
+        else:  # text (a CSV's cells): a blank cell is a missing value
+            vals = col.to_numpy(dtype=object)
+            present &= ~np.asarray([isinstance(v, str) and v.strip() == "" for v in vals], dtype=bool)
+        if "null" not in types and c in schema["required"] and not present.all():
+            i = int(np.flatnonzero(~present)[0])
+            raise ValueError(f"{where(i)}: field {c!r} is blank; every response needs it")
+        v = vals[present]
+        idx = np.flatnonzero(present)
+        if {"integer", "number"} & set(types):
+            num = pd.to_numeric(pd.Series(v, dtype=object), errors="coerce").to_numpy(dtype=float)
+            bad = np.isnan(num) | ~np.isfinite(num)
+            if "integer" in types:
+                bad |= np.where(np.isfinite(num), num != np.round(num), True)
+            if "minimum" in sub:
+                bad |= num < sub["minimum"]
+            if "enum" in sub:
+                bad |= ~np.isin(num, sub["enum"])
+            if bad.any():
+                i = int(idx[np.flatnonzero(bad)[0]])
+                want = f"one of {sub['enum']}" if "enum" in sub else ("a whole number" if "integer" in types else "a number")
+                if "minimum" in sub:
+                    want += f" >= {sub['minimum']}"
+                raise ValueError(f"{where(i)}: field {c!r} holds {vals[i]!r}, not {want} (schema oraclegap/schemas/"
+                                 f"{LONG_SCHEMA_FILE})")
+        elif "string" in types and "minLength" in sub:
+            short = np.array([len(str(x).strip()) < sub["minLength"] for x in v], dtype=bool)
+            if short.any():
+                i = int(idx[np.flatnonzero(short)[0]])
+                raise ValueError(f"{where(i)}: field {c!r} is blank; every response needs it")
 
 
 def _blank_is_none(col: pd.Series) -> np.ndarray:
@@ -1206,6 +1427,8 @@ def read_long(path) -> Pool:
     path = Path(path)
     is_csv = path.suffix.lower() != ".parquet"
     d = _read_table(path, dtype=str if is_csv else None)
+    if len(d):
+        validate_long_table(d, str(path), _row_namer(path))  # the shipped schema (oraclegap/schemas/long.schema.json)
     absent = [c for c in LONG_REQUIRED if c not in d.columns]
     if absent:
         raise ValueError(f"{path} lacks long-table columns {absent}; a long table has prompt_id, policy, correct "

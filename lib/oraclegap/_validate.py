@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 import zipfile
 import zlib
@@ -29,6 +30,7 @@ __all__ = [
     "check_dir",
     "is_pickle_file",
     "pickle_refusal",
+    "literal_list",
 ]
 
 #: File names that are pickles (or zip archives of pickles, as torch writes): never unpickled.
@@ -332,11 +334,11 @@ def pickle_refusal(path, *, by_content: bool = False) -> str:
                "`np.save('x.npy', np.stack([x[i].numpy() for i in range(len(x))]))`); embeddings as .npy can be given "
                "as embeddings= (CLI --embeddings) to the llmrouter and embedllm readers")
     else:
-        how = (f"convert it in the environment that wrote it: a pandas DataFrame (e.g. RouterBench's routerbench_0shot.pkl) "
-               f"with `pd.read_pickle({p.name!r}).to_parquet('x.parquet')`; a dict of arrays (e.g. a RouterEval router "
-               "dataset) with `np.savez('x.npz', **{k: np.asarray(v) for k, v in d.items()})` (texts as str arrays); "
-               "anything else as a long table, `Pool.from_long(df, prompt=..., policy=..., correct=...).save('my_pool')` "
-               "or `.to_long('x.parquet')`")
+        how = ("RouterBench's routerbench_0shot.pkl / 5shot.pkl and RouterEval's router-dataset .pkl files are read as "
+               "they are, by a restricted unpickler that runs no pickle code (name them .pkl; --format routerbench or "
+               "routereval); anything else: convert it in the environment that wrote it, a pandas DataFrame with "
+               f"`pd.read_pickle({p.name!r}).to_parquet('x.parquet')`, other data as a long table, "
+               "`Pool.from_long(df, prompt=..., policy=..., correct=...).to_long('x.parquet')`")
     what = (f"is a pickle (its bytes are Python's pickle format{', inside a zip archive' if torch_like and by_content else ''}, "
             f"whatever its name {p.suffix or '(none)'} says)" if by_content else f"is a pickle-based file ({p.suffix})")
     return f"{p} {what}; oraclegap never unpickles files (loading a pickle can run arbitrary code). {how}"
@@ -494,3 +496,21 @@ def check_margin_counts(model_counts, oracle_count, n) -> tuple[np.ndarray, int,
     if o > c.sum():
         raise ValueError(f"oracle_count={o} exceeds the sum of the model counts {int(c.sum())}; no arrangement is possible")
     return c, o, n
+
+
+def literal_list(x):
+    """A cell holding a Python list literal of strings (RouterBench's CSVs: ``"['George wants ...']"``,
+    answers ``"['D']"``) as that list, parsed with :func:`ast.literal_eval` on strings only (never
+    ``eval``); anything else -- including a literal that is not a list of strings -- is None."""
+    if not isinstance(x, str):
+        return None
+    t = x.strip()
+    if len(t) < 2 or t[0] not in "[(" or t[-1] not in "])" or len(t) > 10_000_000:
+        return None
+    try:
+        v = ast.literal_eval(t)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(v, (list, tuple)) and all(isinstance(y, str) for y in v):
+        return list(v)
+    return None

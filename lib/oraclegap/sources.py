@@ -39,6 +39,7 @@ __all__ = [
     "FORMAT_OPTIONS",
     "ID_COLUMNS",
     "CSV_LABEL_COLUMNS",
+    "TEXT_COLUMNS",
 ]
 
 #: Column names taken as the prompt id of a wide CSV (the first one present).
@@ -46,6 +47,8 @@ ID_COLUMNS = ("id", "item_id", "prompt_id", "question_id")
 #: Columns of a wide CSV that are always prompt labels, never models (the Pool's standard
 #: prompt columns); any other metadata column must be declared with ``prompt_columns``.
 CSV_LABEL_COLUMNS = ("text", "dataset", "split")
+#: Common names of a wide CSV's prompt-text column, taken as ``text`` when no ``text`` column exists.
+TEXT_COLUMNS = ("prompt", "question", "query")
 
 #: Every value ``format=`` (CLI ``--format``) takes.
 FORMAT_NAMES = ("pool", "store", "npy", "npz", "wide-csv", *ROUTER_FORMATS)
@@ -53,7 +56,7 @@ FORMAT_NAMES = ("pool", "store", "npy", "npz", "wide-csv", *ROUTER_FORMATS)
 FORMAT_OPTIONS = {
     "llmrouterbench": ("score_threshold", "null_scores", "drop_incomplete"),
     "llmrouter": ("score_threshold", "split", "llm_data", "embeddings", "drop_incomplete"),
-    "routereval": ("score_threshold", "model_names"),
+    "routereval": ("score_threshold", "model_names", "leaf"),
     "embedllm": ("split", "embeddings", "drop_incomplete"),
     "routerbench": ("score_threshold", "split", "drop_incomplete"),
     "long": (),
@@ -63,9 +66,10 @@ _TABLE_SUFFIXES = (".csv", ".parquet")
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _FILE_SUFFIXES = (".npy", ".npz", *_TABLE_SUFFIXES, *_JSON_SUFFIXES)  # names of files, never of pool folders
 _SUFFIXES = {  # what each explicit format reads ("dir" = a directory)
-    "pool": ("dir",), "store": ("dir",), "npy": (".npy",), "wide-csv": (".csv",), "routereval": (".npz",),
+    "pool": ("dir",), "store": ("dir",), "npy": (".npy",), "wide-csv": (".csv",),
+    "routereval": (".npz", *_formats.SAFE_PICKLE_SUFFIXES),
     "llmrouterbench": ("dir", *_JSON_SUFFIXES), "llmrouter": _JSON_SUFFIXES, "embedllm": _TABLE_SUFFIXES,
-    "routerbench": _TABLE_SUFFIXES, "long": _TABLE_SUFFIXES,
+    "routerbench": (*_TABLE_SUFFIXES, *_formats.SAFE_PICKLE_SUFFIXES), "long": _TABLE_SUFFIXES,
 }
 
 read_llmrouterbench = _formats.read_llmrouterbench
@@ -76,7 +80,7 @@ read_routerbench = _formats.read_routerbench
 read_long = _formats.read_long
 
 
-def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=None, **options) -> Pool:
+def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=None, text_column=None, **options) -> Pool:
     """Resolve a pool reference to a :class:`Pool`.
 
     ``spec`` may be a Pool (returned as is), a pool directory, a rollout store, a ``.npy`` verdict array
@@ -109,8 +113,12 @@ def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=
     default the first of :data:`ID_COLUMNS` present), the standard label columns
     :data:`CSV_LABEL_COLUMNS` and the declared ``prompt_columns`` (metadata such as a 0/1
     ``is_math`` flag). Every model cell must be 0/1; a blank or "yes" raises ``ValueError``
-    naming the column and the CSV line. ``models``/``prompt_columns``/``id_column`` apply to
-    wide-CSV input only.
+    naming the column and the CSV line. The prompt text is ``text_column`` when given, else a
+    column named ``text``, else the first of :data:`TEXT_COLUMNS` (``prompt``, ``question``,
+    ``query``) present and not named in ``models``; Python list-literal cells (``"['...']"``, as
+    RouterBench-derived CSVs hold) are parsed with :func:`ast.literal_eval` into text.
+    ``models``/``prompt_columns``/``id_column``/``text_column`` apply to wide-CSV input only.
+    ``leaf`` picks one router dataset of a nested RouterEval ``.pkl``.
     """
     if isinstance(spec, Pool):
         return spec
@@ -127,20 +135,24 @@ def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=
     path = Path(spec)
     if path.exists():
         _declare(path)  # an input of a cached book run (oraclegap._datalog)
-    csv_opts = {k: v for k, v in (("models", models), ("prompt_columns", prompt_columns), ("id_column", id_column))
-                if v is not None}
+    csv_opts = {k: v for k, v in (("models", models), ("prompt_columns", prompt_columns), ("id_column", id_column),
+                                  ("text_column", text_column)) if v is not None}
     is_csv = path.suffix.lower() == ".csv" and path.is_file()
     if not is_csv and csv_opts:
-        raise ValueError(f"models, prompt_columns and id_column apply to wide CSV files only; POOL {spec!r} is not a .csv file")
-    if path.suffix.lower() in _formats.PICKLE_SUFFIXES and path.is_file():
+        raise ValueError(f"models, prompt_columns, id_column and text_column apply to wide CSV files only; POOL {spec!r} is not "
+                         "a .csv file")
+    if path.suffix.lower() in _formats.PICKLE_SUFFIXES and path.suffix.lower() not in _formats.SAFE_PICKLE_SUFFIXES \
+            and path.is_file():
         raise ValueError(_formats.pickle_refusal(path))
     if format is None:
         fmt, how, parsed = detect_format(spec, _parse=True)
     else:
         fmt, how, parsed = format, "the format argument", None
         _check_suffix(fmt, path, spec)
+        if path.suffix.lower() in _formats.SAFE_PICKLE_SUFFIXES:
+            parsed = _pickle_object(path)
     if fmt != "wide-csv" and csv_opts:
-        raise ValueError(f"models, prompt_columns and id_column apply to wide CSV files only; POOL {spec!r} is read as "
+        raise ValueError(f"models, prompt_columns, id_column and text_column apply to wide CSV files only; POOL {spec!r} is read as "
                          f"{fmt} ({how}); pass format='wide-csv' (CLI --format wide-csv) to read it as a wide CSV")
     extra = sorted(set(options) - set(FORMAT_OPTIONS.get(fmt, ())))
     if extra:
@@ -172,7 +184,7 @@ def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=
     if fmt == "wide-csv":
         return read_wide_csv(path, **csv_opts)
     reader = getattr(_formats, f"read_{fmt}")
-    if parsed is not None:
+    if parsed is not None and (fmt in ("llmrouterbench", "llmrouter") or path.suffix.lower() in _formats.SAFE_PICKLE_SUFFIXES):
         options["_parsed"] = parsed
     pool = reader(path, **options)
     return dataclasses.replace(pool, meta={**pool.meta, "read_as": {"format": fmt, "chosen_by": how}})
@@ -249,6 +261,22 @@ def detect_format(spec, *, _parse: bool = False):
             raise ValueError(f"POOL {spec!r} names no array after the colon; use FILE.npz:KEY")
         res = ("npz", "FILE.npz:KEY")
     elif path.is_file():
+        if suffix in _formats.SAFE_PICKLE_SUFFIXES:  # read by the restricted unpickler: no pickle code runs
+            parsed = _pickle_object(path)
+            if isinstance(parsed, pd.DataFrame):
+                res = _one(spec, [c for c in _table_candidates([str(c) for c in parsed.columns]) if c[0] == "routerbench"],
+                           f"a pickled DataFrame with columns {[str(c) for c in parsed.columns][:8]}")
+                res = (res[0], "a pickled DataFrame with " + res[1])
+            elif _formats._leaves(parsed):
+                res = ("routereval", "a pickled RouterEval router dataset ('data' and 'model')")
+            else:
+                kind = (f"a dict with keys {sorted(map(str, parsed))[:8]}" if isinstance(parsed, dict)
+                        else f"a {type(parsed).__name__}")
+                raise ValueError(f"POOL {spec!r} is a pickle holding {kind}, neither a RouterBench DataFrame nor a "
+                                 "RouterEval router dataset (a dict with 'data' and 'model'); convert it where it was "
+                                 "written, e.g. to a long table: `Pool.from_long(df, prompt=..., policy=..., "
+                                 "correct=...).to_long('x.parquet')`")
+            return (*res, parsed) if _parse else res
         if suffix in _formats.PICKLE_SUFFIXES:
             raise ValueError(_formats.pickle_refusal(path))
         if is_pickle_file(path):  # a pickle under another name (e.g. .npz): the same refusal
@@ -307,6 +335,14 @@ def detect_format(spec, *, _parse: bool = False):
     return (*res, parsed) if _parse else res
 
 
+def _pickle_object(path: Path):
+    """The object a ``.pkl`` holds, loaded by :func:`oraclegap._safepickle.safe_load` (only numpy
+    and pandas reconstruction globals; anything else is refused naming the global, before it runs)."""
+    from ._safepickle import safe_load
+
+    return safe_load(path)
+
+
 def _lrb_folder_sample(path: Path) -> str | None:
     """The first ``.json`` below ``path`` when it is an LLMRouterBench result file, else None."""
     first = next(iter(sorted(p for p in path.rglob("*.json") if p.is_file())), None)
@@ -325,7 +361,7 @@ def _names_arg(value, name: str) -> list[str] | None:
     return list(parse_list(value, name))
 
 
-def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None) -> Pool:
+def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None, text_column=None) -> Pool:
     """A k = 1 pool from a comma-separated, UTF-8 items x models CSV (see :func:`open_pool`).
 
     Refused with a message naming the file: an empty file, a file that is not UTF-8, a file
@@ -383,8 +419,25 @@ def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None) -> 
     unknown = [c for c in prompt_columns if c not in df.columns]
     if unknown:
         raise ValueError(f"prompt_columns names columns not in {label}: {unknown} (columns: {list(df.columns)[:12]})")
+    text_from = None
+    if text_column is not None:
+        if not isinstance(text_column, str) or text_column not in df.columns:
+            raise ValueError(f"text_column {text_column!r} is not a column of {label} (columns: {list(df.columns)[:12]})")
+        if text_column != "text" and "text" in df.columns:
+            raise ValueError(f"text_column {text_column!r} and the column 'text' of {label} would both be the prompt text; "
+                             "drop one or pass text_column='text'")
+        if text_column == id_column or (models is not None and text_column in models):
+            raise ValueError(f"text_column {text_column!r} is also the id column or a model column of {label}")
+        text_from = f"column {text_column!r} (the text_column argument)"
+    elif "text" not in df.columns:
+        text_column = next((c for c in TEXT_COLUMNS if c in df.columns and c != id_column
+                            and (models is None or c not in models)), None)
+        if text_column is not None:
+            text_from = f"column {text_column!r} (a common name of the prompt text)"
+    if text_column is not None and text_column != "text":
+        prompt_columns = [c for c in prompt_columns if c != text_column]
     if models is None:
-        labels = {id_column, *CSV_LABEL_COLUMNS, *prompt_columns}
+        labels = {id_column, *CSV_LABEL_COLUMNS, *prompt_columns, text_column}
         models = [c for c in df.columns if c not in labels]
         if not models:
             raise ValueError(f"{label} has no model columns (columns: {list(df.columns)[:12]})")
@@ -396,6 +449,18 @@ def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None) -> 
         if clash:
             raise ValueError(f"models and the id/prompt columns of {label} overlap: {clash}")
     keep = [c for c in df.columns if c in CSV_LABEL_COLUMNS and c not in models and c != id_column] + prompt_columns
+    n_lit = {}
+    if text_column is not None:
+        texts, n = _formats.literal_cells(df[text_column].to_numpy(dtype=object))
+        df = df.drop(columns=[text_column]).assign(text=texts)
+        n_lit[text_column] = n
+        if "text" not in keep:
+            keep = ["text", *keep]
+    for c in prompt_columns:  # declared metadata (answers such as "['D']") parsed the same way when every cell is a literal
+        vals = df[c].to_numpy(dtype=object)
+        nonblank = [x for x in vals if str(x).strip()]
+        if nonblank and all(_formats.literal_list(x) is not None for x in nonblank):
+            df[c], n_lit[c] = _formats.literal_cells(vals)
     ids = df[id_column].to_numpy() if id_column else None
     if ids is not None:
         blank = np.flatnonzero([not str(x).strip() for x in ids])
@@ -412,7 +477,12 @@ def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None) -> 
     for c in keep:
         frame[c] = df[c].to_numpy()
     try:
-        return Pool.from_wide(frame, id_column=id_column, models=models, prompt_columns=keep, meta={"source": label})
+        meta = {"source": label, "format": "wide-csv"}
+        if text_from is not None:
+            meta["text_from"] = text_from
+        if any(n_lit.values()):
+            meta["list_literal_cells_parsed"] = {c: n for c, n in n_lit.items() if n}
+        return Pool.from_wide(frame, id_column=id_column, models=models, prompt_columns=keep, meta=meta)
     except ValueError as exc:
         raise ValueError(f"{label}: {exc}") from None
 

@@ -76,8 +76,10 @@ def load_pool_arg(spec, **csv_options):
     return open_pool(spec, **csv_options)
 
 
-def add_pool_argument(parser) -> None:
-    """The positional POOL plus the wide-CSV options ``--models``, ``--prompt-columns``, ``--id-column``."""
+def add_pool_argument(parser, *, format_option: str = "--format") -> None:
+    """The positional POOL plus the wide-CSV options ``--models``, ``--prompt-columns``, ``--id-column``.
+    ``format_option`` names the option that chooses how POOL is read (``oraclegap export`` uses
+    ``--input-format``, its ``--format`` being the output's); its value is ``args.format`` either way."""
     parser.add_argument("pool", metavar="POOL", help=POOL_HELP)
     g = parser.add_argument_group("wide CSV input")
     g.add_argument("--models", default=None, metavar="A,B,...",
@@ -85,8 +87,11 @@ def add_pool_argument(parser) -> None:
     g.add_argument("--prompt-columns", default=None, metavar="C,D,...",
                    help="CSV metadata columns (e.g. is_math): kept in the prompt table, never read as models")
     g.add_argument("--id-column", default=None, metavar="COL", help="CSV column with item ids (default: id, item_id, ...)")
+    g.add_argument("--text-column", default=None, metavar="COL",
+                   help="CSV column holding the prompt text (default: a column named text, else prompt, question or "
+                        "query; Python list literals such as \"['...']\" are parsed into text)")
     f = parser.add_argument_group("other router tools' files (see oraclegap.sources.open_pool)")
-    f.add_argument("--format", default=None, choices=FORMAT_NAMES, metavar="NAME",
+    f.add_argument(format_option, dest="format", default=None, choices=FORMAT_NAMES, metavar="NAME",
                    help=f"how to read POOL: {', '.join(FORMAT_NAMES)} (default: detected from the file; an ambiguous file is refused)")
     f.add_argument("--score-threshold", type=float_arg("--score-threshold", 0.0, 1.0, open_low=True), default=None, metavar="T",
                    help="count a response as correct when its score >= T (without it, a score other than 0 or 1 is refused)")
@@ -99,12 +104,16 @@ def add_pool_argument(parser) -> None:
     f.add_argument("--llm-data", default=None, metavar="FILE", help="LLMRouter: default_llm.json with model prices (gives costs)")
     f.add_argument("--embeddings", default=None, metavar="FILE.npy",
                    help="LLMRouter/EmbedLLM: prompt embeddings [rows, d], row r = embedding_id / prompt_id r")
-    f.add_argument("--model-names", default=None, metavar="A,B,...", help="RouterEval: the models' names in column order")
+    f.add_argument("--model-names", default=None, metavar="A,B,...",
+                   help="RouterEval: the models' names in column order, from this argument (default: from the file, its "
+                        "'model' list or model_names array, else m0, m1, ...)")
+    f.add_argument("--leaf", default=None, metavar="KEYS",
+                   help="RouterEval .pkl: which router dataset of a nested file, keys joined by / (e.g. easy/3/0)")
 
 
 #: The importer options :func:`add_pool_argument` defines, as attribute names of the parsed arguments.
 POOL_OPTIONS = ("format", "score_threshold", "null_scores", "drop_incomplete", "split_label", "llm_data", "embeddings",
-                "model_names")
+                "model_names", "leaf")
 
 
 def pool_from_args(args):
@@ -112,7 +121,7 @@ def pool_from_args(args):
     every verb turns (POOL, options) into a Pool, so that ``--models``, ``--prompt-columns``,
     ``--format``, ``--embeddings``, ``--score-threshold``, ``--drop-incomplete`` ... mean the same
     for every verb (an option that does not apply to the file is refused, never ignored)."""
-    opts = {name: getattr(args, name, None) for name in ("models", "prompt_columns", "id_column", *POOL_OPTIONS)}
+    opts = {name: getattr(args, name, None) for name in ("models", "prompt_columns", "id_column", "text_column", *POOL_OPTIONS)}
     opts["split"] = opts.pop("split_label")
     if opts.get("model_names") is not None:
         opts["model_names"] = list(parse_list(opts["model_names"], "--model-names"))

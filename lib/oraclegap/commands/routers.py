@@ -7,12 +7,18 @@ per resample) and over the calibration-selected member, e_D against the break-ev
 discordant counts n10/n01 with exact McNemar and Holm p. ``--split half`` is a 50/50 split by
 ``--seed``; ``--split NAME`` uses the pool's split NAME as the test part; ``--cv K`` cross-fits.
 The pool needs prompt text, embeddings or features; the output says which inputs were used.
+The calibration-selected constant (``best_single``) is always scored, and the task-wise best is
+added to ``--families`` when the pool has a dataset column (``--no-baselines`` leaves it out).
+The output ends with a ranking (:func:`oraclegap.deploy.ranking.rank_routers`): bootstrap rank
+intervals per family on the shared resamples and the families not distinguishable from the best
+(Holm-adjusted exact McNemar tests).
 """
 
 from __future__ import annotations
 
 from ..deploy.evaluate import evaluate_routers
-from ..deploy.features import EMBED_SOURCES
+from ..deploy.features import DATASET_COLUMNS, EMBED_SOURCES
+from ..deploy.ranking import rank_routers
 from ..deploy.routers import FAMILIES
 from ._common import (
     add_pool_argument,
@@ -45,6 +51,9 @@ def register(sub) -> None:
     p.add_argument("--alpha", type=float_arg("--alpha", 0, 1, open_low=True, open_high=True), default=0.05,
                    help="1 - confidence level of the intervals, in (0, 1)")
     p.add_argument("--progress", action="store_true", help="show a progress bar while fitting")
+    p.add_argument("--no-baselines", action="store_true",
+                   help="with --families: do not add the task-wise best baseline (the calibration-selected constant, "
+                        "best_single, is always scored)")
     add_resource_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
@@ -77,9 +86,23 @@ def bootstrap_cost(n: int, M: int, n_families: int, n_boot: int) -> tuple[int, i
     return steps, bytes_
 
 
+def _with_baselines(families, pool) -> list | None:
+    """The named families plus the task-wise best when the pool has a dataset column with several
+    levels (router leaderboards keep finding that such constants beat the routers)."""
+    if families is None:
+        return None
+    has_levels = any(c in pool.prompts.columns and pool.prompts[c].notna().all() and pool.prompts[c].astype(str).nunique() > 1
+                     for c in DATASET_COLUMNS)
+    if has_levels and "taskwise_best" not in families:
+        return [*families, "taskwise_best"]
+    return families
+
+
 def run(args) -> int:
     families = None if args.families is None else list(parse_list(args.families, "--families"))  # repeats refused
     pool = pool_from_args(args)
+    if not args.no_baselines:
+        families = _with_baselines(families, pool)
     if pool.k == 1 and args.tau is not None:
         raise ValueError("the pool has k=1: --tau applies only to pools with several draws per cell")
     steps, bytes_ = bootstrap_cost(pool.n_prompts, pool.n_policies, len(families) if families else len(FAMILIES), args.n_boot)
@@ -96,9 +119,11 @@ def run(args) -> int:
         alpha=args.alpha,
         progress=True if args.progress else False,
     )
+    ranking = rank_routers(res, pool, seed=args.seed)
     payload = {
         "pool": {"source": args.pool, "n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k},
         **res.to_dict(),
+        "ranking": ranking.to_dict(),
     }
     if not args.json:
         metric = "accuracy" if res.tau is None else f"coverage at tau={res.tau:g}"
@@ -123,4 +148,7 @@ def run(args) -> int:
     else:
         print("\nfield summaries (no costs in the pool: AIQ, APGR and CPT(50%) need them):")
     emit({}, summary.drop(columns=["accuracy"]), False)
+    print(f"\nranking of the pre-answer families ({int(100 * (1 - ranking.alpha))}% bootstrap rank intervals on the shared resamples; exact McNemar "
+          f"against the best, Holm-adjusted): not distinguishable from {ranking.best}: {', '.join(ranking.tied_with_best)}")
+    emit({}, ranking.frame(), False)
     return 0
