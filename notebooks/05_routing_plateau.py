@@ -2130,7 +2130,10 @@ rank_df = pd.concat([r.frame().assign(pool=p) for p, r in rank_of.items()], igno
 
 # %%
 #| label: fig-plateau-ranking
-#| fig-cap: "Pre-answer router families ranked on the test halves: the point rank (1 = best), its 95% bootstrap rank interval on the shared paired resamples, and, filled, the families not distinguishable from the best (Holm-adjusted exact McNemar tests at α = 0.05)."
+#| fig-cap: >-
+#|   Pre-answer router families ranked on the test halves: the point rank (1 = best), its 95%
+#|   bootstrap rank interval on the shared paired resamples, and, filled, the families not
+#|   distinguishable from the best (Holm-adjusted exact McNemar tests at α = 0.05).
 fig, axes = plt.subplots(1, len(rank_of), figsize=(3.2 * len(rank_of), 3.6), squeeze=False)
 for ax, (p, d) in zip(axes[0], rank_df.groupby("pool", sort=False), strict=True):
     d = d.sort_values("rank", ascending=False)
@@ -2138,7 +2141,7 @@ for ax, (p, d) in zip(axes[0], rank_df.groupby("pool", sort=False), strict=True)
     ax.hlines(y, d["rank_lo"], d["rank_hi"], color="0.5", lw=1.5)
     fill = np.where(d["indistinguishable"], R.PALETTE[0], "white")
     ax.scatter(d["rank"], y, c=fill, edgecolors=R.PALETTE[0], zorder=3)
-    ax.set_yticks(y, [FAMILY.get(f, f) for f in d["family"]], fontsize=6)
+    ax.set_yticks(y, [family_label(f) for f in d["family"]], fontsize=6)
     ax.set(title=p, xlabel="rank (1 = best)")
     ax.invert_xaxis()
 plt.tight_layout()
@@ -2147,7 +2150,7 @@ plt.show()
 # %%
 tied = {p: r.tied_with_best for p, r in rank_of.items()}
 wide_iv = int(((rank_df["rank_hi"] - rank_df["rank_lo"]) >= 2).sum())
-fam_name = lambda f: FAMILY.get(f, f)  # noqa: E731
+fam_name = family_label
 real = "; ".join(R.md("on {p} {k} families tie with {b}", p=p, k=len(t) - 1,
                       b=fam_name(rank_of[p].best)) for p, t in tied.items() if p != "simulated")
 R.show_md("Reading: on the simulated pool the best family is {b} and {n} families are not "

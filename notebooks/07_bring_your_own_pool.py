@@ -659,7 +659,9 @@ rb_frame.columns = pd.Index(list(rb), dtype=object)
 
 # %%
 #| label: tbl-byop-pickles
-#| tbl-cap: "The two published pickle layouts, written from the lab's seed pool and read back by open_pool: how the layout was recognised, the pool read, and where the names came from."
+#| tbl-cap: >-
+#|   The two published pickle layouts, written from the lab's seed pool and read back by open_pool:
+#|   how the layout was recognised, the pool read, and where the names came from.
 read = {f: open_pool(WORK / f) for f in ("router_dataset.pkl", "routerbench_0shot.pkl")}
 R.table(pd.DataFrame([
     {"file": f, "read as": p.meta["read_as"]["format"],
@@ -709,7 +711,9 @@ ig = {name: integrity_checks(p, split="half", seed=SEED, gold_column="answer")
 
 # %%
 #| label: tbl-byop-integrity
-#| tbl-cap: "The integrity checks of the lab's seed pool (first draw), as stored and with copies of calibration prompts planted among the test prompts of the routers' half split."
+#| tbl-cap: >-
+#|   The integrity checks of the lab's seed pool (first draw), as stored and with copies of
+#|   calibration prompts planted among the test prompts of the routers' half split.
 R.table(ig["lab"].frame()[["check", "status", "count"]].merge(
     ig["planted"].frame()[["check", "status", "count", "detail"]], on="check",
     suffixes=(" (lab)", " (planted)")))
@@ -721,7 +725,8 @@ R.show_md("Reading: the stored pool has {g0} duplicate groups; with the planted 
           "finds {g1}, {lk} of them across the split ({lp} test prompts with a copy in "
           "calibration), which it reports as leakage. Recomputed from the answers and the "
           "prompts' `answer` column, {dis} of {chk:,} verdicts disagree. The best constant "
-          "selected on calibration scores {bc:.3f} on the test half, the oracle {orc:.3f}.", g0=d0.n_groups, g1=d1.n_groups,
+          "selected on calibration scores {bc:.3f} on the test half, the oracle {orc:.3f}.",
+          g0=d0.n_groups, g1=d1.n_groups,
           lk=d1.n_leaking_groups, lp=d1.n_leaking_prompts, dis=al.n_disagree, chk=al.n_checked,
           bc=bl.iloc[0], orc=bl["oracle (evaluated prompts)"])
 
@@ -749,7 +754,9 @@ trips = pd.DataFrame(trips)
 
 # %%
 #| label: tbl-byop-export
-#| tbl-cap: "The lab's seed pool (first draw, stand-in costs) exported to each format and read back with open_pool: verdicts and policy names equal, and what the format cannot hold."
+#| tbl-cap: >-
+#|   The lab's seed pool (first draw, stand-in costs) exported to each format and read back with
+#|   open_pool: verdicts and policy names equal, and what the format cannot hold.
 R.table(trips)
 
 # %%
