@@ -39,6 +39,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from .._result import Result
 from .._validate import check_int, literal_list
 from ..pool import Pool
 from .evaluate import Protocol, make_protocol, outcome_matrix
@@ -108,8 +109,8 @@ def _fold_of(proto, n: int) -> np.ndarray:
 
 
 # ====================================================================== duplicates
-@dataclasses.dataclass(frozen=True)
-class DuplicateCheck:
+@dataclasses.dataclass(frozen=True, repr=False)
+class DuplicateCheck(Result):
     """Duplicated prompts: counts, the groups (``groups``: prompt_id, group, kind, fold) and leakage."""
 
     n_prompts: int
@@ -269,8 +270,8 @@ def answers_match(answer, gold) -> bool:
     return False
 
 
-@dataclasses.dataclass(frozen=True)
-class AlignmentCheck:
+@dataclasses.dataclass(frozen=True, repr=False)
+class AlignmentCheck(Result):
     """Recorded verdicts against verdicts recomputed from the answers and the gold column."""
 
     gold_column: str | None
@@ -326,8 +327,8 @@ def check_outcome_alignment(pool: Pool, gold_column: str | None = None, *, match
 
 
 # ====================================================================== aggregation
-@dataclasses.dataclass(frozen=True)
-class AggregationCheck:
+@dataclasses.dataclass(frozen=True, repr=False)
+class AggregationCheck(Result):
     """Warnings about how the outcomes were aggregated: max-merged k = 1 data, identical members."""
 
     merged_with_max: bool
@@ -388,8 +389,8 @@ def check_aggregation(pool: Pool, *, min_draws: int = 20) -> AggregationCheck:
 
 
 # ====================================================================== constant baselines
-@dataclasses.dataclass(frozen=True)
-class Baselines:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Baselines(Result):
     """Constant and per-dataset baselines on the evaluated prompts of one protocol."""
 
     protocol: str
@@ -449,8 +450,8 @@ def constant_baselines(pool: Pool, *, tau=None, split=None, cv=None, seed: int =
 
 
 # ====================================================================== all together
-@dataclasses.dataclass(frozen=True)
-class IntegrityReport:
+@dataclasses.dataclass(frozen=True, repr=False)
+class IntegrityReport(Result):
     """Every integrity check of one pool: ``frame()`` one row per check, ``findings`` sentences."""
 
     duplicates: DuplicateCheck

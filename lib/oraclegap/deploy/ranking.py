@@ -27,6 +27,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from statsmodels.stats.contingency_tables import mcnemar
 
+from .._result import Result
 from .._validate import check_alpha, check_int
 from ..pool import Pool
 from ..stats.multiplicity import holm
@@ -35,8 +36,8 @@ from .evaluate import RouterComparison, bootstrap_means, outcome_matrix
 __all__ = ["RouterRanking", "rank_families", "rank_routers"]
 
 
-@dataclasses.dataclass(frozen=True)
-class RouterRanking:
+@dataclasses.dataclass(frozen=True, repr=False)
+class RouterRanking(Result):
     """Families ranked with bootstrap rank intervals and the set not distinguishable from the best."""
 
     families: tuple
@@ -54,10 +55,8 @@ class RouterRanking:
     n_boot: int
     n_eval: int
 
-    def __repr__(self) -> str:
-        tied = ", ".join(self.tied_with_best)
-        return (f"RouterRanking({len(self.families)} families on {self.n_eval} prompts, best {self.best!r}, "
-                f"not distinguishable from it at Holm alpha={self.alpha:g}: {tied})")
+    _repr_fields = ("best", "tied_with_best", "families", "score", "rank_lo", "rank_hi", "alpha", "n_boot",
+                    "n_eval")
 
     @property
     def tied_with_best(self) -> tuple:
