@@ -676,7 +676,9 @@ def test_write_audit_json_only_and_atomic(tmp_path):
     pool = exchangeable_pool()
     out = tmp_path / "rep"
     res, info = audit.write_audit(pool, out, report=False, small=True)
-    assert json.loads((out / "audit.json").read_text()) == res.to_json()
+    written = json.loads((out / "audit.json").read_text())
+    build = written.pop("build")  # the file adds the build record (commit, lock, versions) to the numbers
+    assert written == res.to_json() and build["small"] is True
     assert audit.load_numbers(out / "audit.json")["format"] == audit.FORMAT_NAME
     assert audit.is_audit_dir(out)
     # an audit folder is replaced; nothing is left beside it
@@ -700,7 +702,7 @@ def test_failed_report_leaves_nothing(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("kernel died")
 
-    monkeypatch.setattr(audit, "_execute", boom)
+    monkeypatch.setattr(audit.write, "_execute", boom)  # looked up where write_audit runs
     out = tmp_path / "rep"
     with pytest.raises(ValueError, match="report notebook failed.*kernel died"):
         audit.write_audit(identical_pool(), out, small=True)
@@ -777,7 +779,7 @@ def test_render_report_quarto_or_fallback(tmp_path, monkeypatch, quarto_rc):
                       f"exit {quarto_rc}\n")
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
-    monkeypatch.setattr(audit, "_find_quarto", lambda: str(script))  # not the project's installed kit
+    monkeypatch.setattr(audit.write, "_find_quarto", lambda: str(script))  # not the project's installed kit
     work = tmp_path / "work"
     work.mkdir()
     nb = _tiny_notebook(work / "audit.ipynb")
