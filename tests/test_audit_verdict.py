@@ -215,7 +215,23 @@ def test_findings_follow_the_path(base16, base1):
     assert audit.verdict(_edit(j, nulls_([0], []))).findings == ("power-uncertain", "luck", "quality-only")
     assert audit.verdict(_edit(j, no_gap_)).findings == ("no-gap",)
     k1 = _edit(base1, certified_(True))
-    assert audit.verdict(k1).findings == ("k1", "certified")
+    assert audit.verdict(k1).findings == ("k1", "luck-not-excluded")
+
+
+def test_exchangeable_k1_pool_is_not_reported_certified(base1):
+    """Issue 25: at k = 1 exchangeable members have a certified outcome-oracle gap (the oracle
+    collects the luck of M single draws); the code says luck is not excluded, and the headline
+    names the responses per prompt the planner says would decide it."""
+    assert base1["certificates"]["levels"]["outcome"]["certified"]  # the gap of pure luck is certified
+    v = audit.verdict(base1)
+    assert v.code == base1["verdict"]["code"] == "luck-not-excluded" and "certified" not in v.findings
+    plan = base1["power"]["plan_k"]
+    req = plan["required"]["redeal"]
+    row = next(r for r in plan["curve"] if r["null"] == "redeal" and r["k"] == (req or max(plan["grid"])))
+    assert f"k = {row['k']} responses per prompt" in v.headline and f"{row['reject_rate']:.3f}" in v.headline
+    assert ("more than k =" in v.headline) == (req is None)
+    with_router = _edit(base1, router_([0]))  # a held-out router that beats: a claim the split can test
+    assert audit.verdict(with_router).code == "certified-recoverable"
 
 
 def test_no_rule_for_an_impossible_pool(base16):

@@ -14,7 +14,10 @@ Delta / G (paper 001, bracket interval) is >= 0.5. The rules, in order:
 1. ``no-gap`` -- D(tau) = 0 at every audited threshold: no prompt separates the members.
 2. k = 1 (no null that needs k > 1 applies; the certificates carry the inference):
    ``noise`` when the outcome-oracle gap is not certified; ``certified-recoverable`` when it
-   is and the router beats; else ``certified``.
+   is and the quick router beats the calibration-selected member on held-out prompts; else
+   ``luck-not-excluded``: the gap is certified, but at k = 1 even exchangeable members have a
+   positive outcome-oracle gap (the oracle collects the luck of M single draws), so a certified
+   gap alone is no finding; the headline names the responses per prompt that would decide it.
 3. k > 1: ``noise`` -- neither null rejects at any threshold;
 4. ``quality-only`` -- the re-deal null rejects somewhere but the margin-preserving null (which
    allows for member quality) nowhere;
@@ -49,9 +52,9 @@ from .settings import _current_power, _num
 
 __all__ = ["VERDICTS", "Verdict", "Facts", "Rule", "RULES", "first_rule", "findings", "verdict"]
 
-#: Verdict codes, in the order their first rule is tried (see :data:`RULES`).
+#: Verdict codes (the k = 1 code ``luck-not-excluded`` last; :data:`RULES` gives the order they are tried).
 VERDICTS = ("no-gap", "noise", "quality-only", "inconclusive", "certified-recoverable", "luck", "certified",
-            "detected-not-certified")
+            "detected-not-certified", "luck-not-excluded")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,7 +255,7 @@ RULES = (
     Rule("no-gap", "no-gap", no_gap),
     Rule("k1-not-certified", "noise", k1_not_certified),
     Rule("k1-recoverable", "certified-recoverable", k1_recoverable),
-    Rule("k1-certified", "certified", k1_certified),
+    Rule("k1-certified", "luck-not-excluded", k1_certified),
     Rule("no-rejection", "noise", no_rejection),
     Rule("quality-only", "quality-only", quality_only),
     Rule("never-both", "inconclusive", never_both),

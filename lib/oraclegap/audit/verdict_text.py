@@ -195,14 +195,20 @@ def _k1_reasons(f) -> list:
     return ["No nulls that need k > 1 apply; see the certificates.", _cert_reason(f, f.k1_key)]
 
 
-def _k1_collect_step(f) -> list:
-    """The k >= 2 the re-deal null would need (the planner over responses per prompt)."""
+def _k1_plan_row(f) -> tuple[dict | None, int | None]:
+    """The planner's row that decides a k = 1 pool (re-deal null): the first k on its grid whose
+    power reaches the target, else its largest k; and that k (None when none reaches it)."""
     plan = (f.numbers.get("power") or {}).get("plan_k")
     if not plan:
-        return []
+        return None, None
     curve = [r for r in plan["curve"] if r["null"] == "redeal"]
     req = plan["required"].get("redeal")
-    row = next((r for r in curve if r["k"] == req), curve[-1] if curve else None)
+    return next((r for r in curve if r["k"] == req), curve[-1] if curve else None), req
+
+
+def _k1_collect_step(f) -> list:
+    """The k >= 2 the re-deal null would need (the planner over responses per prompt)."""
+    row, req = _k1_plan_row(f)
     if row is None:
         return []
     return [md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: {w} "
@@ -247,9 +253,27 @@ def k1_recoverable(f) -> Prose:
 
 
 def k1_certified(f) -> Prose:
+    """``luck-not-excluded``: the outcome-oracle gap is certified, but at k = 1 even exchangeable
+    members have one (the oracle collects the luck of M single draws), so the headline names the
+    responses per prompt that would decide it."""
+    c = f.certs[f.k1_key]["paired"]
+    row, req = _k1_plan_row(f)
+    if row is None:
+        decide = "k >= 2 responses per prompt and policy would decide it"
+    elif req is not None:
+        decide = md("k = {kk} responses per prompt and policy would decide it (the re-deal null would then detect a "
+                    "diffuse effect of size L = {x} with power {p} [{lo}, {hi}])", kk=row["k"], x=row["population_L"],
+                    p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"])
+    else:
+        decide = md("more than k = {kk} responses per prompt and policy would be needed to decide it (at k = {kk} the "
+                    "re-deal null detects a diffuse effect of size L = {x} with power {p} [{lo}, {hi}] only)",
+                    kk=row["k"], x=row["population_L"], p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"])
     be = _num(f.cov[f.keys[0]]["break_even"])
-    headline = _k1_certified_headline(f) + md(
-        "; a router must keep its error on the disagreement prompts below L/D = {be} to beat the best member.", be=be)
+    headline = md("The outcome-oracle gap G = {g} is certified after selecting the best member (paired interval "
+                  "[{lo}, {hi}]), but with one response per prompt single-draw luck cannot be excluded: even "
+                  "exchangeable members have a positive outcome-oracle gap at k = 1, and {decide}; until then a router "
+                  "must keep its error on the disagreement prompts below L/D = {be} to beat the best member.",
+                  g=c["gap"], lo=c["lo"], hi=c["hi"], decide=decide, be=be)
     reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key)]
     steps = _k1_collect_step(f) + ["Before training a router, check that the prompts carry a routing signal (text, "
                                    "embeddings, features) and evaluate a router family with cross-fitting "
