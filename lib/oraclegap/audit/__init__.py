@@ -50,7 +50,9 @@ The package, one job a module, each importing only the ones listed after it:
 * :mod:`~oraclegap.audit.display` -- :func:`texts`, :func:`frames`, the ``plot_*`` figures;
 * :mod:`~oraclegap.audit.verdict` -- the verdict rules as an ordered table of named predicates;
   their prose in :mod:`~oraclegap.audit.verdict_text`;
-* :mod:`~oraclegap.audit.settings` -- settings, seeds, the planners' grids, JSON values.
+* :mod:`~oraclegap.audit.settings` -- settings, seeds, the planners' grids, JSON values;
+* :mod:`~oraclegap.audit.study` -- the verdict study: audits of simulated pools of known truth
+  counted as a confusion table with Wilson intervals (:func:`verdict_study`; beside ``write``).
 
 Every public name (and the private ones the tests use) is re-exported here, so
 ``from oraclegap.audit import run_audit`` and ``oraclegap.audit.verdict(numbers)`` work as before.
@@ -98,6 +100,7 @@ from .settings import (
     primary_tau,
     section_seeds,
 )
+from .study import VerdictStudy, truth_pool, verdict_study
 from .verdict import RULES, VERDICTS, Facts, Rule, Verdict, first_rule, verdict
 from .write import (
     AUDIT_FILES,
@@ -176,6 +179,9 @@ __all__ = [
     "plot_nulls",
     "plot_power",
     "plot_noise",
+    "VerdictStudy",
+    "truth_pool",
+    "verdict_study",
 ]
 
 # private names the tests use, re-exported (``_check_out`` is the old name of ``check_out``)
