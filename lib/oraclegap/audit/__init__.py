@@ -44,15 +44,15 @@ The package, one job a module, each importing only the ones listed after it:
 
 * :mod:`~oraclegap.audit.write` -- files: ``audit.json``, the report notebook and page, the
   directory rules (:func:`write_audit`, :func:`load_numbers`, :func:`owned_files`, :func:`check_out`);
+  beside it :mod:`~oraclegap.audit.study`, the verdict study: audits of simulated pools of known
+  truth counted as a confusion table with Wilson intervals (:func:`verdict_study`);
 * :mod:`~oraclegap.audit.compute` -- one builder per section returning a typed
   :class:`~oraclegap.audit.compute.Section`, :func:`run_audit`, :func:`summary`, :func:`draws_sweep`;
 * :mod:`~oraclegap.audit.planners` -- the useful effect and the certificate planner;
 * :mod:`~oraclegap.audit.display` -- :func:`texts`, :func:`frames`, the ``plot_*`` figures;
 * :mod:`~oraclegap.audit.verdict` -- the verdict rules as an ordered table of named predicates;
   their prose in :mod:`~oraclegap.audit.verdict_text`;
-* :mod:`~oraclegap.audit.settings` -- settings, seeds, the planners' grids, JSON values;
-* :mod:`~oraclegap.audit.study` -- the verdict study: audits of simulated pools of known truth
-  counted as a confusion table with Wilson intervals (:func:`verdict_study`; beside ``write``).
+* :mod:`~oraclegap.audit.settings` -- settings, seeds, the planners' grids, JSON values.
 
 Every public name (and the private ones the tests use) is re-exported here, so
 ``from oraclegap.audit import run_audit`` and ``oraclegap.audit.verdict(numbers)`` work as before.
