@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -165,7 +166,7 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
     nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress)
     results["nulls"] = nt
     per = {key: {"tau": tau_of[key]} for key in keys}
-    p_raw = {null: [] for null in nulls.NULLS}
+    p_raw: dict[str, list[float]] = {null: [] for null in nulls.NULLS}
     for key in keys:
         for null in nulls.NULLS:
             try:
@@ -224,7 +225,7 @@ def power_section(pool: Pool, s: AuditSettings, *, progress: bool = False) -> Se
     eff = useful_effect(pool, s.primary_tau, s.effect, seed=seeds["effect"])
     results["effect"] = eff
     base = effect_centres(pool)  # one population for the current design and every planned one
-    common = dict(M=M, tau=s.primary_tau, alpha=s.alpha, n_draws=s.plan_draws, base=base, sigma=eff.sigma)
+    common: dict[str, Any] = dict(M=M, tau=s.primary_tau, alpha=s.alpha, n_draws=s.plan_draws, base=base, sigma=eff.sigma)
     pw_num: dict = {"applicable": True, "tau": s.primary_tau, "effect": eff.to_dict(), "target": s.target_power}
     if k > 1:
         pw = studies.power("diffuse", n=n, k=k, n_reps=s.n_reps, nulls=("redeal", "margin"), seed=seeds["power"], **common)

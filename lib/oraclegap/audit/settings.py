@@ -76,10 +76,10 @@ def audit_settings(taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, sma
     """Validated settings. ``effect``: the population oracle gap L (at the primary threshold) that
     counts as useful, for the power planner; ``power_tau``: that threshold (default
     :func:`primary_tau`); ``small``: reduced Monte Carlo sizes (a quick look)."""
-    t = check_taus(taus, "taus")
-    if len(np.unique(t)) != t.size:
-        raise ValueError(f"taus repeats a threshold: {t.tolist()}; give each once")
-    t = tuple(float(x) for x in np.sort(t))
+    arr = check_taus(taus, "taus")
+    if len(np.unique(arr)) != arr.size:
+        raise ValueError(f"taus repeats a threshold: {arr.tolist()}; give each once")
+    t = tuple(float(x) for x in np.sort(arr))
     alpha = check_alpha(alpha)
     if alpha >= 0.5:
         raise ValueError(f"alpha must be below 0.5, got {alpha}")
@@ -175,7 +175,7 @@ def _num(x):
     return float("nan") if x is None else float(x)
 
 
-def _current_power(numbers: dict) -> tuple[dict, str | None]:
+def _current_power(numbers: Mapping) -> tuple[dict, str | None]:
     """The power of this design (``power.current``) and its state (:func:`power_state`); audits
     written before the state was recorded are read from the point estimate and its interval."""
     pw = numbers.get("power") or {}

@@ -59,7 +59,7 @@ def _power_sentence(numbers: dict) -> str | None:
 def _plan_steps(numbers: dict) -> list:
     """'Collect k' / n' ...' sentences from the planners (re-deal null at the primary threshold)."""
     pw = numbers.get("power") or {}
-    steps = []
+    steps: list[str] = []
     if not pw.get("applicable"):
         return steps
     target = numbers["settings"]["target_power"]

@@ -78,7 +78,7 @@ def owned_files(out) -> dict:
             ok = isinstance(files, dict) and all(k in AUDIT_FILES and isinstance(v, list) for k, v in files.items())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError):
             ok = False
-        if not ok:
+        if not ok or not isinstance(files, dict):  # (ok implies a dict; said again for the type checker)
             raise ValueError(f"--out {str(out)!r} has a damaged audit manifest {MANIFEST_NAME}; refusing to replace "
                              "anything in it: choose a new or empty directory (or move the audit files out)")
         for name, hashes in files.items():
@@ -283,7 +283,7 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     tmp.mkdir()
     (tmp / TMP_MARK).write_text(str(os.getpid()), encoding="utf-8")
-    info = {"renderer": None}
+    info: dict[str, str | None] = {"renderer": None}
     try:
         jpath = tmp / "audit.json"
         from .. import _buildinfo
