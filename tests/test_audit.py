@@ -550,9 +550,15 @@ def test_verdict_k1_pool():
     R = certify.outcomes_from_pool(k1_pool())
     want = certify.selection_valid_gap_from_outcomes(R, 0.05, "paired")
     assert j["certificates"]["levels"]["outcome"]["paired"]["lo"] == want.lo
-    # exchangeable members at k = 1 still have an outcome-oracle gap (single-draw luck): certified, with the caveat
-    assert v.code == ("certified" if want.certified else "noise")
+    # exchangeable members at k = 1 still have an outcome-oracle gap (single-draw luck): certified, but the code says
+    # that luck is not excluded, and the headline names the responses per prompt that would decide it
+    assert v.code == ("luck-not-excluded" if want.certified else "noise") and v.code != "certified"
     assert "single-draw luck" in v.headline
+    if want.certified:
+        plan = j["power"]["plan_k"]
+        k_decide = plan["required"]["redeal"] or max(plan["grid"])
+        assert f"k = {k_decide} responses per prompt" in v.headline
+        assert audit.summary(j)["code"] == "luck-not-excluded" and audit.summary(j)["k_needed"] == plan["required"]["redeal"]
     assert j["power"]["plan_k"]["grid"] == [4, 8, 16]
     assert any("k >= 2" in s for s in v.next_steps)
     assert "No nulls that need k > 1 apply" in audit.texts(j)["nulls"]
@@ -702,7 +708,7 @@ def test_failed_report_leaves_nothing(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("kernel died")
 
-    monkeypatch.setattr(audit, "_execute", boom)
+    monkeypatch.setattr(audit.write, "_execute", boom)  # looked up where write_audit runs
     out = tmp_path / "rep"
     with pytest.raises(ValueError, match="report notebook failed.*kernel died"):
         audit.write_audit(identical_pool(), out, small=True)
@@ -779,7 +785,7 @@ def test_render_report_quarto_or_fallback(tmp_path, monkeypatch, quarto_rc):
                       f"exit {quarto_rc}\n")
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
-    monkeypatch.setattr(audit, "_find_quarto", lambda: str(script))  # not the project's installed kit
+    monkeypatch.setattr(audit.write, "_find_quarto", lambda: str(script))  # not the project's installed kit
     work = tmp_path / "work"
     work.mkdir()
     nb = _tiny_notebook(work / "audit.ipynb")

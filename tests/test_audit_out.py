@@ -51,7 +51,7 @@ def _no_compute(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("the audit computed before checking its target")
 
-    monkeypatch.setattr(audit, "run_audit", boom)
+    monkeypatch.setattr(audit.compute, "run_audit", boom)  # where write_audit looks it up
 
 
 def test_rerun_replaces_only_what_the_audit_wrote(capsys, tmp_path, pool_dir):
@@ -163,7 +163,7 @@ def test_target_that_cannot_be_written_is_refused_before_work(capsys, tmp_path, 
     def denied(*a, **k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(audit.tempfile, "mkdtemp", denied)
+    monkeypatch.setattr(audit.write.tempfile, "mkdtemp", denied)
     rc, _, err = _run(capsys, "audit", pool_dir, "--out", tmp_path / "rep", "--small", "--quiet")
     assert rc == 2 and "cannot write into" in err and "Permission denied" in err, err
     assert list(tmp_path.iterdir()) == []
@@ -213,7 +213,7 @@ def test_kill_during_report_phase_leaves_the_folder_and_the_next_run_cleans(tmp_
     audit.write_audit(pool, out, report=False, small=True, seed=1)
     (out / "note.txt").write_text("mine")
     before = _tree(out)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(audit.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(audit.__file__).parents[2]), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "oraclegap.cli", "audit", str(pool_dir), "--out", str(out), "--small",
                              "--quiet", "--seed", "2"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 

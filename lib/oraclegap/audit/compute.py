@@ -1,0 +1,546 @@
+"""The audit's computation: one builder per section, each returning a :class:`Section` (its
+JSON-ready numbers beside the library result objects they came from), and :func:`run_audit`,
+which runs them in order with the seeds of :func:`~oraclegap.audit.settings.section_seeds` and
+ends with the verdict (:func:`oraclegap.audit.verdict.verdict`).
+
+Sections: the pool summary (:func:`pool_section`), coverage (:func:`coverage_section`), the nulls
+(:func:`nulls_section`), power and the planners (:func:`power_section`), the certificates
+(:func:`certificates_section`), single-draw noise (:func:`noise_section`) and the quick held-out
+router (:func:`router_section`, :func:`quick_router`). :func:`summary` puts one audit in one row;
+:func:`draws_sweep` audits the first k draws for several k.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._validate import as_rng, check_int
+from ..pool import Pool
+from ..stats import certify, noise, nulls, studies
+from ..stats.coverage import coverage, need, pass1_oracle_gap, routing_account
+from ..stats.multiplicity import holm as _holm  # NaN entries stay NaN and are not counted
+from . import display
+from .planners import certificate_prompts, effect_centres, useful_effect
+from .settings import (
+    DEFAULT_TAUS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    K1_PLAN,
+    LUCK_SHARE,
+    PLAN_K_REACH,
+    PLAN_N_REACH,
+    ROUTER_MIN_PROMPTS,
+    AuditSettings,
+    _current_power,
+    _jsonable,
+    _num,
+    _records,
+    audit_settings,
+    check_auditable,
+    plan_grid,
+    power_state,
+    section_seeds,
+)
+from .verdict import Verdict, verdict
+
+__all__ = ["Section", "CoverageSection", "pool_section", "coverage_section", "nulls_section", "power_section",
+           "certificates_section", "noise_section", "router_section", "quick_router", "AuditResult", "run_audit",
+           "summary", "draws_sweep"]
+
+
+# ============================================================================ section results
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """One computed section of an audit: ``name`` (its key in ``audit.json``), ``numbers`` (what
+    ``audit.json`` holds under that key) and ``results`` (the library result objects behind them,
+    by name, as :attr:`AuditResult.results` holds them)."""
+
+    name: str
+    numbers: dict
+    results: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class CoverageSection(Section):
+    """The coverage section, with the thresholds every later section reads: ``keys`` (the keys of
+    ``coverage.taus``), ``tau_of`` (key -> threshold) and ``primary_key`` (the primary threshold's)."""
+
+    keys: tuple = ()
+    tau_of: dict = dataclasses.field(default_factory=dict)
+    primary_key: str = ""
+
+    def levels(self, k: int) -> tuple[list, list]:
+        """(levels, keys) of the certificates and the router: the single outcome at k = 1
+        (level None, key ``outcome``), else every audited threshold."""
+        if k == 1:
+            return [None], ["outcome"]
+        return [self.tau_of[key] for key in self.keys], list(self.keys)
+
+
+# ============================================================================ pool summary
+def pool_section(pool: Pool) -> Section:
+    """Shape, alignment, degenerate prompts, member rates, the metadata present."""
+    return Section("pool", _pool_summary(pool), {})
+
+
+def _pool_summary(pool: Pool) -> dict:
+    n, M, k = pool.shape
+    rates = pool.rates()
+    member = rates.mean(axis=0)
+    deg = nulls.degenerate_prompts(pool)
+    pt, pol = pool.prompts, pool.policies
+    text = pt["text"]
+    has_text = bool(text.notna().any() and text.dropna().astype(str).str.strip().ne("").any())
+    dataset_levels = int(pt["dataset"].dropna().nunique())
+    extra_prompt = [c for c in pt.columns if c not in ("id", "text", "dataset", "split") and pt[c].notna().any()]
+    extra_policy = [c for c in pol.columns if c != "name" and pol[c].notna().any()]
+    v = pool.verdicts
+    identical = bool((v == v[:, :1, :]).all())
+    return {
+        "n_prompts": n, "n_policies": M, "k": k, "alignment": pool.alignment,
+        "policies": pool.policy_names,
+        "members": [{"policy": nm, "mean_rate": float(r)} for nm, r in zip(pool.policy_names, member, strict=True)],
+        "best_member": pool.policy_names[int(member.argmax())],
+        "degenerate": deg,
+        "identical_members": identical,
+        "metadata": {
+            "text": has_text,
+            "embeddings": None if pool.embeddings is None else int(pool.embeddings.shape[1]),
+            "answers": pool.answers is not None,
+            "cost": pool.cost is not None,
+            "dataset_levels": dataset_levels,
+            "splits": pool.splits,
+            "prompt_columns": extra_prompt,
+            "policy_columns": extra_policy,
+        },
+        "meta": _jsonable({key: pool.meta[key] for key in ("dataset", "provenance", "license", "source") if key in pool.meta}),
+    }
+
+
+# ============================================================================ coverage
+def coverage_section(pool: Pool, s: AuditSettings) -> CoverageSection:
+    """Oracle, best member, mixture, D, L and L/D at each threshold, the pass@1 gap and (k > 1) the
+    coverage curve over every threshold the k draws can tell apart."""
+    k = pool.k
+    cov = coverage(pool, s.taus)
+    cdict = cov.to_dict()
+    keys = list(cdict)
+    tau_of = dict(zip(keys, s.taus, strict=True))
+    pkey = next(key for key in keys if abs(tau_of[key] - s.primary_tau) < 1e-12)
+    p1 = pass1_oracle_gap(pool)
+    num = {
+        "taus": {key: {"tau": tau_of[key], **row} for key, row in cdict.items()},
+        "members": _records(cov.members_frame()),
+        "pass1": {"oracle": p1.oracle, "best": p1.best, "best_policy": p1.best_policy, "gap": p1.gap},
+        "primary_key": pkey,
+    }
+    if k > 1:
+        grid = np.arange(1, k + 1) / k if k <= 60 else np.linspace(1 / k, 1.0, 60)
+        curve = coverage(pool, grid)
+        num["curve"] = {"tau": grid, "oracle": curve.oracle, "best": curve.best, "mixture": curve.mixture,
+                        "D": curve.D}
+    return CoverageSection("coverage", num, {"coverage": cov, "pass1": p1}, tuple(keys), tau_of, pkey)
+
+
+# ============================================================================ nulls
+_K1_NULLS = "No nulls that need k > 1 apply; see the certificates."
+
+
+def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progress: bool = False) -> Section:
+    """The re-deal and margin-preserving tests of L at each threshold, Holm-adjusted over the
+    thresholds within each null; the excess bootstrap at the primary threshold; on seed-aligned
+    draws the measured coupling. At k = 1 no null applies."""
+    if pool.k == 1:
+        return Section("nulls", {"applicable": False, "reason": _K1_NULLS, "redeal_taus": [], "margin_taus": [],
+                                 "detected_taus": []}, {})
+    seeds = section_seeds(s.seed)
+    keys, tau_of = list(cov.keys), cov.tau_of
+    results: dict = {}
+    nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress)
+    results["nulls"] = nt
+    per = {key: {"tau": tau_of[key]} for key in keys}
+    p_raw: dict[str, list[float]] = {null: [] for null in nulls.NULLS}
+    for key in keys:
+        for null in nulls.NULLS:
+            try:
+                t = nt.get("L", tau_of[key], null)
+            except KeyError as exc:  # a test the library skipped (degenerate): no p-value
+                per[key][null] = {"skipped": str(exc.args[0]) if exc.args else "skipped"}
+                p_raw[null].append(float("nan"))
+                continue
+            per[key]["observed"] = t.observed
+            per[key][null] = {"mean": t.mean, "band": [t.band_lo, t.band_hi], "p": t.p, "excess": t.excess,
+                              "ess": t.ess}
+            p_raw[null].append(t.p)
+    reject = {}
+    for null in nulls.NULLS:
+        adj = _holm(p_raw[null])
+        for key, pa in zip(keys, adj, strict=True):
+            if "skipped" not in per[key][null]:
+                per[key][null]["p_holm"] = _jsonable(pa)
+                per[key][null]["reject"] = bool(pa <= s.alpha)
+        reject[null] = [key for key in keys if per[key][null].get("reject")]
+    for key in keys:
+        per[key]["detected"] = key in reject["redeal"] and key in reject["margin"]
+    try:
+        ex = nulls.excess_bootstrap(pool, s.primary_tau, n_boot=s.n_excess, n_draws=s.excess_draws,
+                                    seed=seeds["excess"])
+    except (ValueError, KeyError) as exc:  # e.g. a degenerate test the library refuses
+        ex, ex_reason = None, str(exc)
+    results["excess"] = ex
+    align = None
+    if pool.alignment == "seed-aligned":
+        da = nulls.draw_alignment(pool, n_draws=s.align_draws, seed=seeds["alignment"])
+        results["draw_alignment"] = da
+        align = {"matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
+                 "band": [da.test.band_lo, da.test.band_hi], "n_draws": s.align_draws, "seed": seeds["alignment"]}
+    num = {
+        "applicable": True, "n_draws": s.n_draws, "seed": seeds["nulls"], "tests": _jsonable(nt.to_dict()),
+        "seed_aligned": pool.alignment == "seed-aligned", "draw_alignment": align,
+        "L": _jsonable(per), "redeal_taus": reject["redeal"], "margin_taus": reject["margin"],
+        "detected_taus": [key for key in keys if per[key]["detected"]],
+        "n_degenerate": nt.n_degenerate,
+        "excess": ({"tau": s.primary_tau, "null": "redeal", "reason": ex_reason} if ex is None else
+                   {"tau": s.primary_tau, "null": "redeal", "excess": ex.excess, "lo": ex.lo, "hi": ex.hi,
+                    "level": ex.level, "n_boot": s.n_excess, "n_draws": s.excess_draws, "seed": seeds["excess"]}),
+    }
+    return Section("nulls", num, results)
+
+
+# ============================================================================ power and the planner
+def power_section(pool: Pool, s: AuditSettings, *, progress: bool = False) -> Section:
+    """The useful effect (:func:`~oraclegap.audit.planners.useful_effect`), this design's power
+    against it (k > 1; judged by its Wilson interval, :func:`~oraclegap.audit.settings.power_state`)
+    and the planners over responses per prompt and prompts (k = 1: over :data:`K1_PLAN`)."""
+    seeds = section_seeds(s.seed)
+    n, M, k = pool.shape
+    results: dict = {}
+    eff = useful_effect(pool, s.primary_tau, s.effect, seed=seeds["effect"])
+    results["effect"] = eff
+    base = effect_centres(pool)  # one population for the current design and every planned one
+    common: dict[str, Any] = dict(M=M, tau=s.primary_tau, alpha=s.alpha, n_draws=s.plan_draws, base=base, sigma=eff.sigma)
+    pw_num: dict = {"applicable": True, "tau": s.primary_tau, "effect": eff.to_dict(), "target": s.target_power}
+    if k > 1:
+        pw = studies.power("diffuse", n=n, k=k, n_reps=s.n_reps, nulls=("redeal", "margin"), seed=seeds["power"], **common)
+        results["power"] = pw
+        fr = pw.frame()
+        pw_num["current"] = {
+            "n": n, "k": k, "n_reps": s.n_reps, "rows": _records(fr),
+            "population_L": float(fr["population_L"].mean()),
+            "power": {null: pw.power(null) for null in ("redeal", "margin")},
+            "interval": {null: [float(fr.loc[fr["null"] == null, "ci_lo"].iloc[0]),
+                                float(fr.loc[fr["null"] == null, "ci_hi"].iloc[0])] for null in ("redeal", "margin")},
+        }
+        rlo, rhi = pw_num["current"]["interval"]["redeal"]
+        pw_num["current"]["state"] = power_state(pw.power("redeal"), rlo, rhi, s.target_power)
+        plans = {"plan_k": ("k", plan_grid(k, PLAN_K_REACH)), "plan_n": ("n", plan_grid(n, PLAN_N_REACH))}
+    else:
+        pw_num["current"] = None
+        pw_num["reason"] = "at k = 1 the nulls do not apply; the planner shows what k >= 2 responses per prompt would give"
+        plans = {"plan_k": ("k", K1_PLAN)}
+    for name, (vary, grid) in plans.items():
+        plan = studies.plan_power("diffuse", target=s.target_power, vary=vary, grid=grid, n=n, k=k, n_reps=s.plan_reps,
+                                  nulls=("redeal",), seed=seeds[name], progress=progress, **common)
+        results[name] = plan
+        pw_num[name] = {"vary": vary, "grid": list(grid), "curve": _records(plan.frame()), "required": plan.required,
+                        "n_reps": s.plan_reps, "seed": seeds[name]}
+    return Section("power", _jsonable(pw_num), results)
+
+
+# ============================================================================ certificates
+def certificates_section(pool: Pool, s: AuditSettings, cov: CoverageSection) -> Section:
+    """The exact (Thm 4) and paired selection-valid intervals of the outcome-oracle gap (paper 002)
+    on the k = 1 outcomes, or on "covered at tau" at each threshold at level 1 - alpha / T, and the
+    prompts that would certify a gap of the useful size (:func:`~oraclegap.audit.planners.certificate_prompts`)."""
+    k = pool.k
+    levels, lkeys = cov.levels(k)
+    a_cert = s.alpha / len(lkeys)
+    num: dict = {"alpha": a_cert, "outcome": "k = 1 outcomes" if k == 1 else "covered at tau by k draws", "levels": {}}
+    results: dict = {}
+    for level, key in zip(levels, lkeys, strict=True):
+        R = certify.outcomes_from_pool(pool) if level is None else certify.outcomes_from_pool(pool, tau=level)
+        ex_i = certify.selection_valid_gap_from_outcomes(R, a_cert, "exact", model_names=pool.policy_names)
+        pa_i = certify.selection_valid_gap_from_outcomes(R, a_cert, "paired", model_names=pool.policy_names)
+        plan = certificate_prompts(R, a_cert, target=s.effect)
+        results[key] = {"exact": ex_i, "paired": pa_i, "plan": plan}
+        num["levels"][key] = {"tau": level, "exact": _records(ex_i.frame())[0], "paired": _records(pa_i.frame())[0],
+                              "certified": pa_i.certified, "exact_certified": ex_i.certified, "plan": plan.to_dict()}
+    num["certified_taus"] = [key for key in lkeys if num["levels"][key]["certified"]]
+    return Section("certificates", _jsonable(num), {"certificates": results})
+
+
+# ============================================================================ single-draw noise
+def noise_section(pool: Pool, s: AuditSettings) -> Section:
+    """Paper 001's decomposition O_exp = O_repro + Delta with intervals and the best-of-K check
+    (k > 1; at k = 1 O_repro is not identified)."""
+    if pool.k == 1:
+        return Section("noise", {"applicable": False, "luck": False,
+                                 "reason": "at k = 1 the reproducible ceiling O_repro is not identified: one draw "
+                                           "cannot tell a member's success probability from luck"}, {})
+    seeds = section_seeds(s.seed)
+    dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"])
+    bok = noise.best_of_k_check(pool, n_boot=s.n_boot, seed=seeds["best_of_k"])
+    share = dec["noise_share"]
+    num = _jsonable({
+        "applicable": True, "decomposition": dec.to_dict(),
+        "best_of_k": {"K": bok.K, "best_of_k_split": dataclasses.asdict(bok.best_of_k_split),
+                      "best_of_k_insample": bok.best_of_k_insample, "best_of_all_k_insample": bok.best_of_all_k_insample,
+                      "o_exp_independent": dataclasses.asdict(bok.o_exp_independent), "o_exp": bok.o_exp,
+                      "difference": dataclasses.asdict(bok.difference), "passes": bok.passes,
+                      "n_boot": s.n_boot, "seed": seeds["best_of_k"]},
+        "luck": bool(not math.isnan(share.lo) and share.lo >= LUCK_SHARE),
+        "luck_threshold": LUCK_SHARE,
+    })
+    return Section("noise", num, {"decomposition": dec, "best_of_k": bok})
+
+
+# ============================================================================ quick held-out router
+def router_section(pool: Pool, s: AuditSettings, cov: CoverageSection) -> Section:
+    """The quick held-out router at every level of the certificates (:func:`quick_router`)."""
+    levels, lkeys = cov.levels(pool.k)
+    num = quick_router(pool, levels, lkeys, alpha=s.alpha, seed=section_seeds(s.seed)["router"],
+                       n_boot=max(s.n_boot, 100))
+    return Section("router", _jsonable(num), {})
+
+
+def _router_plan(pool: Pool) -> tuple[str | None, str | None, str]:
+    """(family, embed source, reason) for the quick router, or (None, None, why not)."""
+    if pool.embeddings is not None:
+        return "embed_knn", "pool", "nearest neighbours on the pool's prompt embeddings"
+    text = pool.prompts["text"]
+    if text.notna().any() and text.dropna().astype(str).str.strip().ne("").any():
+        return "tfidf_knn", "none", "nearest neighbours on TF-IDF vectors of the prompt text"
+    return None, None, "the pool has neither prompt text nor embeddings, so no router can see anything about a prompt"
+
+
+def _router_inputs(routers, pool: Pool, embed: str):
+    try:
+        return routers.router_inputs(pool, embed=embed)
+    except ValueError:  # an embed source this version does not know: let it choose
+        return routers.router_inputs(pool, embed="auto")
+
+
+def quick_router(pool: Pool, levels: list, keys: list, *, alpha: float, seed: int, n_boot: int,
+                 test_fraction: float = 0.5) -> dict:
+    """A nearest-neighbour router fitted on a calibration split and compared on the held-out
+    split with the member selected on the calibration split (paper 002 Sec. 4, Cor 5).
+
+    Prompts are split at random (``seed``) into calibration and test parts. For each level (a
+    threshold tau for k > 1, the single outcome for k = 1) the per-policy outcomes are
+    O_im = 1[c_im >= need(tau, k)] (k = 1: the verdict); the router (``embed_knn`` on the pool's
+    embeddings, else ``tfidf_knn`` on the prompt text, via :func:`oraclegap.deploy.routers.make_router`)
+    is fitted on the calibration outcomes, and the calibration-selected member b is the member
+    with the most calibration successes (ties: the lowest index). On the test prompts
+    :func:`oraclegap.stats.certify.paired_comparison` compares the router's outcomes with b's
+    (difference with a paired bootstrap interval, exact McNemar, G_b = P(oracle right, b wrong)
+    with its Clopper-Pearson interval and the recovered fraction), McNemar p-values are
+    Holm-adjusted over levels, and :func:`oraclegap.stats.coverage.routing_account` gives the
+    router's disagreement error e_D against the break-even L/D on the test prompts.
+    """
+    family, embed, how = _router_plan(pool)
+    base = {"available": False, "family": family, "how": how}
+    if family is None:
+        return {**base, "reason": how}
+    try:
+        from ..deploy import routers
+    except ImportError:
+        return {**base, "reason": "oraclegap.deploy.routers is not part of this version of the library"}
+    n, M, k = pool.shape
+    if n < ROUTER_MIN_PROMPTS:
+        return {**base, "reason": f"the pool has {n} prompts; a held-out split needs at least {ROUTER_MIN_PROMPTS}"}
+    rng = as_rng(seed)
+    perm = rng.permutation(n)
+    n_test = int(round(n * test_fraction))
+    test, cal = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    try:
+        return _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test, alpha, rng, n_boot, seed)
+    except (ValueError, TypeError) as exc:  # inputs a router cannot use: the audit goes on without it
+        return {**base, "reason": f"the quick router could not be fitted ({exc})"}
+
+
+def _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test, alpha, rng, n_boot, seed) -> dict:
+    n, M, k = pool.shape
+    X = _router_inputs(routers, pool, embed)
+    X_cal, X_test = X.take(cal), X.take(test)
+    test_pool = pool.select(prompts=test)
+    names = pool.policy_names
+    rows = {}
+    for level, key in zip(levels, keys, strict=True):
+        O = pool.verdicts[:, :, 0] if level is None else pool.counts() >= need(level, k)
+        Y_cal = O[cal].astype(float)
+        b = int(np.argmax(O[cal].sum(axis=0)))
+        r = routers.make_router(family)
+        r.fit(X_cal, Y_cal)
+        choice = np.asarray(r.predict(X_test), dtype=np.int64)
+        Ot = O[test]
+        S, B, Yo = Ot[np.arange(test.size), choice], Ot[:, b], Ot.any(axis=1)
+        pc = certify.paired_comparison(S, B, alpha, oracle=Yo, n_boot=n_boot, seed=rng)
+        acct = routing_account(test_pool, choice, 1.0 if level is None else level)
+        row = {**_jsonable(dataclasses.asdict(pc)), "baseline_policy": names[b],
+               "e_D": _jsonable(acct.e_D), "break_even": _jsonable(acct.break_even), "D_test": acct.D,
+               "chosen": _jsonable(np.bincount(choice, minlength=M)), "tau": level}
+        rows[key] = row
+    p_holm = _holm([_num(rows[key]["p_mcnemar"]) for key in keys])
+    for key, ph in zip(keys, p_holm, strict=True):
+        rows[key]["p_holm"] = _jsonable(ph)
+        rows[key]["beats"] = bool(ph <= alpha and rows[key]["difference"] > 0)
+    return {
+        "available": True, "family": family, "how": how, "source": getattr(X, "source", embed),
+        "n_cal": int(cal.size), "n_test": int(test.size), "seed": seed, "levels": rows,
+        "beats_at": [key for key in keys if rows[key]["beats"]],
+    }
+
+
+# ============================================================================ the audit
+@dataclasses.dataclass(frozen=True, eq=False)
+class AuditResult:
+    """Every number of an audit (``numbers``, JSON-ready; :meth:`to_json`) and the library result
+    objects behind them (``results``: coverage, nulls, power, plans, certificates, decomposition,
+    best-of-K), with the :class:`~oraclegap.audit.verdict.Verdict`."""
+
+    numbers: dict
+    results: dict
+    settings: AuditSettings
+
+    @property
+    def verdict(self) -> Verdict:
+        v = self.numbers["verdict"]
+        return Verdict(v["code"], v["headline"], tuple(v["reasons"]), tuple(v["next_steps"]), tuple(v["findings"]), v["tau"])
+
+    def to_json(self) -> dict:
+        """A deep copy of every number the report states (what ``audit.json`` holds)."""
+        return copy.deepcopy(self.numbers)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per threshold: coverage, D, L, L/D, the Holm-adjusted null p-values and the
+        paired certificate's limits."""
+        return display.frames(self.numbers)["overview"]
+
+
+def _steps(progress: bool, total: int):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="audit", unit="section", leave=False)
+
+
+def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
+              effect: float = 0.05, power_tau=None, target_power: float = 0.8, source: str | None = None,
+              progress: bool = False) -> AuditResult:
+    """Run the whole pre-routing audit on ``pool`` (see :mod:`oraclegap.audit` for the sections).
+
+    ``taus``: thresholds; ``alpha``: level of every test and interval; ``seed``: the seed every section's seed derives from
+    (:func:`~oraclegap.audit.settings.section_seeds`); ``small``: reduced Monte Carlo sizes;
+    ``effect``: the population gap L at the primary threshold that counts as useful for the power
+    planner; ``source``: how the pool was named (kept in the numbers). Raises ``ValueError`` for
+    pools that cannot be audited (:func:`~oraclegap.audit.settings.check_auditable`).
+    """
+    check_auditable(pool)
+    s = audit_settings(taus, alpha, seed, small=small, effect=effect, power_tau=power_tau, target_power=target_power)
+    bar = _steps(progress, 7)
+
+    def tick(name):
+        if bar is not None:
+            bar.set_postfix_str(f"{name} done")
+            bar.update(1)
+
+    numbers: dict = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "library": f"oraclegap {__version__}",
+                     "source": source if source is not None else str(pool.meta.get("dataset", pool.meta.get("source", "pool"))),
+                     "settings": s.to_dict()}
+    results: dict = {}
+
+    def add(section: Section, done: str | None = None):
+        numbers[section.name] = section.numbers
+        results.update(section.results)
+        if done:
+            tick(done)
+
+    add(pool_section(pool))
+    cov = coverage_section(pool, s)
+    add(cov, "coverage")
+    add(nulls_section(pool, s, cov, progress=progress), "nulls")
+    add(power_section(pool, s, progress=progress), "power")
+    add(certificates_section(pool, s, cov), "certificates")
+    add(noise_section(pool, s), "noise")
+    add(router_section(pool, s, cov), "router")
+    numbers = _jsonable(numbers)
+    numbers["verdict"] = _jsonable(verdict(numbers).to_dict())
+    tick("verdict")
+    if bar is not None:
+        bar.close()
+    return AuditResult(numbers, results, s)
+
+
+def summary(numbers) -> dict:
+    """One audit in one row: the verdict code and headline, the primary threshold's L, D and
+    L/D, the smallest Holm-adjusted p of each null over the thresholds (NaN at k = 1), the
+    thresholds where both nulls reject and where the gap is certified, this design's re-deal power
+    against the useful effect with its Wilson 95% interval and :func:`power_state`, the sizes the
+    planners name (k and n whose estimated power reaches the target; None when none on the grid
+    does), the noise share Delta/G, the first step of what to collect next and the pool's draw alignment."""
+    if isinstance(numbers, AuditResult):
+        numbers = numbers.numbers
+    pool, cov, nl = numbers["pool"], numbers["coverage"]["taus"], numbers["nulls"]
+    pkey = numbers["coverage"]["primary_key"]
+    row = cov[pkey]
+
+    def min_p(null):
+        ps = [_num(nl["L"][key][null].get("p_holm")) for key in nl.get("L", {}) if nl["L"][key].get(null)]
+        ps = [p for p in ps if not math.isnan(p)]
+        return min(ps) if ps else float("nan")
+
+    pw = numbers["power"]
+    cur, state = _current_power(numbers)
+    iv = (cur.get("interval") or {}).get("redeal") or [float("nan"), float("nan")]
+    req = {name: (pw.get(name) or {}).get("required", {}).get("redeal") for name in ("plan_k", "plan_n")}
+    nz = numbers["noise"]
+    v = numbers["verdict"]
+    return {
+        "n": pool["n_prompts"], "M": pool["n_policies"], "k": pool["k"], "code": v["code"], "headline": v["headline"],
+        "tau": row["tau"], "L": _num(row["L"]), "D": _num(row["D"]), "break_even": _num(row["break_even"]),
+        "p_redeal": min_p("redeal") if nl["applicable"] else float("nan"),
+        "p_margin": min_p("margin") if nl["applicable"] else float("nan"),
+        "detected_taus": [cov[key]["tau"] for key in nl.get("detected_taus", [])],
+        "certified_taus": [cov[key]["tau"] for key in numbers["certificates"]["certified_taus"] if key in cov],
+        "power": _num(cur["power"]["redeal"]) if cur else float("nan"), "power_lo": _num(iv[0]), "power_hi": _num(iv[1]),
+        "power_state": state, "k_needed": req["plan_k"], "n_needed": req["plan_n"],
+        "noise_share": _num(nz["decomposition"]["estimates"]["noise_share"]["value"]) if nz["applicable"] else float("nan"),
+        "next": v["next_steps"][0] if v["next_steps"] else None,
+        "alignment": pool.get("alignment"),
+    }
+
+
+def draws_sweep(pool: Pool, ks, *, progress: bool = False, **kwargs) -> tuple[pd.DataFrame, dict]:
+    """What the audit would have said with fewer responses: :func:`run_audit` on the first k draws
+    of every (prompt, policy) cell (``pool.draws(range(k))``) for each k in ``ks``.
+
+    The subsets are nested, as responses are collected -- the k-response pool is the first k
+    draws of every larger one -- and for seed-aligned pools draw j keeps its seed, so each row is
+    the audit a practitioner who stopped at k would have run. ``kwargs`` go to
+    :func:`run_audit` (the same seed for every k). Returns one :func:`summary` row per k (a
+    DataFrame in the order of ``ks``) and the :class:`AuditResult` of each k.
+    """
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    ks = [check_int(k, "ks", minimum=1) for k in np.atleast_1d(ks).tolist()]
+    if not ks or len(set(ks)) != len(ks):
+        raise ValueError(f"ks must be distinct response counts, got {ks}")
+    if max(ks) > pool.k:
+        raise ValueError(f"ks asks for k = {max(ks)} responses but the pool holds k = {pool.k}")
+    it = ks
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(ks, desc="audit over k", leave=False)
+    results = {k: run_audit(pool if k == pool.k else pool.draws(np.arange(k)), **kwargs) for k in it}
+    return pd.DataFrame([summary(res) for res in results.values()]), results
+
+

@@ -1,0 +1,191 @@
+"""Settings of an audit and the small rules every section shares: thresholds, level, seeds, the
+Monte Carlo sizes (:func:`audit_settings`), the planners' design grids (:func:`plan_grid`), how a
+Monte Carlo power estimate reads against its target (:func:`power_state`), which pools can be
+audited (:func:`check_auditable`), and the conversion of numbers to JSON values."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .._validate import check_alpha, check_int, check_prob, check_taus
+from ..pool import Pool
+
+FORMAT_NAME = "oraclegap.audit"
+FORMAT_VERSION = 1
+#: Thresholds audited by default (those of arXiv 2609.32996).
+DEFAULT_TAUS = (0.05, 0.10, 0.20, 0.30)
+#: The power planner and the headline read the threshold closest to this one (2609.32996's primary tau).
+PRIMARY_TAU = 0.10
+#: Seed of each section = ``seed + offset`` (recorded in ``audit.json`` under settings.seeds).
+SEED_OFFSETS = {"nulls": 0, "excess": 1, "effect": 2, "power": 3, "plan_k": 4, "plan_n": 5,
+                "decomposition": 6, "best_of_k": 7, "router": 8, "alignment": 9}
+#: Noise share Delta / G whose lower limit makes "most of the gap single-draw luck".
+LUCK_SHARE = 0.5
+#: Fewest prompts for the quick held-out router (half calibration, half test).
+ROUTER_MIN_PROMPTS = 20
+#: The planners look at least this far: responses per prompt up to max(4 k, 64), prompts up to max(4 n, 1000).
+PLAN_K_REACH, PLAN_N_REACH = 64, 1000
+#: Responses per prompt the planner tries for a k = 1 pool.
+K1_PLAN = (4, 8, 16)
+_SIZES = {  # full / small
+    "n_draws": (2000, 400), "n_boot": (2000, 400), "n_reps": (40, 12), "plan_reps": (40, 12),
+    "plan_draws": (200, 100), "n_excess": (300, 60), "excess_draws": (200, 100), "align_draws": (200, 100),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditSettings:
+    """What the audit runs: thresholds, level, seed and the Monte Carlo sizes of each section."""
+
+    taus: tuple
+    alpha: float
+    seed: int
+    small: bool
+    effect: float
+    primary_tau: float
+    target_power: float
+    n_draws: int
+    n_boot: int
+    n_reps: int
+    plan_reps: int
+    plan_draws: int
+    n_excess: int
+    excess_draws: int
+    align_draws: int = 200
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["taus"] = list(self.taus)
+        d["seeds"] = section_seeds(self.seed)
+        return d
+
+
+def primary_tau(taus) -> float:
+    """The threshold in ``taus`` closest to :data:`PRIMARY_TAU` = 0.10 (ties: the smaller)."""
+    t = check_taus(taus)
+    return float(sorted(t, key=lambda x: (round(abs(x - PRIMARY_TAU), 12), x))[0])
+
+
+def audit_settings(taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
+                   effect: float = 0.05, power_tau=None, target_power: float = 0.8) -> AuditSettings:
+    """Validated settings. ``effect``: the population oracle gap L (at the primary threshold) that
+    counts as useful, for the power planner; ``power_tau``: that threshold (default
+    :func:`primary_tau`); ``small``: reduced Monte Carlo sizes (a quick look)."""
+    arr = check_taus(taus, "taus")
+    if len(np.unique(arr)) != arr.size:
+        raise ValueError(f"taus repeats a threshold: {arr.tolist()}; give each once")
+    t = tuple(float(x) for x in np.sort(arr))
+    alpha = check_alpha(alpha)
+    if alpha >= 0.5:
+        raise ValueError(f"alpha must be below 0.5, got {alpha}")
+    seed = check_int(seed, "seed", minimum=0)
+    effect = check_prob(effect, "effect", open_low=True, open_high=True)
+    target_power = check_prob(target_power, "target_power", open_low=True, open_high=True)
+    if power_tau is None:
+        pt = primary_tau(t)
+    else:
+        pt = float(power_tau)
+        if not any(abs(pt - x) < 1e-12 for x in t):
+            raise ValueError(f"power_tau={power_tau!r} is not one of the audited thresholds {list(t)}")
+    j = 1 if small else 0
+    sizes = {name: v[j] for name, v in _SIZES.items()}
+    return AuditSettings(t, alpha, seed, bool(small), effect, pt, target_power, **sizes)
+
+
+def plan_grid(current: int, reach: int) -> tuple:
+    """The design sizes the planner tries: ``current`` doubled (2c, 4c, 8c, ...) up to
+    max(4 c, ``reach``). A pool with few responses or prompts is thus planned far enough ahead
+    to name a size that reaches the target power, not only twice and four times its own."""
+    c = check_int(current, "current", minimum=1)
+    top = max(4 * c, check_int(reach, "reach", minimum=1))
+    out, v = [], 2 * c
+    while v <= top:
+        out.append(v)
+        v *= 2
+    return tuple(out)
+
+
+def power_state(rate: float, lo: float, hi: float, target: float) -> str:
+    """How a Monte Carlo power estimate compares with ``target``, read from its 95% interval
+    [lo, hi]: ``"adequate"`` when lo >= target, ``"low"`` when hi < target, else ``"uncertain"``
+    (the replicates cannot tell; the point ``rate`` alone would flip with the Monte Carlo size)."""
+    for name, v in (("rate", rate), ("lo", lo), ("hi", hi), ("target", target)):
+        if v is None or not math.isfinite(float(v)):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if not lo - 1e-9 <= rate <= hi + 1e-9:  # Wilson limits carry rounding (1 - 1e-16 at rate 1)
+        raise ValueError(f"rate {rate} must lie in its interval [{lo}, {hi}]")
+    return "adequate" if lo >= target else "low" if hi < target else "uncertain"
+
+
+def section_seeds(seed: int) -> dict:
+    """The seed of every section: ``seed + SEED_OFFSETS[section]`` (plain integers, so each
+    number of an audit can be recomputed with one direct library call)."""
+    seed = check_int(seed, "seed", minimum=0)
+    return {name: seed + off for name, off in SEED_OFFSETS.items()}
+
+
+def check_auditable(pool) -> None:
+    """Raise ``ValueError`` when ``pool`` cannot be audited: fewer than two policies or two
+    prompts, or every verdict equal (all correct or all incorrect)."""
+    if not isinstance(pool, Pool):
+        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    n, M, k = pool.shape
+    if M < 2:
+        raise ValueError(f"the pool has {M} policy; the audit compares the members of a pool and needs at least 2 policies")
+    if n < 2:
+        raise ValueError(f"the pool has {n} prompt; the audit needs at least 2 prompts")
+    v = pool.verdicts
+    if v.all() or not v.any():
+        word = "correct" if v.all() else "incorrect"
+        raise ValueError(f"every verdict in the pool is {word} ({n} prompts x {M} policies x k={k}); there is no gap to audit")
+
+
+# ============================================================================ JSON values
+def _jsonable(obj):
+    """numpy/pandas values -> JSON values (NaN and infinities become null)."""
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if obj is None or isinstance(obj, str):
+        return obj
+    return str(obj)
+
+
+def _records(df: pd.DataFrame) -> list:
+    return _jsonable(df.to_dict(orient="records"))
+
+
+def _num(x):
+    """A JSON number back to float (None -> NaN)."""
+    return float("nan") if x is None else float(x)
+
+
+def _current_power(numbers: Mapping) -> tuple[dict, str | None]:
+    """The power of this design (``power.current``) and its state (:func:`power_state`); audits
+    written before the state was recorded are read from the point estimate and its interval."""
+    pw = numbers.get("power") or {}
+    cur = pw.get("current") or {}
+    if not cur:
+        return cur, None
+    state = cur.get("state")
+    if state is None:
+        rate = cur["power"].get("redeal")
+        row = next((r for r in cur.get("rows", []) if r.get("null") == "redeal"), None)
+        lo, hi = (row["ci_lo"], row["ci_hi"]) if row else (rate, rate)
+        state = power_state(rate, lo, hi, numbers["settings"]["target_power"])
+    return cur, state

@@ -1,0 +1,389 @@
+"""The verdict's prose: one template per rule of :data:`oraclegap.audit.verdict.RULES` (keyed by
+the rule's name in :data:`TEMPLATES`) and the sentences they and the report share, every number
+taken from the audit's numbers (nothing typed by hand).
+
+A template takes the rule's facts (:class:`oraclegap.audit.verdict.Facts`: the numbers and what
+the rules read from them) and returns :class:`Prose`: the headline, the reasons, what to collect
+next and the threshold the verdict speaks of. Which rule applies is decided in
+:mod:`oraclegap.audit.verdict`; nothing here chooses a code.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..report import md
+from .settings import _current_power, _num
+
+
+class Prose(NamedTuple):
+    """The words of one verdict: ``headline``, ``reasons``, ``steps`` (what to collect next) and
+    ``tau`` (the threshold it speaks of; None at k = 1 and for ``no-gap``)."""
+
+    headline: str
+    reasons: list
+    steps: list
+    tau: float | None
+
+
+# ============================================================================ shared sentences
+def _taus_text(keys: list, numbers: dict) -> str:
+    taus = [numbers["coverage"]["taus"][key]["tau"] for key in keys]
+    return ", ".join(f"{t:g}" for t in taus) if taus else "none"
+
+
+def _power_sentence(numbers: dict) -> str | None:
+    pw = numbers.get("power") or {}
+    cur, state = _current_power(numbers)
+    if not cur:
+        return None
+    x, t = cur["population_L"], pw["tau"]
+    pr, pm = cur["power"].get("redeal"), cur["power"].get("margin")
+    iv = (cur.get("interval") or {}).get("redeal")
+    pr_txt = md("{pr}", pr=pr) if not iv else md("{pr} [{lo}, {hi}]", pr=pr, lo=iv[0], hi=iv[1])
+    target = numbers["settings"]["target_power"]
+    margin = "" if pm is None else md(", {pm} for the margin null", pm=pm)
+    if state == "adequate":
+        return md("This design would detect a diffuse effect of size L = {x} at tau = {t:g} with power {pr} "
+                  "(re-deal null{margin}).", x=x, t=t, pr=pr_txt, margin=margin)
+    if state == "uncertain":
+        return md("Against a diffuse effect of size L = {x} at tau = {t:g} this design has power {pr} for the re-deal "
+                  "null{margin}: its {reps} simulated replicates cannot tell whether that reaches the target {target}, "
+                  "so a gap of that size may have gone undetected.", x=x, t=t, pr=pr_txt, margin=margin,
+                  reps=cur.get("n_reps", "few"), target=target)
+    return md("This design could not reliably detect a diffuse effect of size L = {x} at tau = {t:g}: its power is "
+              "{pr} for the re-deal null{margin}, below the target {target}.", x=x, t=t, pr=pr_txt, margin=margin,
+              target=target)
+
+
+def _plan_steps(numbers: dict) -> list:
+    """'Collect k' / n' ...' sentences from the planners (re-deal null at the primary threshold)."""
+    pw = numbers.get("power") or {}
+    steps: list[str] = []
+    if not pw.get("applicable"):
+        return steps
+    target = numbers["settings"]["target_power"]
+    cur, state = _current_power(numbers)
+    if cur and state == "adequate":
+        return steps
+    for vary, what in (("plan_k", "responses per prompt and policy"), ("plan_n", "prompts")):
+        plan = pw.get(vary)
+        if not plan:
+            continue
+        var = plan["vary"]
+        curve = [row for row in plan["curve"] if row["null"] == "redeal"]
+        req = plan["required"].get("redeal")
+        if req is not None:
+            row = next(r for r in curve if r[var] == req)
+            steps.append(md("Collect {v} = {req} {what} (the planner gives power {p} [{lo}, {hi}] for a diffuse "
+                            "effect of size L = {x} at tau = {t:g}).", v=var, req=req, what=what, p=row["reject_rate"],
+                            lo=row["ci_lo"], hi=row["ci_hi"], x=row["population_L"], t=pw["tau"]))
+        elif curve:
+            last = curve[-1]
+            steps.append(md("Even {v} = {val} {what} reach only power {p} for L = {x} (target {target}); a useful "
+                            "effect of this kind needs more than that.", v=var, val=last[var], what=what,
+                            p=last["reject_rate"], x=last["population_L"], target=target))
+    return steps
+
+
+def _cert_step(numbers: dict, key: str) -> str | None:
+    """What the certificate planner says about certifying a gap of the useful size at ``key``."""
+    lev = numbers["certificates"]["levels"].get(key)
+    if not lev:
+        return None
+    plan = lev["plan"]
+    if plan["certified_now"]:
+        return None
+    if plan["gap"] <= plan["target"]:
+        return md("The plug-in gap {g} is not above the useful size {t}: more prompts at these rates cannot certify a "
+                  "useful gap.", g=plan["gap"], t=plan["target"])
+    if plan["n_needed"] is None:
+        return md("Even {f} times as many prompts ({n}) would not certify a gap above the useful size {t} at the "
+                  "observed rates.", f=plan["max_factor"], n=plan["n_now"] * plan["max_factor"], t=plan["target"])
+    return md("About {nn} prompts ({f} times the current {n}) would certify that the gap exceeds the useful size {t}, "
+              "if the observed rates held.", nn=plan["n_needed"], f=plan["factor"], n=plan["n_now"], t=plan["target"])
+
+
+def _alignment_caveat(numbers: dict) -> tuple[str, str | None, bool] | None:
+    """(reason, next step, coupled) for a seed-aligned pool whose nulls ran, built from the
+    measured matched and shuffled agreement; None otherwise (or for audits written before it was
+    measured). ``coupled`` is True when matched agreement lies above the shuffle band: only then
+    do the draws share measurable common random numbers, are the nulls called conservative and
+    is per-policy sampling the next step (``step`` is None otherwise)."""
+    nl = numbers.get("nulls") or {}
+    al = nl.get("draw_alignment")
+    if not nl.get("applicable") or not nl.get("seed_aligned") or not al:
+        return None
+    coupled = al["matched"] > al["band"][1]
+    if not coupled:
+        reason = md("The draws are marked seed-aligned (draw j of a prompt used one sampling seed under every member), "
+                    "while both nulls assume draws independent across members; here responses with the same draw index "
+                    "agree {a} of the time against {e} after shuffling, within the shuffle band [{lo}, {hi}] "
+                    "(p = {p:p}), so no coupling of the draws is measurable and the nulls read as for independent draws.",
+                    a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
+        return reason, None, False
+    reason = md("The draws are seed-aligned (draw j of a prompt used one sampling seed under every member), but both "
+                "nulls assume draws independent across members: responses with the same draw index agree {a} of the "
+                "time against {e} after shuffling, above the shuffle band [{lo}, {hi}] (p = {p:p}), so on these draws "
+                "the nulls are conservative and a non-rejection is weaker evidence than it reads.",
+                a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
+    step = md("Sample each member with its own seeds (`oraclegap rollouts --draw-seeds per-policy`, or "
+              "`generate(draw_seeds=\"per-policy\")`) and rerun the audit: the nulls assume independent draws, and on "
+              "these seed-aligned ones matched agreement is {a} against {e} shuffled.", a=al["matched"], e=al["shuffled"])
+    return reason, step, True
+
+
+def _router_reason(f, key) -> str:
+    router = f.router
+    if not router.get("available"):
+        return md("No quick router was run: {why}.", why=router.get("reason", "not available"))
+    row = router["levels"][key]
+    return md("The quick held-out router ({fam}) scores {a} against {b} for the calibration-selected member "
+              "{name} on {nt} test prompts: difference {d} [{lo}, {hi}], exact McNemar p = {p:p} (Holm {ph:p}); "
+              "its disagreement error e_D = {e} against the break-even L/D = {be}.", fam=router["family"],
+              a=row["accuracy"], b=row["baseline_accuracy"], name=row["baseline_policy"], nt=router["n_test"],
+              d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_mcnemar"], ph=_num(row["p_holm"]),
+              e=_num(row["e_D"]), be=_num(row["break_even"]))
+
+
+def _cert_reason(f, key) -> str:
+    certs, cov, s = f.certs, f.cov, f.numbers["settings"]
+    c = certs[key]["paired"]
+    return md("The paired selection-valid interval of the gap{where} is [{lo}, {hi}] around the plug-in {g} "
+              "(level {lvl}); the exact interval of Thm 4 is [{elo}, {ehi}].",
+              where="" if f.k == 1 else md(" in coverage at tau = {t:g}", t=cov[key]["tau"]), lo=c["lo"], hi=c["hi"],
+              g=c["gap"], lvl=1 - f.numbers["certificates"]["alpha"], elo=certs[key]["exact"]["lo"],
+              ehi=certs[key]["exact"]["hi"]) + (
+        md(" Its lower limit is below the useful size {e}: the gap is certified, but it may be small.",
+           e=s["effect"]) if 0 < c["lo"] < s["effect"] else "")
+
+
+def _luck_reason(f) -> str:
+    est = f.numbers["noise"]["decomposition"]["estimates"]
+    e, g = est["noise_share"], est["gap"]
+    return md("Against the best single member the single-draw oracle gap is G = {g}; the noise share Delta/G = "
+              "{sh} [{lo}, {hi}] is single-draw luck that no single-commit router can close (paper 001).",
+              g=g["value"], sh=e["value"], lo=e["lo"], hi=e["hi"])
+
+
+def _both_reject(f) -> str:
+    return md("Both nulls reject (Holm over {T} thresholds, level {a}) at tau = {ts}.", T=len(f.keys),
+              a=f.numbers["settings"]["alpha"], ts=_taus_text(f.detected, f.numbers))
+
+
+def _pick(f, cands) -> str:
+    """The threshold a detected verdict speaks of: the primary one when it is a candidate, else the
+    candidate with the highest paired lower limit."""
+    if f.primary_key in cands:
+        return f.primary_key
+    return max(cands, key=lambda kk: f.certs[kk]["paired"]["lo"])
+
+
+# ============================================================================ rule 1
+def no_gap(f) -> Prose:
+    headline = md("The members never disagree: D = 0 at every audited threshold ({ts}), so there is no oracle "
+                  "gap to route.", ts=_taus_text(f.keys, f.numbers))
+    reasons = []
+    if f.numbers["pool"].get("identical_members"):
+        reasons.append("Every member gave the same verdict on every response: the pool's members are identical.")
+    steps = ["Nothing to route: diversify the pool (other models, datasets or training recipes) first."]
+    return Prose(headline, reasons, steps, None)
+
+
+# ============================================================================ k = 1
+def _k1_reasons(f) -> list:
+    return ["No nulls that need k > 1 apply; see the certificates.", _cert_reason(f, f.k1_key)]
+
+
+def _k1_plan_row(f) -> tuple[dict | None, int | None]:
+    """The planner's row that decides a k = 1 pool (re-deal null): the first k on its grid whose
+    power reaches the target, else its largest k; and that k (None when none reaches it)."""
+    plan = (f.numbers.get("power") or {}).get("plan_k")
+    if not plan:
+        return None, None
+    curve = [r for r in plan["curve"] if r["null"] == "redeal"]
+    req = plan["required"].get("redeal")
+    return next((r for r in curve if r["k"] == req), curve[-1] if curve else None), req
+
+
+def _k1_collect_step(f) -> list:
+    """The k >= 2 the re-deal null would need (the planner over responses per prompt)."""
+    row, req = _k1_plan_row(f)
+    if row is None:
+        return []
+    return [md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: {w} "
+               "k = {kk} the re-deal null would detect a diffuse effect of size L = {x} at tau = {t:g} "
+               "with power {p} [{lo}, {hi}]{tail}.", w="with" if req is not None else "even with",
+               kk=row["k"], x=row["population_L"], t=f.numbers["power"]["tau"], p=row["reject_rate"],
+               lo=row["ci_lo"], hi=row["ci_hi"],
+               tail="" if req is not None else md(", below the target {tg}", tg=f.numbers["settings"]["target_power"]))]
+
+
+def _k1_certified_headline(f) -> str:
+    c = f.certs[f.k1_key]["paired"]
+    return md("The outcome-oracle opportunity G = {g} is certified (paired interval [{lo}, {hi}]), but with "
+              "one response per prompt it cannot be told apart from single-draw luck", g=c["gap"],
+              lo=c["lo"], hi=c["hi"])
+
+
+_K1_LUCK = ("At k = 1 the outcome-oracle gap includes single-draw luck (paper 001), which one response "
+            "per prompt cannot separate from reproducible specialization.")
+
+
+def k1_not_certified(f) -> Prose:
+    c = f.certs[f.k1_key]["paired"]
+    headline = md("The outcome-oracle gap G = {g} is not certified after selecting the best member: its paired "
+                  "interval [{lo}, {hi}] reaches zero, so it is within sampling noise.", g=c["gap"], lo=c["lo"],
+                  hi=c["hi"])
+    step = _cert_step(f.numbers, f.k1_key)
+    steps = [step] if step else []
+    reasons = _k1_reasons(f) + [_router_reason(f, f.k1_router_key)]
+    return Prose(headline, reasons, steps + _k1_collect_step(f), None)
+
+
+def k1_recoverable(f) -> Prose:
+    row = f.router["levels"][f.k1_router_key]
+    headline = _k1_certified_headline(f) + md(
+        ", and the quick held-out router beats the calibration-selected member by {d} [{lo}, {hi}].",
+        d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"])
+    reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key)]
+    steps = _k1_collect_step(f) + ["Train and evaluate a full router with cross-fitting; the quick router is a "
+                                   "lower bound on what a tuned one recovers."]
+    return Prose(headline, reasons, steps, None)
+
+
+def k1_certified(f) -> Prose:
+    """``luck-not-excluded``: the outcome-oracle gap is certified, but at k = 1 even exchangeable
+    members have one (the oracle collects the luck of M single draws), so the headline names the
+    responses per prompt that would decide it."""
+    c = f.certs[f.k1_key]["paired"]
+    row, req = _k1_plan_row(f)
+    if row is None:
+        decide = "k >= 2 responses per prompt and policy would decide it"
+    elif req is not None:
+        decide = md("k = {kk} responses per prompt and policy would decide it (the re-deal null would then detect a "
+                    "diffuse effect of size L = {x} with power {p} [{lo}, {hi}])", kk=row["k"], x=row["population_L"],
+                    p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"])
+    else:
+        decide = md("more than k = {kk} responses per prompt and policy would be needed to decide it (at k = {kk} the "
+                    "re-deal null detects a diffuse effect of size L = {x} with power {p} [{lo}, {hi}] only)",
+                    kk=row["k"], x=row["population_L"], p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"])
+    be = _num(f.cov[f.keys[0]]["break_even"])
+    headline = md("The outcome-oracle gap G = {g} is certified after selecting the best member (paired interval "
+                  "[{lo}, {hi}]), but with one response per prompt single-draw luck cannot be excluded: even "
+                  "exchangeable members have a positive outcome-oracle gap at k = 1, and {decide}; until then a router "
+                  "must keep its error on the disagreement prompts below L/D = {be} to beat the best member.",
+                  g=c["gap"], lo=c["lo"], hi=c["hi"], decide=decide, be=be)
+    reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key)]
+    steps = _k1_collect_step(f) + ["Before training a router, check that the prompts carry a routing signal (text, "
+                                   "embeddings, features) and evaluate a router family with cross-fitting "
+                                   "(`oraclegap routers`)."]
+    step = _cert_step(f.numbers, f.k1_key)
+    return Prose(headline, reasons, steps + ([step] if step else []), None)
+
+
+# ============================================================================ k > 1: the nulls
+def no_rejection(f) -> Prose:
+    nl, cov, pkey = f.numbers["nulls"], f.cov, f.primary_key
+    min_p = min((_num(nl["L"][key][null]["p_holm"]) for key in f.keys for null in ("redeal", "margin")
+                 if nl["L"][key].get(null) and nl["L"][key][null].get("p_holm") is not None), default=float("nan"))
+    headline = md("The gap is within sampling noise: neither null rejects at any threshold (smallest Holm-adjusted "
+                  "p = {p:p}).", p=min_p)
+    pw_sentence = _power_sentence(f.numbers)
+    if pw_sentence:
+        headline += " " + pw_sentence
+        if f.power_state == "adequate":
+            headline = headline[:-1] + ", so an undetected gap of that size is unlikely."
+    reasons = []
+    Lp = nl["L"][pkey]
+    if "mean" in Lp.get("redeal", {}):
+        reasons.append(md("At tau = {t:g} the observed gap L = {L} against a re-deal null mean of {m}: excess {e}.",
+                          t=cov[pkey]["tau"], L=Lp["observed"], m=Lp["redeal"]["mean"], e=Lp["redeal"]["excess"]))
+    if f.luck:
+        reasons.append(_luck_reason(f))
+    steps = _plan_steps(f.numbers)
+    if not steps and pw_sentence:
+        steps.append("More data is unlikely to reveal a useful gap: look for a more diverse pool instead.")
+    return Prose(headline, reasons, steps, cov[pkey]["tau"])
+
+
+def quality_only(f) -> Prose:
+    headline = md("The members differ beyond sampling noise (the re-deal null rejects at tau = {ts}), but the "
+                  "margin-preserving null, which allows for differences in member quality, rejects at no "
+                  "threshold: no specialization beyond member quality is detected.", ts=_taus_text(f.redeal, f.numbers))
+    pw_sentence = _power_sentence(f.numbers)
+    return Prose(headline, [pw_sentence] if pw_sentence else [], _plan_steps(f.numbers), f.cov[f.primary_key]["tau"])
+
+
+def never_both(f) -> Prose:
+    headline = md("The evidence is mixed: the margin-preserving null rejects at tau = {m} and the re-deal null at "
+                  "tau = {r}, never both at the same threshold; the margin test leans on its log-odds model.",
+                  m=_taus_text(f.margin, f.numbers), r=_taus_text(f.redeal, f.numbers) if f.redeal else "none")
+    pw_sentence = _power_sentence(f.numbers)
+    return Prose(headline, [pw_sentence] if pw_sentence else [], _plan_steps(f.numbers), f.cov[f.primary_key]["tau"])
+
+
+# ============================================================================ k > 1: both nulls reject
+def recoverable(f) -> Prose:
+    key = _pick(f, f.recovered)
+    cov, row = f.cov, f.router["levels"][key]
+    headline = md("The gap is real and recoverable: at tau = {t:g} it is certified (L = {L}) and the quick held-out "
+                  "router beats the calibration-selected member by {d} [{lo}, {hi}] (Holm p = {p:p}).",
+                  t=cov[key]["tau"], L=cov[key]["L"], d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"],
+                  p=row["p_holm"])
+    reasons = [_both_reject(f), _cert_reason(f, key), _router_reason(f, key)] + ([_luck_reason(f)] if f.luck else [])
+    steps = ["Train and evaluate a full router with cross-fitting (`oraclegap routers`); the quick router is a "
+             "lower bound on what a tuned one recovers."]
+    return Prose(headline, reasons, steps, cov[key]["tau"])
+
+
+def mostly_luck(f) -> Prose:
+    noise_part = f.numbers["noise"]
+    dec, bok = noise_part["decomposition"]["estimates"], noise_part["best_of_k"]
+    headline = md("Most of the gap is single-draw luck: the noise share of the single-draw oracle gap is {sh} "
+                  "[{lo}, {hi}], a part no single-commit router can close; best-of-{K} sampling of the committed "
+                  "member can.", sh=dec["noise_share"]["value"], lo=dec["noise_share"]["lo"],
+                  hi=dec["noise_share"]["hi"], K=bok["K"])
+    steps = [md("Spend the budget on best-of-{K} sampling of the committed member (estimated {b} on held-out "
+                "draws, against the single-draw oracle's {o}) rather than on a router.", K=bok["K"],
+                b=bok["best_of_k_split"]["value"], o=bok["o_exp_independent"]["value"])]
+    return Prose(headline, [_both_reject(f), _luck_reason(f)], steps, f.cov[f.primary_key]["tau"])
+
+
+def certified(f) -> Prose:
+    key = _pick(f, f.certified_detected)
+    cov = f.cov
+    headline = md("The gap is certified at tau = {t:g} (L = {L} on D = {D} disagreement prompts), but a router must "
+                  "reach a disagreement error e_D < L/D = {be} to beat the best member.", t=cov[key]["tau"],
+                  L=cov[key]["L"], D=cov[key]["D"], be=_num(cov[key]["break_even"]))
+    steps = ["Evaluate stronger router families with cross-fitting (`oraclegap routers`), or collect routing "
+             "signals (prompt text, embeddings, features) the quick router lacked."]
+    step = _cert_step(f.numbers, key)
+    return Prose(headline, [_both_reject(f), _cert_reason(f, key), _router_reason(f, key)],
+                 steps + ([step] if step else []), cov[key]["tau"])
+
+
+def detected_not_certified(f) -> Prose:
+    key = _pick(f, f.detected)
+    paired = f.certs[key]["paired"]
+    headline = md("The gap is more than sampling noise at tau = {ts} (both nulls reject), but it is not certified "
+                  "after selecting the best member: the paired interval at tau = {t:g} is [{lo}, {hi}].",
+                  ts=_taus_text(f.detected, f.numbers), t=f.cov[key]["tau"], lo=paired["lo"], hi=paired["hi"])
+    step = _cert_step(f.numbers, key)
+    return Prose(headline, [_both_reject(f)], [step] if step else [], f.cov[key]["tau"])
+
+
+#: The prose of each rule, keyed by the rule's name in :data:`oraclegap.audit.verdict.RULES`.
+TEMPLATES = {
+    "no-gap": no_gap,
+    "k1-not-certified": k1_not_certified,
+    "k1-recoverable": k1_recoverable,
+    "k1-certified": k1_certified,
+    "no-rejection": no_rejection,
+    "quality-only": quality_only,
+    "never-both": never_both,
+    "recoverable": recoverable,
+    "luck": mostly_luck,
+    "certified": certified,
+    "detected": detected_not_certified,
+}
