@@ -867,3 +867,19 @@ def test_draws_sweep_audits_nested_subsets():
             audit.draws_sweep(pool, bad, small=True)
     with pytest.raises(TypeError, match="Pool"):
         audit.draws_sweep(pool.verdicts, [2])
+
+
+def test_planted_duplicates_across_the_split_are_reported_as_leakage():
+    """Issue 23: copies of prompts planted on both sides of the quick router's split show up in the
+    audit's integrity section as leakage; the stored lab pool has none."""
+    from oraclegap import datasets
+
+    pool = datasets.load("lab-seed-primary")
+    clean = audit.run_audit(pool, small=True, seed=1)
+    assert clean.numbers["integrity"]["leakage"] is False
+    prompts = pool.prompts.copy()
+    prompts.loc[1:30, "text"] = prompts.loc[0, "text"]  # 31 copies of one prompt: both halves get some
+    planted = audit.run_audit(dataclasses.replace(pool, prompts=prompts), small=True, seed=1)
+    ig = planted.numbers["integrity"]
+    assert ig["leakage"] is True and any(f.startswith("leakage") for f in ig["findings"])
+    assert "leakage" in audit.texts(planted.numbers)["integrity"]

@@ -20,7 +20,7 @@ from oraclegap.stats import noise
 #: Result classes that do not use the Result mixin yet (stats/nulls and deploy/compose are being
 #: split into smaller modules; AuditResult lives in audit, being split too). The lead empties this
 #: list after merging; every class named here must still exist.
-PENDING_REPR_MIXIN = {"AuditResult"}  # the audit package joins after its split
+PENDING_REPR_MIXIN: set[str] = set()  # every result class has the mixin
 # need torch / vllm; oraclegap.notebooks holds the audit's report notebook (it runs when imported)
 _SKIPPED = ("oraclegap.lab", "oraclegap.rollouts.backends", "oraclegap.notebooks")
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from .._result import Result
 from .._validate import as_rng, check_int
 from ..pool import Pool
 from ..stats import certify, noise, nulls, studies
@@ -285,20 +286,33 @@ def noise_section(pool: Pool, s: AuditSettings) -> Section:
                                  "reason": "at k = 1 the reproducible ceiling O_repro is not identified: one draw "
                                            "cannot tell a member's success probability from luck"}, {})
     seeds = section_seeds(s.seed)
-    dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"])
+    n_perm = NOISE_PERMUTATIONS_SMALL if s.small else NOISE_PERMUTATIONS
+    dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"], checks=True, n_perm=n_perm)
     bok = noise.best_of_k_check(pool, n_boot=s.n_boot, seed=seeds["best_of_k"])
     share = dec["noise_share"]
+    failed = dec.assumptions.flags if dec.assumptions is not None else {}  # failed, not untested, checks
+    share_flag, bok_flag = (("check failed: " + ", ".join(failed[q])) if q in failed else ""
+                            for q in ("noise_share", "best_of_k"))
     num = _jsonable({
         "applicable": True, "decomposition": dec.to_dict(),
-        "best_of_k": {"K": bok.K, "best_of_k_split": dataclasses.asdict(bok.best_of_k_split),
+        "best_of_k": {"K": bok.K, "best_of_k_split": bok.best_of_k_split.row(),
                       "best_of_k_insample": bok.best_of_k_insample, "best_of_all_k_insample": bok.best_of_all_k_insample,
-                      "o_exp_independent": dataclasses.asdict(bok.o_exp_independent), "o_exp": bok.o_exp,
-                      "difference": dataclasses.asdict(bok.difference), "passes": bok.passes,
+                      "headline_001": "best_of_all_k_insample",  # 001's best-of-K: per-prompt argmax over all draws
+                      "o_exp_independent": bok.o_exp_independent.row(), "o_exp": bok.o_exp,
+                      "difference": bok.difference.row(), "passes": bok.passes, "passes_flag": bok_flag,
                       "n_boot": s.n_boot, "seed": seeds["best_of_k"]},
-        "luck": bool(not math.isnan(share.lo) and share.lo >= LUCK_SHARE),
+        # 001's rule: a magnitude whose assumption check fails is reported as such, not as luck
+        "luck": bool(not math.isnan(share.lo) and share.lo >= LUCK_SHARE and not share_flag),
+        "luck_flag": share_flag,
         "luck_threshold": LUCK_SHARE,
+        "assumptions": dec.assumptions.to_dict() if dec.assumptions is not None else None,
+        "n_perm": n_perm,
     })
     return Section("noise", num, {"decomposition": dec, "best_of_k": bok})
+
+
+#: Permutations behind 001's assumption checks in the audit (each test needs >= 1/alpha - 1).
+NOISE_PERMUTATIONS, NOISE_PERMUTATIONS_SMALL = 199, 99
 
 
 # ============================================================================ quick held-out router
@@ -308,6 +322,24 @@ def router_section(pool: Pool, s: AuditSettings, cov: CoverageSection) -> Sectio
     num = quick_router(pool, levels, lkeys, alpha=s.alpha, seed=section_seeds(s.seed)["router"],
                        n_boot=max(s.n_boot, 100))
     return Section("router", _jsonable(num), {})
+
+
+def integrity_section(pool: Pool, s: AuditSettings) -> Section:
+    """Integrity before inference (:func:`oraclegap.deploy.integrity.integrity_checks`): duplicated
+    prompts (exact and near) and whether they cross the quick router's calibration/test split
+    (leakage), outcome alignment with gold answers, aggregation warnings, and the constant and
+    task-wise baselines, on the quick router's own split (same seed, same test fraction)."""
+    from ..deploy.integrity import integrity_checks
+
+    n = pool.n_prompts
+    perm = as_rng(section_seeds(s.seed)["router"]).permutation(n)
+    test = np.sort(perm[: int(round(n * 0.5))])
+    rep = integrity_checks(pool, tau=s.primary_tau if pool.k > 1 else None, seed=s.seed, test=test)
+    num = {"checks": rep.frame().to_dict(orient="records"), "findings": list(rep.findings),
+           "leakage": any(str(f).startswith("leakage") for f in rep.findings),
+           "baselines": rep.baselines.frame().to_dict(orient="records") if rep.baselines is not None else [],
+           "baselines_note": rep.baselines_note}
+    return Section("integrity", _jsonable(num), {"integrity": rep})
 
 
 def _router_plan(pool: Pool) -> tuple[str | None, str | None, str]:
@@ -399,11 +431,13 @@ def _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test
 
 
 # ============================================================================ the audit
-@dataclasses.dataclass(frozen=True, eq=False)
-class AuditResult:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class AuditResult(Result):
     """Every number of an audit (``numbers``, JSON-ready; :meth:`to_json`) and the library result
     objects behind them (``results``: coverage, nulls, power, plans, certificates, decomposition,
     best-of-K), with the :class:`~oraclegap.audit.verdict.Verdict`."""
+
+    _repr_fields = ("verdict", "numbers", "results")
 
     numbers: dict
     results: dict
@@ -471,6 +505,7 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     add(certificates_section(pool, s, cov), "certificates")
     add(noise_section(pool, s), "noise")
     add(router_section(pool, s, cov), "router")
+    add(integrity_section(pool, s), "integrity")
     numbers = _jsonable(numbers)
     numbers["verdict"] = _jsonable(verdict(numbers).to_dict())
     tick("verdict")

@@ -135,6 +135,20 @@ def texts(numbers: dict) -> dict:
             oi=b["o_exp_independent"]["value"], df=b["difference"]["value"], dfl=b["difference"]["lo"],
             dfh=b["difference"]["hi"],
             res="so the falsifier of paper 001 does not fire" if b["passes"] else "below zero: paper 001's falsifier fires")
+        asm = nz.get("assumptions")
+        if asm:  # 001's checks behind the sampling formulas and the closed-form O_exp
+            failed = [c["name"] for c in asm["checks"] if c.get("passed") is False]
+            untested = sorted({c for v in asm["untested"].values() for c in v})
+            out["noise"] += " " + md(
+                "Paper 001's assumption checks: {res}{unt}.{luck}",
+                res=("every check that could run passed" if not failed
+                     else "failed: " + ", ".join(failed) + " (the magnitudes that lean on them are flagged, not read)"),
+                unt=(f"; not testable on these draws: {', '.join(untested)}" if untested else ""),
+                luck=(" The noise share is therefore not read as single-draw luck." if nz.get("luck_flag") else ""))
+    ig = numbers.get("integrity")
+    if ig is not None:  # integrity before inference: duplicates and leakage, alignment, aggregation
+        out["integrity"] = ("Integrity before inference: " + (" ".join(ig["findings"]) if ig["findings"]
+                            else "no duplicated prompts, no outcome disagreements, no aggregation warnings."))
     r = numbers["router"]
     if not r.get("available"):
         out["router"] = md("No quick router: {why}.", why=r.get("reason", "not available"))

@@ -150,6 +150,17 @@ if "router" in tabs:  # the difference with its interval in one column, so the t
               [fmt_interval(d, lo, hi) for d, lo, hi in zip(rf["difference"], rf["diff_lo"], rf["diff_hi"], strict=True)])
     display(table(rf.drop(columns=["difference", "diff_lo", "diff_hi"])))
 
+# %% [markdown]
+# ## Integrity before inference
+#
+# Duplicated prompts (exact and near) and whether copies straddle the quick router's split
+# (leakage), outcome alignment where answers and gold answers exist, aggregation warnings, and the
+# constant baselines a router has to beat.
+
+# %%
+if "integrity" in text:
+    display(Markdown(text["integrity"]))
+
 # %%
 if "build" in text:  # the commit, lock and library versions that computed these numbers
     display(Markdown(text["build"]))
