@@ -11,10 +11,12 @@
 # %% [markdown]
 # # Cross-dataset specialists {#sec-cross-dataset}
 #
-# **The question.** Changing only the training seed does not make policies that specialise
-# (@sec-seed-pool). Changing the *training data* might: a policy trained on one task could
-# become reliable on prompts of that task and a policy trained on another task on prompts of
-# the other. Put one of each in a pool and score both on the union of the two tasks' test
+# **The question.** @sec-seed-pool asks whether changing only the training seed makes
+# policies that are not interchangeable; its takeaways list the thresholds, splits and
+# replications at which the lab's seed pools reject the nulls, and whether any deployable rule
+# collects the gap. Changing the *training data* might separate policies more: a policy trained
+# on one task could become reliable on prompts of that task and a policy trained on another task
+# on prompts of the other. Put one of each in a pool and score both on the union of the two tasks' test
 # prompts. Is the oracle gap of such a pool more than sampling noise, at which thresholds
 # $\tau$ does each member lead on its own half, and can a router that sees only the prompt
 # (its dataset tag, its embedding) collect the gap? arXiv 2609.32996 asks this in Section 4
