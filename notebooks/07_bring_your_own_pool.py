@@ -425,7 +425,10 @@ if real is not None:
     rr = res_real.numbers["router"]["levels"][res_real.numbers["coverage"]["primary_key"]]
     R.show_md("Reading: the audit's decomposition gives best single {b}, $O_{{\\mathrm{{repro}}}}$ "
               "= {r} and $O_{{\\exp}}$ = {e} (released {pb}, {pr}, {pe}; largest difference "
-              "{dev:.4f}), a noise share of {sh} [{slo}, {shi}]. The verdict is `{code}`: the "
+              "{dev:.4f}), a noise share of {sh} [{slo}, {shi}] (paper 001's $\\Delta / G$ with "
+              "$G = O_{{\\exp}} - S$ against the best single member $S$: it lies in [0, 1] because "
+              "$O_{{\\mathrm{{repro}}}} \\ge S$, and its bracket is cut to that range). The verdict "
+              "is `{code}`: the "
               "quick router's difference against the calibration-selected member is {d:+} [{dlo}, "
               "{dhi}].",
               b=est["best_single"]["value"], r=est["o_repro"]["value"], e=est["o_exp"]["value"],
@@ -707,13 +710,14 @@ weight = {"adequate": "is good evidence against a gap of that size",
 
 # %%
 lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power "
-               "against a useful effect is {p} [{lo}, {hi}], so a non-rejection {weight}.",
+               "against a useful effect is {p} [{lo}, {hi}], so {where}a non-rejection {weight}.",
                k=lab_pool.k, c=res_lab.verdict.code,
                rej=R.md(" (both nulls reject at $\\tau$ = {ts})",
                         ts=taus_of(jl["nulls"]["detected_taus"])) if jl["nulls"]["detected_taus"]
                else " (no threshold where both nulls reject)", p=cur_lab["power"]["redeal"],
                lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
-               weight=weight[cur_lab["state"]]),
+               weight=weight[cur_lab["state"]],
+               where="at the thresholds that do not reject, " if jl["nulls"]["detected_taus"] else ""),
           *([R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why "
                   "that is weaker evidence: matched agreement {a} against {e} shuffled. Sample "
                   "each member with its own seeds (`--draw-seeds per-policy`) before reading a "
@@ -735,8 +739,6 @@ if real is not None:
                       c=res_real.verdict.code, sh=est["noise_share"]["value"],
                       what=VERDICT_WORDS.get(res_real.verdict.code,
                                              res_real.verdict.headline.rstrip("."))))
-lines.append(R.md("- Whole chapter: {t:.0f} s (SMALL = {s}).", t=time.perf_counter() - t_start,
-                  s=SMALL))
 R.show_lines(lines)
 
 # %% [markdown]
@@ -800,9 +802,10 @@ top = sweep_res[max(sweep_res)].numbers
 if top["nulls"]["detected_taus"]:
     key = top["nulls"]["detected_taus"][-1]
     row, rr3 = top["coverage"]["taus"][key], top["router"]["levels"][key]
-    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {t:g}. There $L$ = {L} on $D$ = {D}, "
-               "so a router must keep $e_D$ below $L/D$ = {be}. The quick router's $e_D$ on the "
-               "held-out prompts is {e} against the held-out break-even {be2}: it {w}, and its "
+    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {t:g}. There $L$ = {L} on $D$ = {D} "
+               "over all prompts ($L/D$ = {be}). The router is scored on the held-out prompts "
+               "only, so its $e_D$ there, {e}, is read against the break-even $L/D$ of those same "
+               "prompts, {be2}, not the all-prompt one: it {w}, and its "
                "difference against the calibration-selected member is {d:+} (Holm p {p:p}).",
                k=max(sweep_res), t=row["tau"], L=row["L"], D=row["D"], be=row["break_even"],
                e=rr3["e_D"], be2=rr3["break_even"],
