@@ -860,7 +860,6 @@ takeaways.append(R.md("- Controls at $\\tau = 0.10$ (Table A5): on two model siz
                       rw="rejects" if mx["p"] <= 0.05 else "does not",
                       pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
                       else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
-takeaways.append(R.md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
 R.show_lines(takeaways)
 
 # %% [markdown]

@@ -1260,8 +1260,6 @@ if audits:
                       "the multi-task pools, and the gap left beyond the whole family is "
                       "certified positive on {h} of {t} of them.",
                       r=rep.max(), h=int((fam_df["hlo"] > 0).sum()), t=len(fam_df)))
-lines.append(R.md("- Whole chapter: {s:.0f} s (SMALL = {small}).", s=time.time() - t_start,
-                  small=SMALL))
 R.show_lines(lines)
 
 # %% [markdown]

@@ -1026,7 +1026,6 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
                     if rsw else "",
                     skip="" if not skipped
                     else "\n- Skipped on this run: " + "; ".join(skipped) + "."))
-takeaways.append(md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
 show_lines(takeaways)
 
 # %% [markdown]
