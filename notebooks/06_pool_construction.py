@@ -337,8 +337,8 @@ rules = ["accuracy", "diversity", "kmedoids", "dpp"]
 best_rule = ts[["greedy"] + rules].idxmax(axis=1)
 show_md("Reading: with topic skill greedy's held-out coverage is above accuracy ranking's on {w} "
         "of {n} datasets, below it on {l} and equal on {t}; the highest deployable rule per "
-        "dataset is {best}. The calibration-optimal pool covers {eo} on average against greedy's {go}, and the "
-        "hindsight optimum {ho}{gapword}.",
+        "dataset is {best}. The calibration-optimal pool covers {eo} on average against "
+        "greedy's {go}, and the hindsight optimum {ho}{gapword}.",
         w=int((ts["greedy"] > ts["accuracy"] + 1e-12).sum()),
         l=int((ts["greedy"] < ts["accuracy"] - 1e-12).sum()), n=len(ts),
         t=int(((ts["greedy"] - ts["accuracy"]).abs() <= 1e-12).sum()),
