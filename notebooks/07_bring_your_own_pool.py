@@ -629,9 +629,10 @@ claims.add("rollouts: a complete store with per-policy draws from a model, two a
            status["complete"] and live_pool.alignment == "independent", kind="sanity")
 must.append(len(claims) - 1)
 if held:
-    claims.add("the live responses reproduce the lab's stored ones (same seeds)", "issue 13 (lab)",
+    claims.add("the live responses reproduce the lab's stored ones (same seeds)",
+               "`oraclegap.rollouts`; data/lab/README.md",
                f"answers agree on {same_answers:.1%} of draws", same_answers == 1.0, kind="sanity")
-claims.add("audit.json equals run_audit on the same pool and seed", "issue 14",
+claims.add("audit.json equals run_audit on the same pool and seed", "`audit.run_audit`",
            "identical" if json_equal else "different", json_equal, kind="sanity")
 must.append(len(claims) - 1)
 
@@ -664,7 +665,8 @@ if real is not None:
 # Last, the long table, the exchange file's round trip and the sweep over $k$.
 
 # %%
-claims.add("a long table gives the same audit in every section but the router", "issue 14",
+claims.add("a long table gives the same audit in every section but the router",
+           "`Pool.from_long`, `audit.run_audit`",
            f"{sum(v for s, v in equal.items() if s != 'router')}/{len(sections) - 1} sections "
            "equal",
            all(v for s, v in equal.items() if s != "router"), kind="identity")
