@@ -513,9 +513,12 @@ R.show_md("Reading: the observed gap lies {where} the re-deal 90% band {band}, a
 # Appendix C.5 of the paper checks independence with the *matched agreement*: the share of
 # member pairs, prompts and draw indices $j$ on which the two members' $j$-th responses are both
 # right or both wrong, against the same share after each cell's responses are put in random
-# order, which keeps every count. Matched agreement above the shuffled one means the members'
-# counts move together from prompt to prompt more than independent draws would, which pulls
-# $\hat L$ and $\hat D$ below both nulls and makes the tests conservative.
+# order, which keeps every count. Because the shuffle keeps each member's count on each prompt,
+# the comparison says nothing about counts moving together across prompts: matched agreement
+# above the shuffled one means the draws themselves are coupled, the members' $j$-th responses
+# agreeing more often than the same counts in random order would (what shared random numbers
+# do). Coupled draws pull $\hat L$ and $\hat D$ below both nulls and make the tests
+# conservative.
 #
 # Two more pools complete the picture. Keeping for each member of the seed-aligned pool only a
 # block of draw indices of its own gives a *pool of disjoint draws* (`nulls.disjoint_draws`),
@@ -1089,9 +1092,16 @@ if votes:
     R.show_md("Reading: {txt}. The paper: {pv} [{pl}, {ph}] on Geometry3K, and on MathVista the "
               "pooled vote trailed by {ps}.",
               txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote "
-                                 "by {d:+} rAUC, an interval that {s}",
-                                 t=t, w=R.compare(v.difference, 0, more="beats", less="trails",
-                                                  same="ties"), d=v.difference, s=side(v.lo, v.hi))
+                                 "(difference {d:+} rAUC, an interval that {s}); that member, "
+                                 "{m}, is the one whose own vote scores best, {same} Table 3's "
+                                 "best member on test, {m3}, chosen by its responses' rAUC",
+                                 t=t, w=R.compare(v.difference, 0, interval=(v.lo, v.hi),
+                                                  more="beats", less="trails",
+                                                  same="cannot be told apart from"),
+                                 d=v.difference, s=side(v.lo, v.hi), m=v.best_member,
+                                 m3=comps[t].rules.test_member,
+                                 same="the same as" if v.best_member == comps[t].rules.test_member
+                                 else "not")
                             for t, v in votes.items()), pv=R.published("000.S34.vote_p").text,
               pl=R.published("000.S34.vote_p_lo").text, ph=R.published("000.S34.vote_p_hi").text,
               ps=R.published("000.S34.vote_s").text)
