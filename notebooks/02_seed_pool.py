@@ -412,6 +412,9 @@ R.table(t1,
 
 # %%
 row = t1.set_index("tau").loc[0.10]
+PV = R.PValues()  # one test, one p-value: every quote of a (test, pool) p-value goes through PV
+key_re, key_mp = "L(0.10), re-deal, chapter pool", "L(0.10), margin, chapter pool"
+PER_KEY = "chapter pool" if K == 16 else "per-policy pool"  # at K = 16 the twin is the pool
 boot = nulls.excess_bootstrap(seed_pool, 0.10, n_boot=N_BOOT, n_draws=N_BOOT_DRAWS, seed=rng)
 rejects = [name for name, pv in (("re-deal", row["p"]), ("margin-preserving", row["p_m"]))
            if pv <= 0.05]
@@ -436,7 +439,7 @@ R.show_md("At $\\tau = 0.10$ the re-deal null, in which no member differs from a
           m=row["L_null"], L=row["L"],
           rel=R.compare(row["L_null"], row["L"], more="exceeds", less="falls short of",
                         same="matches"), e=row["excess"], ci=R.fmt_interval(None, boot.lo, boot.hi),
-          p=row["p"], pm=row["p_m"], sh=row["split_half"], verdict=verdict,
+          p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]), sh=row["split_half"], verdict=verdict,
           pL=R.published("000.T1.L_010").text, pn=R.published("000.T1.L_null_010").text,
           pp=R.published("000.T1.p_010").text, ppm=R.published("000.T1.pm_010").text,
           pe=R.published("000.S3.excess_010").text, pel=R.published("000.S3.excess_ci_lo").text,
@@ -655,9 +658,12 @@ if variants:
                 agree_aligned_null=sa["agree_null"], agree_aligned_band=band_word(agree[ALIGNED]),
                 agree_aligned_p=sa["agree_p"], L_moves=moved["L"], L_per=ip["L"], L_aligned=sa["L"],
                 L_null_per=ip["L_null"], L_null_aligned=sa["L_null"], p_re_moves=moved["p"],
-                p_re_per=ip["p"], p_re_aligned=sa["p"], p_mp_moves=moved["p_m"], p_mp_per=ip["p_m"],
+                p_re_per=PV(f"L(0.10), re-deal, {PER_KEY}", ip["p"]), p_re_aligned=sa["p"],
+                p_mp_moves=moved["p_m"],
+                p_mp_per=PV(f"L(0.10), margin, {PER_KEY}", ip["p_m"]),
                 p_mp_aligned=sa["p_m"], rejections_per=int(ip["n_rej"]),
-                rejections_aligned=int(sa["n_rej"]), n_taus=len(TAUS), pass1_p_per=ip["pass1_p"],
+                rejections_aligned=int(sa["n_rej"]), n_taus=len(TAUS),
+                pass1_p_per=PV(f"Pass@1, re-deal, {PER_KEY}", ip["pass1_p"]),
                 pass1_p_aligned=sa["pass1_p"], agree_disjoint=dj["agree"],
                 agree_disjoint_null=dj["agree_null"], agree_disjoint_band=band_word(agree[DISJ]),
                 rejections_disjoint=int(dj["n_rej"]), k_each=K_EACH, n_controls=len(ctl), M=M,
@@ -814,7 +820,8 @@ R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean o
           "and {lm:p}); the paper: {po} against {pn} ($p = {pp}$, $p_{{\\mathrm{{m}}}} = {ppm}$). "
           "The gap lies below its re-deal mean on {nb} of the {n} splits.",
           s=f"the {pt['set']} prompts" if LAB else "your pool", o=pt["observed"],
-          m=pt["mean_redeal"], p=pt["p_redeal"], pm=pt["p_margin"], l=pt["p_lower_redeal"],
+          m=pt["mean_redeal"], p=PV("Pass@1, re-deal, chapter pool", pt["p_redeal"]),
+          pm=pt["p_margin"], l=pt["p_lower_redeal"],
           lm=pt["p_lower_margin"], po=R.published("000.C5.pass1_test").text,
           pn=R.published("000.C5.pass1_null").text, pp=R.published("000.C5.pass1_p").text,
           ppm=R.published("000.C5.pass1_pm").text, n=len(p1f),
@@ -1925,9 +1932,11 @@ take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-
                  "{nt} thresholds reject the re-deal null at level 0.05 ({where}), {nrm} the "
                  "margin-preserving one ({wm}), and {nlow} sit in the lower tail.\n",
                  lead=f"Your pool ({POOL})" if POOL else "The lab seed pool", L=row["L"],
-                 m=row["L_null"], p=row["p"], pm=row["p_m"], nrej=int((t1["p"] <= 0.05).sum()),
+                 m=row["L_null"], p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]),
+                 nrej=int((t1["p"] <= 0.05).sum()),
                  where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), nt=len(t1),
-                 nrm=int((t1["p_m"] <= 0.05).sum()), wm=taus_where(t1.loc[t1["p_m"] <= 0.05, "tau"]),
+                 nrm=int((t1["p_m"] <= 0.05).sum()),
+                 wm=taus_where(t1.loc[t1["p_m"] <= 0.05, "tau"]),
                  nlow=int((t1["p_lower"] <= 0.05).sum())))
 p1_rej = p1f[p1f["p_redeal"] <= 0.05]
 take.append(R.md("- The Pass@1 oracle gap rejects the re-deal null at level 0.05 on {n1} of {n} "
@@ -1936,7 +1945,8 @@ take.append(R.md("- The Pass@1 oracle gap rejects the re-deal null at level 0.05
                  "pool).\n", n1=len(p1_rej), n=len(p1f), r=bh.n_rejected, nb=len(bh_df), s=lab_rej,
                  where=", ".join(R.md("{s}: $p_{{\\mathrm{{re}}}} = {p:p}$", s=a, p=b)
                                  for a, b in zip(p1_rej["set"], p1_rej["p_redeal"], strict=True))
-                 or "none", what="the lab's seed pools and their replications" if LAB else "your pool"))
+                 or "none",
+                 what="the lab's seed pools and their replications" if LAB else "your pool"))
 
 # %%
 if variants:
@@ -1954,7 +1964,8 @@ if variants:
                                     same="Common random numbers leave the count of rejections "
                                          "unchanged"),
                      ca=sa["agree"], ce=sa["agree_null"], a=ip["agree"], e=ip["agree_null"],
-                     cr=int(sa["n_rej"]), r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"], p=ip["p"],
+                     cr=int(sa["n_rej"]), r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"],
+                     p=PV(f"L(0.10), re-deal, {PER_KEY}", ip["p"]),
                      rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS)))
 
 # %%
@@ -2025,11 +2036,13 @@ if real is not None:
 
 # %%
 n_rep = int((rep_p["p"] <= 0.05).sum()) if not rep_p.empty else 0
+n_any = len(p1_rej) + n_rep + int((t1["p"] <= 0.05).sum())
 verdict = ("not all of the gap is sampling noise" if lab_rej else "some tests reject, but none "
-           "survives the false-discovery adjustment" if len(p1_rej) + n_rep + (t1["p"] <= 0.05).sum()
+           "survives the false-discovery adjustment" if n_any
            else "the gap is what sampling noise produces")
 take.insert(0, R.md("- **The answer on this run:** {v}. At $\\tau = 0.10$ the gap {w} what re-deal "
-                    "sampling produces; over the chapter the re-deal null is rejected at {nr} of {nt} thresholds, "
+                    "sampling produces; over the chapter the re-deal null is rejected at {nr} of {nt} "
+                    "thresholds, "
                     "by the Pass@1 gap on {n1} of {n} splits, by {ur} replication tests, and {s} "
                     "Benjamini-Hochberg discoveries concern {what}; of the oracle's gain, {got}.\n",
                     v=verdict, w="exceeds" if row["p"] <= 0.05 else "is within",

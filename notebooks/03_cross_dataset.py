@@ -17,9 +17,9 @@
 # collects the gap. Changing the *training data* might separate policies more: a policy trained
 # on one task could become reliable on prompts of that task and a policy trained on another task
 # on prompts of the other. Put one of each in a pool and score both on the union of the two
-# tasks' test prompts. Is the oracle gap of such a pool more than sampling noise, at which thresholds
-# $\tau$ does each member lead on its own half, and can a router that sees only the prompt
-# (its dataset tag, its embedding) collect the gap? arXiv 2609.32996 asks this in Section 4
+# tasks' test prompts. Is the oracle gap of such a pool more than sampling noise, at which
+# thresholds $\tau$ does each member lead on its own half, and can a router that sees only the
+# prompt (its dataset tag, its embedding) collect the gap? arXiv 2609.32996 asks this in Section 4
 # (with Appendices C.4 and D and Tables A5 and A7-A9) for policies trained with GRPO on
 # Geometry3K and MathVista under a light and a stronger recipe. This chapter asks it of the
 # project's policy lab (`data/lab/`), which trains the same design in miniature on CPU: a

@@ -666,7 +666,8 @@ if len(fam_df):
     R.show_md("@tbl-cert-family in @sec-certificates certifies some of the same pools with other "
               "numbers: its family is the constants plus one rule per declared signal (here: paper "
               "002's three fitted routers), its random half is another, and it uses every prompt "
-              "of a pool (here {plo} to {phi} prompts per pool, so {nlo} to {nhi} test prompts). Here the best member of $\\Pi$ is a "
+              "of a pool (here {plo} to {phi} prompts per pool, so {nlo} to {nhi} test prompts). "
+              "Here the best member of $\\Pi$ is a "
               "constant member on {nc} of {t} pools, and there $G_\\Pi$'s estimate is exactly 0.",
               plo=int(fam_df["n pool"].min()), phi=int(fam_df["n pool"].max()),
               nlo=int(fam_df["n test"].min()), nhi=int(fam_df["n test"].max()),

@@ -427,8 +427,8 @@ if real is not None:
               "= {r} and $O_{{\\exp}}$ = {e} (released {pb}, {pr}, {pe}; largest difference "
               "{dev:.4f}), a noise share of {sh} [{slo}, {shi}] (paper 001's $\\Delta / G$ with "
               "$G = O_{{\\exp}} - S$ against the best single member $S$: it lies in [0, 1] because "
-              "$O_{{\\mathrm{{repro}}}} \\ge S$, and its bracket is cut to that range). The verdict "
-              "is `{code}`: the "
+              "$O_{{\\mathrm{{repro}}}} \\ge S$, and its bracket is cut to that range). The "
+              "verdict is `{code}`: the "
               "quick router's difference against the calibration-selected member is {d:+} [{dlo}, "
               "{dhi}].",
               b=est["best_single"]["value"], r=est["o_repro"]["value"], e=est["o_exp"]["value"],
@@ -719,7 +719,8 @@ lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`
                else " (no threshold where both nulls reject)", p=cur_lab["power"]["redeal"],
                lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
                weight=weight[cur_lab["state"]],
-               where="at the thresholds that do not reject, " if jl["nulls"]["detected_taus"] else ""),
+               where="at the thresholds that do not reject, "
+               if jl["nulls"]["detected_taus"] else ""),
           *([R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why "
                   "that is weaker evidence: matched agreement {a} against {e} shuffled. Sample "
                   "each member with its own seeds (`--draw-seeds per-policy`) before reading a "
