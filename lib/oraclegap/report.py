@@ -402,11 +402,14 @@ def direction_problems(text: str) -> list[str]:
 
 
 def share_problems(text: str) -> list[str]:
-    """Intervals labelled share, fraction or proportion that leave [0, 1] (or [0%, 100%])."""
+    """Intervals labelled share, fraction or proportion that leave [0, 1] (or [0%, 100%]): the
+    first interval in the word's clause, when at most one number (the estimate) comes between."""
     problems = []
     for m in _SHARE.finditer(text):
-        iv = _INTERVAL.search(_clause(text, m.end()))
-        if iv is not None:
+        clause = _clause(text, m.end())
+        iv = _INTERVAL.search(clause)
+        # the share's own interval: at most one number (its estimate) between the word and it
+        if iv is not None and len(re.findall(r"\d+(?:\.\d+)?", clause[:iv.start()])) <= 1:
             lo, hi = _number(iv.group(1)), _number(iv.group(2))
             if not (0 <= lo <= hi <= 1 + 1e-12):
                 problems.append(f"a {m.group(1).lower()} with interval {iv.group(0)} outside [0, 1]: "
