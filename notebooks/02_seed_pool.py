@@ -28,6 +28,18 @@
 # [notation page](../notation.qmd); coverage, $L$, $D$ and the plug-in are defined in
 # @sec-coverage.
 #
+# **Learning objectives.** After this chapter you can
+#
+# - run the re-deal and margin-preserving nulls on a pool and read $\hat L$, its null mean, the
+#   excess and both p-values;
+# - say what a rejection at one threshold, a Pass@1 rejection and a Benjamini-Hochberg discovery
+#   each add to the answer;
+# - read a non-rejection against the tests' power at the pool's budget $k$;
+# - explain why seed-aligned draws make both nulls conservative, and how matched agreement detects
+#   them;
+# - compare the deployable rules (mixture, soup, router, vote) with the best member through paired
+#   intervals.
+#
 # **Claims checked.** Each is checked by code below; the outcome, with the paper's number
 # beside ours, is read after each result and collected in the takeaways.
 #
@@ -2055,16 +2067,20 @@ R.show_lines(take, sep="")
 # %% [markdown]
 # ## Exercises
 #
-# 1. **A smaller pool.** Predict whether the re-deal null mean of $L(0.10)$ is larger for three
+# 1. **A smaller pool.** *(about 10 min in class)*
+#    Predict whether the re-deal null mean of $L(0.10)$ is larger for three
 #    members or for all of them, then read it off the pool-size curve (`gt.sizes.null_L`) or
 #    rerun with `-p M 3`.
-# 2. **Pen and paper: a constant statistic.** For which thresholds $\tau$ is the
+# 2. **Pen and paper: a constant statistic.** *(about 10 min in class)*
+#    For which thresholds $\tau$ is the
 #    oracle-minus-mixture statistic constant under the re-deal null when $k = 16$ and $M = 5$?
-# 3. **Shared random numbers.** Two members with the same rate $p$ on a prompt draw their
+# 3. **Shared random numbers.** *(about 15 min in class)*
+#    Two members with the same rate $p$ on a prompt draw their
 #    responses with the same random number per draw index, so that their $j$-th responses are
 #    equal. Predict their matched agreement and its shuffled value, then compare with what
 #    `nulls.draw_alignment` gives on a pool made of two copies of one member.
-# 4. **Budget against effect.** Before looking at @tbl-diffuse again, predict the power of the
+# 4. **Budget against effect.** *(about 10 min in class)*
+#    Before looking at @tbl-diffuse again, predict the power of the
 #    re-deal test against $\sigma = 1$ at $k = 16$, and against $\sigma = 0.25$ at $k = 64$.
 #    Then rerun the chapter with `-p N_POWER_REPS 100` and see how the intervals shrink.
 

@@ -27,6 +27,14 @@
 # the [notation page](../notation.qmd); the nulls are those of @sec-nulls and the routing
 # identity that of @sec-routing-identity.
 #
+# **Learning objectives.** After this chapter you can
+#
+# - build a two-task pool and tell at which thresholds each specialist leads on its own half;
+# - tell disagreement $D$ exceeding its null from a gap $L$ exceeding it;
+# - read a router's gain through $e_D$ against the break-even $L/D$;
+# - use positive controls (two model sizes, planted specialists) to check that the tests and
+#   routers can find what is there.
+#
 # Each claim below is checked by code, with the paper's figure beside ours; the outcomes are
 # collected in @tbl-cross-claims. The lab is not the paper's experiment, so a paper's claim may
 # fail here: the chapter reports what the lab shows.
@@ -865,16 +873,20 @@ R.show_lines(takeaways)
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Another pair of seeds.** The two-member pools use seed `PAIR_SEED` of each task.
+# 1. **Another pair of seeds.** *(about 10 min in class)*
+#    The two-member pools use seed `PAIR_SEED` of each task.
 #    Predict whether the light pair's separation thresholds move with seed 2, then rerun with
 #    `-p PAIR_SEED 2`.
-# 2. **Pen and paper: the identity router's error.** On a two-member pool, show that the
+# 2. **Pen and paper: the identity router's error.** *(about 15 min in class)*
+#    On a two-member pool, show that the
 #    identity router's disagreement error $e_D$ is the share of disagreement prompts on which
 #    the member trained on the prompt's own dataset is below $\tau$, and that it splits into a
 #    part from each half. Compute both parts for the stronger pair at $\tau = 0.10$.
-# 3. **A stronger plant.** Predict the 15-NN router's gain at $\tau = 0.10$ with three of
+# 3. **A stronger plant.** *(about 10 min in class)*
+#    Predict the 15-NN router's gain at $\tau = 0.10$ with three of
 #    sixteen successes planted, then rerun with `-p PLANT "[1, 2, 3]"`.
-# 4. **Retrain for a class.** Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (about a quarter of a
+# 4. **Retrain for a class.** *(about 20 min in class)*
+#    Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (about a quarter of a
 #    minute more). Do seeds trained for `RETRAIN_STEPS` steps still lead the other task's seed
 #    on their own half?
 

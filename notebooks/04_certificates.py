@@ -21,6 +21,16 @@
 # every real pool present. Symbols follow the [notation page](../notation.qmd); paper 002 writes
 # $K$ for the number of members, which this book calls $M$.
 #
+# **Learning objectives.** After this chapter you can
+#
+# - explain why the naive interval for the best member's gap undercovers, and in which
+#   configurations (near ties);
+# - compute the selection-valid interval of Theorem 4 and the paired interval, and read a
+#   certified gap;
+# - read a family certificate ($G_\Pi$, $H_\Pi$) and a finite-signal certificate, and say what
+#   their non-certification does and does not show;
+# - reproduce a published interval from the counts a paper prints.
+#
 # **Claims checked.**
 #
 # 1. Theorem 4 of paper 002, applied to the integer counts its appendix publishes, gives its
@@ -1271,13 +1281,16 @@ R.show_lines(lines)
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Near ties and more items.** Predict the naive interval's coverage at the largest $n$ of
+# 1. **Near ties and more items.** *(about 10 min in class)*
+#    Predict the naive interval's coverage at the largest $n$ of
 #    the grid for a lead $d$ of zero and for the largest lead. Then read @fig-cert-coverage, or
 #    rerun with `-p N_GRID "[100, 1600]"`.
-# 2. **Pen and paper: the price of selection.** Show that the paired interval's lower limit is
+# 2. **Pen and paper: the price of selection.** *(about 15 min in class)*
+#    Show that the paired interval's lower limit is
 #    the lower Clopper-Pearson limit of the best member's discordant count with confidence
 #    $1 - \alpha/M$, and compute it for the pilot's GSM8K counts.
-# 3. **A larger error budget.** Predict on how many pilot tasks Theorem 4 certifies a positive gap
+# 3. **A larger error budget.** *(about 10 min in class)*
+#    Predict on how many pilot tasks Theorem 4 certifies a positive gap
 #    at
 #    $\alpha = 0.10$ instead of $\alpha = 0.05$, then rerun with `-p ALPHA 0.1`.
 

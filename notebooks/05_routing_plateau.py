@@ -23,6 +23,15 @@
 # with the decomposition of arXiv 2607.03436. Symbols follow the [notation page](../notation.qmd);
 # paper 002's $K$ (members) is our $M$ and its family size $L$ is our $\lvert\Pi\rvert$.
 #
+# **Learning objectives.** After this chapter you can
+#
+# - fit router families on a calibration half and score them on the test half against the frozen
+#   best member with paired intervals and Holm-corrected McNemar tests;
+# - read the routing plateau: how much of the opportunity $G_b$ the best router recovers;
+# - read an uncertified family gain $G_\Pi$ against the certificate's power at that $n$;
+# - split a router-to-oracle gap into the recoverable part and the single-draw floor $\Delta$, and
+#   check it with the best-of-$M$ falsifier.
+#
 # Each claim below is checked by code, with the paper's number beside ours where it prints
 # one; the outcomes are collected in @tbl-plateau-claims.
 #
@@ -1749,17 +1758,21 @@ R.show_lines(lines)
 # %% [markdown]
 # ## Exercises
 #
-# 1. **A stricter coverage threshold.** Predict how the opportunity $G_b$ and the best router's
+# 1. **A stricter coverage threshold.** *(about 15 min in class)*
+#    Predict how the opportunity $G_b$ and the best router's
 #    gain on RouterDC's GSM8K test counts move when a prompt needs eight of ten samples right
 #    ($\tau = 0.8$) instead of five. Then rerun with `-p TAU_K10 0.8`.
-# 2. **Pen and paper: the routing identity.** Show that for any router $r$ at one threshold
+# 2. **Pen and paper: the routing identity.** *(about 15 min in class)*
+#    Show that for any router $r$ at one threshold
 #    $C_{\mathrm{orac}} - C_r = D\,e_D$, hence that $r$ beats the best member exactly when
 #    $e_D < L/D$. Check it with the numbers of the embedding 15-NN router on the simulated
 #    $k = 8$ pool.
-# 3. **A larger predeclared family.** Predict what happens to the interval for $G_\Pi$ when
+# 3. **A larger predeclared family.** *(about 10 min in class)*
+#    Predict what happens to the interval for $G_\Pi$ when
 #    $\Pi$ holds every fitted router instead of three, on the simulated pool with planted
 #    specialists.
-# 4. **The share against the best committed router.** What is the noise share against a
+# 4. **The share against the best committed router.** *(about 10 min in class)*
+#    What is the noise share against a
 #    router that scores exactly $O_{\mathrm{repro}}$? Compute it on MATH-500 with the in-sample
 #    per-prompt maximiser as baseline.
 

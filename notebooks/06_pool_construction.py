@@ -25,6 +25,15 @@
 # sweep on simulated pools with known structure and on every real pool we can load, and asks
 # for each pool whether greedy construction pays.
 #
+# **Learning objectives.** After this chapter you can
+#
+# - compute complementary coverage $F_b(S)$ and check its submodularity and the greedy guarantee
+#   of Theorem 8;
+# - compare greedy pools with accuracy ranking, diversity rules and random pools on held-out
+#   items;
+# - say when greedy construction pays and when random pools of the same size do as well;
+# - include costs in pool construction with a budget.
+#
 # **Claims checked.**
 #
 # 1. Theorem 8: $F_b$ is normalised, monotone and submodular, and the greedy pool reaches at
@@ -1036,7 +1045,8 @@ show_lines(takeaways)
 # %% [markdown]
 # ## Exercises
 #
-# **1.** Remove the model-by-topic skill from the simulated pool (`TOPIC_SD = 0`). Predict
+# **1.** *(about 15 min in class)*
+# Remove the model-by-topic skill from the simulated pool (`TOPIC_SD = 0`). Predict
 # before rerunning: does greedy clear the random p95 more or less often, and does the
 # calibration ratio change?
 
@@ -1054,7 +1064,8 @@ solution(md("Without topic skill greedy clears the random p95 at s = 2 in {pf:%}
             else "Removing topic skill does not make greedy easier to tell from random pools."))
 
 # %% [markdown]
-# **2.** Use the *weakest* model as the anchor instead of the most accurate one. How does the
+# **2.** *(about 10 min in class)*
+# Use the *weakest* model as the anchor instead of the most accurate one. How does the
 # coverage at s = 2 change, and is greedy then easier to tell from random pools?
 
 # %%
@@ -1073,7 +1084,8 @@ solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at s = 
                         "no easier")))
 
 # %% [markdown]
-# **3.** In the worst-case family, the private item of each greedy model decides ties. What
+# **3.** *(about 15 min in class)*
+# In the worst-case family, the private item of each greedy model decides ties. What
 # happens to the ratio as `scale` (the weight of the grid against the private items) grows?
 
 # %%
@@ -1087,7 +1099,8 @@ solution(md("At s = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), t
             b=C.GREEDY_BOUND))
 
 # %% [markdown]
-# **4.** In @fig-compose-budget, where does plain cost-benefit greedy (no partial enumeration)
+# **4.** *(about 10 min in class)*
+# In @fig-compose-budget, where does plain cost-benefit greedy (no partial enumeration)
 # lose to the knapsack optimum, and why can enumeration of small seeds repair it?
 
 # %%

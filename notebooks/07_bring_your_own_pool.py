@@ -26,6 +26,14 @@
 # number it states are those of the earlier chapters (@sec-seed-pool, @sec-certificates,
 # @sec-routing-plateau); symbols follow the [notation page](../notation.qmd).
 #
+# **Learning objectives.** After this chapter you can
+#
+# - run `oraclegap audit` on a rollout store, a registry name, a long table or a `Pool` in Python;
+# - read the audit's verdict code, its reasons and its next steps;
+# - tell a verdict backed by a rejection from one that rests on a non-rejection, and read the
+#   latter against the planner's power;
+# - sample your own pool with `oraclegap rollouts` and know why per-policy draw seeds matter.
+#
 # **Claims checked.**
 #
 # 1. `oraclegap rollouts --draw-seeds per-policy` turns the lab's base model, two of its
@@ -747,14 +755,17 @@ R.show_lines(lines)
 # %% [markdown]
 # ## Exercises
 #
-# 1. **A larger useful effect.** The planner plans for a population gap of the useful size
+# 1. **A larger useful effect.** *(about 10 min in class)*
+#    The planner plans for a population gap of the useful size
 #    at the primary threshold (`--effect`, `effect=0.05` by default). Predict how the responses per
 #    prompt it asks for on the lab's seed pool change when only a gap twice as large would be
 #    worth a router, then rerun the audit with `effect=0.1`.
-# 2. **One response per prompt.** Audit only the first draw of every cell of the seed pool.
+# 2. **One response per prompt.** *(about 15 min in class)*
+#    Audit only the first draw of every cell of the seed pool.
 #    Which verdict rule applies, what do the certificates say, and why can the verdict not tell
 #    single-draw luck from specialisation?
-# 3. **Reading a certified verdict.** At the largest $k$ of the sweep, at which threshold do
+# 3. **Reading a certified verdict.** *(about 10 min in class)*
+#    At the largest $k$ of the sweep, at which threshold do
 #    both nulls reject, what disagreement error $e_D$ would a router need there, and did the
 #    quick router reach it?
 

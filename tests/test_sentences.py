@@ -7,7 +7,6 @@ runs the same scanners over every executed chapter's Markdown outputs.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from oraclegap import report as R
