@@ -1938,6 +1938,8 @@ take = [R.md("- A pool without any specialisation shows a plug-in gap of {sL} at
              "no evidence.\n",
              sL=ts.set_index("tau").loc[0.10, "L"], sm=ts.set_index("tau").loc[0.10, "L_null"],
              ssh=ts.set_index("tau").loc[0.10, "split_half"])]
+
+# %%
 taus_where = lambda ts: ", ".join(f"$\\tau = {t:.2f}$" for t in ts) or "none"  # noqa: E731
 take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-deal mean of {m} "
                  "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$); {nrej} of "
@@ -1950,6 +1952,8 @@ take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-
                  nrm=int((t1["p_m"] <= 0.05).sum()),
                  wm=taus_where(t1.loc[t1["p_m"] <= 0.05, "tau"]),
                  nlow=int((t1["p_lower"] <= 0.05).sum())))
+
+# %%
 p1_rej = p1f[p1f["p_redeal"] <= 0.05]
 take.append(R.md("- The Pass@1 oracle gap rejects the re-deal null at level 0.05 on {n1} of {n} "
                  "splits ({where}); Benjamini-Hochberg keeps {r} of the chapter's {nb} tests as "

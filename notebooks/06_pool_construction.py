@@ -665,18 +665,27 @@ else:
 # What the numbers show on each pool, one sentence per pool from the same table:
 
 # %%
+def greedy_verdict(n, w, l, maj, br):
+    """Whether greedy construction pays on a pool of n datasets: greedy above accuracy ranking
+    on w and below on l, above the random p95 in most folds on maj, beating a share br of
+    random pools on average."""
+    if maj > n / 2:
+        return ("greedy construction pays here: it clears the random p95 in most folds on most "
+                "datasets and covers more than accuracy ranking more often than less" if w > l
+                else "greedy beats random pools here but not accuracy ranking, which covers as "
+                "much or more")
+    return (md("greedy pools do worse than most random ones here (they beat {b:%} of them)", b=br)
+            if br < 0.5 else "greedy pools are hard to tell from random ones here")
+
+
+# %%
 def pool_sentence(label, o):
     n = len(o)
     w = int((o["greedy_test"] > o["accuracy_test"] + 1e-12).sum())
     l = int((o["greedy_test"] < o["accuracy_test"] - 1e-12).sum())
     maj = int((o["above_p95"] > 0.5).sum())
     br = float(o["beats_random"].mean())
-    verdict = ("greedy construction pays here: it clears the random p95 in most folds on most "
-               "datasets and covers more than accuracy ranking more often than less" if maj > n / 2
-               and w > l else "greedy beats random pools here but not accuracy ranking, which "
-               "covers as much or more" if maj > n / 2 else md(
-                   "greedy pools do worse than most random ones here (they beat {b:%} of them)",
-                   b=br) if br < 0.5 else "greedy pools are hard to tell from random ones here")
+    verdict = greedy_verdict(n, w, l, maj, br)
     return md("- **{p}** ({n} dataset(s), K = {K}): greedy is at {rm} of the calibration optimum "
               "on average (lowest {rl}); at s = 2 it covers more than accuracy ranking on {w}, "
               "less on {l} and as much on {t}; it clears the random p95 in most folds on {maj} of "
