@@ -2058,9 +2058,10 @@ verdict = ("not all of the gap is sampling noise" if lab_rej else "some tests re
            else "the gap is what sampling noise produces")
 take.insert(0, R.md("- **The answer on this run:** {v}. At $\\tau = 0.10$ the gap {w} what re-deal "
                     "sampling produces; on this pool the re-deal null is rejected at {nr} of {nt} "
-                    "thresholds; it is rejected by the Pass@1 gap on {n1} of {n} splits and by "
-                    "{ur} replication tests, and {s} Benjamini-Hochberg discoveries concern {what};"
-                    " of the oracle's gain, {got}.\n",
+                    "thresholds ({where}); it is rejected by the Pass@1 gap on {n1} of {n} splits "
+                    "and by {ur} of {nrep} replication tests, and {s} Benjamini-Hochberg "
+                    "discoveries concern {what}; of the oracle's gain, {got}.\n",
+                    where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), nrep=len(rep_p),
                     v=verdict, w="exceeds" if row["p"] <= 0.05 else "is within",
                     nr=int((t1["p"] <= 0.05).sum()), nt=len(t1), n1=len(p1_rej), n=len(p1f),
                     ur=n_rep, s=lab_rej, what="the lab's seed pools" if LAB else "your pool",
