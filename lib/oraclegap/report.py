@@ -8,7 +8,10 @@ values into Markdown, so numbers in the book's prose always come from code.
 Interpretive words come from code too: :func:`compare` and :func:`position` return the word
 ("above", "below", "inside", ...) that relates computed values, and raise :class:`ProseError`
 when a direction the text relies on (``expect=``) has flipped; :func:`check` does the same for a
-statement typed in a Markdown cell. :class:`Claims` keeps a chapter's claims table and stops the
+statement typed in a Markdown cell; ``compare(..., interval=(lo, hi))`` takes the word from an
+interval, never from its point. :func:`direction_problems` and :func:`share_problems` scan
+rendered Markdown for a direction word its interval contradicts and for a share outside [0, 1],
+and :class:`PValues` keeps one p-value per (test, pool) in a chapter. :class:`Claims` keeps a chapter's claims table and stops the
 chapter when one fails. :func:`published` looks up a figure the papers print
 (``data/paper/published_figures.csv``) so a chapter can set it beside its own.
 :func:`callout` and :func:`solution` emit Quarto callouts (a collapsed one for exercise
