@@ -698,17 +698,33 @@ c_sim = PL.certificate(sim_res, sim.pool, PL.PAPER_FAMILY)
 ev = sim_res.protocol.eval_idx
 p_ev, topic_ev = sim.p[ev], sim.info["topic"][ev]
 g_planted = p_ev[np.arange(ev.size), topic_ev].mean() - p_ev.mean(axis=0).max()
-X_pw = np.random.default_rng(SEED).random((N_POWER, *p_ev.shape)) < p_ev  # [draw, prompt, member]
-c_pw, s_pw = X_pw.sum(axis=1), X_pw[:, np.arange(ev.size), topic_ev].sum(axis=1)
-_, U_m = clopper_pearson(c_pw, ev.size, c_sim.alpha / (3 * c_sim.K))
-L_pi, _ = clopper_pearson(np.column_stack([c_pw, s_pw]), ev.size, c_sim.alpha / (3 * c_sim.L))
-g_power = float((L_pi.max(axis=1) > U_m.max(axis=1)).mean())
+
 
 # %%
-small_n = int((fam_df["n test"] <= ev.size).sum()) if len(fam_df) else 0
-real_n = "" if not len(fam_df) or g_power >= 0.5 else R.md(
-    ", so on the {m} of {t} real pools above with at most {n} test prompts an uncertified "
-    "$G_\\Pi$ is weak evidence of a plateau", m=small_n, t=len(fam_df), n=ev.size)
+def family_power(n, seed):
+    """Share of simulated test halves of n prompts (drawn from the planted test prompts) on which
+    Theorem 6 certifies G_Pi > 0 for a family of c_sim's size holding the topic rule."""
+    rng_pw = np.random.default_rng(seed)
+    rows = np.arange(ev.size) if n == ev.size else rng_pw.integers(0, ev.size, n)
+    p_n, t_n = p_ev[rows], topic_ev[rows]
+    X = rng_pw.random((N_POWER, *p_n.shape)) < p_n  # [draw, prompt, member]
+    c, s_t = X.sum(axis=1), X[:, np.arange(n), t_n].sum(axis=1)
+    _, U_m = clopper_pearson(c, n, c_sim.alpha / (3 * c_sim.K))
+    L_pi, _ = clopper_pearson(np.column_stack([c, s_t]), n, c_sim.alpha / (3 * c_sim.L))
+    return float((L_pi.max(axis=1) > U_m.max(axis=1)).mean())
+
+
+# %%
+g_power = family_power(ev.size, SEED)
+n_big = int(fam_df["n test"].max()) if len(fam_df) else ev.size
+g_power_big = family_power(n_big, SEED + 1)
+
+# %%
+real_n = "" if not len(fam_df) else R.md(
+    "; at the largest real test half here, {n} prompts (the planted ones resampled), it does in "
+    "{pw:%}, so an uncertified $G_\\Pi$ on the real pools above is {w} of a plateau against a "
+    "gain of that size", n=n_big, pw=g_power_big,
+    w="weak evidence" if g_power_big < 0.5 else "evidence")
 R.show_md("Reading: on the planted pool's {n} test prompts the topic rule's population gain over "
           "the best constant member is {g}, and the fitted family's $G_\\Pi$ is {iv} ({cw}). With "
           "$\\lvert\\Pi\\rvert = {L}$ the certificate certifies a gain of that size in {pw:%} of "
@@ -1734,11 +1750,11 @@ if comps:
                       plo=R.published("002.T3.recovered_lo").text,
                       phi=R.published("002.T3.recovered_hi").text))
     lines.append(R.md("- The family certificate leaves $G_\\Pi$ uncertified on {g} of {t} pools "
-                      "(its power against the planted pool's gain of {gp} at {n} test prompts is "
-                      "{pw:%}: {so}) and certifies the residual "
-                      "$H_\\Pi$ on {h}{tail}",
-                      g=int((fam_df["glo"] == 0).sum()), t=len(fam_df), gp=g_planted, n=ev.size,
-                      pw=g_power, so="weak evidence of a plateau" if g_power < 0.5
+                      "(against the planted pool's gain of {gp} its power at {n} test prompts, "
+                      "the largest real test half here, is {pw:%}: {so}) and certifies the "
+                      "residual $H_\\Pi$ on {h}{tail}",
+                      g=int((fam_df["glo"] == 0).sum()), t=len(fam_df), gp=g_planted, n=n_big,
+                      pw=g_power_big, so="weak evidence of a plateau" if g_power_big < 0.5
                       else "evidence of a plateau at that size", h=int((fam_df["hlo"] > 0).sum()),
                       tail=": there, real opportunity survives beyond the predeclared family."
                       if (fam_df["hlo"] > 0).any() else "."))
