@@ -721,9 +721,9 @@ g_power_big = family_power(n_big, SEED + 1)
 
 # %%
 real_n = "" if not len(fam_df) else R.md(
-    "; at the largest real test half here, {n} prompts (the planted ones resampled), it does in "
-    "{pw:%}, so an uncertified $G_\\Pi$ on the real pools above is {w} of a plateau against a "
-    "gain of that size", n=n_big, pw=g_power_big,
+    "; at the largest real test half here, {n} prompts (the planted ones resampled), it certifies "
+    "one in {pw:%}, so an uncertified $G_\\Pi$ on the real pools above is {w} of a plateau "
+    "against a gain of that size", n=n_big, pw=g_power_big,
     w="weak evidence" if g_power_big < 0.5 else "evidence")
 R.show_md("Reading: on the planted pool's {n} test prompts the topic rule's population gain over "
           "the best constant member is {g}, and the fitted family's $G_\\Pi$ is {iv} ({cw}). With "
