@@ -1751,6 +1751,9 @@ if comps:
                       rhi=rep["recovered"].max() if len(rep) else float("nan"),
                       plo=R.published("002.T3.recovered_lo").text,
                       phi=R.published("002.T3.recovered_hi").text))
+
+# %%
+if comps:
     lines.append(R.md("- The family certificate leaves $G_\\Pi$ uncertified on {g} of {t} pools "
                       "(against the planted pool's gain of {gp} its power is {pa:%} at {na} test "
                       "prompts and {pw:%} at {n}, the real pools' range: {so}) and certifies the "
