@@ -17,6 +17,16 @@
 # population truth we know, and on a real pool where one is available? And where does a
 # statement stop holding?
 #
+# **Learning objectives.** After this chapter you can
+#
+# - compute coverage, the disagreement $D$, the oracle gap $L$ and the router error $e_D$ of a
+#   small pool by hand, and check the routing identity on it;
+# - explain the winner's curse and say in which direction a plug-in gap errs for coverage and for
+#   the outcome oracle;
+# - state the factor-$M$ mixture bound and tell where it is tight;
+# - tell an identity row of a claims table (a check of the code) from a simulation row (a
+#   statement that could fail).
+#
 # Each section states one result in words and as a formula, computes both sides, and records
 # a row in the chapter's claims table. Rows say what kind of evidence they are: an *identity*
 # holds for any rates, so checking it numerically tests the code, not the pools; a
@@ -396,9 +406,12 @@ plt.show()
 # %%
 slack = mix_t - orac_t
 R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo} to {hi} of the "
-          "prompts over these thresholds (mean {m}): the bound is tight only where a single "
-          "member carries the prompt.",
-          lo=float(slack.min()), hi=float(slack.max()), m=float(slack.mean()))
+          "prompts over these thresholds (mean {m}): the bound is {tight}. Equality needs prompts "
+          "that a single member carries alone (the others at zero), where mixture and oracle "
+          "cross their thresholds together; a diffuse pool spreads its successes instead.",
+          lo=float(slack.min()), hi=float(slack.max()), m=float(slack.mean()),
+          tight=R.compare(float(slack.min()), 0.0, tol=1e-3, more="nowhere tight on this pool",
+                          same="tight at some threshold on this pool", less="violated (a bug)"))
 
 # %% [markdown]
 # ## Which way do plug-in gaps err?
@@ -842,14 +855,17 @@ R.show_lines(lines)  # the bullets are filled already: shown as they are
 # %% [markdown]
 # ## Exercises
 #
-# 1. **The toy pool at another threshold.** At $\tau = 0.25$ a cell of the toy pool needs one
+# 1. **The toy pool at another threshold.** *(about 10 min in class)*
+#    At $\tau = 0.25$ a cell of the toy pool needs one
 #    correct response of four. Predict $C_{\mathrm{best}}$, $L$, $D$ and the break-even error,
 #    then rerun the toy cell with `TOY_TAU = 0.25`.
-# 2. **More responses, less curse.** Predict whether the plug-in gap $\hat L(0.10)$ of an
+# 2. **More responses, less curse.** *(about 10 min in class)*
+#    Predict whether the plug-in gap $\hat L(0.10)$ of an
 #    equal-rate pool grows or shrinks when every member gets $k = 64$ responses instead of 16,
 #    then rerun the chapter with `-p K 64` and compare with the first simulation of
 #    "Which way do plug-in gaps err?".
-# 3. **Pen and paper: when best-of-$M$ loses.** Two members each solve a prompt with probability
+# 3. **Pen and paper: when best-of-$M$ loses.** *(about 15 min in class)*
+#    Two members each solve a prompt with probability
 #    one half and never together. Compute $O_{\exp}$, $O_{\mathrm{repro}}$, $\Delta$ and the
 #    success probability of best-of-2 on one member. Which assumption of Theorem 2(b) fails?
 

@@ -28,6 +28,18 @@
 # [notation page](../notation.qmd); coverage, $L$, $D$ and the plug-in are defined in
 # @sec-coverage.
 #
+# **Learning objectives.** After this chapter you can
+#
+# - run the re-deal and margin-preserving nulls on a pool and read $\hat L$, its null mean, the
+#   excess and both p-values;
+# - say what a rejection at one threshold, a Pass@1 rejection and a Benjamini-Hochberg discovery
+#   each add to the answer;
+# - read a non-rejection against the tests' power at the pool's budget $k$;
+# - explain why seed-aligned draws make both nulls conservative, and how matched agreement detects
+#   them;
+# - compare the deployable rules (mixture, soup, router, vote) with the best member through paired
+#   intervals.
+#
 # **Claims checked.** Each is checked by code below; the outcome, with the paper's number
 # beside ours, is read after each result and collected in the takeaways.
 #
@@ -412,6 +424,9 @@ R.table(t1,
 
 # %%
 row = t1.set_index("tau").loc[0.10]
+PV = R.PValues()  # one test, one p-value: every quote of a (test, pool) p-value goes through PV
+key_re, key_mp = "L(0.10), re-deal, chapter pool", "L(0.10), margin, chapter pool"
+PER_KEY = "chapter pool" if K == 16 else "per-policy pool"  # at K = 16 the twin is the pool
 boot = nulls.excess_bootstrap(seed_pool, 0.10, n_boot=N_BOOT, n_draws=N_BOOT_DRAWS, seed=rng)
 rejects = [name for name, pv in (("re-deal", row["p"]), ("margin-preserving", row["p_m"]))
            if pv <= 0.05]
@@ -436,7 +451,7 @@ R.show_md("At $\\tau = 0.10$ the re-deal null, in which no member differs from a
           m=row["L_null"], L=row["L"],
           rel=R.compare(row["L_null"], row["L"], more="exceeds", less="falls short of",
                         same="matches"), e=row["excess"], ci=R.fmt_interval(None, boot.lo, boot.hi),
-          p=row["p"], pm=row["p_m"], sh=row["split_half"], verdict=verdict,
+          p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]), sh=row["split_half"], verdict=verdict,
           pL=R.published("000.T1.L_010").text, pn=R.published("000.T1.L_null_010").text,
           pp=R.published("000.T1.p_010").text, ppm=R.published("000.T1.pm_010").text,
           pe=R.published("000.S3.excess_010").text, pel=R.published("000.S3.excess_ci_lo").text,
@@ -513,9 +528,12 @@ R.show_md("Reading: the observed gap lies {where} the re-deal 90% band {band}, a
 # Appendix C.5 of the paper checks independence with the *matched agreement*: the share of
 # member pairs, prompts and draw indices $j$ on which the two members' $j$-th responses are both
 # right or both wrong, against the same share after each cell's responses are put in random
-# order, which keeps every count. Matched agreement above the shuffled one means the members'
-# counts move together from prompt to prompt more than independent draws would, which pulls
-# $\hat L$ and $\hat D$ below both nulls and makes the tests conservative.
+# order, which keeps every count. Because the shuffle keeps each member's count on each prompt,
+# the comparison says nothing about counts moving together across prompts: matched agreement
+# above the shuffled one means the draws themselves are coupled, the members' $j$-th responses
+# agreeing more often than the same counts in random order would (what shared random numbers
+# do). Coupled draws pull $\hat L$ and $\hat D$ below both nulls and make the tests
+# conservative.
 #
 # Two more pools complete the picture. Keeping for each member of the seed-aligned pool only a
 # block of draw indices of its own gives a *pool of disjoint draws* (`nulls.disjoint_draws`),
@@ -567,17 +585,36 @@ else:
 # both nulls) and of the Pass@1 oracle gap.
 
 # %%
-var_tests = {name: nulls.null_tests(p, TAUS, statistics=("L", "pass1"), n_draws=N_DRAWS, seed=rng)
-             for name, p in variants.items()}
+# one test, one p-value: the chapter's own pool keeps Table 1's tests and Table 2's Pass@1 test
+pass1_main = nulls.null_tests(seed_pool, [0.10], statistics=("pass1",), n_draws=N_DRAWS, seed=rng)
+
+
+def variant_tests(p):
+    """(tests of L, test of Pass@1) of a pool: reused for the chapter's own pool, else run (the
+    seed-aligned twin's gap table is kept for @fig-replications)."""
+    if p is seed_pool or (p is per16 and K == 16):
+        return gt.tests, pass1_main
+    if p is crn:
+        crn_gaps.append(nulls.gap_table(crn, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng))
+        return crn_gaps[0].tests, nulls.null_tests(crn, [0.10], statistics=("pass1",),
+                                                   n_draws=N_DRAWS, seed=rng)
+    t = nulls.null_tests(p, TAUS, statistics=("L", "pass1"), n_draws=N_DRAWS, seed=rng)
+    return t, t
+
+
+crn_gaps = []
+var_tests = {name: variant_tests(p) for name, p in variants.items()}
+
+# %%
 rows = []
 for name, a in agree.items():
     r = {"pool": name, "agree": a.test.observed, "agree_null": a.expected, "agree_p": a.test.p}
     if name in var_tests:
-        nt = var_tests[name]
+        nt, n1 = var_tests[name]
         lr10, lm10 = nt.get("L", 0.10, "redeal"), nt.get("L", 0.10, "margin")
         r |= {"L": lr10.observed, "L_null": lr10.mean, "p": lr10.p, "p_m": lm10.p,
               "n_rej": sum(nt.get("L", t, "redeal").p <= 0.05 for t in TAUS),
-              "pass1_p": nt.get("pass1", None, "redeal").p}
+              "pass1_p": n1.get("pass1", None, "redeal").p}
     rows.append(r)
 al = pd.DataFrame(rows)
 if variants:
@@ -633,9 +670,12 @@ if variants:
                 agree_aligned_null=sa["agree_null"], agree_aligned_band=band_word(agree[ALIGNED]),
                 agree_aligned_p=sa["agree_p"], L_moves=moved["L"], L_per=ip["L"], L_aligned=sa["L"],
                 L_null_per=ip["L_null"], L_null_aligned=sa["L_null"], p_re_moves=moved["p"],
-                p_re_per=ip["p"], p_re_aligned=sa["p"], p_mp_moves=moved["p_m"], p_mp_per=ip["p_m"],
+                p_re_per=PV(f"L(0.10), re-deal, {PER_KEY}", ip["p"]), p_re_aligned=sa["p"],
+                p_mp_moves=moved["p_m"],
+                p_mp_per=PV(f"L(0.10), margin, {PER_KEY}", ip["p_m"]),
                 p_mp_aligned=sa["p_m"], rejections_per=int(ip["n_rej"]),
-                rejections_aligned=int(sa["n_rej"]), n_taus=len(TAUS), pass1_p_per=ip["pass1_p"],
+                rejections_aligned=int(sa["n_rej"]), n_taus=len(TAUS),
+                pass1_p_per=PV(f"Pass@1, re-deal, {PER_KEY}", ip["pass1_p"]),
                 pass1_p_aligned=sa["pass1_p"], agree_disjoint=dj["agree"],
                 agree_disjoint_null=dj["agree_null"], agree_disjoint_band=band_word(agree[DISJ]),
                 rejections_disjoint=int(dj["n_rej"]), k_each=K_EACH, n_controls=len(ctl), M=M,
@@ -774,7 +814,8 @@ R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, co
 pass_sets = {"primary test": seed_pool} | ({"primary validation": val_pool,
                                             "secondary test": sec_test,
                                             "secondary validation": sec_val} if LAB else {})
-p1 = {name: nulls.null_tests(p, [0.10], statistics=("pass1",), n_draws=N_DRAWS, seed=rng)
+p1 = {name: pass1_main if p is seed_pool else nulls.null_tests(p, [0.10], statistics=("pass1",),
+                                                               n_draws=N_DRAWS, seed=rng)
       for name, p in pass_sets.items()}
 p1f = pd.DataFrame([{"set": name, "observed": t.get("pass1", None, "redeal").observed,
                      **{f"{k}_{nl}": getattr(t.get("pass1", None, nl), k) for nl in nulls.NULLS
@@ -791,7 +832,8 @@ R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean o
           "and {lm:p}); the paper: {po} against {pn} ($p = {pp}$, $p_{{\\mathrm{{m}}}} = {ppm}$). "
           "The gap lies below its re-deal mean on {nb} of the {n} splits.",
           s=f"the {pt['set']} prompts" if LAB else "your pool", o=pt["observed"],
-          m=pt["mean_redeal"], p=pt["p_redeal"], pm=pt["p_margin"], l=pt["p_lower_redeal"],
+          m=pt["mean_redeal"], p=PV("Pass@1, re-deal, chapter pool", pt["p_redeal"]),
+          pm=pt["p_margin"], l=pt["p_lower_redeal"],
           lm=pt["p_lower_margin"], po=R.published("000.C5.pass1_test").text,
           pn=R.published("000.C5.pass1_null").text, pp=R.published("000.C5.pass1_p").text,
           ppm=R.published("000.C5.pass1_pm").text, n=len(p1f),
@@ -1069,9 +1111,16 @@ if votes:
     R.show_md("Reading: {txt}. The paper: {pv} [{pl}, {ph}] on Geometry3K, and on MathVista the "
               "pooled vote trailed by {ps}.",
               txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote "
-                                 "by {d:+} rAUC, an interval that {s}",
-                                 t=t, w=R.compare(v.difference, 0, more="beats", less="trails",
-                                                  same="ties"), d=v.difference, s=side(v.lo, v.hi))
+                                 "(difference {d:+} rAUC, an interval that {s}); that member, "
+                                 "{m}, is the one whose own vote scores best, {same} Table 3's "
+                                 "best member on test, {m3}, chosen by its responses' rAUC",
+                                 t=t, w=R.compare(v.difference, 0, interval=(v.lo, v.hi),
+                                                  more="beats", less="trails",
+                                                  same="cannot be told apart from"),
+                                 d=v.difference, s=side(v.lo, v.hi), m=v.best_member,
+                                 m3=comps[t].rules.test_member,
+                                 same="the same as" if v.best_member == comps[t].rules.test_member
+                                 else "not")
                             for t, v in votes.items()), pv=R.published("000.S34.vote_p").text,
               pl=R.published("000.S34.vote_p_lo").text, ph=R.published("000.S34.vote_p_hi").text,
               ps=R.published("000.S34.vote_s").text)
@@ -1221,8 +1270,7 @@ gap_sets = {"primary test": gt} | ({
     "secondary validation": gap_of(tasks["secondary"]["val"], TAUS_SECONDARY),
 } if LAB else {}) | rep_gaps
 if LAB:
-    gap_sets["primary test, seed-aligned draws"] = nulls.gap_table(crn, TAUS, n_draws=N_DRAWS,
-            n_splits=N_SPLITS, seed=rng)
+    gap_sets["primary test, seed-aligned draws"] = crn_gaps[0]  # the tests of @tbl-alignment
 
 # %% [markdown]
 # One row of markers per set, one marker per threshold.
@@ -2055,12 +2103,31 @@ take = [R.md("- A pool without any specialisation shows a plug-in gap of {sL} at
              "no evidence.\n",
              sL=ts.set_index("tau").loc[0.10, "L"], sm=ts.set_index("tau").loc[0.10, "L_null"],
              ssh=ts.set_index("tau").loc[0.10, "split_half"])]
+
+# %%
+taus_where = lambda ts: ", ".join(f"$\\tau = {t:.2f}$" for t in ts) or "none"  # noqa: E731
 take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-deal mean of {m} "
                  "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$); {nrej} of "
-                 "{nt} thresholds reject at level 0.05 and {nlow} sit in the lower tail.\n",
+                 "{nt} thresholds reject the re-deal null at level 0.05 ({where}), {nrm} the "
+                 "margin-preserving one ({wm}), and {nlow} sit in the lower tail.\n",
                  lead=f"Your pool ({POOL})" if POOL else "The lab seed pool", L=row["L"],
-                 m=row["L_null"], p=row["p"], pm=row["p_m"], nrej=int((t1["p"] <= 0.05).sum()),
-                 nt=len(t1), nlow=int((t1["p_lower"] <= 0.05).sum())))
+                 m=row["L_null"], p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]),
+                 nrej=int((t1["p"] <= 0.05).sum()),
+                 where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), nt=len(t1),
+                 nrm=int((t1["p_m"] <= 0.05).sum()),
+                 wm=taus_where(t1.loc[t1["p_m"] <= 0.05, "tau"]),
+                 nlow=int((t1["p_lower"] <= 0.05).sum())))
+
+# %%
+p1_rej = p1f[p1f["p_redeal"] <= 0.05]
+take.append(R.md("- The Pass@1 oracle gap rejects the re-deal null at level 0.05 on {n1} of {n} "
+                 "splits ({where}); Benjamini-Hochberg keeps {r} of the chapter's {nb} tests as "
+                 "discoveries, {s} of them on {what} (the paper: four of 156, none in a seed "
+                 "pool).\n", n1=len(p1_rej), n=len(p1f), r=bh.n_rejected, nb=len(bh_df), s=lab_rej,
+                 where=", ".join(R.md("{s}: $p_{{\\mathrm{{re}}}} = {p:p}$", s=a, p=b)
+                                 for a, b in zip(p1_rej["set"], p1_rej["p_redeal"], strict=True))
+                 or "none",
+                 what="the lab's seed pools and their replications" if LAB else "your pool"))
 
 # %%
 if variants:
@@ -2078,7 +2145,8 @@ if variants:
                                     same="Common random numbers leave the count of rejections "
                                          "unchanged"),
                      ca=sa["agree"], ce=sa["agree_null"], a=ip["agree"], e=ip["agree_null"],
-                     cr=int(sa["n_rej"]), r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"], p=ip["p"],
+                     cr=int(sa["n_rej"]), r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"],
+                     p=PV(f"L(0.10), re-deal, {PER_KEY}", ip["p"]),
                      rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS)))
 
 # %%
@@ -2146,22 +2214,43 @@ if real is not None:
                      a=R.compare(tr["L_null"].iloc[-1], tr["L"].iloc[-1], more="above",
                                  less="below"), t=tr["tau"].iloc[-1],
                      nr=int((tr["p_m"] <= 0.05).sum()), nt=len(tr)))
-R.show_md("{items}- Whole chapter: {secs:.0f} s.", items="".join(take),
-          secs=time.perf_counter() - t_start)
+
+# %%
+n_rep = int((rep_p["p"] <= 0.05).sum()) if not rep_p.empty else 0
+n_any = len(p1_rej) + n_rep + int((t1["p"] <= 0.05).sum())
+verdict = ("not all of the gap is sampling noise" if lab_rej else "some tests reject, but none "
+           "survives the false-discovery adjustment" if n_any
+           else "the gap is what sampling noise produces")
+take.insert(0, R.md("- **The answer on this run:** {v}. At $\\tau = 0.10$ the gap {w} what re-deal "
+                    "sampling produces; on this pool the re-deal null is rejected at {nr} of {nt} "
+                    "thresholds ({where}); it is rejected by the Pass@1 gap on {n1} of {n} splits "
+                    "and by {ur} of {nrep} replication tests, and {s} Benjamini-Hochberg "
+                    "discoveries concern {what}; of the oracle's gain, {got}.\n",
+                    where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), nrep=len(rep_p),
+                    v=verdict, w="exceeds" if row["p"] <= 0.05 else "is within",
+                    nr=int((t1["p"] <= 0.05).sum()), nt=len(t1), n1=len(p1_rej), n=len(p1f),
+                    ur=n_rep, s=lab_rej, what="the lab's seed pools" if LAB else "your pool",
+                    got="no deployable rule resolves any part" if not gainers
+                    else "a resolved part goes to " + ", ".join(gainers)))
+R.show_lines(take, sep="")
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **A smaller pool.** Predict whether the re-deal null mean of $L(0.10)$ is larger for three
+# 1. **A smaller pool.** *(about 10 min in class)*
+#    Predict whether the re-deal null mean of $L(0.10)$ is larger for three
 #    members or for all of them, then read it off the pool-size curve (`gt.sizes.null_L`) or
 #    rerun with `-p M 3`.
-# 2. **Pen and paper: a constant statistic.** For which thresholds $\tau$ is the
+# 2. **Pen and paper: a constant statistic.** *(about 10 min in class)*
+#    For which thresholds $\tau$ is the
 #    oracle-minus-mixture statistic constant under the re-deal null when $k = 16$ and $M = 5$?
-# 3. **Shared random numbers.** Two members with the same rate $p$ on a prompt draw their
+# 3. **Shared random numbers.** *(about 15 min in class)*
+#    Two members with the same rate $p$ on a prompt draw their
 #    responses with the same random number per draw index, so that their $j$-th responses are
 #    equal. Predict their matched agreement and its shuffled value, then compare with what
 #    `nulls.draw_alignment` gives on a pool made of two copies of one member.
-# 4. **Budget against effect.** Before looking at @tbl-diffuse again, predict the power of the
+# 4. **Budget against effect.** *(about 10 min in class)*
+#    Before looking at @tbl-diffuse again, predict the power of the
 #    re-deal test against $\sigma = 1$ at $k = 16$, and against $\sigma = 0.25$ at $k = 64$.
 #    Then rerun the chapter with `-p N_POWER_REPS 100` and see how the intervals shrink.
 

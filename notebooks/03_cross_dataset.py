@@ -11,19 +11,29 @@
 # %% [markdown]
 # # Cross-dataset specialists {#sec-cross-dataset}
 #
-# **The question.** Changing only the training seed does not make policies that specialise
-# (@sec-seed-pool). Changing the *training data* might: a policy trained on one task could
-# become reliable on prompts of that task and a policy trained on another task on prompts of
-# the other. Put one of each in a pool and score both on the union of the two tasks' test
-# prompts. Is the oracle gap of such a pool more than sampling noise, at which thresholds
-# $\tau$ does each member lead on its own half, and can a router that sees only the prompt
-# (its dataset tag, its embedding) collect the gap? arXiv 2609.32996 asks this in Section 4
+# **The question.** @sec-seed-pool asks whether changing only the training seed makes
+# policies that are not interchangeable; its takeaways list the thresholds, splits and
+# replications at which the lab's seed pools reject the nulls, and whether any deployable rule
+# collects the gap. Changing the *training data* might separate policies more: a policy trained
+# on one task could become reliable on prompts of that task and a policy trained on another task
+# on prompts of the other. Put one of each in a pool and score both on the union of the two
+# tasks' test prompts. Is the oracle gap of such a pool more than sampling noise, at which
+# thresholds $\tau$ does each member lead on its own half, and can a router that sees only the
+# prompt (its dataset tag, its embedding) collect the gap? arXiv 2609.32996 asks this in Section 4
 # (with Appendices C.4 and D and Tables A5 and A7-A9) for policies trained with GRPO on
 # Geometry3K and MathVista under a light and a stronger recipe. This chapter asks it of the
 # project's policy lab (`data/lab/`), which trains the same design in miniature on CPU: a
 # *primary* task in Geometry3K's role and a *secondary* task in MathVista's. Symbols follow
 # the [notation page](../notation.qmd); the nulls are those of @sec-nulls and the routing
 # identity that of @sec-routing-identity.
+#
+# **Learning objectives.** After this chapter you can
+#
+# - build a two-task pool and tell at which thresholds each specialist leads on its own half;
+# - tell disagreement $D$ exceeding its null from a gap $L$ exceeding it;
+# - read a router's gain through $e_D$ against the break-even $L/D$;
+# - use positive controls (two model sizes, planted specialists) to check that the tests and
+#   routers can find what is there.
 #
 # Each claim below is checked by code, with the paper's figure beside ours; the outcomes are
 # collected in @tbl-cross-claims. The lab is not the paper's experiment, so a paper's claim may
@@ -918,22 +928,25 @@ takeaways.append(R.md("- Controls at $\\tau = 0.10$ (Table A5): on two model siz
                       rw="rejects" if mx["p"] <= 0.05 else "does not",
                       pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
                       else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
-takeaways.append(R.md("- Whole chapter: {secs:.0f} s.", secs=time.perf_counter() - t_start))
 R.show_lines(takeaways)
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Another pair of seeds.** The two-member pools use seed `PAIR_SEED` of each task.
+# 1. **Another pair of seeds.** *(about 10 min in class)*
+#    The two-member pools use seed `PAIR_SEED` of each task.
 #    Predict whether the light pair's separation thresholds move with seed 2, then rerun with
 #    `-p PAIR_SEED 2`.
-# 2. **Pen and paper: the identity router's error.** On a two-member pool, show that the
+# 2. **Pen and paper: the identity router's error.** *(about 15 min in class)*
+#    On a two-member pool, show that the
 #    identity router's disagreement error $e_D$ is the share of disagreement prompts on which
 #    the member trained on the prompt's own dataset is below $\tau$, and that it splits into a
 #    part from each half. Compute both parts for the stronger pair at $\tau = 0.10$.
-# 3. **A stronger plant.** Predict the 15-NN router's gain at $\tau = 0.10$ with three of
+# 3. **A stronger plant.** *(about 10 min in class)*
+#    Predict the 15-NN router's gain at $\tau = 0.10$ with three of
 #    sixteen successes planted, then rerun with `-p PLANT "[1, 2, 3]"`.
-# 4. **Retrain for a class.** Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (about a quarter of a
+# 4. **Retrain for a class.** *(about 20 min in class)*
+#    Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (about a quarter of a
 #    minute more). Do seeds trained for `RETRAIN_STEPS` steps still lead the other task's seed
 #    on their own half?
 

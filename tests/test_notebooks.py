@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from oraclegap import book
+from oraclegap import book, report
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = book.chapter_sources(ROOT)
@@ -23,6 +23,12 @@ def test_chapter_runs_small(src, tmp_path):
     kinds = [set(o.get("data", {})) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert any("image/png" in k for k in kinds), "a chapter should show at least one figure"
     assert any("text/markdown" in k for k in kinds), "prose with computed numbers should appear"
+    # every sentence holds against the intervals beside it (tests/test_sentences.py shows that
+    # each scanner fails on a sentence that does not)
+    prose = [o["data"]["text/markdown"] for c in nb.cells if c.cell_type == "code"
+             for o in c.get("outputs", []) if "text/markdown" in o.get("data", {})]
+    wrong = [p for text in prose for p in report.direction_problems(text) + report.share_problems(text)]
+    assert wrong == [], "sentences their intervals contradict:\n  " + "\n  ".join(wrong)
     # each labelled figure cell holds its figure alone (Quarto would make sub-figures otherwise)
     for c in nb.cells:
         if c.cell_type == "code" and book.cell_options(c.source)[0].get("label", "").startswith("fig-"):

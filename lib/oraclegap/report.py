@@ -8,7 +8,10 @@ values into Markdown, so numbers in the book's prose always come from code.
 Interpretive words come from code too: :func:`compare` and :func:`position` return the word
 ("above", "below", "inside", ...) that relates computed values, and raise :class:`ProseError`
 when a direction the text relies on (``expect=``) has flipped; :func:`check` does the same for a
-statement typed in a Markdown cell. :class:`Claims` keeps a chapter's claims table and stops the
+statement typed in a Markdown cell; ``compare(..., interval=(lo, hi))`` takes the word from an
+interval, never from its point. :func:`direction_problems` and :func:`share_problems` scan
+rendered Markdown for a direction word its interval contradicts and for a share outside [0, 1],
+and :class:`PValues` keeps one p-value per (test, pool) in a chapter. :class:`Claims` keeps a chapter's claims table and stops the
 chapter when one fails. :func:`published` looks up a figure the papers print
 (``data/paper/published_figures.csv``) so a chapter can set it beside its own.
 :func:`callout` and :func:`solution` emit Quarto callouts (a collapsed one for exercise
@@ -21,6 +24,7 @@ import dataclasses
 import hashlib
 import itertools
 import math
+import re
 import string
 from collections.abc import Mapping, Sequence
 
@@ -45,6 +49,9 @@ __all__ = [
     "compare",
     "position",
     "check",
+    "direction_problems",
+    "share_problems",
+    "PValues",
     "fmt_rate",
     "fmt_range",
     "fmt_frac",
@@ -298,10 +305,15 @@ def _expected(word: str, expect, what: str, detail: str) -> str:
 
 
 def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below", same: str = "equal to",
-            expect=None, what: str = "") -> str:
+            expect=None, what: str = "", interval=None) -> str:
     """The word for how ``a`` compares with ``b``: ``more`` when a > b + tol, ``less`` when
     a < b - tol, otherwise ``same`` (the default ``tol`` absorbs rounding, so 1/2 computed two
     ways compares as equal).
+
+    ``interval=(lo, hi)``: ``a`` is an estimate with that interval, and the word comes from the
+    interval, not the point: ``more`` only when lo > b + tol, ``less`` only when hi < b - tol,
+    ``same`` when the interval covers ``b`` (so a sentence never says "beats" of a difference
+    whose interval includes zero).
 
     ``expect`` (a word or a set of words) is the direction the surrounding text relies on; when
     the computed word differs, :class:`ProseError` stops the chapter, so a sentence can never
@@ -312,6 +324,12 @@ def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below
     tv = _as_float(tol, "tol")
     if tv < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
+    if interval is not None:
+        lo, hi = (_as_float(v, "interval") for v in interval)
+        if lo > hi:
+            raise ValueError(f"interval must be (lo, hi) with lo <= hi, got {interval}")
+        word = more if lo > bv + tv else less if hi < bv - tv else same
+        return _expected(word, expect, what, f"a = {av:.6g} [{lo:.6g}, {hi:.6g}], b = {bv:.6g}")
     word = more if av > bv + tv else less if av < bv - tv else same
     return _expected(word, expect, what, f"a = {av:.6g}, b = {bv:.6g}, tol = {tv:g}")
 
@@ -337,6 +355,101 @@ def check(holds, statement: str) -> None:
         raise TypeError("statement must be a non-empty string naming what the text says")
     if not bool(holds):
         raise ProseError(f"the text says: {statement!r}, but the computed values contradict it")
+
+
+# ---------------------------------------------------------------------------- sentence checks
+_NUM = r"[+\-\u2212]?\d+(?:\.\d+)?%?"
+_INTERVAL = re.compile(r"\[\s*(" + _NUM + r")\s*,\s*(" + _NUM + r")\s*\]")
+#: words that claim a difference lies above (+1) or below (-1) zero
+_DIRECTION_WORDS = {"beats": 1, "outperforms": 1, "above zero": 1, "trails": -1, "below zero": -1,
+                    "underperforms": -1}
+_DIRECTION = re.compile(r"\b(" + "|".join(_DIRECTION_WORDS) + r")\b")
+_SHARE = re.compile(r"\b(share|fraction|proportion)s?\b", re.IGNORECASE)
+_COVERS_ZERO = re.compile(r"\b(includes|covers|contains) zero\b")
+#: how far after a word a clause may run to the interval (or the "includes zero") it reads
+_REACH = 90
+
+
+def _number(text: str) -> float:
+    v = text.replace("\u2212", "-").rstrip("%")
+    return float(v) / (100 if text.endswith("%") else 1)
+
+
+def _clause(text: str, start: int) -> str:
+    """``text`` from ``start`` to the end of the clause (a ``;``, a sentence end, or _REACH)."""
+    end = re.search(r";|\.(?:\s|$)(?![\d])|\n", text[start:start + _REACH])
+    return text[start:start + (end.start() if end else _REACH)]
+
+
+def direction_problems(text: str) -> list[str]:
+    """Sentences whose direction word disagrees with the interval it reads.
+
+    A word that says a difference lies above zero ("beats", "above zero", ...) must be
+    followed, in its clause, only by an interval wholly above zero, and a word for below zero by
+    one wholly below; "an interval that includes zero" after either word is a contradiction too.
+    Returns one line per problem (empty when the text holds).
+    """
+    problems = []
+    for m in _DIRECTION.finditer(text):
+        sign, clause = _DIRECTION_WORDS[m.group(1)], _clause(text, m.end())
+        iv = _INTERVAL.search(clause)
+        if iv is not None:
+            lo, hi = _number(iv.group(1)), _number(iv.group(2))
+            if (sign > 0 and lo <= 0) or (sign < 0 and hi >= 0):
+                problems.append(f"{m.group(1)!r} reads the interval {iv.group(0)}: "
+                                f"...{text[max(0, m.start() - 60):m.end() + len(clause)]}...")
+        elif _COVERS_ZERO.search(clause):
+            problems.append(f"{m.group(1)!r} beside an interval that includes zero: "
+                            f"...{text[max(0, m.start() - 60):m.end() + len(clause)]}...")
+    return problems
+
+
+def share_problems(text: str) -> list[str]:
+    """Intervals labelled share, fraction or proportion that leave [0, 1] (or [0%, 100%]): the
+    first interval in the word's clause, when at most one number (the estimate) comes between."""
+    problems = []
+    for m in _SHARE.finditer(text):
+        clause = _clause(text, m.end())
+        iv = _INTERVAL.search(clause)
+        # the share's own interval: at most one number (its estimate) between the word and it
+        if iv is not None and len(re.findall(r"\d+(?:\.\d+)?", clause[:iv.start()])) <= 1:
+            lo, hi = _number(iv.group(1)), _number(iv.group(2))
+            if not (0 <= lo <= hi <= 1 + 1e-12):
+                problems.append(f"a {m.group(1).lower()} with interval {iv.group(0)} outside [0, 1]: "
+                                f"...{text[max(0, m.start() - 60):m.end() + 60]}...")
+    return problems
+
+
+class PValues:
+    """One test, one p-value: the p-values a chapter prints, keyed by (test, pool).
+
+    ``pv(key, p)`` returns ``p`` and remembers it; a second call with the same key and a
+    p-value that prints differently raises :class:`ProseError` (the same test on the same pool,
+    recomputed with other draws, would otherwise be quoted with two numbers).
+    """
+
+    def __init__(self) -> None:
+        self.seen: dict[str, float] = {}
+
+    def __call__(self, key: str, p) -> float:
+        if not isinstance(key, str) or not key:
+            raise TypeError("key must be a non-empty string naming the test and the pool")
+        v = _as_float(p, "p")
+        if key in self.seen and fmt_p(self.seen[key]) != fmt_p(v):
+            raise ProseError(f"one test, one p-value: {key!r} was printed as {fmt_p(self.seen[key])} "
+                             f"and now as {fmt_p(v)}")
+        self.seen.setdefault(key, v)
+        return v
+
+    def conflicts(self, pairs) -> list[str]:
+        """The keys among ``(key, p)`` pairs (e.g. scanned from text) printed with two values."""
+        first, out = dict(self.seen), []
+        for key, p in pairs:
+            v = _as_float(p, "p")
+            if key in first and fmt_p(first[key]) != fmt_p(v):
+                out.append(f"{key}: {fmt_p(first[key])} and {fmt_p(v)}")
+            first.setdefault(key, v)
+        return out
 
 
 def fmt_rate(rate, lo=None, hi=None, *, percent: bool = True, digits: int = 0) -> str:

@@ -140,7 +140,8 @@ def _router_reason(f, key) -> str:
     row = router["levels"][key]
     return md("The quick held-out router ({fam}) scores {a} against {b} for the calibration-selected member "
               "{name} on {nt} test prompts: difference {d} [{lo}, {hi}], exact McNemar p = {p:p} (Holm {ph:p}); "
-              "its disagreement error e_D = {e} against the break-even L/D = {be}.", fam=router["family"],
+              "on those test prompts its disagreement error e_D = {e} is read against their own break-even "
+              "L/D = {be} (not the all-prompt L/D of the coverage table).", fam=router["family"],
               a=row["accuracy"], b=row["baseline_accuracy"], name=row["baseline_policy"], nt=router["n_test"],
               d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_mcnemar"], ph=_num(row["p_holm"]),
               e=_num(row["e_D"]), be=_num(row["break_even"]))
@@ -354,7 +355,8 @@ def certified(f) -> Prose:
     key = _pick(f, f.certified_detected)
     cov = f.cov
     headline = md("The gap is certified at tau = {t:g} (L = {L} on D = {D} disagreement prompts), but a router must "
-                  "reach a disagreement error e_D < L/D = {be} to beat the best member.", t=cov[key]["tau"],
+                  "reach a disagreement error e_D < L/D = {be} (all prompts) to beat the best member.",
+                  t=cov[key]["tau"],
                   L=cov[key]["L"], D=cov[key]["D"], be=_num(cov[key]["break_even"]))
     steps = ["Evaluate stronger router families with cross-fitting (`oraclegap routers`), or collect routing "
              "signals (prompt text, embeddings, features) the quick router lacked."]

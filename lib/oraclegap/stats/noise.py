@@ -690,6 +690,11 @@ def decomposition(
                 lo, hi = hi, lo
         else:
             lo, hi, kind_i = plo, phi, "percentile"
+        if q == "noise_share" and fixed is None:
+            # against the best single member 0 <= Delta <= G in the population (O_repro >= S),
+            # so the bracket, whose upper side pairs the split-draw O_repro (biased down) with the
+            # plug-in S (biased up) and can pass 1, is cut to [0, 1]: coverage is kept
+            lo, hi = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
         est[q] = Estimate(float(pt[q]), float(lo), float(hi), float(level), kind_i, float(plo), float(phi))
     best_policy = names[int(r.mean(axis=0).argmax())]
     checked = None

@@ -1,0 +1,87 @@
+"""The sentence checks of issue 22's class: direction words agree with the intervals they read,
+one test on one pool is quoted with one p-value, and intervals of shares lie in [0, 1].
+
+Each check is shown able to fail on a synthetic Markdown string; ``tests/test_notebooks.py``
+runs the same scanners over every executed chapter's Markdown outputs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oraclegap import report as R
+from oraclegap.stats import noise, simulate
+
+
+# ---------------------------------------------------------------- (a) words against intervals
+@pytest.mark.parametrize("text", [
+    "the pooled vote beats the best member's own vote by +0.025 rAUC [-0.003, +0.057]",
+    "on the primary task the pooled vote beats the best member's own vote by +0.034 rAUC, an "
+    "interval that includes zero",
+    "the soup trails the best member: −0.012 [−0.048, +0.019]",
+    "a gain above zero, +0.01 [-0.02, 0.04]",
+    "the router outperforms it by 1.5% [-0.5%, 3.5%]",
+])
+def test_direction_problems_catch_a_word_its_interval_does_not_support(text):
+    assert len(R.direction_problems(text)) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "the pooled vote beats the best member's own vote by +0.034 [+0.003, +0.057]",
+    "the mixture trails it, −0.029 [−0.05, −0.01]; the soup is +0.01 [-0.02, 0.04]",
+    "no interval lies above zero; the vote is +0.034 [-0.003, +0.057]",  # clause ends at ';'
+    "the pooled vote cannot be told apart from the member's own vote (+0.034, an interval that "
+    "includes zero)",
+])
+def test_direction_problems_pass_sentences_that_hold(text):
+    assert R.direction_problems(text) == []
+
+
+def test_compare_takes_its_word_from_the_interval():
+    words = dict(more="beats", less="trails", same="cannot be told apart from")
+    assert R.compare(0.034, 0, interval=(-0.003, 0.057), **words) == "cannot be told apart from"
+    assert R.compare(0.034, 0, interval=(0.003, 0.057), **words) == "beats"
+    assert R.compare(-0.03, 0, interval=(-0.05, -0.01), **words) == "trails"
+    assert R.compare(0.034, 0, **words) == "beats"  # without the interval: the point decides
+    with pytest.raises(R.ProseError):
+        R.compare(0.034, 0, interval=(-0.003, 0.057), expect="beats", **words)
+    with pytest.raises(ValueError, match="interval"):
+        R.compare(0.0, 0, interval=(0.2, 0.1))
+    # a sentence built with the helper passes the scanner
+    w = R.compare(0.034, 0, interval=(-0.003, 0.057), more="beats", less="trails", same="ties")
+    assert R.direction_problems(f"the vote {w} the member, +0.034 [-0.003, +0.057]") == []
+
+
+# ---------------------------------------------------------------- (b) one test, one p-value
+def test_one_test_one_p_value():
+    pv = R.PValues()
+    assert pv("L(0.10), re-deal, lab seed pool", 0.2421) == pytest.approx(0.2421)
+    assert pv("L(0.10), re-deal, lab seed pool", 0.2423) == pytest.approx(0.2423)  # prints 0.242
+    assert pv("L(0.10), re-deal, seed-aligned twin", 0.925) == pytest.approx(0.925)
+    with pytest.raises(R.ProseError, match="one test, one p-value"):
+        pv("L(0.10), re-deal, lab seed pool", 0.232)  # the same test, recomputed with other draws
+    assert pv.conflicts([("Pass@1, re-deal", 0.001), ("Pass@1, re-deal", 0.0012)]) == []
+    assert len(pv.conflicts([("L(0.10), re-deal, lab seed pool", 0.237)])) == 1
+    with pytest.raises(TypeError):
+        pv("", 0.1)
+
+
+# ---------------------------------------------------------------- (c) shares in [0, 1]
+@pytest.mark.parametrize("text, n", [
+    ("a noise share of 0.871 [0.507, 1.235]", 1),
+    ("the fraction recovered is 40% [-5%, 80%]", 1),
+    ("a noise share of 0.626 [0.584, 0.967] and a proportion of 50% [19%, 81%]", 0),
+    ("the share of prompts, 0.3, and a gain of 1.2 [0.9, 1.5]", 0),  # the interval is no share's
+])
+def test_share_problems(text, n):
+    assert len(R.share_problems(text)) == n
+
+
+def test_the_noise_share_bracket_lies_in_unit_interval():
+    """Against the best single member 0 <= Delta <= G in the population; the bracket's upper side
+    (split-draw O_repro, biased down, over the plug-in G) passes 1 on small pools unless cut."""
+    for seed in range(3):
+        pool = simulate.exchangeable(30, 4, 2, seed=seed).pool
+        e = noise.decomposition(pool, n_boot=200, n_splits=10, seed=seed).estimates["noise_share"]
+        assert 0.0 <= e.lo <= e.value <= e.hi <= 1.0
+        assert R.share_problems(f"a noise share of {R.fmt_interval(e.value, e.lo, e.hi)}") == []
