@@ -71,7 +71,7 @@ class BinaryRouter:
         if np.unique(yd[keep]).size < 2:  # every label certain on one side: a constant score
             self.constant_ = float(y.mean())
             return self
-        self.constant_ = None
+        self.constant_ = None  # type: ignore[assignment]  # fitted model instead of a constant
         self.model_.fit(Xd[keep], yd[keep], logisticregression__sample_weight=wd[keep])
         return self
 

@@ -263,10 +263,11 @@ def answers_match(answer, gold) -> bool:
         return False
     if a == g:
         return True
-    if _CHOICE.match(g):
-        letter = _CHOICE.match(g).group(1)
+    choice = _CHOICE.match(g)
+    if choice:
+        letter = choice.group(1)
         m = _CHOICE.match(a) or _ANSWER_IS.search(a)
-        return bool(m) and m.group(1) == letter
+        return m is not None and m.group(1) == letter
     return False
 
 

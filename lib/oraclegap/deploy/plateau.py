@@ -213,9 +213,9 @@ def simulated_study(
                                params=params, n_boot=n_boot, alpha=alpha)
         for f in fams:
             e = res.evaluation(f)
-            counts[f][0] += int(e.gain_best_lo > 0)
-            counts[f][1] += int(e.gain_cal_lo > 0)
-            counts[f][2] += int(e.p_holm < alpha and e.gain_cal > 0)
+            counts[f][0] += int(e.gain_best_ci.lo > 0)
+            counts[f][1] += int(e.gain_cal_ci.lo > 0)
+            counts[f][2] += int(e.p_holm < alpha and e.gain_cal_ci.value > 0)
     rows = []
     for f, (cb, cc, ch) in counts.items():
         rows.append({"family": f, "pools": n_pools, "above_best": cb, "above_cal": cc, "holm_positive": ch,

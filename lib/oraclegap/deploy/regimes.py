@@ -114,22 +114,25 @@ def evaluate_policies(
     rows_ = np.arange(n)
     cols = {"frozen best member": {"member": np.full(n, b), "regime": "fixed reference"}}
     cols.update(policies)
-    S, P, K, reg = [], [], [], []
+    S_cols: list[np.ndarray] = []
+    P_cols: list[np.ndarray] = []
+    K: list[np.ndarray] = []
+    reg: list = []
     for nm, spec in cols.items():
         m = np.asarray(spec["member"])
         if m.shape != (n,) or not np.issubdtype(m.dtype, np.integer) or m.min() < 0 or m.max() >= M:
             raise ValueError(f"policies[{nm!r}]['member'] must be member positions int[{n}] in [0, {M})")
-        S.append(A[rows_, m])
+        S_cols.append(A[rows_, m])
         paid = spec.get("paid")
         if paid is None:
             paid = np.zeros(n) if C is None else C[rows_, m]
         paid = np.asarray(paid, dtype=float)
         if paid.shape != (n,) or not np.isfinite(paid).all() or (paid < 0).any():
             raise ValueError(f"policies[{nm!r}]['paid'] must be finite non-negative costs float[{n}]")
-        P.append(paid)
+        P_cols.append(paid)
         K.append(np.asarray(spec.get("calls", np.ones(n)), dtype=float))
         reg.append(spec.get("regime", ""))
-    S, P = np.column_stack(S), np.column_stack(P)
+    S, P = np.column_stack(S_cols), np.column_stack(P_cols)
     F = S.shape[1]
     draws = bootstrap_means(np.column_stack([S, P]), n_boot, np.random.default_rng(seed))
     acc_b, cost_b = draws[:, :F], draws[:, F:]
@@ -313,9 +316,11 @@ def compare_regimes(
     bin_rows, tie = [], np.random.default_rng([seed, 9]).permutation(tst.size)
     share = np.linspace(0.0, 1.0, 21)
     for style in STYLES:
-        br = BinaryRouter(style, seed=seed).fit(inputs.embeddings[cal], O[cal, b], O[cal, w])
-        t_op = float(np.median(br.weak_suffices(inputs.embeddings[cal])))
-        ws = br.weak_suffices(inputs.embeddings[tst])
+        emb = inputs.embeddings
+        assert emb is not None  # the binary routers read embeddings (checked by the caller)
+        br = BinaryRouter(style, seed=seed).fit(emb[cal], O[cal, b], O[cal, w])
+        t_op = float(np.median(br.weak_suffices(emb[cal])))
+        ws = br.weak_suffices(emb[tst])
         strong_calls = ws < t_op
         pol[style] = {"member": np.where(strong_calls, b, w), "regime": "binary (two members)"}
         pg = _pair_columns(-ws, Ot[:, b], Ot[:, w], PGR_FRACTIONS, tie)

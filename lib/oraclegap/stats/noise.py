@@ -1271,11 +1271,11 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
         b = min(block, n_perm - start)
         order = rng.random((b, n, M, k)).argsort(axis=-1)
         null.append(_draw_stats(np.take_along_axis(np.broadcast_to(v, (b, n, M, k)), order, axis=-1)))
-    null = np.concatenate(null)
-    B = len(null)
+    null_stats = np.concatenate(null)
+    B = len(null_stats)
 
     def upper(j):
-        return float((1 + np.sum(null[:, j] >= obs[j] - 1e-12)) / (B + 1))
+        return float((1 + np.sum(null_stats[:, j] >= obs[j] - 1e-12)) / (B + 1))
 
     disp_p = upper(0) if np.isfinite(obs[0]) else float("nan")
     dispersion = Check("dispersion", "iid", float(obs[0]), 1.0, disp_p,
@@ -1289,12 +1289,12 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
         nan = float("nan")
         return (dispersion, Check("coupling", "independence", nan, nan, nan, None, n, why),
                 Check("known_p_tv", "independence", nan, nan, nan, None, n, why))
-    mu = float(null[:, 1].mean())
-    two = float((1 + np.sum(np.abs(null[:, 1] - mu) >= abs(obs[1] - mu) - 1e-12)) / (B + 1))
+    mu = float(null_stats[:, 1].mean())
+    two = float((1 + np.sum(np.abs(null_stats[:, 1] - mu) >= abs(obs[1] - mu) - 1e-12)) / (B + 1))
     coupling = Check("coupling", "independence", float(obs[1]), mu, two, bool(two > alpha), n,
                      f"seed-aligned union rate against its mean under {B} within-cell permutations (two-sided p)")
     tv_p = upper(2)
-    tv = Check("known_p_tv", "independence", float(obs[2]), float(null[:, 2].mean()), tv_p,
+    tv = Check("known_p_tv", "independence", float(obs[2]), float(null_stats[:, 2].mean()), tv_p,
                bool(obs[2] <= max_tv and tv_p > alpha), n * k,
                f"TV of members-right-per-draw against independent members at the observed rates; 001 passes TV <= {max_tv:g}; "
                f"reference: mean TV under {B} within-cell permutations")
@@ -1417,7 +1417,8 @@ def assumption_checks(
     needs = {a: set(q) for a, q in NEEDS.items()}
     if form == "independent":
         needs["independence"] |= {"o_exp", "delta", "gap", "noise_share", "delta_split", "noise_share_split"}
-    flags, untested = {}, {}
+    flags: dict[str, list[str]] = {}
+    untested: dict[str, list[str]] = {}
     for c in checks:
         target = flags if c.passed is False else untested if c.passed is None else None
         if target is None:
