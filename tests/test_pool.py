@@ -408,3 +408,18 @@ def test_concat_refuses_mismatched_pools():
     e2 = Pool(b.verdicts, b.prompts, b.policies, embeddings=np.zeros((4, 3)))
     with pytest.raises(ValueError, match="embeddings have different dimensions"):
         Pool.concat([e1, e2])
+
+
+def test_save_overwrite_keeps_files_that_are_not_the_pools(tmp_path):
+    """Issue 19: replacing a pool directory never deletes a file the pool did not write."""
+    rng = np.random.default_rng(0)
+    a = Pool.from_array(rng.random((6, 3, 2)) < 0.5)
+    b = Pool.from_array(rng.random((8, 3, 2)) < 0.5)
+    d = a.save(tmp_path / "p")
+    (d / "notes.txt").write_text("mine")
+    (d / "extra").mkdir()
+    (d / "extra" / "figure.png").write_bytes(b"png")
+    b.save(d, overwrite=True)
+    assert Pool.load(d).shape == b.shape
+    assert (d / "notes.txt").read_text() == "mine" and (d / "extra" / "figure.png").read_bytes() == b"png"
+    assert not (d / "answers.parquet").exists()  # the pool's own files are replaced, not carried

@@ -62,6 +62,10 @@ __all__ = ["Pool", "need", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMP
 ALIGNMENTS = ("seed-aligned", "independent", "unknown")
 FORMAT_NAME = "oraclegap.pool"
 FORMAT_VERSION = 2
+#: The files :meth:`Pool.save` writes (and replaces on ``overwrite=True``); any other file in a pool
+#: directory is someone else's and is kept.
+POOL_FILES = frozenset({"arrays.npz", "prompts.parquet", "policies.parquet", "answers.parquet", "manifest.json",
+                        "manifest.json.part"})
 PROMPT_COLUMNS = ("id", "text", "dataset", "split")
 POLICY_COLUMNS = ("name", "base", "dataset", "recipe", "seed", "size", "cost")
 #: Tolerance of the success threshold: c successes out of k reach tau when c >= tau k - 1e-9.
@@ -747,8 +751,10 @@ class Pool:
 
         The pool is validated again first (its tables are mutable DataFrames). With
         ``overwrite=True`` an existing *pool* directory is replaced; any other file or directory
-        at ``path`` is refused. A SHA-256 of every file and of the verdicts' content is recorded
-        in the manifest and checked by :meth:`load`.
+        at ``path`` is refused. Files in the old directory that are not the pool's own
+        (:data:`POOL_FILES`: a note of yours, a file another tool keeps beside the pool) are carried
+        into the new one, never deleted. A SHA-256 of every file and of the verdicts' content is
+        recorded in the manifest and checked by :meth:`load`.
         """
         path = Path(path)
         pool = self._revalidated()
@@ -770,6 +776,13 @@ class Pool:
         moved_aside = False
         try:
             pool._write_files(tmp)
+            if path.is_dir():  # keep what is not the pool's own (a user's note, another tool's file)
+                for f in sorted(path.rglob("*")):
+                    rel = f.relative_to(path)
+                    if rel.as_posix() in POOL_FILES or not (f.is_file() or f.is_symlink()):
+                        continue
+                    (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(f, tmp / rel, follow_symlinks=False)
             _fsync_dir(tmp)
             if path.exists():
                 os.rename(path, old)
