@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     print(f"first call in this process (kernel load from cache or compile): {first:.2f} s")
     print(f"timing: ours {ours:.3f} s (both nulls, 4 statistics x 4 taus), yardstick {ysec:.2f} s (L and D)")
     ratio = ysec / ours
-    print(f"speed ratio (yardstick / ours): {ratio:.1f}x (target >= 100x: {"ok" if ratio >= 100 else "SLOW"})")
+    print(f"speed ratio (yardstick / ours): {ratio:.1f}x (target >= 100x: {'ok' if ratio >= 100 else 'SLOW'})")
     return 0 if ok else 1
 
 
