@@ -486,11 +486,11 @@ def test_to_long_is_atomic_when_a_write_fails(tmp_path, monkeypatch):
     out = pool.select(prompts=[0]).to_long(tmp_path / "p.parquet")
     before = out.read_bytes()
 
-    def boom(df, path):
+    def boom(pool, path, info):
         Path(path).write_bytes(b"half a file")
         raise OSError("disk full")
 
-    monkeypatch.setattr("oraclegap.pool._to_parquet", boom)
+    monkeypatch.setattr("oraclegap.pool._write_long_rows", boom)
     with pytest.raises(OSError, match="disk full"):
         pool.to_long(out, overwrite=True)
     assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["p.parquet"]

@@ -1416,6 +1416,188 @@ def _infer(col: pd.Series) -> np.ndarray:
     return s.to_numpy(dtype=object)
 
 
+_LONG_BATCH = 1 << 20
+
+
+def _read_long_arrow(path: Path) -> Pool | None:
+    """The columnar path of :func:`read_long` for a parquet written by :meth:`Pool.to_long`.
+
+    Through pyarrow (already a dependency, and the engine pandas itself reads parquet with): row
+    groups are read one batch at a time with the text columns kept dictionary-encoded, checked
+    with vectorised comparisons against the layout ``to_long`` writes (rows in C order of
+    [n, M, k], the prompt and policy of every row, draws 0..k-1, 0/1 verdicts, one cost per cell,
+    prompt and policy fields constant), and assembled straight into the arrays. Returns None
+    whenever the file is anything else or any check fails: the row-by-row reader then reads it
+    and gives its usual answers and refusals, so both paths yield the same pool or the same error.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=None)
+        kv = pf.metadata.metadata or {}
+        info = json.loads(kv.get(b"PANDAS_ATTRS", b"{}")).get("oraclegap")
+        schema = pf.schema_arrow
+    except Exception:  # noqa: BLE001 - unreadable or unusual files: the general reader explains
+        return None
+    if not isinstance(info, dict) or info.get("format") != LONG_FORMAT or not isinstance(info.get("shape"), list):
+        return None
+    try:
+        n, M, k = (int(x) for x in info["shape"])
+    except (TypeError, ValueError):
+        return None
+    names = list(schema.names)
+    if n < 1 or M < 1 or k < 1 or pf.metadata.num_rows != n * M * k or names[:4] != ["prompt_id", "policy", "draw", "correct"]:
+        return None
+    extra = names[4:]
+    if len(set(names)) != len(names) or any(
+            not (c in ("cost", "answer") or c.startswith(("prompt_", "policy_", "response_"))) or c == "prompt_id"
+            for c in extra):
+        return None  # unknown columns, repeated names: the general reader
+    text = lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)  # noqa: E731
+    if not (text(schema.field("prompt_id").type) and text(schema.field("policy").type)):
+        return None
+    if not pa.types.is_integer(schema.field("draw").type):
+        return None
+    if not (pa.types.is_integer(schema.field("correct").type) or pa.types.is_boolean(schema.field("correct").type)):
+        return None
+    resp = [c for c in extra if c.startswith("response_")]
+    for c in resp + (["cost"] if "cost" in extra else []):
+        t = schema.field(c).type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t)) or pa.types.is_float16(t):
+            return None
+    if "answer" in extra and not (text(schema.field("answer").type) or pa.types.is_null(schema.field("answer").type)):
+        return None
+    fields = [c for c in extra if c.startswith(("prompt_", "policy_"))]
+    Mk = M * k
+    v = np.empty(n * Mk, dtype=bool)
+    cost = np.empty(n * M) if "cost" in extra else None
+    answers = np.empty(n * Mk, dtype=object) if "answer" in extra else None
+    per_resp: dict[str, np.ndarray] = {}
+    ids: list = []
+    pol_names = None
+    firsts: dict[str, list] = {c: [] for c in fields}
+    pol_vals: dict[str, pa.Array] = {}
+    carry: dict[str, pa.Array] = {}
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=["prompt_id", "policy"])
+        r0 = 0
+        for batch in pf.iter_batches(batch_size=_LONG_BATCH, use_threads=True):
+            b = batch.num_rows
+            rows = np.arange(r0, r0 + b, dtype=np.int64)
+            p_exp = rows // Mk
+            m_exp = (rows // k) % M
+            # prompt ids: the first row of each prompt names it; every row must carry its prompt's id
+            pid = batch.column("prompt_id")
+            pol = batch.column("policy")
+            if pid.null_count or pol.null_count:
+                return None
+            starts = np.flatnonzero(rows % Mk == 0)
+            ids.extend(pid.take(pa.array(starts)).dictionary_decode().to_pylist() if len(starts) else [])
+            dict_ids = pid.dictionary.to_numpy(zero_copy_only=False)
+            lo = int(p_exp[0])
+            local = pd.Index(np.asarray(ids[lo:int(p_exp[-1]) + 1], dtype=object))
+            if not local.is_unique:
+                return None
+            code = local.get_indexer(dict_ids)
+            got = code[pid.indices.to_numpy(zero_copy_only=False)]
+            if (got != p_exp - lo).any():
+                return None
+            if pol_names is None:
+                if b < Mk:
+                    return None
+                pol_names = pol.take(pa.array(np.arange(M) * k)).dictionary_decode().to_pylist()
+                if len(set(pol_names)) != M:
+                    return None
+                pol_index = pd.Index(np.asarray(pol_names, dtype=object))
+                for c in fields:
+                    if c.startswith("policy_"):
+                        pol_vals[c] = batch.column(c).take(pa.array(np.arange(M) * k))
+            pcode = pol_index.get_indexer(pol.dictionary.to_numpy(zero_copy_only=False))
+            if (pcode[pol.indices.to_numpy(zero_copy_only=False)] != m_exp).any():
+                return None
+            dr = batch.column("draw")
+            if dr.null_count or (dr.to_numpy() != rows % k).any():
+                return None
+            cor = batch.column("correct")
+            if cor.null_count:
+                return None
+            cv = cor.to_numpy(zero_copy_only=False)
+            if cv.dtype != bool and ((cv != 0) & (cv != 1)).any():
+                return None
+            v[r0:r0 + b] = cv.astype(bool)
+            if cost is not None:
+                cc = batch.column("cost")
+                if cc.null_count:
+                    return None
+                cval = cc.to_numpy().astype(float)
+                if not np.isfinite(cval).all() or (cval < 0).any():
+                    return None
+                head = rows % k == 0  # a cell's first row gives its cost; the cell's other rows must repeat it
+                cost[rows[head] // k] = cval[head]
+                if (cval != cost[rows // k]).any():
+                    return None
+            if answers is not None:
+                a = batch.column("answer").to_numpy(zero_copy_only=False)
+                answers[r0:r0 + b] = np.where(pd.isna(a), "", a)
+            for c in resp:
+                col = batch.column(c)
+                if col.null_count:
+                    return None
+                a = col.to_numpy()
+                if c not in per_resp:
+                    keep = a.dtype.kind in "iu" or a.dtype == np.float32
+                    per_resp[c] = np.empty(n * Mk, dtype=a.dtype if keep else float)
+                per_resp[c][r0:r0 + b] = a
+            for c in fields:
+                col = batch.column(c)
+                if c.startswith("prompt_"):
+                    ref = col.take(pa.array(starts))
+                    firsts[c].append(ref)
+                    # the batch's prompts: the one carried over from the previous batch, then those starting here
+                    local_f = ref if (len(starts) and starts[0] == 0) else pa.concat_arrays([carry[c], ref])
+                    carry[c] = local_f.slice(len(local_f) - 1, 1)
+                    exp = local_f.take(pa.array(p_exp - lo))
+                else:
+                    exp = pol_vals[c].take(pa.array(m_exp))
+                if pa.types.is_null(col.type):  # every value missing: constant
+                    continue
+                same = pc.fill_null(pc.equal(col, exp), False)
+                if pa.types.is_floating(col.type):
+                    both = pc.and_(pc.is_null(col, nan_is_null=True), pc.is_null(exp, nan_is_null=True))
+                else:
+                    both = pc.and_(pc.is_null(col), pc.is_null(exp))
+                if not pc.all(pc.or_(same, both)).as_py():
+                    return None
+            r0 += b
+        if r0 != n * Mk or len(ids) != n:
+            return None
+    except (pa.ArrowException, ValueError, TypeError, KeyError):
+        return None
+    pid_all = [str(x) for x in ids]
+    if any(x.strip() == "" for x in pid_all) or any(str(x).strip() == "" for x in pol_names or []):
+        return None
+    if len(set(pid_all)) != n:
+        return None
+    ptab = pd.DataFrame({"id": np.asarray(pid_all, dtype=object)})
+    mtab = pd.DataFrame({"name": np.asarray([str(x) for x in pol_names or []], dtype=object)})
+    for c in fields:
+        if c.startswith("prompt_"):
+            vals = pa.concat_arrays(firsts[c]).to_pandas().to_numpy(dtype=object)
+            ptab[c.split("_", 1)[1]] = vals
+        else:
+            mtab[c.split("_", 1)[1]] = pol_vals[c].to_pandas().to_numpy(dtype=object)
+    per_response = {c.split("_", 1)[1]: a.reshape(n, M, k) for c, a in per_resp.items()}
+    alignment = info.get("alignment", "unknown")
+    meta = dict(info.get("meta") or {})
+    try:
+        return Pool(v.reshape(n, M, k), ptab, mtab, None if answers is None else answers.reshape(n, M, k), None, None if cost is None else cost.reshape(n, M), alignment,
+                    meta, per_response)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def read_long(path) -> Pool:
     """A pool from oraclegap's long table (written by :meth:`Pool.to_long`, or by hand): one row
     per response with ``prompt_id``, ``policy``, ``correct`` (0/1), optional ``draw`` (positions
@@ -1426,6 +1608,10 @@ def read_long(path) -> Pool:
     written by ``to_long`` also restores the pool's alignment and ``meta``."""
     path = Path(path)
     is_csv = path.suffix.lower() != ".parquet"
+    if not is_csv:
+        fast = _read_long_arrow(path)
+        if fast is not None:
+            return fast
     d = _read_table(path, dtype=str if is_csv else None)
     if len(d):
         validate_long_table(d, str(path), _row_namer(path))  # the shipped schema (oraclegap/schemas/long.schema.json)

@@ -707,6 +707,20 @@ class Pool:
             raise ValueError(f"path {str(path)!r} exists; pass overwrite=True to replace it")
         pool = self._revalidated()
         n, M, k = pool.shape
+        tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        if suffix == ".parquet":  # through Arrow, one row group at a time (no per-row Python objects)
+            info = {"format": "oraclegap.long", "version": 1, "shape": [n, M, k], "alignment": pool.alignment,
+                    "meta": _jsonable(pool.meta)}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                _write_long_rows(pool, tmp, info)
+                _fsync_file(tmp)
+                os.replace(tmp, path)
+                _fsync_dir(path.parent)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            return path
         cols: dict[str, Any] = {
             "prompt_id": np.repeat(np.asarray(pool.prompt_ids, dtype=object), M * k),
             "policy": np.tile(np.repeat(np.asarray(pool.policy_names, dtype=object), k), n),
@@ -726,15 +740,9 @@ class Pool:
             if c != "name":
                 cols[f"policy_{c}"] = np.tile(np.repeat(pool.policies[c].to_numpy(dtype=object), k), n)
         df = pd.DataFrame(cols)
-        tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            if suffix == ".parquet":
-                df.attrs = {"oraclegap": {"format": "oraclegap.long", "version": 1, "shape": [n, M, k],
-                                          "alignment": pool.alignment, "meta": _jsonable(pool.meta)}}
-                _to_parquet(df, tmp)
-            else:
-                df.to_csv(tmp, index=False, encoding="utf-8", lineterminator="\n")
+            df.to_csv(tmp, index=False, encoding="utf-8", lineterminator="\n")
             _fsync_file(tmp)
             os.replace(tmp, path)
             _fsync_dir(path.parent)
@@ -1155,6 +1163,101 @@ def _constant_columns(d: pd.DataFrame, key: str, name: str, ids, columns, what: 
             raise ValueError(f"{what} column {col!r} varies within a {what}")
         tab[col] = d.drop_duplicates(key).set_index(key).loc[ids, col].to_numpy()
     return tab
+
+
+# Rows per parquet row group (and per Arrow batch) of a long table.
+_LONG_ROWS = 1 << 20
+
+
+def _write_long_rows(pool: Pool, tmp: Path, info: dict) -> None:
+    """``to_long``'s parquet file at ``tmp``, through Arrow: the same columns, values and file
+    metadata as the pandas frame it replaces, built one row group at a time (about a million
+    rows) from the per-prompt and per-policy tables (text as dictionary columns: each text once
+    per row group, never one Python object per row). The caller renames it into place."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n, M, k = pool.shape
+    Mk = M * k
+    # the prompt and policy tables as Arrow arrays, typed from object values with to_parquet's text
+    # conversion of mixed columns, exactly as the per-row frame would be
+    ptab = pd.DataFrame({"prompt_id": np.asarray(pool.prompt_ids, dtype=object)}
+                        | {f"prompt_{c}": pool.prompts[c].to_numpy(dtype=object) for c in pool.prompts.columns if c != "id"})
+    mtab = pd.DataFrame({"policy": np.asarray(pool.policy_names, dtype=object)}
+                        | {f"policy_{c}": pool.policies[c].to_numpy(dtype=object)
+                           for c in pool.policies.columns if c != "name"})
+    pcols = {c: pa.Array.from_pandas(v) for c, v in _parquet_safe(ptab).items()}
+    mcols = {c: pa.Array.from_pandas(v) for c, v in _parquet_safe(mtab).items()}
+    order = ["prompt_id", "policy", "draw", "correct"]
+    if pool.answers is not None:
+        order.append("answer")
+    if pool.cost is not None:
+        order.append("cost")
+    order += [f"response_{nm}" for nm in pool.per_response]
+    order += [c for c in pcols if c != "prompt_id"] + [c for c in mcols if c != "policy"]
+
+    def dict_col(values: pa.Array, idx: np.ndarray, lo: int = 0, hi: int | None = None) -> pa.Array:
+        """values[idx] (idx in [lo, hi)): text as a dictionary column over values[lo:hi]."""
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            sub = values.slice(lo, (len(values) if hi is None else hi) - lo)
+            if sub.null_count == 0:  # Arrow cannot write a dictionary holding nulls
+                return pa.DictionaryArray.from_arrays(pa.array(idx - lo, pa.int32()), sub)
+        return values.take(pa.array(idx, pa.int32()))
+
+    verd = pool.verdicts.reshape(n, Mk)
+    per = max(1, _LONG_ROWS // Mk)
+    writer = None
+    try:
+        for i0 in range(0, n, per):
+            i1 = min(n, i0 + per)
+            r = (i1 - i0) * Mk
+            pi = np.repeat(np.arange(i0, i1, dtype=np.int32), Mk)
+            mi = np.tile(np.repeat(np.arange(M, dtype=np.int32), k), i1 - i0)
+            arrays: dict[str, pa.Array] = {
+                "prompt_id": dict_col(pcols["prompt_id"], pi, i0, i1),
+                "policy": dict_col(mcols["policy"], mi),
+                "draw": pa.array(np.tile(np.arange(k, dtype=np.int64), (i1 - i0) * M)),
+                "correct": pa.array(verd[i0:i1].reshape(r).astype(np.int8)),
+            }
+            if pool.answers is not None:
+                arrays["answer"] = pa.Array.from_pandas(pd.Series(pool.answers[i0:i1].reshape(r), dtype=object))
+            if pool.cost is not None:
+                arrays["cost"] = pa.array(np.repeat(pool.cost[i0:i1].reshape(-1), k))
+            for nm, arr in pool.per_response.items():
+                arrays[f"response_{nm}"] = pa.array(np.ascontiguousarray(arr[i0:i1]).reshape(r))
+            for c, vals in pcols.items():
+                if c != "prompt_id":
+                    arrays[c] = dict_col(vals, pi, i0, i1)
+            for c, vals in mcols.items():
+                if c != "policy":
+                    arrays[c] = dict_col(vals, mi)
+            batch = pa.Table.from_arrays([arrays[c] for c in order], names=order)
+            if writer is None:
+                # text columns go in as dictionary arrays (written as parquet dictionary pages, no
+                # per-row hashing); without the stored Arrow schema readers see plain text columns,
+                # as in a file pandas writes. The pool's alignment and meta: pandas' attrs key.
+                schema = batch.schema
+                writer = pq.ParquetWriter(tmp, schema, store_schema=False)
+                writer.add_key_value_metadata({"PANDAS_ATTRS": json.dumps({"oraclegap": info})})
+            writer.write_table(batch.cast(schema) if batch.schema != schema else batch, row_group_size=_LONG_ROWS)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every object column of mixed non-numeric values turned to text (as :func:`_to_parquet`)."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            vals = out[col].dropna()
+            if len(vals) and not all(isinstance(x, str) for x in vals):
+                kinds = {type(x) for x in vals}
+                if not kinds <= {int, float, bool, np.integer, np.floating, np.bool_} and not all(
+                    isinstance(x, (int, float, np.number)) for x in vals
+                ):
+                    out[col] = out[col].map(lambda x: None if x is None or (isinstance(x, float) and np.isnan(x)) else str(x))
+    return out
 
 
 def _to_parquet(df: pd.DataFrame, path: Path) -> None:

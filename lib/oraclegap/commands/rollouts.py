@@ -3,12 +3,14 @@
     oraclegap rollouts --model DIR [--adapter NAME=DIR ...] [--include-base] --prompts FILE.jsonl
         --task T --k 16 --temperature 1.0 [--top-p P] [--max-tokens N] [--seed S]
         [--draw-seeds aligned|per-policy] --out STORE
-        [--backend transformers|vllm] [--worker i/n] [--tensor-parallel N] [--batch-size B]
+        [--backend transformers|vllm] [--worker i/n | --ray [ADDRESS] [--ray-workers N] [--ray-gpus G]]
+        [--tensor-parallel N] [--batch-size B]
         [--device cpu|cuda] [--dtype D] [--no-progress] [--json]
     oraclegap rollouts --status STORE [--json]
 
 Rerunning the same command resumes; n processes with ``--worker 0/n`` ... ``--worker n-1/n``
-fill one store without coordination. ``--draw-seeds per-policy`` gives every policy its own
+fill one store without coordination; ``--ray`` runs those n workers as Ray tasks (one engine each,
+GPUs as Ray resources) writing the same store. ``--draw-seeds per-policy`` gives every policy its own
 seeds (independent draws, as paper 000's nulls assume); the default ``aligned`` shares draw j's
 seed across policies (paper 001's seed-aligned protocol).
 """
@@ -44,6 +46,12 @@ def register(sub) -> None:
     p.add_argument("--out", help="store directory (created, or resumed when it exists)")
     p.add_argument("--backend", default="transformers", help="transformers (CPU/GPU) or vllm (GPU)")
     p.add_argument("--worker", metavar="i/n", help="generate only worker i's share of n")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run the workers as Ray tasks (optional extra .[ray]); ADDRESS joins a cluster "
+                        "('auto', 'ray://head:10001'), none starts a local one")
+    p.add_argument("--ray-workers", type=int_arg("--ray-workers", minimum=1), default=None,
+                   help="Ray tasks (default: the cluster's GPUs with --ray-gpus, else its CPUs)")
+    p.add_argument("--ray-gpus", type=float_arg("--ray-gpus", 0), default=0.0, help="GPUs per Ray task (default 0)")
     p.add_argument("--tensor-parallel", type=int_arg("--tensor-parallel", minimum=1), default=1, help="vllm tensor_parallel_size")
     p.add_argument("--batch-size", type=int_arg("--batch-size", minimum=1), default=64,
                    help="responses per batch (chunk = max(1, B // k) prompts)")
@@ -87,7 +95,17 @@ def run(args) -> int:
         raise ValueError(f"missing {', '.join(missing)} (or use --status STORE)")
     check_dir(args.out, "--out STORE", must_exist=False)
     check_dir(args.model, "--model")
-    store = generate(
+    run_fn = generate
+    extra = {}
+    if args.ray is not None:
+        from ..rollouts import generate_ray
+
+        if args.worker:
+            raise ValueError("--worker and --ray are exclusive: with --ray every Ray task is one worker")
+        run_fn = generate_ray
+        extra = {"address": args.ray or None, "n_workers": args.ray_workers, "num_gpus": args.ray_gpus}
+    store = run_fn(
+        **extra,
         model=args.model,
         prompts=args.prompts,
         task=args.task,

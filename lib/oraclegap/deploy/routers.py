@@ -506,18 +506,55 @@ class _KNNMean(Router):
         raise NotImplementedError
 
     def _fit(self, X, Y):
-        from sklearn.neighbors import NearestNeighbors
+        from sklearn.preprocessing import normalize
 
         Z = self._space(X, fit=True)
         self.k_ = int(min(self.n_neighbors, Z.shape[0]))
-        self.nn_ = NearestNeighbors(n_neighbors=self.k_, metric="cosine", algorithm="brute").fit(Z)
+        self.Z_ = normalize(Z)  # unit rows (zero rows stay zero), as sklearn's cosine distance uses them
         self.Y_ = Y
 
     def _utility(self, X):
         if len(X) == 0:
             return np.zeros((0, self.n_policies_))
-        idx = self.nn_.kneighbors(self._space(X, fit=False), return_distance=False)
+        idx = cosine_topk(self._space(X, fit=False), self.Z_, self.k_)
         return self.Y_[idx].mean(axis=1)
+
+
+#: Cells (query rows x calibration rows) of one block of cosine distances in :func:`cosine_topk`.
+_TOPK_CELLS = 1 << 22
+
+
+def cosine_topk(Q, Zn, k: int) -> np.ndarray:
+    """Indices int64 [len(Q), k] of the ``k`` rows of ``Zn`` (unit rows, dense or sparse) nearest
+    to each row of ``Q`` in cosine distance, nearest first.
+
+    The distances are sklearn's cosine distances (1 - the dot product of unit rows, clipped to
+    [0, 2]), computed block by block as one matrix product per block of query rows (about
+    ``_TOPK_CELLS`` distances at a time, so memory stays bounded), with a partial sort per row:
+    the same distances and the same selection (``argpartition`` then ``argsort`` per row) as
+    brute-force ``NearestNeighbors(metric="cosine")``, hence the same neighbours, ties included,
+    without its per-block overhead.
+    """
+    import scipy.sparse as sp
+    from sklearn.preprocessing import normalize
+
+    Qn = normalize(Q)
+    n_cal = Zn.shape[0]
+    k = int(k)
+    out = np.empty((Qn.shape[0], k), np.int64)
+    per = max(1, _TOPK_CELLS // max(1, n_cal))
+    ZT = Zn.T
+    for i0 in range(0, Qn.shape[0], per):
+        i1 = min(Qn.shape[0], i0 + per)
+        S = Qn[i0:i1] @ ZT
+        S = S.toarray() if sp.issparse(S) else np.asarray(S)
+        D = 1.0 - S
+        np.clip(D, 0.0, 2.0, out=D)
+        # sklearn's brute-force selection on the same distances: a partial sort, then the k sorted
+        idx = np.argpartition(D, k - 1, axis=1)[:, :k] if k < n_cal else np.broadcast_to(np.arange(n_cal), D.shape)
+        order = np.argsort(np.take_along_axis(D, idx, axis=1), axis=1)
+        out[i0:i1] = np.take_along_axis(idx, order, axis=1)
+    return out
 
 
 class TfidfKNN(_KNNMean):

@@ -9,6 +9,8 @@
                      adapters={"seed0": "lora0", "seed1": "lora1"}, out="store")
     pool = Pool.from_store("store")
 
+* :func:`generate_ray` -- the same work as Ray tasks, one engine per worker (optional extra
+  ``.[ray]``; Ray is imported only when it runs).
 * :func:`generate` -- two backends behind one API and one output schema: ``transformers``
   (CPU or GPU; batched generate with per-draw random streams) and ``vllm`` (GPU machines).
 * :mod:`~oraclegap.rollouts.tasks` -- prompt template plus verifier per task
@@ -25,11 +27,13 @@ Importing this package does not import torch; the backends load it when they run
 from . import verify
 from .generate import draw_seed, generate, parse_worker, prompt_seed
 from .prompts import load_prompts
+from .ray_run import generate_ray
 from .store import Store, StoreStatus
 from .tasks import TASKS, Task, get_task, register_task
 
 __all__ = [
     "generate",
+    "generate_ray",
     "register_task",
     "get_task",
     "TASKS",

@@ -335,10 +335,14 @@ def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> 
     """
     v, _, _, _ = _inputs(x, min_k=2)
     n, M, k = v.shape
-    vf = v.astype(np.float64)
-    c = vf.sum(axis=2)
-    if method == "loo":
-        return _tie_mean(c[:, :, None] - vf, vf, axis=1).mean(axis=1)
+    c = v.sum(axis=2, dtype=np.float64)
+    if method == "loo":  # per prompt, in blocks of prompts (memory O(block))
+        out = np.empty(n)
+        per = max(1, _CELLS // (M * k))
+        for i0 in range(0, n, per):
+            vf = v[i0:i0 + per].astype(np.float64)
+            out[i0:i0 + per] = _tie_mean(c[i0:i0 + per, :, None] - vf, vf, axis=1).mean(axis=1)
+        return out
     if method != "half":
         raise ValueError(f"method must be 'loo' or 'half', got {method!r}")
     n_splits = check_int(n_splits, "n_splits", minimum=1)
@@ -346,13 +350,22 @@ def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> 
     hA = k // 2
     hB = k - hA
     out = np.zeros(n)
+    per = max(1, _CELLS // (M * 64))  # prompts per block: memory O(block), results unchanged (per prompt)
     for start in range(0, n_splits, 64):  # blocks of splits bound the memory; vectorised within
         b = min(64, n_splits - start)
         maskA = (rng.random((b, k)).argsort(axis=1) < hA).astype(np.float64)  # [b, k]
-        cA = np.einsum("imj,sj->ims", vf, maskA)
-        rA, rB = cA / hA, (c[:, :, None] - cA) / hB
-        out += (0.5 * (_tie_mean(rA, rB, axis=1) + _tie_mean(rB, rA, axis=1))).sum(axis=1)
+        for i0 in range(0, n, per):
+            i1 = min(n, i0 + per)
+            # successes on half A: one matrix product (sums of 0/1 terms, exact in any order)
+            cA = (v[i0:i1].reshape(-1, k).astype(np.float64) @ maskA.T).reshape(i1 - i0, M, b)
+            rA, rB = cA / hA, (c[i0:i1, :, None] - cA) / hB
+            out[i0:i1] += (0.5 * (_tie_mean(rA, rB, axis=1) + _tie_mean(rB, rA, axis=1))).sum(axis=1)
     return out / n_splits
+
+
+# Cells of one block of resampling work (prompts x members x splits, or resamples x prompts): about
+# 32 MB of float64, so memory stays O(pool + block) at any n.
+_CELLS = 1 << 22
 
 
 def baseline_scores(baseline, rates: np.ndarray) -> tuple[str, np.ndarray | None]:
@@ -404,6 +417,7 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
     n_boot = check_int(n_boot, "n_boot", minimum=1)
     chunk = check_int(chunk, "chunk", minimum=1)
     rng = as_rng(seed)
+    chunk = min(chunk, max(1, _CELLS // n))  # never a resamples x prompts block above _CELLS (large n)
     out = np.empty((n_boot, X.shape[1]))
     starts = range(0, n_boot, chunk)
     if progress:
@@ -414,7 +428,9 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
         for start in starts:
             b = min(chunk, n_boot - start)
             idx = rng.integers(0, n, size=(b, n))
-            w = np.bincount((idx + n * np.arange(b)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+            idx += n * np.arange(b)[:, None]
+            w = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
+            del idx
             out[start : start + b] = w.astype(np.float64) @ X / n
     return out
 

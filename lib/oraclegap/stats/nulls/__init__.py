@@ -80,6 +80,8 @@ from ._kernels import (  # noqa: F401
     redeal_stats,
     redeal_stats_parallel,
     redeal_tables,
+    run_block_chains,
+    run_block_chains_parallel,
     run_chains,
     run_chains_parallel,
     size_curve_observed,

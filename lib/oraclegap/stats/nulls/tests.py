@@ -20,14 +20,16 @@ from ..._validate import as_rng, check_alpha, check_int, check_taus, tau_key
 from ..coverage import as_counts, need
 from ..multiplicity import benjamini_hochberg_adjust
 from ._kernels import (
+    _REDEAL_BATCH,
     _alias,
     _stream_start,
+    chain_block,
     many_table_stats,
     redeal_stats,
     redeal_stats_parallel,
     redeal_tables,
-    run_chains,
-    run_chains_parallel,
+    run_block_chains,
+    run_block_chains_parallel,
 )
 
 #: Statistics computed from count tables (``pass1`` has no threshold).
@@ -37,10 +39,10 @@ NULLS = ("redeal", "margin")
 _P_CONVENTIONS = ("paper", "plus-one")
 _MOVES = ("heatbath", "metropolis")
 _TOL = 1e-9
-# Work (proposals, or draws x prompts x members) above which the kernels spread over threads.
-# Below it the serial kernels win: on a busy machine a parallel region waits for its slowest
-# thread. Results do not depend on the choice (one random stream per draw and per chain).
-_PARALLEL_WORK = 30_000_000
+# Work (proposals, or draws x prompts x members) above which the kernels spread over threads
+# (a parallel region costs tens of microseconds; 2^21 cells take several milliseconds). Results do
+# not depend on the choice (one random stream per draw and per chain).
+_PARALLEL_WORK = 1 << 21
 # Longest piece of work handed to a compiled kernel in one call: proposals per chain (a few
 # tenths of a second), and re-dealt cells (draws x movable prompts x members). Between calls
 # Python runs, so Ctrl-C stops a long run promptly.
@@ -550,7 +552,7 @@ def _default_steps(n: int, M: int, burn_in, thin) -> tuple[int, int]:
 
 
 def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, n_chains: int, move: str,
-                store_tables: bool, progress: bool, batch: int | None):
+                store_tables: bool, progress: bool, batch: int | None, blocks: bool = True):
     """Run the chains; return (stats [B, S], tables or None, chain_id [B], moves per chain, proposals).
 
     The compiled kernel is called on short pieces (at most ``_CHUNK`` proposals per chain per
@@ -570,13 +572,17 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
         tables = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy() if store_tables else None
         return stats, tables, chain_id, np.zeros(C, np.int64), 0
     states = np.ascontiguousarray(np.broadcast_to(prep.c_active, (C, na, M)).copy())
+    perms = np.ascontiguousarray(np.broadcast_to(np.arange(na, dtype=np.int64), (C, na)).copy())
+    pos = np.zeros(C, np.int64)
+    block = chain_block(M) if blocks else na + 1
+    epoch = max(1, na * M)  # proposals between reshuffles of the stored rows (multi-block tables only)
     streams = np.array([_stream_start(chain_key, c) for c in range(C)], dtype=np.uint64)
     stats = np.empty((n_draws, S))
     tables_active = np.empty((n_draws if store_tables else 0, na, M), np.int64)
     moves = np.zeros(C, np.int64)
     proposals_total = int(C * burn + thin * n_draws)
     parallel = C > 1 and proposals_total >= _PARALLEL_WORK
-    kern = run_chains_parallel if parallel else run_chains
+    kern = run_block_chains_parallel if parallel else run_block_chains
     heat = move == "heatbath"
     zeros = np.zeros(C, np.int64)
     done = np.zeros(C, np.int64)
@@ -588,7 +594,7 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
 
     def call(burn_, thin_, take):
         kern(states, streams, prep.k, burn_, thin_, take, starts + done, heat, prep.needs, prep.need_mix, prep.n,
-             stats, tables_active, store_tables, moves)
+             stats, tables_active, store_tables, moves, perms, pos, epoch, block)
         if bar is not None:
             bar.update(int(C * burn_ + thin_ * take.sum()))
 
@@ -596,11 +602,16 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
         """``steps`` proposals on the chains in ``live`` only (the others keep their state)."""
         sub_states = np.ascontiguousarray(states[live])
         sub_streams = streams[live].copy()
+        sub_perms = np.ascontiguousarray(perms[live])
+        sub_pos = pos[live].copy()
         sub_moves = np.zeros(live.size, np.int64)
         kern(sub_states, sub_streams, prep.k, steps, 1, np.zeros(live.size, np.int64), np.zeros(live.size, np.int64),
-             heat, prep.needs, prep.need_mix, prep.n, stats, tables_active, False, sub_moves)
+             heat, prep.needs, prep.need_mix, prep.n, stats, tables_active, False, sub_moves, sub_perms, sub_pos,
+             epoch, block)
         states[live] = sub_states
         streams[live] = sub_streams
+        perms[live] = sub_perms
+        pos[live] = sub_pos
         moves[live] += sub_moves
         if bar is not None:
             bar.update(int(live.size * steps))
@@ -805,6 +816,8 @@ def _redeal_stats_chunked(prep: _Prepared, key, n_draws: int, batch: int | None,
     """Re-deal statistics of draws [0, n_draws) in short kernel calls (Ctrl-C works between them;
     draw d always uses stream d, so the pieces do not change the draws)."""
     per = max(1, _REDEAL_CHUNK_CELLS // max(1, prep.totals.size * prep.M))
+    # at least two batches of draws per thread and call, so that large pools keep every core busy
+    per = max(per, 2 * _REDEAL_BATCH * numba.get_num_threads())
     if batch is not None:
         per = min(per, check_int(batch, "batch", minimum=1))
     out = np.empty((n_draws, 3 * prep.taus.size + 1))

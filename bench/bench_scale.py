@@ -1,0 +1,148 @@
+"""Benchmark: how each step's cost grows with the number of prompts (issue 24).
+
+Synthetic pools of n prompts x M = 10 policies x k = 16 draws (exchangeable Beta(0.347, 0.601)
+prompt rates, :func:`oraclegap.stats.simulate.exchangeable`), n in ``--sizes`` (default 1e3, 1e4,
+1e5; add 1e6 where it fits). Per step and size: the median wall time of ``--repeats`` runs (default
+3) and the peak of traced memory (tracemalloc, which numpy reports its buffers to) in one more run;
+per step the fitted growth exponent b of time ~ n^b over the sizes >= 1e4 (all sizes when fewer
+than two are). Steps: coverage (4 thresholds), certify (paired comparison, 4000 resamples),
+noise decomposition (2000 resamples), re-deal null (1000 draws), both nulls (1000 draws),
+to_long (parquet), open_pool of that long parquet, routers (cosine 15-NN of a calibration half
+for the other half, 32-d embeddings). Target: b <= 1.1 for every step. The machine may be shared:
+compare ratios within one run. Timings are printed, never asserted by tests.
+
+usage: python bench/bench_scale.py [--sizes 1000,10000,100000] [--repeats 3] [--steps a,b] [--no-memory]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "lib"))
+
+from oraclegap import sources  # noqa: E402
+from oraclegap.deploy import routers  # noqa: E402
+from oraclegap.stats import certify, coverage, noise, nulls, simulate  # noqa: E402
+
+TAUS = (0.05, 0.10, 0.20, 0.30)
+B_MAX = 1.1
+
+
+def _steps(pool, tmp: Path):
+    v = pool.verdicts
+    n = v.shape[0]
+    long_path = tmp / f"long_{n}.parquet"
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(n, 32))
+    half = n // 2
+    from sklearn.preprocessing import normalize
+
+    cal = normalize(emb[:half])
+
+    def to_long():
+        pool.to_long(long_path, overwrite=True)
+
+    def open_long():
+        if not long_path.exists():
+            to_long()
+        sources.open_pool(str(long_path))
+
+    return {
+        "coverage": lambda: coverage.coverage(pool, TAUS),
+        "certify": lambda: certify.paired_comparison(v[:, 0, 0], v[:, 1, 0], oracle=v[:, :, 0].any(axis=1), seed=0),
+        "noise": lambda: noise.decomposition(pool, n_boot=2000, seed=0),
+        "redeal": lambda: nulls.null_tests(pool, TAUS, nulls=("redeal",), n_draws=1000, seed=0),
+        "both_nulls": lambda: nulls.null_tests(pool, TAUS, n_draws=1000, seed=0),
+        "to_long": to_long,
+        "open_pool_long": open_long,
+        "routers_knn": lambda: routers.cosine_topk(emb[half:], cal, 15),
+    }
+
+
+def _fit_b(ns, ts) -> float:
+    pts = [(n, t) for n, t in zip(ns, ts, strict=True) if n >= 10_000 and t > 0]
+    if len(pts) < 2:
+        pts = [(n, t) for n, t in zip(ns, ts, strict=True) if t > 0]
+    if len(pts) < 2:
+        return float("nan")
+    x = np.log([p[0] for p in pts])
+    y = np.log([p[1] for p in pts])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def _fmt_t(t: float) -> str:
+    return f"{t * 1e3:.1f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def _fmt_b(b: float) -> str:
+    return f"{b / 2**20:.0f} MiB" if b >= 2**20 else f"{b / 1024:.0f} KiB"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--steps", default=None, help="comma-separated subset of the steps")
+    ap.add_argument("--no-memory", action="store_true", help="skip the traced-memory run")
+    args = ap.parse_args(argv)
+    sizes = [int(float(s)) for s in args.sizes.split(",") if s.strip()]
+    results: dict[str, dict[int, tuple[float, float | None]]] = {}
+    with tempfile.TemporaryDirectory(prefix="og-bench-scale-") as td:
+        tmp = Path(td)
+        warm = simulate.exchangeable(64, 10, 16, seed=1).pool
+        for fn in _steps(warm, tmp).values():  # compile kernels, import modules
+            fn()
+        for n in sizes:
+            pool = simulate.exchangeable(n, 10, 16, seed=0).pool
+            steps = _steps(pool, tmp)
+            names = list(steps) if args.steps is None else [s for s in args.steps.split(",") if s in steps]
+            for name in names:
+                fn = steps[name]
+                times = []
+                for _ in range(max(1, args.repeats)):
+                    gc.collect()
+                    t0 = time.perf_counter()
+                    fn()
+                    times.append(time.perf_counter() - t0)
+                peak = None
+                if not args.no_memory:
+                    gc.collect()
+                    tracemalloc.start()
+                    fn()
+                    peak = tracemalloc.get_traced_memory()[1]
+                    tracemalloc.stop()
+                results.setdefault(name, {})[n] = (statistics.median(times), peak)
+                print(f"   {name:<15} n={n:>9,}: {_fmt_t(statistics.median(times)):>10}"
+                      + ("" if peak is None else f", peak {_fmt_b(peak)}"), flush=True)
+    print(f"== growth of each step, M = 10, k = 16 (median of {args.repeats}; b from time ~ n^b over n >= 1e4)")
+    head = f"{'step':<15}" + "".join(f"{f'n={n:,}':>22}" for n in sizes) + f"{'b':>7}  target"
+    print(head)
+    ok = True
+    for name, per in results.items():
+        ns = [n for n in sizes if n in per]
+        b = _fit_b(ns, [per[n][0] for n in ns])
+        cells = "".join(f"{(_fmt_t(per[n][0]) + ('' if per[n][1] is None else ' / ' + _fmt_b(per[n][1]))):>22}"
+                        if n in per else f"{'-':>22}" for n in sizes)
+        good = not (b > B_MAX)
+        ok &= good
+        print(f"{name:<15}{cells}{b:>7.2f}  {'ok' if good else 'GROWS'} (b <= {B_MAX})")
+    try:
+        print(f"(1-minute load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
+    except OSError:  # pragma: no cover
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The columnar (Arrow) path of long parquet tables: ``Pool.to_long`` writes row groups through
+Arrow and ``open_pool`` reads them back through Arrow, giving exactly the pool the row-by-row
+reader gives; anything else (files edited by hand, refusals) goes to the row-by-row reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from oraclegap import _formats
+from oraclegap import pool as pool_mod
+from oraclegap.pool import Pool
+from oraclegap.sources import open_pool
+
+RNG = np.random.default_rng(5)
+
+
+def _pool(n=7, M=3, k=4) -> Pool:
+    v = RNG.random((n, M, k)) < 0.5
+    prompts = pd.DataFrame({"id": [f"q{i}" for i in range(n)], "text": [None if i == 2 else f"t {i}" for i in range(n)],
+                            "dataset": ["m"] * n, "split": ["train"] * (n - 1) + [None], "level": list(range(n))})
+    policies = pd.DataFrame({"name": [f"p{j}" for j in range(M)], "base": ["tiny"] * (M - 1) + [None],
+                             "seed": list(range(M))})
+    answers = RNG.choice(np.array(["42", "x, y", "", "multi\nline"], dtype=object), size=(n, M, k))
+    return Pool.from_array(v, prompts, policies, alignment="independent", answers=answers,
+                           cost=RNG.uniform(0, 1, (n, M)), meta={"source": "test", "nested": {"a": [1, 2]}},
+                           per_response={"tokens": RNG.integers(1, 100, (n, M, k)).astype(np.int32)})
+
+
+def _general(path: Path, monkeypatch) -> Pool:
+    with monkeypatch.context() as m:
+        m.setattr(_formats, "_read_long_arrow", lambda p: None)
+        return open_pool(str(path))
+
+
+def _same_pool(a: Pool, b: Pool) -> None:
+    np.testing.assert_array_equal(a.verdicts, b.verdicts)
+    np.testing.assert_array_equal(a.answers, b.answers)
+    np.testing.assert_array_equal(a.cost, b.cost)
+    assert a.per_response.keys() == b.per_response.keys()
+    for key in a.per_response:
+        np.testing.assert_array_equal(a.per_response[key], b.per_response[key])
+        assert a.per_response[key].dtype == b.per_response[key].dtype
+    pd.testing.assert_frame_equal(a.prompts, b.prompts)
+    pd.testing.assert_frame_equal(a.policies, b.policies)
+    assert a.alignment == b.alignment and a.meta == b.meta
+
+
+@pytest.mark.parametrize("rows", [None, 40])  # one row group, and many groups that cut prompts anywhere
+def test_arrow_reader_gives_the_pool_the_row_reader_gives(tmp_path, monkeypatch, rows):
+    if rows is not None:
+        monkeypatch.setattr(pool_mod, "_LONG_ROWS", rows)
+        monkeypatch.setattr(_formats, "_LONG_BATCH", 29)
+    pool = _pool()
+    out = pool.to_long(tmp_path / "p.parquet")
+    fast = _formats._read_long_arrow(out)
+    assert fast is not None  # the columnar path took it
+    _same_pool(open_pool(str(out)), _general(out, monkeypatch))
+    np.testing.assert_array_equal(fast.verdicts, pool.verdicts)
+    assert pq.read_metadata(out).num_row_groups == (1 if rows is None else -(-7 // max(1, 40 // 12)))
+
+
+def test_edited_files_take_the_row_reader_with_its_refusals(tmp_path, monkeypatch):
+    pool = _pool()
+    out = pool.to_long(tmp_path / "p.parquet")
+    df = pd.read_parquet(out)
+    attrs = {"oraclegap": {"format": "oraclegap.long", "version": 1, "shape": [7, 3, 4], "alignment": "independent",
+                           "meta": {}}}
+    cases = {
+        "prompt field varies": lambda d: d.assign(prompt_level=np.where(np.arange(len(d)) == 5, 99, d.prompt_level)),
+        "shuffled rows": lambda d: d.sample(frac=1.0, random_state=1),
+        "repeated draw": lambda d: d.assign(draw=np.where(np.arange(len(d)) == 1, 0, d.draw)),
+        "not zero or one": lambda d: d.assign(correct=np.where(np.arange(len(d)) == 3, 2, d.correct)),
+    }
+    for name, edit in cases.items():
+        e = edit(df.copy()).reset_index(drop=True)
+        e.attrs = attrs
+        f = tmp_path / f"{name.replace(' ', '_')}.parquet"
+        e.to_parquet(f, index=False)
+        assert _formats._read_long_arrow(f) is None, name
+        try:
+            general = _general(f, monkeypatch)
+        except ValueError as exc:
+            with pytest.raises(ValueError) as got:
+                open_pool(str(f))
+            assert str(got.value) == str(exc), name
+        else:
+            _same_pool(open_pool(str(f)), general)
+
+
+def test_files_written_by_pandas_still_read(tmp_path, monkeypatch):
+    """A long parquet written row by row (older to_long, or by hand) gives the same pool."""
+    pool = _pool()
+    out = pool.to_long(tmp_path / "p.parquet")
+    df = pd.read_parquet(out)
+    df.attrs = {"oraclegap": {"format": "oraclegap.long", "version": 1, "shape": list(pool.shape),
+                              "alignment": pool.alignment, "meta": pool.meta}}
+    f = tmp_path / "by_pandas.parquet"
+    df.to_parquet(f, index=False)
+    _same_pool(open_pool(str(f)), open_pool(str(out)))
