@@ -214,10 +214,13 @@ def _assert_numbers_equal_library_calls(pool, res, seed):
             assert j["certificates"]["levels"][key][method] == _json(want.frame().to_dict(orient="records")[0])
         assert j["certificates"]["levels"][key]["certified"] == want.certified
     # single-draw decomposition and best-of-K
-    dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"])
+    from oraclegap.audit.compute import NOISE_PERMUTATIONS, NOISE_PERMUTATIONS_SMALL
+
+    dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"], checks=True,
+                              n_perm=NOISE_PERMUTATIONS_SMALL if s.small else NOISE_PERMUTATIONS)
     assert j["noise"]["decomposition"] == _json(dec.to_dict())
     bok = noise.best_of_k_check(pool, n_boot=s.n_boot, seed=seeds["best_of_k"])
-    assert j["noise"]["best_of_k"]["difference"] == _json(dataclasses.asdict(bok.difference))
+    assert j["noise"]["best_of_k"]["difference"] == _json(bok.difference.row())
     assert j["noise"]["best_of_k"]["passes"] == bok.passes
     assert j["noise"]["luck"] == (dec["noise_share"].lo >= audit.LUCK_SHARE)
     # the draw-alignment check runs on seed-aligned pools only
