@@ -22,7 +22,6 @@ from .structure import cell_options, project_root
 __all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "KERNEL_ARGS"]
 
 KERNEL_ARGS = ("--IPKernelApp.log_level=ERROR",)
-_START_LOG = "--IPKernelApp.exec_lines=__import__('oraclegap._datalog')._datalog.start() and None"
 
 
 def _notebook_env() -> None:
@@ -139,27 +138,28 @@ def execute_chapter(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = out.with_name(f".tmp-{out.name}")
     args = list(KERNEL_ARGS)
-    env: dict[str, str] = {}
     if datalog is not None:
         Path(datalog).write_text("")
-        args.append(_START_LOG)
-        env = {
+        # The recording's settings go to this kernel alone (set inside it before recording starts),
+        # never through this process's environment: chapters execute side by side in threads.
+        kernel_env = {
             _datalog.ENV_LOG: str(datalog),
             _datalog.ENV_ROOTS: os.pathsep.join(map(str, data_roots)),
             _datalog.ENV_IGNORE: os.pathsep.join(map(str, data_ignore)),
         }
+        args.append(f"--IPKernelApp.exec_lines=__import__('os').environ.update({kernel_env!r}) or "
+                    "__import__('oraclegap._datalog')._datalog.start() and None")
     try:
-        with _env(env):
-            pm.execute_notebook(
-                str(paired),
-                str(tmp_out),
-                parameters=dict(parameters or {}),
-                kernel_name="python3",
-                cwd=str(cwd or project_root(src.parent)),
-                progress_bar=False,
-                execution_timeout=timeout,
-                extra_arguments=args,
-            )
+        pm.execute_notebook(
+            str(paired),
+            str(tmp_out),
+            parameters=dict(parameters or {}),
+            kernel_name="python3",
+            cwd=str(cwd or project_root(src.parent)),
+            progress_bar=False,
+            execution_timeout=timeout,
+            extra_arguments=args,
+        )
     finally:
         if tmp_out.exists():
             executed = nbformat.read(tmp_out, as_version=4)
