@@ -1261,17 +1261,7 @@ def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _to_parquet(df: pd.DataFrame, path: Path) -> None:
-    out = df.copy()
-    for col in out.columns:
-        if out[col].dtype == object:
-            vals = out[col].dropna()
-            if len(vals) and not all(isinstance(x, str) for x in vals):
-                kinds = {type(x) for x in vals}
-                if not kinds <= {int, float, bool, np.integer, np.floating, np.bool_} and not all(
-                    isinstance(x, (int, float, np.number)) for x in vals
-                ):
-                    out[col] = out[col].map(lambda x: None if x is None or (isinstance(x, float) and np.isnan(x)) else str(x))
-    out.to_parquet(path, index=False)
+    _parquet_safe(df).to_parquet(path, index=False)
 
 
 def _jsonable(obj: Any):
