@@ -205,3 +205,22 @@ def test_default_jobs_reads_the_environment(monkeypatch):
         book.default_jobs()
     monkeypatch.delenv("OG_BOOK_JOBS")
     assert 1 <= book.default_jobs() <= 4
+
+
+def test_folded_cell_options_are_flattened_for_quarto():
+    """Quarto 1.7 renders a notebook cell with a multi-line option as a broken div: the executed
+    notebook gets one quoted line per option; other lines are kept."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell('#| label: tbl-a\n#| tbl-cap: >-\n#|   A "quoted" caption\n#|   in two '
+                                          'lines.\n#| echo: false\nx = 1\n#|   not an option line'),
+                nbformat.v4.new_code_cell("#| label: fig-b\n#| fig-cap: |\n#|   first\n#|   second\ny = 2"),
+                nbformat.v4.new_markdown_cell("#| tbl-cap: >-\n#|   markdown stays")]
+    from oraclegap.book.execute import flatten_cell_options
+
+    assert flatten_cell_options(nb) == 2
+    assert nb.cells[0].source == ('#| label: tbl-a\n#| tbl-cap: "A \\"quoted\\" caption in two lines."\n'
+                                  '#| echo: false\nx = 1\n#|   not an option line')
+    assert nb.cells[1].source == '#| label: fig-b\n#| fig-cap: "first\\nsecond"\ny = 2'
+    assert nb.cells[2].source.startswith("#| tbl-cap: >-")
+    assert book.cell_options(nb.cells[0].source)[0]["tbl-cap"].strip("\"").startswith("A ")
+    assert flatten_cell_options(nb) == 0  # idempotent

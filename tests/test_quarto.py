@@ -156,7 +156,9 @@ print("and a printed line")
 
 # %%
 #| label: tbl-numbers
-#| tbl-cap: "Three numbers."
+#| tbl-cap: >-
+#|   Three
+#|   numbers.
 import pandas as pd
 display(pd.DataFrame({"x": [1, 2, 3]}).style.hide(axis="index"))
 display(Markdown("Reading: three rows."))

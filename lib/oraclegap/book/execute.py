@@ -12,6 +12,7 @@ renders one numbered figure instead of sub-figures "(a)", "(b)".
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,6 +59,38 @@ def _is_table(out) -> bool:
         return True
     md = str(data.get("text/markdown", ""))
     return any(line.lstrip().startswith("|") for line in md.splitlines()) or "text/latex" in data
+
+
+_BLOCK = re.compile(r"^#\|\s*([\w-]+):\s*([>|])[-+]?\s*$")
+
+
+def flatten_cell_options(nb) -> int:
+    """Rewrite every block-scalar cell option (``#| tbl-cap: >-`` over indented ``#|`` lines) as one
+    quoted line, in place; returns how many were rewritten. Quarto 1.7 reads multi-line options in
+    ``.qmd`` files but not in a notebook's cells, where such a cell renders as a broken div; the
+    sources keep the folded form (lines within 100 characters), the executed notebook the flat one."""
+    import json
+
+    n = 0
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code" or "#|" not in cell.source:
+            continue
+        lines, out, i = cell.source.split("\n"), [], 0
+        while i < len(lines):
+            m = _BLOCK.match(lines[i])
+            if not m:
+                out.append(lines[i])
+                i += 1
+                continue
+            parts, i = [], i + 1
+            while i < len(lines) and re.match(r"^#\|\s{2,}\S", lines[i]):
+                parts.append(lines[i][2:].strip())
+                i += 1
+            sep = " " if m.group(2) == ">" else "\n"
+            out.append(f"#| {m.group(1)}: {json.dumps(sep.join(parts), ensure_ascii=False)}")
+            n += 1
+        cell.source = "\n".join(out)
+    return n
 
 
 def split_float_outputs(nb) -> int:
@@ -163,6 +196,7 @@ def execute_chapter(
     finally:
         if tmp_out.exists():
             executed = nbformat.read(tmp_out, as_version=4)
+            flatten_cell_options(executed)
             split_float_outputs(executed)
             nbformat.write(executed, tmp_out)
             os.replace(tmp_out, out)  # keep the executed notebook (with its error, if any)
