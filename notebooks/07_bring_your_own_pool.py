@@ -768,7 +768,8 @@ trips = pd.DataFrame(trips)
 #| tbl-cap: >-
 #|   The lab's seed pool (first draw, stand-in costs) exported to each format and read back with
 #|   open_pool: verdicts and policy names equal, and what the format cannot hold.
-R.table(trips)
+R.table(trips, columns={"format": "format", "verdicts": "verdicts equal", "names": "names equal",
+                        "not_held": "not held by the format"})
 
 # %%
 R.check(bool(trips["verdicts"].all() and trips["names"].all()), "every export reads back equal")

@@ -69,3 +69,7 @@ def test_slide_deck_from_a_project(tmp_path):
     assert "![The first figure. Longer.](img/01_a-fig-one.png)" in deck
     assert (tmp_path / "stage" / "img" / "01_a-fig-one.png").read_bytes().startswith(b"\\x89PNG")
     assert "Yes." not in deck  # solutions never reach the slides
+
+
+def test_slides_drop_the_books_cross_references():
+    assert editions._clean_markdown("- as @sec-nulls shows (@fig-one).") == "- as (in the book) shows (in the book)."

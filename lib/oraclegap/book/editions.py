@@ -160,10 +160,15 @@ def chapter_digest(nb: dict, max_figures: int = FIGURES_PER_CHAPTER) -> dict:
     return {"title": title or "Chapter", "question": question, "figures": figures, "takeaways": takeaways}
 
 
+_XREF = re.compile(r"\s*\(?@((?:sec|fig|tbl|eq)-[\w-]*\w)\)?")
+
+
 def _clean_markdown(text: str) -> str:
-    """Markdown from a notebook output, made safe inside a slide (callout fences dropped)."""
+    """Markdown from a notebook output, made safe inside a slide (callout fences dropped; the book's
+    cross-references, which the deck cannot resolve, replaced by "(in the book)")."""
     lines = [ln for ln in text.splitlines() if not ln.startswith(":::")]
-    return "\n".join(ln for ln in lines if not ln.startswith("## ")).strip()
+    text = "\n".join(ln for ln in lines if not ln.startswith("## ")).strip()
+    return _XREF.sub(" (in the book)", text)
 
 
 def slide_deck(root: Path, images_dir: Path, title: str | None = None) -> str:
