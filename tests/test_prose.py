@@ -200,3 +200,14 @@ def test_glossary_defines_every_abbreviation_the_chapters_use():
     unglossed = sorted(t for t in used if not re.match(r"^A\d+$", t) and t not in NOT_ABBREVIATIONS
                        and t not in glossary)
     assert not unglossed, f"abbreviations in the chapters' prose without a glossary entry: {unglossed}"
+
+
+def test_the_book_cites_no_tracker_issue():
+    """Claims cite the paper, the section or the library function, never a tracker issue number."""
+    texts = {src.name: src.read_text(encoding="utf-8") for src in CHAPTERS}
+    texts |= {p.name: p.read_text(encoding="utf-8") for p in ROOT.glob("*.qmd")}
+    texts["inventory.csv"] = (ROOT / "data" / "paper" / "inventory.csv").read_text(encoding="utf-8")
+    hits = [f"{name}: {m.group(0)}" for name, t in texts.items()
+            for m in re.finditer(r"\bissues? \d+\b|another branch", t)]
+    assert not hits, hits
+    assert re.search(r"\bissues? \d+\b", "as in issue 21 section 1")  # the scan can fail
