@@ -711,16 +711,7 @@ class Pool:
         if suffix == ".parquet":  # through Arrow, one row group at a time (no per-row Python objects)
             info = {"format": "oraclegap.long", "version": 1, "shape": [n, M, k], "alignment": pool.alignment,
                     "meta": _jsonable(pool.meta)}
-            path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                _write_long_rows(pool, tmp, info)
-                _fsync_file(tmp)
-                os.replace(tmp, path)
-                _fsync_dir(path.parent)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
-            return path
+            return _replace_with(path, tmp, lambda t: _write_long_rows(pool, t, info))
         cols: dict[str, Any] = {
             "prompt_id": np.repeat(np.asarray(pool.prompt_ids, dtype=object), M * k),
             "policy": np.tile(np.repeat(np.asarray(pool.policy_names, dtype=object), k), n),
@@ -740,16 +731,7 @@ class Pool:
             if c != "name":
                 cols[f"policy_{c}"] = np.tile(np.repeat(pool.policies[c].to_numpy(dtype=object), k), n)
         df = pd.DataFrame(cols)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            df.to_csv(tmp, index=False, encoding="utf-8", lineterminator="\n")
-            _fsync_file(tmp)
-            os.replace(tmp, path)
-            _fsync_dir(path.parent)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return path
+        return _replace_with(path, tmp, lambda t: df.to_csv(t, index=False, encoding="utf-8", lineterminator="\n"))
 
     # ======================================================== end of to_long block (issue 14)
 
@@ -1018,6 +1000,20 @@ def _labels(col: pd.Series, what: str, kind: str) -> tuple[np.ndarray, np.ndarra
             "make the labels one type (all text or all numbers)"
         )
     return np.asarray(texts, dtype=object), np.asarray(codes, dtype=np.int64)
+
+
+def _replace_with(path: Path, tmp: Path, write) -> Path:
+    """``write(tmp)``, then move ``tmp`` onto ``path`` atomically (fsynced); ``tmp`` is removed on failure."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        write(tmp)
+        _fsync_file(tmp)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _sha256(path: Path) -> str:

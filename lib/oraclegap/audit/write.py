@@ -50,13 +50,10 @@ _LEGACY_TMP_AGE_S = 24 * 3600  # temporary folders of older versions (no pid, no
 
 
 def _sha256(path: Path) -> str:
-    import hashlib
+    """SHA-256 of a file (the book's cache uses the same function)."""
+    from ..book.cache import file_sha256
 
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_sha256(path)
 
 
 def owned_files(out) -> dict:
