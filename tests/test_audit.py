@@ -3,6 +3,8 @@ constructed pools, the planners, atomic writing of the report folder."""
 
 from __future__ import annotations
 
+import re
+
 import copy
 import dataclasses
 import json
@@ -15,6 +17,7 @@ from statsmodels.stats.multitest import multipletests
 
 from oraclegap import audit
 from oraclegap.pool import Pool
+from oraclegap.audit.verdict_text import latex
 from oraclegap.stats import certify, noise, nulls, simulate, studies
 from oraclegap.stats.coverage import coverage, coverage_from_rates, pass1_oracle_gap
 
@@ -317,12 +320,15 @@ def test_texts_and_frames_state_the_numbers(spec_audit):
     tx = audit.texts(j)
     pk = j["coverage"]["primary_key"]
     row = j["coverage"]["taus"][pk]
-    assert f"L = {row['L']:.3f}" in tx["coverage"] and f"L/D = {row['break_even']:.3f}" in tx["coverage"]
+    # the report's Markdown writes its symbols in LaTeX (the JSON and the CLI keep plain text)
+    assert f"$L$ = {row['L']:.3f}" in tx["coverage"] and f"$L/D$ = {row['break_even']:.3f}" in tx["coverage"]
     c = j["certificates"]["levels"][pk]["paired"]
     assert f"[{c['lo']:.3f}, {c['hi']:.3f}]" in tx["certificates"]
     e = j["noise"]["decomposition"]["estimates"]["o_exp"]
-    assert f"O_exp = {e['value']:.3f}" in tx["noise"]
-    assert j["verdict"]["headline"] in tx["verdict"]
+    assert f"$O_{{\\exp}}$ = {e['value']:.3f}" in tx["noise"]
+    assert latex(j["verdict"]["headline"]) in tx["verdict"]
+    prose = re.sub(r"`[^`]*`|\$[^$]*\$", "", tx["verdict"] + tx["noise"])  # outside code and math
+    assert not re.search(r"\b(tau|Delta|O_exp|e_D|L/D)\b", prose), prose
     for text in tx.values():
         assert "None" not in text and "nan" not in text.lower()
     fr = audit.frames(j)
@@ -564,7 +570,7 @@ def test_verdict_k1_pool():
         assert audit.summary(j)["code"] == "luck-not-excluded" and audit.summary(j)["k_needed"] == plan["required"]["redeal"]
     assert j["power"]["plan_k"]["grid"] == [4, 8, 16]
     assert any("k >= 2" in s for s in v.next_steps)
-    assert "No nulls that need k > 1 apply" in audit.texts(j)["nulls"]
+    assert "No nulls that need $k > 1$ apply" in audit.texts(j)["nulls"]
 
 
 def test_verdict_k1_not_certified():
@@ -833,7 +839,7 @@ def test_notebook_runs_standalone_on_a_pool(tmp_path):
     shown = "\n".join(o["data"]["text/markdown"] for c in nb.cells for o in c.get("outputs", [])
                       if "text/markdown" in o.get("data", {}))
     want = audit.run_audit(pool, "0.1,0.3", 0.05, 4, small=True, source=str(tmp_path / "pool"))
-    assert want.verdict.headline in shown and audit.texts(want.to_json())["coverage"] in shown
+    assert latex(want.verdict.headline) in shown and audit.texts(want.to_json())["coverage"] in shown
 
 
 def test_router_failure_is_reported_not_raised(monkeypatch, fake_routers):

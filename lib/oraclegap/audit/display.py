@@ -10,9 +10,22 @@ import pandas as pd
 from ..report import md
 from .settings import LUCK_SHARE, _num
 from .verdict import Verdict
-from .verdict_text import _alignment_caveat, _cert_step, _power_sentence, _taus_text
+from .verdict_text import _alignment_caveat, _cert_step, _power_sentence, _taus_text, latex
 
-__all__ = ["texts", "frames", "plot_coverage", "plot_nulls", "plot_power", "plot_noise"]
+__all__ = ["texts", "frames", "verdict_markdown", "plot_coverage", "plot_nulls", "plot_power", "plot_noise"]
+
+#: The sections of :func:`texts` whose symbols are written as LaTeX (the others name files, the
+#: pool's source, prompts or settings as they are).
+MATH_SECTIONS = ("summary", "coverage", "nulls", "power", "certificates", "noise", "router", "verdict")
+
+
+def verdict_markdown(v: Verdict) -> str:
+    """The verdict as Markdown for a report or a callout: :meth:`Verdict.markdown` with its
+    symbols in LaTeX (:func:`~oraclegap.audit.verdict_text.latex`); ``Verdict.headline`` and the
+    JSON keep the plain text the CLI prints."""
+    if not isinstance(v, Verdict):
+        raise TypeError(f"v must be a Verdict (an audit's .verdict), got {type(v).__name__}")
+    return latex(v.markdown())
 
 
 # ============================================================================ display: text
@@ -21,7 +34,8 @@ def _yes(b) -> str:
 
 
 def texts(numbers: dict) -> dict:
-    """Markdown for every section of the report, built from the numbers (nothing typed by hand)."""
+    """Markdown for every section of the report, built from the numbers (nothing typed by hand),
+    symbols in LaTeX in the sections of :data:`MATH_SECTIONS`."""
     out = {}
     pool, cov, s = numbers["pool"], numbers["coverage"]["taus"], numbers["settings"]
     keys = list(cov)
@@ -88,7 +102,7 @@ def texts(numbers: dict) -> dict:
     cert_keys = list(c["levels"])
     crow = c["levels"]["outcome"] if k == 1 else c["levels"][pkey]
     where = "" if k == 1 else md(" in coverage at tau = {t:g}", t=crow["tau"])
-    cert_txt = md("At level {lvl} (simultaneous over the {T} threshold{pl}), the paired selection-valid interval of the "
+    cert_txt = md("At confidence {lvl} (simultaneous over the {T} threshold{pl}), the paired selection-valid interval of the "
                   "gap{where} is [{lo}, {hi}] around the plug-in {g}; Thm 4's exact interval is [{elo}, {ehi}] and the "
                   "naive interval that ignores the selection of the best member is [{nlo}, {nhi}]. Certified at: {ct}.",
                   lvl=1 - c["alpha"], T=len(cert_keys), pl="" if len(cert_keys) == 1 else "s", where=where,
@@ -125,7 +139,7 @@ def texts(numbers: dict) -> dict:
         out["noise"] = md(
             "The expected single-draw oracle O_exp = {oe} [{oel}, {oeh}] splits into the reproducible ceiling "
             "O_repro = {orp} [{orl}, {orh}] and the floor Delta = {d} [{dl}, {dh}]. Against the best single member "
-            "({bs}) the gap is G = {g} [{gl}, {gh}] and the noise share Delta/G = {sh} [{shl}, {shh}]: {most} of the "
+            "({bs}) the gap is G_exp = {g} [{gl}, {gh}] and the noise share Delta/G_exp = {sh} [{shl}, {shh}]: {most} of the "
             "single-draw gap is single-draw luck. Best-of-{K} on the committed member, scored on held-out draws, "
             "reaches {bk} against the independence-form oracle {oi}: difference {df} [{dfl}, {dfh}], {res}.",
             oe=e["o_exp"]["value"], oel=e["o_exp"]["lo"], oeh=e["o_exp"]["hi"], orp=e["o_repro"]["value"],
@@ -179,6 +193,8 @@ def texts(numbers: dict) -> dict:
         from .._buildinfo import build_line
 
         out["build"] = "Computed by " + build_line(numbers["build"]).removeprefix("built ") + "."
+    for name in MATH_SECTIONS:
+        out[name] = latex(out[name])
     return out
 
 
@@ -298,7 +314,7 @@ def plot_coverage(numbers: dict):
         ax.step(cv["tau"], cv[name], where="post", ls=style, label={"best": "best member"}.get(name, name))
     for row in numbers["coverage"]["taus"].values():
         ax.axvline(row["tau"], color="0.8", lw=0.8, zorder=0)
-    ax.set(xlabel="threshold tau", ylabel="coverage", ylim=(0, 1.02))
+    ax.set(xlabel=r"threshold $\tau$", ylabel="coverage", ylim=(0, 1.02))
     ax.legend()
     return fig
 
@@ -320,9 +336,9 @@ def plot_nulls(numbers: dict):
         band = np.array([(nl["L"][key].get(null, {}).get("band") or [np.nan, np.nan]) for key in nl["L"]], dtype=float)
         x = np.arange(taus.size) + (j - 0.5) * 0.18
         ax.errorbar(x, m, yerr=_err(m, band[:, 0], band[:, 1]), fmt="o", capsize=3, label=f"{null} null: mean, 90% band")
-    ax.plot(np.arange(taus.size), obs, "k*", ms=10, label="observed L")
+    ax.plot(np.arange(taus.size), obs, "k*", ms=10, label=r"observed $L$")
     ax.set_xticks(np.arange(taus.size), [f"{t:g}" for t in taus])
-    ax.set(xlabel="threshold tau", ylabel="oracle gap L")
+    ax.set(xlabel=r"threshold $\tau$", ylabel=r"oracle gap $L$")
     ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     return fig
 
@@ -358,7 +374,7 @@ def plot_noise(numbers: dict):
     import matplotlib.pyplot as plt
 
     e = numbers["noise"]["decomposition"]["estimates"]
-    names = [("best_single", "best single"), ("o_repro", "O_repro"), ("o_exp", "O_exp")]
+    names = [("best_single", "best single"), ("o_repro", r"$O_{\mathrm{repro}}$"), ("o_exp", r"$O_{\exp}$")]
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     v = np.array([e[q]["value"] for q, _ in names])
     lo = np.array([e[q]["lo"] for q, _ in names])

@@ -10,10 +10,13 @@ next and the threshold the verdict speaks of. Which rule applies is decided in
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from ..report import md
 from .settings import _current_power, _num
+
+__all__ = ["Prose", "TEMPLATES", "SYMBOLS", "latex"]
 
 
 class Prose(NamedTuple):
@@ -24,6 +27,48 @@ class Prose(NamedTuple):
     reasons: list
     steps: list
     tau: float | None
+
+
+# ============================================================================ plain text and LaTeX
+#: The symbols the sentences write in plain text (the verdict's JSON and the CLI's output) and
+#: their LaTeX (the Markdown of the report and the book's callouts), notation page's symbols.
+SYMBOLS = {
+    "Delta/G_exp": r"\Delta/G_{\exp}",
+    "e_D < L/D": r"e_D < L/D",
+    "L/D": r"L/D",
+    "e_D": r"e_D",
+    "O_exp": r"O_{\exp}",
+    "O_repro": r"O_{\mathrm{repro}}",
+    "G_out": r"G_{\mathrm{out}}",
+    "G_exp": r"G_{\exp}",
+    "G_b": r"G_b",
+    "Delta": r"\Delta",
+    "tau": r"\tau",
+    "alpha": r"\alpha",
+}
+_SYMBOL = re.compile(r"(?<![\w/\\$])(" + "|".join(re.escape(k) for k in sorted(SYMBOLS, key=len, reverse=True))
+                     + r")(?![\w/])")
+#: a one-letter quantity set equal to (or bounded by) a number: L = 0.1, D = 0.2, k = 1, n >= 40
+_LETTER = re.compile(r"(?<![\w/\\$(-])([LDkn])(?= (?:=|<|>|>=|<=) [-+\d.<>])")
+_BOUND = re.compile(r"\$([kn])\$ (>=|<=|>|<) (\d+)")
+_TEX_OP = {">=": r"\ge", "<=": r"\le", ">": ">", "<": "<"}
+
+
+def _latex_plain(text: str) -> str:
+    text = _SYMBOL.sub(lambda m: f"${SYMBOLS[m.group(1)]}$", text)
+    text = _LETTER.sub(lambda m: f"${m.group(1)}$", text)
+    return _BOUND.sub(lambda m: f"${m.group(1)} {_TEX_OP[m.group(2)]} {m.group(3)}$", text)
+
+
+def latex(text: str) -> str:
+    """A sentence of the audit with its plain-text symbols (:data:`SYMBOLS`: ``tau``, ``Delta/G_exp``,
+    ``e_D``, ``L/D``, ``G_out``, ``O_exp`` ...; and ``L``, ``D``, ``k``, ``n`` where a number is set
+    equal to them) written as inline LaTeX math, for Markdown. Code spans (backticks) are left as
+    they are; a sentence without such symbols comes back unchanged."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    parts = text.split("`")
+    return "`".join(part if j % 2 else _latex_plain(part) for j, part in enumerate(parts))
 
 
 # ============================================================================ shared sentences
@@ -133,25 +178,34 @@ def _alignment_caveat(numbers: dict) -> tuple[str, str | None, bool] | None:
     return reason, step, True
 
 
-def _router_reason(f, key) -> str:
+def _router_reason(f, key, *, break_even: bool = True) -> str:
+    """The quick router against the calibration-selected member on the test prompts. Its
+    disagreement error e_D is read against the break-even L/D of those same test prompts; with
+    ``break_even=False`` (a headline already states the all-prompt L/D) that comparison is said
+    in words, so that one callout never prints two break-even errors."""
     router = f.router
     if not router.get("available"):
         return md("No quick router was run: {why}.", why=router.get("reason", "not available"))
     row = router["levels"][key]
-    return md("The quick held-out router ({fam}) scores {a} against {b} for the calibration-selected member "
-              "{name} on {nt} test prompts: difference {d} [{lo}, {hi}], exact McNemar p = {p:p} (Holm {ph:p}); "
-              "on those test prompts its disagreement error e_D = {e} is read against their own break-even "
-              "L/D = {be} (not the all-prompt L/D of the coverage table).", fam=router["family"],
-              a=row["accuracy"], b=row["baseline_accuracy"], name=row["baseline_policy"], nt=router["n_test"],
-              d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_mcnemar"], ph=_num(row["p_holm"]),
-              e=_num(row["e_D"]), be=_num(row["break_even"]))
+    head = md("The quick held-out router ({fam}) scores {a} against {b} for the calibration-selected member "
+              "{name} on {nt} test prompts: difference {d} [{lo}, {hi}], exact McNemar p = {p:p} (Holm {ph:p})",
+              fam=router["family"], a=row["accuracy"], b=row["baseline_accuracy"], name=row["baseline_policy"],
+              nt=router["n_test"], d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_mcnemar"],
+              ph=_num(row["p_holm"]))
+    e, be = _num(row["e_D"]), _num(row["break_even"])
+    if e != e or be != be:  # no disagreement prompts among the test prompts
+        return head + "; no test prompt separates the members, so no disagreement error applies."
+    if break_even:
+        return head + md("; on those test prompts its disagreement error e_D = {e} is read against their own "
+                         "break-even L/D = {be}.", e=e, be=be)
+    return head + md("; on those test prompts its disagreement error {w} their own break-even.", w="is below" if e < be else "does not fall below")
 
 
 def _cert_reason(f, key) -> str:
     certs, cov, s = f.certs, f.cov, f.numbers["settings"]
     c = certs[key]["paired"]
     return md("The paired selection-valid interval of the gap{where} is [{lo}, {hi}] around the plug-in {g} "
-              "(level {lvl}); the exact interval of Thm 4 is [{elo}, {ehi}].",
+              "(confidence {lvl}); the exact interval of Thm 4 is [{elo}, {ehi}].",
               where="" if f.k == 1 else md(" in coverage at tau = {t:g}", t=cov[key]["tau"]), lo=c["lo"], hi=c["hi"],
               g=c["gap"], lvl=1 - f.numbers["certificates"]["alpha"], elo=certs[key]["exact"]["lo"],
               ehi=certs[key]["exact"]["hi"]) + (
@@ -162,7 +216,7 @@ def _cert_reason(f, key) -> str:
 def _luck_reason(f) -> str:
     est = f.numbers["noise"]["decomposition"]["estimates"]
     e, g = est["noise_share"], est["gap"]
-    return md("Against the best single member the single-draw oracle gap is G = {g}; the noise share Delta/G = "
+    return md("Against the best single member the single-draw oracle gap is G_exp = {g}; the noise share Delta/G_exp = "
               "{sh} [{lo}, {hi}] is single-draw luck that no single-commit router can close (paper 001).",
               g=g["value"], sh=e["value"], lo=e["lo"], hi=e["hi"])
 
@@ -222,7 +276,7 @@ def _k1_collect_step(f) -> list:
 
 def _k1_certified_headline(f) -> str:
     c = f.certs[f.k1_key]["paired"]
-    return md("The outcome-oracle opportunity G = {g} is certified (paired interval [{lo}, {hi}]), but with "
+    return md("The outcome-oracle opportunity G_out = {g} is certified (paired interval [{lo}, {hi}]), but with "
               "one response per prompt it cannot be told apart from single-draw luck", g=c["gap"],
               lo=c["lo"], hi=c["hi"])
 
@@ -233,7 +287,7 @@ _K1_LUCK = ("At k = 1 the outcome-oracle gap includes single-draw luck (paper 00
 
 def k1_not_certified(f) -> Prose:
     c = f.certs[f.k1_key]["paired"]
-    headline = md("The outcome-oracle gap G = {g} is not certified after selecting the best member: its paired "
+    headline = md("The outcome-oracle gap G_out = {g} is not certified after selecting the best member: its paired "
                   "interval [{lo}, {hi}] reaches zero, so it is within sampling noise.", g=c["gap"], lo=c["lo"],
                   hi=c["hi"])
     step = _cert_step(f.numbers, f.k1_key)
@@ -270,12 +324,12 @@ def k1_certified(f) -> Prose:
                     "re-deal null detects a diffuse effect of size L = {x} with power {p} [{lo}, {hi}] only)",
                     kk=row["k"], x=row["population_L"], p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"])
     be = _num(f.cov[f.keys[0]]["break_even"])
-    headline = md("The outcome-oracle gap G = {g} is certified after selecting the best member (paired interval "
+    headline = md("The outcome-oracle gap G_out = {g} is certified after selecting the best member (paired interval "
                   "[{lo}, {hi}]), but with one response per prompt single-draw luck cannot be excluded: even "
                   "exchangeable members have a positive outcome-oracle gap at k = 1, and {decide}; until then a router "
                   "must keep its error on the disagreement prompts below L/D = {be} to beat the best member.",
                   g=c["gap"], lo=c["lo"], hi=c["hi"], decide=decide, be=be)
-    reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key)]
+    reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key, break_even=False)]
     steps = _k1_collect_step(f) + ["Before training a router, check that the prompts carry a routing signal (text, "
                                    "embeddings, features) and evaluate a router family with cross-fitting "
                                    "(`oraclegap routers`)."]
@@ -361,7 +415,7 @@ def certified(f) -> Prose:
     steps = ["Evaluate stronger router families with cross-fitting (`oraclegap routers`), or collect routing "
              "signals (prompt text, embeddings, features) the quick router lacked."]
     step = _cert_step(f.numbers, key)
-    return Prose(headline, [_both_reject(f), _cert_reason(f, key), _router_reason(f, key)],
+    return Prose(headline, [_both_reject(f), _cert_reason(f, key), _router_reason(f, key, break_even=False)],
                  steps + ([step] if step else []), cov[key]["tau"])
 
 
