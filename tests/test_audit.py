@@ -3,11 +3,10 @@ constructed pools, the planners, atomic writing of the report folder."""
 
 from __future__ import annotations
 
-import re
-
 import copy
 import dataclasses
 import json
+import re
 import sys
 import types
 
@@ -16,8 +15,8 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from oraclegap import audit
-from oraclegap.pool import Pool
 from oraclegap.audit.verdict_text import latex
+from oraclegap.pool import Pool
 from oraclegap.stats import certify, noise, nulls, simulate, studies
 from oraclegap.stats.coverage import coverage, coverage_from_rates, pass1_oracle_gap
 
