@@ -16,7 +16,7 @@ from typing import NamedTuple
 from ..report import md
 from .settings import _current_power, _num
 
-__all__ = ["Prose", "TEMPLATES", "SYMBOLS", "latex"]
+__all__ = ["Prose", "TEMPLATES", "SYMBOLS", "CODE_GUIDE", "CodeGuide", "latex"]
 
 
 class Prose(NamedTuple):
@@ -50,8 +50,8 @@ _SYMBOL = re.compile(r"(?<![\w/\\$])(" + "|".join(re.escape(k) for k in sorted(S
                      + r")(?![\w/])")
 #: a one-letter quantity set equal to (or bounded by) a number: L = 0.1, D = 0.2, k = 1, n >= 40
 _LETTER = re.compile(r"(?<![\w/\\$(-])([LDkn])(?= (?:=|<|>|>=|<=) [-+\d.<>])")
-_BOUND = re.compile(r"\$([kn])\$ (>=|<=|>|<) (\d+)")
-_TEX_OP = {">=": r"\ge", "<=": r"\le", ">": ">", "<": "<"}
+_BOUND = re.compile(r"\$([kn])\$ (>=|<=|>|<|=) (\d+)(?![\d.])")
+_TEX_OP = {">=": r"\ge", "<=": r"\le", ">": ">", "<": "<", "=": "="}
 
 
 def _latex_plain(text: str) -> str:
@@ -309,7 +309,7 @@ def k1_recoverable(f) -> Prose:
 
 def k1_certified(f) -> Prose:
     """``luck-not-excluded``: the outcome-oracle gap is certified, but at k = 1 even exchangeable
-    members have one (the oracle collects the luck of M single draws), so the headline names the
+    members have one (the oracle collects the luck of every member's single draw), so the headline names the
     responses per prompt that would decide it."""
     c = f.certs[f.k1_key]["paired"]
     row, req = _k1_plan_row(f)
@@ -442,4 +442,61 @@ TEMPLATES = {
     "luck": mostly_luck,
     "certified": certified,
     "detected": detected_not_certified,
+}
+
+
+# ============================================================================ the codes, for the decision page
+class CodeGuide(NamedTuple):
+    """What a verdict code means and what to do next, in general words (the decision page's rows;
+    an audit's own verdict says the same with its numbers)."""
+
+    means: str
+    next: str
+
+
+#: One entry per verdict code of :data:`oraclegap.audit.verdict.VERDICTS` (the decision page is
+#: generated from :data:`~oraclegap.audit.verdict.RULES` and this record; a code without an entry
+#: stops the page from being written).
+CODE_GUIDE = {
+    "no-gap": CodeGuide(
+        "No prompt separates the members at any audited threshold: there is no oracle gap to route.",
+        "Diversify the pool (other models, data or training recipes) before anything else."),
+    "noise": CodeGuide(
+        "The gap is within sampling noise: at k = 1 the outcome-oracle gap is not certified after selecting the "
+        "best member; at k > 1 neither null rejects at any threshold. A non-rejection is evidence of absence only "
+        "when the findings do not list `low-power` or `power-uncertain`.",
+        "With low or uncertain power, collect the responses per prompt or the prompts the planner names and "
+        "rerun; with adequate power, look for a more diverse pool rather than a router."),
+    "quality-only": CodeGuide(
+        "The members differ beyond sampling noise (the re-deal null rejects), but only in overall quality: the "
+        "margin-preserving null, which allows for member quality, rejects nowhere.",
+        "Deploy the best member: a router has nothing beyond quality to exploit. With low power, collect what the "
+        "planner names before concluding."),
+    "inconclusive": CodeGuide(
+        "The margin-preserving null rejects somewhere, but never at a threshold where the re-deal null rejects "
+        "too; the margin test leans on its log-odds model.",
+        "Build no router on this evidence: collect more responses or prompts (the planner's steps) and rerun."),
+    "certified-recoverable": CodeGuide(
+        "The gap is certified after selecting the best member (at k > 1 at a threshold where both nulls reject) "
+        "and the quick held-out router beats the calibration-selected member.",
+        "Train and evaluate a full router with cross-fitting (`oraclegap routers`); the quick router is a lower "
+        "bound on what a tuned one recovers. At k = 1, collect k >= 2 responses to separate luck."),
+    "luck": CodeGuide(
+        "Both nulls reject, but the lower limit of the noise share Delta/G_exp is at least one half: most of the "
+        "single-draw gap is single-draw luck, which no router that commits to one member collects.",
+        "Spend the budget on best-of-K sampling of the committed member rather than on a router."),
+    "certified": CodeGuide(
+        "The gap is certified at a threshold where both nulls reject, but the quick router does not beat the "
+        "calibration-selected member: a router must reach e_D < L/D there.",
+        "Evaluate stronger router families with cross-fitting, or collect the routing signals (text, embeddings, "
+        "features) the quick router lacked."),
+    "detected-not-certified": CodeGuide(
+        "Both nulls reject at some threshold, but after selecting the best member the paired interval of the gap "
+        "reaches zero: real, perhaps, but not shown to exceed the best member.",
+        "Collect the prompts the certificate planner names and rerun."),
+    "luck-not-excluded": CodeGuide(
+        "k = 1: the outcome-oracle gap is certified, but even exchangeable members have a positive gap at k = 1 "
+        "(the oracle collects the luck of every member's single draw), so single-draw luck is not excluded.",
+        "Collect k >= 2 responses per prompt and policy (the verdict names how many) and rerun; until then a "
+        "router must keep e_D below L/D."),
 }
