@@ -3,6 +3,7 @@
 #                versions with hashes), then the project itself without dependencies
 #   make lock    regenerate requirements.lock (CPU) and requirements-gpu.lock (vllm) with pip-tools
 #   make test    create .venv if needed, install, find or install Quarto, run the test suite
+#   make study   run the verdict study (audits of simulated pools of known truth) into data/study/
 #   make book    execute the chapters whose inputs changed and render the book into _book/
 #   make quarto  find Quarto (PATH, .quarto-kit/) or install it (the kit at $OG_QUARTO_KIT,
 #                default ../shared/tools/quarto; else PyPI quarto-cli); says which, never fails
@@ -38,7 +39,7 @@ BOOK_ARGS ?=
 OG_QUARTO_KIT ?= $(abspath ../shared/tools/quarto)
 export OG_QUARTO_KIT
 
-.PHONY: setup lock quarto test book slides chromium check-book pdf lab data bench lint audit clean distclean
+.PHONY: setup lock quarto test book slides chromium check-book pdf lab study data bench lint audit clean distclean
 
 setup: $(STAMP)
 
@@ -101,6 +102,12 @@ LAB_ARGS ?= --fresh
 lab: setup
 	$(PY) -m oraclegap.lab build $(LAB_ARGS)
 	$(PY) -m oraclegap.lab build --reduced --workers 2 $(LAB_ARGS)
+
+# The verdict study (data/study/, committed; resumable: cells are kept in .cache/study/).
+# e.g. make study STUDY_ARGS='--pools 10 --jobs 2'
+STUDY_ARGS ?=
+study: setup
+	$(PY) -m oraclegap.audit.study $(STUDY_ARGS)
 
 data: setup
 	$(PY) -m oraclegap.datasets fetch

@@ -1,6 +1,7 @@
-"""The reduced verdict study (oraclegap.audit.study, issue 25): truth pools carry their truth, the
-confusion table and false-claim rates are counts of the audits' codes with Wilson intervals, and an
-exchangeable k = 1 pool is not reported as certified."""
+"""The verdict study (oraclegap.audit.study): truth pools carry their truth, the confusion table and
+false-claim rates are counts of the audits' codes with Wilson intervals, an exchangeable k = 1 pool is
+not reported as certified, the build resumes and extends, and the committed study (data/study/) is
+current for the rules and rebuilds (reduced) to its own codes."""
 
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ def tiny():
 
 def test_confusion_table_counts_the_codes(tiny):
     runs = tiny.runs
-    assert len(runs) == 8 and set(runs["seed"]) == {3, 4, 1003, 1004, 2003, 2004, 3003, 3004}
+    seeds = {study.pool_seed(t, 60, k, r, 3) for t in ("exchangeable", "specialist-text") for k in (1, 4)
+             for r in range(2)}
+    assert len(runs) == 8 and set(runs["seed"]) == seeds and len(seeds) == 8
     tab = tiny.table()
     assert (tab.sum(axis=1) == 2).all()  # every cell's pools, each given one code
     conf = tiny.confusion()
@@ -81,3 +84,72 @@ def test_study_refuses_bad_designs():
         study.verdict_study(ns=(10,))
     with pytest.raises(ValueError, match="n_pools"):
         study.verdict_study(n_pools=0)
+
+
+def test_a_cell_draws_the_same_pools_whatever_else_runs(tiny):
+    alone = study.verdict_study(("specialist-text",), ks=(1,), ns=(60,), n_pools=2, seed=3).runs
+    both = tiny.runs.query("truth == 'specialist-text' and k == 1")
+    cols = ["truth", "n", "k", "rep", "seed", "code"]
+    assert alone[cols].reset_index(drop=True).equals(both[cols].reset_index(drop=True))
+    assert study.pool_seed("diffuse", 200, 4, 0) != study.pool_seed("diffuse", 200, 4, 1)
+    assert study.pool_seed("diffuse", 200, 4, 0) != study.pool_seed("diffuse-weak", 200, 4, 0)
+
+
+def test_build_study_writes_resumes_and_extends(tmp_path, tiny):
+    design = {**study.STUDY, "truths": ("exchangeable", "specialist-text"), "ks": (1,), "ns": (60,),
+              "n_pools": 1, "stability_pools": 1, "seed": 3}
+    tiny_k1 = tiny.runs[tiny.runs["k"] == 1]
+    cells = tmp_path / "cells"
+    s1 = study.build_study(tmp_path / "out", design=design, jobs=1, cells_dir=cells, progress=False)
+    cols = ["truth", "n", "k", "rep", "seed", "code"]
+    want = tiny_k1[tiny_k1["rep"] == 0][cols].reset_index(drop=True)
+    assert s1.runs[cols].reset_index(drop=True).equals(want)  # the same pools and codes as in-process
+    files = sorted(cells.rglob("*.csv"))
+    stamps = [f.stat().st_mtime_ns for f in files]
+    s2 = study.build_study(tmp_path / "out", design=design, jobs=1, cells_dir=cells, progress=False)
+    assert [f.stat().st_mtime_ns for f in files] == stamps  # resumed: nothing rerun
+    assert s2.runs.equals(s1.runs)
+    s3 = study.build_study(tmp_path / "out", design={**design, "n_pools": 2}, jobs=1, cells_dir=cells,
+                           progress=False)
+    assert s3.runs[cols].reset_index(drop=True).equals(tiny_k1[cols].reset_index(drop=True))
+    back = study.load_study(tmp_path / "out")
+    assert back.runs.equals(s3.runs.reset_index(drop=True)) and back.meta["rules"] == study.rules_signature()
+    st = back.stability()
+    runs = back.stability_runs
+    assert len(runs) == 2 and set(runs["seed"]) <= set(s3.runs["seed"])
+    same = (runs["code_small"] == runs["code_full"]).sum()
+    assert st.loc[st["k"] == "all", "same"].item() == same and st.loc[st["k"] == "all", "pools"].item() == 2
+    with pytest.raises(ValueError, match="path"):
+        study.load_study(tmp_path / "nothing")
+
+
+STUDY_DIR = study.STUDY_DIR
+
+
+@pytest.mark.skipif(not (STUDY_DIR / study.RUNS_FILE).is_file(), reason="no committed study (make study)")
+def test_committed_study_is_current_and_holds_the_rule():
+    s = study.load_study()
+    assert s.meta["rules"] == study.rules_signature(), "the verdict rules changed: rerun `make study`"
+    d = s.meta["design"]
+    assert set(s.runs["truth"]) == set(d["truths"]) and len(s.runs) == (
+        len(d["truths"]) * len(d["ks"]) * len(d["ns"]) * d["n_pools"])
+    fc = s.false_claims()
+    assert len(fc) == len([t for t in d["truths"] if t not in study.SPECIALIZED]) * len(d["ks"]) * len(d["ns"])
+    assert (fc["rate"] <= s.alpha).all(), fc[fc["rate"] > s.alpha]
+    exch1 = s.runs.query("truth == 'exchangeable' and k == 1")["code"]
+    assert not exch1.isin(["certified", "certified-recoverable"]).any()
+
+
+@pytest.mark.skipif(not (STUDY_DIR / study.RUNS_FILE).is_file(), reason="no committed study (make study)")
+def test_committed_study_rebuilds_reduced():
+    """Pool 0 of every truth at n = 200 and k in {1, 16}, audited again here: the committed codes come
+    back. Codes are Monte Carlo decisions, so a pool on a threshold could flip between CPUs (floating
+    point): all but one of the 14 must agree."""
+    s = study.load_study()
+    d = s.meta["design"]
+    again = study.verdict_study(d["truths"], ks=(1, 16), ns=(200,), n_pools=1, M=d["M"], alpha=d["alpha"],
+                                seed=d["seed"]).runs
+    cols = ["truth", "n", "k", "rep", "seed"]
+    merged = again.merge(s.runs, on=cols, suffixes=("", "_committed"))
+    assert len(merged) == len(again) == 2 * len(d["truths"])
+    assert (merged["code"] == merged["code_committed"]).sum() >= len(merged) - 1, merged

@@ -100,7 +100,7 @@ from .settings import (
     primary_tau,
     section_seeds,
 )
-from .study import VerdictStudy, truth_pool, verdict_study
+from .study import VerdictStudy, build_study, load_study, truth_pool, verdict_study
 from .verdict import RULES, VERDICTS, Facts, Rule, Verdict, first_rule, verdict
 from .write import (
     AUDIT_FILES,
@@ -180,6 +180,8 @@ __all__ = [
     "plot_power",
     "plot_noise",
     "VerdictStudy",
+    "build_study",
+    "load_study",
     "truth_pool",
     "verdict_study",
 ]

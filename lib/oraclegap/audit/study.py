@@ -1,4 +1,4 @@
-"""A verdict study (issue 25, reduced): audits of simulated pools whose truth is known, counted as
+"""A verdict study: audits of simulated pools whose truth is known, counted as
 a confusion table (truth x verdict code) with Wilson intervals, each claim code's precision and the
 rate of false claims of specialization.
 
@@ -9,7 +9,7 @@ fit of arXiv 2609.32996, and p_im the true rate of member m on prompt i):
 * ``quality-only`` -- logit p_im = logit q_i + c_m with constant offsets c_m evenly spaced in
   [-0.6, 0.6]: members differ in quality only;
 * ``diffuse`` -- logit p_im = logit q_i + sigma z_im, z standard normal (sigma = :data:`DIFFUSE_SIGMA`):
-  prompt-by-member effects everywhere;
+  prompt-by-member effects everywhere; ``diffuse-weak`` the same at sigma = :data:`DIFFUSE_WEAK_SIGMA`;
 * ``specialist-text`` -- one specialist per prompt (uniform over members) with
   p = 1 - (1 - q_i)(1 - :data:`SPECIALIST_BOOST`), the others q_i; the prompt text names the
   specialist's topic, so a router can see it;
@@ -17,37 +17,49 @@ fit of arXiv 2609.32996, and p_im the true rate of member m on prompt i):
 * ``seed-aligned`` -- the quality-only rates sampled with common random numbers (draw j of a prompt:
   one uniform for every member), as seed-aligned rollouts are.
 
-Specialization is real in ``diffuse`` and both ``specialist`` classes (:data:`SPECIALIZED`). A
+Specialization is real in both ``diffuse`` classes and both ``specialist`` classes (:data:`SPECIALIZED`). A
 *false claim* is a code that asserts more than noise (:data:`CLAIM_CODES`) on a pool without
 specialization, or ``quality-only`` on a pool whose members do not differ at all (``exchangeable``).
 
 :func:`verdict_study` runs one :func:`~oraclegap.audit.compute.run_audit` per pool (``small=True``
-by default) over truth x n x k with ``n_pools`` pools per cell; the committed study of issue 25 is
-this function at larger sizes (see the report of the change for its cost).
+by default) over truth x n x k with ``n_pools`` pools per cell. :func:`build_study` runs the committed
+design (:data:`STUDY`) cell by cell -- resumable, in parallel processes, identical for any number of
+them since every pool has its own seed -- adds the *stability* check (the first pools of every cell
+audited again at the full Monte Carlo sizes) and writes ``data/study/`` (``make study``);
+:func:`load_study` reads it back.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._io import atomic_write
+from .._result import Result
 from .._validate import as_rng, check_int
 from ..pool import Pool
 from ..stats.simulate import GEOMETRY3K_AB
 from ..stats.studies import rate_interval
 from .compute import run_audit
 
-__all__ = ["TRUTHS", "SPECIALIZED", "CLAIM_CODES", "truth_pool", "VerdictStudy", "verdict_study"]
+__all__ = ["TRUTHS", "SPECIALIZED", "CLAIM_CODES", "STUDY", "STUDY_DIR", "truth_pool", "VerdictStudy",
+           "verdict_study", "build_study", "load_study"]
 
-TRUTHS = ("exchangeable", "quality-only", "diffuse", "specialist-text", "specialist-no-text", "seed-aligned")
+TRUTHS = ("exchangeable", "quality-only", "seed-aligned", "diffuse-weak", "diffuse", "specialist-text",
+          "specialist-no-text")
 #: Truth classes with real prompt-by-member specialization.
-SPECIALIZED = frozenset({"diffuse", "specialist-text", "specialist-no-text"})
+SPECIALIZED = frozenset({"diffuse-weak", "diffuse", "specialist-text", "specialist-no-text"})
 #: Verdict codes that assert more than sampling noise and member quality.
 CLAIM_CODES = ("certified-recoverable", "certified", "luck", "detected-not-certified")
 DIFFUSE_SIGMA = 1.0
+DIFFUSE_WEAK_SIGMA = 0.5
 SPECIALIST_BOOST = 0.6
 QUALITY_SPREAD = 0.6
 
@@ -74,8 +86,9 @@ def truth_pool(truth: str, n: int, k: int, M: int = 5, seed=0) -> tuple[Pool, np
         p = np.repeat(q[:, None], M, axis=1)
     elif truth in ("quality-only", "seed-aligned"):
         p = _expit(_logit(q)[:, None] + offsets[None, :])
-    elif truth == "diffuse":
-        p = _expit(_logit(q)[:, None] + DIFFUSE_SIGMA * rng.standard_normal((n, M)))
+    elif truth in ("diffuse", "diffuse-weak"):
+        sigma = DIFFUSE_SIGMA if truth == "diffuse" else DIFFUSE_WEAK_SIGMA
+        p = _expit(_logit(q)[:, None] + sigma * rng.standard_normal((n, M)))
     else:
         spec = rng.integers(0, M, n)
         p = np.repeat(q[:, None], M, axis=1)
@@ -102,13 +115,27 @@ def _with_interval(df: pd.DataFrame, count: str, total: str, alpha: float) -> pd
     return df.assign(rate=df[count] / df[total], lo=lo, hi=hi)
 
 
-@dataclasses.dataclass(frozen=True)
-class VerdictStudy:
+@dataclasses.dataclass(frozen=True, repr=False)
+class VerdictStudy(Result):
     """The audits of a verdict study: ``runs`` (one row per pool: truth, n, k, rep, seed, code,
     seconds) and the level ``alpha`` of the Wilson intervals."""
 
     runs: pd.DataFrame
     alpha: float = 0.05
+    stability_runs: pd.DataFrame | None = None
+    meta: dict = dataclasses.field(default_factory=dict)
+
+    def stability(self) -> pd.DataFrame | None:
+        """Of the pools audited at both sizes, the share given the same code at ``--small`` and at
+        full Monte Carlo sizes, overall and per k, with Wilson intervals (None without those runs)."""
+        s = self.stability_runs
+        if s is None or s.empty:
+            return None
+        same = s["code_small"] == s["code_full"]
+        parts = [pd.DataFrame({"k": ["all"], "same": [int(same.sum())], "pools": [len(s)]})]
+        by = s.assign(same=same).groupby("k")["same"].agg(["sum", "size"]).reset_index()
+        parts.append(pd.DataFrame({"k": by["k"].astype(str), "same": by["sum"], "pools": by["size"]}))
+        return _with_interval(pd.concat(parts, ignore_index=True), "same", "pools", self.alpha)
 
     def confusion(self) -> pd.DataFrame:
         """One row per (truth, n, k, code) that occurred: count out of the cell's pools, rate and its
@@ -152,19 +179,48 @@ class VerdictStudy:
         return self.runs.groupby(["n", "k"])["seconds"].agg(["mean", "size"]).reset_index()
 
 
-def verdict_study(truths=TRUTHS, ks=(1, 4, 16), ns=(200,), n_pools: int = 4, *, M: int = 5, alpha: float = 0.05,
-                  seed: int = 0, small: bool = True, progress: bool = False) -> VerdictStudy:
-    """Audit ``n_pools`` simulated pools of every truth class at every n and k (pool r of cell
-    (truth, n, k) is sampled with seed ``seed + 1000 * cell + r`` and audited with seed 0, level
-    ``alpha``, ``small`` Monte Carlo sizes); returns the :class:`VerdictStudy`."""
+def pool_seed(truth: str, n: int, k: int, rep: int, seed: int = 0) -> int:
+    """The sampling seed of pool ``rep`` of cell (truth, n, k): a function of those values alone
+    (numpy's ``SeedSequence``), so a cell draws the same pools whatever else a study runs."""
+    ss = np.random.SeedSequence([seed, TRUTHS.index(truth), n, k, rep])
+    return int(ss.generate_state(1, np.uint32)[0])
+
+
+def _audit_code(pool: Pool, alpha: float, small: bool) -> str:
+    try:
+        return run_audit(pool, alpha=alpha, seed=0, small=small).verdict.code
+    except ValueError:  # a pool with every verdict equal (tiny n): nothing to audit
+        return "not-auditable"
+
+
+def _cell_runs(truth: str, n: int, k: int, reps, M: int, alpha: float, seed: int, small: bool) -> list[dict]:
+    rows = []
+    for r in reps:
+        s = pool_seed(truth, n, k, r, seed)
+        pool, _ = truth_pool(truth, n, k, M, seed=s)
+        t0 = time.perf_counter()
+        code = _audit_code(pool, alpha, small)
+        rows.append({"truth": truth, "n": n, "k": k, "rep": r, "seed": s, "code": code, "small": small,
+                     "seconds": round(time.perf_counter() - t0, 4)})
+    return rows
+
+
+def _check_design(truths, ks, ns, n_pools, seed):
     truths = tuple(truths)
     bad = [t for t in truths if t not in TRUTHS]
     if bad or not truths:
         raise ValueError(f"truths must be a non-empty selection of {TRUTHS}, got {list(truths)}")
     ks = [check_int(k, "ks", minimum=1) for k in ks]
     ns = [check_int(n, "ns", minimum=20) for n in ns]
-    n_pools = check_int(n_pools, "n_pools", minimum=1)
-    seed = check_int(seed, "seed", minimum=0)
+    return truths, ks, ns, check_int(n_pools, "n_pools", minimum=1), check_int(seed, "seed", minimum=0)
+
+
+def verdict_study(truths=TRUTHS, ks=(1, 4, 16), ns=(200,), n_pools: int = 4, *, M: int = 5, alpha: float = 0.05,
+                  seed: int = 0, small: bool = True, progress: bool = False) -> VerdictStudy:
+    """Audit ``n_pools`` simulated pools of every truth class at every n and k (pool r of cell
+    (truth, n, k) is sampled with :func:`pool_seed` and audited with seed 0, level ``alpha``,
+    ``small`` Monte Carlo sizes) in this process; returns the :class:`VerdictStudy`."""
+    truths, ks, ns, n_pools, seed = _check_design(truths, ks, ns, n_pools, seed)
     cells = [(t, n, k) for t in truths for n in ns for k in ks]
     it = range(len(cells) * n_pools)
     if progress:
@@ -174,14 +230,154 @@ def verdict_study(truths=TRUTHS, ks=(1, 4, 16), ns=(200,), n_pools: int = 4, *, 
     rows = []
     for j in it:
         c, r = divmod(j, n_pools)
-        truth, n, k = cells[c]
-        pool_seed = seed + 1000 * c + r
-        pool, _ = truth_pool(truth, n, k, M, seed=pool_seed)
-        t0 = time.perf_counter()
-        try:
-            code = run_audit(pool, alpha=alpha, seed=0, small=small).verdict.code
-        except ValueError:  # a pool with every verdict equal (tiny n): nothing to audit
-            code = "not-auditable"
-        rows.append({"truth": truth, "n": n, "k": k, "rep": r, "seed": pool_seed, "code": code,
-                     "seconds": time.perf_counter() - t0})
+        rows += _cell_runs(*cells[c], [r], M, alpha, seed, small)
     return VerdictStudy(pd.DataFrame(rows), alpha)
+
+
+#: The committed design (``make study``): every truth class at k in {1, 4, 16} and n in {200, 1000},
+#: 40 pools per cell audited with the ``--small`` sizes, the first 2 of each cell again at full sizes.
+STUDY = {"truths": TRUTHS, "ks": (1, 4, 16), "ns": (200, 1000), "n_pools": 40, "stability_pools": 2, "M": 5,
+         "alpha": 0.05, "seed": 0}
+STUDY_DIR = Path(__file__).resolve().parents[3] / "data" / "study"
+RUNS_FILE, STABILITY_FILE, META_FILE = "verdict_study.csv", "verdict_stability.csv", "study.json"
+
+
+def _cell_file(cells_dir: Path, truth: str, n: int, k: int, what: str) -> Path:
+    return cells_dir / f"{what}-{truth}-n{n}-k{k}.csv"
+
+
+def _extend(path: Path, truth: str, n: int, k: int, reps: int, M: int, alpha: float, seed: int,
+            small: bool) -> None:
+    """Make the cell file at ``path`` hold pools 0..reps-1 (runs only the missing ones)."""
+    have = pd.read_csv(path) if path.exists() else None
+    start = 0 if have is None else int(have["rep"].max()) + 1
+    if start >= reps:
+        return
+    new = pd.DataFrame(_cell_runs(truth, n, k, range(start, reps), M, alpha, seed, small))
+    atomic_write(path, pd.concat([have, new]).to_csv(index=False) if have is not None else new.to_csv(index=False))
+
+
+def _run_cell(args) -> tuple[str, int, int]:
+    cells_dir, truth, n, k, n_pools, stab, M, alpha, seed = args
+    _extend(_cell_file(cells_dir, truth, n, k, "runs"), truth, n, k, n_pools, M, alpha, seed, True)
+    if stab:
+        _extend(_cell_file(cells_dir, truth, n, k, "full"), truth, n, k, stab, M, alpha, seed, False)
+    return truth, n, k
+
+
+def _read_cell(path: Path, reps: int) -> pd.DataFrame:
+    df = pd.read_csv(path)
+    return df[df["rep"] < reps]
+
+
+def rules_signature() -> list[str]:
+    """The verdict rules in the order they are tried (name -> code): a study is current only for the
+    rules it was run with."""
+    from .verdict import RULES
+
+    return [f"{r.name}->{r.code}" for r in RULES]
+
+
+def build_study(out: Path | str | None = None, *, design: dict | None = None, jobs: int | None = None,
+                cells_dir: Path | str | None = None, progress: bool = True) -> VerdictStudy:
+    """Run the verdict study ``design`` (default :data:`STUDY`) and write, atomically, under ``out``
+    (default :data:`STUDY_DIR`): ``verdict_study.csv`` (one row per pool), ``verdict_stability.csv``
+    (the first ``stability_pools`` pools of every cell: the code at ``--small`` and at full sizes) and
+    ``study.json`` (the design, the rules it was run with, CPU seconds). Each cell is written to
+    ``cells_dir`` (default ``.cache/study``) as it finishes, so an interrupted build resumes where it
+    stopped; ``jobs`` processes (default: the CPU count) share the cells."""
+    d = dict(STUDY if design is None else design)
+    truths, ks, ns, n_pools, seed = _check_design(d["truths"], d["ks"], d["ns"], d["n_pools"], d["seed"])
+    stab = check_int(d.get("stability_pools", 0), "stability_pools", minimum=0)
+    out = Path(STUDY_DIR if out is None else out)
+    cells_dir = Path(cells_dir) if cells_dir is not None else STUDY_DIR.parents[1] / ".cache" / "study"
+    # the cells' folder is keyed by what decides a pool's code (not by how many pools: more extend it)
+    fixed = {k: v for k, v in d.items() if k not in ("n_pools", "stability_pools", "truths", "ks", "ns")}
+    key = hashlib.sha256(json.dumps([fixed, rules_signature()], sort_keys=True, default=list).encode()).hexdigest()
+    cells_dir = cells_dir / key[:12]
+    cells_dir.mkdir(parents=True, exist_ok=True)
+    jobs = check_int(jobs if jobs is not None else (os.cpu_count() or 1), "jobs", minimum=1)
+    work = [(cells_dir, t, n, k, n_pools, stab, d["M"], d["alpha"], seed) for n in ns for k in ks for t in truths]
+    work.sort(key=lambda w: -w[2] * (w[3] > 1))  # the slowest cells first
+    t0 = time.perf_counter()
+    if jobs == 1:
+        done = map(_run_cell, work)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ex = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+        done = ex.map(_run_cell, work)
+    if progress:
+        from tqdm.auto import tqdm
+
+        done = tqdm(done, total=len(work), desc="verdict study", unit="cell")
+    for _ in done:
+        pass
+    if jobs > 1:
+        ex.shutdown()
+    files = [_cell_file(cells_dir, t, n, k, "runs") for _, t, n, k, *_ in work]
+    runs = pd.concat([_read_cell(f, n_pools) for f in files]).sort_values(["truth", "n", "k", "rep"], key=_order)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / RUNS_FILE, runs.to_csv(index=False))
+    stability = None
+    if stab:
+        full = pd.concat([_read_cell(_cell_file(cells_dir, t, n, k, "full"), stab)
+                          for _, t, n, k, *_ in work])
+        stability = _stability_rows(runs, full)
+        atomic_write(out / STABILITY_FILE, stability.to_csv(index=False))
+    meta = {"design": {**d, "truths": list(truths), "ks": ks, "ns": ns}, "rules": rules_signature(),
+            "audits": int(len(runs) + (0 if stability is None else len(stability))),
+            "cpu_seconds": round(float(runs["seconds"].sum() + (0 if stability is None else
+                                                                 stability["seconds_full"].sum())), 1),
+            "wall_seconds_this_run": round(time.perf_counter() - t0, 1), "jobs": jobs}
+    atomic_write(out / META_FILE, json.dumps(meta, indent=1) + "\n")
+    return VerdictStudy(runs.reset_index(drop=True), float(d["alpha"]), stability)
+
+
+def _order(col: pd.Series) -> pd.Series:
+    return col.map(TRUTHS.index) if col.name == "truth" else col
+
+
+def _stability_rows(runs: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
+    keys = ["truth", "n", "k", "rep", "seed"]
+    f = full[keys + ["code", "seconds"]].rename(columns={"code": "code_full", "seconds": "seconds_full"})
+    out = runs[keys + ["code"]].rename(columns={"code": "code_small"}).merge(f, on=keys, how="inner")
+    return out.sort_values(["truth", "n", "k", "rep"], key=_order).reset_index(drop=True)
+
+
+def load_study(path: Path | str | None = None) -> VerdictStudy:
+    """The committed verdict study (``data/study/``, or the folder ``path``) as a :class:`VerdictStudy`."""
+    d = Path(STUDY_DIR if path is None else path)
+    if not (d / RUNS_FILE).is_file():
+        raise ValueError(f"path must be a folder holding {RUNS_FILE} (run `make study`), got {str(d)!r}")
+    meta = json.loads((d / META_FILE).read_text()) if (d / META_FILE).is_file() else {}
+    alpha = float(meta.get("design", {}).get("alpha", 0.05))
+    stab = pd.read_csv(d / STABILITY_FILE) if (d / STABILITY_FILE).is_file() else None
+    return VerdictStudy(pd.read_csv(d / RUNS_FILE), alpha, stab, meta)
+
+
+def main(argv=None) -> int:
+    """``python -m oraclegap.audit.study [--out DIR] [--pools N] [--jobs N]`` (``make study``)."""
+    import argparse
+
+    # the package's own functions (not this file run as __main__), so worker processes find them
+    from oraclegap.audit.study import STUDY, build_study
+
+    ap = argparse.ArgumentParser(prog="python -m oraclegap.audit.study", description="Run the verdict study.")
+    ap.add_argument("--out", default=None, help="output folder (default data/study)")
+    ap.add_argument("--pools", type=int, default=None, help="pools per cell (default the committed design's)")
+    ap.add_argument("--jobs", type=int, default=None, help="processes (default the CPU count)")
+    a = ap.parse_args(argv)
+    design = dict(STUDY) if a.pools is None else {**STUDY, "n_pools": a.pools}
+    try:
+        s = build_study(a.out, design=design, jobs=a.jobs)
+    except ValueError as e:
+        print(f"oraclegap study: {e}")
+        return 2
+    print(s.false_claims().to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
