@@ -75,6 +75,20 @@ def test_precision_row_is_the_wilson_interval_of_right_over_given(study):
     assert p.set_index("code").loc["certified-recoverable", "precision"].startswith("1.000 [")
 
 
+def test_code_by_truth_is_the_transposed_count(study):
+    tab = sv.code_by_truth(study, VERDICTS).set_index("verdict")
+    truths = list(dict.fromkeys(study.runs["truth"]))
+    assert list(tab.columns) == [*truths, sv.PRECISION_COLUMN]
+    for code in sv.code_order(study, VERDICTS):
+        for t in truths:
+            want = sum(v.get(code, 0) for (tt, _n, _k), v in SPEC.items() if tt == t)
+            assert int(tab.loc[code, t]) == want, (code, t)
+    assert [int(tab.loc["pools", t]) for t in truths] == [int((study.runs["truth"] == t).sum()) for t in truths]
+    lo, hi = proportion_confint(8, 9, alpha=0.05, method="wilson")
+    assert tab.loc["certified", sv.PRECISION_COLUMN] == f"{8 / 9:.2f} [{lo:.2f}, {hi:.2f}]"
+    assert tab.loc["noise", sv.PRECISION_COLUMN] == ""
+
+
 def test_figures_draw_each_cell_against_alpha(study):
     fig = sv.plot_false_claims(study)
     ax = fig.axes[0]

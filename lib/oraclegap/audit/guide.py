@@ -39,12 +39,9 @@ def _cell(text: str) -> str:
 def committed_study():
     """The committed verdict study (``load_study()``), or None where its results or the loader are
     not there yet."""
-    load = getattr(_study, "load_study", None)
-    if load is None:
-        return None
     try:
-        return load()
-    except FileNotFoundError:
+        return _study.load_study()
+    except ValueError:  # no data/study/verdict_study.csv (`make study` writes it)
         return None
 
 

@@ -24,11 +24,13 @@ import pandas as pd
 
 from ..report import PALETTE, fmt_interval
 
-__all__ = ["PRECISION_ROW", "confusion_table", "precision_table", "plot_false_claims", "plot_code_shares",
-           "code_order"]
+__all__ = ["PRECISION_ROW", "PRECISION_COLUMN", "confusion_table", "code_by_truth", "precision_table",
+           "plot_false_claims", "plot_code_shares", "code_order"]
 
 #: The label of the confusion table's last row (each claim code's precision).
 PRECISION_ROW = "precision [95%]"
+#: The label of :func:`code_by_truth`'s last column.
+PRECISION_COLUMN = "precision [95%]"
 _BY = ("truth", "k")
 
 
@@ -86,6 +88,25 @@ def confusion_table(study, codes: Sequence[str] | None = None, by: Sequence[str]
                   if len(hit) else "")
     row["pools"] = ""
     return pd.concat([out, pd.DataFrame([row])], ignore_index=True)
+
+
+def code_by_truth(study, codes: Sequence[str] | None = None) -> pd.DataFrame:
+    """The confusion table with one row per verdict code (in :func:`code_order`) and one column per
+    truth class (in the study's order), counts pooled over n and k, and a last column
+    :data:`PRECISION_COLUMN` with the code's precision and Wilson interval (blank for a code that
+    claims nothing); a final row ``pools`` holds each truth class's number of pools."""
+    _check_study(study)
+    order, truths = code_order(study, codes), _truth_order(study)
+    counts = (study.runs.groupby(["code", "truth"]).size().unstack("truth", fill_value=0)
+              .reindex(index=order, columns=truths, fill_value=0))
+    prec = study.precision().set_index("code")
+    col = [fmt_interval(float(prec.loc[c, "rate"]), float(prec.loc[c, "lo"]), float(prec.loc[c, "hi"]), 2)
+           if c in prec.index else "" for c in order]
+    out = counts.astype(object).assign(**{PRECISION_COLUMN: col})
+    total = pd.DataFrame([{**{t: int(counts[t].sum()) for t in truths}, PRECISION_COLUMN: ""}], index=["pools"])
+    out = pd.concat([out, total])
+    out.index.name = "verdict"
+    return out.reset_index()
 
 
 def precision_table(study) -> pd.DataFrame:
