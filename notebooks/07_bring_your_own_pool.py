@@ -55,6 +55,9 @@
 #    `Pool.to_long` and `open_pool` round-trip verdicts, answers, confidences and alignment.
 # 6. On nested subsets of the lab's 64 responses per prompt, the verdict changes with $k$: the
 #    table shows at which $k$, and whether the planner's request at $k = 16$ was enough.
+# 7. In the verdict study (audits of simulated pools of known truth, `make study`) no cell whose
+#    truth has no specialization shows a false-claim rate above $\alpha$, and exchangeable pools at
+#    $k = 1$ are never reported as `certified`.
 
 # %% tags=["parameters"]
 # a quick run: fewer live prompts and responses, reduced Monte Carlo sizes in every audit
@@ -96,6 +99,7 @@ t_start, skipped = time.perf_counter(), []  # the chapter's clock
 # %%
 from oraclegap import Pool, audit, datasets
 from oraclegap import report as R
+from oraclegap.audit.display import verdict_markdown
 from oraclegap.cli import command_line, run_in_process
 from oraclegap.rollouts.generate import dir_digest
 from oraclegap.sources import open_pool
@@ -107,6 +111,12 @@ if SMALL:
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 LAB, WORK = datasets.lab_dir(), Path(tempfile.mkdtemp(prefix="og-ch07-"))
 SETTINGS = audit.audit_settings(TAUS, ALPHA, SEED, small=SMALL)
+
+
+# %%
+def show_verdict(v, title):
+    """A verdict as a callout, its symbols in LaTeX (the JSON and the CLI keep plain text)."""
+    R.show_lines([R.callout(verdict_markdown(v), kind="note", title=title)])
 
 
 # %% [markdown]
@@ -282,8 +292,9 @@ R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```",
 direct = audit.run_audit(live_pool, TAUS, ALPHA, SEED, small=SMALL, source=str(store))
 computed = {k: v for k, v in live_numbers.items() if k != "build"}  # the build record: what ran
 json_equal = json.loads(json.dumps(direct.to_json())) == computed
-R.show_callout(audit.texts(live_numbers)["verdict"], kind="note",
-               title=R.md("Verdict on the live store: {c}", c=live_numbers["verdict"]["code"]))
+R.show_lines([R.callout(audit.texts(live_numbers)["verdict"], kind="note",
+                        title=R.md("Verdict on the live store: {c}",
+                                   c=live_numbers["verdict"]["code"]))])
 R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{rep}. Its "
           "`audit.json` is {eq} the numbers of `run_audit` on the same pool and seed (beside "
           "them it records the commit, lock and library versions that computed them). With {n} "
@@ -303,8 +314,7 @@ R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{re
 
 # %%
 res_lab = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, source=LAB_POOL)
-R.show_callout(res_lab.verdict.markdown(), kind="note",
-               title=R.md("Verdict on {p}: {c}", p=LAB_POOL, c=res_lab.verdict.code))
+show_verdict(res_lab.verdict, R.md("Verdict on {p}: {c}", p=LAB_POOL, c=res_lab.verdict.code))
 
 # %%
 #| label: tbl-byop-lab
@@ -376,8 +386,7 @@ twin = (al_pool.prompt_ids == lab_pool.prompt_ids and al_pool.policy_names == la
 res_al = audit.run_audit(al_pool, TAUS, ALPHA, SEED, small=SMALL,
                          source=LAB_ALIGNED) if twin else None
 if twin:
-    R.show_callout(res_al.verdict.markdown(), kind="note",
-                   title=R.md("Verdict on {p}: {c}", p=LAB_ALIGNED, c=res_al.verdict.code))
+    show_verdict(res_al.verdict, R.md("Verdict on {p}: {c}", p=LAB_ALIGNED, c=res_al.verdict.code))
 else:
     skipped.append(f"the seed-aligned comparison: {LAB_ALIGNED} is not {LAB_POOL} sampled "
                    "seed-aligned (prompts, seeds or k differ)")
@@ -413,8 +422,8 @@ if real is None:
               why=real_why)
 else:
     res_real = audit.run_audit(real, TAUS, ALPHA, SEED, small=SMALL, source=REAL_POOL)
-    R.show_callout(res_real.verdict.markdown(), kind="note",
-                   title=R.md("Verdict on {p}: {c}", p=REAL_POOL, c=res_real.verdict.code))
+    show_verdict(res_real.verdict,
+                 R.md("Verdict on {p}: {c}", p=REAL_POOL, c=res_real.verdict.code))
 
 # %%
 #| label: tbl-byop-real
@@ -620,6 +629,104 @@ R.show_md("Reading: the verdict is `{c0}` from k = {k0} {upto}{after}. {plan}",
                     "with power {p} [{lo}, {hi}] against the useful effect.",
                     a=ask, c=at_ask["code"], p=at_ask["power"], lo=at_ask["power_lo"],
                     hi=at_ask["power_hi"]))
+
+# %% [markdown]
+# ## How often is a verdict right? {#sec-byop-study}
+#
+# A verdict is the first rule of an ordered table that holds, and an order of rules is a design
+# choice until it meets pools whose truth is known. The library's verdict study
+# (`oraclegap.audit.study`; `make study` writes it to `data/study/`, committed) audits simulated
+# pools of known truth, each with the `--small` Monte Carlo sizes: exchangeable members; members
+# that differ only by a constant logit offset (quality only), sampled independently or
+# seed-aligned; diffuse prompt-by-member effects at two sizes; and one planted specialist per
+# prompt, with its topic named in the prompt text or without text. This section only reads the
+# committed results: the confusion table of verdict code against truth, each claim code's
+# *precision* (the share of the pools given it whose truth has real specialization), and the
+# *false-claim rate* of every cell whose truth has none: the share of its pools given a code that
+# claims specialization, or `quality-only` on members that do not differ at all.
+
+# %%
+from oraclegap.audit.study import SPECIALIZED, load_study
+from oraclegap.book import study_views as SV
+
+vs = load_study()
+cells = vs.runs.groupby(["truth", "n", "k"]).size()
+values = lambda col: ", ".join(map(str, sorted(set(vs.runs[col]))))
+R.show_md("The committed study holds {p:,} audits: {t} truth classes ({sp} of them with real "
+          "specialization), k in {{{ks}}} and n in {{{ns}}}, {c} pools per cell; its intervals are "
+          "Wilson intervals at confidence {conf:g}.",
+          p=len(vs.runs), t=vs.runs["truth"].nunique(), sp=len(SPECIALIZED & set(vs.runs["truth"])),
+          ks=values("k"), ns=values("n"), conf=1 - vs.alpha,
+          c=cells.iloc[0] if cells.nunique() == 1 else f"{cells.min()} to {cells.max()}")
+
+# %%
+#| label: tbl-byop-study
+#| tbl-cap: >-
+#|   The verdict study's confusion table: for each verdict code (rows, in the order the rules
+#|   give them) the number of pools of each truth class (columns) that received it, pooled over n
+#|   and k, and the code's precision with its Wilson 95% interval where the code claims
+#|   specialization (or, for quality-only, members that differ in quality); the last row counts
+#|   each class's pools.
+R.table(SV.code_by_truth(vs, audit.VERDICTS))
+
+# %% [markdown]
+# The false-claim rates are the rule the study holds the verdict to: in every cell without
+# specialization they should stay at or below $\alpha$; a cell breaks it when its Wilson
+# interval lies wholly above $\alpha$ (@fig-byop-study-false). @fig-byop-study-codes shows, for
+# every truth class and $k$, which codes its pools received.
+
+# %%
+#| label: fig-byop-study-false
+#| fig-cap: >-
+#|   False-claim rate of every cell whose truth has no specialization (truth class above, k below;
+#|   one marker per number of prompts n) with its Wilson 95% interval, against α (dashed).
+SV.plot_false_claims(vs)
+plt.show()
+
+# %%
+#| label: fig-byop-study-codes
+#| fig-cap: >-
+#|   Share of each truth class's pools given each verdict code, at each k (pooled over n).
+SV.plot_code_shares(vs, audit.VERDICTS)
+plt.show()
+
+# %% [markdown]
+# The reading takes the false-claim rates, the exchangeable pools at $k = 1$, each claim code's
+# precision and, where the study reran some pools at full Monte Carlo sizes, how often the
+# `--small` verdict is the full one.
+
+# %%
+fc = vs.false_claims()
+worst, shown_above = fc.sort_values(["rate", "hi"]).iloc[-1], fc[fc["above_alpha"]]
+ex1 = vs.runs[(vs.runs["truth"] == "exchangeable") & (vs.runs["k"] == 1)]["code"]
+prec, stab = vs.precision(), vs.stability()
+cell_name = lambda r: R.md("{t}, n = {n}, k = {k}", t=r["truth"], n=int(r["n"]), k=int(r["k"]))
+above_txt = (R.md("no cell's interval lies wholly above α = {a:g}", a=vs.alpha)
+             if shown_above.empty
+             else R.md("in {m} of them the interval lies wholly above α = {a:g} ({w})",
+                       m=len(shown_above), a=vs.alpha,
+                       w="; ".join(cell_name(r) for _, r in shown_above.iterrows())))
+ex1_txt = ", ".join(f"`{c}` {n}" for c, n in ex1.value_counts().items())
+
+# %%
+prec_txt = "; ".join(R.md("`{c}` {r} of {g} ({v})", c=r["code"], r=int(r["right"]),
+                          g=int(r["given"]), v=R.fmt_interval(r["rate"], r["lo"], r["hi"], 2))
+                     for _, r in prec.iterrows()) or "no code claimed anything"
+st_all = None if stab is None else stab[stab["k"].astype(str) == "all"].iloc[0]
+stab_txt = ("" if st_all is None else
+            R.md(" Rerun at full Monte Carlo sizes, {s} of {p} pools keep their `--small` code "
+                 "(a share of {v}).", s=int(st_all["same"]), p=int(st_all["pools"]),
+                 v=R.fmt_interval(st_all["rate"], st_all["lo"], st_all["hi"], 2)))
+
+# %%
+R.show_lines([R.md(
+    "Reading: of the {nc} cells without specialization, {above}; the largest false-claim rate is "
+    "{r} ({cell}). Exchangeable pools at k = 1 received {ex1} (`certified` {nc1} times of {n1}): "
+    "the k = 1 rule names single-draw luck instead of certifying it. Of the pools given each claim "
+    "code, the truth bears it out in: {prec}.{stab}",
+    nc=len(fc), above=above_txt, r=R.fmt_interval(worst["rate"], worst["lo"], worst["hi"], 2),
+    cell=cell_name(worst), ex1=ex1_txt or "no verdict (none in the study)",
+    nc1=int((ex1 == "certified").sum()), n1=len(ex1), prec=prec_txt, stab=stab_txt)])
 
 # %% [markdown]
 # ## Other tools' files, integrity checks and exporters {#sec-byop-other-tools}
@@ -844,6 +951,18 @@ claims.add("the verdict changes as responses are added", "this chapter",
            " → ".join(f"k={int(r.k)}: {r.code}" for r in sweep.itertuples()), k_first is not None,
            kind="simulation")
 
+# %% [markdown]
+# The verdict study adds two claims: the false-claim rates and the exchangeable pools at $k = 1$.
+
+# %%
+claims.add("verdict study: no cell without specialization has a false-claim rate shown above α",
+           "`oraclegap.audit.study`", f"{len(shown_above)} of {len(fc)} cells above; largest "
+           f"{R.fmt_interval(worst['rate'], worst['lo'], worst['hi'], 2)}", shown_above.empty,
+           kind="simulation")
+claims.add("verdict study: exchangeable pools at k = 1 are never `certified`",
+           "`oraclegap.audit.verdict` (rule k1-certified)", ex1_txt or "none in the study",
+           len(ex1) > 0 and not (ex1 == "certified").any(), kind="simulation")
+
 # %%
 #| label: tbl-byop-claims
 #| tbl-cap: "The chapter's claims on this run: what was computed and whether the claim holds here."
@@ -896,6 +1015,16 @@ lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`
                else R.md("becomes `{c}` from k = {k} on: collecting before concluding is what the "
                          "audit is for",
                          c=changed["code"].iloc[0], k=k_first))]
+
+# %%
+claimed = prec[prec["code"] != "quality-only"]
+lines.append(R.md("- Against known truth (the verdict study's {p:,} audits) {fc}; a claim of "
+                  "specialization was right in {r} of {g} pools given one.",
+                  p=len(vs.runs), r=int(claimed["right"].sum()), g=int(claimed["given"].sum()),
+                  fc=R.md("no cell without specialization shows a false-claim rate above "
+                          "α = {a:g}", a=vs.alpha) if shown_above.empty
+                  else R.md("{m} cells without specialization show a false-claim rate above α",
+                            m=len(shown_above))))
 
 # %%
 VERDICT_WORDS = {"certified": "the opportunity is certified and the quick router does not reach it",
