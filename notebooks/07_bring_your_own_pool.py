@@ -706,7 +706,7 @@ above_txt = (R.md("no cell's interval lies wholly above α = {a:g}", a=vs.alpha)
              else R.md("in {m} of them the interval lies wholly above α = {a:g} ({w})",
                        m=len(shown_above), a=vs.alpha,
                        w="; ".join(cell_name(r) for _, r in shown_above.iterrows())))
-ex1_txt = ", ".join(f"`{c}` {n}" for c, n in ex1.value_counts().items())
+ex1_txt = ", ".join(f"`{c}` in {n}" for c, n in ex1.value_counts().items())
 
 # %%
 prec_txt = "; ".join(R.md("`{c}` {r} of {g} ({v})", c=r["code"], r=int(r["right"]),
@@ -721,7 +721,8 @@ stab_txt = ("" if st_all is None else
 # %%
 R.show_lines([R.md(
     "Reading: of the {nc} cells without specialization, {above}; the largest false-claim rate is "
-    "{r} ({cell}). Exchangeable pools at k = 1 received {ex1} (`certified` {nc1} times of {n1}): "
+    "{r} ({cell}). Of the {n1} exchangeable pools at k = 1 the verdicts were {ex1}; `certified` "
+    "was given to {nc1}: "
     "the k = 1 rule names single-draw luck instead of certifying it. Of the pools given each claim "
     "code, the truth bears it out in: {prec}.{stab}",
     nc=len(fc), above=above_txt, r=R.fmt_interval(worst["rate"], worst["lo"], worst["hi"], 2),
@@ -993,18 +994,22 @@ weight = {"adequate": "is good evidence against a gap of that size",
                             kn=audit.summary(jl)["k_needed"] or "more than its grid"),
           "low": R.md("says little, and the planner asks for k = {kn}",
                       kn=audit.summary(jl)["k_needed"] or "more than its grid")}
+# the power is the primary threshold's: read a non-rejection only where there is one
+det_lab = jl["nulls"]["detected_taus"]
+tail = ("" if jl["coverage"]["primary_key"] in det_lab else
+        R.md(", so {where}a non-rejection {w}", w=weight[cur_lab["state"]],
+             where=R.md("at $\\tau$ = {t:g}, where the nulls do not both reject, ", t=pw_lab["tau"])
+             if det_lab else ""))
 
 # %%
 lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power "
-               "against a useful effect is {p} [{lo}, {hi}], so {where}a non-rejection {weight}.",
+               "against a useful effect at $\\tau$ = {t:g} is {p} [{lo}, {hi}]{tail}.",
+               t=pw_lab["tau"], tail=tail,
                k=lab_pool.k, c=res_lab.verdict.code,
                rej=R.md(" (both nulls reject at $\\tau$ = {ts})",
                         ts=taus_of(jl["nulls"]["detected_taus"])) if jl["nulls"]["detected_taus"]
                else " (no threshold where both nulls reject)", p=cur_lab["power"]["redeal"],
-               lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1],
-               weight=weight[cur_lab["state"]],
-               where="at the thresholds that do not reject, "
-               if jl["nulls"]["detected_taus"] else ""),
+               lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1]),
           *([R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why "
                   "that is weaker evidence: matched agreement {a} against {e} shuffled. Sample "
                   "each member with its own seeds (`--draw-seeds per-policy`) before reading a "

@@ -239,3 +239,43 @@ def test_no_rule_for_an_impossible_pool(base16):
     j["pool"]["k"] = 0
     with pytest.raises(ValueError, match="no verdict rule applies"):
         audit.verdict(j)
+
+
+# ---------------------------------------------------------------------------- the words: LaTeX and one break-even
+def _verdict_cases(base16, base1):
+    return {"certified": _edit(base16, nulls_([0], [0]), certified_(True), router_([]), luck_(False)),
+            "recoverable": _edit(base16, nulls_([0], [0]), certified_(True), router_([0])),
+            "detected": _edit(base16, nulls_([0], [0]), certified_(False), luck_(False)),
+            "luck": _edit(base16, nulls_([0], [0]), certified_(False), luck_(True)),
+            "quality-only": _edit(base16, nulls_([0], [])),
+            "no-rejection": base16,
+            "k1-certified": _edit(base1, certified_(True), router_([])),
+            "k1-recoverable": _edit(base1, certified_(True), router_([0])),
+            "k1-not-certified": _edit(base1, certified_(False))}
+
+
+def test_latex_writes_the_symbols_and_leaves_code_alone():
+    t = verdict_text.latex("At tau = 0.3 (L = 0.1 on D = 0.2), e_D < L/D = 0.5; Delta/G_exp = 0.6 and "
+                           "G_out = 0.2; collect k >= 2, not `oraclegap audit --tau 0.3`; member model-L = 3")
+    assert t == ("At $\\tau$ = 0.3 ($L$ = 0.1 on $D$ = 0.2), $e_D < L/D$ = 0.5; $\\Delta/G_{\\exp}$ = 0.6 and "
+                 "$G_{\\mathrm{out}}$ = 0.2; collect $k \\ge 2$, not `oraclegap audit --tau 0.3`; member model-L = 3")
+    assert verdict_text.latex("no symbols here") == "no symbols here"
+    with pytest.raises(TypeError, match="text"):
+        verdict_text.latex(None)
+
+
+def test_callouts_are_latex_the_json_plain_and_one_break_even_each(base16, base1):
+    import re
+
+    from oraclegap.audit.display import verdict_markdown
+
+    for name, j in _verdict_cases(base16, base1).items():
+        v = audit.verdict(j)
+        assert first_rule(Facts(j)).name == name
+        plain = " ".join([v.headline, *v.reasons, *v.next_steps])
+        assert "$" not in plain, name  # the JSON and the CLI keep plain text
+        md = verdict_markdown(v)
+        prose = re.sub(r"`[^`]*`|\$[^$]*\$", "", md)  # outside code and math
+        assert not re.search(r"\b(tau|Delta|G_out|G_exp|e_D|L/D)\b", prose), (name, prose)
+        # one break-even error per callout (a headline's all-prompt L/D, or the router's test-prompt one)
+        assert len(set(re.findall(r"L/D\$ = ([\d.]+)", md))) <= 1, (name, md)

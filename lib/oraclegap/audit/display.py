@@ -148,13 +148,14 @@ def texts(numbers: dict) -> dict:
             shl=share["lo"], shh=share["hi"], most=most, K=b["K"], bk=b["best_of_k_split"]["value"],
             oi=b["o_exp_independent"]["value"], df=b["difference"]["value"], dfl=b["difference"]["lo"],
             dfh=b["difference"]["hi"],
-            res="so the falsifier of paper 001 does not fire" if b["passes"] else "below zero: paper 001's falsifier fires")
+            res="so the falsifier of arXiv 2607.03436 does not fire" if b["passes"]
+            else "below zero: the falsifier of arXiv 2607.03436 fires")
         asm = nz.get("assumptions")
         if asm:  # 001's checks behind the sampling formulas and the closed-form O_exp
             failed = [c["name"] for c in asm["checks"] if c.get("passed") is False]
             untested = sorted({c for v in asm["untested"].values() for c in v})
             out["noise"] += " " + md(
-                "Paper 001's assumption checks: {res}{unt}.{luck}",
+                "The assumption checks of arXiv 2607.03436: {res}{unt}.{luck}",
                 res=("every check that could run passed" if not failed
                      else "failed: " + ", ".join(failed) + " (the magnitudes that lean on them are flagged, not read)"),
                 unt=(f"; not testable on these draws: {', '.join(untested)}" if untested else ""),

@@ -49,13 +49,16 @@ SYMBOLS = {
 _SYMBOL = re.compile(r"(?<![\w/\\$])(" + "|".join(re.escape(k) for k in sorted(SYMBOLS, key=len, reverse=True))
                      + r")(?![\w/])")
 #: a one-letter quantity set equal to (or bounded by) a number: L = 0.1, D = 0.2, k = 1, n >= 40
-_LETTER = re.compile(r"(?<![\w/\\$(-])([LDkn])(?= (?:=|<|>|>=|<=) [-+\d.<>])")
+_LETTER = re.compile(r"(?<![\w/\\$-])([LDkn])(?= (?:=|<|>|>=|<=) [-+\d.<>])")
 _BOUND = re.compile(r"\$([kn])\$ (>=|<=|>|<|=) (\d+)(?![\d.])")
 _TEX_OP = {">=": r"\ge", "<=": r"\le", ">": ">", "<": "<", "=": "="}
 
 
+_DRAW = re.compile(r"(?<=\bdraw )j\b")  # "draw j of a prompt"
+
+
 def _latex_plain(text: str) -> str:
-    text = _SYMBOL.sub(lambda m: f"${SYMBOLS[m.group(1)]}$", text)
+    text = _DRAW.sub("$j$", _SYMBOL.sub(lambda m: f"${SYMBOLS[m.group(1)]}$", text))
     text = _LETTER.sub(lambda m: f"${m.group(1)}$", text)
     return _BOUND.sub(lambda m: f"${m.group(1)} {_TEX_OP[m.group(2)]} {m.group(3)}$", text)
 
@@ -217,7 +220,7 @@ def _luck_reason(f) -> str:
     est = f.numbers["noise"]["decomposition"]["estimates"]
     e, g = est["noise_share"], est["gap"]
     return md("Against the best single member the single-draw oracle gap is G_exp = {g}; the noise share Delta/G_exp = "
-              "{sh} [{lo}, {hi}] is single-draw luck that no single-commit router can close (paper 001).",
+              "{sh} [{lo}, {hi}] is single-draw luck that no single-commit router can close (arXiv 2607.03436).",
               g=g["value"], sh=e["value"], lo=e["lo"], hi=e["hi"])
 
 
@@ -281,7 +284,7 @@ def _k1_certified_headline(f) -> str:
               lo=c["lo"], hi=c["hi"])
 
 
-_K1_LUCK = ("At k = 1 the outcome-oracle gap includes single-draw luck (paper 001), which one response "
+_K1_LUCK = ("At k = 1 the outcome-oracle gap includes single-draw luck (arXiv 2607.03436), which one response "
             "per prompt cannot separate from reproducible specialization.")
 
 
