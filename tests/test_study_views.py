@@ -102,6 +102,8 @@ def test_figures_draw_each_cell_against_alpha(study):
     bars = fig2.axes[0].patches
     widths = np.array([b.get_width() for b in bars]).reshape(len(sv.code_order(study, VERDICTS)), -1)
     assert np.allclose(widths.sum(axis=0), 1.0)  # each (truth, k) row of shares sums to one
+    colours = {matplotlib.colors.to_hex(b.get_facecolor()) for b in bars}
+    assert len(colours) == len(sv.code_order(study, VERDICTS))  # one colour per code
     matplotlib.pyplot.close("all")
 
 

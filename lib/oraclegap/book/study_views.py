@@ -24,11 +24,16 @@ import pandas as pd
 
 from ..report import PALETTE, fmt_interval
 
-__all__ = ["PRECISION_ROW", "PRECISION_COLUMN", "confusion_table", "code_by_truth", "precision_table",
+__all__ = ["PRECISION_ROW", "PRECISION_COLUMN", "CODE_COLOURS", "confusion_table", "code_by_truth", "precision_table",
            "plot_false_claims", "plot_code_shares", "code_order"]
 
 #: The label of the confusion table's last row (each claim code's precision).
 PRECISION_ROW = "precision [95%]"
+#: One colour per verdict code, the same in every figure: greys for no finding, yellow for k = 1 luck,
+#: blues and browns for quality and mixed evidence, warm colours for claims, green for recoverable.
+CODE_COLOURS = {"no-gap": "#d9d9d9", "noise": "#949494", "luck-not-excluded": "#ece133", "quality-only": "#56b4e9",
+                "inconclusive": "#ca9161", "detected-not-certified": "#de8f05", "luck": "#cc78bc",
+                "certified": "#d55e00", "certified-recoverable": "#029e73"}
 #: The label of :func:`code_by_truth`'s last column.
 PRECISION_COLUMN = "precision [95%]"
 _BY = ("truth", "k")
@@ -181,8 +186,8 @@ def plot_code_shares(study, codes: Sequence[str] | None = None, ax=None):
         _, ax = plt.subplots(figsize=(7.5, 0.28 * len(labels) + 1.6), layout="constrained")
     y = np.arange(len(labels))[::-1]
     left = np.zeros(len(labels))
-    full = list(codes) if codes is not None else order  # one colour per code, whichever codes occur
-    colour = {c: PALETTE[(full.index(c) if c in full else len(full) + order.index(c)) % len(PALETTE)] for c in order}
+    spare = iter(c for c in PALETTE if c not in CODE_COLOURS.values())
+    colour = {c: CODE_COLOURS.get(c) or next(spare, "0.2") for c in order}  # one colour per code, always
     for j, c in enumerate(order):
         ax.barh(y, shares[:, j], left=left, color=colour[c], label=c, height=0.8)
         left += shares[:, j]
