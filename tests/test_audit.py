@@ -463,7 +463,7 @@ def test_seed_aligned_pool_gets_the_independence_caveat(crn_audits):
     assert "conservative" in v.reasons[0]
     assert "--draw-seeds per-policy" in v.next_steps[0] and f"{al['matched']:.3f}" in v.next_steps[0]
     nulls_text = audit.texts(j)["nulls"]
-    assert v.reasons[0] in nulls_text and "conservative" in nulls_text
+    assert latex(v.reasons[0]) in nulls_text and "conservative" in nulls_text
     if v.code == "noise":
         assert "seed-aligned" in v.headline
     pool_i, res_i = crn_audits["independent"]
