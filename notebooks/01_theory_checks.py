@@ -92,7 +92,8 @@ from oraclegap import Pool, datasets
 from oraclegap import report as R
 from oraclegap.deploy import compose as PC
 from oraclegap.deploy import theory
-from oraclegap.deploy.routers import label, simulated_router_pool
+from oraclegap.deploy.routers import label as router_label
+from oraclegap.deploy.routers import simulated_router_pool
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import noise, simulate
 from oraclegap.stats.certify import clopper_pearson_upper
@@ -360,7 +361,7 @@ claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §
 #|   The routing identity on fitted routers, test half of the specialist pool with one response per
 #|   member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error
 #|   e_D against the break-even error L/D, and the residual of the identity.
-one = fitted_id[fitted_id["k"] == 1].assign(family=lambda d: d["family"].map(label))
+one = fitted_id[fitted_id["k"] == 1].assign(family=lambda d: d["family"].map(router_label))
 R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D",
                       "e_D": "e_D", "break_even": "L/D", "gain": "gain over best",
                       "residual": "residual"})
@@ -428,7 +429,8 @@ R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo
 # bound on $L$. For the outcome-oracle gap of paper 002, with one draw per member and $R_{im}$
 # the 0/1 outcome, the plug-in $\hat G_{\mathrm{out}} = \hat q - \max_m \hat p_m$ has
 # $\hat q = \frac1n\sum_i \max_m R_{im}$
-# unbiased for its target, while $\max_m \hat p_m$ is biased upward, so $\hat G_{\mathrm{out}}$ is biased low
+# unbiased for its target, while $\max_m \hat p_m$ is biased upward, so $\hat G_{\mathrm{out}}$ is
+# biased low
 # (Prop. 3 of paper 002). Three simulations, with the Monte Carlo standard error beside each
 # mean: equal-rate pools ($L = 0$), pools with specialists on half the prompts at $k = 64$
 # (a known $L > 0$), and the diffuse pool's rates with one draw per member; @fig-bias draws the
@@ -461,7 +463,8 @@ claims.add("with a zero population gap, the plug-in L̂ overshoots it (equal-rat
 R.show_md("Equal-rate pools: $\\hat L(0.10)$ averages {m} (standard error {s}) against a "
           "population value of 0, the winner's curse alone. Specialists at $k = 64$: $\\hat L$ "
           "averages {ms} ({ss}) against $L = {Ls}$, so the plug-in {dir} the gap. Outcome oracle: "
-          "$\\hat G_{{\\mathrm{{out}}}}$ averages {g} ({sg}) against $G_{{\\mathrm{{out}}}} = {go}$, {gdir} it as "
+          "$\\hat G_{{\\mathrm{{out}}}}$ averages {g} ({sg}) against "
+          "$G_{{\\mathrm{{out}}}} = {go}$, {gdir} it as "
           "Proposition 3 says.",
           m=L_null.mean(), s=se(L_null), ms=L_sp.mean(), ss=se(L_sp), Ls=L_sp_true,
           dir=R.compare(L_sp.mean(), L_sp_true, more="overstates", less="understates",
@@ -731,7 +734,7 @@ for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
 ax.axhline(rec.O_repro, color="k", lw=1.5, label="reproducible ceiling O_repro")
 ax.axhline(rec.best_of_K, color="k", ls=":", lw=1.5, label=f"best-of-{rec.K} on the maximiser")
 ax.bar([0], [0], color="C7", alpha=0.6, label="expected score of the committed member")
-names = [{"maximiser": "true maximiser"}.get(r, label(r)) for r in order]
+names = [{"maximiser": "true maximiser"}.get(r, router_label(r)) for r in order]
 ax.set_xticks(range(len(order)), names, rotation=30, ha="right", fontsize=8)
 ax.set(ylabel="score on the test half", ylim=(0, 1), title="Single-commit routers against the cap")
 ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
