@@ -308,7 +308,7 @@ for i, (ds, d) in enumerate(reseeds.groupby("dataset", sort=False)):
     ax.scatter(d["lo"], i + rng.uniform(-0.25, 0.25, len(d)), s=6, alpha=0.35, color=f"C{i}")
     ax.plot([t12.set_index("dataset").loc[ds, "lo"]] * 2, [i - 0.35, i + 0.35], color="k", lw=2)
 ax.axvline(0, color="k", ls="--", lw=1)
-ax.set_yticks(range(len(pilot)), list(pilot))
+ax.set_yticks(range(len(pilot)), [human(d) for d in pilot])
 ax.set(xlabel="lower limit of the split-selected interval", title="Split-to-split variation")
 plt.show()
 
@@ -318,7 +318,8 @@ plt.show()
 #|   Split-selected intervals over simulated arrangements consistent with the pilot's margins: share
 #|   of splits with a positive lower limit, medians, share of arrangements in which every reseed
 #|   stays positive, and how often each anchor is chosen.
-R.table(stab.reset_index(), percent=["positive", "arrangements with every reseed positive"])
+R.table(stab.reset_index().assign(dataset=lambda d: d["dataset"].map(human)),
+        percent=["positive", "arrangements with every reseed positive"])
 
 # %%
 all_pos = stab["arrangements with every reseed positive"]
@@ -567,7 +568,7 @@ for name in [p for p in present_ext if p not in {"routerbench-all", "routerdc-k1
     Rm, how = reduce(pool)
     key = (Rm.shape, hash(np.packbits(Rm).tobytes()))
     if key in seen:  # e.g. a released "single draw" that is the tensor's draw 0
-        duplicates.append(f"{name} = {seen[key]}")
+        duplicates.append(f"{human(name)} = {human(seen[key])}")
         continue
     seen[key], real_pools[name], hows[name] = name, (pool, Rm), how
 
@@ -1061,7 +1062,7 @@ for name, tag in [(n_, t_) for n_, t_ in MULTI.items() if n_ in present_ext]:
         keep = rng.choice(pool.n_prompts, MAX_FAMILY_PROMPTS, replace=False)
         pool = pool.select(prompts=np.sort(keep))
     if not pool.prompts["text"].notna().all():
-        skipped.append(f"paper 002's family on {name} (no prompt text, so no embedding)")
+        skipped.append(f"paper 002's family on {human(name)} (no prompt text, so no embedding)")
         continue
     fit, R_all = C.random_halves(pool.n_prompts, seed=rng), C.outcomes_from_pool(pool)
     ours = C.signal_rule_audit(R_all, our_signals(pool, tag, fit), fit, ALPHA, n_boot=1000,
@@ -1097,9 +1098,9 @@ if pf_rows:
               "pools and $H_\\Pi$ on {hp}; with ours on {go} and {ho}. The best member of the "
               "paper's family scores above the best of ours on {hi} of {t} pools. Paper 002 prints "
               "$G_\\Pi$ not certified on {pg} of its {pt} tasks and $H_\\Pi$ certified on {ph} "
-              "(Table 2). Family sizes $\\lvert\\Pi\\rvert$: ours {so}, the paper's {sp}.",
-              so=", ".join(str(r["ours"].L) for r in pf_rows),
-              sp=", ".join(str(r["paper"].L) for r in pf_rows),
+              "(Table 2). Family sizes $\\lvert\\Pi\\rvert$ by pool: {sizes}.",
+              sizes="; ".join(R.md("{p} {a} (ours) and {b} (the paper's)", p=human(r["pool"]),
+                                   a=r["ours"].L, b=r["paper"].L) for r in pf_rows),
               gp=g("paper", lambda c: c.G_lo > 0), t=len(pf_rows),
               hp=g("paper", lambda c: c.H_lo > 0), go=g("ours", lambda c: c.G_lo > 0),
               ho=g("ours", lambda c: c.H_lo > 0),
