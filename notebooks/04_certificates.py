@@ -769,8 +769,9 @@ if not draws.empty:
         ax.axhline(0, color="k", lw=0.8)
         ax.set(title=human(b), xlabel="draw")
     np.atleast_1d(axes)[0].set_ylabel("oracle gap G_out")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
     plt.tight_layout()
+    fig.legend(*np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8)
     plt.show()
 
 # %%
