@@ -714,6 +714,8 @@ claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (mor
            "2607.03436 Thm 2(b)",
            f"{rec.best_of_K_fresh:.4f} ± {rec.best_of_K_se:.4f} vs {rec.O_repro:.4f}",
            rec.best_of_K_fresh - 3 * rec.best_of_K_se > rec.O_repro, kind="simulation")
+order = list(dict.fromkeys(sc["router"]))
+names = [{"maximiser": "true maximiser"}.get(r, router_label(r)) for r in order]
 
 # %%
 #| label: fig-recoverability
@@ -722,10 +724,9 @@ claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (mor
 #|   on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the three
 #|   joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each joint
 #|   law (dashed, from fresh draws) and best-of-M on the maximiser (dotted).
-fig, ax = plt.subplots(figsize=(8, 3.6))
-order = list(dict.fromkeys(sc["router"]))
+fig, ax = plt.subplots(figsize=(8, 3.6))  # legend outside, on the right
 ax.bar(range(len(order)), sc.groupby("router", sort=False)["committed"].first(), color="C7",
-       alpha=0.6)
+       alpha=0.6, label="expected score of the committed member")
 for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
     ax.scatter(np.arange(len(order)) + (j - 1) * 0.2, d["fresh"], s=12, color=f"C{j}", zorder=3,
                label=f"fresh draws, {coupling}")
@@ -733,8 +734,6 @@ for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
                label=f"single-draw oracle O_exp, {coupling}")
 ax.axhline(rec.O_repro, color="k", lw=1.5, label="reproducible ceiling O_repro")
 ax.axhline(rec.best_of_K, color="k", ls=":", lw=1.5, label=f"best-of-{rec.K} on the maximiser")
-ax.bar([0], [0], color="C7", alpha=0.6, label="expected score of the committed member")
-names = [{"maximiser": "true maximiser"}.get(r, router_label(r)) for r in order]
 ax.set_xticks(range(len(order)), names, rotation=30, ha="right", fontsize=8)
 ax.set(ylabel="score on the test half", ylim=(0, 1), title="Single-commit routers against the cap")
 ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
@@ -857,8 +856,10 @@ lines += [R.md("- Information sets a ladder: fixed member, finite signal, prompt
           R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the "
                "specialist pool), under any joint law of the draws; best-of-{Kb} on the maximiser "
                "lifts through it ({bok}).",
-               orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K),
-          R.md("- Where the statements stop: the mixture bound says nothing above $\\tau = 1/M$ "
+               orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K)]
+
+# %%
+lines += [R.md("- Where the statements stop: the mixture bound says nothing above $\\tau = 1/M$ "
                "and is never tight on the diffuse pool (smallest slack {sl}); best-of-2 on the "
                "anticorrelated pair scores {b} against a single-draw oracle of {oe}, because "
                "Theorem 2(b) promises only the oracle of independent draws.",

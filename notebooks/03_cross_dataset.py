@@ -132,6 +132,8 @@ fp = lambda v: R.fmt_p(v, n_draws=N_DRAWS)
 # the same in a table cell, kept on one line  # noqa: E731
 fpt = lambda v: fp(v).replace("< ", "<\u00a0")
 siv = R.fmt_signed_interval  # a difference with its interval, signs shown
+
+# %%
 # in table headers
 SHORT = {"dataset": "identity", "embed_knn": "15-NN", "embed_pca_logreg": "linear"}
 # a lab policy's human name: "primary-light-s1" -> "primary-trained seed 1 (light)"  # noqa: E731
@@ -940,6 +942,8 @@ takeaways.append(R.md("- Controls at $\\tau = 0.10$ (Table A5): on two model siz
                       rw="rejects" if mx["p"] <= 0.05 else "does not",
                       pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
                       else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
+
+# %%
 failed = [r["claim"] for r in claims.rows if not r["holds"]]
 if failed:
     takeaways.append(R.md("- Against the paper: {n} of the {t} claims of the opening list do not "
