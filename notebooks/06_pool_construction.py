@@ -111,7 +111,7 @@ if SMALL:
             3), min(MAX_NODES, 2000), 3
 rng = np.random.default_rng(SEED)
 t_start = time.perf_counter()
-skipped: list[str] = [f"router gain on {name} (SMALL run)"
+skipped: list[str] = [f"router gain on {datasets.title(name)} (SMALL run)"
                       for name in ROUTER_POOLS[3:]] if SMALL else []
 # embedding the text of the largest pool takes most of a small run
 ROUTER_POOLS = ROUTER_POOLS[:3] if SMALL else ROUTER_POOLS
@@ -881,7 +881,7 @@ rsw = {}
 for name in ROUTER_POOLS if ROUTER is not None else []:
     pool, why = datasets.load_optional(name)
     if pool is None:
-        skipped.append(f"router gain on {name} (absent)")
+        skipped.append(f"router gain on {datasets.title(name)} (absent)")
         continue
     rsw[name] = C.pool_sweep(pool, by=by_of.get(name, "dataset"), sizes=[1, 2, 3],
                              n_folds=ROUTER_FOLDS, n_random=N_RANDOM, seed=SEED, router=ROUTER,
@@ -1022,9 +1022,13 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
 if real:
     pays = [lab for lab, o in over.groupby("pool", sort=False)
             if (o["above_p95"] > 0.5).sum() > len(o) / 2]
-    takeaways.insert(3, md("- Where greedy does pay: {w}.",
-                           w=md("it clears the random p95 in most folds on most datasets of {p}",
-                                p=", ".join(pays)) if pays
+    op = over[over["pool"].isin(pays)]
+    takeaways.insert(3, md("- Where greedy beats random pools: {w}.",
+                           w=md("on {p} it clears the random p95 in most folds on most datasets, "
+                                "and accuracy ranking still covers as much or more on {a} of "
+                                "their {n} datasets", p=" and ".join(pays),
+                                a=int((op["accuracy_test"] >= op["greedy_test"] - 1e-12).sum()),
+                                n=len(op)) if pays
                            else "on no real pool does it clear the random p95 in most folds on "
                                 "most datasets"))
 show_lines(takeaways)
