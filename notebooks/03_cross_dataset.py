@@ -328,6 +328,13 @@ R.show_md("Reading: at $\\tau = 0.10$ the light two-member pool's gap is {lL} ag
           rn=P("000.S4.str4_null_010").text, rm=P("000.S4.str4_margin_010").text, cnt=rej_words)
 
 # %%
+# the line styles of the figure below, for its legend (colour: the pool)
+NULL_KEY = [plt.Line2D([], [], color="0.4", marker="o", label="observed L̂"),
+            plt.Line2D([], [], color="0.4", ls="--", label="re-deal null mean"),
+            plt.Rectangle((0, 0), 1, 1, color="0.4", alpha=0.18, label="re-deal 90% band"),
+            plt.Line2D([], [], color="0.4", ls=":", label="margin-preserving null mean")]
+
+# %%
 #| label: fig-cross-nulls
 #| fig-cap: >-
 #|   Observed oracle gap L̂(τ) (markers) against the re-deal null (mean, dashed; 5th-95th percentile
@@ -345,6 +352,8 @@ for ax, names in zip(axes, (PAIRS, list(POOLS)[2:]), strict=True):
     ax.legend(fontsize=8, loc="upper left")
 axes[0].set_ylabel("oracle gap L̂")
 plt.tight_layout()
+fig.legend(handles=NULL_KEY, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4,
+           fontsize=8)
 plt.show()
 
 # %% [markdown]
@@ -934,14 +943,14 @@ takeaways.append(R.md("- {na} of {n} router intervals lie wholly above zero and 
 takeaways.append(R.md("- Controls at $\\tau = 0.10$ (Table A5): on two model sizes the "
                       "margin-preserving null {mw} ($p_{{\\mathrm{{mp}}}} = {mpm}$), the re-deal "
                       "null {rw} ($p_{{\\mathrm{{re}}}} = {mp}$) and the 15-NN router gains "
-                      "{mk:+}; with {hd} of {K} successes planted by a learnable rule both nulls "
-                      "{pw} and the router collects {pk:+} of the gap {pL} ({share:%}).",
+                      "{mk:+}; with {hd} of {K} successes planted by a learnable rule {pw} and "
+                      "the router collects {pk:+} of the gap {pL} ({share:%}).",
                       mpm=fp(mx["p_m"]), mp=fp(mx["p"]), mk=mx["embed_knn_gain"],
                       pk=pl_hi["embed_knn_gain"], pL=pl_hi["L"], hd=hi_d, K=cross.k,
                       mw="rejects" if mx["p_m"] <= 0.05 else "does not reject",
                       rw="rejects" if mx["p"] <= 0.05 else "does not",
-                      pw="reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
-                      else "do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
+                      pw="both nulls reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
+                      else "the nulls do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
 
 # %%
 failed = [r["claim"] for r in claims.rows if not r["holds"]]
@@ -1025,7 +1034,7 @@ R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, th
 if retrained is None:
     c10 = SP.coverage_by_group(look, [0.10]).set_index(["group", "policy"])["coverage"]
     R.solution("4. Not run on this build (`RETRAIN_SEEDS` is None). For comparison, the committed "
-               "seed {s}, trained for the full light recipe, covers {a} of the primary test "
+               "{s}, trained for the full light recipe, covers {a} of the primary test "
                "prompts at $\\tau = 0.10$ against {b} for the secondary-trained seed and {c} for "
                "the base model; fewer steps leave a seed closer to the base.",
                s=who(nm("primary", "light")), a=c10[("primary", nm("primary", "light"))],

@@ -401,7 +401,7 @@ tie_trend = R.compare(tie["coverage"].iloc[-1], tie["coverage"].iloc[0], tol=2 *
                       more="rises", less="falls", same="stays level (within Monte Carlo error)")
 tie_short = bool(tie["coverage"].max() < 1 - ALPHA - 2 * se_mc)  # below nominal at every n
 R.show_md("Reading: the naive interval's coverage falls to {c:%} ($n = {n}$, lead {wd:g}) and is "
-          "below the nominal level at every $n$ for the leads {bel}. In the exact tie it {trend} "
+          "below the nominal confidence at every $n$ for the leads {bel}. In the exact tie it {trend} "
           "as $n$ grows, from {a:%} at $n = {n0}$ to {b:%} at $n = {n1}${cure}. The "
           "percentile variant reaches as low as {pc:%}. Theorem 4 never drops below {e:%} and the "
           "paired interval never below {p:%} (Monte Carlo standard error at most {se:%}).",
@@ -1252,7 +1252,7 @@ checks.table()
 checks.stop_if_failed()
 naive_tie = sim_cov.loc[sim_cov["method"] == "naive", "coverage"].min()
 R.show_md("All {n} checks hold on this run (seed {seed}). In the near tie the naive interval "
-          "covers only {nv:%} of {r:,} samples, {w} the nominal level.",
+          "covers only {nv:%} of {r:,} samples, {w} the nominal confidence.",
           n=len(checks), seed=SEED, nv=naive_tie, r=REPS_CHECK,
           w=R.compare(naive_tie, 1 - ALPHA, more="above", less="below", same="at"))
 
@@ -1273,7 +1273,7 @@ lines += [R.md("- Ignoring the selection of the best member is not harmless: nea
                "because the selected member is the luckiest one; every valid interval "
                "stayed at or above {v:%}.",
                c=min(grid.loc[grid["method"] == "naive", "coverage"].min(), naive_tie),
-               trend="leave it below the nominal level at every $n$" if tie_short
+               trend="leave it below the nominal confidence at every $n$" if tie_short
                else R.md("move it from {a:%} to {b:%}", a=tie["coverage"].iloc[0],
                          b=tie["coverage"].iloc[-1]),
                v=min(valid["coverage"].min(),
