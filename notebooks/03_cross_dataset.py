@@ -950,7 +950,8 @@ takeaways.append(R.md("- Controls at $\\tau = 0.10$ (Table A5): on two model siz
                       mw="rejects" if mx["p_m"] <= 0.05 else "does not reject",
                       rw="rejects" if mx["p"] <= 0.05 else "does not",
                       pw="both nulls reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
-                      else "the nulls do not both reject", share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
+                      else "the nulls do not both reject",
+                      share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
 
 # %%
 failed = [r["claim"] for r in claims.rows if not r["holds"]]
