@@ -401,8 +401,8 @@ tie_trend = R.compare(tie["coverage"].iloc[-1], tie["coverage"].iloc[0], tol=2 *
                       more="rises", less="falls", same="stays level (within Monte Carlo error)")
 tie_short = bool(tie["coverage"].max() < 1 - ALPHA - 2 * se_mc)  # below nominal at every n
 R.show_md("Reading: the naive interval's coverage falls to {c:%} ($n = {n}$, lead {wd:g}) and is "
-          "below the nominal confidence at every $n$ for the leads {bel}. In the exact tie it {trend} "
-          "as $n$ grows, from {a:%} at $n = {n0}$ to {b:%} at $n = {n1}${cure}. The "
+          "below the nominal confidence at every $n$ for the leads {bel}. In the exact tie it "
+          "{trend} as $n$ grows, from {a:%} at $n = {n0}$ to {b:%} at $n = {n1}${cure}. The "
           "percentile variant reaches as low as {pc:%}. Theorem 4 never drops below {e:%} and the "
           "paired interval never below {p:%} (Monte Carlo standard error at most {se:%}).",
           c=worst["coverage"], n=int(worst["n"]), wd=float(worst["lead"]),
