@@ -16,7 +16,8 @@
 #
 # $$F_b(S) = P(R_b = 0 \text{ and } R_m = 1 \text{ for some } m \in S),$$
 #
-# the share of items the anchor fails that some retained model solves. Paper 002 (Shihab et
+# the share of items the anchor fails that some retained model solves; a pool is the set $S$ of
+# $|S|$ alternatives kept beside the anchor. Paper 002 (Shihab et
 # al., Section 5, Theorem 8 and Appendix J) proves that this objective has diminishing
 # returns, so the greedy pool is provably near the best pool of its size, and then finds on
 # eight models that the guarantee buys little: many pools are nearly as good, random pools are
@@ -49,7 +50,7 @@
 # 2. On the calibration half, greedy is at or next to the exhaustive optimum (paper: 0.849 to
 #    1.000 of it, mean 0.997, over 1,120 cells).
 # 3. On the held-out half, greedy beats random pools of the same size only weakly (paper: at
-#    s = 2 it beats 50-78% of random draws; its mean lies inside the random p05-p95 band).
+#    $|S| = 2$ it beats 50-78% of random draws; its mean lies inside the random p05-p95 band).
 # 4. Ranking by individual accuracy is not dominated by greedy on held-out coverage (Table 10).
 # 5. The coverage curve saturates after a few members.
 # 6. Under a knapsack budget (App. M.3), cost-benefit greedy with partial enumeration stays
@@ -142,7 +143,7 @@ settings_rows = [  # (data, what, used)
     ("random outcome matrices", f"{N_INSTANCES} instances, n 5-80 items, M 3-9 models; exact "
      "lattice checks", True),
     ("constructed instances", "disjoint rescue sets (greedy optimal); the classical greedy worst "
-     "case, s = 2..5", True),
+     "case, |S| = 2..5", True),
     ("simulated pool", f"4 datasets x {N_ITEMS} items x {M_SIM} models, topic skill sd "
      f"{TOPIC_SD:g} (and 0)", True),
     ("held-out sweep", f"sizes 1..M-1, {N_FOLDS} folds (real pools {REAL_FOLDS}, MMLU-Pro "
@@ -210,9 +211,10 @@ show_md("Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {vi
 # Random instances rarely stress the bound. Two constructions have known answers. If every
 # alternative rescues its own anchor failures and no other's, $F_b$ is additive and greedy
 # (largest rescue set first) is optimal. The classical worst case for greedy coverage is an
-# s x s grid of rescue items: the optimal models each own a column, the greedy models each
-# own a row of geometrically shrinking weight plus one private item, so greedy always prefers
-# the next row and ends at about $1 - (1 - 1/s)^s$ of the optimum, which falls towards $1 - 1/e$
+# $|S| \times |S|$ grid of rescue items for pools of size $|S|$: the optimal models each own a
+# column, the greedy models each own a row of geometrically shrinking weight plus one private
+# item, so greedy always prefers the next row and ends at about $1 - (1 - 1/|S|)^{|S|}$ of the
+# optimum, which falls towards $1 - 1/e$
 # (@fig-compose-thm8, left; right: the smallest ratio over the random instances).
 
 # %%
@@ -230,15 +232,15 @@ disjoint = C.theorem8_checks(C.disjoint_rescue_instance([9, 7, 5, 5, 3, 1], n_an
 # %%
 #| label: fig-compose-thm8
 #| fig-cap: >-
-#|   Left: greedy/optimum on the classical worst-case instances (points) against 1 - (1 - 1/s)^s
+#|   Left: greedy/optimum on the classical worst-case instances (points) against 1 - (1 - 1/|S|)^|S|
 #|   (line) and the guarantee 1 - 1/e (dashed). Right: the smallest greedy/optimum ratio over sizes
 #|   on each random instance.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
 ss = np.arange(2, 9)
-axes[0].plot(ss, 1 - (1 - 1 / ss) ** ss, color="C0", label="1 - (1 - 1/s)^s")
+axes[0].plot(ss, 1 - (1 - 1 / ss) ** ss, color="C0", label="1 - (1 - 1/|S|)^|S|")
 axes[0].scatter(worst["s"], worst["ratio"], color="C1", zorder=3, label="greedy / optimum")
 axes[0].axhline(C.GREEDY_BOUND, color="k", ls="--", lw=1, label="1 - 1/e")
-axes[0].set(xlabel="pool size s", ylabel="greedy / optimum", title="worst-case family")
+axes[0].set(xlabel="pool size |S|", ylabel="greedy / optimum", title="worst-case family")
 axes[0].legend(fontsize=8)
 axes[1].hist(study["min_ratio"], bins=np.linspace(C.GREEDY_BOUND, 1, 30), color="C2")
 axes[1].axvline(C.GREEDY_BOUND, color="k", ls="--", lw=1)
@@ -249,7 +251,8 @@ plt.show()
 
 # %%
 show_md("Reading: the constructed ratios equal the construction's own counts ({agree}) and fall "
-        "from {r2} at s = 2 to {r5} at s = 5, above the guarantee {bound} throughout. On disjoint "
+        "from {r2} at |S| = 2 to {r5} at |S| = 5, above the guarantee {bound} throughout. On "
+        "disjoint "
         "rescue sets greedy equals the optimum at all {k} sizes: {dis}.",
         agree=fmt(bool(np.allclose(worst["ratio"], worst["as constructed"]))),
         r2=worst["ratio"].iloc[0], r5=worst["ratio"].iloc[-1], bound=C.GREEDY_BOUND,
@@ -316,7 +319,7 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
         else "Greedy falls measurably short of the optimum here, unlike in the paper.")
 
 # %% [markdown]
-# Now the held-out coverage at s = 2, the size paper 002 tabulates (@tbl-compose-table10).
+# Now the held-out coverage at $|S| = 2$, the size paper 002 tabulates (@tbl-compose-table10).
 # @tbl-compose-table10-optima sets greedy beside the pool that is optimal on the calibration
 # half, measured on the test half, and the *hindsight* pool, the best pool chosen on the test
 # half itself, a ceiling no selection rule can claim.
@@ -324,7 +327,7 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
 # %%
 #| label: tbl-compose-table10
 #| tbl-cap: >-
-#|   Held-out complementary coverage at s = 2, mean over folds (Table 10 analog): greedy, the four
+#|   Held-out complementary coverage at |S| = 2, mean over folds (Table 10 analog): greedy, the four
 #|   baselines and random pools. Last rows: paper 002's Table 10 (published; its diversity column
 #|   is error correlation; it has no k-medoids or DPP column).
 published10 = paper_table("002_table10_pool_baselines").drop(columns="size")
@@ -367,7 +370,7 @@ show_md("Reading: with topic skill greedy's held-out coverage is above accuracy 
 # %%
 #| label: tbl-compose-random
 #| tbl-cap: >-
-#|   Greedy against random pools on the test half at s = 2: mean greedy coverage, the mean random
+#|   Greedy against random pools on the test half at |S| = 2: mean greedy coverage, the mean random
 #|   p05 and p95, the share of folds where greedy exceeds the random p95, and the mean share of
 #|   random pools greedy beats (strictly), with paper 002's published shares.
 pub_beats = {d: v for (st, d), v in pv.items() if st == "share_of_random_beaten"}
@@ -420,7 +423,7 @@ for ax, (ds, d) in zip(axes, summ.groupby("dataset", sort=False), strict=True):
     ax.plot(d["size"], d["greedy_test"], color="C0", marker="o", ms=3, label="greedy (test)")
     ax.plot(d["size"], d["accuracy_test"], color="C1", marker="s", ms=3, label="accuracy (test)")
     ax.plot(d["size"], d["hindsight_test"], color="k", lw=1, label="hindsight (test)")
-    ax.set(title=f"dataset {ds}", xlabel="alternatives s")
+    ax.set(title=f"dataset {ds}", xlabel="alternatives |S|")
 axes[0].set_ylabel("F_b")
 axes[0].legend(fontsize=7)
 plt.tight_layout()
@@ -457,7 +460,7 @@ display(table(stab, percent=["modal pool", "modal anchor"],
                        "modal_anchor_share": "modal anchor"}))
 gs = stab[(stab["rule"] == "greedy") & (stab["size"] == 2)].iloc[0]
 ac = stab[(stab["rule"] == "accuracy") & (stab["size"] == 2)].iloc[0]
-show_md("Reading: at s = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
+show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
         "accuracy-ranked pool ({a:%}); the anchor itself is the same in {an:%} of folds.",
         g=gs["modal_pool_share"], a=ac["modal_pool_share"],
         cmp=than(gs["modal_pool_share"], ac["modal_pool_share"], "more often than",
@@ -576,7 +579,8 @@ show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real),
 # Two real pools carry per-query costs: the RouterBench subset (US dollars) and RouteProfile
 # (token prices). @tbl-compose-real-budget repeats the budget comparison on each of their
 # datasets (calibration half to choose, test half to measure, eight budgets from the cheapest
-# model to the sum of all) and adds what querying the whole greedy pool of s = 2 costs relative to
+# model to the sum of all) and adds what querying the whole greedy pool of $|S| = 2$ costs
+# relative to
 # the anchor alone, as a confidence router must.
 
 # %%
@@ -591,7 +595,7 @@ for label in [x for x in ("RouterBench", "LLMRouter RouteProfile") if x in real]
         wd = C.model_costs(cd, len(pos), Xd.shape[1], rows=fit)
         cv = C.budget_curve(Xd, "best", cd, np.linspace(wd.min(), wd.sum(), 8), fit=fit, test=~fit)
         brow.append({"pool": label, "dataset": ds, **C.budget_ratios(cv),
-                     "greedy pool cost / anchor (s = 2)": cr.get((ds, "greedy"), np.nan)})
+                     "greedy pool cost / anchor (|S| = 2)": cr.get((ds, "greedy"), np.nan)})
 rb = pd.DataFrame(brow)
 
 # %%
@@ -600,7 +604,7 @@ rb = pd.DataFrame(brow)
 #|   Knapsack budgets with real costs: per dataset, the smallest ratio to the exhaustive knapsack
 #|   optimum over eight budgets on the calibration half for cost-benefit greedy with and without
 #|   partial enumeration and for the cost-blind greedy order, and the mean cost of querying anchor +
-#|   greedy pool (s = 2) over the anchor's, from the sweep.
+#|   greedy pool (|S| = 2) over the anchor's, from the sweep.
 if len(rb):
     display(table(rb))
     show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} "
@@ -614,7 +618,7 @@ else:
     show_md("*Skipped: neither RouterBench nor RouteProfile is present.*")
 
 # %% [markdown]
-# @tbl-compose-real gives one row per real dataset at s = 2: greedy and accuracy ranking on the
+# @tbl-compose-real gives one row per real dataset at $|S| = 2$: greedy and accuracy ranking on the
 # test half, how often greedy clears the random p95, and how quickly coverage saturates.
 
 # %%
@@ -635,7 +639,8 @@ if real:
 # %%
 #| label: tbl-compose-real
 #| tbl-cap: >-
-#|   Every real dataset at s = 2 (means over folds): greedy/optimum on calibration over exact cells,
+#|   Every real dataset at |S| = 2 (means over folds): greedy/optimum on calibration over exact
+#|   cells,
 #|   held-out coverage of greedy and of accuracy ranking, the share of folds where greedy beats the
 #|   random p95, and the mean share of random pools it beats.
 if real:
@@ -676,7 +681,7 @@ def pool_sentence(label, o):
     br = float(o["beats_random"].mean())
     verdict = greedy_verdict(n, w, l, maj, br)
     return md("- **{p}** ({n} dataset(s), M = {K}): greedy is at {rm} of the calibration optimum "
-              "on average (lowest {rl}); at s = 2 it covers more than accuracy ranking on {w}, "
+              "on average (lowest {rl}); at |S| = 2 it covers more than accuracy ranking on {w}, "
               "less on {l} and as much on {t}; it clears the random p95 in most folds on {maj} of "
               "{n} and beats {br:%} of random pools on average; {sat} of {K1} alternatives give "
               "90% of the whole pool's coverage (median). So {v}.",
@@ -759,7 +764,7 @@ else:
 
 # %%
 if mp is not None:
-    show_md("Reading: anchor {a}; the optimum is proven up to s = {se} (enumeration up to {sn}), "
+    show_md("Reading: anchor {a}; the optimum is proven up to |S| = {se} (enumeration up to {sn}), "
             "and {gr} there; lazy greedy took {le} marginal-gain evaluations for twelve members "
             "against {pe} for plain greedy, with the same pool: {same}.",
             a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
@@ -795,12 +800,12 @@ show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_a
         t=time.perf_counter() - t0)
 
 # %% [markdown]
-# @tbl-compose-table9 is the Table 9 analog at s = 2, with the published table below it.
+# @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with the published table below it.
 
 # %%
 #| label: tbl-compose-table9
 #| tbl-cap: >-
-#|   Held-out pool construction at s = 2 with a max-confidence router (Table 9 analog, means over
+#|   Held-out pool construction at |S| = 2 with a max-confidence router (Table 9 analog, means over
 #|   folds): test opportunity (held-out coverage), greedy/optimum on calibration, router gain over
 #|   the anchor, and the cost of querying the pool relative to the anchor. Last rows: paper 002's
 #|   Table 9 (published; its cost is a latency ratio).
@@ -846,7 +851,7 @@ for ax, (name, d) in zip(axes, rows_all.groupby("pool", sort=False), strict=True
     ax.axhline(0, color="k", ls="--", lw=1)
     ax.set(xlabel="held-out coverage F_b", title=name)
 axes[0].set_ylabel("router gain over the anchor")
-fig.colorbar(sc, ax=axes, label="size s")
+fig.colorbar(sc, ax=axes, label="size |S|")
 plt.show()
 
 # %%
@@ -900,7 +905,7 @@ show_md("{n} real pools routed ({d} datasets, {f} folds each) in {t:.1f} s, on {
         or "no embedding")
 
 # %% [markdown]
-# @tbl-compose-router-real is the real-pool analog of Table 9 at s = 2, read as a conversion:
+# @tbl-compose-router-real is the real-pool analog of Table 9 at $|S| = 2$, read as a conversion:
 # how much of the greedy pool's held-out coverage the router turns into accuracy over the anchor.
 
 # %%
@@ -919,7 +924,7 @@ if rsw:
 # %%
 #| label: tbl-compose-router-real
 #| tbl-cap: >-
-#|   Real pools at s = 2 with a prompt router fitted on the calibration half (means over folds):
+#|   Real pools at |S| = 2 with a prompt router fitted on the calibration half (means over folds):
 #|   held-out complementary coverage of the greedy and accuracy-ranked pools, the router's gain over
 #|   the anchor with each pool (with its standard error over folds for greedy), the share of the
 #|   greedy pool's coverage realised as gain, and the cost of the routed calls over the anchor's
@@ -972,7 +977,7 @@ if rsw:
 ratio_real = pd.concat([sw.cells for sw in real.values()]) if real else None
 takeaways = [md("- Theorem 8 holds exactly on {ni} random instances (no violation in {nc:,} "
                 "lattice checks); greedy's worst ratio there is {rmin}, and the constructed worst "
-                "case reaches {rw} at s = 5, above the guarantee {b}.",
+                "case reaches {rw} at |S| = 5, above the guarantee {b}.",
                 ni=N_INSTANCES,
                 nc=int(by_kind[["monotone_checks", "submodular_checks"]].sum().sum()),
                 rmin=study["min_ratio"].min(), rw=worst["ratio"].iloc[-1], b=C.GREEDY_BOUND)]
@@ -983,7 +988,10 @@ takeaways.append(md("- On the calibration objective greedy is essentially optima
                                c=int(ratio_real["optimum_exact"].sum()),
                                r=ratio_real.loc[ratio_real["optimum_exact"], "ratio"].mean())
                     if real else ""))
-takeaways.append(md("- Held out, greedy clears the random p95 at s = 2 in {p95:%} of the simulated "
+
+# %%
+takeaways.append(md("- Held out, greedy clears the random p95 at |S| = 2 in {p95:%} of the "
+                    "simulated "
                     "folds with topic skill and {p95f:%} without; on the real pools greedy clears "
                     "it in most folds on {maj} of {nd} datasets.",
                     p95=sk["folds above p95"].mean(), p95f=fl["folds above p95"].mean(),
@@ -992,7 +1000,7 @@ takeaways.append(md("- Held out, greedy clears the random p95 at s = 2 in {p95:%
 
 # %%
 takeaways.append(md("- Accuracy ranking is a strong baseline: it covers at least as much as greedy "
-                    "on {acc} of {nd} real datasets at s = 2.",
+                    "on {acc} of {nd} real datasets at |S| = 2.",
                     acc=int((over["accuracy_test"] >= over["greedy_test"] - 1e-12).sum()) if real
                     else 0, nd=len(over) if real else 0))
 takeaways.append(md("- Coverage saturates: the median real dataset reaches 90% of its whole pool "
@@ -1053,7 +1061,8 @@ check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 a
 # calibration ratio change?
 
 # %%
-solution(md("Without topic skill greedy clears the random p95 at s = 2 in {pf:%} of folds against "
+solution(md("Without topic skill greedy clears the random p95 at |S| = 2 in {pf:%} of folds "
+            "against "
             "{p:%} with it, and beats {bf:%} of random pools against {b:%}; its calibration ratio "
             "is {rf} (mean) against {r}. {why}",
             pf=fl["folds above p95"].mean(), p=sk["folds above p95"].mean(),
@@ -1068,7 +1077,7 @@ solution(md("Without topic skill greedy clears the random p95 at s = 2 in {pf:%}
 # %% [markdown]
 # **2.** *(about 10 min in class)*
 # Use the *weakest* model as the anchor instead of the most accurate one. How does the
-# coverage at s = 2 change, and is greedy then easier to tell from random pools?
+# coverage at $|S| = 2$ change, and is greedy then easier to tell from random pools?
 
 # %%
 weak = int(np.argmin(world.pool.verdicts[:, :, 0].mean(axis=0)))
@@ -1076,7 +1085,7 @@ sw_weak = C.pool_sweep(world.pool, anchor=weak, sizes=[1, 2, 3], n_folds=max(4, 
                        n_random=N_RANDOM, seed=SEED, baselines=())
 w2 = sw_weak.summary()
 w2 = w2[w2["size"] == 2]
-solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at s = 2 (best anchor: "
+solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at |S| = 2 (best anchor: "
             "{gb}), and clears the random p95 in {p:%} of folds (best anchor: {pb:%}): with a "
             "weak anchor greedy is {easier} to tell from random pools.",
             a=world.pool.policy_names[weak], acc=world.pool.verdicts[:, weak, 0].mean(),
@@ -1094,8 +1103,9 @@ solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at s = 
 sc = pd.DataFrame([{"scale": k,
                     "ratio": C.greedy_worst_case(3, k)[1] / C.greedy_worst_case(3, k)[2]}
                    for k in (1, 2, 4, 8, 16)])
-solution(md("At s = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), towards 1 - (2/3)^3 "
-            "= {lim}; the private items are worth less and less. The limit itself decreases in s "
+solution(md("At |S| = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), towards "
+            "1 - (2/3)^3 "
+            "= {lim}; the private items are worth less and less. The limit itself decreases in |S| "
             "towards 1 - 1/e = {b}, so the guarantee is tight.",
             r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], lim=1 - (2 / 3) ** 3,
             b=C.GREEDY_BOUND))
