@@ -864,7 +864,7 @@ R.table(GF, columns=DIS_COLS)
 #| tbl-cap: >-
 #|   The lower tails of both nulls for L̂, every pool: the excess over each null mean and the
 #|   lower-tail fraction (share of null draws at or below the observed gap; the upper-tail p are in
-#|   @tbl-cross-pairs and @tbl-cross-all), and the margin-preserving p of the disagreement D̂.
+#|   the main-line tables), and the margin-preserving p of the disagreement D̂.
 GF["p_lower_s"], GF["p_m_lower_s"], GF["D_p_m_s"] = (GF[c].map(fpt)
                                                      for c in ("p_lower", "p_m_lower", "D_p_m"))
 R.table(GF, columns={"pool": "pool", "tau": "τ", "excess": "excess, re-deal",
