@@ -244,8 +244,8 @@ R.show_md("In the equal-rate pool the population gap is {lt} at every threshold,
           lt=float(np.abs(t_truth.L).max()), lp=float(t_plug.L[1]), dp=float(t_plug.D[1]))
 
 # %% [markdown]
-# @fig-curves shows the diffuse pool, whose members really differ. Solid lines use the true
-# rates, dashed lines the plug-in estimates from $k$ responses.
+# In the diffuse pool, whose members really differ, the curse sits on top of a real gap: the
+# plug-in curves stray from the true ones, the oracle's furthest (@fig-curves).
 
 # %%
 tau_fine = np.round(np.linspace(0.01, 1.0, 100), 4)

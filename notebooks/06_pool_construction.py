@@ -784,8 +784,9 @@ if mp is not None:
 # section first uses the simulated pools with a *simulated* confidence: each model's true
 # success probability on the item plus Gaussian noise (sd `CONF_NOISE`), clipped to [0, 1],
 # read by the `max_confidence` selector of `deploy/routers.py` (ties go to the member best on
-# calibration). The second part repeats the comparison on real pools with a prompt router
-# (`ROUTER`) fitted on the calibration half.
+# calibration); @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with paper 002's
+# published table in its last rows. The second part repeats the comparison on real pools with a
+# prompt router (`ROUTER`) fitted on the calibration half.
 
 # %%
 t0 = time.perf_counter()
@@ -798,9 +799,6 @@ rows_all = pd.concat([sw.rules.assign(pool=name) for name, sw in routed.items()]
 rows_all = rows_all[rows_all["rule"].isin(["greedy", "accuracy"])]
 show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_all),
         t=time.perf_counter() - t0)
-
-# %% [markdown]
-# @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with the published table below it.
 
 # %%
 #| label: tbl-compose-table9
