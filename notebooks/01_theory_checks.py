@@ -245,7 +245,7 @@ R.show_md("In the equal-rate pool the population gap is {lt} at every threshold,
 
 # %% [markdown]
 # In the diffuse pool, whose members really differ, the curse sits on top of a real gap: the
-# plug-in curves stray from the true ones, the oracle's furthest (@fig-curves).
+# plug-in curves stray from the true ones (@fig-curves).
 
 # %%
 tau_fine = np.round(np.linspace(0.01, 1.0, 100), 4)
