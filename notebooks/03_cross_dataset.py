@@ -399,7 +399,7 @@ sep_rows = []
 for name, s in seps.items():
     for grp, d in s.frame().groupby("group", sort=False):
         sep_rows.append({"pool, half": f"{name}, {grp}",
-                         **{f"τ = {t:g}": R.fmt_signed(m)
+                         **{f"τ = {t:.2f}": R.fmt_signed(m)
                             for t, m in zip(d["tau"], d["margin"], strict=True)},
                          "separates from": R.fmt(s.from_tau[grp], 2)})
 R.table(pd.DataFrame(sep_rows))
