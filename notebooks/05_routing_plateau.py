@@ -700,7 +700,7 @@ for b, pool in tensors.items():
 #| label: tbl-plateau-baseline
 #| tbl-cap: >-
 #|   The same floor against different baselines on the k = 30 tensors: the baseline's score, G_S =
-#|   O_exp − score, the floor Δ (the same in every row) and the noise share Δ/G with its 95%
+#|   O_exp − score, the floor Δ (the same in every row) and the noise share Δ/G_S with its 95%
 #|   bracket.
 if base_rows:
     bt = pd.concat(base_rows, ignore_index=True)
@@ -753,8 +753,8 @@ parts = [] if not comps else [R.md(
     "best member after Holm correction and {w} lose to it; the best router per pool recovers "
     "{rlo:%} to {rhi:%} of the opportunity $G_b$ (median {med:%}; {pr}). The family certificate "
     "certifies $G_\\Pi$ on {g} of {t2} pools, but at these test sizes it certifies a planted "
-    "gain of {gp} in only {pa:%} to {pb:%} of trials ({so}). The residual $H_\\Pi$ is certified "
-    "on {h} of {t2} pools{tail}", n=len(comps), b=len(better), t=len(fitted), w=len(worse),
+    "gain of {gp} in {pa:%} to {pb:%} of simulated test halves ({so}). The residual $H_\\Pi$ "
+    "is certified on {h} of {t2} pools{tail}", n=len(comps), b=len(better), t=len(fitted), w=len(worse),
     rlo=rec_lo, rhi=rec_hi, med=rec_med, pr=paper_range, g=int((fam_df["glo"] > 0).sum()),
     t2=len(fam_df), gp=g_planted, pa=g_power_small, pb=g_power_big, so=power_word,
     h=int((fam_df["hlo"] > 0).sum()), tail=": there, opportunity remains that the predeclared "
@@ -891,14 +891,15 @@ if "math500" in tensors:
     arg = m5.rates().argmax(axis=1)
     d_arg = noise.decomposition(m5, baseline=arg, n_boot=300, seed=SEED)
     R.solution("4. Against a router scoring $O_{{\\mathrm{{repro}}}}$ the recoverable part "
-               "$G_{{\\mathrm{{rec}}}}$ is zero and $G = \\Delta$, so the share is one. With the "
+               "$G_{{\\mathrm{{rec}}}}$ is zero and $G_S = \\Delta$, so the share is one. With the "
                "in-sample maximiser on MATH-500 (it reads every draw, so it is not deployable): "
-               "score {s}, $G = {g}$, $\\Delta = {dl}$, share {sh}.",
+               "score {s}, $G_S = {g}$, $\\Delta = {dl}$, share {sh}.",
                s=d_arg.value("baseline"), g=d_arg.value("gap"), dl=d_arg.value("delta"),
                sh=d_arg.value("noise_share"))
 else:
     R.solution("4. Against a router scoring $O_{{\\mathrm{{repro}}}}$, $G_{{\\mathrm{{rec}}}} = 0$ "
-               "and $G = \\Delta$: the share is one. (The MATH-500 tensor is absent on this run.)")
+               "and $G_S = \\Delta$: the share is one. (The MATH-500 tensor is absent on this "
+               "run.)")
 
 # %% [markdown]
 # ## Appendix: the tables behind the main line {#sec-plateau-appendix}
@@ -1245,8 +1246,8 @@ if with_cost:
 if with_cost:
     aq = cs.pivot(index="pool", columns="family", values="aiq")
     lead = {p: family_label(aq.loc[p].idxmax()) for p in aq.index}
-    pairs = "; ".join(R.md("{p}: {s} against {w}", p=SHORT[n], s=comps[n].cost.strong,
-                           w=comps[n].cost.weak) for n in with_cost)
+    pairs = "; ".join(R.md("{p}: {s} against {w}", p=SHORT[n], s=human(comps[n].cost.strong),
+                           w=human(comps[n].cost.weak)) for n in with_cost)
     cf = cs[~cs["family"].isin(PL.FIXED_REFERENCES)]
     off = int(((cf["apgr_lo"] > 0.5) | (cf["apgr_hi"] < 0.5)).sum())
     R.show_md("Reading: the largest AIQ goes to {lead}. Pairs for APGR (strong against weak): "
@@ -1291,7 +1292,8 @@ if CHEN:
     for q, col in (("noise", "rel_delta"), ("noise_share", "rel_share")):
         st[col] = [rel001(b, REL_STRATUM[s], q) if d else float("nan")
                    for b, s, d in zip(st["bench"], st["stratum"], is001, strict=True)]
-    display(R.table(st, columns={"bench": "bench", "support": "support", "stratum": "stratum",
+    display(R.table(st.assign(bench=st["bench"].map(BENCH)), columns={
+                    "bench": "bench", "support": "support", "stratum": "stratum",
                                  "n": "prompts", "frac": "share", "delta": "Δ",
                                  "noise_share": "noise share", "rel_delta": "released Δ",
                                  "rel_share": "released share"}, percent=["share"]))
@@ -1430,7 +1432,8 @@ if CHEN:
 #|   the union and the TV), the p-value and the verdict; 001's released statistic beside where the
 #|   release has one (frac_in_band, known-p TV).
 if CHEN:
-    display(R.table(gt, digits=4, columns={"bench": "bench", "name": "check",
+    display(R.table(gt.assign(bench=gt["bench"].map(BENCH)), digits=4, columns={
+                    "bench": "bench", "name": "check",
                                            "assumption": "assumption", "value": "statistic",
                                            "reference": "reference", "p_value": "p",
                                            "passed": "passes", "n": "cells / draws",
@@ -1475,7 +1478,7 @@ if CHEN:
                         "released": rel001(b, "conservative_one_sided", "Delta_lower_mean"),
                         "frechet": R.md("[0, {u}]", u=g.frechet["delta_upper"])}
                        for b, g in gates.items()])
-    display(R.table(wc, digits=4, columns={
+    display(R.table(wc.assign(bench=wc["bench"].map(BENCH)), digits=4, columns={
         "bench": "bench", "R_k": "R_k", "o_repro_upper": "O_repro + R_k",
         "o_exp_lower": "O_exp − R_k", "delta": "Δ", "delta_lower": "Δ_lower",
         "share_lower": "Δ_lower / G_S", "released": "released Δ_lower", "frechet": "Fréchet Δ"}))
@@ -1533,7 +1536,7 @@ def router_row(b):
 #|   fractions at τ = 0.5 and τ = 0.9, ours beside the released.
 if CHEN:
     lr = pd.DataFrame([router_row(b) for b in CHEN])
-    display(R.table(lr, columns={
+    display(R.table(lr.assign(bench=lr["bench"].map(BENCH)), columns={
         "bench": "bench", "released_acc": "released router", "released_share": "released share",
         "rebuilt": "rebuilt share", "ours_acc": "our TF-IDF router", "ours_share": "its share",
         "rel_0.5": "reliable τ=0.5", "released_0.5": "released", "rel_0.9": "reliable τ=0.9",
@@ -1628,7 +1631,8 @@ def pool_rows(b):
     rows = []
     for p, r in fig9[b].iterrows():
         o = comp[b].loc[p] if b in comp else None
-        rows.append({"bench": b, "pool": p, "M": int(r["M"]), "lineages": int(r["n_lineages"]),
+        rows.append({"bench": BENCH[b], "pool": p, "M": int(r["M"]),
+                     "lineages": int(r["n_lineages"]),
                      "ours": "— (no tensor)" if o is None else
                      iv(o["noise_share"], o["noise_share_lo"], o["noise_share_hi"]),
                      "ours_pct": "—" if o is None else
@@ -1724,8 +1728,8 @@ if comp:
 # **Draws without seed alignment.** RouterDC's $k = 10$ releases (@tbl-plateau-routers-k10)
 # give success counts only, so the draw index carries no seed: neither the seed-aligned
 # $O_{\exp}$ nor either independence check can be computed, and the runs and dispersion
-# checks have no draw order to test. The closed form $1 - \prod_m (1 - \hat p_{im})$ is then *untested*, not
-# passed, and the one bracket that needs no assumption is Fréchet's
+# checks have no draw order to test. The closed form $1 - \prod_m (1 - \hat p_{im})$ is then
+# *untested*, not passed, and the one bracket that needs no assumption is Fréchet's
 # (@tbl-plateau-p001-frechet).
 
 # %%
@@ -1945,6 +1949,9 @@ R.show_md("Reading: Table 2 does not follow from the figures the paper publishes
 
 # %%
 REG_LAM = 0.1  # the cost penalty of the regimes' operating points
+REG_STYLE = {"cascade": "cascade", "linucb": "LinUCB bandit",
+             "epsilon_greedy": "epsilon-greedy bandit", "routellm": "RouteLLM-style",
+             "hybridllm": "HybridLLM-style"}
 reg_kw = dict(seed=SEED, lam=REG_LAM, n_boot=N_BOOT, alpha=ALPHA)
 regs = {SHORT[n]: RG.compare_regimes(pools[n], inputs[n], costs[n], **reg_kw,
                                      tau=TAU_K10 if pools[n].k > 1 else None) for n in with_cost}
@@ -1972,7 +1979,8 @@ if regs:
     rt = rt.assign(acc=ivs(rt, "accuracy", "accuracy_lo", "accuracy_hi"),
                    g=ivs(rt, "gain", "gain_lo", "gain_hi"), p=rt["p_holm"].map(R.fmt_p),
                    c=ivs(rt, "rel_cost", "rel_cost_lo", "rel_cost_hi", 2))
-    display(R.table(rt, columns={"pool": "pool", "policy": "policy", "regime": "regime",
+    display(R.table(rt.assign(policy=rt["policy"].map(lambda x: REG_STYLE.get(x, human(x)))),
+                    columns={"pool": "pool", "policy": "policy", "regime": "regime",
                                  "acc": "accuracy [95%]", "g": "gain over b [95%]", "n10": "n10",
                                  "n01": "n01", "p": "McNemar p, Holm", "c": "cost / b's [95%]",
                                  "calls": "calls"}))
@@ -2006,11 +2014,6 @@ if regs:
 # (@fig-plateau-regimes).
 
 # %%
-REG_STYLE = {"cascade": "cascade", "linucb": "LinUCB bandit",
-             "epsilon_greedy": "epsilon-greedy bandit", "routellm": "RouteLLM-style",
-             "hybridllm": "HybridLLM-style"}
-
-
 def regime_panel(ax, res, title):
     """One pool: members (grey), b (black) and each regime's curve, cost relative to b's."""
     ax.scatter(res.members["rel_cost"], res.members["accuracy"], color="0.6", s=12)
@@ -2100,7 +2103,7 @@ if regs:
 #|   cheapest other member): APGR with prompt-bootstrap 95% interval, the share of strong calls at
 #|   the calibration-median threshold, and the gain over b there.
 if regs:
-    bt2 = pd.concat([r.binary.assign(pool=p, strong=r.strong, weak=r.weak)
+    bt2 = pd.concat([r.binary.assign(pool=p, strong=human(r.strong), weak=human(r.weak))
                      for p, r in regs.items()], ignore_index=True)
     bt2["apgr "] = ivs(bt2, "apgr", "apgr_lo", "apgr_hi")
     bt2["gain"] = [rv.loc[(p, s), "gain"] for p, s in zip(bt2["pool"], bt2["style"], strict=True)]
@@ -2129,7 +2132,7 @@ if regs:
 #|   Π.
 if regs:
     cert = {p: r.certificate for p, r in regs.items()}
-    rf = pd.DataFrame([{"pool": p, "|Π|": c.L, "best": c.best_policy_name, "glo": c.G_lo,
+    rf = pd.DataFrame([{"pool": p, "|Π|": c.L, "best": human(c.best_policy_name), "glo": c.G_lo,
                         "hlo": c.H_lo, "G": iv(c.G_estimate, c.G_lo, c.G_hi),
                         "H": iv(c.H_estimate, c.H_lo, c.H_hi)} for p, c in cert.items()])
     display(R.table(rf, columns={"pool": "pool", "|Π|": "|Π|", "best": "best member of Π",
@@ -2199,7 +2202,7 @@ def vote_row(pool, r):
     diff = v.pooled_rate - v.member_rate[:, j]
     draws = bootstrap_means(diff[:, None], N_BOOT, SEED)[:, 0]
     lo, hi = np.quantile(draws, [ALPHA / 2, 1 - ALPHA / 2])
-    return {"r": r, "pooled": v.pooled_rate.mean(), "best": pool.policy_names[j], "hi": hi,
+    return {"r": r, "pooled": v.pooled_rate.mean(), "best": human(pool.policy_names[j]), "hi": hi,
             "acc": v.member_rate[:, j].mean(), "d": iv(diff.mean(), lo, hi)}
 
 # %%
