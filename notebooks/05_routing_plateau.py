@@ -754,9 +754,10 @@ parts = [] if not comps else [R.md(
     "{rlo:%} to {rhi:%} of the opportunity $G_b$ (median {med:%}; {pr}). The family certificate "
     "certifies $G_\\Pi$ on {g} of {t2} pools, but at these test sizes it certifies a planted "
     "gain of {gp} in {pa:%} to {pb:%} of simulated test halves ({so}). The residual $H_\\Pi$ "
-    "is certified on {h} of {t2} pools{tail}", n=len(comps), b=len(better), t=len(fitted), w=len(worse),
-    rlo=rec_lo, rhi=rec_hi, med=rec_med, pr=paper_range, g=int((fam_df["glo"] > 0).sum()),
-    t2=len(fam_df), gp=g_planted, pa=g_power_small, pb=g_power_big, so=power_word,
+    "is certified on {h} of {t2} pools{tail}", n=len(comps), b=len(better), t=len(fitted),
+    w=len(worse), rlo=rec_lo, rhi=rec_hi, med=rec_med, pr=paper_range,
+    g=int((fam_df["glo"] > 0).sum()), t2=len(fam_df), gp=g_planted, pa=g_power_small,
+    pb=g_power_big, so=power_word,
     h=int((fam_df["hlo"] > 0).sum()), tail=": there, opportunity remains that the predeclared "
     "routers do not reach." if (fam_df["hlo"] > 0).any() else ".")]
 
