@@ -2023,7 +2023,7 @@ def regime_panel(ax, res, title):
     for i, (pol, lab) in enumerate(REG_STYLE.items()):
         d = res.curves[res.curves["policy"] == pol].sort_values("rel_cost")
         ax.plot(d["rel_cost"], d["accuracy"], marker=".", ms=3, lw=1.1, color=R.PALETTE[i],
-                label=lab)
+                ls="--" if i >= 3 else "-", label=lab)
     ax.set(title=title, xlabel="mean cost / b's")
 
 # %%
@@ -2037,7 +2037,7 @@ if regs:
     for ax, (p, res) in zip(axes[0], regs.items(), strict=True):
         regime_panel(ax, res, p)
     axes[0][0].set_ylabel("accuracy")
-    h = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", label=lab)
+    h = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", ls="--" if i >= 3 else "-", label=lab)
          for i, lab in enumerate(REG_STYLE.values())]
     h += [plt.Line2D([], [], color="0.6", marker="o", ls="", label="members"),
           plt.Line2D([], [], color="black", marker="o", ls="", label="frozen member b")]
@@ -2274,8 +2274,8 @@ for ax, (p, d) in zip(axes[0], rank_df.groupby("pool", sort=False), strict=True)
     ax.set_yticks(y, [family_label(f) for f in d["family"]], fontsize=6)
     ax.set(title=p, xlabel="rank (1 = best)")
     ax.invert_xaxis()
-axes[0][0].legend(handles=RANK_KEY, fontsize=6, loc="lower left")
-plt.tight_layout()
+fig.legend(handles=RANK_KEY, loc="lower center", ncol=3, fontsize=7, bbox_to_anchor=(0.5, -0.02))
+plt.tight_layout(rect=(0, 0.07, 1, 1))
 plt.show()
 
 # %%
