@@ -880,8 +880,12 @@ c3, call = PL.certificate(sim_res, sim.pool, PL.PAPER_FAMILY), PL.certificate(si
 R.solution("3. The budget per family member is $\\alpha/(3\\lvert\\Pi\\rvert)$, so a larger family "
            "widens every policy interval. With $\\lvert\\Pi\\rvert = {l3}$ the interval for "
            "$G_\\Pi$ is {a}; with every fitted router ($\\lvert\\Pi\\rvert = {la}$) it is {b}. "
-           "The estimate can only rise (more candidates), but the lower limit {w}.",
-           l3=c3.L, la=call.L, a=iv(c3.G_estimate, c3.G_lo, c3.G_hi),
+           "The estimate can only rise (more candidates), but the lower limit {w}. At these {n} "
+           "test prompts the certificate certifies a gain of the planted size ({gp}) in {pw:%} "
+           "of simulated test halves, so {exp}.", n=ev.size, gp=g_planted, pw=g_power,
+           exp="an uncertified $G_\\Pi$ here says little" if g_power < 0.5
+           else "it has the power to certify such a gain", l3=c3.L, la=call.L,
+           a=iv(c3.G_estimate, c3.G_lo, c3.G_hi),
            b=iv(call.G_estimate, call.G_lo, call.G_hi),
            w=R.compare(call.G_lo, c3.G_lo, more="rises here", less="falls",
                        same="stays where it was"))
