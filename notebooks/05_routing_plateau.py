@@ -2258,8 +2258,8 @@ for name in list(comps)[:3]:  # at most three real pools in the figure
     rank_of[SHORT[name]] = rank_routers(comps[name], pools[name], seed=SEED)
 rank_df = pd.concat([r.frame().assign(pool=p) for p, r in rank_of.items()], ignore_index=True)
 RANK_KEY = [  # the figure's three encodings
-    plt.Line2D([], [], color=R.PALETTE[0], marker="o", ls="", label="as good as the best"),
-    plt.Line2D([], [], color=R.PALETTE[0], marker="o", mfc="white", ls="", label="worse than best"),
+    plt.Line2D([], [], color=R.PALETTE[0], marker="o", ls="", label="not told apart from best"),
+    plt.Line2D([], [], color=R.PALETTE[0], marker="o", mfc="white", ls="", label="below best"),
     plt.Line2D([], [], color="0.5", lw=1.5, label="95% rank interval")]
 
 # %%
