@@ -17,6 +17,15 @@
 # population truth we know, and on a real pool where one is available? And where does a
 # statement stop holding?
 #
+# **The answer, in short.** Every identity and bound holds on every pool checked, to rounding
+# (the chapter stops if one fails; @tbl-theory-claims lists them). They stop where their
+# assumptions do: the factor-$M$ mixture bound says nothing above $\tau = 1/M$; the plug-in
+# coverage gap $\hat L$ overshoots a zero population gap but falls below the positive one
+# simulated here, so it is no upper bound in either direction; best-of-$M$ sampling beats the
+# oracle only of *independent* draws, and an anticorrelated pair shows it falling short; and no
+# router that commits to one member, fitted or not, scores above the reproducible ceiling. The
+# takeaways give the numbers of this run.
+#
 # **Learning objectives.** After this chapter you can
 #
 # - compute coverage, the disagreement $D$, the oracle gap $L$ and the router error $e_D$ of a
@@ -83,6 +92,7 @@ from oraclegap import Pool, datasets
 from oraclegap import report as R
 from oraclegap.deploy import compose as PC
 from oraclegap.deploy import theory
+from oraclegap.deploy.routers import label as router_label
 from oraclegap.deploy.routers import simulated_router_pool
 from oraclegap.stats import coverage as cov
 from oraclegap.stats import noise, simulate
@@ -152,7 +162,8 @@ R.table(settings)
 # Rates are unknown. The **plug-in** estimate replaces $p_{im}$ by $\hat p_{im} = c_{im}/k$, where
 # $c_{im}$ counts the correct responses among $k$; a cell is then covered when
 # $c_{im} \ge \lceil \tau k \rceil$ (the *count rule*). Plug-in quantities wear hats:
-# $\hat L$, $\hat D$. @fig-toy is a pool small enough to work by hand.
+# $\hat L$, $\hat D$. @fig-toy is a pool small enough to work by hand; the callout after it
+# works every definition through on it.
 
 # %%
 #| label: fig-toy
@@ -168,10 +179,6 @@ R.draw_outcomes(ax, TOY.reshape(-1, 4),
                 row_labels=[f"prompt {i + 1}, {m}" for i in range(3) for m in "AB"], group=2,
                 row_notes=[f"{c} of 4 correct" for c in toy.counts().ravel()])
 plt.show()
-
-# %% [markdown]
-# The callout works the definitions through on this pool; every number in it is computed: the
-# coverages, the disagreement prompts, and the account of a router that picks A, A, B.
 
 # %%
 tt = cov.coverage(toy, [TOY_TAU])
@@ -237,8 +244,8 @@ R.show_md("In the equal-rate pool the population gap is {lt} at every threshold,
           lt=float(np.abs(t_truth.L).max()), lp=float(t_plug.L[1]), dp=float(t_plug.D[1]))
 
 # %% [markdown]
-# @fig-curves shows the diffuse pool, whose members really differ. Solid lines use the true
-# rates, dashed lines the plug-in estimates from $k$ responses.
+# In the diffuse pool, whose members really differ, the curse sits on top of a real gap: the
+# plug-in curves stray from the true ones (@fig-curves).
 
 # %%
 tau_fine = np.round(np.linspace(0.01, 1.0, 100), 4)
@@ -250,21 +257,20 @@ truth_c, plug_c = cov.coverage_from_rates(spec.p, tau_fine), cov.coverage(spec.p
 #| fig-cap: >-
 #|   Coverage of the diffuse pool's oracle, best member and uniform mixture as the threshold grows:
 #|   true rates (solid) and plug-in estimates from k responses (dashed); the shaded band is the true
-#|   oracle gap. The arrow marks where the plug-in oracle overshoots its true curve most (the
-#|   winner's curse).
-fig, ax = plt.subplots()
+#|   oracle gap, and the open circle marks where the plug-in oracle overshoots its true curve most
+#|   (the winner's curse).
+fig, ax = plt.subplots(figsize=(8, 3.6))
 for label, attr, color in (("oracle", "oracle", "C0"), ("best member", "best", "C1"),
                            ("uniform mixture", "mixture", "C2")):
     ax.plot(tau_fine, getattr(truth_c, attr), color=color, label=f"{label}, true rates")
-    ax.plot(tau_fine, getattr(plug_c, attr), color=color, ls="--", alpha=0.8,
-            label=f"{label}, plug-in")
-ax.fill_between(tau_fine, truth_c.best, truth_c.oracle, color="C0", alpha=0.12)
+    ax.plot(tau_fine, getattr(plug_c, attr), color=color, ls="--", label=f"{label}, plug-in")
+ax.fill_between(tau_fine, truth_c.best, truth_c.oracle, color="C0", alpha=0.12,
+                label="true oracle gap L")
 j = int(np.argmax(np.where(tau_fine <= 0.9, plug_c.oracle - truth_c.oracle, -1)))
-ax.annotate("winner's curse", (tau_fine[j], plug_c.oracle[j]),
-            (max(tau_fine[j] - 0.35, 0.05), plug_c.oracle[j] + 0.12),
-            arrowprops={"arrowstyle": "->"}, fontsize=9)
+ax.plot(tau_fine[j], plug_c.oracle[j], "o", mfc="none", mec="k", ms=9,
+        label="largest overshoot (winner's curse)")
 ax.set(xlabel="reliability threshold τ", ylabel="coverage", title="Oracle, best member and mixture")
-ax.legend(fontsize=7, ncol=2)
+ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %% [markdown]
@@ -355,7 +361,7 @@ claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §
 #|   The routing identity on fitted routers, test half of the specialist pool with one response per
 #|   member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error
 #|   e_D against the break-even error L/D, and the residual of the identity.
-one = fitted_id[fitted_id["k"] == 1]
+one = fitted_id[fitted_id["k"] == 1].assign(family=lambda d: d["family"].map(router_label))
 R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D",
                       "e_D": "e_D", "break_even": "L/D", "gain": "gain over best",
                       "residual": "residual"})
@@ -421,12 +427,14 @@ R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo
 # too, which pushes the subtracted term up as well, and thresholding coarse estimates can move
 # coverage either way. So 2609.32996 (App. C.1) warns that $\hat L$ is not automatically an upper
 # bound on $L$. For the outcome-oracle gap of paper 002, with one draw per member and $R_{im}$
-# the 0/1 outcome, the plug-in $\hat G = \hat q - \max_m \hat p_m$ has
+# the 0/1 outcome, the plug-in $\hat G_{\mathrm{out}} = \hat q - \max_m \hat p_m$ has
 # $\hat q = \frac1n\sum_i \max_m R_{im}$
-# unbiased for its target, while $\max_m \hat p_m$ is biased upward, so $\hat G$ is biased low
+# unbiased for its target, while $\max_m \hat p_m$ is biased upward, so $\hat G_{\mathrm{out}}$ is
+# biased low
 # (Prop. 3 of paper 002). Three simulations, with the Monte Carlo standard error beside each
 # mean: equal-rate pools ($L = 0$), pools with specialists on half the prompts at $k = 64$
-# (a known $L > 0$), and the diffuse pool's rates with one draw per member.
+# (a known $L > 0$), and the diffuse pool's rates with one draw per member; @fig-bias draws the
+# three sampling distributions.
 
 # %%
 L_null = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool, [0.10]).L[0]
@@ -447,12 +455,16 @@ claims.add("with a positive population gap, the plug-in L̂ can fall below it (f
            "= 64)",
            "2609.32996 App. C.1", f"L̂ {L_sp.mean():.3f} ± {se(L_sp):.3f} vs L {L_sp_true:.3f}",
            below, kind="simulation")
+claims.add("with a zero population gap, the plug-in L̂ overshoots it (equal-rate pools, τ = 0.10)",
+           "2609.32996 App. C.1", f"L̂ {L_null.mean():.3f} ± {se(L_null):.3f} vs L 0",
+           L_null.mean() - 3 * se(L_null) > 0, kind="simulation")
 
 # %%
 R.show_md("Equal-rate pools: $\\hat L(0.10)$ averages {m} (standard error {s}) against a "
           "population value of 0, the winner's curse alone. Specialists at $k = 64$: $\\hat L$ "
           "averages {ms} ({ss}) against $L = {Ls}$, so the plug-in {dir} the gap. Outcome oracle: "
-          "$\\hat G$ averages {g} ({sg}) against $G_{{\\mathrm{{out}}}} = {go}$, {gdir} it as "
+          "$\\hat G_{{\\mathrm{{out}}}}$ averages {g} ({sg}) against "
+          "$G_{{\\mathrm{{out}}}} = {go}$, {gdir} it as "
           "Proposition 3 says.",
           m=L_null.mean(), s=se(L_null), ms=L_sp.mean(), ss=se(L_sp), Ls=L_sp_true,
           dir=R.compare(L_sp.mean(), L_sp_true, more="overstates", less="understates",
@@ -475,9 +487,6 @@ R.show_md("On the diffuse pool, $\\hat q$ averages {q} against $O_{{\\exp}} = {o
           "$\\Delta = {delta}$.",
           q=q_hat.mean(), oe=dec_spec.O_exp, orp=dec_spec.O_repro,
           d=q_hat.mean() - dec_spec.O_repro, delta=dec_spec.delta)
-
-# %% [markdown]
-# @fig-bias shows the three sampling distributions with their population values (dashed).
 
 # %%
 #| label: fig-bias
@@ -677,7 +686,7 @@ R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{r
 # rule, the true maximiser. Each choice is scored on fresh draws under three joint laws with the
 # same rates: independent members, comonotone members (one shared uniform per prompt and draw,
 # maximal positive dependence) and antithetic members (the shared uniform shifted per member,
-# negative dependence).
+# negative dependence). @fig-recoverability sets every router's score against the cap.
 
 # %%
 rec_pool = simulated_router_pool(N_PROMPTS, M, K, seed=rng)
@@ -705,10 +714,10 @@ claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (mor
            "2607.03436 Thm 2(b)",
            f"{rec.best_of_K_fresh:.4f} ± {rec.best_of_K_se:.4f} vs {rec.O_repro:.4f}",
            rec.best_of_K_fresh - 3 * rec.best_of_K_se > rec.O_repro, kind="simulation")
-
-# %% [markdown]
-# @fig-recoverability shows every router's score against the cap, with the single-draw oracle
-# under each joint law and best-of-$M$ on the maximiser.
+order = list(dict.fromkeys(sc["router"]))
+names = [{"maximiser": "true maximiser"}.get(r, router_label(r)) for r in order]
+on_cap = {c: " (on the ceiling)" if abs(o - rec.O_repro) < 0.005 else ""
+          for c, o in rec.O_exp.items()}
 
 # %%
 #| label: fig-recoverability
@@ -717,19 +726,19 @@ claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (mor
 #|   on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the three
 #|   joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each joint
 #|   law (dashed, from fresh draws) and best-of-M on the maximiser (dotted).
-fig, ax = plt.subplots(figsize=(8, 3.6))
-order = list(dict.fromkeys(sc["router"]))
+fig, ax = plt.subplots(figsize=(8, 3.6))  # legend outside, on the right
 ax.bar(range(len(order)), sc.groupby("router", sort=False)["committed"].first(), color="C7",
-       alpha=0.6)
+       alpha=0.6, label="expected score of the committed member")
 for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
     ax.scatter(np.arange(len(order)) + (j - 1) * 0.2, d["fresh"], s=12, color=f"C{j}", zorder=3,
                label=f"fresh draws, {coupling}")
-    ax.axhline(rec.O_exp[coupling], color=f"C{j}", ls="--", lw=1)
-ax.axhline(rec.O_repro, color="k", lw=1.5, label="O_repro")
+    ax.axhline(rec.O_exp[coupling], color=f"C{j}", ls="--", lw=1,
+               label=f"single-draw oracle O_exp, {coupling}{on_cap[coupling]}")
+ax.axhline(rec.O_repro, color="k", lw=1.5, label="reproducible ceiling O_repro")
 ax.axhline(rec.best_of_K, color="k", ls=":", lw=1.5, label=f"best-of-{rec.K} on the maximiser")
-ax.set_xticks(range(len(order)), order, rotation=30, ha="right", fontsize=8)
+ax.set_xticks(range(len(order)), names, rotation=30, ha="right", fontsize=8)
 ax.set(ylabel="score on the test half", ylim=(0, 1), title="Single-commit routers against the cap")
-ax.legend(fontsize=7, ncol=2, loc="lower right")
+ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %%
@@ -773,7 +782,7 @@ else:
     rdec = noise.decompose(real, form="seed-aligned")
     keys = {"best single model": ("router", "001.REL.best_single"),
             "O_repro": ("O_repro", "001.REL.orepro"), "O_exp": ("O_exp", "001.REL.oexp"),
-            "noise share Δ/G": ("noise_share", "001.REL.noise_share")}
+            "noise share Δ/G_out": ("noise_share", "001.REL.noise_share")}
     real_df = pd.DataFrame([{"quantity": q, "recomputed": getattr(rdec, a),
                              "released": R.published(key).value} for q, (a, key) in keys.items()])
     claims.add("the MATH-500 tensors reproduce the released decomposition",
@@ -850,6 +859,13 @@ lines += [R.md("- Information sets a ladder: fixed member, finite signal, prompt
                "specialist pool), under any joint law of the draws; best-of-{Kb} on the maximiser "
                "lifts through it ({bok}).",
                orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K)]
+
+# %%
+lines += [R.md("- Where the statements stop: the mixture bound says nothing above $\\tau = 1/M$ "
+               "and is never tight on the diffuse pool (smallest slack {sl}); best-of-2 on the "
+               "anticorrelated pair scores {b} against a single-draw oracle of {oe}, because "
+               "Theorem 2(b) promises only the oracle of independent draws.",
+               sl=float(slack.min()), b=bok_pair, oe=anti.O_exp)]
 R.show_lines(lines)  # the bullets are filled already: shown as they are
 
 # %% [markdown]

@@ -16,7 +16,8 @@
 #
 # $$F_b(S) = P(R_b = 0 \text{ and } R_m = 1 \text{ for some } m \in S),$$
 #
-# the share of items the anchor fails that some retained model solves. Paper 002 (Shihab et
+# the share of items the anchor fails that some retained model solves; a pool is the set $S$ of
+# $|S|$ alternatives kept beside the anchor. Paper 002 (Shihab et
 # al., Section 5, Theorem 8 and Appendix J) proves that this objective has diminishing
 # returns, so the greedy pool is provably near the best pool of its size, and then finds on
 # eight models that the guarantee buys little: many pools are nearly as good, random pools are
@@ -24,6 +25,13 @@
 # findable by a router. This chapter checks the theorem exactly, reruns the paper's held-out
 # sweep on simulated pools with known structure and on every real pool we can load, and asks
 # for each pool whether greedy construction pays.
+#
+# **The answer, in short.** The theorem holds exactly, and on the calibration half greedy is at
+# or next to the best pool of its size. That buys little held out: greedy rarely clears the
+# upper end of random pools of the same size, ranking models by accuracy covers as much or more
+# on most real datasets, and a router that sees only the prompt turns a small share of the
+# coverage into accuracy over the anchor. The takeaways give this run's numbers, pool by pool,
+# including where greedy does pay.
 #
 # **Learning objectives.** After this chapter you can
 #
@@ -42,7 +50,7 @@
 # 2. On the calibration half, greedy is at or next to the exhaustive optimum (paper: 0.849 to
 #    1.000 of it, mean 0.997, over 1,120 cells).
 # 3. On the held-out half, greedy beats random pools of the same size only weakly (paper: at
-#    s = 2 it beats 50-78% of random draws; its mean lies inside the random p05-p95 band).
+#    $|S| = 2$ it beats 50-78% of random draws; its mean lies inside the random p05-p95 band).
 # 4. Ranking by individual accuracy is not dominated by greedy on held-out coverage (Table 10).
 # 5. The coverage curve saturates after a few members.
 # 6. Under a knapsack budget (App. M.3), cost-benefit greedy with partial enumeration stays
@@ -55,7 +63,7 @@ SEED = 0
 N_FOLDS = 40  # random 50/50 calibration/test splits per dataset (paper 002: 40)
 N_RANDOM = 200  # random pools per cell (paper 002: 200)
 N_ITEMS = 300  # items per dataset in the simulated pool (paper 002: 200-300)
-K_SIM = 8  # models in the simulated pool (paper 002: 8)
+M_SIM = 8  # models (members) in the simulated pool (paper 002: 8)
 TOPIC_SD = 1.0  # spread of model-by-topic skill in the simulated pool (its complementarity)
 N_INSTANCES = 300  # random outcome matrices for the exact Theorem 8 checks
 TAUS = [0.1, 0.5, 0.9]  # success thresholds for the k = 30 tensors
@@ -84,12 +92,17 @@ from IPython.display import Markdown, display
 from oraclegap import datasets
 from oraclegap.datasets import paper_table
 from oraclegap.deploy import compose as C
-from oraclegap.report import fmt, md, placeholder_figure, show_lines, show_md, table, use_style
+from oraclegap.report import (
+    check,
+    fmt,
+    md,
+    placeholder_figure,
+    show_lines,
+    show_md,
+    table,
+    use_style,
+)
 from oraclegap.stats.certify import random_halves
-
-# %% [markdown]
-# The run's settings: a plot style, the reductions of a `SMALL` run, the generator every random
-# choice of the chapter draws from, and the list of sections skipped on this run.
 
 # %%
 use_style()
@@ -99,14 +112,10 @@ if SMALL:
             3), min(MAX_NODES, 2000), 3
 rng = np.random.default_rng(SEED)
 t_start = time.perf_counter()
-skipped: list[str] = [f"router gain on {name} (SMALL run)"
+skipped: list[str] = [f"router gain on {datasets.title(name)} (SMALL run)"
                       for name in ROUTER_POOLS[3:]] if SMALL else []
 # embedding the text of the largest pool takes most of a small run
 ROUTER_POOLS = ROUTER_POOLS[:3] if SMALL else ROUTER_POOLS
-
-# %% [markdown]
-# Two helpers: the comparison word of a sentence, computed from its numbers, and the folded
-# solution of an exercise.
 
 
 # %%
@@ -131,13 +140,13 @@ def solution(text: str) -> None:
 avail = datasets.available()
 present = set(avail.loc[avail["present"], "name"])
 settings_rows = [  # (data, what, used)
-    ("random outcome matrices", f"{N_INSTANCES} instances, n 5-80 items, K 3-9 models; exact "
+    ("random outcome matrices", f"{N_INSTANCES} instances, n 5-80 items, M 3-9 models; exact "
      "lattice checks", True),
     ("constructed instances", "disjoint rescue sets (greedy optimal); the classical greedy worst "
-     "case, s = 2..5", True),
-    ("simulated pool", f"4 datasets x {N_ITEMS} items x {K_SIM} models, topic skill sd "
+     "case, |S| = 2..5", True),
+    ("simulated pool", f"4 datasets x {N_ITEMS} items x {M_SIM} models, topic skill sd "
      f"{TOPIC_SD:g} (and 0)", True),
-    ("held-out sweep", f"sizes 1..K-1, {N_FOLDS} folds (real pools {REAL_FOLDS}, MMLU-Pro "
+    ("held-out sweep", f"sizes 1..M-1, {N_FOLDS} folds (real pools {REAL_FOLDS}, MMLU-Pro "
      f"{MMLU_FOLDS}), {N_RANDOM} random pools per cell", True),
     ("paper 002, published", "Tables 9 and 10 and the App. J sweep figures (data/paper/)", True),
     ("real pools (OG_EXTERNAL_DIR)", "MMLU-Pro, RouterBench, RouterDC, LLMRouter (2 sets), k = 30 "
@@ -188,9 +197,6 @@ display(table(by_kind, percent=["greedy optimal at every size"],
                        "min_ratio": "smallest greedy/opt.",
                        "greedy_optimal_everywhere": "greedy optimal at every size"}))
 
-# %% [markdown]
-# Over all instances together:
-
 # %%
 show_md("Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {viol} violations; "
         "every instance is normalised: {norm}. The smallest greedy/optimum ratio is {rmin} "
@@ -205,9 +211,11 @@ show_md("Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {vi
 # Random instances rarely stress the bound. Two constructions have known answers. If every
 # alternative rescues its own anchor failures and no other's, $F_b$ is additive and greedy
 # (largest rescue set first) is optimal. The classical worst case for greedy coverage is an
-# s x s grid of rescue items: the optimal models each own a column, the greedy models each
-# own a row of geometrically shrinking weight plus one private item, so greedy always prefers
-# the next row and ends at about $1 - (1 - 1/s)^s$ of the optimum, which falls towards $1 - 1/e$.
+# $|S| \times |S|$ grid of rescue items for pools of size $|S|$: the optimal models each own a
+# column, the greedy models each own a row of geometrically shrinking weight plus one private
+# item, so greedy always prefers the next row and ends at about $1 - (1 - 1/|S|)^{|S|}$ of the
+# optimum, which falls towards $1 - 1/e$
+# (@fig-compose-thm8, left; right: the smallest ratio over the random instances).
 
 # %%
 worst = []
@@ -221,22 +229,18 @@ worst = pd.DataFrame(worst)
 disjoint = C.theorem8_checks(C.disjoint_rescue_instance([9, 7, 5, 5, 3, 1], n_anchor_right=20,
                                                         seed=SEED), 0)
 
-# %% [markdown]
-# @fig-compose-thm8 shows both: the worst-case ratios against their limit and the guarantee
-# (left), and the distribution of the smallest ratio over the random instances (right).
-
 # %%
 #| label: fig-compose-thm8
 #| fig-cap: >-
-#|   Left: greedy/optimum on the classical worst-case instances (points) against 1 - (1 - 1/s)^s
+#|   Left: greedy/optimum on the classical worst-case instances (points) against 1 - (1 - 1/|S|)^|S|
 #|   (line) and the guarantee 1 - 1/e (dashed). Right: the smallest greedy/optimum ratio over sizes
 #|   on each random instance.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
 ss = np.arange(2, 9)
-axes[0].plot(ss, 1 - (1 - 1 / ss) ** ss, color="C0", label="1 - (1 - 1/s)^s")
+axes[0].plot(ss, 1 - (1 - 1 / ss) ** ss, color="C0", label="1 - (1 - 1/|S|)^|S|")
 axes[0].scatter(worst["s"], worst["ratio"], color="C1", zorder=3, label="greedy / optimum")
 axes[0].axhline(C.GREEDY_BOUND, color="k", ls="--", lw=1, label="1 - 1/e")
-axes[0].set(xlabel="pool size s", ylabel="greedy / optimum", title="worst-case family")
+axes[0].set(xlabel="pool size |S|", ylabel="greedy / optimum", title="worst-case family")
 axes[0].legend(fontsize=8)
 axes[1].hist(study["min_ratio"], bins=np.linspace(C.GREEDY_BOUND, 1, 30), color="C2")
 axes[1].axvline(C.GREEDY_BOUND, color="k", ls="--", lw=1)
@@ -245,12 +249,10 @@ axes[1].set(xlabel="smallest greedy / optimum over sizes", ylabel="instances",
 plt.tight_layout()
 plt.show()
 
-# %% [markdown]
-# The constructed instances against their known answers:
-
 # %%
 show_md("Reading: the constructed ratios equal the construction's own counts ({agree}) and fall "
-        "from {r2} at s = 2 to {r5} at s = 5, above the guarantee {bound} throughout. On disjoint "
+        "from {r2} at |S| = 2 to {r5} at |S| = 5, above the guarantee {bound} throughout. On "
+        "disjoint "
         "rescue sets greedy equals the optimum at all {k} sizes: {dis}.",
         agree=fmt(bool(np.allclose(worst["ratio"], worst["as constructed"]))),
         r2=worst["ratio"].iloc[0], r5=worst["ratio"].iloc[-1], bound=C.GREEDY_BOUND,
@@ -272,8 +274,8 @@ show_md("Reading: the constructed ratios equal the construction's own counts ({a
 
 # %%
 t0 = time.perf_counter()
-world = C.latent_world(N_ITEMS, K_SIM, topic_sd=TOPIC_SD, seed=SEED)
-flat = C.latent_world(N_ITEMS, K_SIM, topic_sd=0.0, seed=SEED)
+world = C.latent_world(N_ITEMS, M_SIM, topic_sd=TOPIC_SD, seed=SEED)
+flat = C.latent_world(N_ITEMS, M_SIM, topic_sd=0.0, seed=SEED)
 sim = C.pool_sweep(world.pool, n_folds=N_FOLDS, n_random=N_RANDOM, seed=SEED)
 sim_flat = C.pool_sweep(flat.pool, n_folds=N_FOLDS, n_random=N_RANDOM, seed=SEED)
 sims = {"simulated, topic skill": sim, "simulated, no topic skill": sim_flat}
@@ -304,9 +306,6 @@ cal_rows.append({"pool": "paper 002 (published)", "cells": int(pv[("cells", "all
 cal_tbl = pd.DataFrame(cal_rows)
 display(table(cal_tbl, percent=["cells at the optimum"]))
 
-# %% [markdown]
-# The simulated pool with topic skill against the paper:
-
 # %%
 show_md("Reading: on the simulated pool with topic skill greedy is at the optimum in {a:%} of "
         "cells and never below {m}; its mean ratio {r} is {cmp} the paper's {rp}. {verdict}",
@@ -320,25 +319,32 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
         else "Greedy falls measurably short of the optimum here, unlike in the paper.")
 
 # %% [markdown]
-# Now the held-out coverage at s = 2, the size paper 002 tabulates (@tbl-compose-table10). The
-# "exhaustive" column is the pool that is optimal on the calibration half, measured on the test
-# half; "hindsight" is the best pool chosen on the test half itself, a ceiling no selection rule
-# can claim.
+# Now the held-out coverage at $|S| = 2$, the size paper 002 tabulates (@tbl-compose-table10).
+# @tbl-compose-table10-optima sets greedy beside the pool that is optimal on the calibration
+# half, measured on the test half, and the *hindsight* pool, the best pool chosen on the test
+# half itself, a ceiling no selection rule can claim.
 
 # %%
 #| label: tbl-compose-table10
 #| tbl-cap: >-
-#|   Held-out complementary coverage at s = 2, mean over folds (Table 10 analog): greedy, the four
-#|   baselines, random pools, the calibration-optimal pool and the hindsight optimum. Last rows:
-#|   paper 002's Table 10 (published; its diversity column is error correlation).
+#|   Held-out complementary coverage at |S| = 2, mean over folds (Table 10 analog): greedy, the four
+#|   baselines and random pools. Last rows: paper 002's Table 10 (published; its diversity column
+#|   is error correlation; it has no k-medoids or DPP column).
 published10 = paper_table("002_table10_pool_baselines").drop(columns="size")
 t10 = pd.concat([sw.table10(2).assign(pool=name) for name, sw in sims.items()]
                 + [published10.assign(pool="paper 002 (published)")], ignore_index=True)
 t10 = t10[["pool"] + [c for c in t10.columns if c != "pool"]]
-display(table(t10))
+RULE_NAMES = {"greedy": "greedy", "accuracy": "accuracy rank", "diversity": "diversity",
+              "kmedoids": "k-medoids", "dpp": "DPP", "random": "random"}
+display(table(t10, columns={"pool": "pool", "dataset": "dataset", **RULE_NAMES}))
 
-# %% [markdown]
-# On the simulated pool with topic skill, greedy against each baseline and the two optima:
+# %%
+#| label: tbl-compose-table10-optima
+#| tbl-cap: >-
+#|   The same cells against the two optima: greedy, the pool that is optimal on the calibration
+#|   half (measured on the test half) and the hindsight optimum chosen on the test half itself.
+display(table(t10, columns={"pool": "pool", "dataset": "dataset", "greedy": "greedy",
+                            "exhaustive": "calibration-optimal", "hindsight": "hindsight"}))
 
 # %%
 ts = t10[t10["pool"] == "simulated, topic skill"]
@@ -351,7 +357,8 @@ show_md("Reading: with topic skill greedy's held-out coverage is above accuracy 
         w=int((ts["greedy"] > ts["accuracy"] + 1e-12).sum()),
         l=int((ts["greedy"] < ts["accuracy"] - 1e-12).sum()), n=len(ts),
         t=int(((ts["greedy"] - ts["accuracy"]).abs() <= 1e-12).sum()),
-        best=", ".join(f"{d}: {r}" for d, r in zip(ts["dataset"], best_rule, strict=True)),
+        best=", ".join(f"{d}: {RULE_NAMES[r]}"
+                       for d, r in zip(ts["dataset"], best_rule, strict=True)),
         eo=ts["exhaustive"].mean(), go=ts["greedy"].mean(), ho=ts["hindsight"].mean(),
         gapword=": choosing on half the data leaves part of the test ceiling unreached"
         if ts["hindsight"].mean() > ts["exhaustive"].mean() + 1e-12 else "")
@@ -363,7 +370,7 @@ show_md("Reading: with topic skill greedy's held-out coverage is above accuracy 
 # %%
 #| label: tbl-compose-random
 #| tbl-cap: >-
-#|   Greedy against random pools on the test half at s = 2: mean greedy coverage, the mean random
+#|   Greedy against random pools on the test half at |S| = 2: mean greedy coverage, the mean random
 #|   p05 and p95, the share of folds where greedy exceeds the random p95, and the mean share of
 #|   random pools greedy beats (strictly), with paper 002's published shares.
 pub_beats = {d: v for (st, d), v in pv.items() if st == "share_of_random_beaten"}
@@ -379,9 +386,6 @@ rand_rows += [{"pool": "paper 002 (published)", "dataset": d, "random beaten": v
               for d, v in pub_beats.items()]
 rand_tbl = pd.DataFrame(rand_rows)
 display(table(rand_tbl, percent=["folds above p95", "random beaten"]))
-
-# %% [markdown]
-# Both simulated pools against the paper's shares:
 
 # %%
 sk = rand_tbl[rand_tbl["pool"] == "simulated, topic skill"]
@@ -419,21 +423,18 @@ for ax, (ds, d) in zip(axes, summ.groupby("dataset", sort=False), strict=True):
     ax.plot(d["size"], d["greedy_test"], color="C0", marker="o", ms=3, label="greedy (test)")
     ax.plot(d["size"], d["accuracy_test"], color="C1", marker="s", ms=3, label="accuracy (test)")
     ax.plot(d["size"], d["hindsight_test"], color="k", lw=1, label="hindsight (test)")
-    ax.set(title=f"dataset {ds}", xlabel="alternatives s")
+    ax.set(title=f"dataset {ds}", xlabel="alternatives |S|")
 axes[0].set_ylabel("F_b")
 axes[0].legend(fontsize=7)
 plt.tight_layout()
 plt.show()
-
-# %% [markdown]
-# How many alternatives reach most of the whole pool's coverage:
 
 # %%
 ov = sim.overview(2)
 show_md("Reading: on the calibration half {sat} of the {k} alternatives already reach 90% of the "
         "whole pool's coverage (median over datasets); the random band narrows onto the ceiling "
         "as the pool grows.",
-        sat=fmt(float(ov["saturation_size"].median()), 0), k=K_SIM - 1)
+        sat=fmt(float(ov["saturation_size"].median()), 0), k=M_SIM - 1)
 
 # %% [markdown]
 # Pool stability: with the anchor and the pools refitted on each calibration half, how often
@@ -459,7 +460,7 @@ display(table(stab, percent=["modal pool", "modal anchor"],
                        "modal_anchor_share": "modal anchor"}))
 gs = stab[(stab["rule"] == "greedy") & (stab["size"] == 2)].iloc[0]
 ac = stab[(stab["rule"] == "accuracy") & (stab["size"] == 2)].iloc[0]
-show_md("Reading: at s = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
+show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
         "accuracy-ranked pool ({a:%}); the anchor itself is the same in {an:%} of folds.",
         g=gs["modal_pool_share"], a=ac["modal_pool_share"],
         cmp=than(gs["modal_pool_share"], ac["modal_pool_share"], "more often than",
@@ -476,20 +477,17 @@ show_md("Reading: at s = 2 the most frequent greedy pool recurs in {g:%} of fold
 # cost-benefit greedy with a single-model fallback guarantees half of that. We compare both
 # with the exhaustive knapsack optimum and with the cost-blind greedy order truncated at the
 # budget, on one simulated dataset with the latent pool's costs (calibration half to choose,
-# test half to measure).
+# test half to measure; @fig-compose-budget).
 
 # %%
 ds0 = world.pool.prompts["dataset"].to_numpy() == "A"
 XA, costA = world.pool.verdicts[ds0, :, 0], world.pool.cost[ds0]
 fitA = ~random_halves(int(ds0.sum()), rng)
-wA = C.model_costs(costA, len(XA), K_SIM, rows=fitA)
+wA = C.model_costs(costA, len(XA), M_SIM, rows=fitA)
 budgets = np.round(np.linspace(wA.min(), wA.sum() - wA.min(), 12), 3)
 curve = C.budget_curve(XA, "best", costA, budgets, fit=fitA, test=~fitA)
 knap = curve[curve["method"] == "exhaustive knapsack"].set_index("budget")["fit"]
 worst_cb = C.budget_ratios(curve)  # per method, the worst budget as a share of the knapsack optimum
-
-# %% [markdown]
-# @fig-compose-budget shows the coverage each method reaches as the budget grows.
 
 # %%
 #| label: fig-compose-budget
@@ -505,9 +503,6 @@ ax.set(xlabel="budget B (sum of normalised mean costs)", ylabel="F_b",
        title="coverage under a cost budget")
 ax.legend(fontsize=8)
 plt.show()
-
-# %% [markdown]
-# Each method's worst budget, as a share of the knapsack optimum:
 
 # %%
 show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum is {p3} with "
@@ -548,7 +543,7 @@ for label, name, kw in REAL:
 
 # %% [markdown]
 # Pools with several draws per cell enter as outcome tables at a threshold: one dataset per
-# benchmark and tau.
+# benchmark and tau, each group of tables swept like a single-draw pool.
 
 # %%
 multi = {"k=30 tensors": [("chen2026-math500", "MATH-500"),
@@ -565,10 +560,6 @@ for label, entries in multi.items():
             first_reason = first_reason or why
             continue
         loaded.setdefault(label, {})[short] = pool
-
-# %% [markdown]
-# Each loaded benchmark becomes one outcome table per threshold, and each group of tables is
-# swept like a single-draw pool.
 
 # %%
 for label, pools in loaded.items():
@@ -588,7 +579,8 @@ show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real),
 # Two real pools carry per-query costs: the RouterBench subset (US dollars) and RouteProfile
 # (token prices). @tbl-compose-real-budget repeats the budget comparison on each of their
 # datasets (calibration half to choose, test half to measure, eight budgets from the cheapest
-# model to the sum of all) and adds what querying the whole greedy pool of s = 2 costs relative to
+# model to the sum of all) and adds what querying the whole greedy pool of $|S| = 2$ costs
+# relative to
 # the anchor alone, as a confidence router must.
 
 # %%
@@ -603,11 +595,8 @@ for label in [x for x in ("RouterBench", "LLMRouter RouteProfile") if x in real]
         wd = C.model_costs(cd, len(pos), Xd.shape[1], rows=fit)
         cv = C.budget_curve(Xd, "best", cd, np.linspace(wd.min(), wd.sum(), 8), fit=fit, test=~fit)
         brow.append({"pool": label, "dataset": ds, **C.budget_ratios(cv),
-                     "greedy pool cost / anchor (s = 2)": cr.get((ds, "greedy"), np.nan)})
+                     "greedy pool cost / anchor (|S| = 2)": cr.get((ds, "greedy"), np.nan)})
 rb = pd.DataFrame(brow)
-
-# %% [markdown]
-# Per dataset, each method's worst budget and what querying the greedy pair costs:
 
 # %%
 #| label: tbl-compose-real-budget
@@ -615,7 +604,7 @@ rb = pd.DataFrame(brow)
 #|   Knapsack budgets with real costs: per dataset, the smallest ratio to the exhaustive knapsack
 #|   optimum over eight budgets on the calibration half for cost-benefit greedy with and without
 #|   partial enumeration and for the cost-blind greedy order, and the mean cost of querying anchor +
-#|   greedy pool (s = 2) over the anchor's, from the sweep.
+#|   greedy pool (|S| = 2) over the anchor's, from the sweep.
 if len(rb):
     display(table(rb))
     show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} "
@@ -629,7 +618,7 @@ else:
     show_md("*Skipped: neither RouterBench nor RouteProfile is present.*")
 
 # %% [markdown]
-# @tbl-compose-real gives one row per real dataset at s = 2: greedy and accuracy ranking on the
+# @tbl-compose-real gives one row per real dataset at $|S| = 2$: greedy and accuracy ranking on the
 # test half, how often greedy clears the random p95, and how quickly coverage saturates.
 
 # %%
@@ -640,29 +629,34 @@ if real:
                               for n, k in zip(over["items"], over["K"], strict=True)],
                         saturation_size=over["saturation_size"].round().astype("Int64"))
     names = {"pool": "pool", "dataset": "dataset", "size": "n × M",
-             "ratio_min": "greedy/opt. (min)", "ratio_mean": "greedy/opt. (mean)",
-             "greedy_test": "greedy (test)", "accuracy_test": "accuracy rank (test)",
-             "above_p95": "folds > random p95", "beats_random": "random pools beaten",
-             "greedy_modal_share": "modal pool", "saturation_size": "size for 90%"}
+             "ratio_mean": "greedy/opt. (mean)", "greedy_test": "greedy (test)",
+             "accuracy_test": "accuracy rank (test)", "above_p95": "folds > random p95",
+             "beats_random": "random pools beaten"}
+    names_more = {"pool": "pool", "dataset": "dataset", "ratio_min": "greedy/opt. (min)",
+                  "greedy_modal_share": "modal greedy pool", "saturation_size": "size for 90%"}
 
 
 # %%
 #| label: tbl-compose-real
 #| tbl-cap: >-
-#|   Every real dataset at s = 2 (means over folds): greedy/optimum on calibration over exact cells
-#|   (smallest and mean), held-out coverage of greedy and of accuracy ranking, the share of folds
-#|   where greedy beats the random p95, the mean share of random pools it beats, the recurrence of
-#|   the modal greedy pool, and the number of alternatives reaching 90% of the whole pool's
-#|   calibration coverage.
+#|   Every real dataset at |S| = 2 (means over folds): greedy/optimum on calibration over exact
+#|   cells,
+#|   held-out coverage of greedy and of accuracy ranking, the share of folds where greedy beats the
+#|   random p95, and the mean share of random pools it beats.
 if real:
-    display(table(shown, columns=names,
-                  percent=["folds > random p95", "random pools beaten", "modal pool"]))
+    display(table(shown, columns=names, percent=["folds > random p95", "random pools beaten"]))
 else:
     skipped.append("real pools (none present)")
     show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
 
-# %% [markdown]
-# What the numbers show on each pool, one sentence per pool from the same table:
+# %%
+#| label: tbl-compose-real-stability
+#| tbl-cap: >-
+#|   The same datasets: the smallest greedy/optimum ratio on calibration, the share of folds that
+#|   choose the most frequent greedy pool, and the number of alternatives reaching 90% of the whole
+#|   pool's calibration coverage.
+if real:
+    display(table(shown, columns=names_more, percent=["modal greedy pool"]))
 
 # %%
 def greedy_verdict(n, w, l, maj, br):
@@ -686,8 +680,8 @@ def pool_sentence(label, o):
     maj = int((o["above_p95"] > 0.5).sum())
     br = float(o["beats_random"].mean())
     verdict = greedy_verdict(n, w, l, maj, br)
-    return md("- **{p}** ({n} dataset(s), K = {K}): greedy is at {rm} of the calibration optimum "
-              "on average (lowest {rl}); at s = 2 it covers more than accuracy ranking on {w}, "
+    return md("- **{p}** ({n} dataset(s), M = {K}): greedy is at {rm} of the calibration optimum "
+              "on average (lowest {rl}); at |S| = 2 it covers more than accuracy ranking on {w}, "
               "less on {l} and as much on {t}; it clears the random p95 in most folds on {maj} of "
               "{n} and beats {br:%} of random pools on average; {sat} of {K1} alternatives give "
               "90% of the whole pool's coverage (median). So {v}.",
@@ -701,8 +695,8 @@ if real:
 
 # %% [markdown]
 # @fig-compose-real-saturation puts the coverage curves of all real datasets on one scale: the
-# mean held-out greedy coverage and the mean random coverage, each divided by the whole pool's,
-# against the share of alternatives kept.
+# mean held-out greedy coverage (left) and the mean random coverage (right), each divided by the
+# whole pool's, against the share of alternatives kept.
 
 # %%
 # per real dataset: (pool colour, legend label, share of alternatives kept, greedy / whole pool,
@@ -716,14 +710,11 @@ for i, (label, sw) in enumerate(real.items()):
         sat_lines.append((i, label if j == 0 else None, d["size"] / K1, d["greedy_test"] / top,
                           d["random_mean"] / top))
 
-# %% [markdown]
-# Each curve is drawn twice, greedy on the left and random pools on the right:
-
 # %%
 #| label: fig-compose-real-saturation
 #| fig-cap: >-
 #|   Saturation on the real pools: held-out coverage of greedy (left) and of random pools (right)
-#|   divided by the whole pool's coverage, against the share of the K - 1 alternatives kept; one
+#|   divided by the whole pool's coverage, against the share of the M - 1 alternatives kept; one
 #|   line per dataset, coloured by pool.
 if real:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
@@ -771,12 +762,9 @@ else:
     skipped.append("MMLU-Pro large case (absent)")
     show_md("*Skipped: {w}*", w=why)
 
-# %% [markdown]
-# Where the optimum is proven, and what lazy evaluation saves:
-
 # %%
 if mp is not None:
-    show_md("Reading: anchor {a}; the optimum is proven up to s = {se} (enumeration up to {sn}), "
+    show_md("Reading: anchor {a}; the optimum is proven up to |S| = {se} (enumeration up to {sn}), "
             "and {gr} there; lazy greedy took {le} marginal-gain evaluations for twelve members "
             "against {pe} for plain greedy, with the same pool: {same}.",
             a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
@@ -796,8 +784,9 @@ if mp is not None:
 # section first uses the simulated pools with a *simulated* confidence: each model's true
 # success probability on the item plus Gaussian noise (sd `CONF_NOISE`), clipped to [0, 1],
 # read by the `max_confidence` selector of `deploy/routers.py` (ties go to the member best on
-# calibration). The second part repeats the comparison on real pools with a prompt router
-# (`ROUTER`) fitted on the calibration half.
+# calibration); @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with paper 002's
+# published table in its last rows. The second part repeats the comparison on real pools with a
+# prompt router (`ROUTER`) fitted on the calibration half.
 
 # %%
 t0 = time.perf_counter()
@@ -811,13 +800,10 @@ rows_all = rows_all[rows_all["rule"].isin(["greedy", "accuracy"])]
 show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_all),
         t=time.perf_counter() - t0)
 
-# %% [markdown]
-# @tbl-compose-table9 is the Table 9 analog at s = 2, with the published table below it.
-
 # %%
 #| label: tbl-compose-table9
 #| tbl-cap: >-
-#|   Held-out pool construction at s = 2 with a max-confidence router (Table 9 analog, means over
+#|   Held-out pool construction at |S| = 2 with a max-confidence router (Table 9 analog, means over
 #|   folds): test opportunity (held-out coverage), greedy/optimum on calibration, router gain over
 #|   the anchor, and the cost of querying the pool relative to the anchor. Last rows: paper 002's
 #|   Table 9 (published; its cost is a latency ratio).
@@ -830,9 +816,6 @@ display(table(t9, columns={"pool": "pool", "dataset": "dataset", "rule": "rule",
                            "test_opportunity": "test opportunity",
                            "greedy_over_optimum": "greedy/opt.", "router_gain": "router gain",
                            "pool_cost_ratio": "pool cost / anchor"}))
-
-# %% [markdown]
-# On the simulated pool with topic skill, the greedy pool against the accuracy-ranked one:
 
 # %%
 s9 = t9[t9["pool"] == "simulated, topic skill"].pivot(index="dataset", columns="rule",
@@ -866,11 +849,8 @@ for ax, (name, d) in zip(axes, rows_all.groupby("pool", sort=False), strict=True
     ax.axhline(0, color="k", ls="--", lw=1)
     ax.set(xlabel="held-out coverage F_b", title=name)
 axes[0].set_ylabel("router gain over the anchor")
-fig.colorbar(sc, ax=axes, label="size s")
+fig.colorbar(sc, ax=axes, label="size |S|")
 plt.show()
-
-# %% [markdown]
-# The same in numbers, per pool:
 
 # %%
 corr = rows_all.groupby("pool", sort=False).apply(lambda d: d["test"].corr(d["router_gain"]),
@@ -904,16 +884,13 @@ rsw = {}
 for name in ROUTER_POOLS if ROUTER is not None else []:
     pool, why = datasets.load_optional(name)
     if pool is None:
-        skipped.append(f"router gain on {name} (absent)")
+        skipped.append(f"router gain on {datasets.title(name)} (absent)")
         continue
     rsw[name] = C.pool_sweep(pool, by=by_of.get(name, "dataset"), sizes=[1, 2, 3],
                              n_folds=ROUTER_FOLDS, n_random=N_RANDOM, seed=SEED, router=ROUTER,
                              embed=EMBED, baselines=("accuracy",))
 if ROUTER is None:
     skipped.append("router gain on real pools (ROUTER is None)")
-
-# %% [markdown]
-# Which inputs the router read on each routed pool:
 
 # %%
 EMBED_NAMES = {"pool": "the pool's own embeddings", "minilm": "cached MiniLM embeddings",
@@ -926,7 +903,7 @@ show_md("{n} real pools routed ({d} datasets, {f} folds each) in {t:.1f} s, on {
         or "no embedding")
 
 # %% [markdown]
-# @tbl-compose-router-real is the real-pool analog of Table 9 at s = 2, read as a conversion:
+# @tbl-compose-router-real is the real-pool analog of Table 9 at $|S| = 2$, read as a conversion:
 # how much of the greedy pool's held-out coverage the router turns into accuracy over the anchor.
 
 # %%
@@ -936,29 +913,29 @@ if rsw:
     routed_cost = pd.concat([sw.table9(2).assign(pool=name) for name, sw in rsw.items()])
     conv = conv.merge(routed_cost[routed_cost["rule"] == "greedy"][["pool", "dataset",
             "routed_cost_ratio"]], on=["pool", "dataset"], how="left")
+    conv["gain ± s.e."] = [f"{g:+.3f} ± {e:.3f}" for g, e in zip(conv["greedy_gain"],
+                                                                   conv["greedy_gain_se"],
+                                                                   strict=True)]
+    conv["pool name"] = conv["pool"].map(datasets.title)
 
 
 # %%
 #| label: tbl-compose-router-real
 #| tbl-cap: >-
-#|   Real pools at s = 2 with a prompt router fitted on the calibration half (means over folds):
+#|   Real pools at |S| = 2 with a prompt router fitted on the calibration half (means over folds):
 #|   held-out complementary coverage of the greedy and accuracy-ranked pools, the router's gain over
-#|   the anchor with each pool (standard error over folds for greedy), the share of the greedy
-#|   pool's coverage realised as gain, the share of folds with a positive greedy gain, and the cost
-#|   of the routed calls over the anchor's where costs exist.
+#|   the anchor with each pool (with its standard error over folds for greedy), the share of the
+#|   greedy pool's coverage realised as gain, and the cost of the routed calls over the anchor's
+#|   where costs exist.
 if rsw:
-    display(table(conv, percent=["realised", "gain > 0"],
-                  columns={"pool": "pool", "dataset": "dataset", "greedy_test": "F_b greedy",
-                           "accuracy_test": "F_b accuracy", "greedy_gain": "gain greedy",
-                           "greedy_gain_se": "s.e.", "accuracy_gain": "gain accuracy",
-                           "realised": "realised", "positive_folds": "gain > 0",
+    display(table(conv, percent=["realised"],
+                  columns={"pool name": "pool", "dataset": "dataset", "greedy_test": "F_b greedy",
+                           "accuracy_test": "F_b accuracy", "gain ± s.e.": "gain greedy",
+                           "accuracy_gain": "gain accuracy", "realised": "realised",
                            "routed_cost_ratio": "routed cost"}))
 else:
     show_md("*Skipped: no router or no real pool for the router-gain comparison (see the list of "
             "skipped sections below).*")
-
-# %% [markdown]
-# What the table says, pool by pool and over all datasets:
 
 # %%
 if rsw:
@@ -971,13 +948,10 @@ if rsw:
     lines = [md("- **{p}**: the greedy pool covers {c} of the held-out items on average and the "
                 "router gains {g:+} over the anchor ({pos} of {n} datasets with a gain more than "
                 "two standard errors above zero, {neg} below).",
-                p=name, c=d["greedy_test"].mean(), g=d["greedy_gain"].mean(),
+                p=datasets.title(name), c=d["greedy_test"].mean(), g=d["greedy_gain"].mean(),
                 pos=int(pos2[d.index].sum()), neg=int(neg2[d.index].sum()), n=len(d))
              for name, d in conv.groupby("pool", sort=False)]
     show_lines(lines)
-
-# %% [markdown]
-# And over all real datasets together:
 
 # %%
 if rsw:
@@ -1001,7 +975,7 @@ if rsw:
 ratio_real = pd.concat([sw.cells for sw in real.values()]) if real else None
 takeaways = [md("- Theorem 8 holds exactly on {ni} random instances (no violation in {nc:,} "
                 "lattice checks); greedy's worst ratio there is {rmin}, and the constructed worst "
-                "case reaches {rw} at s = 5, above the guarantee {b}.",
+                "case reaches {rw} at |S| = 5, above the guarantee {b}.",
                 ni=N_INSTANCES,
                 nc=int(by_kind[["monotone_checks", "submodular_checks"]].sum().sum()),
                 rmin=study["min_ratio"].min(), rw=worst["ratio"].iloc[-1], b=C.GREEDY_BOUND)]
@@ -1012,19 +986,19 @@ takeaways.append(md("- On the calibration objective greedy is essentially optima
                                c=int(ratio_real["optimum_exact"].sum()),
                                r=ratio_real.loc[ratio_real["optimum_exact"], "ratio"].mean())
                     if real else ""))
-takeaways.append(md("- Held out, greedy clears the random p95 at s = 2 in {p95:%} of the simulated "
+
+# %%
+takeaways.append(md("- Held out, greedy clears the random p95 at |S| = 2 in {p95:%} of the "
+                    "simulated "
                     "folds with topic skill and {p95f:%} without; on the real pools greedy clears "
                     "it in most folds on {maj} of {nd} datasets.",
                     p95=sk["folds above p95"].mean(), p95f=fl["folds above p95"].mean(),
                     maj=int((over["above_p95"] > 0.5).sum()) if real else 0,
                     nd=len(over) if real else 0))
 
-# %% [markdown]
-# Then the baselines, saturation, budgets and routers:
-
 # %%
 takeaways.append(md("- Accuracy ranking is a strong baseline: it covers at least as much as greedy "
-                    "on {acc} of {nd} real datasets at s = 2.",
+                    "on {acc} of {nd} real datasets at |S| = 2.",
                     acc=int((over["accuracy_test"] >= over["greedy_test"] - 1e-12).sum()) if real
                     else 0, nd=len(over) if real else 0))
 takeaways.append(md("- Coverage saturates: the median real dataset reaches 90% of its whole pool "
@@ -1049,7 +1023,32 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
                     if rsw else "",
                     skip="" if not skipped
                     else "\n- Skipped on this run: " + "; ".join(skipped) + "."))
+
+# %%
+if real:
+    pays = [lab for lab, o in over.groupby("pool", sort=False)
+            if (o["above_p95"] > 0.5).sum() > len(o) / 2]
+    op = over[over["pool"].isin(pays)]
+    takeaways.insert(3, md("- Where greedy beats random pools: {w}.",
+                           w=md("on {p} it clears the random p95 in most folds on most datasets, "
+                                "and accuracy ranking still covers as much or more on {a} of "
+                                "their {n} datasets", p=" and ".join(pays),
+                                a=int((op["accuracy_test"] >= op["greedy_test"] - 1e-12).sum()),
+                                n=len(op)) if pays
+                           else "on no real pool does it clear the random p95 in most folds on "
+                                "most datasets"))
 show_lines(takeaways)
+
+# %%
+conv_sim = (s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean()
+check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 and conv_sim < 0.5
+      and (not real or ((over["above_p95"] > 0.5).sum() <= len(over) / 2
+                        and 2 * (over["accuracy_test"] >= over["greedy_test"] - 1e-12).sum()
+                        > len(over)))
+      and (not rsw or conv["realised"].median() < 0.5),
+      "greedy is near the calibration optimum but rarely clears random pools held out, accuracy "
+      "ranking covers as much or more on most real datasets, and a router realises a small share "
+      "(the chapter's opening answer)")
 
 # %% [markdown]
 # ## Exercises
@@ -1060,7 +1059,8 @@ show_lines(takeaways)
 # calibration ratio change?
 
 # %%
-solution(md("Without topic skill greedy clears the random p95 at s = 2 in {pf:%} of folds against "
+solution(md("Without topic skill greedy clears the random p95 at |S| = 2 in {pf:%} of folds "
+            "against "
             "{p:%} with it, and beats {bf:%} of random pools against {b:%}; its calibration ratio "
             "is {rf} (mean) against {r}. {why}",
             pf=fl["folds above p95"].mean(), p=sk["folds above p95"].mean(),
@@ -1075,7 +1075,7 @@ solution(md("Without topic skill greedy clears the random p95 at s = 2 in {pf:%}
 # %% [markdown]
 # **2.** *(about 10 min in class)*
 # Use the *weakest* model as the anchor instead of the most accurate one. How does the
-# coverage at s = 2 change, and is greedy then easier to tell from random pools?
+# coverage at $|S| = 2$ change, and is greedy then easier to tell from random pools?
 
 # %%
 weak = int(np.argmin(world.pool.verdicts[:, :, 0].mean(axis=0)))
@@ -1083,7 +1083,7 @@ sw_weak = C.pool_sweep(world.pool, anchor=weak, sizes=[1, 2, 3], n_folds=max(4, 
                        n_random=N_RANDOM, seed=SEED, baselines=())
 w2 = sw_weak.summary()
 w2 = w2[w2["size"] == 2]
-solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at s = 2 (best anchor: "
+solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at |S| = 2 (best anchor: "
             "{gb}), and clears the random p95 in {p:%} of folds (best anchor: {pb:%}): with a "
             "weak anchor greedy is {easier} to tell from random pools.",
             a=world.pool.policy_names[weak], acc=world.pool.verdicts[:, weak, 0].mean(),
@@ -1101,8 +1101,9 @@ solution(md("With anchor {a} (accuracy {acc}) greedy covers {g} held out at s = 
 sc = pd.DataFrame([{"scale": k,
                     "ratio": C.greedy_worst_case(3, k)[1] / C.greedy_worst_case(3, k)[2]}
                    for k in (1, 2, 4, 8, 16)])
-solution(md("At s = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), towards 1 - (2/3)^3 "
-            "= {lim}; the private items are worth less and less. The limit itself decreases in s "
+solution(md("At |S| = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), towards "
+            "1 - (2/3)^3 "
+            "= {lim}; the private items are worth less and less. The limit itself decreases in |S| "
             "towards 1 - 1/e = {b}, so the guarantee is tight.",
             r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], lim=1 - (2 / 3) ** 3,
             b=C.GREEDY_BOUND))

@@ -4,6 +4,8 @@ what it says."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -38,6 +40,12 @@ def test_router_table_reads_the_evaluations(two_pools):
                 assert t.loc[f, pool] == e.accuracy
         assert t.loc["oracle", pool] == res.evaluation("best_single").oracle
     assert t.loc["embed_knn", "mean"] == pytest.approx(t.loc["embed_knn", ["planted", "exchangeable"]].mean())
+    # a family that did not run on one pool has no mean: every mean is over the same pools
+    one = P.router_table({"planted": comps["planted"], "fewer": dataclasses.replace(
+        comps["exchangeable"], evaluations={f: e for f, e in comps["exchangeable"].evaluations.items()
+                                            if f != "embed_knn"})}).set_index("family")
+    assert np.isnan(one.loc["embed_knn", "fewer"]) and np.isnan(one.loc["embed_knn", "mean"])
+    assert one.loc["tfidf_knn", "mean"] == pytest.approx(one.loc["tfidf_knn", ["planted", "fewer"]].mean())
     post = P.router_table(comps, regime="post-inference").set_index("family")
     assert set(post.index) == {"best_single", "plurality_vote", "max_confidence", "oracle"}
     with pytest.raises(ValueError, match="regime"):

@@ -983,6 +983,41 @@ def describe(name: str) -> dict:
     }
 
 
+#: How the book writes the parts of a registry name (source first, then task and variant).
+_TITLE_SOURCE = {"chen2026": "Chen 2026", "routerdc": "RouterDC", "routerbench": "RouterBench",
+                 "llmrouter": "LLMRouter", "paper002": "paper 002", "paper000": "paper 000",
+                 "lab": "lab", "sim": "simulated"}
+_TITLE_PART = {"math500": "MATH-500", "humanevalplus": "HumanEval+", "gpqa": "GPQA", "gsm8k": "GSM8K",
+               "humaneval": "HumanEval", "mbpp": "MBPP", "javascript": "HumanEval-JS", "mmlu": "MMLU",
+               "arc-challenge": "ARC-Challenge", "arc-easy": "ARC-Easy", "arc": "ARC-Challenge",
+               "cmmlu": "CMMLU", "ceval": "C-Eval", "math-prealgebra": "MATH prealgebra",
+               "winogrande": "Winogrande", "hellaswag": "HellaSwag", "all": "three tasks",
+               "k1-all": "one-answer sets", "single": "single draw", "greedy": "greedy decoding",
+               "mini": "mini", "routeprofile": "RouteProfile", "dcrouter": "DCRouter",
+               "mmlu-pro": "MMLU-Pro", "k64": "64 responses", "val": "validation"}
+
+
+def title(name: str) -> str:
+    """The human name of a registry entry for tables and figures ("routerdc-gsm8k-test" ->
+    "RouterDC GSM8K test"); an unregistered name is titled by the same rules."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty registry name, got {name!r}")
+    base = name.split("@")[0]
+    if base in _TITLE_PART:
+        return _TITLE_PART[base]
+    source, _, rest = base.partition("-")
+    words = [_TITLE_SOURCE.get(source, source)]
+    while rest:  # the longest known part first ("arc-challenge" before "arc")
+        parts = rest.split("-")
+        for j in range(len(parts), 0, -1):
+            head = "-".join(parts[:j])
+            if head in _TITLE_PART or j == 1:
+                words.append(_TITLE_PART.get(head, head))
+                rest = "-".join(parts[j:])
+                break
+    return " ".join(words)
+
+
 def available(kind: str | None = None) -> pd.DataFrame:
     """The registry with ``present`` (all files found) and ``path`` (the first file, or empty)."""
     if kind is not None and kind not in ("simulated", "paper", "lab", "external"):

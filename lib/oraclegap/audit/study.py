@@ -247,14 +247,17 @@ def _cell_file(cells_dir: Path, truth: str, n: int, k: int, what: str) -> Path:
 
 
 def _extend(path: Path, truth: str, n: int, k: int, reps: int, M: int, alpha: float, seed: int,
-            small: bool) -> None:
-    """Make the cell file at ``path`` hold pools 0..reps-1 (runs only the missing ones)."""
+            small: bool, chunk: int = 4) -> None:
+    """Make the cell file at ``path`` hold pools 0..reps-1, running only the missing ones and
+    saving every ``chunk`` pools (an interrupted cell resumes from its last save)."""
     have = pd.read_csv(path) if path.exists() else None
     start = 0 if have is None else int(have["rep"].max()) + 1
-    if start >= reps:
-        return
-    new = pd.DataFrame(_cell_runs(truth, n, k, range(start, reps), M, alpha, seed, small))
-    atomic_write(path, pd.concat([have, new]).to_csv(index=False) if have is not None else new.to_csv(index=False))
+    while start < reps:
+        stop = min(reps, start + chunk)
+        new = pd.DataFrame(_cell_runs(truth, n, k, range(start, stop), M, alpha, seed, small))
+        have = new if have is None else pd.concat([have, new])
+        atomic_write(path, have.to_csv(index=False))
+        start = stop
 
 
 def _run_cell(args) -> tuple[str, int, int]:
@@ -298,7 +301,7 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
     cells_dir.mkdir(parents=True, exist_ok=True)
     jobs = check_int(jobs if jobs is not None else (os.cpu_count() or 1), "jobs", minimum=1)
     work = [(cells_dir, t, n, k, n_pools, stab, d["M"], d["alpha"], seed) for n in ns for k in ks for t in truths]
-    work.sort(key=lambda w: -w[2] * (w[3] > 1))  # the slowest cells first
+    work.sort(key=lambda w: w[2] * (1 + (w[3] > 1)))  # the cheapest cells first: a cut run keeps most cells
     t0 = time.perf_counter()
     if jobs == 1:
         done = map(_run_cell, work)
@@ -367,9 +370,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m oraclegap.audit.study", description="Run the verdict study.")
     ap.add_argument("--out", default=None, help="output folder (default data/study)")
     ap.add_argument("--pools", type=int, default=None, help="pools per cell (default the committed design's)")
+    ap.add_argument("--stability", type=int, default=None,
+                    help="pools per cell audited again at full sizes (default the committed design's)")
     ap.add_argument("--jobs", type=int, default=None, help="processes (default the CPU count)")
     a = ap.parse_args(argv)
-    design = dict(STUDY) if a.pools is None else {**STUDY, "n_pools": a.pools}
+    design = dict(STUDY)
+    if a.pools is not None:
+        design["n_pools"] = a.pools
+    if a.stability is not None:
+        design["stability_pools"] = a.stability
     try:
         s = build_study(a.out, design=design, jobs=a.jobs)
     except ValueError as e:

@@ -45,7 +45,7 @@ from pathlib import Path
 from .. import _buildinfo, _datalog
 from . import buildline, cache, editions, mathjax
 from .check import book_pages, check_pages, page_problems, print_pdf
-from .execute import error_outputs, execute_chapter, split_float_outputs
+from .execute import error_outputs, execute_chapter, lift_answer, split_float_outputs
 from .fallback import render_fallback
 from .quarto import KIT_DIR, Quarto, find_quarto, render
 from .structure import (
@@ -81,6 +81,7 @@ __all__ = [
     "cell_options",
     "execute_chapter",
     "split_float_outputs",
+    "lift_answer",
     "error_outputs",
     "find_quarto",
     "render",

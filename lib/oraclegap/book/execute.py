@@ -7,6 +7,11 @@ encryption" warning would otherwise be printed once per chapter). After the run,
 figure or table cell keeps only its figure (table) outputs; what the cell printed before or
 after -- typically the one-line reading -- moves into unlabelled cells beside it, so Quarto
 renders one numbered figure instead of sub-figures "(a)", "(b)".
+
+A chapter answers its question on its first screen with numbers it computes only later: the
+outputs of a cell tagged ``og-answer`` (computed where its values exist, e.g. beside the
+takeaways) move into the cell tagged ``og-answer-slot`` placed under the opening question
+(:func:`lift_answer`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from pathlib import Path
 from .. import _datalog
 from .structure import cell_options, project_root
 
-__all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "KERNEL_ARGS"]
+__all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "lift_answer", "KERNEL_ARGS"]
+
+ANSWER_TAG, ANSWER_SLOT_TAG = "og-answer", "og-answer-slot"
 
 KERNEL_ARGS = ("--IPKernelApp.log_level=ERROR",)
 
@@ -127,6 +134,34 @@ def split_float_outputs(nb) -> int:
     return n_split
 
 
+def _tagged(nb, tag: str) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and tag in c.get("metadata", {}).get("tags", [])]
+
+
+def lift_answer(nb) -> int:
+    """Move the outputs of the code cells tagged ``og-answer`` (in order) into the one code cell
+    tagged ``og-answer-slot``, so a chapter's first screen shows an answer built from values
+    computed further down. Returns how many outputs moved (0 when the notebook has neither tag,
+    or the slot would receive an error). Raises ValueError for a notebook with answer cells and
+    not exactly one slot, or a slot after an answer cell."""
+    answers, slots = _tagged(nb, ANSWER_TAG), _tagged(nb, ANSWER_SLOT_TAG)
+    if not answers and not slots:
+        return 0
+    if len(slots) != 1 or not answers:
+        raise ValueError(f"a chapter needs exactly one {ANSWER_SLOT_TAG!r} cell and at least one "
+                         f"{ANSWER_TAG!r} cell; it has {len(slots)} and {len(answers)}")
+    slot = slots[0]
+    if nb.cells.index(slot) > nb.cells.index(answers[0]):
+        raise ValueError(f"the {ANSWER_SLOT_TAG!r} cell must come before the {ANSWER_TAG!r} cells")
+    outs = [o for c in answers for o in c.get("outputs", [])]
+    if any(o.get("output_type") == "error" for o in outs):
+        return 0
+    slot.outputs = list(slot.get("outputs", [])) + outs
+    for c in answers:
+        c.outputs = []
+    return len(outs)
+
+
 def error_outputs(nb) -> list[str]:
     """Error outputs of an executed notebook, as short strings."""
     errs = []
@@ -151,7 +186,8 @@ def execute_chapter(
 
     With ``datalog``, the kernel records the data files it reads under ``data_roots`` (and every
     registry file it declares) into that file (:mod:`oraclegap._datalog`). Labelled figure and
-    table cells are then split (:func:`split_float_outputs`). The executed notebook is written
+    table cells are then split (:func:`split_float_outputs`) and the answer lifted to the first
+    screen (:func:`lift_answer`). The executed notebook is written
     even when a cell fails (papermill raises after writing it)."""
     import jupytext
     import nbformat
@@ -198,6 +234,7 @@ def execute_chapter(
             executed = nbformat.read(tmp_out, as_version=4)
             flatten_cell_options(executed)
             split_float_outputs(executed)
+            lift_answer(executed)
             nbformat.write(executed, tmp_out)
             os.replace(tmp_out, out)  # keep the executed notebook (with its error, if any)
     return out

@@ -64,8 +64,9 @@ def _check(comparisons) -> dict:
 
 def router_table(comparisons: Mapping, *, regime: str = "pre-answer") -> pd.DataFrame:
     """Families x pools: accuracy (k = 1) or coverage at tau (k > 1) of each family on each
-    pool's evaluated prompts, a ``mean`` column over the pools where the family ran, and a last
-    row ``oracle`` (the outcome oracle, mean_i max_m O_im). ``regime``: "pre-answer",
+    pool's evaluated prompts, a ``mean`` column over every pool of the table (NaN for a family
+    missing from some pool, so that every mean is over the same set of pools), and a last row
+    ``oracle`` (the outcome oracle, mean_i max_m O_im). ``regime``: "pre-answer",
     "post-inference" or "all". Families appear in the order first evaluated."""
     comps = _check(comparisons)
     if regime not in ("pre-answer", "post-inference", "all"):
@@ -82,7 +83,7 @@ def router_table(comparisons: Mapping, *, regime: str = "pre-answer") -> pd.Data
         col["oracle"] = next(iter(res.evaluations.values())).oracle
         cols[pool] = col
     df = pd.DataFrame(cols).reindex(order + ["oracle"])
-    df["mean"] = df.mean(axis=1, skipna=True)
+    df["mean"] = df.mean(axis=1, skipna=False)
     df.index.name = "family"
     return df.reset_index()
 

@@ -1109,7 +1109,7 @@ _FAMILY_TEXT = {
     "cluster_best": ("cluster-then-best", "adaptation (Avengers-style): mean target over the nearest clusters"),
     "matrix_factorization": ("matrix factorisation", "adaptation (EmbedLLM / IRT-Router-style): prompt encoder x member vectors"),
     "tag_expert": ("tag expert", "adaptation (Zooter-style): tag-aware router distilled from softmax targets"),
-    "encoder_head": ("encoder, K heads", "002: torch encoder head with K correctness outputs on frozen embeddings"),
+    "encoder_head": ("encoder, M heads", "002: torch encoder head with M correctness outputs on frozen embeddings"),
     "max_confidence": ("max confidence", "post-inference: highest confidence of the committed answer"),
     "calibrated_confidence": ("calibrated confidence", "post-inference: highest Platt-calibrated confidence"),
     "plurality_vote": ("plurality vote", "post-inference: a member giving the plurality answer"),
