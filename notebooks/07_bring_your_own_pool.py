@@ -25,7 +25,12 @@
 # verdict moves as responses are added. The audit's sections, its verdict rules and every
 # number it states are those of the earlier chapters (@sec-seed-pool, @sec-certificates,
 # @sec-routing-plateau); symbols follow the [notation page](../notation.qmd).
-#
+
+# %% tags=["og-answer-slot"]
+#| echo: false
+# The built book shows here the answer computed with the takeaways (oraclegap.book.lift_answer).
+
+# %% [markdown]
 # **Learning objectives.** After this chapter you can
 #
 # - run `oraclegap audit` on a rollout store, a registry name, a long table or a `Pool` in Python;
@@ -1042,6 +1047,22 @@ if real is not None:
                       what=VERDICT_WORDS.get(res_real.verdict.code,
                                              res_real.verdict.headline.rstrip("."))))
 R.show_lines(lines)
+
+# %% tags=["og-answer"]
+answer = [R.md("**The answer.** One command gives it: on the lab's seed pool at k = {k} the "
+               "audit's verdict is `{c}`{rej}", k=lab_pool.k, c=res_lab.verdict.code,
+               rej=R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(det_lab)) if det_lab
+               else " (no threshold where both nulls reject)")]
+if real is not None:
+    answer.append(R.md("; on the MATH-500 tensors it is `{c}`", c=res_real.verdict.code))
+answer.append(R.md(". Against known truth, in the verdict study, a claim of specialization was "
+                   "right in {r} of {g} pools given one and {fc}; the [decision page]"
+                   "(../decision.qmd) says what each code means and what to do next.",
+                   r=int(claimed["right"].sum()), g=int(claimed["given"].sum()),
+                   fc="no cell without specialization shows a false-claim rate above α"
+                   if shown_above.empty else R.md("{m} cells without specialization show a "
+                                                  "false-claim rate above α", m=len(shown_above))))
+R.show_callout("{body}", kind="tip", title="In short", body="".join(answer))
 
 # %% [markdown]
 # ## Exercises
