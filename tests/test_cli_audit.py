@@ -53,6 +53,8 @@ def test_report_folder(capsys, tmp_path, pool_dir):
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "Traceback" not in html and "Pre-routing audit" in html and "<img" in html
     assert book.page_problems(out / "report.html") == []
+    if 'content="quarto' in html:  # Quarto writes the symbols as HTML, with no MathJax to fetch offline
+        assert "cdn.jsdelivr.net/npm/mathjax" not in html and "<em>τ</em>" in html
     # the same numbers as a direct run with the same settings
     direct = audit.run_audit(Pool.load(pool_dir[0]), small=True, seed=2, source=str(pool_dir[0]))
     build = numbers.pop("build")  # what computed the numbers: commit, lock, versions, date

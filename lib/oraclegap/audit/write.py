@@ -218,7 +218,7 @@ def _find_quarto() -> str | None:
 def render_report(executed: Path, html_path: Path) -> str:
     """Render an executed report notebook to one HTML page; returns the renderer used.
 
-    Quarto (``quarto render --no-execute``, code hidden, resources embedded) when one is found
+    Quarto (``quarto render --no-execute``, code hidden, resources embedded, math as plain HTML) when one is found
     (:func:`_find_quarto`) and succeeds, else nbconvert's HTML exporter with the code cells hidden.
     """
     import subprocess
@@ -226,9 +226,11 @@ def render_report(executed: Path, html_path: Path) -> str:
     executed, html_path = Path(executed), Path(html_path)
     quarto = _find_quarto()
     if quarto:
+        # math as HTML (pandoc's plain method: τ, G<sub>exp</sub>), so the one self-contained page needs no
+        # MathJax from a CDN and reads the same offline
         res = subprocess.run([quarto, "render", executed.name, "--to", "html", "--no-execute", "-M", "echo:false",
-                              "-M", "embed-resources:true", "--output", html_path.name], cwd=executed.parent,
-                             capture_output=True, text=True)
+                              "-M", "embed-resources:true", "-M", "html-math-method:plain", "--output",
+                              html_path.name], cwd=executed.parent, capture_output=True, text=True)
         produced = executed.parent / html_path.name
         if res.returncode == 0 and produced.is_file():
             if produced.resolve() != html_path.resolve():
