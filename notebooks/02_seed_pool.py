@@ -419,8 +419,8 @@ R.show_md("Member mean success rates range from {lo} to {hi} (the paper's five G
           "$\\hat D = {pD}$, $\\hat L = {pL}$).",
           lo=means.min(), hi=means.max(), plo=R.published("000.S3.member_lo").text,
           phi=R.published("000.S3.member_hi").text, d=deg["degenerate"], n=deg["n_prompts"],
-          w=deg["all_wrong"], r=deg["all_right"], D=tab0.D[1], L=tab0.L[1],
-          be=1 - tab0.break_even[1], pD=R.published("000.T1.D_010").text,
+          w=deg["all_wrong"], r=deg["all_right"], D=row["D"], L=row["L"],
+          be=1 - row["L"] / row["D"], pD=R.published("000.T1.D_010").text,
           pL=R.published("000.T1.L_010").text)
 
 # %% [markdown]
@@ -443,12 +443,12 @@ R.show_md("Member mean success rates range from {lo} to {hi} (the paper's five G
 i_show = int(np.argsort(np.abs(seed_pool.counts().sum(axis=1) - M * K / 3))[0])
 dealt = nulls.redeal(seed_pool, 1, seed=rng)[0, i_show]
 fig, axes = plt.subplots(1, 2, figsize=(9, 2.2))
-for ax, row, title in ((axes[0], seed_pool.counts()[i_show], "observed"),
+for ax, crow, title in ((axes[0], seed_pool.counts()[i_show], "observed"),
                        (axes[1], dealt, "one re-deal")):
-    R.draw_outcomes(ax, np.arange(K)[None, :] < row[:, None],
+    R.draw_outcomes(ax, np.arange(K)[None, :] < crow[:, None],
                     row_labels=[who(n) for n in seed_pool.policy_names],
-                    row_notes=[f"{c}/{K}" for c in row],
-                    title=f"{title}: {row.sum()} successes on prompt {i_show}")
+                    row_notes=[f"{c}/{K}" for c in crow],
+                    title=f"{title}: {crow.sum()} successes on prompt {i_show}")
 plt.tight_layout()
 plt.show()
 
@@ -691,7 +691,8 @@ ax.set_yticks(range(len(gap_sets)), list(gap_sets))
 ax.invert_yaxis()
 ax.set(xlim=(-0.02, 1.02), xlabel="re-deal upper-tail p of L̂",
        title="Where each observed gap falls in its re-deal null")
-ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), title="τ: primary / second")
+ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), title="τ: primary / second task",
+          title_fontsize=7)
 plt.show()
 
 # %%
@@ -1257,18 +1258,20 @@ R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} 
            "would have. (With one rate $p$ on every prompt it would approach $p^2 + (1 - p)^2$ "
            "for large $k$; this member's mean rate {pb} gives {pp}, lower, because rates near 0 "
            "or 1 on some prompts raise the average.)",
-           o=tw.test.observed, e=tw.expected, m=seed_pool.policy_names[0],
+           o=tw.test.observed, e=tw.expected, m=who(seed_pool.policy_names[0]),
            pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
 
 # %%
 bh01 = nulls.benjamini_hochberg([t for _, t in members], alpha=0.01)
 R.solution("4. At $\\alpha = 0.01$ {r} of the {n} tests remain discoveries, against {r5} at "
-           "$\\alpha = 0.05$: the count {w}, because {tiny} of the {r5} discoveries have a raw "
-           "p-value at or below {cut}, far below either level.",
+           "$\\alpha = 0.05$: the count {w}. Only discoveries whose adjusted p-value lies between "
+           "the two levels drop out, and {tiny} of the {r5} have the smallest raw p-value the "
+           "null draws allow ({pmin:p}).",
            r=bh01.n_rejected, n=len(bh_df), r5=bh.n_rejected,
            w=R.compare(bh01.n_rejected, bh.n_rejected, more="grows", less="falls",
                        same="stays the same"),
-           tiny=int((bh_df["reject"] & (bh_df["p"] <= 1 / N_DRAWS)).sum()), cut=1 / N_DRAWS)
+           tiny=int((bh_df["reject"] & (bh_df["p"] <= bh_df["p"].min())).sum()),
+           pmin=bh_df["p"].min())
 
 # %% [markdown]
 # ## Appendix: the rest of the analysis {#sec-seed-appendix}
@@ -1312,7 +1315,7 @@ R.show_callout("Under the re-deal null these statistics take one value in every 
                "mixture's needs {b} of {mk}; both are fixed by the prompt totals. A test whose "
                "null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints "
                "{pp} there too) and can never reject, so it is not run (the table leaves its "
-               "p-value empty) and stays out of the multiple-testing family below.",
+               "p-value empty) and stays out of the multiple-testing family (@sec-seed-many).",
                names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
                or "none", t=TAUS[0], k=K, a=cov.need(TAUS[0], K), b=cov.need(TAUS[0], M * K),
                mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
@@ -1692,7 +1695,7 @@ R.show_md("Reading: at $\\sigma = 0.5$ the population gap is {L} (the paper: {pL
 # excess over the re-deal mean, at $k = 16$ and $k = 64$ (@tbl-excess, @fig-excess).
 #
 # ::: {.callout-tip}
-# ### Why the excess understates a real gap
+# ## Why the excess understates a real gap
 # The null mean is computed from the observed counts, and those already contain the
 # specialists' extra successes. Re-dealing spreads them over all members, where the winner's
 # curse turns them into a null gap of its own, so part of the real gap is subtracted as if it
@@ -1878,7 +1881,7 @@ plt.show()
 # %% [markdown]
 # The planner's point at $k = 16$, $n = 240$ and the diffuse row of @tbl-diffuse at
 # $\sigma = 0.5$, $k = 16$ estimate the power of one setting twice, from independent replicates
-# (the planner also redraws the prompt difficulties); the next cell reconciles them.
+# (the planner also redraws the prompt difficulties); the reading below reconciles them.
 
 # %%
 pk = plan_k.curve.set_index("k").loc[16]
@@ -1903,7 +1906,7 @@ R.show_md("Reading: the smallest response budget reaching 80% power is {k} (at $
                     n=N_PROMPTS))
 
 # %% [markdown]
-# ## A pool of different models
+# ### A pool of different models
 #
 # The seed pool's members differ only in their training seed. The MATH-500 tensors released with
 # 2607.03436 are the opposite: eleven open models of different sizes and families, 30
@@ -2107,7 +2110,7 @@ else:
     R.show_md("The router presets need the lab's validation twin; they were skipped on your pool.")
 
 # %% [markdown]
-# #### Checks behind the tests {#sec-seed-checks}
+# ### Checks behind the tests {#sec-seed-checks}
 #
 # The conclusions above rest on facts about the two nulls and the deployment rules that can be
 # checked exactly or against a known truth; each becomes a row of a claims table. The sampler

@@ -173,7 +173,7 @@ class _Measure(HTMLParser):
                     self.tables.append((self.table[0], self.table[1]))
                     self.table = None
             if t == "h2" and self.heading is not None:
-                title = re.sub(r"\s+", " ", "".join(self.heading)).strip()
+                title = re.sub(r"\s+", " ", "".join(self.heading)).replace("¶", "").strip()
                 self.sections.append(title)
                 self.heading = None
 
