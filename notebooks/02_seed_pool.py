@@ -671,6 +671,8 @@ n_rank = max(len(g.frame()) for g in gap_sets.values())
 shade = plt.get_cmap("Blues")(np.linspace(0.25, 0.95, n_rank))
 rank_names = [" / ".join(f"{ts[r]:g}" for ts in (TAUS, TAUS_SECONDARY) if r < len(ts))
               for r in range(n_rank)]
+legend_at_right = dict(fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1),
+                       title="τ: primary / second task")
 
 # %%
 #| label: fig-replications
@@ -691,8 +693,7 @@ ax.set_yticks(range(len(gap_sets)), list(gap_sets))
 ax.invert_yaxis()
 ax.set(xlim=(-0.02, 1.02), xlabel="re-deal upper-tail p of L̂",
        title="Where each observed gap falls in its re-deal null")
-ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), title="τ: primary / second task",
-          title_fontsize=7)
+ax.legend(**legend_at_right)
 plt.show()
 
 # %%
