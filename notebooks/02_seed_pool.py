@@ -19,9 +19,9 @@
 # 2609.32996 (Section 3 and Appendices B, C, E, F) answers both for five GRPO seeds of one
 # vision-language model. This chapter asks them of a seed pool that the project's policy lab
 # trained on CPU: five LoRA seeds of one small base model, 16 responses per prompt, scored by a
-# checker (the lab's [README](../data/lab/README.md)). The cells below run the tests the answer
-# rests on; the answer comes right after them, and the sections show where each number comes
-# from.
+# checker (the lab's [README](../data/lab/README.md)). The answer on this run comes first; the
+# sections after it show where each of its numbers comes from (the code that computes them is in
+# the notebook source, linked for download at the foot of the page).
 
 # %% tags=["parameters"]
 SMALL = False  # a quick run for tests and classes: fewer draws, resamples and replicates
@@ -56,6 +56,7 @@ N_CHECK_REPS = 200  # replicate pools for the Monte Carlo checks of the appendix
 TAUS_REAL = [0.10, 0.30, 0.50, 0.70, 0.90]
 
 # %%
+#| echo: false
 import dataclasses
 import re
 import time
@@ -77,6 +78,7 @@ from oraclegap.stats import coverage as cov
 from oraclegap.stats import nulls, simulate, studies
 
 # %%
+#| echo: false
 R.use_style()
 # `SMALL` shrinks the draws, resamples and replicates; one generator, from `SEED`, feeds every
 # random step below
@@ -90,6 +92,7 @@ LAB = not POOL
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 
 # %%
+#| echo: false
 cross = datasets.load("lab-cross")
 
 
@@ -112,6 +115,7 @@ def parts(p):
         policies=(role == "base").to_numpy())
 
 # %%
+#| echo: false
 if POOL:
     seed_pool, val_pool = open_pool(POOL), None  # bring your own pool: every test below runs on it
 else:
@@ -130,6 +134,7 @@ sim_pool = simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool
 n_moves = N_PROMPTS * M
 
 # %%
+#| echo: false
 if LAB:  # the seed-aligned twin of the main pool, and the replication sets of App. F.2
     per16 = datasets.load("lab-seed-primary").select(policies=list(range(M)))
     crn = datasets.load("lab-seed-primary-aligned").select(policies=list(range(M)))
@@ -151,6 +156,7 @@ else:
                    "pools; POOL is your own)")
 
 # %%
+#| echo: false
 # the tests the answer reads: Table 1 on the main pool, the Pass@1 oracle gap on every split
 # and the member spread
 gt = nulls.gap_table(seed_pool, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
@@ -168,6 +174,7 @@ def gap_of(pool, taus):
     return nulls.gap_table(pool, taus, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
 
 # %%
+#| echo: false
 gap_sets, rep_gaps, rep_spreads = {"primary test": gt}, {}, {}
 if LAB:  # every other set: validation, the second task, the replications, the seed-aligned twin
     gap_sets |= {"primary validation": gap_of(val_pool, TAUS),
@@ -184,6 +191,7 @@ if real is None:
     skipped.append(f"A pool of different models: the MATH-500 tensors of 2607.03436 ({why})")
 
 # %%
+#| echo: false
 # the family of upper-tail tests for Benjamini-Hochberg (which sets, and why: @sec-seed-many)
 gap_tests = lambda g: list(g.tests.tests) + list(g.sizes.rise)  # noqa: E731
 family = {"seed pool": gap_tests(gt) + list(spread.tests)}
@@ -202,6 +210,7 @@ bh_df = bh_df.sort_values(["p_adjusted", "p", "pool", "name"], kind="stable")
 lab_rej = int(bh_df.loc[bh_df["pool"] != "MATH-500", "reject"].sum())
 
 # %%
+#| echo: false
 def on_test_prompts(p):
     """The pool restricted to this chapter's test prompts, in their order."""
     return p.select(prompts=seed_pool.prompt_ids)
@@ -225,6 +234,7 @@ else:
                    "POOL is your own)")
 
 # %%
+#| echo: false
 comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d["val"],
                                              base=d["base"], soup=d["soup"], taus=d["taus"],
                                              cv=CV_FOLDS, n_subsamples=N_SUBSAMPLES,
@@ -232,6 +242,7 @@ comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d[
          for t, d in tasks.items()}
 
 # %%
+#| echo: false
 PV = R.PValues()  # one test, one p-value: every quote of a (test, pool) p-value goes through PV
 key_re, key_mp = "L(0.10), re-deal, chapter pool", "L(0.10), margin, chapter pool"
 PER_KEY = "chapter pool" if K == 16 else "per-policy pool"  # at K = 16 the twin is the pool
@@ -250,6 +261,7 @@ NAMES = {"base": "base model", "oracle": "plug-in oracle (best member per prompt
 taus_where = lambda ts: ", ".join(f"$\\tau = {t:.2f}$" for t in ts) or "none"  # noqa: E731
 
 # %%
+#| echo: false
 def rules_clause():
     """What the deployable rules of Table 3 collect of the oracle's gain on the primary task."""
     gainers = [NAMES[k] for k in ("mixture_matched", "soup", "routing") if k in prim.index
@@ -263,6 +275,7 @@ def rules_clause():
                 each="; ".join(f"{NAMES[k].split(' (')[0]} {v}" for k, v in ci.items()))
 
 # %%
+#| echo: false
 def answer():
     """The chapter's answer on this run (the first screen and the first takeaway)."""
     n_rep, n_t1 = int((rep_p["p"] <= 0.05).sum()), int((t1["p"] <= 0.05).sum())
