@@ -296,7 +296,8 @@ def answer():
                 what="the lab's seed pools and their replications" if LAB else "your pool",
                 rules=rules_clause())
 
-
+# %%
+#| echo: false
 R.show_callout("{a}", a=answer(), kind="important", title="The answer on this run")
 
 # %% [markdown]
