@@ -16,17 +16,293 @@
 # best single policy. Is that gap evidence that the seeds specialise, or what picking the
 # largest of several noisy success-rate estimates produces anyway? And can any rule a deployed
 # system could use (a mixture, one averaged policy, a router, a vote) collect it? arXiv
-# 2609.32996 (Section 3 and Appendices B, C, E, F) answers both questions for five GRPO seeds
-# of one vision-language model. This chapter asks them of a real seed pool trained on CPU by
-# the project's policy lab: five LoRA seeds of one small base model, 16 responses per prompt,
-# scored by a checker (the lab's [README](../data/lab/README.md)). It runs the two
-# randomisation tests of the paper, the *re-deal* and the *margin-preserving* null
-# (@sec-nulls), with everything around them, compares the deployable rules in Table 3's
-# layout, repeats the analysis with more responses, more prompts and a smaller base model, and
-# asks how much a non-rejection can be trusted. A simulated pool with a known zero gap stays
-# beside the lab pool as the teaching baseline. Symbols follow the
-# [notation page](../notation.qmd); coverage, $L$, $D$ and the plug-in are defined in
-# @sec-coverage.
+# 2609.32996 (Section 3 and Appendices B, C, E, F) answers both for five GRPO seeds of one
+# vision-language model. This chapter asks them of a seed pool that the project's policy lab
+# trained on CPU: five LoRA seeds of one small base model, 16 responses per prompt, scored by a
+# checker (the lab's [README](../data/lab/README.md)). The answer on this run comes first; the
+# sections after it show where each of its numbers comes from (the code that computes them is in
+# the notebook source, linked for download at the foot of the page).
+
+# %% tags=["parameters"]
+SMALL = False  # a quick run for tests and classes: fewer draws, resamples and replicates
+SEED = 0
+# your own pool instead of the lab seed pool: a pool directory, .npy, FILE.npz:KEY, wide .csv or
+# registry name
+POOL = None
+M = 5  # members of the lab seed pool to keep (its first M seeds)
+# responses per member: 16 (the lab seed pool), up to 64 (the first k of its 64-response
+# replication)
+K = 16
+TAUS = [0.05, 0.10, 0.20, 0.30]  # the paper's reporting thresholds on the primary task
+TAUS_SECONDARY = [0.5, 0.6, 0.7, 0.8, 0.9]  # and on the secondary task
+BAND, BAND_SECONDARY = (0.05, 0.30), (0.50, 0.90)  # the rAUC bands of Table 3
+VOTE_R = 9  # responses per prompt in the vote comparison
+DISJOINT_K = 12  # responses per member in the pool of disjoint draws (five blocks of the 64)
+N_DRAWS = 2000  # null draws for the main tests
+N_SPLITS = 200  # random splits for split-half scoring
+N_BOOT = 500  # prompt-bootstrap resamples of the excess
+N_BOOT_DRAWS = 200  # re-deals per bootstrap resample
+N_RULE_BOOT = 2000  # paired prompt resamples of the deployment rules
+N_SUBSAMPLES = 200  # subsamples of the budget-matched mixture and of each vote
+N_AGREE = 200  # index shuffles in the draw-alignment check
+CV_FOLDS = 5  # folds of the cross-fitting on validation that chooses the router family
+N_FP_POOLS = 100  # null datasets per null for the false-positive rates
+N_STUDY_DRAWS = 400  # null draws per test in the simulation studies
+N_POWER_REPS = 24  # replicates per setting in the power and planting studies
+N_A3_REPS = 20  # replicates per setting in the excess-versus-truth study
+N_A4_REPS = 16  # replicates per setting in the link-sensitivity study
+N_PLAN_REPS = 40  # replicates per grid point of the power planner
+N_CHECK_REPS = 200  # replicate pools for the Monte Carlo checks of the appendix
+TAUS_REAL = [0.10, 0.30, 0.50, 0.70, 0.90]
+
+# %%
+#| echo: false
+import dataclasses
+import re
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import display
+
+from oraclegap import datasets
+from oraclegap import report as R
+from oraclegap._io import atomic_write
+from oraclegap.deploy import mixtures, validation
+from oraclegap.deploy.routers import label as family_label
+from oraclegap.pool import Pool
+from oraclegap.sources import open_pool
+from oraclegap.stats import coverage as cov
+from oraclegap.stats import nulls, simulate, studies
+
+# %%
+#| echo: false
+R.use_style()
+# `SMALL` shrinks the draws, resamples and replicates; one generator, from `SEED`, feeds every
+# random step below
+if SMALL:
+    N_DRAWS, N_SPLITS, N_BOOT, N_BOOT_DRAWS, N_CHECK_REPS = 400, 40, 60, 40, 40
+    N_RULE_BOOT, N_SUBSAMPLES, N_AGREE, CV_FOLDS = 300, 40, 40, 3
+    N_FP_POOLS, N_STUDY_DRAWS, N_POWER_REPS, N_A3_REPS, N_A4_REPS, N_PLAN_REPS = 30, 100, 6, 5, 5, 8
+rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
+# the lab's own facts (validation twin, base, soup, replications) exist only for the lab pool
+LAB = not POOL
+nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
+
+# %%
+#| echo: false
+cross = datasets.load("lab-cross")
+
+
+def lab(task, split, role="member"):
+    """Prompts of one lab task and split; policies: its light seeds ('member'), its soup, or
+    the base."""
+    return datasets.lab_slice(cross, task, split, role)
+
+
+def who(name):
+    """A policy's name in words: 'primary-light-s1' is seed 1 of its task."""
+    m = re.fullmatch(r"[\w-]+-light-s(\d+)", str(name))
+    return f"seed {m.group(1)}" if m else {"base": "base model"}.get(name, name)
+
+
+def parts(p):
+    """A lab pool with a base model split into (members, base)."""
+    role = p.policies["role"]
+    return p.select(policies=(role == "member").to_numpy()), p.select(
+        policies=(role == "base").to_numpy())
+
+# %%
+#| echo: false
+if POOL:
+    seed_pool, val_pool = open_pool(POOL), None  # bring your own pool: every test below runs on it
+else:
+    k64 = datasets.load("lab-primary-k64")
+    k64_members = k64.select(policies=(k64.policies["role"] == "member").to_numpy())
+    # K = 16: the first 16 of the 64
+    primary = datasets.load("lab-seed-primary") if K == 16 else k64_members.draws(range(K))
+    seed_pool = primary.select(policies=list(range(M)))
+    val_pool = datasets.load("lab-seed-primary-val").select(policies=list(range(M)))
+    sec_test, sec_val = lab("secondary", "test"), lab("secondary", "validation")
+    k64s, extra, small = (datasets.load(name)
+                          for name in ("lab-secondary-k64", "lab-primary-extra", "lab-small"))
+N_PROMPTS, M, K = seed_pool.shape
+# the teaching baseline: population gap 0
+sim_pool = simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool
+n_moves = N_PROMPTS * M
+
+# %%
+#| echo: false
+if LAB:  # the seed-aligned twin of the main pool, and the replication sets of App. F.2
+    per16 = datasets.load("lab-seed-primary").select(policies=list(range(M)))
+    crn = datasets.load("lab-seed-primary-aligned").select(policies=list(range(M)))
+    is_test = (cross.prompts["dataset"] == "primary") & (cross.prompts["split"] == "test")
+    primary_full = cross.select(prompts=is_test.to_numpy(),
+                                policies=["base"] + lab("primary", "test").policy_names)
+    pval, n_pooled = lab("primary", "validation"), primary_full.n_prompts + extra.n_prompts
+    specs = {"primary, k = 64": (k64, pval, BAND, TAUS, "k64p"),
+             "secondary, k = 64": (k64s, sec_val, BAND_SECONDARY, TAUS_SECONDARY, "k64s"),
+             f"{extra.n_prompts} new prompts": (extra, pval, BAND, TAUS, "new"),
+             f"{n_pooled} pooled prompts": (Pool.concat([primary_full, extra]), pval, BAND, TAUS,
+                                            "pooled"),
+             "smaller base, validation": (small.split("validation"), None, BAND, TAUS, "small_val"),
+             "smaller base, test": (small.split("test"), parts(small.split("validation"))[0], BAND,
+                                    TAUS, "small_test")}
+else:
+    specs = {}
+    skipped.append("the replications with 64 responses, extra prompts and a smaller base (lab "
+                   "pools; POOL is your own)")
+
+# %%
+#| echo: false
+# the tests the answer reads: Table 1 on the main pool, the Pass@1 oracle gap on every split
+# and the member spread
+gt = nulls.gap_table(seed_pool, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
+pass_sets = {"primary test": seed_pool} | ({"primary validation": val_pool,
+                                            "secondary test": sec_test,
+                                            "secondary validation": sec_val} if LAB else {})
+p1 = {name: nulls.null_tests(p, [0.10], statistics=("pass1",), n_draws=N_DRAWS, seed=rng)
+      for name, p in pass_sets.items()}
+pass1_main = p1["primary test"]
+spread = nulls.member_spread(seed_pool, TAUS, n_draws=N_DRAWS, seed=rng)
+
+
+def gap_of(pool, taus):
+    """Table 1's tests of one set."""
+    return nulls.gap_table(pool, taus, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
+
+# %%
+#| echo: false
+gap_sets, rep_gaps, rep_spreads = {"primary test": gt}, {}, {}
+if LAB:  # every other set: validation, the second task, the replications, the seed-aligned twin
+    gap_sets |= {"primary validation": gap_of(val_pool, TAUS),
+                 "secondary test": gap_of(sec_test, TAUS_SECONDARY),
+                 "secondary validation": gap_of(sec_val, TAUS_SECONDARY)}
+    for name, (p, _, _, taus, _) in specs.items():
+        rep_gaps[name] = gap_of(parts(p)[0], taus)
+        rep_spreads[name] = nulls.member_spread(parts(p)[0], taus, n_draws=N_DRAWS, seed=rng)
+    crn_gap = gap_of(crn, TAUS)  # the seed-aligned twin (@sec-draw-alignment)
+    gap_sets |= rep_gaps | {"primary test, seed-aligned draws": crn_gap}
+real, why = datasets.load_optional("chen2026_math500")
+gt_real = None if real is None else gap_of(real, TAUS_REAL)
+if real is None:
+    skipped.append(f"A pool of different models: the MATH-500 tensors of 2607.03436 ({why})")
+
+# %%
+#| echo: false
+# the family of upper-tail tests for Benjamini-Hochberg (which sets, and why: @sec-seed-many)
+gap_tests = lambda g: list(g.tests.tests) + list(g.sizes.rise)  # noqa: E731
+family = {"seed pool": gap_tests(gt) + list(spread.tests)}
+if LAB:
+    spread2 = nulls.member_spread(sec_test, TAUS_SECONDARY, n_draws=N_DRAWS, seed=rng)
+    family["second task"] = gap_tests(gap_sets["secondary test"]) + list(spread2.tests)
+    family |= {name: gap_tests(g) + list(rep_spreads[name].tests) for name, g in rep_gaps.items()}
+if real is not None:
+    family["MATH-500"] = gap_tests(gt_real)
+members = [(pool_name, t) for pool_name, tests in family.items() for t in tests
+           if np.ptp(t.draws) > 0]  # a test whose null draws never vary cannot reject
+bh = nulls.benjamini_hochberg([t for _, t in members], alpha=0.05)
+bh_df = bh.frame().assign(pool=[p for p, _ in members], statistic=[t.statistic for _, t in members],
+                          name=[R.test_name(t.statistic, t.tau, t.null) for _, t in members])
+bh_df = bh_df.sort_values(["p_adjusted", "p", "pool", "name"], kind="stable")
+lab_rej = int(bh_df.loc[bh_df["pool"] != "MATH-500", "reject"].sum())
+
+# %%
+#| echo: false
+def on_test_prompts(p):
+    """The pool restricted to this chapter's test prompts, in their order."""
+    return p.select(prompts=seed_pool.prompt_ids)
+
+
+tasks = {"primary": dict(test=seed_pool, val=val_pool, band=BAND, taus=TAUS, base=None, soup=None)}
+if LAB:
+    base_p = lab("primary", "test",
+                 "base") if K == 16 else k64.select(policies=["base"]).draws(range(K))
+    tasks["primary"].update(base=on_test_prompts(base_p),
+                            soup=on_test_prompts(lab("primary", "test", "soup")))
+    tasks["secondary"] = dict(test=sec_test, val=sec_val, band=BAND_SECONDARY, taus=TAUS_SECONDARY,
+                              base=lab("secondary", "test", "base"),
+                              soup=lab("secondary", "test", "soup"))
+    R.check(tasks["secondary"]["test"].rates().mean() > seed_pool.rates().mean()
+            and BAND_SECONDARY[0] > BAND[0],
+            "the secondary task's success rates are higher, and so is its band (the text above)")
+else:
+    skipped.append("the base model, the soup, the validation-selected member, routing and the "
+                   "second task of Table 3 (they need the lab's validation twin, base and soup; "
+                   "POOL is your own)")
+
+# %%
+#| echo: false
+comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d["val"],
+                                             base=d["base"], soup=d["soup"], taus=d["taus"],
+                                             cv=CV_FOLDS, n_subsamples=N_SUBSAMPLES,
+                                             n_boot=N_RULE_BOOT, seed=rng)
+         for t, d in tasks.items()}
+
+# %%
+#| echo: false
+PV = R.PValues()  # one test, one p-value: every quote of a (test, pool) p-value goes through PV
+key_re, key_mp = "L(0.10), re-deal, chapter pool", "L(0.10), margin, chapter pool"
+PER_KEY = "chapter pool" if K == 16 else "per-policy pool"  # at K = 16 the twin is the pool
+t1, signed_ci = gt.frame(), R.fmt_signed_interval
+row = t1.set_index("tau").loc[0.10]
+p1f = pd.DataFrame([{"set": name, "observed": t.get("pass1", None, "redeal").observed,
+                     **{f"{k}_{nl}": getattr(t.get("pass1", None, nl), k) for nl in nulls.NULLS
+                        for k in ("mean", "p", "p_lower")}} for name, t in p1.items()])
+p1_rej = p1f[p1f["p_redeal"] <= 0.05]
+allp = pd.concat([g.frame().assign(set=name) for name, g in gap_sets.items()], ignore_index=True)
+rep_p = allp[allp["set"].isin(list(rep_gaps))]
+prim = comps["primary"].frame().set_index("kind")
+NAMES = {"base": "base model", "oracle": "plug-in oracle (best member per prompt)",
+         "mixture_matched": "uniform mixture, k of Mk responses",
+         "soup": "soup (mean of the seeds' updates)", "routing": "routing"}
+taus_where = lambda ts: ", ".join(f"$\\tau = {t:.2f}$" for t in ts) or "none"  # noqa: E731
+
+# %%
+#| echo: false
+def rules_clause():
+    """What the deployable rules of Table 3 collect of the oracle's gain on the primary task."""
+    gainers = [NAMES[k] for k in ("mixture_matched", "soup", "routing") if k in prim.index
+               and prim.loc[k, "lo_test"] > 0]
+    ci = {k: signed_ci(*prim.loc[k, ["diff_test", "lo_test", "hi_test"]])
+          for k in ("mixture_matched", "soup", "routing") if k in prim.index}
+    return R.md("of the oracle's rAUC gain of {og:+} over the test-selected member, {got} ({each}, "
+                "each against that member)", og=prim.loc["oracle", "diff_test"],
+                got="no deployable rule resolves any part" if not gainers
+                else "a resolved part goes to " + ", ".join(gainers),
+                each="; ".join(f"{NAMES[k].split(' (')[0]} {v}" for k, v in ci.items()))
+
+# %%
+#| echo: false
+def answer():
+    """The chapter's answer on this run (the first screen and the first takeaway)."""
+    n_rep, n_t1 = int((rep_p["p"] <= 0.05).sum()), int((t1["p"] <= 0.05).sum())
+    verdict = ("not all of the gap is sampling noise" if lab_rej else "some tests reject, but "
+               "none survives the false-discovery adjustment" if n_rep + n_t1 + len(p1_rej)
+               else "the gap is what sampling noise produces")
+    return R.md("{v}. At $\\tau = 0.10$ the plug-in oracle's gap over the best member, $\\hat L = "
+                "{L}$, {w} the re-deal mean of {m} ($p_{{\\mathrm{{re}}}} = {p:p}$, "
+                "$p_{{\\mathrm{{mp}}}} = {pm:p}$). But the re-deal null is rejected at {nr} of "
+                "{nt} thresholds ({where}), by the Pass@1 oracle gap on {n1} of {n} splits and by "
+                "{ur} of {nrep} replication tests, and Benjamini-Hochberg keeps {s} of {nb} tests "
+                "as discoveries, {sl} of them on {what}. Deployment: {rules}.",
+                v=verdict[0].upper() + verdict[1:], L=row["L"],
+                w="exceeds" if row["p"] <= 0.05 else "is within sampling noise of",
+                m=row["L_null"], p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]), nr=n_t1,
+                nt=len(t1), where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), n1=len(p1_rej),
+                n=len(p1f), ur=n_rep, nrep=len(rep_p), s=bh.n_rejected, nb=len(bh_df), sl=lab_rej,
+                what="the lab's seed pools and their replications" if LAB else "your pool",
+                rules=rules_clause())
+
+# %%
+#| echo: false
+R.show_callout("{a}", a=answer(), kind="important", title="The answer on this run")
+
+# %% [markdown]
+# Symbols follow the [notation page](../notation.qmd); coverage, $L$, $D$ and the plug-in are
+# defined in @sec-coverage.
 #
 # **Learning objectives.** After this chapter you can
 #
@@ -78,70 +354,6 @@
 # 12. When the MATH-500 tensors of 2607.03436 are present: which null is the right reference
 #     for a pool of genuinely different models.
 
-# %% tags=["parameters"]
-SMALL = False  # a quick run for tests and classes: fewer draws, resamples and replicates
-SEED = 0
-# your own pool instead of the lab seed pool: a pool directory, .npy, FILE.npz:KEY, wide .csv or
-# registry name
-POOL = None
-M = 5  # members of the lab seed pool to keep (its first M seeds)
-# responses per member: 16 (the lab seed pool), up to 64 (the first K of its 64-response
-# replication)
-K = 16
-TAUS = [0.05, 0.10, 0.20, 0.30]  # the paper's reporting thresholds on the primary task
-TAUS_SECONDARY = [0.5, 0.6, 0.7, 0.8, 0.9]  # and on the secondary task
-BAND, BAND_SECONDARY = (0.05, 0.30), (0.50, 0.90)  # the rAUC bands of Table 3
-VOTE_R = 9  # responses per prompt in the vote comparison
-DISJOINT_K = 12  # responses per member in the pool of disjoint draws (five blocks of the 64)
-N_DRAWS = 2000  # null draws for the main tests
-N_SPLITS = 200  # random splits for split-half scoring
-N_BOOT = 500  # prompt-bootstrap resamples of the excess
-N_BOOT_DRAWS = 200  # re-deals per bootstrap resample
-N_RULE_BOOT = 2000  # paired prompt resamples of the deployment rules
-N_SUBSAMPLES = 200  # subsamples of the budget-matched mixture and of each vote
-N_AGREE = 200  # index shuffles in the draw-alignment check
-CV_FOLDS = 5  # folds of the cross-fitting on validation that chooses the router family
-N_FP_POOLS = 100  # null datasets per null for the false-positive rates
-N_STUDY_DRAWS = 400  # null draws per test in the simulation studies
-N_POWER_REPS = 24  # replicates per setting in the power and planting studies
-N_A3_REPS = 20  # replicates per setting in the excess-versus-truth study
-N_A4_REPS = 16  # replicates per setting in the link-sensitivity study
-N_PLAN_REPS = 40  # replicates per grid point of the power planner
-N_CHECK_REPS = 200  # replicate pools for the Monte Carlo checks of the appendix
-TAUS_REAL = [0.10, 0.30, 0.50, 0.70, 0.90]
-
-# %%
-import dataclasses
-import time
-
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-from IPython.display import display
-
-from oraclegap import datasets
-from oraclegap import report as R
-from oraclegap.deploy import mixtures, validation
-from oraclegap.deploy.routers import label as family_label
-from oraclegap.pool import Pool
-from oraclegap.sources import open_pool
-from oraclegap.stats import coverage as cov
-from oraclegap.stats import nulls, simulate, studies
-
-# %% [markdown]
-# With `SMALL` set the counts of draws, resamples and replicates shrink; one random generator,
-# built from `SEED`, feeds the random steps below.
-
-# %%
-R.use_style()
-if SMALL:
-    N_DRAWS, N_SPLITS, N_BOOT, N_BOOT_DRAWS, N_CHECK_REPS = 400, 40, 60, 40, 40
-    N_RULE_BOOT, N_SUBSAMPLES, N_AGREE, CV_FOLDS = 300, 40, 40, 3
-    N_FP_POOLS, N_STUDY_DRAWS, N_POWER_REPS, N_A3_REPS, N_A4_REPS, N_PLAN_REPS = 30, 100, 6, 5, 5, 8
-rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
-# the lab's own facts (validation twin, base, soup, replications) exist only for the lab pool
-LAB = not POOL
-nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 
 # %% [markdown]
 # ## Data and settings
@@ -155,53 +367,13 @@ nulls.warm_up()  # compile or load the numba kernels once, before anything is ti
 # LoRA updates as one policy), a second task in the MathVista role with its own five seeds,
 # and the three extensions of App. F.2. The simulated pool has the lab pool's shape and one
 # success probability per prompt shared by every member, drawn from the Beta prompt-rate prior
-# the paper fitted on Geometry3K: its population oracle gap is exactly zero. When
-# `OG_EXTERNAL_DIR` holds the released MATH-500 tensors of 2607.03436, a later section
-# contrasts a pool of genuinely different models. @tbl-seed-settings lists pools and settings.
+# the paper fitted on Geometry3K: its population oracle gap is exactly zero. @tbl-seed-settings
+# lists pools and settings.
 #
 # To run the chapter on your own pool, set the `POOL` parameter (a pool directory, a `.npy`
 # verdict array, `FILE.npz:KEY`, a wide CSV or a registry name from `oraclegap.datasets`);
 # every test, study and deployment rule then starts from your pool's counts, and the sections
-# that need the lab's own facts (a validation twin, the base model, the soup, the second task
-# and the replications) say why they were skipped.
-
-# %% [markdown]
-# The lab's pools are cut from its stored pools by task, split and role; one helper does it.
-
-# %%
-cross = datasets.load("lab-cross")
-
-
-def lab(task, split, role="member"):
-    """Prompts of one lab task and split; policies: its light seeds ('member'), its soup, or
-    the base."""
-    return datasets.lab_slice(cross, task, split, role)
-
-# %% [markdown]
-# The pools, loaded once: the main pool and its validation twin, and for the lab the second
-# task and the replication pools used further down.
-
-# %%
-if POOL:
-    seed_pool, val_pool = open_pool(POOL), None  # bring your own pool: every test below runs on it
-else:
-    k64 = datasets.load("lab-primary-k64")
-    k64_members = k64.select(policies=(k64.policies["role"] == "member").to_numpy())
-    # K = 16: the first 16 of the 64
-    primary = datasets.load("lab-seed-primary") if K == 16 else k64_members.draws(range(K))
-    seed_pool = primary.select(policies=list(range(M)))
-    val_pool = datasets.load("lab-seed-primary-val").select(policies=list(range(M)))
-    sec_test, sec_val = lab("secondary", "test"), lab("secondary", "validation")
-    k64s, extra, small = (datasets.load(name)
-                          for name in ("lab-secondary-k64", "lab-primary-extra", "lab-small"))
-N_PROMPTS, M, K = seed_pool.shape
-# the teaching baseline: population gap 0
-sim_pool = simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool
-n_moves = N_PROMPTS * M
-
-# %% [markdown]
-# The settings table describes the lab's own pools in the rows below; on a pool of your own
-# those rows say so.
+# that need the lab's own facts say why they were skipped.
 
 # %%
 lab_rows = {"validation twin": f"the same seeds on {val_pool.n_prompts} primary validation prompts",
@@ -218,9 +390,6 @@ lab_rows = {"validation twin": f"the same seeds on {val_pool.n_prompts} primary 
                                  "has per-policy draws"} if LAB else \
            dict.fromkeys(("validation twin", "base model, soup", "second task", "replications",
                           "seed-aligned twin"), "— (your pool)")
-
-# %% [markdown]
-# The other rows give the main pool, the teaching baseline and the settings of the tests.
 
 # %%
 rows = {"main pool": f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMPTS} prompts × {M} "
@@ -243,7 +412,6 @@ rows = {"main pool": f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMP
         "simulation studies": f"{N_STUDY_DRAWS} null draws per test; chain burn-in "
                               f"{30 * n_moves:,}, thinning {n_moves:,}"}
 
-
 # %%
 #| label: tbl-seed-settings
 #| tbl-cap: "Pools and settings of this chapter."
@@ -265,8 +433,8 @@ R.show_md("Member mean success rates range from {lo} to {hi} (the paper's five G
           "$\\hat D = {pD}$, $\\hat L = {pL}$).",
           lo=means.min(), hi=means.max(), plo=R.published("000.S3.member_lo").text,
           phi=R.published("000.S3.member_hi").text, d=deg["degenerate"], n=deg["n_prompts"],
-          w=deg["all_wrong"], r=deg["all_right"], D=tab0.D[1], L=tab0.L[1],
-          be=1 - tab0.break_even[1], pD=R.published("000.T1.D_010").text,
+          w=deg["all_wrong"], r=deg["all_right"], D=row["D"], L=row["L"],
+          be=1 - row["L"] / row["D"], pD=R.published("000.T1.D_010").text,
           pL=R.published("000.T1.L_010").text)
 
 # %% [markdown]
@@ -289,11 +457,12 @@ R.show_md("Member mean success rates range from {lo} to {hi} (the paper's five G
 i_show = int(np.argsort(np.abs(seed_pool.counts().sum(axis=1) - M * K / 3))[0])
 dealt = nulls.redeal(seed_pool, 1, seed=rng)[0, i_show]
 fig, axes = plt.subplots(1, 2, figsize=(9, 2.2))
-for ax, row, title in ((axes[0], seed_pool.counts()[i_show], "observed"),
+for ax, crow, title in ((axes[0], seed_pool.counts()[i_show], "observed"),
                        (axes[1], dealt, "one re-deal")):
-    R.draw_outcomes(ax, np.arange(K)[None, :] < row[:, None],
-                    row_labels=list(seed_pool.policy_names), row_notes=[f"{c}/{K}" for c in row],
-                    title=f"{title}: {row.sum()} successes on prompt {i_show}")
+    R.draw_outcomes(ax, np.arange(K)[None, :] < crow[:, None],
+                    row_labels=[who(n) for n in seed_pool.policy_names],
+                    row_notes=[f"{c}/{K}" for c in crow],
+                    title=f"{title}: {crow.sum()} successes on prompt {i_show}")
 plt.tight_layout()
 plt.show()
 
@@ -337,7 +506,8 @@ sub = c_all[[i1, i2]][:, [0, 1]]
 move = np.array([[-1, 1], [1, -1]])
 fig, axes = plt.subplots(1, 2, figsize=(6, 2.3))
 labels = {"row_labels": [f"prompt {i1}", f"prompt {i2}"],
-          "col_labels": [f"a = {seed_pool.policy_names[0]}", f"b = {seed_pool.policy_names[1]}"]}
+          "col_labels": [f"{s} = {who(n)}"
+                         for s, n in zip("ab", seed_pool.policy_names[:2], strict=True)]}
 R.draw_counts(axes[0], sub, title="before", **labels)
 R.draw_counts(axes[1], sub + move, changes=move, title="after one move", **labels)
 plt.tight_layout()
@@ -349,7 +519,7 @@ plt.show()
 # of null draws at or above the observed value; the *lower-tail* fraction is the share at or
 # below. These are p-values, not rates, hence the subscripts.
 #
-# ## The teaching baseline: a gap made of noise
+# ### The teaching baseline: a gap made of noise
 #
 # First the pool whose answer is known. In the simulated pool every member has the same rate
 # on every prompt, so any plug-in gap is the winner's curse of picking the largest of noisy
@@ -382,51 +552,30 @@ R.show_md("Reading: with no specialisation at all the plug-in gap reaches {lo} t
 # %% [markdown]
 # ## How much of the lab pool's gap does sampling explain?
 #
-# @tbl-table1 and @tbl-table1-more mirror Table 1 of 2609.32996 on the lab seed pool, split in
-# two, with the paper's Geometry3K values beside ours. The *excess* is the observed gap minus
-# the re-deal null mean; its *prompt bootstrap* interval resamples prompts with replacement and
-# recomputes both.
+# @tbl-table1 mirrors the main columns of Table 1 of 2609.32996 on the lab seed pool, with the
+# paper's Geometry3K values beside ours (the rest of its layout, disagreement, oracle minus
+# mixture and the rise with pool size, is in @tbl-table1-more). The *excess* is the observed
+# gap minus the re-deal null mean; its *prompt bootstrap* interval resamples prompts with
+# replacement and recomputes both.
 
 # %%
 #| label: tbl-table1
 #| tbl-cap: >-
-#|   Oracle-gap tests on the lab seed pool (first half of the layout of Table 1 of 2609.32996):
-#|   disagreement and oracle gap, observed and re-deal null means, the 5th-95th percentile band of
-#|   re-deal draws, the upper-tail p-values of both nulls (and the re-deal lower-tail fraction) and
-#|   the split-half gap, with the paper's L̂ and p-values on Geometry3K.
-gt = nulls.gap_table(seed_pool, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
-t1 = gt.frame()
+#|   Oracle-gap tests on the lab seed pool (the main columns of Table 1 of 2609.32996): the
+#|   oracle gap and its re-deal null mean, the 5th-95th percentile band of re-deal draws, the
+#|   upper-tail p-values of both nulls and the split-half gap, with the paper's L̂ and p-values on
+#|   Geometry3K.
 t1["band"] = [R.fmt_interval(None, a, b)
               for a, b in zip(t1["L_band_lo"], t1["L_band_hi"], strict=True)]
 key = {0.05: "005", 0.10: "010", 0.20: "020", 0.30: "030"}
-for col, stem in (("paper_L", "L"), ("paper_p", "p"), ("paper_pm", "pm")):
-    t1[col] = [R.published(f"000.T1.{stem}_{key[t]}").text if t in key else "—" for t in t1["tau"]]
-R.table(t1, columns={"tau": "τ", "D": "D̂", "D_null": "D̂ re-deal", "L": "L̂",
-                     "L_null": "L̂ re-deal", "band": "re-deal 90% band", "p": "pᵣₑ",
-                     "p_lower": "lower-tail, re-deal", "p_m": "pₘₚ", "split_half": "split-half gap",
-                     "paper_L": "paper L̂", "paper_p": "paper pᵣₑ", "paper_pm": "paper pₘₚ"})
+t1["paper"] = [R.md("{L} ({p}, {pm})", **{s: R.published(f"000.T1.{s}_{key[t]}").text
+                                          for s in ("L", "p", "pm")}) if t in key else "—"
+               for t in t1["tau"]]
+R.table(t1, columns={"tau": "τ", "L": "L̂", "L_null": "L̂ re-deal", "band": "re-deal 90% band",
+                     "p": "pᵣₑ", "p_m": "pₘₚ", "split_half": "split-half gap",
+                     "paper": "paper L̂ (pᵣₑ, pₘₚ)"})
 
 # %%
-#| label: tbl-table1-more
-#| tbl-cap: >-
-#|   The rest of the layout of Table 1 on the lab seed pool: oracle minus uniform mixture, and the
-#|   rise of the plug-in gap from two members to all of them, each observed, with its re-deal null
-#|   mean and upper-tail p-value.
-R.table(t1,
-        columns={"tau": "τ", "orac_minus_mix": "oracle − mixture",
-                 "orac_minus_mix_null": "re-deal mean", "orac_minus_mix_p": "pᵣₑ",
-                 "rise_L": f"rise of L̂, 2 to {M}", "rise_L_null": "rise, re-deal mean",
-                 "rise_p": "rise, pᵣₑ"})
-
-# %% [markdown]
-# The reading at $\tau = 0.10$ quotes the excess's bootstrap interval, the tests that reject and
-# the thresholds whose observed gap sits in the lower tail of the re-deal draws.
-
-# %%
-row = t1.set_index("tau").loc[0.10]
-PV = R.PValues()  # one test, one p-value: every quote of a (test, pool) p-value goes through PV
-key_re, key_mp = "L(0.10), re-deal, chapter pool", "L(0.10), margin, chapter pool"
-PER_KEY = "chapter pool" if K == 16 else "per-policy pool"  # at K = 16 the twin is the pool
 boot = nulls.excess_bootstrap(seed_pool, 0.10, n_boot=N_BOOT, n_draws=N_BOOT_DRAWS, seed=rng)
 rejects = [name for name, pv in (("re-deal", row["p"]), ("margin-preserving", row["p_m"]))
            if pv <= 0.05]
@@ -456,28 +605,6 @@ R.show_md("At $\\tau = 0.10$ the re-deal null, in which no member differs from a
           pp=R.published("000.T1.p_010").text, ppm=R.published("000.T1.pm_010").text,
           pe=R.published("000.S3.excess_010").text, pel=R.published("000.S3.excess_ci_lo").text,
           peh=R.published("000.S3.excess_ci_hi").text, low=low)
-
-# %% [markdown]
-# A reader of @tbl-table1-more may wonder why one p-value is missing or can be exactly one. At
-# the lowest threshold the oracle covers a prompt as soon as any member has one success, so
-# whenever the prompt's total is positive; the mixture covers it when the pooled count reaches
-# its own count rule. Both depend on the prompt totals alone, which the re-deal keeps, so their
-# difference is the same in every null draw.
-
-# %%
-const = [t for t in gt.tests.tests if np.ptp(t.draws) == 0]
-point = [f"{s} at τ = {t:g}" for s, t in (("oracle − mixture", t) for t in TAUS)
-         if gt.tests.is_skipped("oracle_minus_mixture", t)]
-R.show_callout("Under the re-deal null these statistics take one value in every draw: {names}. At "
-               "$\\tau = {t:g}$ with $k = {k}$ the oracle's count rule needs {a} success and the "
-               "mixture's needs {b} of {mk}; both are fixed by the prompt totals. A test whose "
-               "null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints "
-               "{pp} there too) and can never reject, so it is not run (the table leaves its "
-               "p-value empty) and stays out of the multiple-testing family below.",
-               names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
-               or "none", t=TAUS[0], k=K, a=cov.need(TAUS[0], K), b=cov.need(TAUS[0], M * K),
-               mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
-               title="Why a test statistic can be constant under a null")
 
 # %% [markdown]
 # Where does the observed gap fall within the null distributions? @fig-null shows both at
@@ -513,7 +640,138 @@ R.show_md("Reading: the observed gap lies {where} the re-deal 90% band {band}, a
           prop=ch.proposals, lo=min(ess), hi=max(ess), n=N_DRAWS)
 
 # %% [markdown]
-# ## Are the draws independent? {#sec-draw-alignment}
+# ### The Pass@1 test
+#
+# Thresholds may hide or create gaps, so the paper also tests an oracle for average accuracy:
+# the *Pass@1 oracle gap*, the mean over prompts of the largest member rate minus the largest
+# member's mean rate, under both nulls (@tbl-pass1), on each split and task the lab provides.
+
+# %%
+#| label: tbl-pass1
+#| tbl-cap: >-
+#|   The Pass@1 oracle gap against both nulls: observed, re-deal and margin-preserving means, upper-
+#|   and lower-tail fractions, on each split of each task.
+R.table(p1f, columns={"set": "split", "observed": "Pass@1 gap", "mean_redeal": "re-deal mean",
+                      "p_redeal": "pᵣₑ", "p_lower_redeal": "lower-tail, re-deal",
+                      "mean_margin": "margin mean", "p_margin": "pₘₚ",
+                      "p_lower_margin": "lower-tail, margin"})
+
+# %%
+pt = p1f.iloc[0]
+R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean of {m} "
+          "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$; lower tails {l:p} "
+          "and {lm:p}); the paper: {po} against {pn} ($p = {pp}$, $p_{{\\mathrm{{m}}}} = {ppm}$). "
+          "The gap lies below its re-deal mean on {nb} of the {n} splits.",
+          s=f"the {pt['set']} prompts" if LAB else "your pool", o=pt["observed"],
+          m=pt["mean_redeal"], p=PV("Pass@1, re-deal, chapter pool", pt["p_redeal"]),
+          pm=pt["p_margin"], l=pt["p_lower_redeal"],
+          lm=pt["p_lower_margin"], po=R.published("000.C5.pass1_test").text,
+          pn=R.published("000.C5.pass1_null").text, pp=R.published("000.C5.pass1_p").text,
+          ppm=R.published("000.C5.pass1_pm").text, n=len(p1f),
+          nb=int((p1f["observed"] < p1f["mean_redeal"]).sum()))
+
+# %% [markdown]
+# ### Every set, and many tests at once {#sec-seed-many}
+#
+# The same tests of $\hat L$ ran on every set the lab provides: the main pool and its
+# validation twin, the second task, the replications of App. F.2 (64 responses, more prompts, a
+# smaller base; @sec-seed-replications) and the seed-aligned twin of the main pool.
+# @fig-replications shows where each observed gap falls in its re-deal null (Table A6 of the
+# paper lists the same tests).
+
+# %%
+# one shade per threshold rank; the legend names each rank's threshold on both tasks
+n_rank = max(len(g.frame()) for g in gap_sets.values())
+shade = plt.get_cmap("Blues")(np.linspace(0.25, 0.95, n_rank))
+rank_names = [" / ".join(f"{ts[r]:g}" for ts in (TAUS, TAUS_SECONDARY) if r < len(ts))
+              for r in range(n_rank)]
+legend_at_right = dict(fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1),
+                       title="τ: primary / second task")
+
+# %%
+#| label: fig-replications
+#| fig-cap: >-
+#|   Re-deal upper-tail p-values of the plug-in oracle gap L̂ for every set and threshold; the
+#|   marker's shade is the threshold (legend: the primary task's and the second task's thresholds
+#|   of each rank). Left of the dashed line at 0.05: the gap exceeds the null; right of the dotted
+#|   line at 0.95: it sits in the null's lower tail.
+fig, ax = plt.subplots(figsize=(8, 0.32 * len(gap_sets) + 1.6), layout="constrained")
+for y, g in enumerate(gap_sets.values()):
+    fr = g.frame()
+    ax.scatter(fr["p"], np.full(len(fr), y), c=shade[:len(fr)], edgecolor="k", zorder=3)
+ax.axvline(0.05, color="k", ls="--", lw=1, label="p = 0.05")
+ax.axvline(0.95, color="k", ls=":", lw=1, label="p = 0.95")
+for r in range(n_rank):
+    ax.scatter([], [], color=shade[r], edgecolor="k", label=f"τ = {rank_names[r]}")
+ax.set_yticks(range(len(gap_sets)), list(gap_sets))
+ax.invert_yaxis()
+ax.set(xlim=(-0.02, 1.02), xlabel="re-deal upper-tail p of L̂",
+       title="Where each observed gap falls in its re-deal null")
+ax.legend(**legend_at_right)
+plt.show()
+
+# %%
+R.show_md("Reading: over the {n} set-and-threshold tests of $\\hat L$, {up} reject the re-deal "
+          "null at level 0.05 and {low} have a lower-tail fraction at or below 0.05.{rep}",
+          n=len(allp), up=int((allp["p"] <= 0.05).sum()), low=int((allp["p_lower"] <= 0.05).sum()),
+          rep="" if rep_p.empty
+          else R.md(" Among the {nr} replication tests, {ur} reject (smallest "
+                    "$p_{{\\mathrm{{re}}}} = {pm:p}$; the paper: none of its 25, smallest {pp}) "
+                    "and the split-half gaps run from {shl:+} to {shh:+}.",
+                    nr=len(rep_p), ur=int((rep_p["p"] <= 0.05).sum()), pm=rep_p["p"].min(),
+                    pp=R.published("000.F2.smallest_p").text, shl=rep_p["split_half"].min(),
+                    shh=rep_p["split_half"].max()))
+
+# %% [markdown]
+# So many tests call for a multiplicity adjustment. Benjamini-Hochberg controls the
+# false-discovery rate across the whole family of upper-tail tests: on every test set of the lab
+# (the seed pool, the second task and the replications) the gap, disagreement,
+# oracle-minus-mixture and rise tests and the member-spread tests, and, when present, the same
+# tests on the real pool of the appendix. Validation sets, which served to choose members and fit
+# routers, stay out, and so do the diagnostics built for a known answer (the baseline, the
+# seed-aligned twin and the negative controls), tests whose null is a single point
+# (@sec-seed-table1-more) and the descriptive similarity diagnostics. @tbl-bh counts the
+# discoveries by pool and statistic, and @tbl-bh-top gives each pool's strongest test of the
+# oracle gap itself.
+
+# %%
+#| label: tbl-bh
+#| tbl-cap: >-
+#|   Benjamini-Hochberg discoveries (false-discovery rate 0.05) among the chapter's tests, by pool
+#|   and statistic: discoveries of tests run (each statistic over both nulls and the thresholds).
+bh_df["family"] = [R.test_name("rise_L_2_to_5").split(" from")[0] if s.startswith("rise_")
+                   else R.test_name(s) for s in bh_df["statistic"]]
+by = bh_df.groupby(["pool", "family"], sort=False)["reject"].agg(["sum", "size"])
+bh_sum = (by["sum"].astype(int).astype(str) + " of " + by["size"].astype(str)).unstack("family")
+bh_sum = bh_sum.reindex(list(dict.fromkeys(p for p, _ in members))).fillna("—")
+tot = bh_df.groupby("pool", sort=False)["reject"].agg(["sum", "size"]).reindex(bh_sum.index)
+bh_sum.insert(0, "all tests", tot["sum"].astype(str) + " of " + tot["size"].astype(str))
+R.table(bh_sum.rename_axis("pool").reset_index())
+
+# %%
+#| label: tbl-bh-top
+#| tbl-cap: >-
+#|   The top rows of the Benjamini-Hochberg family for the chapter's statistic, the oracle gap L:
+#|   each pool's L test with the smallest adjusted p (ties: smallest raw p, then name). The full
+#|   list of every statistic is a download (see the text).
+R.table(bh_df[bh_df["statistic"] == "L"].groupby("pool", sort=False).head(1),
+        columns={"pool": "pool", "name": "test", "p": "p", "p_adjusted": "adjusted p",
+                 "reject": "discovery"})
+
+# %%
+BH_CSV = Path("chapters") / "02_seed_pool-bh-tests.csv"  # beside the executed notebook
+atomic_write(BH_CSV, bh_df[["pool", "name", "statistic", "p", "p_adjusted", "reject"]]
+             .rename(columns={"name": "test", "reject": "discovery"}).to_csv(index=False))
+R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive the adjustment; "
+          "{s} of them concern {what}. In the paper four of 156 survived, none of them in a seed "
+          "pool. The full list of the {n} tests, with raw and adjusted p-values, is "
+          "[a CSV file](../downloads/{f}).",
+          n=len(bh_df), c=sum(len(v) for v in family.values()) - len(members), r=bh.n_rejected,
+          s=lab_rej, what="the lab's seed pools and their replications" if LAB else "your pool",
+          f=BH_CSV.name)
+
+# %% [markdown]
+# ### Are the draws independent? {#sec-draw-alignment}
 #
 # Both nulls treat the $k$ responses of a member as independent draws, independent of the other
 # members' draws too. The lab samples every member with its own random seeds (*per-policy
@@ -547,29 +805,21 @@ a0 = nulls.draw_alignment(seed_pool, n_draws=N_AGREE, seed=rng)
 if LAB:
     R.check(seed_pool.alignment == k64.alignment == "independent",
             "the lab samples every member with its own seeds (the text above)")
-    # this chapter's pool at K = 16
-    per16 = datasets.load("lab-seed-primary").select(policies=list(range(M)))
-    crn = datasets.load("lab-seed-primary-aligned").select(policies=list(range(M)))
     R.check(crn.alignment == "seed-aligned" and crn.prompt_ids == per16.prompt_ids
             and crn.policy_names == per16.policy_names,
             "the seed-aligned pool holds the same seeds on the same prompts (the text above)")
     K_EACH = crn.k // M
     disjoint = nulls.disjoint_draws(crn, K_EACH)
 
-# %% [markdown]
-# The negative controls cut the first draws of each policy of the lab's larger-$k$ replication
-# into blocks, one "member" per block; with them come the pools to compare and their matched
-# agreement.
-
 # %%
 if LAB:
     # M blocks of DISJOINT_K of one policy's 64 draws as M "members"
     five = k64_members.select(policies=list(range(M)))
-    controls = {f"one policy in {M} blocks: {name}": dataclasses.replace(five,
+    controls = {f"one policy in {M} blocks: {who(name)}": dataclasses.replace(five,
             verdicts=k64.verdicts[:, j, : M * DISJOINT_K].reshape(-1, M, DISJOINT_K), answers=None,
             per_response={}) for j, name in enumerate(k64.policy_names)}
-    PER = "per-policy draws (lab-seed-primary)"
-    ALIGNED = "seed-aligned draws (lab-seed-primary-aligned)"
+    PER = "per-policy draws (the main pool)"
+    ALIGNED = "seed-aligned draws (its twin)"
     DISJ = f"seed-aligned, disjoint draws ({K_EACH} per member)"
     variants = {PER: per16, ALIGNED: crn, DISJ: disjoint, **controls}
     agree = {name: a0 if (p is per16 and K == 16)
@@ -580,48 +830,38 @@ else:
     skipped.append("the seed-aligned twin, its disjoint draws and the negative controls (lab "
                    "pools; POOL is your own)")
 
-# %% [markdown]
-# Each pool gets the matched-agreement check and the tests of $\hat L$ (at every threshold,
-# both nulls) and of the Pass@1 oracle gap.
-
 # %%
-# one test, one p-value: the chapter's own pool keeps Table 1's tests and Table 2's Pass@1 test
-pass1_main = nulls.null_tests(seed_pool, [0.10], statistics=("pass1",), n_draws=N_DRAWS, seed=rng)
-
-
+# one test, one p-value: the chapter's own pool keeps Table 1's tests and its Pass@1 test
 def variant_tests(p):
     """(tests of L, test of Pass@1) of a pool: reused for the chapter's own pool, else run (the
     seed-aligned twin's gap table is kept for @fig-replications)."""
     if p is seed_pool or (p is per16 and K == 16):
         return gt.tests, pass1_main
     if p is crn:
-        crn_gaps.append(nulls.gap_table(crn, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng))
-        return crn_gaps[0].tests, nulls.null_tests(crn, [0.10], statistics=("pass1",),
-                                                   n_draws=N_DRAWS, seed=rng)
+        return crn_gap.tests, nulls.null_tests(crn, [0.10], statistics=("pass1",),
+                                               n_draws=N_DRAWS, seed=rng)
     t = nulls.null_tests(p, TAUS, statistics=("L", "pass1"), n_draws=N_DRAWS, seed=rng)
     return t, t
 
 
-crn_gaps = []
 var_tests = {name: variant_tests(p) for name, p in variants.items()}
 
 # %%
 rows = []
 for name, a in agree.items():
-    r = {"pool": name, "agree": a.test.observed, "agree_null": a.expected, "agree_p": a.test.p}
+    r = {"pool": name, "agree": a.test.observed, "agree_null": a.expected, "agree_p": a.test.p,
+         "agreement": R.md("{a} ({e})", a=a.test.observed, e=a.expected)}
     if name in var_tests:
         nt, n1 = var_tests[name]
         lr10, lm10 = nt.get("L", 0.10, "redeal"), nt.get("L", 0.10, "margin")
         r |= {"L": lr10.observed, "L_null": lr10.mean, "p": lr10.p, "p_m": lm10.p,
+              "gap": R.md("{L} ({m})", L=lr10.observed, m=lr10.mean),
               "n_rej": sum(nt.get("L", t, "redeal").p <= 0.05 for t in TAUS),
               "pass1_p": n1.get("pass1", None, "redeal").p}
     rows.append(r)
 al = pd.DataFrame(rows)
 if variants:
     al["n_rej"] = al["n_rej"].astype("Int64")
-
-# %% [markdown]
-# @tbl-alignment sets the pools side by side, one row per pool.
 
 # %%
 #| label: tbl-alignment
@@ -630,16 +870,14 @@ if variants:
 #|   sampled with per-policy and with seed-aligned draws (same seeds, same prompts), disjoint draws
 #|   of the seed-aligned pool, and the negative controls. Matched agreement: share of member pairs,
 #|   prompts and draw indices with equal verdicts, against its exact mean when each cell's responses
-#|   are shuffled. L̂ at τ = 0.10 with the re-deal mean and both upper-tail p-values; how many
+#|   are shuffled (in parentheses). L̂ at τ = 0.10 with the re-deal mean (in parentheses) and both
+#|   upper-tail p-values; how many
 #|   thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's re-deal
 #|   p-value.
-R.table(al, columns={"pool": "pool", "agree": "matched agreement", "agree_null": "shuffled (exact)",
-                     "agree_p": "p", **({"L": "L̂(0.10)", "L_null": "re-deal mean", "p": "pᵣₑ",
+R.table(al, columns={"pool": "pool", "agreement": "matched agreement (shuffled)",
+                     "agree_p": "p", **({"gap": "L̂(0.10) (re-deal mean)", "p": "pᵣₑ",
                                          "p_m": "pₘₚ", "n_rej": f"τ rejected of {len(TAUS)}",
                                          "pass1_p": "Pass@1 pᵣₑ"} if variants else {})})
-
-# %% [markdown]
-# One helper puts into words where a pool's matched agreement falls against its shuffle band.
 
 # %%
 def band_word(a):
@@ -648,10 +886,6 @@ def band_word(a):
                       inside="within the shuffle band", above="above the shuffle band",
                       below="below the shuffle band")
 
-# %% [markdown]
-# The reading quotes the rows of @tbl-alignment: per-policy and seed-aligned draws, disjoint
-# draws and the negative controls.
-
 # %%
 if variants:
     al_i = al.set_index("pool")
@@ -659,7 +893,6 @@ if variants:
     ctl = al_i.loc[list(controls)]
     moved = {c: R.compare(sa[c], ip[c], more="rises", less="falls", same="stays")
              for c in ("L", "p", "p_m")}
-
 
 # %%
 if variants:
@@ -723,8 +956,390 @@ else:
 # --draw-seeds per-policy`), and keep seed-aligned draws for the single-draw oracle estimator
 # they were designed for (@sec-single-draw). The negative controls test the construction of
 # equal members from one policy's draws, not the lab's policies.
+
+# %% [markdown]
+# ## Can deployment rules recover a gain?
 #
-# ## Member spread, lower tails and the Pass@1 test
+# A gap that exists is still not a gain that a deployed system can collect. Table 3 of the
+# paper compares the rules at the same response budget by *rAUC*, the coverage averaged over a
+# reliability band of thresholds, and by Pass@1. The primary task uses the paper's primary band;
+# the secondary task, whose success rates are higher, uses the higher band the paper chose for
+# MathVista (both in @tbl-seed-settings). Rates are posterior means under the split's own fitted
+# Beta prior (App. B.1). The rules:
+#
+# - the **base model** the seeds were trained from;
+# - the **best member**, selected on the test prompts themselves (retrospective, as in the
+#   paper's table) and selected on validation prompts (the deployable comparison);
+# - the **plug-in oracle**, the member with the highest estimated rate on each prompt;
+# - the **budget-matched mixture** (App. B.1): $k$ of the $Mk$ pooled responses of each prompt,
+#   scored like one member's $k$ and averaged over subsamples;
+# - the **soup**: one policy whose LoRA update is the mean of the five seeds' updates;
+# - **routing**: the five router families of App. B.2 (three on the prompt text, two on the base
+#   model's embedding of the prompt) fitted on validation success rates; the family with the
+#   highest cross-fitted validation rAUC routes the test prompts.
+#
+# Every difference carries a paired 95% prompt-bootstrap interval; against the test-selected
+# member that member is re-selected inside every resample, which shifts the interval against
+# the rule (@tbl-table3).
+
+# %%
+def system_name(kind, dc):
+    """The name of one rule's row in Table 3, for one task's deployment comparison `dc`."""
+    names = {"best_test": f"best member on test: {who(dc.rules.test_member)}",
+             "best_val": f"selected on validation: {who(dc.rules.val_member)}",
+             "routing": "routing: " + (family_label(dc.routing.chosen) if dc.routing else "")}
+    return names.get(kind, NAMES.get(kind, kind))
+
+# %%
+rows3 = []
+LABELS = {"primary": "primary" if LAB else "your pool", "secondary": "secondary"}
+for task, dc in comps.items():
+    for r in dc.frame().itertuples():
+        paper = {m: R.published(f"000.T3.{r.kind}_{m}_{task[0]}").text if r.kind != "best_val"
+                 else "—" for m in ("rauc", "pass1")}
+        rows3.append({"task": LABELS[task], "system": system_name(r.kind, dc), "rauc": r.rauc,
+                      "pass1": r.pass1,
+                      "vs_test": "—" if r.kind == "best_test"
+                      else signed_ci(r.diff_test, r.lo_test, r.hi_test),
+                      "vs_val": "—" if r.kind == "best_val" or dc.rules.val_member is None
+                      else signed_ci(r.diff_val, r.lo_val, r.hi_val), "paper_rauc": paper["rauc"],
+                      "paper_pass1": paper["pass1"]})
+
+# %%
+#| label: tbl-table3
+#| tbl-cap: >-
+#|   Policy selection, mixing, weight averaging and routing (the layout of Table 3 of 2609.32996):
+#|   rAUC over each task's band and Pass@1, the difference from the member selected on the test
+#|   prompts (re-selected per resample) and from the member selected on validation with 95% paired
+#|   prompt-bootstrap intervals, and the paper's values (Geometry3K for the primary task, MathVista
+#|   for the secondary).
+R.table(pd.DataFrame(rows3), columns={"task": "task", "system": "system", "rauc": "rAUC",
+                                      "pass1": "Pass@1", "vs_test": "− best on test",
+                                      "vs_val": "− selected on validation",
+                                      "paper_rauc": "paper rAUC", "paper_pass1": "paper Pass@1"})
+
+# %%
+def side(lo, hi):
+    """Where a difference's interval lies relative to zero, in words."""
+    return R.position(0.0, lo, hi, inside="includes zero", above="lies below zero",
+                      below="lies above zero")
+
+
+def mixture_clauses(task, f, paper):
+    """The oracle's gain and the mixture's differences from the selected members, as clauses of
+    a task's reading."""
+    mix, orc = f.loc["mixture_matched"], f.loc["oracle"]
+    parts = [R.md("{t}: the oracle gains {og:+} rAUC over the test-selected member (the paper: "
+                  "{pog}); the budget-matched mixture differs from it by {d}, an interval that {w}",
+                  t=task.capitalize() if LAB else "Your pool", og=orc["diff_test"],
+                  pog=paper["oracle"],
+                  d=signed_ci(mix["diff_test"], mix["lo_test"], mix["hi_test"]),
+                  w=side(mix["lo_test"], mix["hi_test"]))]
+    if "best_val" in f.index:
+        parts.append(R.md("from the validation-selected member by {d} ({w})",
+                          d=signed_ci(mix["diff_val"], mix["lo_val"], mix["hi_val"]),
+                          w=side(mix["lo_val"], mix["hi_val"])))
+    return parts
+
+# %%
+def rule_reading(task, dc, paper):
+    """One paragraph reading a task's Table 3 rows against the selected members."""
+    f = dc.frame().set_index("kind")
+    parts = mixture_clauses(task, f, paper)
+    for kind, what in (("soup", "the soup"),
+                       ("routing",
+                        f"routing with the {family_label(dc.routing.chosen) if dc.routing else ''} "
+                        "family")):
+        if kind in f.index:
+            r = f.loc[kind]
+            parts.append(R.md("{what} by {d} from the test-selected member and {dv:+} from the "
+                              "validation-selected one, {dm:+} from the mixture",
+                              what=what, d=signed_ci(r["diff_test"], r["lo_test"], r["hi_test"]),
+                              dv=r["diff_val"], dm=r["diff_mixture"]))
+    if "base" in f.index:
+        parts.append(R.md("and the base model by {d}",
+                          d=signed_ci(f.loc["base", "diff_test"], f.loc["base", "lo_test"],
+                                      f.loc["base", "hi_test"])))
+    return "; ".join(parts) + "."
+
+# %%
+papers = {"primary": {"oracle": R.published("000.S33.oracle_gain_p").text},
+          "secondary": {"oracle": R.published("000.S33.oracle_gain_s").text}}
+R.show_md("Reading. {a}{b} In the paper the Geometry3K mixture was {pm} [{pml}, {pmh}] from the "
+          "test-selected member and {pv} [{pvl}, {pvh}] from the validation-selected one, the "
+          "soup within {ps} of the mixture, and no router gained.",
+          a=rule_reading("primary", comps["primary"], papers["primary"]),
+          b="" if "secondary" not in comps
+          else " " + rule_reading("secondary", comps["secondary"], papers["secondary"]),
+          pm=R.published("000.S33.mix_test").text, pml=R.published("000.S33.mix_test_lo").text,
+          pmh=R.published("000.S33.mix_test_hi").text, pv=R.published("000.S33.mix_val").text,
+          pvl=R.published("000.S33.mix_val_lo").text, pvh=R.published("000.S33.mix_val_hi").text,
+          ps=R.published("000.S33.soup_mix").text)
+
+# %% [markdown]
+# A vote combines several responses into one answer and can help where choosing a member
+# cannot. Section 3.4 of the paper compares a *pooled vote*, the plurality answer of $r$
+# responses drawn from all members' responses to a prompt, with the best member's
+# *self-consistency*, the plurality answer of $r$ of its own responses, at $r = 9$. A prompt's
+# rate is the vote's expected correctness over subsamples, scored by rAUC on the task's band
+# (@tbl-vote).
+
+# %%
+votes = {t: mixtures.vote_comparison(d["test"], VOTE_R, d["band"], n_subsamples=N_SUBSAMPLES,
+                                     n_boot=N_RULE_BOOT, seed=rng) for t, d in tasks.items()
+         if d["test"].answers is not None}
+vt = pd.DataFrame([{"task": t, "pooled": v.pooled_rauc, "sc": v.best_sc_rauc,
+                    "member": who(v.best_member), "diff": signed_ci(v.difference, v.lo, v.hi),
+                    "acc_p": v.frame()["pooled_accuracy"][0],
+                    "acc_sc": v.frame()["best_sc_accuracy"][0],
+                    "paper": {"primary": R.published("000.S34.vote_p").text,
+                              "secondary": "−" + R.published("000.S34.vote_s").text}[t]}
+                   for t, v in votes.items()])
+
+# %%
+#| label: tbl-vote
+#| tbl-cap: >-
+#|   Pooled plurality vote against the best member's self-consistency at the same number of
+#|   responses per prompt: rAUC over the task's band, the difference with a 95% paired
+#|   prompt-bootstrap interval (best member re-selected per resample), both votes' mean accuracy,
+#|   and the paper's difference.
+if votes:
+    display(R.table(vt,
+                    columns={"task": "task", "pooled": "pooled vote rAUC", "member": "best member",
+                             "sc": "its self-consistency rAUC", "diff": "pooled − self-consistency",
+                             "acc_p": "pooled accuracy", "acc_sc": "self-consistency accuracy",
+                             "paper": "paper difference"}))
+else:
+    skipped.append("the vote comparison (the pool has no answers)")
+
+# %%
+if votes:
+    R.show_md("Reading: {txt}. The paper: {pv} [{pl}, {ph}] on Geometry3K, and on MathVista the "
+              "pooled vote trailed by {ps}.",
+              txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote "
+                                 "(difference {d:+} rAUC, an interval that {s}); that member, "
+                                 "{m}, is the one whose own vote scores best, {same} Table 3's "
+                                 "best member on test, {m3}, chosen by its responses' rAUC",
+                                 t=t, w=R.compare(v.difference, 0, interval=(v.lo, v.hi),
+                                                  more="beats", less="trails",
+                                                  same="cannot be told apart from"),
+                                 d=v.difference, s=side(v.lo, v.hi), m=who(v.best_member),
+                                 m3=who(comps[t].rules.test_member),
+                                 same="the same as" if v.best_member == comps[t].rules.test_member
+                                 else "not")
+                            for t, v in votes.items()), pv=R.published("000.S34.vote_p").text,
+              pl=R.published("000.S34.vote_p_lo").text, ph=R.published("000.S34.vote_p_hi").text,
+              ps=R.published("000.S34.vote_s").text)
+
+
+# %% [markdown]
+# ## Takeaways
+
+# %%
+R.skipped_callout(skipped,
+                  need="`OG_EXTERNAL_DIR` with the released data, or the lab's own pools (POOL "
+                       "unset)")
+take = ["- **The answer on this run:** " + answer() + "\n"]
+ts10 = ts.set_index("tau").loc[0.10]
+take.append(R.md("- A pool without any specialisation shows a plug-in gap of {sL} at "
+                 "$\\tau = 0.10$, its re-deal mean is {sm}, and split-half scoring leaves {ssh:+}: "
+                 "the gap alone is no evidence.\n",
+                 sL=ts10["L"], sm=ts10["L_null"], ssh=ts10["split_half"]))
+
+# %%
+take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-deal mean of {m} "
+                 "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$); {nrej} of "
+                 "{nt} thresholds reject the re-deal null at level 0.05 ({where}), {nrm} the "
+                 "margin-preserving one ({wm}), and {nlow} sit in the lower tail.\n",
+                 lead=f"Your pool ({POOL})" if POOL else "The lab seed pool", L=row["L"],
+                 m=row["L_null"], p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]),
+                 nrej=int((t1["p"] <= 0.05).sum()),
+                 where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), nt=len(t1),
+                 nrm=int((t1["p_m"] <= 0.05).sum()),
+                 wm=taus_where(t1.loc[t1["p_m"] <= 0.05, "tau"]),
+                 nlow=int((t1["p_lower"] <= 0.05).sum())))
+
+# %%
+take.append(R.md("- The Pass@1 oracle gap rejects the re-deal null at level 0.05 on {n1} of {n} "
+                 "splits ({where}); Benjamini-Hochberg keeps {r} of the chapter's {nb} tests as "
+                 "discoveries, {s} of them on {what} (the paper: four of 156, none in a seed "
+                 "pool).\n", n1=len(p1_rej), n=len(p1f), r=bh.n_rejected, nb=len(bh_df), s=lab_rej,
+                 where=", ".join(R.md("{s}: $p_{{\\mathrm{{re}}}} = {p:p}$", s=a, p=b)
+                                 for a, b in zip(p1_rej["set"], p1_rej["p_redeal"], strict=True))
+                 or "none",
+                 what="the lab's seed pools and their replications" if LAB else "your pool"))
+
+# %%
+if variants:
+    take.append(R.md("- {lead}: the same seeds on the same prompts, sampled seed-aligned, agree "
+                     "{ca} draw by draw against {ce} shuffled (per-policy: {a} against {e}), and "
+                     "the re-deal test of $\\hat L$ rejects at {cr} of {nt} thresholds instead of "
+                     "{r} ($p_{{\\mathrm{{re}}}}(0.10)$ {cp:p} against {p:p}). Sample each member "
+                     "with its own seeds before reading a null's non-rejection; the negative "
+                     "controls reject at {rc} of {ntc}.\n",
+                     lead=R.compare(sa["n_rej"], ip["n_rej"],
+                                    less="Common random numbers hide rejections that independent "
+                                         "draws give",
+                                    more="Common random numbers add rejections that independent "
+                                         "draws do not give",
+                                    same="Common random numbers leave the count of rejections "
+                                         "unchanged"),
+                     ca=sa["agree"], ce=sa["agree_null"], a=ip["agree"], e=ip["agree_null"],
+                     cr=int(sa["n_rej"]), r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"],
+                     p=PV(f"L(0.10), re-deal, {PER_KEY}", ip["p"]),
+                     rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS)))
+
+# %%
+gainers = [NAMES.get(k, k) for k in ("mixture_matched", "soup", "routing") if k in prim.index
+           and prim.loc[k, "lo_test"] > 0]
+mv = "" if "best_val" not in prim.index else R.md(" and {d} from the validation-selected one",
+                                                  d=signed_ci(*prim.loc["mixture_matched",
+        ["diff_val", "lo_val", "hi_val"]]))
+extra_rules = "" if "routing" not in prim.index else R.md("; the soup {s}, routing with the {f} "
+                                                          "family {r}, the pooled vote {v} (each "
+                                                          "against the test-selected member or, "
+                                                          "for the vote, self-consistency)",
+                                                          s=signed_ci(*prim.loc["soup",
+        ["diff_test", "lo_test", "hi_test"]]), f=family_label(comps["primary"].routing.chosen),
+                                                          r=signed_ci(*prim.loc["routing",
+        ["diff_test", "lo_test", "hi_test"]]),
+                                                          v=signed_ci(votes["primary"].difference,
+        votes["primary"].lo, votes["primary"].hi) if "primary" in votes else "—")
+
+# %%
+take.append(R.md("- Deployable rules: of the oracle's rAUC gain of {og:+} over the test-selected "
+                 "member, {got}; the budget-matched mixture is {mx} from the test-selected "
+                 "member{mv}{extra_rules}.\n",
+                 og=prim.loc["oracle", "diff_test"],
+                 got="no rule resolves any part (no interval lies above zero)" if not gainers
+                 else "a resolved part goes to " + ", ".join(gainers),
+                 mx=signed_ci(*prim.loc["mixture_matched", ["diff_test", "lo_test", "hi_test"]]),
+                 mv=mv, extra_rules=extra_rules))
+
+# %%
+if not rep_p.empty:
+    take.append(R.md("- Replications: {ur} of {nr} gap tests reject the re-deal null at level 0.05 "
+                     "({where}; the paper: none of 25).\n",
+                     ur=int((rep_p["p"] <= 0.05).sum()), nr=len(rep_p),
+                     where=", ".join(f"{name}: {int(g['p'].le(0.05).sum())} of {len(g)}"
+                                     for name, g in rep_p.groupby("set", sort=False)
+                                     if g["p"].le(0.05).any()) or "none"))
+
+# %%
+R.show_lines(take, sep="")
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **A smaller pool.** *(about 10 min in class)*
+#    Predict whether the re-deal null mean of $L(0.10)$ is larger for three
+#    members or for all of them, then read it off the pool-size curve (`gt.sizes.null_L`) or
+#    rerun with `-p M 3`.
+# 2. **Pen and paper: a constant statistic.** *(about 10 min in class)*
+#    For which thresholds $\tau$ is the
+#    oracle-minus-mixture statistic constant under the re-deal null when $k = 16$ and $M = 5$?
+# 3. **Shared random numbers.** *(about 15 min in class)*
+#    Two members with the same rate $p$ on a prompt draw their
+#    responses with the same random number per draw index, so that their $j$-th responses are
+#    equal. Predict their matched agreement and its shuffled value, then compare with what
+#    `nulls.draw_alignment` gives on a pool made of two copies of one member.
+# 4. **A stricter false-discovery rate.** *(about 10 min in class)*
+#    Predict whether lowering the false-discovery rate from $\alpha = 0.05$ to $\alpha = 0.01$
+#    removes most of the discoveries counted in @tbl-bh or only a few. Then rerun
+#    `nulls.benjamini_hochberg` on the same tests (the `members` list) with `alpha=0.01`.
+
+# %%
+sizes = list(gt.sizes.sizes)
+R.solution("1. The re-deal mean of $L(0.10)$ is {a} with {m3} members and {b} with {mM}: every "
+           "added member gives the oracle one more noisy estimate to pick from, so the null gap "
+           "{w} with pool size.",
+           a=gt.sizes.null_L[1, sizes.index(min(3, M))], m3=min(3, M), b=gt.sizes.null_L[1, -1],
+           mM=M, w=R.compare(gt.sizes.null_L[1, -1], gt.sizes.null_L[1, sizes.index(min(3, M))],
+                             more="grows", less="shrinks", same="stays"))
+t_const = [t for t in np.round(np.linspace(0.01, 0.5, 50), 2) if cov.need(t, 16) == 1]
+R.solution("2. The mixture's count rule always depends on the prompt total alone; the oracle's "
+           "does exactly when one success suffices, $\\lceil \\tau k \\rceil = 1$, i.e. $\\tau "
+           "\\le 1/k = {inv}$. On a grid of step 0.01 that is $\\tau \\in [{lo:g}, {hi:g}]$; of "
+           "this chapter's thresholds that is {q}.",
+           inv=1 / 16, lo=t_const[0], hi=t_const[-1],
+           q=", ".join(f"$\\tau = {t:g}$" for t in TAUS if cov.need(t, 16) == 1) or "none")
+
+# %%
+# two copies of one member: equal responses at every index
+twin = Pool(np.repeat(seed_pool.verdicts[:, :1], 2, axis=1))
+tw = nulls.draw_alignment(twin, n_draws=N_AGREE, seed=rng)
+p_bar = float(seed_pool.rates()[:, 0].mean())
+R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} computed). "
+           "Shuffling keeps both counts $c$ and gives $(c^2 + (k - c)^2)/k^2$ per prompt, {e} "
+           "averaged over this pool's prompts for member {m}: the agreement independent draws "
+           "would have. (With one rate $p$ on every prompt it would approach $p^2 + (1 - p)^2$ "
+           "for large $k$; this member's mean rate {pb} gives {pp}, lower, because rates near 0 "
+           "or 1 on some prompts raise the average.)",
+           o=tw.test.observed, e=tw.expected, m=who(seed_pool.policy_names[0]),
+           pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
+
+# %%
+bh01 = nulls.benjamini_hochberg([t for _, t in members], alpha=0.01)
+R.solution("4. At $\\alpha = 0.01$ {r} of the {n} tests remain discoveries, against {r5} at "
+           "$\\alpha = 0.05$: the count {w}. Only discoveries whose adjusted p-value lies between "
+           "the two levels drop out, and {tiny} of the {r5} have the smallest raw p-value the "
+           "null draws allow ({pmin:p}).",
+           r=bh01.n_rejected, n=len(bh_df), r5=bh.n_rejected,
+           w=R.compare(bh01.n_rejected, bh.n_rejected, more="grows", less="falls",
+                       same="stays the same"),
+           tiny=int((bh_df["reject"] & (bh_df["p"] <= bh_df["p"].min())).sum()),
+           pmin=bh_df["p"].min())
+
+# %% [markdown]
+# ## Appendix: the rest of the analysis {#sec-seed-appendix}
+#
+# The sections below hold the rest of the chapter's analysis: the remaining columns of Table 1,
+# descriptive checks of the members, how the router was chosen, the replications in the layout of
+# Table A12, the tests' level and power, what the excess measures, the margin-preserving null's
+# model, a power planner, a pool of genuinely different models, the paper's own simulations
+# rerun on a paper-calibrated pool, and the checks behind the tests. The main line above reads
+# their results where it needs them.
+#
+# ### The rest of Table 1 {#sec-seed-table1-more}
+
+# %%
+#| label: tbl-table1-more
+#| tbl-cap: >-
+#|   The rest of the layout of Table 1 on the lab seed pool: disagreement D̂ with its re-deal mean
+#|   and the re-deal lower-tail fraction of L̂, oracle minus uniform mixture, and the rise of the
+#|   plug-in gap from two members to all of them, each observed, with its re-deal null
+#|   mean and upper-tail p-value.
+R.table(t1,
+        columns={"tau": "τ", "D": "D̂", "D_null": "D̂ re-deal", "p_lower": "L̂ lower-tail",
+                 "orac_minus_mix": "oracle − mixture",
+                 "orac_minus_mix_null": "re-deal mean", "orac_minus_mix_p": "pᵣₑ",
+                 "rise_L": f"rise of L̂, 2 to {M}", "rise_L_null": "rise, re-deal mean",
+                 "rise_p": "rise, pᵣₑ"})
+
+# %% [markdown]
+# A reader of @tbl-table1-more may wonder why one p-value is missing or can be exactly one. At
+# the lowest threshold the oracle covers a prompt as soon as any member has one success, so
+# whenever the prompt's total is positive; the mixture covers it when the pooled count reaches
+# its own count rule. Both depend on the prompt totals alone, which the re-deal keeps, so their
+# difference is the same in every null draw.
+
+# %%
+const = [t for t in gt.tests.tests if np.ptp(t.draws) == 0]
+point = [f"{s} at τ = {t:g}" for s, t in (("oracle − mixture", t) for t in TAUS)
+         if gt.tests.is_skipped("oracle_minus_mixture", t)]
+R.show_callout("Under the re-deal null these statistics take one value in every draw: {names}. At "
+               "$\\tau = {t:g}$ with $k = {k}$ the oracle's count rule needs {a} success and the "
+               "mixture's needs {b} of {mk}; both are fixed by the prompt totals. A test whose "
+               "null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints "
+               "{pp} there too) and can never reject, so it is not run (the table leaves its "
+               "p-value empty) and stays out of the multiple-testing family (@sec-seed-many).",
+               names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
+               or "none", t=TAUS[0], k=K, a=cov.need(TAUS[0], K), b=cov.need(TAUS[0], M * K),
+               mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
+               title="Why a test statistic can be constant under a null")
+
+# %% [markdown]
+# ### Member spread, lower tails and member coverage
 #
 # Descriptive checks from Appendices B.1 and C.5 of the paper (@tbl-similarity): the mean
 # pairwise correlation of the members' per-prompt rates and the share of prompts whose member
@@ -782,7 +1397,8 @@ mcov["tail"] = mcov[["p", "p_lower"]].min(axis=1)
 mc_min = mcov.sort_values("tail", kind="stable").groupby(["split", "member"],
                                                          sort=False).head(1).sort_values(["split",
         "member"])
-R.table(mc_min, columns={"split": "split", "member": "member", "tau": "τ", "observed": "coverage",
+R.table(mc_min.assign(member=[who(m) for m in mc_min["member"]]),
+        columns={"split": "split", "member": "member", "tau": "τ", "observed": "coverage",
                          "mean": "conditional mean", "p": "upper-tail p",
                          "p_lower": "lower-tail p"})
 
@@ -795,231 +1411,17 @@ R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, co
           "before any adjustment for the {T} thresholds. In the paper the leading seed on "
           "validation covered {pc} against {pm}, a lower-tail fraction of {pp}: a lead spread "
           "over many prompts.",
-          m=lead["member"], s=lead["split"], t=lead["tau"], o=lead["observed"], cm=lead["mean"],
+          m=who(lead["member"]), s=lead["split"],
+          t=lead["tau"], o=lead["observed"], cm=lead["mean"],
           pu=lead["p"], pl=lead["p_lower"], N=len(mc_min), nu=int((mc_min["p"] <= 0.05).sum()),
           nl=int((mc_min["p_lower"] <= 0.05).sum()), T=len(TAUS),
           pc=R.published("000.C5.leader_cov").text, pm=R.published("000.C5.leader_mean").text,
           pp=R.published("000.C5.leader_p_lower").text)
 
 # %% [markdown]
-# Thresholds may hide or create gaps, so the paper also tests an oracle for average accuracy:
-# the *Pass@1 oracle gap*, the mean over prompts of the largest member rate minus the largest
-# member's mean rate, under both nulls (@tbl-pass1), on each split and task the lab provides.
-
-# %%
-#| label: tbl-pass1
-#| tbl-cap: >-
-#|   The Pass@1 oracle gap against both nulls: observed, re-deal and margin-preserving means, upper-
-#|   and lower-tail fractions, on each split of each task.
-pass_sets = {"primary test": seed_pool} | ({"primary validation": val_pool,
-                                            "secondary test": sec_test,
-                                            "secondary validation": sec_val} if LAB else {})
-p1 = {name: pass1_main if p is seed_pool else nulls.null_tests(p, [0.10], statistics=("pass1",),
-                                                               n_draws=N_DRAWS, seed=rng)
-      for name, p in pass_sets.items()}
-p1f = pd.DataFrame([{"set": name, "observed": t.get("pass1", None, "redeal").observed,
-                     **{f"{k}_{nl}": getattr(t.get("pass1", None, nl), k) for nl in nulls.NULLS
-                        for k in ("mean", "p", "p_lower")}} for name, t in p1.items()])
-R.table(p1f, columns={"set": "split", "observed": "Pass@1 gap", "mean_redeal": "re-deal mean",
-                      "p_redeal": "pᵣₑ", "p_lower_redeal": "lower-tail, re-deal",
-                      "mean_margin": "margin mean", "p_margin": "pₘₚ",
-                      "p_lower_margin": "lower-tail, margin"})
-
-# %%
-pt = p1f.iloc[0]
-R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean of {m} "
-          "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$; lower tails {l:p} "
-          "and {lm:p}); the paper: {po} against {pn} ($p = {pp}$, $p_{{\\mathrm{{m}}}} = {ppm}$). "
-          "The gap lies below its re-deal mean on {nb} of the {n} splits.",
-          s=f"the {pt['set']} prompts" if LAB else "your pool", o=pt["observed"],
-          m=pt["mean_redeal"], p=PV("Pass@1, re-deal, chapter pool", pt["p_redeal"]),
-          pm=pt["p_margin"], l=pt["p_lower_redeal"],
-          lm=pt["p_lower_margin"], po=R.published("000.C5.pass1_test").text,
-          pn=R.published("000.C5.pass1_null").text, pp=R.published("000.C5.pass1_p").text,
-          ppm=R.published("000.C5.pass1_pm").text, n=len(p1f),
-          nb=int((p1f["observed"] < p1f["mean_redeal"]).sum()))
-
-# %% [markdown]
-# ## Can deployment rules recover a gain?
+# ### How the routing row was chosen
 #
-# A gap that exists is still not a gain that a deployed system can collect. Table 3 of the
-# paper compares the rules at the same response budget by *rAUC*, the coverage averaged over a
-# reliability band of thresholds, and by Pass@1. The primary task uses the paper's primary band;
-# the secondary task, whose success rates are higher, uses the higher band the paper chose for
-# MathVista (both in @tbl-seed-settings). Rates are posterior means under the split's own fitted
-# Beta prior (App. B.1). The rules:
-#
-# - the **base model** the seeds were trained from;
-# - the **best member**, selected on the test prompts themselves (retrospective, as in the
-#   paper's table) and selected on validation prompts (the deployable comparison);
-# - the **plug-in oracle**, the member with the highest estimated rate on each prompt;
-# - the **budget-matched mixture** (App. B.1): $k$ of the $Mk$ pooled responses of each prompt,
-#   scored like one member's $k$ and averaged over subsamples;
-# - the **soup**: one policy whose LoRA update is the mean of the five seeds' updates;
-# - **routing**: the five router families of App. B.2 (three on the prompt text, two on the base
-#   model's embedding of the prompt) fitted on validation success rates; the family with the
-#   highest cross-fitted validation rAUC routes the test prompts.
-#
-# Every difference carries a paired 95% prompt-bootstrap interval; against the test-selected
-# member that member is re-selected inside every resample, which shifts the interval against
-# the rule (@tbl-table3).
-
-# %%
-def on_test_prompts(p):
-    """The pool restricted to this chapter's test prompts, in their order."""
-    return p.select(prompts=seed_pool.prompt_ids)
-
-
-tasks = {"primary": dict(test=seed_pool, val=val_pool, band=BAND, taus=TAUS, base=None, soup=None)}
-if LAB:
-    base_p = lab("primary", "test",
-                 "base") if K == 16 else k64.select(policies=["base"]).draws(range(K))
-    tasks["primary"].update(base=on_test_prompts(base_p),
-                            soup=on_test_prompts(lab("primary", "test", "soup")))
-    tasks["secondary"] = dict(test=sec_test, val=sec_val, band=BAND_SECONDARY, taus=TAUS_SECONDARY,
-                              base=lab("secondary", "test", "base"),
-                              soup=lab("secondary", "test", "soup"))
-    R.check(tasks["secondary"]["test"].rates().mean() > seed_pool.rates().mean()
-            and BAND_SECONDARY[0] > BAND[0],
-            "the secondary task's success rates are higher, and so is its band (the text above)")
-else:
-    skipped.append("the base model, the soup, the validation-selected member, routing and the "
-                   "second task of Table 3 (they need the lab's validation twin, base and soup; "
-                   "POOL is your own)")
-# %% [markdown]
-# Each task's rules are then scored with `validation.deployment_comparison`, with paired prompt
-# resamples against both selected members.
-
-# %%
-comps = {t: validation.deployment_comparison(d["test"], d["band"], validation=d["val"],
-                                             base=d["base"], soup=d["soup"], taus=d["taus"],
-                                             cv=CV_FOLDS, n_subsamples=N_SUBSAMPLES,
-                                             n_boot=N_RULE_BOOT, seed=rng)
-         for t, d in tasks.items()}
-
-# %% [markdown]
-# The table reads each row against the two selected members, with the paper's Table 3 values on
-# its two datasets beside ours.
-
-# %% [markdown]
-# The rows are named in words (the rules and the router families), and each difference is shown
-# signed with its interval.
-
-# %%
-signed_ci = R.fmt_signed_interval  # a difference with its interval, signs shown
-
-
-NAMES = {"base": "base model", "oracle": "plug-in oracle (best member per prompt)",
-         "mixture_matched": "uniform mixture, k of Mk responses",
-         "soup": "soup (mean of the seeds' updates)"}
-
-
-def system_name(kind, dc):
-    """The name of one rule's row in Table 3, for one task's deployment comparison `dc`."""
-    names = {"best_test": f"best member on test: {dc.rules.test_member}",
-             "best_val": f"selected on validation: {dc.rules.val_member}",
-             "routing": "routing: " + (family_label(dc.routing.chosen) if dc.routing else "")}
-    return names.get(kind, NAMES.get(kind, kind))
-
-# %% [markdown]
-# @tbl-table3 then holds one row per rule and task.
-
-# %%
-rows3 = []
-LABELS = {"primary": "primary" if LAB else "your pool", "secondary": "secondary"}
-for task, dc in comps.items():
-    for r in dc.frame().itertuples():
-        paper = {m: R.published(f"000.T3.{r.kind}_{m}_{task[0]}").text if r.kind != "best_val"
-                 else "—" for m in ("rauc", "pass1")}
-        rows3.append({"task": LABELS[task], "system": system_name(r.kind, dc), "rauc": r.rauc,
-                      "pass1": r.pass1,
-                      "vs_test": "—" if r.kind == "best_test"
-                      else signed_ci(r.diff_test, r.lo_test, r.hi_test),
-                      "vs_val": "—" if r.kind == "best_val" or dc.rules.val_member is None
-                      else signed_ci(r.diff_val, r.lo_val, r.hi_val), "paper_rauc": paper["rauc"],
-                      "paper_pass1": paper["pass1"]})
-
-
-# %%
-#| label: tbl-table3
-#| tbl-cap: >-
-#|   Policy selection, mixing, weight averaging and routing (the layout of Table 3 of 2609.32996):
-#|   rAUC over each task's band and Pass@1, the difference from the member selected on the test
-#|   prompts (re-selected per resample) and from the member selected on validation with 95% paired
-#|   prompt-bootstrap intervals, and the paper's values (Geometry3K for the primary task, MathVista
-#|   for the secondary).
-R.table(pd.DataFrame(rows3), columns={"task": "task", "system": "system", "rauc": "rAUC",
-                                      "pass1": "Pass@1", "vs_test": "− best on test",
-                                      "vs_val": "− selected on validation",
-                                      "paper_rauc": "paper rAUC", "paper_pass1": "paper Pass@1"})
-
-# %% [markdown]
-# Two helpers word the reading: where an interval lies relative to zero, and the oracle's gain
-# with the mixture's differences from the two selected members.
-
-# %%
-def side(lo, hi):
-    """Where a difference's interval lies relative to zero, in words."""
-    return R.position(0.0, lo, hi, inside="includes zero", above="lies below zero",
-                      below="lies above zero")
-
-
-def mixture_clauses(task, f, paper):
-    """The oracle's gain and the mixture's differences from the selected members, as clauses of
-    a task's reading."""
-    mix, orc = f.loc["mixture_matched"], f.loc["oracle"]
-    parts = [R.md("{t}: the oracle gains {og:+} rAUC over the test-selected member (the paper: "
-                  "{pog}); the budget-matched mixture differs from it by {d}, an interval that {w}",
-                  t=task.capitalize() if LAB else "Your pool", og=orc["diff_test"],
-                  pog=paper["oracle"],
-                  d=signed_ci(mix["diff_test"], mix["lo_test"], mix["hi_test"]),
-                  w=side(mix["lo_test"], mix["hi_test"]))]
-    if "best_val" in f.index:
-        parts.append(R.md("from the validation-selected member by {d} ({w})",
-                          d=signed_ci(mix["diff_val"], mix["lo_val"], mix["hi_val"]),
-                          w=side(mix["lo_val"], mix["hi_val"])))
-    return parts
-
-# %% [markdown]
-# The soup, the routed policy and the base model add their clauses, one paragraph per task.
-
-# %%
-def rule_reading(task, dc, paper):
-    """One paragraph reading a task's Table 3 rows against the selected members."""
-    f = dc.frame().set_index("kind")
-    parts = mixture_clauses(task, f, paper)
-    for kind, what in (("soup", "the soup"),
-                       ("routing",
-                        f"routing with the {family_label(dc.routing.chosen) if dc.routing else ''} "
-                        "family")):
-        if kind in f.index:
-            r = f.loc[kind]
-            parts.append(R.md("{what} by {d} from the test-selected member and {dv:+} from the "
-                              "validation-selected one, {dm:+} from the mixture",
-                              what=what, d=signed_ci(r["diff_test"], r["lo_test"], r["hi_test"]),
-                              dv=r["diff_val"], dm=r["diff_mixture"]))
-    if "base" in f.index:
-        parts.append(R.md("and the base model by {d}",
-                          d=signed_ci(f.loc["base", "diff_test"], f.loc["base", "lo_test"],
-                                      f.loc["base", "hi_test"])))
-    return "; ".join(parts) + "."
-
-# %%
-papers = {"primary": {"oracle": R.published("000.S33.oracle_gain_p").text},
-          "secondary": {"oracle": R.published("000.S33.oracle_gain_s").text}}
-R.show_md("Reading. {a}{b} In the paper the Geometry3K mixture was {pm} [{pml}, {pmh}] from the "
-          "test-selected member and {pv} [{pvl}, {pvh}] from the validation-selected one, the "
-          "soup within {ps} of the mixture, and no router gained.",
-          a=rule_reading("primary", comps["primary"], papers["primary"]),
-          b="" if "secondary" not in comps
-          else " " + rule_reading("secondary", comps["secondary"], papers["secondary"]),
-          pm=R.published("000.S33.mix_test").text, pml=R.published("000.S33.mix_test_lo").text,
-          pmh=R.published("000.S33.mix_test_hi").text, pv=R.published("000.S33.mix_val").text,
-          pvl=R.published("000.S33.mix_val_lo").text, pvh=R.published("000.S33.mix_val_hi").text,
-          ps=R.published("000.S33.soup_mix").text)
-
-# %% [markdown]
-# How the routing row was chosen: each family's cross-fitted rAUC on validation, its rAUC on
+# For the routing row of @tbl-table3: each family's cross-fitted rAUC on validation, its rAUC on
 # test, and, at each threshold, its coverage gain over the threshold-specific best test member
 # (Table A1's comparison) summarised by the cells whose interval lies wholly below or above zero
 # (@tbl-routing).
@@ -1038,9 +1440,6 @@ for task, dc in comps.items():
                    "below": int((c["hi"] < 0).sum()), "above": int((c["lo"] > 0).sum()),
                    "n": len(c)})
 rr = pd.DataFrame(rr)
-
-# %% [markdown]
-# @tbl-routing has one row per task and family, when routing was run.
 
 # %%
 #| label: tbl-routing
@@ -1070,62 +1469,6 @@ else:
               "note at the end).")
 
 # %% [markdown]
-# A vote combines several responses into one answer and can help where choosing a member
-# cannot. Section 3.4 of the paper compares a *pooled vote*, the plurality answer of $r$
-# responses drawn from all members' responses to a prompt, with the best member's
-# *self-consistency*, the plurality answer of $r$ of its own responses, at $r = 9$. A prompt's
-# rate is the vote's expected correctness over subsamples, scored by rAUC on the task's band
-# (@tbl-vote).
-
-# %%
-votes = {t: mixtures.vote_comparison(d["test"], VOTE_R, d["band"], n_subsamples=N_SUBSAMPLES,
-                                     n_boot=N_RULE_BOOT, seed=rng) for t, d in tasks.items()
-         if d["test"].answers is not None}
-vt = pd.DataFrame([{"task": t, "pooled": v.pooled_rauc, "sc": v.best_sc_rauc,
-                    "member": v.best_member, "diff": signed_ci(v.difference, v.lo, v.hi),
-                    "acc_p": v.frame()["pooled_accuracy"][0],
-                    "acc_sc": v.frame()["best_sc_accuracy"][0],
-                    "paper": {"primary": R.published("000.S34.vote_p").text,
-                              "secondary": "−" + R.published("000.S34.vote_s").text}[t]}
-                   for t, v in votes.items()])
-
-
-# %%
-#| label: tbl-vote
-#| tbl-cap: >-
-#|   Pooled plurality vote against the best member's self-consistency at the same number of
-#|   responses per prompt: rAUC over the task's band, the difference with a 95% paired
-#|   prompt-bootstrap interval (best member re-selected per resample), both votes' mean accuracy,
-#|   and the paper's difference.
-if votes:
-    display(R.table(vt,
-                    columns={"task": "task", "pooled": "pooled vote rAUC", "member": "best member",
-                             "sc": "its self-consistency rAUC", "diff": "pooled − self-consistency",
-                             "acc_p": "pooled accuracy", "acc_sc": "self-consistency accuracy",
-                             "paper": "paper difference"}))
-else:
-    skipped.append("the vote comparison (the pool has no answers)")
-
-# %%
-if votes:
-    R.show_md("Reading: {txt}. The paper: {pv} [{pl}, {ph}] on Geometry3K, and on MathVista the "
-              "pooled vote trailed by {ps}.",
-              txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote "
-                                 "(difference {d:+} rAUC, an interval that {s}); that member, "
-                                 "{m}, is the one whose own vote scores best, {same} Table 3's "
-                                 "best member on test, {m3}, chosen by its responses' rAUC",
-                                 t=t, w=R.compare(v.difference, 0, interval=(v.lo, v.hi),
-                                                  more="beats", less="trails",
-                                                  same="cannot be told apart from"),
-                                 d=v.difference, s=side(v.lo, v.hi), m=v.best_member,
-                                 m3=comps[t].rules.test_member,
-                                 same="the same as" if v.best_member == comps[t].rules.test_member
-                                 else "not")
-                            for t, v in votes.items()), pv=R.published("000.S34.vote_p").text,
-              pl=R.published("000.S34.vote_p_lo").text, ph=R.published("000.S34.vote_p_hi").text,
-              ps=R.published("000.S34.vote_s").text)
-
-# %% [markdown]
 # Appendix B.3 asks whether the mixture's verdict depends on the band: the same comparison on
 # the four bands the paper tried, with the same subsamples and resamples.
 
@@ -1144,7 +1487,7 @@ R.show_md("Reading: over the bands {bands} the budget-matched mixture differs fr
                     nb=int((bs["hi_val"] < 0).sum()), n=len(bs)))
 
 # %% [markdown]
-# ## More responses, more prompts, a smaller base
+# ### More responses, more prompts, a smaller base {#sec-seed-replications}
 #
 # Appendix F.2 of the paper repeats the primary analysis three ways, fixed before test scoring:
 # 64 responses per member and prompt on both tasks, the remaining test prompts of the primary
@@ -1156,43 +1499,13 @@ R.show_md("Reading: over the bands {bands} the budget-matched mixture differs fr
 # are those 16), where the paper drew 64 fresh ones.
 
 # %%
-def parts(p):
-    """A lab pool with a base model split into (members, base)."""
-    role = p.policies["role"]
-    members, base = (role == "member").to_numpy(), (role == "base").to_numpy()
-    return p.select(policies=members), p.select(policies=base)
-
-
-# %% [markdown]
-# Each replication set runs the gap tests, the member spread and the deployment rules of the
-# sections above.
-
-# %%
 if LAB:
-    primary_test = (cross.prompts["dataset"] == "primary") & (cross.prompts["split"] == "test")
-    primary_full = cross.select(prompts=primary_test.to_numpy(),
-                                policies=["base"] + lab("primary", "test").policy_names)
-    sv = parts(small.split("validation"))[0]
     k64_first = k64_members.select(prompts=lab("primary", "test").prompt_ids).draws(range(16))
     R.check(np.array_equal(k64_first.verdicts, lab("primary", "test").verdicts),
             "the 64 responses extend the main pool's 16 (the text above)")
-    specs = {"primary, k = 64": (k64, lab("primary", "validation"), BAND, TAUS, "k64p"),
-             "secondary, k = 64": (k64s, sec_val, BAND_SECONDARY, TAUS_SECONDARY, "k64s"),
-             "361 new prompts": (extra, lab("primary", "validation"), BAND, TAUS, "new"),
-             "601 pooled prompts": (Pool.concat([primary_full, extra]),
-                                    lab("primary", "validation"), BAND, TAUS, "pooled"),
-             "smaller base, validation": (small.split("validation"), None, BAND, TAUS, "small_val"),
-             "smaller base, test": (small.split("test"), sv, BAND, TAUS, "small_test")}
-else:
-    skipped.append("the replications with 64 responses, extra prompts and a smaller base (lab "
-                   "pools; POOL is your own)")
-
-# %% [markdown]
-# The tests and rules then run on each set; routers reuse Table 3's validation fits where the
-# members and the band match.
 
 # %%
-reps, rep_gaps = {}, {}
+reps = {}
 if LAB:
     # Table 3's validation fits, reused where they fit
     fits = [dc.routing.fit for dc in comps.values() if dc.routing is not None]
@@ -1200,18 +1513,15 @@ if LAB:
         mem, base = parts(p)
         fit = next((f for f in fits if list(f.policy_names) == mem.policy_names and f.band == band),
                    None) if val is not None else None
-        rep_gaps[name] = nulls.gap_table(mem, taus, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
         reps[name] = (key, validation.deployment_comparison(mem, band, validation=val, base=base,
                                                             fit=fit, taus=taus, cv=CV_FOLDS,
                                                             n_subsamples=N_SUBSAMPLES,
                                                             n_boot=N_RULE_BOOT, seed=rng),
-                      nulls.member_spread(mem, taus, n_draws=N_DRAWS, seed=rng))
+                      rep_spreads[name])
 
 # %% [markdown]
-# @tbl-a12 follows Table A12 of the paper, each cell ours with the paper's value in parentheses.
-
-# %% [markdown]
-# Each cell of the table pairs our value with the paper's, or a dash where the paper has none.
+# @tbl-a12 follows Table A12 of the paper, each cell ours with the paper's value in parentheses
+# (a dash where the paper has none).
 
 # %%
 def cell(ours, key):
@@ -1221,9 +1531,6 @@ def cell(ours, key):
     except KeyError:
         paper = "–"
     return f"{ours} ({paper})"
-
-# %% [markdown]
-# One column per replication set, one row per rule or quantity.
 
 # %%
 a12 = {}
@@ -1243,7 +1550,6 @@ for name, (key, dc, sp) in reps.items():
                                             f"000.TA12.spread_{key}")
     a12[name] = col
 
-
 # %%
 #| label: tbl-a12
 #| tbl-cap: >-
@@ -1254,60 +1560,6 @@ for name, (key, dc, sp) in reps.items():
 #|   ours (paper).
 if a12:
     display(R.table(pd.DataFrame(a12).rename_axis("system or quantity").reset_index()))
-
-# %% [markdown]
-# And the gap tests of every set at once: where the observed $\hat L$ falls in its re-deal
-# null, as the upper-tail fraction, for the main pool and its validation twin, the second task,
-# the replications and the seed-aligned twin of the main pool (@fig-replications; Table A6 of
-# the paper lists the same tests).
-
-# %%
-gap_of = lambda pool, taus: nulls.gap_table(pool, taus, n_draws=N_DRAWS, n_splits=N_SPLITS,
-                                            seed=rng)
-gap_sets = {"primary test": gt} | ({
-    "primary validation": gap_of(val_pool, TAUS),
-    "secondary test": gap_of(tasks["secondary"]["test"], TAUS_SECONDARY),
-    "secondary validation": gap_of(tasks["secondary"]["val"], TAUS_SECONDARY),
-} if LAB else {}) | rep_gaps
-if LAB:
-    gap_sets["primary test, seed-aligned draws"] = crn_gaps[0]  # the tests of @tbl-alignment
-
-# %% [markdown]
-# One row of markers per set, one marker per threshold.
-
-# %%
-#| label: fig-replications
-#| fig-cap: >-
-#|   Re-deal upper-tail p-values of the plug-in oracle gap L̂ for every set and threshold (marker
-#|   shade: threshold rank within the set's thresholds). Left of the dashed line at 0.05: the gap
-#|   exceeds the null; right of the dotted line at 0.95: it sits in the null's lower tail.
-fig, ax = plt.subplots(figsize=(8, 0.32 * len(gap_sets) + 1.2))
-for y, g in enumerate(gap_sets.values()):
-    fr = g.frame()
-    ax.scatter(fr["p"], np.full(len(fr), y), c=np.linspace(0.25, 0.95, len(fr)), cmap="Blues",
-               vmin=0, vmax=1, edgecolor="k", zorder=3)
-ax.axvline(0.05, color="k", ls="--", lw=1)
-ax.axvline(0.95, color="k", ls=":", lw=1)
-ax.set_yticks(range(len(gap_sets)), list(gap_sets))
-ax.invert_yaxis()
-ax.set(xlim=(-0.02, 1.02), xlabel="re-deal upper-tail p of L̂",
-       title="Where each observed gap falls in its re-deal null")
-plt.tight_layout()
-plt.show()
-
-# %%
-allp = pd.concat([g.frame().assign(set=name) for name, g in gap_sets.items()], ignore_index=True)
-rep_p = allp[allp["set"].isin(list(rep_gaps))]
-R.show_md("Reading: over the {n} set-and-threshold tests of $\\hat L$, {up} reject the re-deal "
-          "null at level 0.05 and {low} have a lower-tail fraction at or below 0.05.{rep}",
-          n=len(allp), up=int((allp["p"] <= 0.05).sum()), low=int((allp["p_lower"] <= 0.05).sum()),
-          rep="" if rep_p.empty
-          else R.md(" Among the {nr} replication tests, {ur} reject (smallest "
-                    "$p_{{\\mathrm{{re}}}} = {pm:p}$; the paper: none of its 25, smallest {pp}) "
-                    "and the split-half gaps run from {shl:+} to {shh:+}.",
-                    nr=len(rep_p), ur=int((rep_p["p"] <= 0.05).sum()), pm=rep_p["p"].min(),
-                    pp=R.published("000.F2.smallest_p").text, shl=rep_p["split_half"].min(),
-                    shh=rep_p["split_half"].max()))
 
 # %%
 if reps:
@@ -1326,7 +1578,7 @@ if reps:
               pkh=R.published("000.F2.mix_k64_p_hi").text)
 
 # %% [markdown]
-# ## Do the tests keep their level?
+# ### Do the tests keep their level?
 #
 # Following Appendix C.2 we generate null datasets from the lab seed pool itself: re-deal
 # datasets deal every prompt's successes back at random, and margin-preserving datasets are
@@ -1359,9 +1611,9 @@ R.show_md("Reading: across {n} null datasets per null the rejection rates lie be
           plo=R.published("000.C2.fpr_lo").text, phi=R.published("000.C2.fpr_hi").text)
 
 # %% [markdown]
-# ## What can the tests detect?
+# ### What can the tests detect?
 #
-# ### Concentrated specialisation
+# #### Concentrated specialisation
 #
 # We plant specialisation into the lab seed pool's counts: on each prompt up to
 # $\operatorname{round}(\delta k)$ successes move one at a time from random donors to a randomly
@@ -1409,7 +1661,7 @@ R.show_md("Reading: one transfer per prompt is detected in {a} (re-deal) and {b}
           d=power_of(plant, "margin", transfers=2), p2=R.published("000.TA2.power_2").text)
 
 # %% [markdown]
-# ### Diffuse differences, and what more responses buy
+# #### Diffuse differences, and what more responses buy
 #
 # Concentrated transfers are one alternative. Table 2 of the paper perturbs every member's
 # log-odds on every prompt independently, with standard deviation $\sigma$, centred on the
@@ -1452,7 +1704,7 @@ R.show_md("Reading: at $\\sigma = 0.5$ the population gap is {L} (the paper: {pL
                          mid.loc[64, "ci_hi"]))
 
 # %% [markdown]
-# ### What the excess measures
+# #### What the excess measures
 #
 # The excess is easy to misread as an estimate of the population gap. Appendix C.3 tests that
 # reading on pools whose truth is known: a fraction $f$ of prompts gets one member raised by
@@ -1536,7 +1788,7 @@ R.show_md("Reading: {b} of the {t} settings lie clearly below the diagonal (by m
           else R.md(" (population gaps up to {g}, where the ratio is unstable)", g=above_L.max()))
 
 # %% [markdown]
-# ## How sensitive is the margin-preserving null to its model?
+# ### How sensitive is the margin-preserving null to its model?
 #
 # The margin-preserving test conditions on member totals under the additive logit model.
 # Appendix C.4 probes what happens when a quality difference is constant on another scale: two
@@ -1606,7 +1858,7 @@ R.show_md("Reading: the largest margin-preserving rejection rate is {lg:%} on th
           oi=lw.loc[("identity", R.published("000.C4.gap_1").value), 0.05])
 
 # %% [markdown]
-# ## Planning a study: how many responses, how many prompts?
+# ### Planning a study: how many responses, how many prompts?
 #
 # Non-rejection means something only when the test had a fair chance. The power planner
 # simulates a pool shape and an effect and reports the power at each response budget $k$ or
@@ -1620,9 +1872,6 @@ common = dict(sigma=0.5, base=base_q, n=N_PROMPTS, M=M, k=K, n_reps=N_PLAN_REPS,
               n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
 plan_k = studies.plan_power("diffuse", vary="k", grid=(8, 16, 32, 64, 128), **common)
 plan_n = studies.plan_power("diffuse", vary="n", grid=(120, 240, 480, 960), **common)
-
-# %% [markdown]
-# Each panel plots one of the two curves against its grid, on a doubling scale.
 
 # %%
 #| label: fig-planner
@@ -1649,7 +1898,7 @@ plt.show()
 # %% [markdown]
 # The planner's point at $k = 16$, $n = 240$ and the diffuse row of @tbl-diffuse at
 # $\sigma = 0.5$, $k = 16$ estimate the power of one setting twice, from independent replicates
-# (the planner also redraws the prompt difficulties); the next cell reconciles them.
+# (the planner also redraws the prompt difficulties); the reading below reconciles them.
 
 # %%
 pk = plan_k.curve.set_index("k").loc[16]
@@ -1674,7 +1923,7 @@ R.show_md("Reading: the smallest response budget reaching 80% power is {k} (at $
                     n=N_PROMPTS))
 
 # %% [markdown]
-# ## A pool of different models
+# ### A pool of different models
 #
 # The seed pool's members differ only in their training seed. The MATH-500 tensors released with
 # 2607.03436 are the opposite: eleven open models of different sizes and families, 30
@@ -1689,11 +1938,7 @@ R.show_md("Reading: the smallest response budget reaching 80% power is {k} (at $
 #|   Oracle-gap tests on the MATH-500 pool of 11 models (2607.03436 tensors, k = 30): disagreement,
 #|   plug-in gap, both null means with their upper-tail p-values, the re-deal lower-tail fraction,
 #|   and the split-half gap.
-real, why = datasets.load_optional("chen2026_math500")
-if real is None:
-    skipped.append(f"A pool of different models: the MATH-500 tensors of 2607.03436 ({why})")
-else:
-    gt_real = nulls.gap_table(real, TAUS_REAL, n_draws=N_DRAWS, n_splits=N_SPLITS, seed=rng)
+if real is not None:
     tr = gt_real.frame()
     display(R.table(tr, columns={"tau": "τ", "D": "D̂", "L": "L̂", "L_null": "L̂ re-deal",
                                  "p": "pᵣₑ", "p_lower": "lower-tail p",
@@ -1717,59 +1962,7 @@ if real is not None:
               pmax=tr["p_m"].max())
 
 # %% [markdown]
-# ## Many tests at once
-#
-# This chapter ran many tests. The Benjamini-Hochberg adjustment controls the false-discovery
-# rate across the whole family of upper-tail tests: on every test set of the lab (the seed pool,
-# the second task and the replications) the gap, disagreement, oracle-minus-mixture and rise
-# tests and the member-spread tests, and, when present, the same tests on the real pool.
-# Validation sets, which served to choose members and fit routers, stay out, and so do the
-# diagnostics built for a known answer (the baseline, the seed-aligned twin, its disjoint draws
-# and the negative controls),
-# tests whose null is a single point (see the callout above) and the descriptive similarity
-# diagnostics. @tbl-bh lists the discoveries, or the ten smallest adjusted p-values when there
-# are none.
-
-# %%
-gap_tests = lambda g: list(g.tests.tests) + list(g.sizes.rise)  # noqa: E731
-family = {"seed pool": gap_tests(gt) + list(spread.tests)}
-if LAB:
-    spread2 = nulls.member_spread(tasks["secondary"]["test"], TAUS_SECONDARY, n_draws=N_DRAWS,
-                                  seed=rng)
-    family["second task"] = gap_tests(gap_sets["secondary test"]) + list(spread2.tests)
-    family |= {name: gap_tests(rep_gaps[name]) + list(sp.tests)
-               for name, (_, _, sp) in reps.items()}
-if real is not None:
-    family["MATH-500"] = gap_tests(gt_real)
-
-# %% [markdown]
-# Tests whose null draws never vary are dropped before the adjustment.
-
-# %%
-#| label: tbl-bh
-#| tbl-cap: >-
-#|   Benjamini-Hochberg adjustment (false-discovery rate 0.05) across the chapter's tests, sorted by
-#|   adjusted p, then raw p, then name.
-members = [(pool_name, t) for pool_name, tests in family.items() for t in tests
-           if np.ptp(t.draws) > 0]
-bh = nulls.benjamini_hochberg([t for _, t in members], alpha=0.05)
-bh_df = bh.frame().assign(pool=[p for p, _ in members],
-                          name=[R.test_name(t.statistic, t.tau, t.null) for _, t in members])
-bh_df = bh_df.sort_values(["p_adjusted", "p", "pool", "name"], kind="stable")
-R.table(bh_df[bh_df["reject"]] if bh.n_rejected else bh_df.head(10),
-        columns={"pool": "pool", "name": "test", "p": "p", "p_adjusted": "adjusted p",
-                 "reject": "discovery"})
-
-# %%
-lab_rej = int(bh_df.loc[bh_df["pool"] != "MATH-500", "reject"].sum())
-R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive the adjustment; "
-          "{s} of them concern {what}. In the paper four of 156 survived, none of them in a seed "
-          "pool.",
-          n=len(bh_df), c=sum(len(v) for v in family.values()) - len(members), r=bh.n_rejected,
-          s=lab_rej, what="the lab's seed pools and their replications" if LAB else "your pool")
-
-# %% [markdown]
-# ## Paper 000 number for number: a paper-calibrated reference pool {#sec-seed-paper000}
+# ### Paper 000 number for number: a paper-calibrated reference pool {#sec-seed-paper000}
 #
 # The paper released no verdicts, so the lab pool stands in for its Geometry3K pool everywhere
 # above and no table can be compared number for number. What the paper does publish are its
@@ -1934,7 +2127,7 @@ else:
     R.show_md("The router presets need the lab's validation twin; they were skipped on your pool.")
 
 # %% [markdown]
-# ## Appendix: checks behind the tests {#sec-seed-checks}
+# ### Checks behind the tests {#sec-seed-checks}
 #
 # The conclusions above rest on facts about the two nulls and the deployment rules that can be
 # checked exactly or against a known truth; each becomes a row of a claims table. The sampler
@@ -2053,9 +2246,6 @@ if LAB:
                and np.array_equal(disjoint.verdicts[:, 1], crn.verdicts[:, 1, K_EACH:2 * K_EACH]),
                kind="sanity")
 
-# %% [markdown]
-# Then the two checks of the deployment table.
-
 # %%
 dt_x = mixtures.deployment_rules(seed_pool, BAND, extra={"copy": seed_pool.verdicts[:, 0, :]},
                                  n_subsamples=20, n_boot=200, seed=SEED).frame()
@@ -2088,107 +2278,11 @@ R.show_md("All {n} checks hold on this run (seed {seed}). Over {r} equal-rate po
           n=len(checks), seed=SEED, r=diffs.size, d=diffs.mean(), s=se_d, e=exc.mean(), L=popL)
 
 # %% [markdown]
-# ## Takeaways
-
-# %% [markdown]
-# The takeaways are assembled one claim at a time in the cells below and shown as one list at the
-# end of the section.
+# ### What the appendix adds to the answer
 
 # %%
-R.skipped_callout(skipped,
-                  need="`OG_EXTERNAL_DIR` with the released data, or the lab's own pools (POOL "
-                       "unset)")
-take = [R.md("- A pool without any specialisation shows a plug-in gap of {sL} at $\\tau = 0.10$, "
-             "its re-deal mean is {sm}, and split-half scoring leaves {ssh:+}: the gap alone is "
-             "no evidence.\n",
-             sL=ts.set_index("tau").loc[0.10, "L"], sm=ts.set_index("tau").loc[0.10, "L_null"],
-             ssh=ts.set_index("tau").loc[0.10, "split_half"])]
-
-# %%
-taus_where = lambda ts: ", ".join(f"$\\tau = {t:.2f}$" for t in ts) or "none"  # noqa: E731
-take.append(R.md("- {lead} shows $\\hat L = {L}$ at $\\tau = 0.10$ against a re-deal mean of {m} "
-                 "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$); {nrej} of "
-                 "{nt} thresholds reject the re-deal null at level 0.05 ({where}), {nrm} the "
-                 "margin-preserving one ({wm}), and {nlow} sit in the lower tail.\n",
-                 lead=f"Your pool ({POOL})" if POOL else "The lab seed pool", L=row["L"],
-                 m=row["L_null"], p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]),
-                 nrej=int((t1["p"] <= 0.05).sum()),
-                 where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), nt=len(t1),
-                 nrm=int((t1["p_m"] <= 0.05).sum()),
-                 wm=taus_where(t1.loc[t1["p_m"] <= 0.05, "tau"]),
-                 nlow=int((t1["p_lower"] <= 0.05).sum())))
-
-# %%
-p1_rej = p1f[p1f["p_redeal"] <= 0.05]
-take.append(R.md("- The Pass@1 oracle gap rejects the re-deal null at level 0.05 on {n1} of {n} "
-                 "splits ({where}); Benjamini-Hochberg keeps {r} of the chapter's {nb} tests as "
-                 "discoveries, {s} of them on {what} (the paper: four of 156, none in a seed "
-                 "pool).\n", n1=len(p1_rej), n=len(p1f), r=bh.n_rejected, nb=len(bh_df), s=lab_rej,
-                 where=", ".join(R.md("{s}: $p_{{\\mathrm{{re}}}} = {p:p}$", s=a, p=b)
-                                 for a, b in zip(p1_rej["set"], p1_rej["p_redeal"], strict=True))
-                 or "none",
-                 what="the lab's seed pools and their replications" if LAB else "your pool"))
-
-# %%
-if variants:
-    take.append(R.md("- {lead}: the same seeds on the same prompts, sampled seed-aligned, agree "
-                     "{ca} draw by draw against {ce} shuffled (per-policy: {a} against {e}), and "
-                     "the re-deal test of $\\hat L$ rejects at {cr} of {nt} thresholds instead of "
-                     "{r} ($p_{{\\mathrm{{re}}}}(0.10)$ {cp:p} against {p:p}). Sample each member "
-                     "with its own seeds before reading a null's non-rejection; the negative "
-                     "controls reject at {rc} of {ntc}.\n",
-                     lead=R.compare(sa["n_rej"], ip["n_rej"],
-                                    less="Common random numbers hide rejections that independent "
-                                         "draws give",
-                                    more="Common random numbers add rejections that independent "
-                                         "draws do not give",
-                                    same="Common random numbers leave the count of rejections "
-                                         "unchanged"),
-                     ca=sa["agree"], ce=sa["agree_null"], a=ip["agree"], e=ip["agree_null"],
-                     cr=int(sa["n_rej"]), r=int(ip["n_rej"]), nt=len(TAUS), cp=sa["p"],
-                     p=PV(f"L(0.10), re-deal, {PER_KEY}", ip["p"]),
-                     rc=int(ctl["n_rej"].sum()), ntc=len(ctl) * len(TAUS)))
-
-# %%
-prim = comps["primary"].frame().set_index("kind")
-gainers = [NAMES.get(k, k) for k in ("mixture_matched", "soup", "routing") if k in prim.index
-           and prim.loc[k, "lo_test"] > 0]
-mv = "" if "best_val" not in prim.index else R.md(" and {d} from the validation-selected one",
-                                                  d=signed_ci(*prim.loc["mixture_matched",
-        ["diff_val", "lo_val", "hi_val"]]))
-extra_rules = "" if "routing" not in prim.index else R.md("; the soup {s}, routing with the {f} "
-                                                          "family {r}, the pooled vote {v} (each "
-                                                          "against the test-selected member or, "
-                                                          "for the vote, self-consistency)",
-                                                          s=signed_ci(*prim.loc["soup",
-        ["diff_test", "lo_test", "hi_test"]]), f=family_label(comps["primary"].routing.chosen),
-                                                          r=signed_ci(*prim.loc["routing",
-        ["diff_test", "lo_test", "hi_test"]]),
-                                                          v=signed_ci(votes["primary"].difference,
-        votes["primary"].lo, votes["primary"].hi) if "primary" in votes else "—")
-
-
-# %%
-take.append(R.md("- Deployable rules: of the oracle's rAUC gain of {og:+} over the test-selected "
-                 "member, {got}; the budget-matched mixture is {mx} from the test-selected "
-                 "member{mv}{extra_rules}.\n",
-                 og=prim.loc["oracle", "diff_test"],
-                 got="no rule resolves any part (no interval lies above zero)" if not gainers
-                 else "a resolved part goes to " + ", ".join(gainers),
-                 mx=signed_ci(*prim.loc["mixture_matched", ["diff_test", "lo_test", "hi_test"]]),
-                 mv=mv, extra_rules=extra_rules))
-
-# %%
-if not rep_p.empty:
-    take.append(R.md("- Replications: {ur} of {nr} gap tests reject the re-deal null at level 0.05 "
-                     "({where}; the paper: none of 25); the budget-matched mixture's interval "
-                     "against the best member lies below zero on {nb} of {ns} sets.\n",
-                     ur=int((rep_p["p"] <= 0.05).sum()), nr=len(rep_p),
-                     nb=sum(r["hi_test"] < 0 for r in mx_rows.values()), ns=len(mx_rows),
-                     where=", ".join(f"{name}: {int(g['p'].le(0.05).sum())} of {len(g)}"
-                                     for name, g in rep_p.groupby("set", sort=False)
-                                     if g["p"].le(0.05).any()) or "none"))
-take.append(R.md("- Both tests hold their level on null data (rejection rates {flo:%} to {fhi:%} "
+more = []
+more.append(R.md("- Both tests hold their level on null data (rejection rates {flo:%} to {fhi:%} "
                  "at nominal 5%, the paper {plo}-{phi}). They detect two planted transfers per "
                  "prompt ({two}), but diffuse gaps of about {dl} only in {p16} of replicates at "
                  "$k = 16$ ({p64} at $k = 64$): non-rejection at small budgets is weak evidence.\n",
@@ -2199,7 +2293,7 @@ take.append(R.md("- Both tests hold their level on null data (rejection rates {f
                  p64=power_of(diff, "redeal", k=64, sigma=0.5)))
 
 # %%
-take.append(R.md("- The excess recovered {r16:%} of known gaps of at least {g} at $k = 16$ in "
+more.append(R.md("- The excess recovered {r16:%} of known gaps of at least {g} at $k = 16$ in "
                  "total (the paper: {q1}-{q2}); report it with its bootstrap interval, never as "
                  "the gap itself. The margin-preserving test reads quality differences through a "
                  "logit model; with effects constant on the probability scale it rejected in up "
@@ -2208,7 +2302,7 @@ take.append(R.md("- The excess recovered {r16:%} of known gaps of at least {g} a
                  q1=R.published("000.C3.share_k16_lo").text,
                  q2=R.published("000.C3.share_k16_hi").text, idm=mx["identity"]))
 if real is not None:
-    take.append(R.md("- On MATH-500 the re-deal null is the wrong reference for different models: "
+    more.append(R.md("- On MATH-500 the re-deal null is the wrong reference for different models: "
                      "its mean gap is {a} the observed one at $\\tau = {t:g}$, while the "
                      "margin-preserving test rejects at level 0.05 at {nr} of {nt} thresholds.\n",
                      a=R.compare(tr["L_null"].iloc[-1], tr["L"].iloc[-1], more="above",
@@ -2216,79 +2310,4 @@ if real is not None:
                      nr=int((tr["p_m"] <= 0.05).sum()), nt=len(tr)))
 
 # %%
-n_rep = int((rep_p["p"] <= 0.05).sum()) if not rep_p.empty else 0
-n_any = len(p1_rej) + n_rep + int((t1["p"] <= 0.05).sum())
-verdict = ("not all of the gap is sampling noise" if lab_rej else "some tests reject, but none "
-           "survives the false-discovery adjustment" if n_any
-           else "the gap is what sampling noise produces")
-take.insert(0, R.md("- **The answer on this run:** {v}. At $\\tau = 0.10$ the gap {w} what re-deal "
-                    "sampling produces; on this pool the re-deal null is rejected at {nr} of {nt} "
-                    "thresholds ({where}); it is rejected by the Pass@1 gap on {n1} of {n} splits "
-                    "and by {ur} of {nrep} replication tests, and {s} Benjamini-Hochberg "
-                    "discoveries concern {what}; of the oracle's gain, {got}.\n",
-                    where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), nrep=len(rep_p),
-                    v=verdict, w="exceeds" if row["p"] <= 0.05 else "is within",
-                    nr=int((t1["p"] <= 0.05).sum()), nt=len(t1), n1=len(p1_rej), n=len(p1f),
-                    ur=n_rep, s=lab_rej, what="the lab's seed pools" if LAB else "your pool",
-                    got="no deployable rule resolves any part" if not gainers
-                    else "a resolved part goes to " + ", ".join(gainers)))
-R.show_lines(take, sep="")
-
-# %% [markdown]
-# ## Exercises
-#
-# 1. **A smaller pool.** *(about 10 min in class)*
-#    Predict whether the re-deal null mean of $L(0.10)$ is larger for three
-#    members or for all of them, then read it off the pool-size curve (`gt.sizes.null_L`) or
-#    rerun with `-p M 3`.
-# 2. **Pen and paper: a constant statistic.** *(about 10 min in class)*
-#    For which thresholds $\tau$ is the
-#    oracle-minus-mixture statistic constant under the re-deal null when $k = 16$ and $M = 5$?
-# 3. **Shared random numbers.** *(about 15 min in class)*
-#    Two members with the same rate $p$ on a prompt draw their
-#    responses with the same random number per draw index, so that their $j$-th responses are
-#    equal. Predict their matched agreement and its shuffled value, then compare with what
-#    `nulls.draw_alignment` gives on a pool made of two copies of one member.
-# 4. **Budget against effect.** *(about 10 min in class)*
-#    Before looking at @tbl-diffuse again, predict the power of the
-#    re-deal test against $\sigma = 1$ at $k = 16$, and against $\sigma = 0.25$ at $k = 64$.
-#    Then rerun the chapter with `-p N_POWER_REPS 100` and see how the intervals shrink.
-
-# %%
-sizes = list(gt.sizes.sizes)
-R.solution("1. The re-deal mean of $L(0.10)$ is {a} with {m3} members and {b} with {mM}: every "
-           "added member gives the oracle one more noisy estimate to pick from, so the null gap "
-           "{w} with pool size.",
-           a=gt.sizes.null_L[1, sizes.index(min(3, M))], m3=min(3, M), b=gt.sizes.null_L[1, -1],
-           mM=M, w=R.compare(gt.sizes.null_L[1, -1], gt.sizes.null_L[1, sizes.index(min(3, M))],
-                             more="grows", less="shrinks", same="stays"))
-t_const = [t for t in np.round(np.linspace(0.01, 0.5, 50), 2) if cov.need(t, 16) == 1]
-R.solution("2. The mixture's count rule always depends on the prompt total alone; the oracle's "
-           "does exactly when one success suffices, $\\lceil \\tau k \\rceil = 1$, i.e. $\\tau "
-           "\\le 1/k = {inv}$. On a grid of step 0.01 that is $\\tau \\in [{lo:g}, {hi:g}]$; of "
-           "this chapter's thresholds that is {q}.",
-           inv=1 / 16, lo=t_const[0], hi=t_const[-1],
-           q=", ".join(f"$\\tau = {t:g}$" for t in TAUS if cov.need(t, 16) == 1) or "none")
-
-# %% [markdown]
-# The last two solutions use a pool of two copies of one member and the diffuse study above.
-
-# %%
-# two copies of one member: equal responses at every index
-twin = Pool(np.repeat(seed_pool.verdicts[:, :1], 2, axis=1))
-tw = nulls.draw_alignment(twin, n_draws=N_AGREE, seed=rng)
-p_bar = float(seed_pool.rates()[:, 0].mean())
-R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} computed). "
-           "Shuffling keeps both counts $c$ and gives $(c^2 + (k - c)^2)/k^2$ per prompt, {e} "
-           "averaged over this pool's prompts for member {m}: the agreement independent draws "
-           "would have. (With one rate $p$ on every prompt it would approach $p^2 + (1 - p)^2$ "
-           "for large $k$; this member's mean rate {pb} gives {pp}, lower, because rates near 0 "
-           "or 1 on some prompts raise the average.)",
-           o=tw.test.observed, e=tw.expected, m=seed_pool.policy_names[0],
-           pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
-R.solution("4. This run's estimates: $\\sigma = 1$ at $k = 16$: {a}; $\\sigma = 0.25$ at $k = 64$: "
-           "{b} (population gap {L}). A large diffuse gap is found at the paper's budget; a small "
-           "one is hard to find even with four times the responses.",
-           a=power_of(diff, "redeal", k=16, sigma=1.0),
-           b=power_of(diff, "redeal", k=64, sigma=0.25),
-           L=float(diff[(diff["k"] == 64) & (diff["sigma"] == 0.25)]["population_L"].iloc[0]))
+R.show_lines(more, sep="")

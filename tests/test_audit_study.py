@@ -97,7 +97,7 @@ def test_a_cell_draws_the_same_pools_whatever_else_runs(tiny):
 
 def test_build_study_writes_resumes_and_extends(tmp_path, tiny):
     design = {**study.STUDY, "truths": ("exchangeable", "specialist-text"), "ks": (1,), "ns": (60,),
-              "n_pools": 1, "stability_pools": 1, "seed": 3}
+              "n_pools": 1, "stability_pools": 1, "stability_ns": (60,), "seed": 3}
     tiny_k1 = tiny.runs[tiny.runs["k"] == 1]
     cells = tmp_path / "cells"
     s1 = study.build_study(tmp_path / "out", design=design, jobs=1, cells_dir=cells, progress=False)

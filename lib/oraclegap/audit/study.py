@@ -235,9 +235,10 @@ def verdict_study(truths=TRUTHS, ks=(1, 4, 16), ns=(200,), n_pools: int = 4, *, 
 
 
 #: The committed design (``make study``): every truth class at k in {1, 4, 16} and n in {200, 1000},
-#: 40 pools per cell audited with the ``--small`` sizes, the first 2 of each cell again at full sizes.
-STUDY = {"truths": TRUTHS, "ks": (1, 4, 16), "ns": (200, 1000), "n_pools": 40, "stability_pools": 2, "M": 5,
-         "alpha": 0.05, "seed": 0}
+#: 20 pools per cell audited with the ``--small`` sizes, the first 4 of each n = 200 cell again at full
+#: sizes (a full audit costs about five small ones; at n = 1000 the reruns would double the study).
+STUDY = {"truths": TRUTHS, "ks": (1, 4, 16), "ns": (200, 1000), "n_pools": 20, "stability_pools": 4,
+         "stability_ns": (200,), "M": 5, "alpha": 0.05, "seed": 0}
 STUDY_DIR = Path(__file__).resolve().parents[3] / "data" / "study"
 RUNS_FILE, STABILITY_FILE, META_FILE = "verdict_study.csv", "verdict_stability.csv", "study.json"
 
@@ -285,7 +286,8 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
                 cells_dir: Path | str | None = None, progress: bool = True) -> VerdictStudy:
     """Run the verdict study ``design`` (default :data:`STUDY`) and write, atomically, under ``out``
     (default :data:`STUDY_DIR`): ``verdict_study.csv`` (one row per pool), ``verdict_stability.csv``
-    (the first ``stability_pools`` pools of every cell: the code at ``--small`` and at full sizes) and
+    (the first ``stability_pools`` pools of every cell with n in ``stability_ns``: the code at
+    ``--small`` and at full sizes) and
     ``study.json`` (the design, the rules it was run with, CPU seconds). Each cell is written to
     ``cells_dir`` (default ``.cache/study``) as it finishes, so an interrupted build resumes where it
     stopped; ``jobs`` processes (default: the CPU count) share the cells."""
@@ -295,12 +297,15 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
     out = Path(STUDY_DIR if out is None else out)
     cells_dir = Path(cells_dir) if cells_dir is not None else STUDY_DIR.parents[1] / ".cache" / "study"
     # the cells' folder is keyed by what decides a pool's code (not by how many pools: more extend it)
-    fixed = {k: v for k, v in d.items() if k not in ("n_pools", "stability_pools", "truths", "ks", "ns")}
+    sizes = ("n_pools", "stability_pools", "stability_ns", "truths", "ks", "ns")
+    fixed = {k: v for k, v in d.items() if k not in sizes}
     key = hashlib.sha256(json.dumps([fixed, rules_signature()], sort_keys=True, default=list).encode()).hexdigest()
     cells_dir = cells_dir / key[:12]
     cells_dir.mkdir(parents=True, exist_ok=True)
     jobs = check_int(jobs if jobs is not None else (os.cpu_count() or 1), "jobs", minimum=1)
-    work = [(cells_dir, t, n, k, n_pools, stab, d["M"], d["alpha"], seed) for n in ns for k in ks for t in truths]
+    stab_ns = [check_int(n, "stability_ns", minimum=20) for n in d.get("stability_ns", ns)]
+    work = [(cells_dir, t, n, k, n_pools, stab * (n in stab_ns), d["M"], d["alpha"], seed)
+            for n in ns for k in ks for t in truths]
     work.sort(key=lambda w: w[2] * (1 + (w[3] > 1)))  # the cheapest cells first: a cut run keeps most cells
     t0 = time.perf_counter()
     if jobs == 1:
@@ -326,10 +331,11 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
     stability = None
     if stab:
         full = pd.concat([_read_cell(_cell_file(cells_dir, t, n, k, "full"), stab)
-                          for _, t, n, k, *_ in work])
+                          for _, t, n, k, _, st, *_ in work if st])
         stability = _stability_rows(runs, full)
         atomic_write(out / STABILITY_FILE, stability.to_csv(index=False))
-    meta = {"design": {**d, "truths": list(truths), "ks": ks, "ns": ns}, "rules": rules_signature(),
+    meta = {"design": {**d, "truths": list(truths), "ks": ks, "ns": ns, "stability_ns": stab_ns},
+            "rules": rules_signature(),
             "audits": int(len(runs) + (0 if stability is None else len(stability))),
             "cpu_seconds": round(float(runs["seconds"].sum() + (0 if stability is None else
                                                                  stability["seconds_full"].sum())), 1),

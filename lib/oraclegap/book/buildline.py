@@ -55,7 +55,8 @@ _LINKS = re.compile(r'\n?<p class="og-downloads"[^>]*>.*?</p>\n?', re.S)
 
 def add_downloads(book_dir: Path, sources: dict[str, tuple[Path, Path]]) -> int:
     """Copy each chapter's jupytext source and executed notebook into ``book_dir/downloads/`` and
-    link both at the foot of the chapter's page. ``sources`` maps a page (relative to
+    link both at the foot of the chapter's page; the CSV files a chapter writes beside its executed
+    notebook (``chapters/NN_name-*.csv``) are copied there too (the chapter's text links them). ``sources`` maps a page (relative to
     ``book_dir``, e.g. ``chapters/02_seed_pool.html``) to (source ``.py``, executed ``.ipynb``).
     Returns the number of pages linked."""
     import os
@@ -75,6 +76,12 @@ def add_downloads(book_dir: Path, sources: dict[str, tuple[Path, Path]]) -> int:
                 shutil.copyfile(f, dl / Path(f).name)
                 href = os.path.relpath(dl / Path(f).name, page.parent).replace(os.sep, "/")
                 links.append(f'<a href="{html.escape(href)}" download>{html.escape(Path(f).name)}</a> ({what})')
+        # a chapter's data downloads (``chapters/NN_name-*.csv``, written by its notebook beside the
+        # executed notebook), linked from the chapter's own text
+        py, nb = Path(files[0]), Path(files[1])
+        for folder in dict.fromkeys((nb.parent, py.parent.parent / "chapters")):
+            for extra in sorted(folder.glob(f"{nb.stem}-*.csv")):
+                shutil.copyfile(extra, dl / extra.name)
         if not links:
             continue
         tag = f'\n<p class="og-downloads" style="{_STYLE}">Download this chapter: ' + " &middot; ".join(links) + "</p>\n"

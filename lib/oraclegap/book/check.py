@@ -15,6 +15,10 @@ failed to load, tables wider than the column that holds them (they would need ho
 scrolling), code names (``p_upper``) as column headers of captioned tables, unresolved
 references in the rendered text and math that MathJax did not typeset; a screenshot per page goes to
 ``screenshots/``.
+
+Each chapter page is also measured (:func:`chapter_measures`, :mod:`.measure`): its main line's prose
+words, ``##`` sections and table columns are printed, and a main line over 6,500 words or a
+main-line table over 8 columns is a problem.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from pathlib import Path
 
 from .structure import BOOK_DIR, quarto_pages
 
-__all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "page_problems", "probe_page", "check_pages", "print_pdf"]
+__all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "page_problems", "probe_page", "chapter_measures",
+           "check_pages", "print_pdf"]
 
 MANIFEST = ".og-build.json"
 CHROMIUM_FLAGS = (
@@ -178,6 +183,25 @@ def _edition_pages(book: Path, root: Path) -> tuple[str, list[str]]:
         return "unknown", ["index.html"]
 
 
+def chapter_measures(book: Path, pages: list[str], max_words: int | None = None,
+                     max_columns: int | None = None) -> tuple[list[str], list[str]]:
+    """(lines to print, problems) of the chapter pages (``chapters/...``) among ``pages`` of the
+    rendered book in ``book``: each page's main-line words, sections and tables
+    (:func:`.measure.measure_html`), and the pages over the limits (:func:`.measure.measure_problems`)."""
+    from . import measure as ME
+
+    lines, problems = [], []
+    for page in pages:
+        path = Path(book) / page
+        if not page.startswith("chapters/") or not path.is_file():
+            continue
+        m = ME.measure_html(path.read_text(encoding="utf-8", errors="replace"))
+        lines.append(f"  {page}: {m.summary()}")
+        problems += ME.measure_problems(page, m, max_words=max_words or ME.MAX_WORDS,
+                                        max_columns=max_columns or ME.MAX_COLUMNS)
+    return lines, problems
+
+
 def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[str]:
     """Check every rendered page of the last build statically and in headless Chromium, saving
     a screenshot per page under ``screenshots/``; returns the problems found. The student edition
@@ -190,12 +214,14 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
     book = root / BOOK_DIR
     if not (book / "index.html").is_file():
         return [f"{book}/index.html does not exist; run `make book` first"]
+    lines, problems = chapter_measures(book, book_pages(root)[1])
+    print("check: the chapters' main lines (prose words, ## sections, tables)")
+    print("\n".join(lines) or "  no chapter page rendered")
     browser = chromium()
     if not browser:
-        return ["no Chromium found: install Debian's `chromium` (apt-get install chromium) and rerun"]
+        return problems + ["no Chromium found: install Debian's `chromium` (apt-get install chromium) and rerun"]
     out = root / shots
     out.mkdir(exist_ok=True)
-    problems = []
     for edition in (book, root / STUDENT_DIR, root / SLIDES_DIR):
         if edition != book and not (edition / "index.html").is_file():
             print(f"check: {edition.name}/ not built; skipped")
