@@ -324,10 +324,11 @@ show_verdict(res_lab.verdict, R.md("Verdict on {p}: {c}", p=LAB_POOL, c=res_lab.
 # %%
 #| label: tbl-byop-lab
 #| tbl-cap: >-
-#|   The audit of the lab's seed pool per threshold: oracle and best-member coverage, disagreement
-#|   D, oracle gap L and the break-even router error L/D, the Holm-adjusted p-values of both nulls,
-#|   and the paired selection-valid interval of the gap in coverage at τ.
-OVERVIEW = {"tau": "τ", "oracle": "oracle", "best": "best", "D": "D", "L": "L", "L/D": "L/D",
+#|   The audit of the lab's seed pool per threshold: best-member coverage, disagreement D, oracle
+#|   gap L (the oracle's coverage is best + L) and the break-even router error L/D, the
+#|   Holm-adjusted p-values of both nulls, and the paired selection-valid interval of the gap in
+#|   coverage at τ.
+OVERVIEW = {"tau": "τ", "best": "best", "D": "D", "L": "L", "L/D": "L/D",
             "p_redeal": "p re-deal (Holm)", "p_margin": "p margin (Holm)", "cert": "certificate"}
 
 
@@ -544,8 +545,10 @@ tab["both reject at τ"] = [", ".join(f"{t:g}" for t in ts) or "—" for ts in t
 tab["power [95%]"] = [R.fmt_interval(p, lo, hi, 2)
                       for p, lo, hi in zip(tab["power"], tab["power_lo"], tab["power_hi"],
                                            strict=True)]
-for c in ("p_redeal", "p_margin"):
-    tab[c] = tab[c].map(R.fmt_p)
+tab["p"] = [f"{R.fmt_p(a)} / {R.fmt_p(b)}" for a, b in zip(tab["p_redeal"], tab["p_margin"],
+                                                           strict=True)]
+
+
 def asks(res, name):
     """What one planner names: the grid value reaching the target power, else beyond the grid."""
     plan = res.numbers["power"][name]
@@ -561,12 +564,13 @@ tab["plan"] = ["nothing (power adequate)" if st == "adequate"
 #| label: tbl-byop-sweep
 #| tbl-cap: >-
 #|   The audit of the lab's seed pool with its first k responses per prompt and seed: verdict, L and
-#|   L/D at the primary threshold, the smallest Holm-adjusted p of each null, the thresholds where
+#|   L/D at the primary threshold, the smallest Holm-adjusted p of the re-deal / margin-preserving
+#|   null over the thresholds, the thresholds where
 #|   both nulls reject, the re-deal power against the useful effect with its Wilson 95% interval,
 #|   and the responses per prompt k and prompts n the planner names.
 R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D",
-                      "p_redeal": "p re-deal", "p_margin": "p margin",
-                      "both reject at τ": "both reject at τ", "power [95%]": "power [95%]",
+                      "p": "p re-deal / margin", "both reject at τ": "both reject at τ",
+                      "power [95%]": "power [95%]",
                       "plan": "planner asks for"})
 
 # %% [markdown]
@@ -669,10 +673,17 @@ R.show_md("The committed study holds {p:,} audits: {t} truth classes ({sp} of th
 #| tbl-cap: >-
 #|   The verdict study's confusion table: for each verdict code (rows, in the order the rules
 #|   give them) the number of pools of each truth class (columns) that received it, pooled over n
-#|   and k, and the code's precision with its Wilson 95% interval where the code claims
-#|   specialization (or, for quality-only, members that differ in quality); the last row counts
-#|   each class's pools.
-R.table(SV.code_by_truth(vs, audit.VERDICTS))
+#|   and k; the last row counts each class's pools.
+R.table(SV.code_by_truth(vs, audit.VERDICTS, precision=False))
+
+# %%
+#| label: tbl-byop-study-precision
+#| tbl-cap: >-
+#|   Precision of each code that claims specialization (and of quality-only, which claims members
+#|   that differ in quality): pools given it, how many of them the truth bears out, and the share
+#|   with its Wilson 95% interval.
+R.table(SV.precision_table(vs), columns={"code": "verdict", "given": "pools given it",
+                                         "right": "truth bears it out", "precision": "precision"})
 
 # %% [markdown]
 # The false-claim rates are the rule the study holds the verdict to: in every cell without

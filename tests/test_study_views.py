@@ -87,6 +87,7 @@ def test_code_by_truth_is_the_transposed_count(study):
     lo, hi = proportion_confint(8, 9, alpha=0.05, method="wilson")
     assert tab.loc["certified", sv.PRECISION_COLUMN] == f"{8 / 9:.2f} [{lo:.2f}, {hi:.2f}]"
     assert tab.loc["noise", sv.PRECISION_COLUMN] == ""
+    assert list(sv.code_by_truth(study, VERDICTS, precision=False).columns) == ["verdict", *truths]
 
 
 def test_figures_draw_each_cell_against_alpha(study):

@@ -95,11 +95,11 @@ def confusion_table(study, codes: Sequence[str] | None = None, by: Sequence[str]
     return pd.concat([out, pd.DataFrame([row])], ignore_index=True)
 
 
-def code_by_truth(study, codes: Sequence[str] | None = None) -> pd.DataFrame:
+def code_by_truth(study, codes: Sequence[str] | None = None, precision: bool = True) -> pd.DataFrame:
     """The confusion table with one row per verdict code (in :func:`code_order`) and one column per
-    truth class (in the study's order), counts pooled over n and k, and a last column
-    :data:`PRECISION_COLUMN` with the code's precision and Wilson interval (blank for a code that
-    claims nothing); a final row ``pools`` holds each truth class's number of pools."""
+    truth class (in the study's order), counts pooled over n and k, and (``precision=True``) a last
+    column :data:`PRECISION_COLUMN` with the code's precision and Wilson interval (blank for a code
+    that claims nothing); a final row ``pools`` holds each truth class's number of pools."""
     _check_study(study)
     order, truths = code_order(study, codes), _truth_order(study)
     counts = (study.runs.groupby(["code", "truth"]).size().unstack("truth", fill_value=0)
@@ -111,7 +111,8 @@ def code_by_truth(study, codes: Sequence[str] | None = None) -> pd.DataFrame:
     total = pd.DataFrame([{**{t: int(counts[t].sum()) for t in truths}, PRECISION_COLUMN: ""}], index=["pools"])
     out = pd.concat([out, total])
     out.index.name = "verdict"
-    return out.reset_index()
+    out = out.reset_index()
+    return out if precision else out.drop(columns=PRECISION_COLUMN)
 
 
 def precision_table(study) -> pd.DataFrame:
