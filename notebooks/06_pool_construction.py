@@ -729,14 +729,14 @@ else:
 if len(reach):
     ahead = reach["random"] - reach["greedy"]
     later = reach[ahead < -1e-12]
-    worst = later["pool"].value_counts()
+    by_pool = later["pool"].value_counts()
     show_md("Reading: over {n} datasets, greedy pools reach 90% of the whole pool's held-out "
             "coverage at a median {g:.0%} of the alternatives and random pools at {r:.0%}; greedy "
             "gets there with fewer alternatives on {w}, with as many on {t} and with more on {l}"
             "{where}.", n=len(reach), g=reach["greedy"].median(), r=reach["random"].median(),
             w=int((ahead > 1e-12).sum()), t=int((ahead.abs() <= 1e-12).sum()), l=len(later),
-            where=md(" ({c} of those {l} on {p})", c=int(worst.iloc[0]), l=len(later),
-                     p=worst.index[0])
+            where=md(" ({c} of those {l} on {p})", c=int(by_pool.iloc[0]), l=len(later),
+                     p=by_pool.index[0])
             if len(later) else "")
 
 # %% [markdown]
