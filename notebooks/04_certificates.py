@@ -1029,7 +1029,7 @@ from oraclegap.deploy.features import budget_inputs
 from oraclegap.deploy.routers import choose, make_router
 
 PAPER_PI = {"multi_logreg": "logistic multi-output", "embed_knn": "k-NN",
-            "encoder_head": "encoder, K heads"}
+            "encoder_head": "encoder, M heads"}
 MAX_FAMILY_PROMPTS = 1500 if SMALL else None  # a quick run subsamples the largest pools
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "skipped_callout",
     "draw_outcomes",
     "draw_counts",
+    "draw_saturation",
     "test_name",
 ]
 
@@ -731,3 +732,70 @@ def draw_counts(ax, counts, *, row_labels: Sequence[str], col_labels: Sequence[s
     ax.grid(False)
     if title:
         ax.set_title(title, fontsize=9, pad=18)
+
+
+def draw_saturation(curves: pd.DataFrame, *, panel: str = "pool", frac: float | None = 0.9, ncols: int = 4,
+                    colors: tuple[str, str] = (PALETTE[0], PALETTE[1])):
+    """Small multiples of held-out saturation curves: one panel per value of ``curves[panel]``.
+
+    ``curves`` holds rows of ``PoolSweep.saturation()`` (dataset, K, share, greedy, random) with a
+    ``panel`` column naming the group (e.g. the pool family). In each panel every dataset is a thin
+    line (greedy solid, random-pool mean dashed), and when all its datasets have the same M the
+    median over them at each share is a thick line with markers; ``frac`` draws the reference line
+    at that share of the whole pool's coverage (None: none). Colours and line styles are both in the
+    legend, which takes the panel after the last group. Returns the figure.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    need = {panel, "dataset", "K", "share", "greedy", "random"}
+    if not isinstance(curves, pd.DataFrame) or not need <= set(curves.columns):
+        raise ValueError(f"curves must be a DataFrame with columns {sorted(need)} (PoolSweep.saturation() "
+                         f"plus {panel!r}), got {type(curves).__name__}"
+                         + (f" without {sorted(need - set(curves.columns))}" if isinstance(curves, pd.DataFrame) else ""))
+    if curves.empty:
+        raise ValueError("curves must have at least one row")
+    if not isinstance(ncols, (int, np.integer)) or isinstance(ncols, bool) or ncols < 1:
+        raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
+    if frac is not None and not (isinstance(frac, (int, float)) and 0 < frac <= 1):
+        raise ValueError(f"frac must lie in (0, 1] or be None, got {frac!r}")
+    groups = list(dict.fromkeys(curves[panel]))
+    slots = len(groups) + 1  # one panel per group and one for the legend
+    ncols = min(ncols, slots)
+    nrows = -(-slots // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.9 * ncols, 2.5 * nrows + 0.3), sharex=True, sharey=True,
+                             squeeze=False)
+    flat = axes.ravel()
+    styles = {"greedy": "-", "random": "--"}
+    for ax, name in zip(flat, groups, strict=False):
+        d = curves[curves[panel] == name]
+        for _, c in d.groupby("dataset", sort=False):
+            for col, ls in styles.items():
+                ax.plot(c["share"], c[col], color=colors[col == "random"], ls=ls, lw=0.8, alpha=0.45)
+        Ks = sorted(set(d["K"].astype(int)))
+        if len(Ks) == 1:
+            med = d.groupby("share")[["greedy", "random"]].median()
+            for col, ls in styles.items():
+                ax.plot(med.index, med[col], color=colors[col == "random"], ls=ls, lw=2.2, marker="o", ms=3)
+        if frac is not None:
+            ax.axhline(frac, color="0.35", ls=":", lw=1)
+        n = d["dataset"].nunique()
+        m = f"{Ks[0]}" if len(Ks) == 1 else f"{Ks[0]}-{Ks[-1]}"
+        ax.set_title(f"{name}\n{n} dataset{'s' if n != 1 else ''}, M = {m}", fontsize=9)
+    for ax in flat[len(groups):]:
+        ax.axis("off")
+    for ax in flat[max(0, len(groups) - ncols):len(groups)]:  # no panel below: label the axis
+        ax.set_xlabel("share of alternatives kept")
+        ax.xaxis.set_tick_params(labelbottom=True)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("coverage / whole pool")
+    handles = [Line2D([], [], color=colors[0], lw=0.8, alpha=0.6, label="greedy, one dataset"),
+               Line2D([], [], color=colors[1], ls="--", lw=0.8, alpha=0.6, label="random pools (mean), one dataset"),
+               Line2D([], [], color=colors[0], lw=2.2, marker="o", ms=3, label="greedy, median over datasets"),
+               Line2D([], [], color=colors[1], ls="--", lw=2.2, marker="o", ms=3,
+                      label="random pools, median over datasets")]
+    if frac is not None:
+        handles.append(Line2D([], [], color="0.35", ls=":", lw=1, label=f"{frac:.0%} of the whole pool"))
+    flat[len(groups)].legend(handles=handles, loc="center", fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -376,6 +376,34 @@ class PoolSweep(Result):
             })
         return pd.DataFrame(rows)
 
+    def saturation(self) -> pd.DataFrame:
+        """Held-out saturation curves, one row per (dataset, size): ``share`` = size / (K - 1) of the
+        alternatives kept, and the mean held-out F_b of the greedy pool (``greedy``) and of the random
+        pools (``random``), each divided by the mean held-out F_b of the whole pool (the pool of all
+        K - 1 alternatives; every fold's pool is a subset of it, so both lie in [0, 1] and equal 1 at
+        share 1). Datasets whose size grid lacks K - 1 are left out; a whole pool that covers nothing
+        held out gives NaN."""
+        s = self.summary()
+        K = s["dataset"].map(self.settings["K"]).astype(int)
+        whole = s.loc[s["size"] == K - 1].set_index("dataset")["greedy_test"]
+        keep = s["dataset"].isin(whole.index).to_numpy()
+        s, K = s[keep], K[keep]
+        top = s["dataset"].map(whole.astype(float)).astype(float)
+        top = top.where(top > 0)
+        return pd.DataFrame({"dataset": s["dataset"], "K": K, "size": s["size"], "share": s["size"] / (K - 1),
+                             "greedy": s["greedy_test"] / top, "random": s["random_mean"] / top}).reset_index(drop=True)
+
+    def saturation_reach(self, frac: float = 0.9) -> pd.DataFrame:
+        """One row per dataset of :meth:`saturation`: the smallest share of alternatives at which the
+        greedy curve, and the random curve, reach ``frac`` of the whole pool's held-out coverage
+        (NaN where the curve is undefined)."""
+        frac = check_prob(frac, "frac", open_low=True)
+        c = self.saturation()
+        out = c.groupby("dataset", sort=False)["K"].first().to_frame()
+        for col in ("greedy", "random"):
+            out[col] = c[c[col] >= frac].groupby("dataset", sort=False)["share"].min()
+        return out.reset_index()
+
     def stability(self) -> pd.DataFrame:
         """How often the same pool is chosen across folds, per (dataset, size, rule): the share of folds
         choosing the most frequent pool (anchor included), the mean pairwise Jaccard similarity of the
