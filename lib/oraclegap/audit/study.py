@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -308,6 +309,7 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
             for n in ns for k in ks for t in truths]
     work.sort(key=lambda w: w[2] * (1 + (w[3] > 1)))  # the cheapest cells first: a cut run keeps most cells
     t0 = time.perf_counter()
+    done: Iterable
     if jobs == 1:
         done = map(_run_cell, work)
     else:
