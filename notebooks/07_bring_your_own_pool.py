@@ -696,18 +696,23 @@ tail = ("" if jl["coverage"]["primary_key"] in det_lab else
 # %%
 rej_lab = (R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(det_lab)) if det_lab
            else " (no threshold where both nulls reject)")
-moves = ("does not change on this grid" if k_first is None
-         else R.md("becomes `{c}` from k = {k} on", c=changed["code"].iloc[0], k=k_first))
+runs = sweep.groupby((sweep["code"] != sweep["code"].shift()).cumsum())  # runs of one code
+span = lambda a, b: f"k = {a}" if a == b else f"k = {a} to {b}"  # noqa: E731
+moves = ", then ".join(R.md("`{c}` at {s}", c=g["code"].iloc[0],
+                            s=span(int(g["k"].min()), int(g["k"].max()))) for _, g in runs)
 asked = ("" if at_ask is None
          else R.md("; at k = {a}, which the planner asked for, the audit says `{c}`",
                    a=ask, c=at_ask["code"]))
+
+# %%
 lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power "
                "against a useful effect at $\\tau$ = {t:g} is {p} [{lo}, {hi}]{tail}.",
                t=pw_lab["tau"], tail=tail, k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab,
                p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0],
                hi=cur_lab["interval"]["redeal"][1]),
-          R.md("- With more responses the verdict {moves}{asked}: collecting before concluding is "
-               "what the audit is for.", moves=moves, asked=asked)]
+          R.md("- On nested subsets of the lab's {K} responses per prompt the verdict is "
+               "{moves}{asked}: collecting before concluding is what the audit is for.",
+               K=k64_pool.k, moves=moves, asked=asked)]
 
 # %%
 if twin:
@@ -726,10 +731,12 @@ fc_txt = (R.md("no cell without specialization shows a false-claim rate above α
 # %%
 lines.append(R.md("- Against known truth (the verdict study's {p:,} audits) {fc}, the largest "
                   "being {w} ({cell}); a claim of specialization was right in {r} of {g} pools "
-                  "given one, and {bad} of them had none.",
+                  "given one{bad}.",
                   p=len(vs.runs), fc=fc_txt, w=R.fmt_interval(worst["rate"], worst["lo"],
                                                               worst["hi"], 2),
-                  cell=cell_name(worst), r=r_cl, g=g_cl, bad=g_cl - r_cl))
+                  cell=cell_name(worst), r=r_cl, g=g_cl,
+                  bad="" if g_cl == r_cl else R.md(" (the other {b} had no specialization)",
+                                                   b=g_cl - r_cl)))
 VERDICT_WORDS = {"certified": "the opportunity is certified and the quick router does not reach it",
                  "certified-recoverable": "the opportunity is certified and the quick router "
                                           "recovers part of it"}
@@ -745,8 +752,8 @@ R.show_lines(lines)
 
 # %% tags=["og-answer"]
 answer = [R.md("**The answer.** One command gives it. On the lab's seed pool at k = {k} the "
-               "audit's verdict is `{c}`{rej}{tail}; with more responses the verdict "
-               "{moves}{asked}",
+               "audit's verdict is `{c}`{rej}{tail}; on nested subsets of the lab's {K} "
+               "responses per prompt it is {moves}{asked}", K=k64_pool.k,
                k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab, tail=tail, moves=moves,
                asked=asked)]
 if real is not None:
