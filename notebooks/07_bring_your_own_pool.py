@@ -936,7 +936,8 @@ nested = {"easy": {k1.n_policies: [leaf]}}  # router_dataset[difficulty][n][conf
 # %% [markdown]
 # The RouterBench frame holds one correctness, response and cost column per model (a stand-in
 # price per completion token gives the costs), its texts as list literals (`"['...']"`), in
-# object columns as pandas wrote them before Arrow-backed strings.
+# object columns as pandas wrote them before Arrow-backed strings. Both files open as a `POOL`
+# (@tbl-byop-pickles).
 
 # %%
 cost = k1.per_response["completion_tokens"][:, :, 0] * 2e-6  # stand-in price per token
