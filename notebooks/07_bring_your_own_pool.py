@@ -16,15 +16,15 @@
 # you build a router for it, is its oracle gap more than sampling noise, does it survive
 # choosing the best member on the same prompts, how much of it is single-draw luck, what would
 # a router have to achieve, and what should you collect next if the answer is "not yet"? The
-# three papers agree that these questions come first ([decision procedure](../decision.qmd)). This
-# chapter runs the
-# project's one-step answer, `oraclegap audit`, on the three kinds of input a practitioner
-# has: a model with adapters and a prompt file, sampled here on the CPU through `oraclegap
-# rollouts`; a released pool of real LLM outcomes (the $k = 30$ MATH-500 tensors of arXiv
-# 2607.03436); and a long table of verdicts read from Python. It ends by asking how the
-# verdict moves as responses are added. The audit's sections, its verdict rules and every
-# number it states are those of the earlier chapters (@sec-seed-pool, @sec-certificates,
-# @sec-routing-plateau); symbols follow the [notation page](../notation.qmd).
+# three papers agree that these questions come first ([decision procedure](../decision.qmd)).
+# This chapter runs the project's one-step answer, `oraclegap audit`, on a model with adapters
+# and a prompt file (sampled here on the CPU through `oraclegap rollouts`), on the lab's seed
+# pool and on a released pool of real LLM outcomes (the $k = 30$ MATH-500 tensors of arXiv
+# 2607.03436). It then asks how the verdict moves as responses are added and how often a
+# verdict is right on simulated pools of known truth. Long tables, other tools' files and the
+# exporters are in the appendix (@sec-byop-appendix). The audit's sections, its verdict rules
+# and every number it states are those of the earlier chapters (@sec-seed-pool,
+# @sec-certificates, @sec-routing-plateau); symbols follow the [notation page](../notation.qmd).
 
 # %% tags=["og-answer-slot"]
 #| echo: false
@@ -95,11 +95,6 @@ import pandas as pd
 from IPython.display import display
 
 t_start, skipped = time.perf_counter(), []  # the chapter's clock
-
-# %% [markdown]
-# The library supplies the pools, the audit and the report helpers; `run_in_process` runs a
-# command of the `oraclegap` CLI in its own process, as a shell would, and `command_line` writes
-# it as a user would type it, with the chapter's scratch folder as `$WORK`.
 
 # %%
 from oraclegap import Pool, audit, datasets
@@ -176,7 +171,14 @@ rows = [live_row,
 R.table(pd.DataFrame(rows, columns=["input", "what", "settings"]))
 
 # %% [markdown]
-# ## From a model and a prompt file
+# ## The audit on your pool {#sec-byop-audit}
+#
+# The audit reads any pool the same way. Here it reads three: a store sampled live from the
+# lab's model and two adapters, the lab's seed pool it was sliced from (with the same seeds
+# sampled seed-aligned beside it), and a released pool of real LLM outcomes.
+
+# %% [markdown]
+# ### From a model and a prompt file
 #
 # A prompt file is JSONL, one object per line with an `id`, the `prompt` text and the gold
 # `answer`; every other field is kept as a prompt feature. We write the first `N_LIVE` of the
@@ -256,10 +258,6 @@ else:
                  "stored to compare with.",
                  p=LAB_K64)
 
-# %% [markdown]
-# The store also keeps each response's confidence; we compare its mean over the correct and the
-# wrong responses.
-
 # %%
 conf = live_pool.per_response["confidence"]
 c_right, c_wrong = float(conf[live_pool.verdicts].mean()), float(conf[~live_pool.verdicts].mean())
@@ -291,7 +289,7 @@ R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```",
 # %% [markdown]
 # The verdict is chosen by the explicit rules of `oraclegap.audit.verdict` (README, "Check your
 # own pool"): it names the first rule that applies, the numbers behind it and what to collect
-# next. Here is the verdict of the live store, read back from its `audit.json`.
+# next.
 
 # %%
 direct = audit.run_audit(live_pool, TAUS, ALPHA, SEED, small=SMALL, source=str(store))
@@ -310,7 +308,7 @@ R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{re
           M=live_pool.n_policies, code=live_numbers["verdict"]["code"])
 
 # %% [markdown]
-# ## The lab's seed pool, from Python
+# ### The lab's seed pool, from Python
 #
 # The live store was a slice of the lab's seed pool: all 240 primary test prompts, the five
 # light seeds, 16 responses each. From Python the audit is one call, `run_audit`, whose result
@@ -356,10 +354,6 @@ rejects = (R.md("neither null rejects at any threshold (smallest Holm-adjusted p
                      "$\\tau$ = {m}",
                      r=taus_of(jl["nulls"]["redeal_taus"]), m=taus_of(jl["nulls"]["margin_taus"])))
 
-# %% [markdown]
-# The reading puts the gap at the primary threshold beside the nulls' answer and the power the
-# design had against a useful effect.
-
 # %%
 R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {L} on $D$ = {D} "
           "disagreement prompts, and {rejects}. Against a diffuse effect of the useful size the "
@@ -375,7 +369,7 @@ R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {
                     nn=audit.summary(jl)["n_needed"] or "more than its grid"))
 
 # %% [markdown]
-# ## The same seeds, seed-aligned
+# ### The same seeds, seed-aligned
 #
 # The audit's nulls assume draws independent across members, which per-policy seeds give by
 # design. Sampled *seed-aligned* instead (draw $j$ of a prompt with one seed under every member,
@@ -414,7 +408,7 @@ if twin:
               p=s_al["p_redeal"], c=res_al.verdict.code, c0=res_lab.verdict.code)
 
 # %% [markdown]
-# ## A real pool: the MATH-500 tensors
+# ### A real pool: the MATH-500 tensors
 #
 # Chen's $k = 30$ tensors (arXiv 2607.03436) hold thirty seed-aligned responses of eleven open
 # models to every MATH-500 problem: a pool of genuinely different models rather than seeds.
@@ -461,62 +455,6 @@ if real is not None:
               code=res_real.verdict.code, d=rr["difference"], dlo=rr["diff_lo"], dhi=rr["diff_hi"])
 
 # %% [markdown]
-# ## From Python, with a long table of verdicts
-#
-# Many evaluation harnesses write one row per response: which question, which model, which
-# sample, whether it passed. `Pool.from_long` reads such a table with the column names it has.
-# Here the table is the lab's seed pool exported row by row (`Pool.to_long`, the portable
-# exchange format) and renamed to a harness's columns; each seed drew its own random seeds
-# (independent draws), which the table cannot know, so we say so.
-
-# %%
-exchange = lab_pool.to_long(WORK / "seed-pool.parquet")
-harness = pd.read_parquet(exchange).rename(columns={"prompt_id": "question_id", "policy": "model",
-                                                    "draw": "sample", "correct": "passed",
-                                                    "prompt_text": "question"})
-harness = harness[["question_id", "question", "model", "sample", "passed"]]
-from_long = Pool.from_long(harness, prompt="question_id", policy="model", draw="sample",
-                           correct="passed", prompt_columns=["question"], alignment="independent")
-from_long.prompts["text"] = from_long.prompts.pop("question")
-display(R.table(harness.head(3)))
-
-# %%
-res_long = audit.run_audit(from_long, TAUS, ALPHA, SEED, small=SMALL, source="harness table")
-sections = ["coverage", "nulls", "power", "certificates", "noise", "router"]
-equal = {s: res_long.numbers[s] == res_lab.numbers[s] for s in sections}
-R.show_md("Reading: the table has {r:,} rows; the pool read from it is {n} × {M} × k = {k} with "
-          "verdicts {same}. Its audit equals the seed pool's in {eq} of {t} sections ({which}); "
-          "the router differs ({fl} on the question text instead of {fp} on the embeddings a long "
-          "table does not carry), and the verdict is `{code}` as before.",
-          r=len(harness), n=from_long.n_prompts, M=from_long.n_policies, k=from_long.k,
-          same="identical to the seed pool's"
-          if np.array_equal(from_long.verdicts, lab_pool.verdicts) else "different",
-          eq=sum(equal.values()), t=len(equal), which=", ".join(s for s, v in equal.items() if v),
-          fl=res_long.numbers["router"]["family"], fp=res_lab.numbers["router"]["family"],
-          code=res_long.verdict.code)
-
-# %% [markdown]
-# The exchange file itself opens with `open_pool` (and so as a `POOL` for every command). A
-# parquet written by `to_long` keeps the alignment and the pool's metadata; per-response arrays
-# travel as `response_*` columns; embeddings do not travel (use `Pool.save` for a lossless copy).
-
-# %%
-back = open_pool(exchange)
-trip = {"verdicts": np.array_equal(back.verdicts, lab_pool.verdicts),
-        "answers": np.array_equal(back.answers, lab_pool.answers),
-        "confidence": np.array_equal(back.per_response["confidence"],
-                                     lab_pool.per_response["confidence"]),
-        "alignment": back.alignment == lab_pool.alignment,
-        "prompt text": back.prompts["text"].equals(lab_pool.prompts["text"])}
-R.show_md("Reading: `open_pool` read `{f}` as the `{fmt}` format; kept exactly: {kept}{lost}. "
-          "Embeddings: {emb}.",
-          f=exchange.name, fmt=back.meta["read_as"]["format"],
-          kept=", ".join(k for k, v in trip.items() if v) or "nothing",
-          lost="" if all(trip.values())
-          else "; not kept: " + ", ".join(k for k, v in trip.items() if not v),
-          emb="not in the file" if back.embeddings is None else "kept")
-
-# %% [markdown]
 # ## How the verdict moves with more responses
 #
 # The planner answers "what would more data buy?" by simulation. The lab also lets us look:
@@ -534,10 +472,6 @@ sweep, sweep_res = audit.draws_sweep(k64_seeds, [k for k in K_GRID if k != lab_p
                                      alpha=ALPHA, seed=SEED, small=SMALL)
 sweep_res[lab_pool.k] = res_lab
 sweep = pd.DataFrame([audit.summary(sweep_res[k]) for k in sorted(sweep_res)])
-
-# %% [markdown]
-# For the table each audit's numbers become readable columns: the thresholds where both nulls
-# reject, the power with its interval, and what each planner names when the power falls short.
 
 # %%
 tab = sweep.copy()
@@ -572,12 +506,6 @@ R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D"
                       "p": "p re-deal / margin", "both reject at τ": "both reject at τ",
                       "power [95%]": "power [95%]",
                       "plan": "planner asks for"})
-
-# %% [markdown]
-# The figure puts the power this design has against the useful effect beside the planner's
-# curve from the $k = 16$ audit, which predicts the power at more responses. First the series:
-# the planner's curve, the Wilson limits as error bars, and each null's smallest Holm p, drawn
-# at one over the number of draws when it is zero.
 
 # %%
 plan16 = pd.DataFrame([r for r in res_lab.numbers["power"]["plan_k"]["curve"]
@@ -706,15 +634,10 @@ plt.show()
 SV.plot_code_shares(vs, audit.VERDICTS)
 plt.show()
 
-# %% [markdown]
-# The reading takes the false-claim rates, the exchangeable pools at $k = 1$, each claim code's
-# precision and, where the study reran some pools at full Monte Carlo sizes, how often the
-# `--small` verdict is the full one.
-
 # %%
 fc = vs.false_claims()
 worst, shown_above = fc.sort_values(["rate", "hi"]).iloc[-1], fc[fc["above_alpha"]]
-ex1 = vs.runs[(vs.runs["truth"] == "exchangeable") & (vs.runs["k"] == 1)]["code"]
+ex_k1 = vs.runs[(vs.runs["truth"] == "exchangeable") & (vs.runs["k"] == 1)]["code"]
 prec, stab = vs.precision(), vs.stability()
 cell_name = lambda r: R.md("{t}, n = {n}, k = {k}", t=r["truth"], n=int(r["n"]), k=int(r["k"]))
 above_txt = (R.md("no cell's interval lies wholly above α = {a:g}", a=vs.alpha)
@@ -722,7 +645,7 @@ above_txt = (R.md("no cell's interval lies wholly above α = {a:g}", a=vs.alpha)
              else R.md("in {m} of them the interval lies wholly above α = {a:g} ({w})",
                        m=len(shown_above), a=vs.alpha,
                        w="; ".join(cell_name(r) for _, r in shown_above.iterrows())))
-ex1_txt = ", ".join(f"`{c}` in {n}" for c, n in ex1.value_counts().items())
+ex1_txt = ", ".join(f"`{c}` in {n}" for c, n in ex_k1.value_counts().items())
 
 # %%
 prec_txt = "; ".join(R.md("`{c}` {r} of {g} ({v})", c=r["code"], r=int(r["right"]),
@@ -743,10 +666,250 @@ R.show_lines([R.md(
     "code, the truth bears it out in: {prec}.{stab}",
     nc=len(fc), above=above_txt, r=R.fmt_interval(worst["rate"], worst["lo"], worst["hi"], 2),
     cell=cell_name(worst), ex1=ex1_txt or "no verdict (none in the study)",
-    nc1=int((ex1 == "certified").sum()), n1=len(ex1), prec=prec_txt, stab=stab_txt)])
+    nc1=int((ex_k1 == "certified").sum()), n1=len(ex_k1), prec=prec_txt, stab=stab_txt)])
 
 # %% [markdown]
-# ## Other tools' files, integrity checks and exporters {#sec-byop-other-tools}
+# ## Takeaways
+
+# %%
+R.skipped_callout(skipped,
+                  need="`OG_EXTERNAL_DIR` with the released data, or lab pools that match "
+                       "`LAB_POOL`")
+lines = [R.md("- One command per input: `oraclegap rollouts` sampled {n:,} responses from the "
+              "lab's model and two adapters in {t:.0f} s on the CPU, and `oraclegap audit` turned "
+              "the store into {what} in {ta:.0f} s; the same audit runs on a registry name, a "
+              "pool directory, a long table or a `Pool` in Python.",
+              n=n_resp, t=t_roll, ta=t_aud,
+              what="`audit.json`" if SMALL else "a report and `audit.json`"),]
+weight = {"adequate": "is good evidence against a gap of that size",
+          "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}",
+                            kn=audit.summary(jl)["k_needed"] or "more than its grid"),
+          "low": R.md("says little, and the planner asks for k = {kn}",
+                      kn=audit.summary(jl)["k_needed"] or "more than its grid")}
+# the power is the primary threshold's: read a non-rejection only where there is one
+det_lab = jl["nulls"]["detected_taus"]
+tail = ("" if jl["coverage"]["primary_key"] in det_lab else
+        R.md(", so {where}a non-rejection {w}", w=weight[cur_lab["state"]],
+             where=R.md("at $\\tau$ = {t:g}, where the nulls do not both reject, ", t=pw_lab["tau"])
+             if det_lab else ""))
+
+# %%
+rej_lab = (R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(det_lab)) if det_lab
+           else " (no threshold where both nulls reject)")
+runs = sweep.groupby((sweep["code"] != sweep["code"].shift()).cumsum())  # runs of one code
+span = lambda a, b: f"k = {a}" if a == b else f"k = {a} to {b}"  # noqa: E731
+moves = ", then ".join(R.md("`{c}` at {s}", c=g["code"].iloc[0],
+                            s=span(int(g["k"].min()), int(g["k"].max()))) for _, g in runs)
+asked = ("" if at_ask is None
+         else R.md("; at k = {a}, which the planner asked for, the audit says `{c}`",
+                   a=ask, c=at_ask["code"]))
+
+# %%
+lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power "
+               "against a useful effect at $\\tau$ = {t:g} is {p} [{lo}, {hi}]{tail}.",
+               t=pw_lab["tau"], tail=tail, k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab,
+               p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0],
+               hi=cur_lab["interval"]["redeal"][1]),
+          R.md("- On nested subsets of the lab's {K} responses per prompt the verdict is "
+               "{moves}{asked}: collecting before concluding is what the audit is for.",
+               K=k64_pool.k, moves=moves, asked=asked)]
+
+# %%
+if twin:
+    lines.append(R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says "
+                      "why that is weaker evidence: matched agreement {a} against {e} shuffled. "
+                      "Sample each member with its own seeds (`--draw-seeds per-policy`) before "
+                      "reading a null.", c=res_al.verdict.code, a=dal["matched"],
+                      e=dal["shuffled"]))
+claimed = prec[prec["code"] != "quality-only"]
+r_cl, g_cl = int(claimed["right"].sum()), int(claimed["given"].sum())
+fc_txt = (R.md("no cell without specialization shows a false-claim rate above α = {a:g}",
+               a=vs.alpha) if shown_above.empty
+          else R.md("{m} cells without specialization show a false-claim rate above α = {a:g}",
+                    m=len(shown_above), a=vs.alpha))
+
+# %%
+lines.append(R.md("- Against known truth (the verdict study's {p:,} audits) {fc}, the largest "
+                  "being {w} ({cell}); a claim of specialization was right in {r} of {g} pools "
+                  "given one{bad}.",
+                  p=len(vs.runs), fc=fc_txt, w=R.fmt_interval(worst["rate"], worst["lo"],
+                                                              worst["hi"], 2),
+                  cell=cell_name(worst), r=r_cl, g=g_cl,
+                  bad="" if g_cl == r_cl else R.md(" (the other {b} had no specialization)",
+                                                   b=g_cl - r_cl)))
+VERDICT_WORDS = {"certified": "the opportunity is certified and the quick router does not reach it",
+                 "certified-recoverable": "the opportunity is certified and the quick router "
+                                          "recovers part of it"}
+what_real = (None if real is None else
+             VERDICT_WORDS.get(res_real.verdict.code, res_real.verdict.headline.rstrip(".")))
+
+# %%
+if real is not None:
+    lines.append(R.md("- On MATH-500 the verdict is `{c}`: {what}; a share {sh} of the single-draw "
+                      "gap is luck no committed router collects.",
+                      c=res_real.verdict.code, sh=est["noise_share"]["value"], what=what_real))
+R.show_lines(lines)
+
+# %% tags=["og-answer"]
+answer = [R.md("**The answer.** One command gives it. On the lab's seed pool at k = {k} the "
+               "audit's verdict is `{c}`{rej}{tail}; on nested subsets of the lab's {K} "
+               "responses per prompt it is {moves}{asked}", K=k64_pool.k,
+               k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab, tail=tail, moves=moves,
+               asked=asked)]
+if real is not None:
+    answer.append(R.md(". On the MATH-500 tensors it is `{c}`: {what}", c=res_real.verdict.code,
+                       what=what_real))
+answer.append(R.md(". Against known truth, in the verdict study, a claim of specialization was "
+                   "right in {r} of {g} pools given one and {fc}; the [decision page]"
+                   "(../decision.qmd) says what each code means and what to do next.",
+                   r=r_cl, g=g_cl, fc=fc_txt))
+R.show_callout("{body}", kind="tip", title="In short", body="".join(answer))
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **A larger useful effect.** *(about 10 min in class)*
+#    The planner plans for a population gap of the useful size
+#    at the primary threshold (`--effect`, `effect=0.05` by default). Predict how the responses per
+#    prompt it asks for on the lab's seed pool change when only a gap twice as large would be
+#    worth a router, then rerun the audit with `effect=0.1`.
+# 2. **One response per prompt.** *(about 15 min in class)*
+#    Audit only the first draw of every cell of the seed pool.
+#    Which verdict rule applies, what do the certificates say, and why can the verdict not tell
+#    single-draw luck from specialisation?
+# 3. **Reading a certified verdict.** *(about 10 min in class)*
+#    At the largest $k$ of the sweep, at which threshold do
+#    both nulls reject, what disagreement error $e_D$ would a router need there, and did the
+#    quick router reach it?
+
+# %%
+ex1 = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, effect=0.1)
+s1, s0 = audit.summary(ex1), audit.summary(res_lab)
+# "beyond the grid", for the comparison
+big = 2 * max(audit.plan_grid(lab_pool.k, audit.PLAN_K_REACH))
+# what the audit asks to hold
+need1 = lab_pool.k if s1["power_state"] == "adequate" else (s1["k_needed"] or big)
+need0 = lab_pool.k if s0["power_state"] == "adequate" else (s0["k_needed"] or big)
+
+
+# %%
+R.solution("1. A larger effect is easier to detect, so the prediction is fewer responses. With "
+           "`effect=0.1` the calibrated perturbation has sd {sg} (against {sg0}) and a population "
+           "gap of {x}; this design's power is {p} [{lo}, {hi}] (`{st}`), so the audit {asks}, "
+           "against k = {kn0} for the default effect: {cmp}.",
+           sg=ex1.numbers["power"]["effect"]["sigma"],
+           sg0=res_lab.numbers["power"]["effect"]["sigma"],
+           x=ex1.numbers["power"]["current"]["population_L"], p=s1["power"], lo=s1["power_lo"],
+           hi=s1["power_hi"], st=s1["power_state"],
+           kn0=need0 if need0 != big else "more than the planner's grid",
+           asks=R.md("asks for nothing more: k = {k} suffices", k=lab_pool.k)
+           if s1["power_state"] == "adequate" else R.md("asks for k = {k}",
+                                                        k=need1 if need1 != big
+                                                        else "more than the planner's grid"),
+           cmp=R.compare(need1, need0, less="fewer, as predicted",
+                         more="more, against the prediction",
+                         same="the same grid point (the grid doubles k, so a smaller need can "
+                              "round to the same value)"))
+
+# %%
+ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
+c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
+R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. "
+           "The paired interval of the outcome-oracle gap is [{lo}, {hi}] around {g}, so the "
+           "verdict is `{c}`. One response per prompt and seed cannot separate a seed that is "
+           "reliably better on a prompt from one that was lucky once: the single-draw oracle's "
+           "gap includes single-draw luck (@sec-single-draw), which is why the next step reads: "
+           "{step}",
+           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"],
+           c=ex2.verdict.code, step=next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
+                                         "collect k >= 2 responses per prompt."))
+
+# %%
+top = sweep_res[max(sweep_res)].numbers
+if top["nulls"]["detected_taus"]:
+    key = top["nulls"]["detected_taus"][-1]
+    row, rr3 = top["coverage"]["taus"][key], top["router"]["levels"][key]
+    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {t:g}. There $L$ = {L} on $D$ = {D} "
+               "over all prompts ($L/D$ = {be}). The router is scored on the held-out prompts "
+               "only, so its $e_D$ there, {e}, is read against the break-even $L/D$ of those same "
+               "prompts, {be2}, not the all-prompt one: it {w}, and its "
+               "difference against the calibration-selected member is {d:+} (Holm p {p:p}).",
+               k=max(sweep_res), t=row["tau"], L=row["L"], D=row["D"], be=row["break_even"],
+               e=rr3["e_D"], be2=rr3["break_even"],
+               w=R.compare(rr3["e_D"], rr3["break_even"], more="does not reach it",
+                           less="reaches it", same="sits exactly at it"), d=rr3["difference"],
+               p=rr3["p_holm"])
+else:
+    R.solution("3. At k = {k} no threshold has both nulls rejecting on this run, so no break-even "
+               "error applies yet: the audit's verdict is `{c}`.",
+               k=max(sweep_res), c=sweep_res[max(sweep_res)].verdict.code)
+
+# %% [markdown]
+# ## Appendix: other inputs, other tools and the claims {#sec-byop-appendix}
+#
+# The main line audited a store, registry names and a `Pool` in Python. Evaluation harnesses and
+# router benchmarks write other files: a long table of verdicts, pickles, their own layouts.
+# This appendix reads each of them, checks a pool's integrity before inference, writes the pool
+# back out in every layout, and ends with the chapter's claims and their outcomes on this run.
+
+# %% [markdown]
+# ### A long table of verdicts
+#
+# Many evaluation harnesses write one row per response: which question, which model, which
+# sample, whether it passed. `Pool.from_long` reads such a table with the column names it has.
+# Here the table is the lab's seed pool exported row by row (`Pool.to_long`, the portable
+# exchange format) and renamed to a harness's columns; each seed drew its own random seeds
+# (independent draws), which the table cannot know, so we say so.
+
+# %%
+exchange = lab_pool.to_long(WORK / "seed-pool.parquet")
+harness = pd.read_parquet(exchange).rename(columns={"prompt_id": "question_id", "policy": "model",
+                                                    "draw": "sample", "correct": "passed",
+                                                    "prompt_text": "question"})
+harness = harness[["question_id", "question", "model", "sample", "passed"]]
+from_long = Pool.from_long(harness, prompt="question_id", policy="model", draw="sample",
+                           correct="passed", prompt_columns=["question"], alignment="independent")
+from_long.prompts["text"] = from_long.prompts.pop("question")
+display(R.table(harness.head(3)))
+
+# %%
+res_long = audit.run_audit(from_long, TAUS, ALPHA, SEED, small=SMALL, source="harness table")
+sections = ["coverage", "nulls", "power", "certificates", "noise", "router"]
+equal = {s: res_long.numbers[s] == res_lab.numbers[s] for s in sections}
+R.show_md("Reading: the table has {r:,} rows; the pool read from it is {n} × {M} × k = {k} with "
+          "verdicts {same}. Its audit equals the seed pool's in {eq} of {t} sections ({which}); "
+          "the router differs ({fl} on the question text instead of {fp} on the embeddings a long "
+          "table does not carry), and the verdict is `{code}` as before.",
+          r=len(harness), n=from_long.n_prompts, M=from_long.n_policies, k=from_long.k,
+          same="identical to the seed pool's"
+          if np.array_equal(from_long.verdicts, lab_pool.verdicts) else "different",
+          eq=sum(equal.values()), t=len(equal), which=", ".join(s for s, v in equal.items() if v),
+          fl=res_long.numbers["router"]["family"], fp=res_lab.numbers["router"]["family"],
+          code=res_long.verdict.code)
+
+# %% [markdown]
+# The exchange file itself opens with `open_pool` (and so as a `POOL` for every command). A
+# parquet written by `to_long` keeps the alignment and the pool's metadata; per-response arrays
+# travel as `response_*` columns; embeddings do not travel (use `Pool.save` for a lossless copy).
+
+# %%
+back = open_pool(exchange)
+trip = {"verdicts": np.array_equal(back.verdicts, lab_pool.verdicts),
+        "answers": np.array_equal(back.answers, lab_pool.answers),
+        "confidence": np.array_equal(back.per_response["confidence"],
+                                     lab_pool.per_response["confidence"]),
+        "alignment": back.alignment == lab_pool.alignment,
+        "prompt text": back.prompts["text"].equals(lab_pool.prompts["text"])}
+R.show_md("Reading: `open_pool` read `{f}` as the `{fmt}` format; kept exactly: {kept}{lost}. "
+          "Embeddings: {emb}.",
+          f=exchange.name, fmt=back.meta["read_as"]["format"],
+          kept=", ".join(k for k, v in trip.items() if v) or "nothing",
+          lost="" if all(trip.values())
+          else "; not kept: " + ", ".join(k for k, v in trip.items() if not v),
+          emb="not in the file" if back.embeddings is None else "kept")
+
+# %% [markdown]
+# ### Other tools' files, integrity checks and exporters {#sec-byop-other-tools}
 #
 # Router benchmarks publish their outcomes as pickles: RouterEval a nested dictionary
 # `router_dataset[difficulty][n][config]` of `{'data', 'model', 'prompt'}` leaves, RouterBench a
@@ -773,7 +936,8 @@ nested = {"easy": {k1.n_policies: [leaf]}}  # router_dataset[difficulty][n][conf
 # %% [markdown]
 # The RouterBench frame holds one correctness, response and cost column per model (a stand-in
 # price per completion token gives the costs), its texts as list literals (`"['...']"`), in
-# object columns as pandas wrote them before Arrow-backed strings.
+# object columns as pandas wrote them before Arrow-backed strings. Both files open as a `POOL`
+# (@tbl-byop-pickles).
 
 # %%
 cost = k1.per_response["completion_tokens"][:, :, 0] * 2e-6  # stand-in price per token
@@ -787,10 +951,6 @@ for m, name in enumerate(k1.policy_names):
 rb_frame = pd.DataFrame(rb)
 rb_frame.columns = pd.Index(list(rb), dtype=object)
 (WORK / "routerbench_0shot.pkl").write_bytes(pickle.dumps(rb_frame))
-
-# %% [markdown]
-# Each file opens as a `POOL`; the table says how each was recognised and where the model names
-# came from (@tbl-byop-pickles).
 
 # %%
 #| label: tbl-byop-pickles
@@ -903,7 +1063,7 @@ R.show_md("Reading: all {n} formats round-trip the verdicts and the policy names
           n=len(trips), lost=lost or "nothing is lost")
 
 # %% [markdown]
-# ## Claims and outcomes
+# ### Claims and outcomes
 #
 # @tbl-byop-claims collects the claims of the opening list with their outcomes on this run. The
 # identities (the same numbers through two routes) must hold, and the chapter stops otherwise;
@@ -924,10 +1084,6 @@ if held:
 claims.add("audit.json equals run_audit on the same pool and seed", "`audit.run_audit`",
            "identical" if json_equal else "different", json_equal, kind="sanity")
 must.append(len(claims) - 1)
-
-# %% [markdown]
-# The audits of the lab's seed pool, of its seed-aligned twin and of the real pool when present
-# add their claims.
 
 # %%
 p10 = {null: jl["nulls"]["L"][jl["coverage"]["primary_key"]][null]["p_holm"]
@@ -950,9 +1106,6 @@ if real is not None:
     claims.add("MATH-500: a certified gap the quick router does not recover", "this chapter",
                res_real.verdict.code, res_real.verdict.code == "certified", kind="simulation")
 
-# %% [markdown]
-# Last, the long table, the exchange file's round trip and the sweep over $k$.
-
 # %%
 claims.add("a long table gives the same audit in every section but the router",
            "`Pool.from_long`, `audit.run_audit`",
@@ -968,9 +1121,6 @@ claims.add("the verdict changes as responses are added", "this chapter",
            " → ".join(f"k={int(r.k)}: {r.code}" for r in sweep.itertuples()), k_first is not None,
            kind="simulation")
 
-# %% [markdown]
-# The verdict study adds two claims: the false-claim rates and the exchangeable pools at $k = 1$.
-
 # %%
 claims.add("verdict study: no cell without specialization has a false-claim rate shown above α",
            "`oraclegap.audit.study`", f"{len(shown_above)} of {len(fc)} cells above; largest "
@@ -978,7 +1128,7 @@ claims.add("verdict study: no cell without specialization has a false-claim rate
            kind="simulation")
 claims.add("verdict study: exchangeable pools at k = 1 are never `certified`",
            "`oraclegap.audit.verdict` (rule k1-certified)", ex1_txt or "none in the study",
-           len(ex1) > 0 and not (ex1 == "certified").any(), kind="simulation")
+           len(ex_k1) > 0 and not (ex_k1 == "certified").any(), kind="simulation")
 
 # %%
 #| label: tbl-byop-claims
@@ -992,165 +1142,5 @@ if failed:
 R.show_md("{h} of {n} claims hold on this run (seed {s}); every identity holds.",
           h=sum(r["holds"] for r in claims.rows), n=len(claims), s=SEED)
 
-# %% [markdown]
-# ## Takeaways
-
 # %%
-R.skipped_callout(skipped,
-                  need="`OG_EXTERNAL_DIR` with the released data, or lab pools that match "
-                       "`LAB_POOL`")
-lines = [R.md("- One command per input: `oraclegap rollouts` sampled {n:,} responses from the "
-              "lab's model and two adapters in {t:.0f} s on the CPU, and `oraclegap audit` turned "
-              "the store into {what} in {ta:.0f} s; the same audit runs on a registry name, a "
-              "pool directory, a long table or a `Pool` in Python.",
-              n=n_resp, t=t_roll, ta=t_aud,
-              what="`audit.json`" if SMALL else "a report and `audit.json`"),]
-weight = {"adequate": "is good evidence against a gap of that size",
-          "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}",
-                            kn=audit.summary(jl)["k_needed"] or "more than its grid"),
-          "low": R.md("says little, and the planner asks for k = {kn}",
-                      kn=audit.summary(jl)["k_needed"] or "more than its grid")}
-# the power is the primary threshold's: read a non-rejection only where there is one
-det_lab = jl["nulls"]["detected_taus"]
-tail = ("" if jl["coverage"]["primary_key"] in det_lab else
-        R.md(", so {where}a non-rejection {w}", w=weight[cur_lab["state"]],
-             where=R.md("at $\\tau$ = {t:g}, where the nulls do not both reject, ", t=pw_lab["tau"])
-             if det_lab else ""))
-
-# %%
-lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power "
-               "against a useful effect at $\\tau$ = {t:g} is {p} [{lo}, {hi}]{tail}.",
-               t=pw_lab["tau"], tail=tail,
-               k=lab_pool.k, c=res_lab.verdict.code,
-               rej=R.md(" (both nulls reject at $\\tau$ = {ts})",
-                        ts=taus_of(jl["nulls"]["detected_taus"])) if jl["nulls"]["detected_taus"]
-               else " (no threshold where both nulls reject)", p=cur_lab["power"]["redeal"],
-               lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1]),
-          *([R.md("- Seed-aligned, the same seeds give the verdict `{c}`, and the audit says why "
-                  "that is weaker evidence: matched agreement {a} against {e} shuffled. Sample "
-                  "each member with its own seeds (`--draw-seeds per-policy`) before reading a "
-                  "null.",
-                  c=res_al.verdict.code, a=dal["matched"], e=dal["shuffled"])] if twin else []),
-          R.md("- With more responses the verdict {moves}.",
-               moves="does not change on this grid" if k_first is None
-               else R.md("becomes `{c}` from k = {k} on: collecting before concluding is what the "
-                         "audit is for",
-                         c=changed["code"].iloc[0], k=k_first))]
-
-# %%
-claimed = prec[prec["code"] != "quality-only"]
-lines.append(R.md("- Against known truth (the verdict study's {p:,} audits) {fc}; a claim of "
-                  "specialization was right in {r} of {g} pools given one.",
-                  p=len(vs.runs), r=int(claimed["right"].sum()), g=int(claimed["given"].sum()),
-                  fc=R.md("no cell without specialization shows a false-claim rate above "
-                          "α = {a:g}", a=vs.alpha) if shown_above.empty
-                  else R.md("{m} cells without specialization show a false-claim rate above α",
-                            m=len(shown_above))))
-
-# %%
-VERDICT_WORDS = {"certified": "the opportunity is certified and the quick router does not reach it",
-                 "certified-recoverable": "the opportunity is certified and the quick router "
-                                          "recovers part of it"}
-if real is not None:
-    lines.append(R.md("- On MATH-500 the verdict is `{c}`: {what}; a share {sh} of the single-draw "
-                      "gap is luck no committed router collects.",
-                      c=res_real.verdict.code, sh=est["noise_share"]["value"],
-                      what=VERDICT_WORDS.get(res_real.verdict.code,
-                                             res_real.verdict.headline.rstrip("."))))
-R.show_lines(lines)
-
-# %% tags=["og-answer"]
-answer = [R.md("**The answer.** One command gives it: on the lab's seed pool at k = {k} the "
-               "audit's verdict is `{c}`{rej}", k=lab_pool.k, c=res_lab.verdict.code,
-               rej=R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(det_lab)) if det_lab
-               else " (no threshold where both nulls reject)")]
-if real is not None:
-    answer.append(R.md("; on the MATH-500 tensors it is `{c}`", c=res_real.verdict.code))
-answer.append(R.md(". Against known truth, in the verdict study, a claim of specialization was "
-                   "right in {r} of {g} pools given one and {fc}; the [decision page]"
-                   "(../decision.qmd) says what each code means and what to do next.",
-                   r=int(claimed["right"].sum()), g=int(claimed["given"].sum()),
-                   fc="no cell without specialization shows a false-claim rate above α"
-                   if shown_above.empty else R.md("{m} cells without specialization show a "
-                                                  "false-claim rate above α", m=len(shown_above))))
-R.show_callout("{body}", kind="tip", title="In short", body="".join(answer))
-
-# %% [markdown]
-# ## Exercises
-#
-# 1. **A larger useful effect.** *(about 10 min in class)*
-#    The planner plans for a population gap of the useful size
-#    at the primary threshold (`--effect`, `effect=0.05` by default). Predict how the responses per
-#    prompt it asks for on the lab's seed pool change when only a gap twice as large would be
-#    worth a router, then rerun the audit with `effect=0.1`.
-# 2. **One response per prompt.** *(about 15 min in class)*
-#    Audit only the first draw of every cell of the seed pool.
-#    Which verdict rule applies, what do the certificates say, and why can the verdict not tell
-#    single-draw luck from specialisation?
-# 3. **Reading a certified verdict.** *(about 10 min in class)*
-#    At the largest $k$ of the sweep, at which threshold do
-#    both nulls reject, what disagreement error $e_D$ would a router need there, and did the
-#    quick router reach it?
-
-# %%
-ex1 = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, effect=0.1)
-s1, s0 = audit.summary(ex1), audit.summary(res_lab)
-# "beyond the grid", for the comparison
-big = 2 * max(audit.plan_grid(lab_pool.k, audit.PLAN_K_REACH))
-# what the audit asks to hold
-need1 = lab_pool.k if s1["power_state"] == "adequate" else (s1["k_needed"] or big)
-need0 = lab_pool.k if s0["power_state"] == "adequate" else (s0["k_needed"] or big)
-
-
-# %%
-R.solution("1. A larger effect is easier to detect, so the prediction is fewer responses. With "
-           "`effect=0.1` the calibrated perturbation has sd {sg} (against {sg0}) and a population "
-           "gap of {x}; this design's power is {p} [{lo}, {hi}] (`{st}`), so the audit {asks}, "
-           "against k = {kn0} for the default effect: {cmp}.",
-           sg=ex1.numbers["power"]["effect"]["sigma"],
-           sg0=res_lab.numbers["power"]["effect"]["sigma"],
-           x=ex1.numbers["power"]["current"]["population_L"], p=s1["power"], lo=s1["power_lo"],
-           hi=s1["power_hi"], st=s1["power_state"],
-           kn0=need0 if need0 != big else "more than the planner's grid",
-           asks=R.md("asks for nothing more: k = {k} suffices", k=lab_pool.k)
-           if s1["power_state"] == "adequate" else R.md("asks for k = {k}",
-                                                        k=need1 if need1 != big
-                                                        else "more than the planner's grid"),
-           cmp=R.compare(need1, need0, less="fewer, as predicted",
-                         more="more, against the prediction",
-                         same="the same grid point (the grid doubles k, so a smaller need can "
-                              "round to the same value)"))
-
-# %%
-ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
-c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
-R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. "
-           "The paired interval of the outcome-oracle gap is [{lo}, {hi}] around {g}, so the "
-           "verdict is `{c}`. One response per prompt and seed cannot separate a seed that is "
-           "reliably better on a prompt from one that was lucky once: the single-draw oracle's "
-           "gap includes single-draw luck (@sec-single-draw), which is why the next step reads: "
-           "{step}",
-           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"],
-           c=ex2.verdict.code, step=next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
-                                         "collect k >= 2 responses per prompt."))
-
-# %%
-top = sweep_res[max(sweep_res)].numbers
-if top["nulls"]["detected_taus"]:
-    key = top["nulls"]["detected_taus"][-1]
-    row, rr3 = top["coverage"]["taus"][key], top["router"]["levels"][key]
-    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {t:g}. There $L$ = {L} on $D$ = {D} "
-               "over all prompts ($L/D$ = {be}). The router is scored on the held-out prompts "
-               "only, so its $e_D$ there, {e}, is read against the break-even $L/D$ of those same "
-               "prompts, {be2}, not the all-prompt one: it {w}, and its "
-               "difference against the calibration-selected member is {d:+} (Holm p {p:p}).",
-               k=max(sweep_res), t=row["tau"], L=row["L"], D=row["D"], be=row["break_even"],
-               e=rr3["e_D"], be2=rr3["break_even"],
-               w=R.compare(rr3["e_D"], rr3["break_even"], more="does not reach it",
-                           less="reaches it", same="sits exactly at it"), d=rr3["difference"],
-               p=rr3["p_holm"])
-else:
-    R.solution("3. At k = {k} no threshold has both nulls rejecting on this run, so no break-even "
-               "error applies yet: the audit's verdict is `{c}`.",
-               k=max(sweep_res), c=sweep_res[max(sweep_res)].verdict.code)
-shutil.rmtree(WORK, ignore_errors=True)
+shutil.rmtree(WORK, ignore_errors=True)  # the chapter's scratch folder
