@@ -355,6 +355,7 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log, perm, pos, 
     """
     na = c.shape[0]
     M = c.shape[1]
+    cf = c.reshape(-1)  # flat view: one unsigned index per cell (no negative-index wraparound code)
     una = np.uint64(na)
     una1 = np.uint64(na - 1)
     uM = np.uint64(M)
@@ -386,10 +387,14 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log, perm, pos, 
             q += 1
         if b >= a:
             b += 1
-        x = c[p, a]
-        y = c[p, b]
-        u = c[q, a]
-        v = c[q, b]
+        pa = np.uint64(p * M + a)
+        pb = np.uint64(p * M + b)
+        qa = np.uint64(q * M + a)
+        qb = np.uint64(q * M + b)
+        x = cf[pa]
+        y = cf[pb]
+        u = cf[qa]
+        v = cf[qb]
         if heat:
             hi = min(min(x, k - y), min(k - u, v))
             lo = -min(min(k - x, y), min(u, k - v))
@@ -408,36 +413,42 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log, perm, pos, 
                     acc += math.exp(w[j] - mx)
                     w[j] = acc
             else:
+                # the ratio table entries along the line, indexed from t = lo (all in [0, k]);
+                # unsigned indices: the same products in the same order as indexing by x - t + 1, ...
+                i1 = x - lo + 1
+                i2 = y + lo - 1
+                i3 = u + lo - 1
+                i4 = v - lo + 1
                 cur = 1.0
                 acc = 1.0
                 w[0] = 1.0
                 for j in range(1, nn + 1):
-                    t = lo + j
-                    cur *= (dn[x - t + 1] * up[y + t - 1]) * (up[u + t - 1] * dn[v - t + 1])
+                    cur *= ((dn[np.uint64(i1 - j)] * up[np.uint64(i2 + j)])
+                            * (up[np.uint64(i3 + j)] * dn[np.uint64(i4 - j)]))
                     acc += cur
-                    w[j] = acc
+                    w[np.uint64(j)] = acc
             s, z = _u64(s)
             r = np.float64(z >> _S11) * _INV53 * w[nn]
             i = 0
             for j in range(nn):
-                i += w[j] <= r
+                i += w[np.uint64(j)] <= r
             t = lo + i
-            if t != 0:
-                c[p, a] = x - t
-                c[p, b] = y + t
-                c[q, a] = u + t
-                c[q, b] = v - t
-                moved += 1
+            # written back whether or not t = 0 (no branch on the outcome of the draw)
+            cf[pa] = x - t
+            cf[pb] = y + t
+            cf[qa] = u + t
+            cf[qb] = v - t
+            moved += t != 0
         else:
             s, z = _u64(s)
             if x == 0 or y == k or u == k or v == 0:
                 continue
             ratio = dn[x] * up[y] * up[u] * dn[v]
             if ratio >= 1.0 or np.float64(z >> _S11) * _INV53 < ratio:
-                c[p, a] = x - 1
-                c[p, b] = y + 1
-                c[q, a] = u + 1
-                c[q, b] = v - 1
+                cf[pa] = x - 1
+                cf[pb] = y + 1
+                cf[qa] = u + 1
+                cf[qb] = v - 1
                 moved += 1
     return s, moved, pos
 
