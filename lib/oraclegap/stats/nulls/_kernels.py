@@ -136,7 +136,7 @@ def _table_stats(c, needs, need_mix, n_total, k, out):
     _finalize(out, hist, hmax, hmin, htot, colsum, rmax_sum, needs, need_mix, n_total, k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def many_table_stats(tables, needs, need_mix, n_total, k):
     """Statistics of tables[B, n, M]; returns float64 [B, 3T + 1]."""
     B = tables.shape[0]
@@ -266,7 +266,7 @@ def _redeal_batch(bi, out, totals, M, k, key, start, n_draws, offsets, prob, ali
         _finalize(out[b0 + j], hist[j], hmax[j], hmin[j], htot[j], colsum[j], rmax_sum[j], needs, need_mix, n_total, k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def redeal_stats(totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
     """Statistics of ``n_draws`` re-deals of the movable prompts' totals, float64 [n_draws, 3T+1];
     draw d uses the stream ``start + d``, consumed prompt by prompt."""
@@ -276,7 +276,7 @@ def redeal_stats(totals, M, k, key, start, n_draws, offsets, prob, alias, needs,
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def redeal_stats_parallel(totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
     """:func:`redeal_stats` with batches of draws spread over threads (same results)."""
     out = np.empty((n_draws, 3 * needs.shape[0] + 1))
@@ -285,7 +285,7 @@ def redeal_stats_parallel(totals, M, k, key, start, n_draws, offsets, prob, alia
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def redeal_tables(totals, M, k, key, start, n_draws, offsets, prob, alias):
     """``n_draws`` re-dealt count tables [n_draws, n_rows, M] (same streams as ``redeal_stats``)."""
     na = totals.shape[0]
@@ -511,7 +511,7 @@ def _one_chain(ch, states, streams, k, burn, thin, n_per, out_off, heat, needs, 
     moves_out[ch] += moved
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_block_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
                      tables_out, store_tables, moves_out, perms, pos, epoch, block):
     """Advance each chain (states[C, n_rows, M], stream states[C]) by ``burn`` proposals, then
@@ -529,7 +529,7 @@ def run_block_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs
                    tables_out, store_tables, moves_out, up, dn, logc, perms, pos, epoch, block)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def run_block_chains_parallel(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total,
                               stats_out, tables_out, store_tables, moves_out, perms, pos, epoch, block):
     """:func:`run_block_chains` with the chains spread over threads (same results: one stream per chain)."""
@@ -549,7 +549,7 @@ def _unblocked(states):
     return perms, np.zeros(C, np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
                tables_out, store_tables, moves_out):
     """:func:`run_block_chains` with one block (pairs uniform over all movable prompts)."""
@@ -558,7 +558,7 @@ def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need
                      tables_out, store_tables, moves_out, perms, pos, 1, states.shape[1] + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_chains_parallel(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
                         tables_out, store_tables, moves_out):
     """:func:`run_chains` with the chains spread over threads (same results: one stream per chain)."""
