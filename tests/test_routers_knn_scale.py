@@ -34,3 +34,35 @@ def test_cosine_topk_keeps_sklearns_choice_among_ties_and_handles_k_equal_n():
     full = routers.cosine_topk(Q, normalize(Z), len(Z))
     ref = NearestNeighbors(n_neighbors=len(Z), metric="cosine", algorithm="brute").fit(Z).kneighbors(Q, return_distance=False)
     np.testing.assert_array_equal(full, ref)
+
+
+def _inputs(E):
+    from oraclegap.deploy.features import RouterInputs
+
+    return RouterInputs(embeddings=E)
+
+
+def test_capped_reference_is_the_exact_router_up_to_the_cap_and_a_seeded_sample_above_it():
+    rng = np.random.default_rng(5)
+    E = rng.normal(size=(400, 16))
+    Y = (rng.random((400, 3)) < 0.5).astype(float)
+    Q = rng.normal(size=(90, 16))
+    exact = routers.EmbedKNN().fit(_inputs(E), Y)
+    same = routers.EmbedKNN(max_reference=400).fit(_inputs(E), Y)  # cap = calibration size: exact
+    np.testing.assert_array_equal(exact.predict_utility(_inputs(Q)), same.predict_utility(_inputs(Q)))
+    capped = routers.EmbedKNN(max_reference=100, random_state=3).fit(_inputs(E), Y)
+    assert capped.Z_.shape[0] == 100
+    keep = np.sort(np.random.default_rng(3).choice(400, 100, replace=False))
+    nn = NearestNeighbors(n_neighbors=15, metric="cosine", algorithm="brute").fit(E[keep])
+    ref = Y[keep][nn.kneighbors(Q, return_distance=False)].mean(axis=1)
+    np.testing.assert_allclose(capped.predict_utility(_inputs(Q)), ref, rtol=0, atol=1e-12)
+    assert not np.array_equal(capped.predict_utility(_inputs(Q)), exact.predict_utility(_inputs(Q)))
+    again = routers.EmbedKNN(max_reference=100, random_state=3).fit(_inputs(E), Y)
+    np.testing.assert_array_equal(again.predict(_inputs(Q)), capped.predict(_inputs(Q)))
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "100"])
+def test_capped_reference_refuses_a_bad_cap(bad):
+    rng = np.random.default_rng(1)
+    with pytest.raises(ValueError, match="max_reference"):
+        routers.EmbedKNN(max_reference=bad).fit(_inputs(rng.normal(size=(30, 4))), rng.random((30, 2)))

@@ -497,10 +497,23 @@ class GBRFeatures(Router):
 
 
 class _KNNMean(Router):
-    """Mean target of the ``n_neighbors`` calibration prompts with the largest cosine similarity."""
+    """Mean target of the ``n_neighbors`` reference prompts with the largest cosine similarity.
 
-    def __init__(self, n_neighbors: int = 15):
+    The reference prompts are the calibration prompts (exact k-NN, the default:
+    ``max_reference=None``). Exact neighbours cost O(queries x calibration prompts) by nature --
+    each query is compared with every calibration row -- so the cost grows as n^2 when both
+    halves of a pool grow. With ``max_reference=R`` the reference set is part of the router's
+    definition: when the calibration split holds more than R prompts, the neighbours are
+    searched among R of them drawn uniformly without replacement (``random_state``; the feature
+    space, e.g. TF-IDF, is still fitted on every calibration prompt), which makes fit and
+    predict linear in the number of prompts at a fixed R; with R or fewer calibration prompts the
+    router is the exact one, neighbour for neighbour.
+    """
+
+    def __init__(self, n_neighbors: int = 15, max_reference: int | None = None, random_state=0):
         self.n_neighbors = n_neighbors
+        self.max_reference = max_reference
+        self.random_state = random_state
 
     def _space(self, X, fit: bool):  # pragma: no cover - overridden
         raise NotImplementedError
@@ -509,6 +522,13 @@ class _KNNMean(Router):
         from sklearn.preprocessing import normalize
 
         Z = self._space(X, fit=True)
+        R = self.max_reference
+        if R is not None:
+            if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 1:
+                raise ValueError(f"max_reference must be None or a positive integer, got {R!r}")
+            if Z.shape[0] > R:
+                keep = np.sort(np.random.default_rng(_seed(self.random_state)).choice(Z.shape[0], int(R), replace=False))
+                Z, Y = Z[keep], Y[keep]
         self.k_ = int(min(self.n_neighbors, Z.shape[0]))
         self.Z_ = normalize(Z)  # unit rows (zero rows stay zero), as sklearn's cosine distance uses them
         self.Y_ = Y
