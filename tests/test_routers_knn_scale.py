@@ -66,3 +66,25 @@ def test_capped_reference_refuses_a_bad_cap(bad):
     rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="max_reference"):
         routers.EmbedKNN(max_reference=bad).fit(_inputs(rng.normal(size=(30, 4))), rng.random((30, 2)))
+
+
+@pytest.mark.parametrize("cap", [None, 60])
+def test_with_targets_equals_a_fresh_fit_and_reuses_the_neighbour_search(monkeypatch, cap):
+    rng = np.random.default_rng(9)
+    E, Q = rng.normal(size=(200, 8)), rng.normal(size=(70, 8))
+    Y1, Y2 = rng.random((200, 4)), (rng.random((200, 4)) < 0.3).astype(float)
+    Xc, Xq = _inputs(E), _inputs(Q)
+    r1 = routers.EmbedKNN(max_reference=cap).fit(Xc, Y1)
+    r1.predict(Xq)
+    calls = []
+    real = routers.cosine_topk
+    monkeypatch.setattr(routers, "cosine_topk", lambda *a: calls.append(1) or real(*a))
+    r2 = r1.with_targets(Y2)
+    fresh = routers.EmbedKNN(max_reference=cap).fit(Xc, Y2)
+    np.testing.assert_array_equal(r2.predict_utility(Xq), fresh.predict_utility(Xq))
+    np.testing.assert_array_equal(r2.predict(Xq), fresh.predict(Xq))
+    np.testing.assert_array_equal(r2.rank_, fresh.rank_)
+    assert len(calls) == 1  # the fresh router searched once (its predict reused it); r2 reused r1's search
+    np.testing.assert_array_equal(r1.predict_utility(Xq), routers.EmbedKNN(max_reference=cap).fit(Xc, Y1).predict_utility(Xq))
+    with pytest.raises(ValueError, match="rows"):
+        r1.with_targets(Y2[:10])
