@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,6 +161,11 @@ def main(argv=None) -> int:
     print(f"timing: ours {ours:.3f} s (median of 3; both nulls, 4 statistics x 4 taus), yardstick {ysec:.2f} s (L and D)")
     ratio = ysec / ours
     print(f"speed ratio (yardstick / ours): {ratio:.1f}x (target >= 100x: {'ok' if ratio >= 100 else 'SLOW'})")
+    try:
+        print(f"(1-minute load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; numba threads "
+              f"{numba.get_num_threads()}: a loaded machine slows our two threads more than the one-thread yardstick)")
+    except OSError:  # pragma: no cover
+        pass
     return 0 if ok else 1
 
 

@@ -24,6 +24,7 @@ from ._kernels import (
     _alias,
     _stream_start,
     chain_block,
+    chain_dtype,
     many_table_stats,
     redeal_stats,
     redeal_stats_parallel,
@@ -594,7 +595,7 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
         stats = np.tile(obs, (n_draws, 1))
         tables = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy() if store_tables else None
         return stats, tables, chain_id, np.zeros(C, np.int64), 0
-    states = np.ascontiguousarray(np.broadcast_to(prep.c_active, (C, na, M)).copy())
+    states = np.ascontiguousarray(np.broadcast_to(prep.c_active.astype(chain_dtype(prep.k)), (C, na, M)).copy())
     perms = np.ascontiguousarray(np.broadcast_to(np.arange(na, dtype=np.int64), (C, na)).copy())
     pos = np.zeros(C, np.int64)
     block = chain_block(M) if blocks else na + 1
