@@ -6,6 +6,9 @@ member spread and the subset-sum transforms of the pool-size curve.
 Everything here works on plain int64/float64 arrays and 64-bit stream keys; the statistical API
 (:mod:`.tests`, :mod:`.diagnostics`) prepares the inputs and reads the outputs. Compiled with
 ``cache=True``: the first call in a fresh environment compiles, later processes load the cache.
+The entry points called by the tests (re-deal statistics, chains, table statistics) are compiled
+with ``nogil=True``: independent tests can run on Python threads side by side (the simulation
+studies do), each on its own random streams, so the thread count never changes a draw.
 """
 
 from __future__ import annotations
