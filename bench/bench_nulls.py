@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,9 +109,14 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     nulls.null_tests(V, TAUS, n_draws=8, seed=args.seed)
     first = time.perf_counter() - t0
+    c0 = time.process_time()
     res, ours = run_ours(V, args.draws, args.seed)
+    ours_cpu = (time.process_time() - c0) / 3
 
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([sys.executable, str(yard), str(arr), str(args.draws)], capture_output=True, text=True, check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    yard_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
     y = json.loads(proc.stdout)
     ysec = float(y["seconds"])
 
@@ -160,6 +167,18 @@ def main(argv=None) -> int:
     print(f"timing: ours {ours:.3f} s (median of 3; both nulls, 4 statistics x 4 taus), yardstick {ysec:.2f} s (L and D)")
     ratio = ysec / ours
     print(f"speed ratio (yardstick / ours): {ratio:.1f}x (target >= 100x: {'ok' if ratio >= 100 else 'SLOW'})")
+    # On a loaded machine wall times swing by several times within a minute; CPU seconds do not. The
+    # yardstick runs on one thread, ours on numba's threads, so yardstick CPU / (our CPU / threads)
+    # is what the wall ratio would be on free cores with perfect thread scaling (our CPU includes
+    # the threads' spin-waits, so this estimate is conservative).
+    th = numba.get_num_threads()
+    print(f"CPU seconds: ours {ours_cpu:.3f} s per run on {th} threads, yardstick {yard_cpu:.2f} s (process, incl. "
+          f"start-up); CPU-based ratio yardstick / (ours / {th}) = {yard_cpu / (ours_cpu / th):.1f}x")
+    try:
+        print(f"(1-minute load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; numba threads "
+              f"{numba.get_num_threads()}: a loaded machine slows our two threads more than the one-thread yardstick)")
+    except OSError:  # pragma: no cover
+        pass
     return 0 if ok else 1
 
 

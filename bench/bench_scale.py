@@ -7,11 +7,21 @@ prompt rates, :func:`oraclegap.stats.simulate.exchangeable`), n in ``--sizes`` (
 per step the fitted growth exponent b of time ~ n^b over the sizes >= 1e4 (all sizes when fewer
 than two are). Steps: coverage (4 thresholds), certify (paired comparison, 4000 resamples),
 noise decomposition (2000 resamples), re-deal null (1000 draws), both nulls (1000 draws),
-to_long (parquet), open_pool of that long parquet, routers (cosine 15-NN of a calibration half
-for the other half, 32-d embeddings). Target: b <= 1.1 for every step. The machine may be shared:
-compare ratios within one run. Timings are printed, never asserted by tests.
+to_long (parquet), open_pool of that long parquet, the k-NN router (fit on a calibration half,
+predict the other half, 32-d embeddings) exact (``routers_knn``) and with its reference set
+capped at ``--knn-reference`` prompts (``routers_knn_ref``, :class:`EmbedKNN` ``max_reference``),
+and with ``--steps ...,audit`` the whole audit in ``--small`` mode (``run_audit(small=True)``,
+without the report; ``--small`` cuts the null draws 2000 -> 400, the power replicates 40 -> 12,
+the planners' replicates 40 -> 12 and their draws 200 -> 100, the bootstraps 2000 -> 400 and the
+excess bootstrap 300 x 200 -> 60 x 100; see ``oraclegap.audit.settings``). Target: b <= 1.1 for
+every step except the exact k-NN: exact neighbours compare each query with every calibration
+prompt, O(n_q n_cal) = O(n^2) by definition, so its row is printed as such; the capped router is
+the linear one (exact, neighbour for neighbour, while the calibration half holds at most the cap).
+The machine may be shared: compare ratios within one run. Timings are printed, never asserted by
+tests.
 
 usage: python bench/bench_scale.py [--sizes 1000,10000,100000] [--repeats 3] [--steps a,b] [--no-memory]
+                                   [--knn-reference 4096]
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
 from oraclegap import sources  # noqa: E402
+from oraclegap.audit import run_audit  # noqa: E402
 from oraclegap.deploy import routers  # noqa: E402
 from oraclegap.stats import certify, coverage, noise, nulls, simulate  # noqa: E402
 
@@ -39,16 +50,28 @@ TAUS = (0.05, 0.10, 0.20, 0.30)
 B_MAX = 1.1
 
 
-def _steps(pool, tmp: Path):
+#: Steps run unless ``--steps`` names others (the audit takes minutes at 1e5: ask for it).
+DEFAULT_STEPS = ("coverage", "certify", "noise", "redeal", "both_nulls", "to_long", "open_pool_long", "routers_knn",
+                 "routers_knn_ref")
+#: Steps held to no growth target, with the reason printed beside them.
+NO_TARGET = {"routers_knn": "exact k-NN: O(n_q n_cal) = O(n^2) by definition; routers_knn_ref is the linear router"}
+
+
+def _knn(emb, half: int, reference: int | None):
+    from oraclegap.deploy.features import RouterInputs
+
+    Y = (np.random.default_rng(1).random((half, 10)) < 0.5).astype(float)
+    r = routers.EmbedKNN(max_reference=reference).fit(RouterInputs(embeddings=emb[:half]), Y)
+    r.predict(RouterInputs(embeddings=emb[half:]))
+
+
+def _steps(pool, tmp: Path, knn_reference: int = 4096):
     v = pool.verdicts
     n = v.shape[0]
     long_path = tmp / f"long_{n}.parquet"
     rng = np.random.default_rng(0)
     emb = rng.normal(size=(n, 32))
     half = n // 2
-    from sklearn.preprocessing import normalize
-
-    cal = normalize(emb[:half])
 
     def to_long():
         pool.to_long(long_path, overwrite=True)
@@ -66,7 +89,9 @@ def _steps(pool, tmp: Path):
         "both_nulls": lambda: nulls.null_tests(pool, TAUS, n_draws=1000, seed=0),
         "to_long": to_long,
         "open_pool_long": open_long,
-        "routers_knn": lambda: routers.cosine_topk(emb[half:], cal, 15),
+        "routers_knn": lambda: _knn(emb, half, None),
+        "routers_knn_ref": lambda: _knn(emb, half, knn_reference),
+        "audit": lambda: run_audit(pool, small=True),
     }
 
 
@@ -95,18 +120,22 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--steps", default=None, help="comma-separated subset of the steps")
     ap.add_argument("--no-memory", action="store_true", help="skip the traced-memory run")
+    ap.add_argument("--knn-reference", type=int, default=4096,
+                    help="reference prompts of the capped k-NN router (routers_knn_ref)")
     args = ap.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",") if s.strip()]
     results: dict[str, dict[int, tuple[float, float | None]]] = {}
     with tempfile.TemporaryDirectory(prefix="og-bench-scale-") as td:
         tmp = Path(td)
         warm = simulate.exchangeable(64, 10, 16, seed=1).pool
-        for fn in _steps(warm, tmp).values():  # compile kernels, import modules
-            fn()
+        warm_steps = _steps(warm, tmp, args.knn_reference)
+        wanted = list(DEFAULT_STEPS) if args.steps is None else [s for s in args.steps.split(",") if s in warm_steps]
+        for name in wanted:  # compile kernels, import modules
+            warm_steps[name]()
         for n in sizes:
             pool = simulate.exchangeable(n, 10, 16, seed=0).pool
-            steps = _steps(pool, tmp)
-            names = list(steps) if args.steps is None else [s for s in args.steps.split(",") if s in steps]
+            steps = _steps(pool, tmp, args.knn_reference)
+            names = wanted
             for name in names:
                 fn = steps[name]
                 times = []
@@ -134,6 +163,9 @@ def main(argv=None) -> int:
         b = _fit_b(ns, [per[n][0] for n in ns])
         cells = "".join(f"{(_fmt_t(per[n][0]) + ('' if per[n][1] is None else ' / ' + _fmt_b(per[n][1]))):>22}"
                         if n in per else f"{'-':>22}" for n in sizes)
+        if name in NO_TARGET:
+            print(f"{name:<15}{cells}{b:>7.2f}  no target ({NO_TARGET[name]})")
+            continue
         good = not (b > B_MAX)
         ok &= good
         print(f"{name:<15}{cells}{b:>7.2f}  {'ok' if good else 'GROWS'} (b <= {B_MAX})")

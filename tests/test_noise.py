@@ -373,3 +373,16 @@ def test_humanevalplus_released_router_baseline(external_dir):
     assert tab.loc["best", "delta"] == tab.loc["tfidf-knn", "delta"]
     assert tab.loc["tfidf-knn", "score"] == pytest.approx(q.mean())
     assert tab.loc["tfidf-knn", "noise_share"] < tab.loc["best", "noise_share"]
+
+
+def test_prompt_blocks_of_the_decomposition_and_best_of_k_change_no_number(monkeypatch):
+    from oraclegap.stats import simulate
+
+    pool = simulate.exchangeable(300, 4, 6, seed=12).pool
+    whole_d = noise.decomposition(pool, n_boot=50, seed=3).to_dict()
+    whole_b = noise.best_of_k_check(pool, n_boot=50, seed=4, n_splits=70)
+    monkeypatch.setattr(noise, "_CELLS", 4 * 64 * 7)  # 7 prompts per block: many blocks, a ragged last one
+    assert noise.decomposition(pool, n_boot=50, seed=3).to_dict() == whole_d
+    blocked_b = noise.best_of_k_check(pool, n_boot=50, seed=4, n_splits=70)
+    assert blocked_b.best_of_k_split.row() == whole_b.best_of_k_split.row()
+    assert blocked_b.difference.row() == whole_b.difference.row()

@@ -63,6 +63,7 @@ def test_blocked_draws_do_not_depend_on_threads_or_kernel_pieces(monkeypatch):
         one = nulls.null_tests(sim.pool, TAUS, **kw)
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         monkeypatch.setattr(nt, "_PARALLEL_WORK", 1)  # force the threaded kernels
+        monkeypatch.setattr(nt, "_REDEAL_PARALLEL_CELLS", 1)
         two = nulls.null_tests(sim.pool, TAUS, **kw)
         monkeypatch.setattr(nt, "_CHUNK", 97)  # many short kernel calls, burn-in and thinning cut anywhere
         monkeypatch.setattr(nt, "_REDEAL_CHUNK_CELLS", 50)
@@ -100,3 +101,32 @@ def test_blocked_kernels_serial_and_threaded_agree():
         outs.append((stats, states, perms, pos))
     for a, b in zip(outs[0], outs[1], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_preset_keys_give_the_draws_of_the_generator_and_consume_it_alike():
+    sim = simulate.exchangeable(120, 4, 8, seed=5)
+    a, b = np.random.default_rng(21), np.random.default_rng(21)
+    direct = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=a)
+    preset = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=nt._PresetKeys.draw(b))
+    for t1, t2 in zip(direct.tests, preset.tests, strict=True):
+        np.testing.assert_array_equal(t1.draws, t2.draws)
+    assert a.integers(0, 2**62) == b.integers(0, 2**62)  # both Generators advanced by the same draws
+    other = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=nt._PresetKeys.draw(np.random.default_rng(22)))
+    assert not np.array_equal(direct.tests[0].draws, other.tests[0].draws)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs numba to allow two threads")
+def test_study_replicates_on_worker_threads_give_the_sequential_results():
+    from oraclegap.stats import studies
+
+    kw = dict(n=150, M=4, k=8, n_reps=5, nulls=("redeal", "margin"), seed=8, sigma=0.7, n_draws=60)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)  # one worker: the replicates one after another
+        one = studies.power("diffuse", **kw).frame()
+        numba.set_num_threads(2)
+        two = studies.power("diffuse", **kw).frame()
+    finally:
+        numba.set_num_threads(old)
+    assert one.equals(two)
+    assert (one["reps"] == 5).all() and set(one["null"]) == {"redeal", "margin"}

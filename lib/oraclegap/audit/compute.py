@@ -404,12 +404,19 @@ def _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test
     test_pool = pool.select(prompts=test)
     names = pool.policy_names
     rows = {}
+    first = None
     for level, key in zip(levels, keys, strict=True):
         O = pool.verdicts[:, :, 0] if level is None else pool.counts() >= need(level, k)
         Y_cal = O[cal].astype(float)
         b = int(np.argmax(O[cal].sum(axis=0)))
-        r = routers.make_router(family)
-        r.fit(X_cal, Y_cal)
+        if first is not None and hasattr(first, "with_targets"):
+            # a k-NN router: the features, the reference rows and the test prompts' neighbours do
+            # not depend on the level, so every later level reuses the first level's search
+            r = first.with_targets(Y_cal)
+        else:
+            r = routers.make_router(family)
+            r.fit(X_cal, Y_cal)
+            first = r
         choice = np.asarray(r.predict(X_test), dtype=np.int64)
         Ot = O[test]
         S, B, Yo = Ot[np.arange(test.size), choice], Ot[:, b], Ot.any(axis=1)

@@ -78,10 +78,12 @@ def useful_effect(pool: Pool, tau: float, target_L: float = 0.05, *, seed=0, n_r
     lq = np.log(q / (1 - q))
     grid = np.round(np.arange(0.0, 4.0001, 0.05), 4) if sigmas is None else np.asarray(sigmas, dtype=float)
     z = rng.standard_normal((n_rep, n, M))
-    Ls = np.empty(grid.size)
+    Ls = np.full(grid.size, -np.inf)
     for j, s in enumerate(grid):
         p = 1.0 / (1.0 + np.exp(-(lq[None, :, None] + s * z)))
         Ls[j] = np.mean([coverage_from_rates(p[r], [tau]).L[0] for r in range(n_rep)])
+        if Ls[j] >= target_L:  # the first sigma reaching the target is the answer: the rest of the grid is not needed
+            break
     hit = np.flatnonzero(Ls >= target_L)
     j = int(hit[0]) if hit.size else int(Ls.argmax())
     return EffectSize(float(tau), float(target_L), float(grid[j]), float(Ls[j]), bool(hit.size))

@@ -42,6 +42,7 @@ on which every member is equally good says nothing about which to pick. Evaluati
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import warnings
 
@@ -497,10 +498,23 @@ class GBRFeatures(Router):
 
 
 class _KNNMean(Router):
-    """Mean target of the ``n_neighbors`` calibration prompts with the largest cosine similarity."""
+    """Mean target of the ``n_neighbors`` reference prompts with the largest cosine similarity.
 
-    def __init__(self, n_neighbors: int = 15):
+    The reference prompts are the calibration prompts (exact k-NN, the default:
+    ``max_reference=None``). Exact neighbours cost O(queries x calibration prompts) by nature --
+    each query is compared with every calibration row -- so the cost grows as n^2 when both
+    halves of a pool grow. With ``max_reference=R`` the reference set is part of the router's
+    definition: when the calibration split holds more than R prompts, the neighbours are
+    searched among R of them drawn uniformly without replacement (``random_state``; the feature
+    space, e.g. TF-IDF, is still fitted on every calibration prompt), which makes fit and
+    predict linear in the number of prompts at a fixed R; with R or fewer calibration prompts the
+    router is the exact one, neighbour for neighbour.
+    """
+
+    def __init__(self, n_neighbors: int = 15, max_reference: int | None = None, random_state=0):
         self.n_neighbors = n_neighbors
+        self.max_reference = max_reference
+        self.random_state = random_state
 
     def _space(self, X, fit: bool):  # pragma: no cover - overridden
         raise NotImplementedError
@@ -509,14 +523,49 @@ class _KNNMean(Router):
         from sklearn.preprocessing import normalize
 
         Z = self._space(X, fit=True)
+        self.n_cal_ = int(Z.shape[0])
+        R = self.max_reference
+        if R is not None:
+            if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 1:
+                raise ValueError(f"max_reference must be None or a positive integer, got {R!r}")
+            if Z.shape[0] > R:
+                keep = np.sort(np.random.default_rng(_seed(self.random_state)).choice(Z.shape[0], int(R), replace=False))
+                Z, Y = Z[keep], Y[keep]
+                self.keep_ = keep
         self.k_ = int(min(self.n_neighbors, Z.shape[0]))
         self.Z_ = normalize(Z)  # unit rows (zero rows stay zero), as sklearn's cosine distance uses them
         self.Y_ = Y
+        self.neighbour_cache_: dict = {}
+
+    def with_targets(self, Y) -> _KNNMean:
+        """This fitted router with other per-policy targets ``Y`` float[n_cal, M] for the same
+        calibration prompts: the reference rows, the feature space and the cached neighbours are
+        shared, so predicting the same inputs again reuses the neighbour search. The result equals
+        ``clone(self).fit(X_cal, Y)`` (the fit of the features and the reference sample do not
+        depend on the targets) without repeating it."""
+        self._fitted()
+        if hasattr(self, "cost_") and self.cost_ is not None:
+            raise ValueError("with_targets is for routers fitted without costs; refit with cost=... instead")
+        T = check_targets(Y, self.n_cal_)
+        keep = getattr(self, "keep_", None)
+        if T.shape[1] != self.n_policies_:
+            raise ValueError(f"Y must have {self.n_policies_} columns (the members), got {T.shape[1]}")
+        new = copy.copy(self)
+        new.means_ = T.mean(axis=0)
+        new.rank_ = _rank(new.means_)
+        new.Y_ = T if keep is None else T[keep]
+        return new
 
     def _utility(self, X):
         if len(X) == 0:
             return np.zeros((0, self.n_policies_))
-        idx = cosine_topk(self._space(X, fit=False), self.Z_, self.k_)
+        hit = self.neighbour_cache_.get(id(X))
+        if hit is not None and hit[0] is X:  # the same inputs object (held here, so its id is not reused)
+            idx = hit[1]
+        else:
+            idx = cosine_topk(self._space(X, fit=False), self.Z_, self.k_)
+            self.neighbour_cache_.clear()
+            self.neighbour_cache_[id(X)] = (X, idx)
         return self.Y_[idx].mean(axis=1)
 
 

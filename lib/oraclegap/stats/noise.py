@@ -629,10 +629,21 @@ def decomposition(
     # prompt, score it on the other half (both directions, _BEST_SPLITS random splits)
     S = _BEST_SPLITS
     maskA = rng.random((S, k)).argsort(axis=1) < k // 2
-    vf = v.astype(np.float64)
-    rA = np.einsum("imj,sj->ism", vf, maskA.astype(np.float64)) / (k // 2)
-    rB = np.einsum("imj,sj->ism", vf, (~maskA).astype(np.float64)) / (k - k // 2)
-    X = np.column_stack([cols[c] for c in keys] + [r, rA.reshape(n, S * M), rB.reshape(n, S * M)])
+    # X = [cols..., r, rA (S*M), rB (S*M)], filled in place and in blocks of prompts (memory
+    # O(X + block); the half-rates are sums of 0/1 terms, exact, so the blocks change nothing)
+    base_cols = [cols[c] for c in keys] + [r]
+    q0 = len(keys) + M
+    X = np.empty((n, q0 + 2 * S * M))
+    for j, col in enumerate(base_cols[:-1]):
+        X[:, j] = col
+    X[:, len(keys):q0] = r
+    mA, mB = maskA.astype(np.float64), (~maskA).astype(np.float64)
+    per = max(1, _CELLS // (M * k + 2 * S * M))
+    for i0 in range(0, n, per):
+        i1 = min(n, i0 + per)
+        vf = v[i0:i1].astype(np.float64)
+        X[i0:i1, q0:q0 + S * M] = (np.einsum("imj,sj->ism", vf, mA) / (k // 2)).reshape(i1 - i0, S * M)
+        X[i0:i1, q0 + S * M:] = (np.einsum("imj,sj->ism", vf, mB) / (k - k // 2)).reshape(i1 - i0, S * M)
     point = X.mean(axis=0)
     boot = boot_means(X, n_boot, rng, progress=progress)
     off = len(keys)
@@ -948,17 +959,21 @@ def best_of_k_check(x, K: int | None = None, *, level: float = 0.95, n_boot: int
     rng = as_rng(seed)
     hA, hB = k // 2, k - k // 2
     K_eff = min(K, hA)
-    vf = v.astype(np.float64)
-    c = vf.sum(axis=2).astype(np.int64)
+    c = v.sum(axis=2, dtype=np.int64)
     pa, pb = _pass_at(hA, K_eff), _pass_at(hB, K_eff)
     split = np.zeros(n)
     n_splits = check_int(n_splits, "n_splits", minimum=1)
+    per = max(1, _CELLS // (M * 64))  # prompts per block: memory O(block), results unchanged (per prompt)
     for start in range(0, n_splits, 64):
         b = min(64, n_splits - start)
         maskA = (rng.random((b, k)).argsort(axis=1) < hA).astype(np.float64)
-        cA = np.rint(np.einsum("imj,sj->ims", vf, maskA)).astype(np.int64)
-        cB = c[:, :, None] - cA
-        split += (0.5 * (_tie_mean(cA / hA, pb[cB], axis=1) + _tie_mean(cB / hB, pa[cA], axis=1))).sum(axis=1)
+        for i0 in range(0, n, per):
+            i1 = min(n, i0 + per)
+            # successes on half A (sums of 0/1 terms: exact integers in any summation order)
+            cA = np.rint(np.einsum("imj,sj->ims", v[i0:i1].astype(np.float64), maskA)).astype(np.int64)
+            cB = c[i0:i1, :, None] - cA
+            split[i0:i1] += (0.5 * (_tie_mean(cA / hA, pb[cB], axis=1)
+                                    + _tie_mean(cB / hB, pa[cA], axis=1))).sum(axis=1)
     split /= n_splits
     Kin = min(K, k)
     insample = _tie_mean(c, _pass_at(k, Kin)[c], axis=1)

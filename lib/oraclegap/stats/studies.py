@@ -9,10 +9,13 @@ above both ``simulate`` and ``nulls`` so that the generators never import a test
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import dataclasses
 import math
 from collections.abc import Callable
 
+import numba as _numba
 import numpy as np
 import pandas as pd
 
@@ -74,6 +77,8 @@ def _as_sim(obj) -> Simulated:
     raise TypeError(f"the generator must return a Simulated or a Pool, got {type(obj).__name__}")
 
 
+
+
 def study(
     generator: Callable[[np.random.Generator], Simulated | Pool],
     n_reps: int,
@@ -100,20 +105,43 @@ def study(
     taus = check_taus(taus)
     rng = as_rng(seed)
     rows = []
-    it = range(n_reps)
+    bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        it = tqdm(it, desc=label or "study", leave=False)
-    for rep in it:
-        sim = _as_sim(generator(rng))
-        res = _nulls.null_tests(sim.pool, taus, nulls=nulls, statistics=(statistic,), n_draws=n_draws, seed=rng,
-                         burn_in=burn_in, thin=thin, n_chains=n_chains)
+        bar = tqdm(total=n_reps, desc=label or "study", leave=False)
+
+    def test(sim, keys):
+        return _nulls.null_tests(sim.pool, taus, nulls=nulls, statistics=(statistic,), n_draws=n_draws, seed=keys,
+                                 burn_in=burn_in, thin=thin, n_chains=n_chains)
+
+    def finish(rep, sim, fut):
+        res = fut.result()
         popL = population_L(sim.p, taus) if (sim.p is not None and statistic == "L") else np.full(taus.size, np.nan)
         for t in res.tests:
             j = 0 if math.isnan(t.tau) else int(np.argmin(np.abs(taus - t.tau)))
             rows.append({"rep": rep, "tau": t.tau, "null": t.null, "observed": t.observed, "null_mean": t.mean,
                          "excess": t.excess, "p": t.p, "reject": bool(t.p <= alpha), "population_L": popL[j]})
+        if bar is not None:
+            bar.update(1)
+
+    # The replicates' tests run on worker threads (the compiled kernels release the GIL) while this
+    # thread generates the next pools: every pool and both of its stream keys are drawn here, in the
+    # order of the sequential loop (pool r, then the keys of its test), so the draws are the same
+    # for any number of workers (numba's thread count). At most workers + 1 pools are held at once.
+    workers = max(1, min(n_reps, _numba.get_num_threads()))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
+        pending: collections.deque = collections.deque()
+        for rep in range(n_reps):
+            sim = _as_sim(generator(rng))
+            keys = _nulls.tests._PresetKeys.draw(rng)
+            pending.append((rep, sim, ex.submit(test, sim, keys)))
+            while len(pending) > workers:
+                finish(*pending.popleft())
+        while pending:
+            finish(*pending.popleft())
+    if bar is not None:
+        bar.close()
     return Study(pd.DataFrame(rows), alpha, label)
 
 

@@ -6,6 +6,9 @@ member spread and the subset-sum transforms of the pool-size curve.
 Everything here works on plain int64/float64 arrays and 64-bit stream keys; the statistical API
 (:mod:`.tests`, :mod:`.diagnostics`) prepares the inputs and reads the outputs. Compiled with
 ``cache=True``: the first call in a fresh environment compiles, later processes load the cache.
+The entry points called by the tests (re-deal statistics, chains, table statistics) are compiled
+with ``nogil=True``: independent tests can run on Python threads side by side (the simulation
+studies do), each on its own random streams, so the thread count never changes a draw.
 """
 
 from __future__ import annotations
@@ -136,7 +139,7 @@ def _table_stats(c, needs, need_mix, n_total, k, out):
     _finalize(out, hist, hmax, hmin, htot, colsum, rmax_sum, needs, need_mix, n_total, k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def many_table_stats(tables, needs, need_mix, n_total, k):
     """Statistics of tables[B, n, M]; returns float64 [B, 3T + 1]."""
     B = tables.shape[0]
@@ -266,7 +269,7 @@ def _redeal_batch(bi, out, totals, M, k, key, start, n_draws, offsets, prob, ali
         _finalize(out[b0 + j], hist[j], hmax[j], hmin[j], htot[j], colsum[j], rmax_sum[j], needs, need_mix, n_total, k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def redeal_stats(totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
     """Statistics of ``n_draws`` re-deals of the movable prompts' totals, float64 [n_draws, 3T+1];
     draw d uses the stream ``start + d``, consumed prompt by prompt."""
@@ -276,7 +279,7 @@ def redeal_stats(totals, M, k, key, start, n_draws, offsets, prob, alias, needs,
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def redeal_stats_parallel(totals, M, k, key, start, n_draws, offsets, prob, alias, needs, need_mix, n_total):
     """:func:`redeal_stats` with batches of draws spread over threads (same results)."""
     out = np.empty((n_draws, 3 * needs.shape[0] + 1))
@@ -285,7 +288,7 @@ def redeal_stats_parallel(totals, M, k, key, start, n_draws, offsets, prob, alia
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def redeal_tables(totals, M, k, key, start, n_draws, offsets, prob, alias):
     """``n_draws`` re-dealt count tables [n_draws, n_rows, M] (same streams as ``redeal_stats``)."""
     na = totals.shape[0]
@@ -355,6 +358,7 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log, perm, pos, 
     """
     na = c.shape[0]
     M = c.shape[1]
+    cf = c.reshape(-1)  # flat view: one unsigned index per cell (no negative-index wraparound code)
     una = np.uint64(na)
     una1 = np.uint64(na - 1)
     uM = np.uint64(M)
@@ -386,10 +390,14 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log, perm, pos, 
             q += 1
         if b >= a:
             b += 1
-        x = c[p, a]
-        y = c[p, b]
-        u = c[q, a]
-        v = c[q, b]
+        pa = np.uint64(p * M + a)
+        pb = np.uint64(p * M + b)
+        qa = np.uint64(q * M + a)
+        qb = np.uint64(q * M + b)
+        x = cf[pa]
+        y = cf[pb]
+        u = cf[qa]
+        v = cf[qb]
         if heat:
             hi = min(min(x, k - y), min(k - u, v))
             lo = -min(min(k - x, y), min(u, k - v))
@@ -408,36 +416,42 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log, perm, pos, 
                     acc += math.exp(w[j] - mx)
                     w[j] = acc
             else:
+                # the ratio table entries along the line, indexed from t = lo (all in [0, k]);
+                # unsigned indices: the same products in the same order as indexing by x - t + 1, ...
+                i1 = x - lo + 1
+                i2 = y + lo - 1
+                i3 = u + lo - 1
+                i4 = v - lo + 1
                 cur = 1.0
                 acc = 1.0
                 w[0] = 1.0
                 for j in range(1, nn + 1):
-                    t = lo + j
-                    cur *= (dn[x - t + 1] * up[y + t - 1]) * (up[u + t - 1] * dn[v - t + 1])
+                    cur *= ((dn[np.uint64(i1 - j)] * up[np.uint64(i2 + j)])
+                            * (up[np.uint64(i3 + j)] * dn[np.uint64(i4 - j)]))
                     acc += cur
-                    w[j] = acc
+                    w[np.uint64(j)] = acc
             s, z = _u64(s)
             r = np.float64(z >> _S11) * _INV53 * w[nn]
             i = 0
             for j in range(nn):
-                i += w[j] <= r
+                i += w[np.uint64(j)] <= r
             t = lo + i
-            if t != 0:
-                c[p, a] = x - t
-                c[p, b] = y + t
-                c[q, a] = u + t
-                c[q, b] = v - t
-                moved += 1
+            # written back whether or not t = 0 (no branch on the outcome of the draw)
+            cf[pa] = x - t
+            cf[pb] = y + t
+            cf[qa] = u + t
+            cf[qb] = v - t
+            moved += t != 0
         else:
             s, z = _u64(s)
             if x == 0 or y == k or u == k or v == 0:
                 continue
             ratio = dn[x] * up[y] * up[u] * dn[v]
             if ratio >= 1.0 or np.float64(z >> _S11) * _INV53 < ratio:
-                c[p, a] = x - 1
-                c[p, b] = y + 1
-                c[q, a] = u + 1
-                c[q, b] = v - 1
+                cf[pa] = x - 1
+                cf[pb] = y + 1
+                cf[qa] = u + 1
+                cf[qb] = v - 1
                 moved += 1
     return s, moved, pos
 
@@ -462,8 +476,18 @@ CHAIN_BLOCK_BYTES = 1 << 20
 
 
 def chain_block(M: int) -> int:
-    """Rows per block for a table with ``M`` members."""
+    """Rows per block for a table with ``M`` members (a function of M alone: the draws of the
+    blocked chain do not depend on how the counts are stored, see :func:`chain_dtype`)."""
     return max(64, CHAIN_BLOCK_BYTES // (8 * M))
+
+
+def chain_dtype(k: int):
+    """The integer type the chains store their tables in: the narrowest that holds 0..k. A
+    proposal reads and writes four cells; int8 counts make a block of :func:`chain_block` rows
+    one eighth of its int64 size, so it stays in a core's L2 cache beside everything else
+    (measured at 1e5 x 10 x 16: about 1.7x fewer CPU seconds per proposal than int64, the same
+    draws; the arithmetic is done in int64 and float64 whatever the storage)."""
+    return np.int8 if k <= 127 else np.int16 if k <= 32767 else np.int64
 
 
 @njit(cache=True)
@@ -477,7 +501,7 @@ def _one_chain(ch, states, streams, k, burn, thin, n_per, out_off, heat, needs, 
     blocked = block < na and na // block > 1
     nb = na if blocked else 0
     idx = np.empty(nb, np.int64)
-    buf = np.empty((nb, M), np.int64)
+    buf = np.empty_like(c[:nb])  # the table's own integer type
     pbuf = np.empty(nb, np.int64)
     p0 = pos[ch]
     s, moved, p0 = _chain_segment(c, k, streams[ch], burn, heat, w, up, dn, logc, use_log, perm, p0, epoch, block,
@@ -500,7 +524,7 @@ def _one_chain(ch, states, streams, k, burn, thin, n_per, out_off, heat, needs, 
     moves_out[ch] += moved
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_block_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
                      tables_out, store_tables, moves_out, perms, pos, epoch, block):
     """Advance each chain (states[C, n_rows, M], stream states[C]) by ``burn`` proposals, then
@@ -518,7 +542,7 @@ def run_block_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs
                    tables_out, store_tables, moves_out, up, dn, logc, perms, pos, epoch, block)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def run_block_chains_parallel(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total,
                               stats_out, tables_out, store_tables, moves_out, perms, pos, epoch, block):
     """:func:`run_block_chains` with the chains spread over threads (same results: one stream per chain)."""
@@ -538,7 +562,7 @@ def _unblocked(states):
     return perms, np.zeros(C, np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
                tables_out, store_tables, moves_out):
     """:func:`run_block_chains` with one block (pairs uniform over all movable prompts)."""
@@ -547,7 +571,7 @@ def run_chains(states, streams, k, burn, thin, n_per, out_off, heat, needs, need
                      tables_out, store_tables, moves_out, perms, pos, 1, states.shape[1] + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_chains_parallel(states, streams, k, burn, thin, n_per, out_off, heat, needs, need_mix, n_total, stats_out,
                         tables_out, store_tables, moves_out):
     """:func:`run_chains` with the chains spread over threads (same results: one stream per chain)."""

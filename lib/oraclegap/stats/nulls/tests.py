@@ -24,6 +24,7 @@ from ._kernels import (
     _alias,
     _stream_start,
     chain_block,
+    chain_dtype,
     many_table_stats,
     redeal_stats,
     redeal_stats_parallel,
@@ -43,6 +44,11 @@ _TOL = 1e-9
 # (a parallel region costs tens of microseconds; 2^21 cells take several milliseconds). Results do
 # not depend on the choice (one random stream per draw and per chain).
 _PARALLEL_WORK = 1 << 21
+# Re-dealt cells (draws x movable prompts x members) above which the re-deal spreads its batches of
+# draws over threads: a cell costs a few nanoseconds, so 2^18 cells are about a millisecond of work
+# against tens of microseconds for the parallel region (the 240 x 5 x 16 benchmark pool's 2000
+# draws, 2.05M cells, fell just under 2^21 and ran on one thread).
+_REDEAL_PARALLEL_CELLS = 1 << 18
 # Longest piece of work handed to a compiled kernel in one call: proposals per chain (a few
 # tenths of a second), and re-dealt cells (draws x movable prompts x members). Between calls
 # Python runs, so Ctrl-C stops a long run promptly.
@@ -103,6 +109,23 @@ def _keys(rng: np.random.Generator) -> tuple[np.uint64, np.uint64]:
     return kk[0], kk[1]
 
 
+@dataclasses.dataclass(frozen=True)
+class _PresetKeys:
+    """The two stream keys that :func:`null_tests` would draw from a Generator, drawn beforehand
+    (``_PresetKeys.draw(rng)`` consumes ``rng`` exactly as ``null_tests(..., seed=rng)`` does).
+    Passed as ``seed``, the test uses them as they are: a caller that runs many tests from one
+    Generator (the simulation studies) can draw every key in order and run the tests in any
+    order or on any number of threads with the draws of the sequential loop."""
+
+    redeal: np.uint64
+    chain: np.uint64
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator) -> _PresetKeys:
+        r, c = _keys(rng)
+        return cls(r, c)
+
+
 def _redeal_active_tables(prep: _Prepared, key, start: int, n_draws: int) -> np.ndarray:
     """Re-dealt rows of the movable prompts, int64 [n_draws, n_active, M]."""
     tabs = _alias(prep.M, prep.k)
@@ -127,7 +150,8 @@ def _redeal_stats(prep: _Prepared, key, start: int, n_draws: int) -> np.ndarray:
         tables = _redeal_active_tables(prep, key, start, n_draws)
         return many_table_stats(tables, prep.needs, prep.need_mix, prep.n, prep.k)
     offsets, prob, alias = tabs
-    kern = redeal_stats_parallel if n_draws * prep.totals.size * prep.M >= _PARALLEL_WORK else redeal_stats
+    cells = n_draws * prep.totals.size * prep.M
+    kern = redeal_stats_parallel if cells >= _REDEAL_PARALLEL_CELLS else redeal_stats
     return kern(prep.totals, prep.M, prep.k, key, start, n_draws, offsets, prob, alias, prep.needs, prep.need_mix, prep.n)
 
 
@@ -571,7 +595,7 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
         stats = np.tile(obs, (n_draws, 1))
         tables = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy() if store_tables else None
         return stats, tables, chain_id, np.zeros(C, np.int64), 0
-    states = np.ascontiguousarray(np.broadcast_to(prep.c_active, (C, na, M)).copy())
+    states = np.ascontiguousarray(np.broadcast_to(prep.c_active.astype(chain_dtype(prep.k)), (C, na, M)).copy())
     perms = np.ascontiguousarray(np.broadcast_to(np.arange(na, dtype=np.int64), (C, na)).copy())
     pos = np.zeros(C, np.int64)
     block = chain_block(M) if blocks else na + 1
@@ -1107,7 +1131,7 @@ def null_tests(
               for nl in nulls}
     n_tests = sum(len(v) for v in wanted.values())
     _cost(prep, nulls, n_tests, skip, statistics, n_draws, burn, th, n_chains).check(max_proposals, max_bytes)
-    redeal_key, chain_key = _keys(as_rng(seed))
+    redeal_key, chain_key = (seed.redeal, seed.chain) if isinstance(seed, _PresetKeys) else _keys(as_rng(seed))
     observed = _observed_stats(prep)
     T = prep.taus.size
     tests: list[NullTest] = []
