@@ -195,6 +195,11 @@ def test_page_problems_flags_missing_image_errors_references_and_subfigures(tmp_
     ok = tmp_path / "ok.html"
     ok.write_text('<html><body><p>mail me@fig-host.org; <a href="#fig-a">Figure 1.1</a></p></body></html>')
     assert book.page_problems(ok) == []
+    # slides load their images lazily (data-src): those files must exist too
+    (tmp_path / "there.png").write_bytes(b"png")
+    lazy = tmp_path / "slides.html"
+    lazy.write_text('<html><body><img data-src="there.png"><img data-src="gone.png"></body></html>')
+    assert book.page_problems(lazy) == ["slides.html: image gone.png is missing"]
 
 
 def test_default_jobs_reads_the_environment(monkeypatch):

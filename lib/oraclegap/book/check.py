@@ -52,7 +52,9 @@ f.onload = function () { var go = function () {
   if (!d || !d.body) { out.textContent = 'OGRESULT ' + JSON.stringify({access: false}); return; }
   var res = {access: true, broken: [], wide: [], unresolved: 0, subfloats: 0};
   Array.prototype.forEach.call(d.images, function (i) {
-    if (!i.complete || i.naturalWidth === 0) res.broken.push(i.getAttribute('src').slice(0, 120));
+    var src = i.getAttribute('src');
+    if (src === null) return;  // a lazily loaded slide image (data-src): checked on disk instead
+    if (!i.complete || i.naturalWidth === 0) res.broken.push(src.slice(0, 120));
   });
   Array.prototype.forEach.call(d.querySelectorAll('table'), function (t) {
     if (t.closest('.sidebar, nav, .quarto-search')) return;
@@ -67,6 +69,8 @@ f.onload = function () { var go = function () {
   res.subfloats = d.querySelectorAll('.quarto-subfloat-fig, .quarto-subfloat-tbl').length;
   res.docwidth = [d.documentElement.scrollWidth, f.contentWindow.innerWidth];
   res.math = d.querySelectorAll('span.math').length;
+  res.rawtex = Array.prototype.filter.call(d.querySelectorAll('span.math'), function (m) {
+    return /\\\\[(\\[a-zA-Z]/.test(m.innerText || ''); }).length;
   res.codeheads = [];
   Array.prototype.forEach.call(d.querySelectorAll('[id^="tbl-"] th'), function (th) {
     var t = (th.innerText || '').replace(/\u200b/g, '').trim();
@@ -127,7 +131,8 @@ def page_problems(path: Path) -> list[str]:
     ):
         if "Traceback" in text or "Error" in text:
             problems.append(f"{name}: contains an error output")
-    for src in re.findall(r'<img[^>]*\ssrc="([^"]*)"', text):
+    # src, and data-src (slides load their images lazily from it)
+    for src in re.findall(r'<img[^>]*\s(?:data-)?src="([^"]*)"', text):
         if src.startswith("data:"):
             if len(src) < 64:
                 problems.append(f"{name}: an embedded image is empty")
@@ -265,8 +270,8 @@ def _check_edition(root: Path, book: Path, pages: list[str], browser: str, out: 
             if probe.get("codeheads"):
                 found.append(f"{page}: captioned tables use code names as column headers ({', '.join(sorted(set(probe['codeheads']))[:6])}); "
                              "give them human names (report.table(..., columns={...}))")
-            if probe.get("math") and not probe.get("typeset"):
-                found.append(f"{page}: {probe['math']} math expression(s) not typeset (MathJax did not load: "
+            if probe.get("rawtex") and not probe.get("typeset"):
+                found.append(f"{page}: {probe['rawtex']} math expression(s) not typeset (MathJax did not load: "
                              "run `make quarto` with npm for a local copy, or check the network)")
         shot = out / (prefix + page.replace("/", "__").removesuffix(".html") + ".png")
         res = _run_chromium(browser, ["--hide-scrollbars", f"--window-size={WIDTH},2400", f"--screenshot={shot}",

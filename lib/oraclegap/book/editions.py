@@ -12,8 +12,8 @@ result lands in ``_book-student/``.
 90-minute class, :func:`slide_deck` built from the executed chapters' own labelled figures and
 takeaways (nothing recomputed): per chapter a title slide with its opening question, up to
 :data:`FIGURES_PER_CHAPTER` figures (one per slide, with their captions), and the takeaways. The
-deck renders into ``_slides/``, offline like the book (Quarto ships reveal.js; math through the
-book's local MathJax when ``make quarto`` fetched one).
+deck renders into ``_slides/``, offline like the book (Quarto ships reveal.js; math as plain HTML,
+since reveal.js's math plugin would load MathJax 2 from a CDN).
 """
 
 from __future__ import annotations
@@ -181,7 +181,9 @@ def slide_deck(root: Path, images_dir: Path, title: str | None = None) -> str:
     book_title = title or quarto_book(root).get("title", "oraclegap")
     parts = ["---", f"title: {json.dumps(str(book_title))}", 'subtitle: "A 90-minute class from the book\'s own figures"',
              "format:", "  revealjs:", "    slide-number: true", "    embed-resources: false",
-             "    smaller: true", "    scrollable: true", "---", ""]
+             "    smaller: true", "    scrollable: true",
+             # math as HTML: reveal.js would fetch MathJax 2 from a CDN, and the deck works offline
+             "    html-math-method: plain", "---", ""]
     chapters = [p for p in quarto_pages(root) if p.is_chapter and (root / p.file).is_file()]
     if not chapters:
         raise ValueError(f"no executed chapters under {root / EXECUTED_DIR}; run `make book` first")
