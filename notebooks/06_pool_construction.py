@@ -82,6 +82,7 @@ ROUTER_POOLS = ["routerbench-all", "llmrouter-routeprofile", "llmrouter-dcrouter
 ROUTER_FOLDS = 10  # folds per real pool for router gain
 
 # %%
+import math
 import time
 
 import matplotlib.pyplot as plt
@@ -618,7 +619,8 @@ if len(rb):
             "over {n} datasets (without: {p0}; cost-blind order: {cb}); querying the anchor and a "
             "greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
             p3=rb["cost-benefit greedy (partial=3)"].min(),
-            p0=rb["cost-benefit greedy (partial=0)"].min(), n=len(rb),
+            p0=rb["cost-benefit greedy (partial=0)"].min(),
+            n=int(rb["cost-benefit greedy (partial=3)"].notna().sum()),
             cb=rb["cost-blind greedy prefix"].min(), lo=rb.iloc[:, -1].min(),
             hi=rb.iloc[:, -1].max())
 else:
@@ -743,9 +745,10 @@ if len(reach):
 # %% [markdown]
 # ## The large case: MMLU-Pro's 29 models
 #
-# With 28 alternatives there are 3,276 pools of three and 30 million pools of fourteen;
-# enumeration stops early. Beyond it, best-first branch and bound over marginal gains (the
-# bound at a node is its coverage plus the largest remaining marginal gains, valid by
+# The number of pools of a given size grows as a binomial coefficient in the number of
+# alternatives, so enumeration stops early (the counts are below the table). Beyond it,
+# best-first branch and bound over marginal gains (the bound at a node is its coverage plus the
+# largest remaining marginal gains, valid by
 # submodularity) proves the optimum when it finishes within the node budget; when it does not,
 # the smallest proven upper bound is reported, so greedy/optimum becomes a lower bound. Lazy
 # greedy keeps stale marginal gains in a heap and re-evaluates only the top one.
@@ -771,6 +774,12 @@ if mp is not None:
 else:
     skipped.append("MMLU-Pro large case (absent)")
     show_md("*Skipped: {w}*", w=why)
+
+# %%
+if mp is not None:
+    n_alt = len(mnames) - 1
+    show_md("With {a} alternatives there are {c3:,} pools of three and {ch:,} pools of {h}.",
+            a=n_alt, c3=math.comb(n_alt, 3), ch=math.comb(n_alt, n_alt // 2), h=n_alt // 2)
 
 # %%
 if mp is not None:
