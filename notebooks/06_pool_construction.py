@@ -944,14 +944,14 @@ if rsw:
 #| tbl-cap: >-
 #|   Real pools at |S| = 2 with a prompt router fitted on the calibration half (means over folds):
 #|   held-out complementary coverage of the greedy and accuracy-ranked pools, the router's gain over
-#|   the anchor with each pool (with its standard error over folds for greedy), the share of the
-#|   greedy pool's coverage realised as gain, and the cost of the routed calls over the anchor's
-#|   where costs exist.
+#|   the anchor with each pool (with its standard error over folds for greedy), that gain divided by
+#|   the greedy pool's coverage (a ratio, negative where the router loses), and the cost of the
+#|   routed calls over the anchor's where costs exist.
 if rsw:
     display(table(conv, percent=["realised"],
                   columns={"pool name": "pool", "dataset": "dataset", "greedy_test": "F_b greedy",
                            "accuracy_test": "F_b accuracy", "gain ± s.e.": "gain greedy",
-                           "accuracy_gain": "gain accuracy", "realised": "realised",
+                           "accuracy_gain": "gain accuracy", "realised": "gain / F_b greedy",
                            "routed_cost_ratio": "routed cost"}))
 else:
     show_md("*Skipped: no router or no real pool for the router-gain comparison (see the list of "
@@ -975,12 +975,12 @@ if rsw:
 
 # %%
 if rsw:
-    show_md("Reading: over {n} real datasets the router's gain over the anchor, as a share of the "
+    show_md("Reading: over {n} real datasets the router's gain over the anchor, divided by the "
             "greedy pool's held-out coverage, has median {med:%}; the gain lies more than two "
-            "standard errors above zero on {pos} of them and below zero on {neg}. Where greedy "
-            "covers more than accuracy ranking ({nc} datasets), its pool also gives the larger "
-            "router gain on {ncg}; across every routed pool the correlation between coverage and "
-            "gain is {r}. {verdict}",
+            "standard errors above zero on {pos} of them and as far below zero on {neg}. Where "
+            "greedy covers more than accuracy ranking ({nc} datasets), its pool also gives the "
+            "larger router gain on {ncg}; across every routed pool the correlation between "
+            "coverage and gain is {r}. {verdict}",
             n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()),
             nc=int(more_cov.sum()), ncg=int((more_cov & more_gain).sum()), r=all_corr,
             verdict="As paper 002 reports, coverage does not by itself buy router gain: the "
@@ -1042,8 +1042,8 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
                     "probabilities.{realrouter}{skip}",
                     conv=(s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean(),
                     realrouter=md("\n- On {n} real datasets a prompt router's gain over the anchor "
-                                  "is a median {med:%} of the greedy pool's coverage, clearly "
-                                  "above zero on {pos} of them.",
+                                  "divided by the greedy pool's coverage has median {med:%}; the "
+                                  "gain is clearly above zero on {pos} of them.",
                                   n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()))
                     if rsw else "",
                     skip="" if not skipped
