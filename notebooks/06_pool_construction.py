@@ -82,7 +82,6 @@ ROUTER_POOLS = ["routerbench-all", "llmrouter-routeprofile", "llmrouter-dcrouter
 ROUTER_FOLDS = 10  # folds per real pool for router gain
 
 # %%
-import math
 import time
 
 import matplotlib.pyplot as plt
@@ -776,10 +775,12 @@ else:
     show_md("*Skipped: {w}*", w=why)
 
 # %%
+from math import comb
+
 if mp is not None:
     n_alt = len(mnames) - 1
     show_md("With {a} alternatives there are {c3:,} pools of three and {ch:,} pools of {h}.",
-            a=n_alt, c3=math.comb(n_alt, 3), ch=math.comb(n_alt, n_alt // 2), h=n_alt // 2)
+            a=n_alt, c3=comb(n_alt, 3), ch=comb(n_alt, n_alt // 2), h=n_alt // 2)
 
 # %%
 if mp is not None:

@@ -826,10 +826,9 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the ce
 
 # %%
 top = sweep_res[max(sweep_res)].numbers
-if top["nulls"]["detected_taus"]:
-    det3 = top["nulls"]["detected_taus"]
-    key = det3[-1]
-    row, rr3 = top["coverage"]["taus"][key], top["router"]["levels"][key]
+det3 = top["nulls"]["detected_taus"]
+if det3:
+    row, rr3 = top["coverage"]["taus"][det3[-1]], top["router"]["levels"][det3[-1]]
     R.solution("3. At k = {k} both nulls reject at $\\tau$ = {ts}; at $\\tau$ = {t:g}, "
                "$L$ = {L} on $D$ = {D} over all prompts ($L/D$ = {be}). The router is scored on "
                "the held-out prompts only, so its $e_D$ there, {e}, is read against the "
