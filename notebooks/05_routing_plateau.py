@@ -1904,10 +1904,10 @@ R.show_md("Reading: {ok} of the {c} published cells of Table 3 follow from Table
 # %%
 #| label: tbl-plateau-p002-t2
 #| tbl-cap: >-
-#|   Paper 002's Table 2 attempted from its published figures with its budget split (δ/3 to the
-#|   oracle, δ/(3K) to each of K = 8 members, δ/(3L) to each of L = 11 policies) at the published
-#|   n: computed / published simultaneous 95% intervals for G_Π and H_Π, and the largest difference
-#|   of a limit.
+#|   Paper 002's Table 2 attempted from its published figures with its budget split (α/3 to the
+#|   oracle, α/(3M) to each of M = 8 members, α/(3|Π|) to each of |Π| = 11 policies) at the
+#|   published n: computed / published simultaneous 95% intervals for G_Π and H_Π, and the
+#|   largest difference of a limit.
 v2 = p2.assign(G=pairs(p2, ("G_Pi_lo", "G_Pi_hi"), ("G_Pi_lo_paper", "G_Pi_hi_paper")),
                H=pairs(p2, ("H_Pi_lo", "H_Pi_hi"), ("H_Pi_lo_paper", "H_Pi_hi_paper")),
                dmax=p2.filter(like="d_").abs().max(axis=1))
@@ -2377,7 +2377,7 @@ claims.add("Table 3 from Tables 1 and 4 (rounded figures or counts)", "002 Table
            f"{int((routes != 'neither').to_numpy().sum())}/{routes.size} cells reproduced",
            bool((routes != "neither").to_numpy().all()), kind="published")
 must.append(len(claims) - 1)
-claims.add("Table 2 follows from the published counts at the paper's δ/3 split", "002 Table 2",
+claims.add("Table 2 follows from the published counts at the paper's α/3 split", "002 Table 2",
            f"{int(p2['matches'].sum())}/{len(p2)} tasks reproduce (largest difference "
            f"{v2['dmax'].max():.3f})",
            bool(p2["matches"].all()), kind="published")

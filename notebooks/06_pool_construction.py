@@ -618,7 +618,8 @@ if len(rb):
             "over {n} datasets (without: {p0}; cost-blind order: {cb}); querying the anchor and a "
             "greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
             p3=rb["cost-benefit greedy (partial=3)"].min(),
-            p0=rb["cost-benefit greedy (partial=0)"].min(), n=len(rb),
+            p0=rb["cost-benefit greedy (partial=0)"].min(),
+            n=int(rb["cost-benefit greedy (partial=3)"].notna().sum()),
             cb=rb["cost-blind greedy prefix"].min(), lo=rb.iloc[:, -1].min(),
             hi=rb.iloc[:, -1].max())
 else:
@@ -743,9 +744,10 @@ if len(reach):
 # %% [markdown]
 # ## The large case: MMLU-Pro's 29 models
 #
-# With 28 alternatives there are 3,276 pools of three and 30 million pools of fourteen;
-# enumeration stops early. Beyond it, best-first branch and bound over marginal gains (the
-# bound at a node is its coverage plus the largest remaining marginal gains, valid by
+# The number of pools of a given size grows as a binomial coefficient in the number of
+# alternatives, so enumeration stops early (the counts are below the table). Beyond it,
+# best-first branch and bound over marginal gains (the bound at a node is its coverage plus the
+# largest remaining marginal gains, valid by
 # submodularity) proves the optimum when it finishes within the node budget; when it does not,
 # the smallest proven upper bound is reported, so greedy/optimum becomes a lower bound. Lazy
 # greedy keeps stale marginal gains in a heap and re-evaluates only the top one.
@@ -771,6 +773,14 @@ if mp is not None:
 else:
     skipped.append("MMLU-Pro large case (absent)")
     show_md("*Skipped: {w}*", w=why)
+
+# %%
+from math import comb
+
+if mp is not None:
+    n_alt = len(mnames) - 1
+    show_md("With {a} alternatives there are {c3:,} pools of three and {ch:,} pools of {h}.",
+            a=n_alt, c3=comb(n_alt, 3), ch=comb(n_alt, n_alt // 2), h=n_alt // 2)
 
 # %%
 if mp is not None:
@@ -935,14 +945,14 @@ if rsw:
 #| tbl-cap: >-
 #|   Real pools at |S| = 2 with a prompt router fitted on the calibration half (means over folds):
 #|   held-out complementary coverage of the greedy and accuracy-ranked pools, the router's gain over
-#|   the anchor with each pool (with its standard error over folds for greedy), the share of the
-#|   greedy pool's coverage realised as gain, and the cost of the routed calls over the anchor's
-#|   where costs exist.
+#|   the anchor with each pool (with its standard error over folds for greedy), that gain divided by
+#|   the greedy pool's coverage (a ratio, negative where the router loses), and the cost of the
+#|   routed calls over the anchor's where costs exist.
 if rsw:
     display(table(conv, percent=["realised"],
                   columns={"pool name": "pool", "dataset": "dataset", "greedy_test": "F_b greedy",
                            "accuracy_test": "F_b accuracy", "gain ± s.e.": "gain greedy",
-                           "accuracy_gain": "gain accuracy", "realised": "realised",
+                           "accuracy_gain": "gain accuracy", "realised": "gain / F_b greedy",
                            "routed_cost_ratio": "routed cost"}))
 else:
     show_md("*Skipped: no router or no real pool for the router-gain comparison (see the list of "
@@ -966,12 +976,12 @@ if rsw:
 
 # %%
 if rsw:
-    show_md("Reading: over {n} real datasets the router's gain over the anchor, as a share of the "
+    show_md("Reading: over {n} real datasets the router's gain over the anchor, divided by the "
             "greedy pool's held-out coverage, has median {med:%}; the gain lies more than two "
-            "standard errors above zero on {pos} of them and below zero on {neg}. Where greedy "
-            "covers more than accuracy ranking ({nc} datasets), its pool also gives the larger "
-            "router gain on {ncg}; across every routed pool the correlation between coverage and "
-            "gain is {r}. {verdict}",
+            "standard errors above zero on {pos} of them and as far below zero on {neg}. Where "
+            "greedy covers more than accuracy ranking ({nc} datasets), its pool also gives the "
+            "larger router gain on {ncg}; across every routed pool the correlation between "
+            "coverage and gain is {r}. {verdict}",
             n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()),
             nc=int(more_cov.sum()), ncg=int((more_cov & more_gain).sum()), r=all_corr,
             verdict="As paper 002 reports, coverage does not by itself buy router gain: the "
@@ -1033,8 +1043,8 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
                     "probabilities.{realrouter}{skip}",
                     conv=(s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean(),
                     realrouter=md("\n- On {n} real datasets a prompt router's gain over the anchor "
-                                  "is a median {med:%} of the greedy pool's coverage, clearly "
-                                  "above zero on {pos} of them.",
+                                  "divided by the greedy pool's coverage has median {med:%}; the "
+                                  "gain is clearly above zero on {pos} of them.",
                                   n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()))
                     if rsw else "",
                     skip="" if not skipped

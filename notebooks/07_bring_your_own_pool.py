@@ -705,11 +705,11 @@ asked = ("" if at_ask is None
                    a=ask, c=at_ask["code"]))
 
 # %%
-lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}; its power "
-               "against a useful effect at $\\tau$ = {t:g} is {p} [{lo}, {hi}]{tail}.",
-               t=pw_lab["tau"], tail=tail, k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab,
-               p=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0],
-               hi=cur_lab["interval"]["redeal"][1]),
+pow_lab = R.md("; its power against a useful effect at $\\tau$ = {t:g} is {p} [{lo}, {hi}]{tail}",
+               t=pw_lab["tau"], tail=tail, p=cur_lab["power"]["redeal"],
+               lo=cur_lab["interval"]["redeal"][0], hi=cur_lab["interval"]["redeal"][1])
+lines += [R.md("- On the lab's seed pool at k = {k} the audit's verdict is `{c}`{rej}{pw}.",
+               k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab, pw=pow_lab),
           R.md("- On nested subsets of the lab's {K} responses per prompt the verdict is "
                "{moves}{asked}: collecting before concluding is what the audit is for.",
                K=k64_pool.k, moves=moves, asked=asked)]
@@ -752,9 +752,9 @@ R.show_lines(lines)
 
 # %% tags=["og-answer"]
 answer = [R.md("**The answer.** One command gives it. On the lab's seed pool at k = {k} the "
-               "audit's verdict is `{c}`{rej}{tail}; on nested subsets of the lab's {K} "
+               "audit's verdict is `{c}`{rej}{pw}; on nested subsets of the lab's {K} "
                "responses per prompt it is {moves}{asked}", K=k64_pool.k,
-               k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab, tail=tail, moves=moves,
+               k=lab_pool.k, c=res_lab.verdict.code, rej=rej_lab, pw=pow_lab, moves=moves,
                asked=asked)]
 if real is not None:
     answer.append(R.md(". On the MATH-500 tensors it is `{c}`: {what}", c=res_real.verdict.code,
@@ -826,15 +826,17 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the ce
 
 # %%
 top = sweep_res[max(sweep_res)].numbers
-if top["nulls"]["detected_taus"]:
-    key = top["nulls"]["detected_taus"][-1]
-    row, rr3 = top["coverage"]["taus"][key], top["router"]["levels"][key]
-    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {t:g}. There $L$ = {L} on $D$ = {D} "
-               "over all prompts ($L/D$ = {be}). The router is scored on the held-out prompts "
-               "only, so its $e_D$ there, {e}, is read against the break-even $L/D$ of those same "
-               "prompts, {be2}, not the all-prompt one: it {w}, and its "
+det3 = top["nulls"]["detected_taus"]
+if det3:
+    row, rr3 = top["coverage"]["taus"][det3[-1]], top["router"]["levels"][det3[-1]]
+    R.solution("3. At k = {k} both nulls reject at $\\tau$ = {ts}; at $\\tau$ = {t:g}, "
+               "$L$ = {L} on $D$ = {D} over all prompts ($L/D$ = {be}). The router is scored on "
+               "the held-out prompts only, so its $e_D$ there, {e}, is read against the "
+               "break-even $L/D$ of those same prompts, {be2}, not the all-prompt one: it {w}, "
+               "and its "
                "difference against the calibration-selected member is {d:+} (Holm p {p:p}).",
                k=max(sweep_res), t=row["tau"], L=row["L"], D=row["D"], be=row["break_even"],
+               ts=", ".join(f"{top['coverage']['taus'][t]['tau']:g}" for t in det3),
                e=rr3["e_D"], be2=rr3["break_even"],
                w=R.compare(rr3["e_D"], rr3["break_even"], more="does not reach it",
                            less="reaches it", same="sits exactly at it"), d=rr3["difference"],
