@@ -60,3 +60,30 @@ def test_chapter_table_follows_quarto_and_every_notebook(tmp_path):
         assert f"| {Path(p.file).stem[:2]} " in table
     with pytest.raises(ValueError, match="markers"):
         pages._with_table("no markers here", table, "x.md")
+
+
+def test_run_times_come_from_one_record(tmp_path):
+    import json
+    import shutil
+
+    root = ROOT
+    for name in ("_quarto.yml", "instructors.qmd"):
+        shutil.copy(root / name, tmp_path / name)
+    shutil.copytree(root / "notebooks", tmp_path / "notebooks")
+    stems = [Path(p.file).stem for p in quarto_pages(root) if p.is_chapter]
+    assert len(stems) == 7
+    secs = {s: 10.0 + i for i, s in enumerate(stems)}
+    res = {"seconds": secs, "cached": [], "small": True, "render_seconds": 31.0, "total_seconds": 123.0}
+    # a build that took a chapter from the cache has no time for it: nothing is recorded
+    said = pages.record_times(tmp_path, {**res, "cached": stems[:1]})
+    assert "not recorded" in said and not (tmp_path / pages.RUNTIMES).exists()
+    assert "recorded" in pages.record_times(tmp_path, res)
+    rec = json.loads((tmp_path / pages.RUNTIMES).read_text())
+    assert rec["small"]["chapters"] == secs and "full" not in rec
+    text = pages.runtimes_section(tmp_path)
+    assert "| `--small` |" in text and "123 s" in text
+    for i, s in enumerate(stems):
+        assert f"(`{s}`) | {10 + i} s |" in text
+    (tmp_path / pages.RUNTIMES).unlink()
+    with pytest.raises(ValueError, match="runtimes.json"):
+        pages.runtimes_section(tmp_path)

@@ -474,6 +474,9 @@ def main(argv=None) -> int:
     b.add_argument("--only", action="append", help="chapter number prefix to run, e.g. 01 (repeatable)")
     b.add_argument("--renderer", choices=("auto", "quarto", "fallback"), default="auto")
     b.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
+    b.add_argument("--record-times", action="store_true",
+                   help="when every chapter executed in this run, record the times in data/book/runtimes.json "
+                        "(the instructors' page reads them: run `book pages` after)")
     b.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="chapters executed side by side (default: CPU count, at most 4; $OG_BOOK_JOBS)")
     b.add_argument("--student", action="store_true",
@@ -493,8 +496,12 @@ def main(argv=None) -> int:
             except json.JSONDecodeError:
                 params[name] = value
         try:
-            build(small=args.small, parameters=params, only=args.only, renderer=args.renderer, force=args.force,
-                  student=args.student, jobs=args.jobs)
+            res = build(small=args.small, parameters=params, only=args.only, renderer=args.renderer,
+                        force=args.force, student=args.student, jobs=args.jobs)
+            if args.record_times:
+                from .pages import record_times
+
+                print(f"book: {record_times(project_root(), res)}")
         except (ValueError, RuntimeError) as exc:
             print(f"book build failed: {exc}", file=sys.stderr)
             return 1

@@ -10,6 +10,7 @@ committed page; ``tests/test_pages.py`` fails when it is stale.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -139,12 +140,79 @@ def chapter_table(root: Path) -> str:
     return "\n".join(rows)
 
 
-def _with_table(text: str, table: str, name: str) -> str:
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"{name} has no generated-table markers ({BEGIN} ... {END})")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{table}\n{END}{tail}"
+def _with_table(text: str, table: str, name: str, begin: str = BEGIN, end: str = END) -> str:
+    if begin not in text or end not in text:
+        raise ValueError(f"{name} has no generated-table markers ({begin} ... {end})")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{table}\n{end}{tail}"
+
+
+#: The one record of the book's run times (``book build --record-times``), read by the instructors' page.
+RUNTIMES = Path("data") / "book" / "runtimes.json"
+RT_BEGIN = "<!-- generated: run times (python -m oraclegap.book pages, from data/book/runtimes.json) -->"
+RT_END = "<!-- end of generated run times -->"
+INSTRUCTORS_PAGE = "instructors.qmd"
+
+
+def record_times(root: Path, result: dict) -> str:
+    """Store the chapter times of a build ``result`` (:func:`oraclegap.book.build`'s return) under
+    its mode (``small`` or ``full``) in :data:`RUNTIMES`, with the date, the load average and the
+    render and total seconds -- only when every chapter executed in that run (cached chapters
+    have no time to record). Returns what it did, in words."""
+    import datetime
+    import os
+
+    from .._io import atomic_write
+    from .structure import quarto_pages
+
+    stems = [Path(p.file).stem for p in quarto_pages(root) if p.is_chapter]
+    secs = result.get("seconds") or {}
+    missing = [s for s in stems if s not in secs or s in set(result.get("cached") or [])]
+    if missing or result.get("student"):
+        return f"run times not recorded: {', '.join(missing) or 'student edition'} not executed in this run"
+    path = Path(root) / RUNTIMES
+    rec = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    mode = "small" if result.get("small") else "full"
+    rec[mode] = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+                 "load_average": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(),
+                 "chapters": {s: round(float(secs[s]), 1) for s in stems},
+                 "render_seconds": round(float(result["render_seconds"]), 1),
+                 "total_seconds": round(float(result["total_seconds"]), 1)}
+    atomic_write(path, json.dumps(rec, indent=1) + "\n")
+    return f"{mode} run times recorded in {RUNTIMES}"
+
+
+def _secs(x) -> str:
+    return f"{x:.0f} s" if x < 600 else f"{x / 60:.1f} min"
+
+
+def runtimes_section(root: Path) -> str:
+    """The instructors' run-time text and table from :data:`RUNTIMES` (one column per recorded mode)."""
+    path = Path(root) / RUNTIMES
+    if not path.is_file():
+        raise ValueError(f"{RUNTIMES} is missing: run `python -m oraclegap.book build --force --record-times`")
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    modes = [m for m in ("small", "full") if m in rec]
+    names = {"small": "`--small`", "full": "full size"}
+    lines = []
+    for m in modes:
+        r = rec[m]
+        how = "" if r.get("note") is None else f", {r['note']}"
+        load = "" if r.get("load_average") is None else f", load average {r['load_average']}"
+        lines.append(f"- {names[m]}: {r['date']}, {r['cpus']} cores{load}{how}; rendering "
+                     f"{_secs(r['render_seconds'])}, the whole build {_secs(r['total_seconds'])}.")
+    rows = ["| chapter (source) | " + " | ".join(names[m] for m in modes) + " |",
+            "|---|" + "---|" * len(modes)]
+    from .structure import quarto_pages
+
+    for page in quarto_pages(root):
+        if page.is_chapter:
+            stem = Path(page.file).stem
+            title = _chapter_title(Path(root) / "notebooks" / f"{stem}.py")
+            cells = [_secs(rec[m]["chapters"][stem]) if stem in rec[m]["chapters"] else "--" for m in modes]
+            rows.append(f"| {title} (`{stem}`) | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\n" + "\n".join(rows)
 
 
 def _generated(root: Path) -> dict[Path, str]:
@@ -156,6 +224,10 @@ def _generated(root: Path) -> dict[Path, str]:
     out[root / INVENTORY_PAGE] = inventory_page(root)
     for name in ("index.qmd", "README.md"):
         out[root / name] = _with_table((root / name).read_text(encoding="utf-8"), table, name)
+    inst = root / INSTRUCTORS_PAGE
+    if inst.is_file() and RT_BEGIN in inst.read_text(encoding="utf-8"):
+        out[inst] = _with_table(inst.read_text(encoding="utf-8"), runtimes_section(root), INSTRUCTORS_PAGE,
+                                RT_BEGIN, RT_END)
     return out
 
 
