@@ -332,9 +332,11 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
 # oracle on the test half, $G_b = q - p_b$, whose exact Clopper-Pearson interval is valid because
 # $b$ was chosen on the other half (Corollary 5). The *best router* is the fitted pre-answer
 # family with the largest gain over $b$; it is chosen on the test half, so its gain is the
-# optimistic end of the family, and its Holm p-value is the honest test. The recovered share
-# $\rho = \text{gain}/G_b$ carries a joint bootstrap interval and is shown only where $G_b$'s
-# lower limit is positive (@tbl-plateau-recovered). Each router is also tested against $b$ on the
+# optimistic end of the family, and its Holm p-value is the honest test. The recovered fraction
+# $\rho = \text{gain}/G_b$ (paper 002's "recovered" column) carries a joint bootstrap interval and
+# is shown only where $G_b$'s lower limit is positive (@tbl-plateau-recovered). It is a ratio,
+# not a proportion: negative where the router loses to $b$, and its interval can leave $[0, 1]$.
+# Each router is also tested against $b$ on the
 # same test prompts (paper 002, App. O): the exact McNemar test on the *discordant counts*
 # $n_{10}$ (router right, $b$ wrong) and $n_{01}$ (the reverse), Holm-corrected within the pool
 # (@tbl-plateau-paired-summary). The accuracy of every family on every pool, the MMLU-Pro
@@ -399,12 +401,14 @@ if comps:
 if comps:
     t3 = datasets.paper_table("002_table3_plateau")
     rep = pt.dropna(subset=["recovered"])
-    R.show_md("Reading: the recovered share is reported on {r} of {n} pools and ranges from {lo:%} "
+    R.show_md("Reading: the recovered fraction is reported on {r} of {n} pools and ranges from "
+              "{lo:%} "
               "to {hi:%} (median {med:%}); the residual opportunity no router collected ranges "
               "from {rlo} to {rhi}. Paper 002 reports {plo} to {phi} on its four tasks, with "
-              "residuals from {prlo} to {prhi}. The median share here lies {where} the paper's "
-              "range.",
+              "residuals from {prlo} to {prhi}. The median fraction here lies {where} the paper's "
+              "range; the intervals' upper limits reach {uhi:%}.",
               r=len(rep), n=len(pt), lo=rep["recovered"].min(), hi=rep["recovered"].max(),
+              uhi=rep["recovered_hi"].max(),
               med=rep["recovered"].median(), rlo=pt["residual"].min(), rhi=pt["residual"].max(),
               plo=R.published("002.T3.recovered_lo").text,
               phi=R.published("002.T3.recovered_hi").text, prlo=t3["residual"].min(),
@@ -2322,10 +2326,11 @@ must.append(len(claims) - 1)
 
 # %%
 if comps:
-    claims.add("the best router recovers under half of G_b on every pool where the share is "
-               "reported",
+    claims.add("the best router's point estimate recovers under half of G_b on every pool where "
+               "the fraction is reported",
                "002 Table 3",
-               f"{rep['recovered'].min():.1%} to {rep['recovered'].max():.1%} (paper "
+               f"{rep['recovered'].min():.1%} to {rep['recovered'].max():.1%}, upper limits up to "
+               f"{rep['recovered_hi'].max():.1%} (paper "
                f"{R.published('002.T3.recovered_lo').text} to "
                f"{R.published('002.T3.recovered_hi').text})",
                bool((rep["recovered"] < 0.5).all()) if len(rep) else False, kind="published")
