@@ -22,9 +22,9 @@
 # assumptions do: the factor-$M$ mixture bound says nothing above $\tau = 1/M$; the plug-in
 # coverage gap $\hat L$ overshoots a zero population gap but falls below the positive one
 # simulated here, so it bounds the population gap in neither direction; best-of-$M$ sampling
-# beats the oracle only of *independent* draws, and an anticorrelated pair shows it falling short; and no
-# router that commits to one member, fitted or not, scores above the reproducible ceiling. The
-# takeaways give the numbers of this run.
+# beats the oracle only of *independent* draws, and an anticorrelated pair shows it falling
+# short; and no router that commits to one member, fitted or not, scores above the reproducible
+# ceiling. The takeaways give the numbers of this run.
 #
 # **Learning objectives.** After this chapter you can
 #
