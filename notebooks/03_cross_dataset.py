@@ -147,8 +147,8 @@ who = lambda n: (lambda t: f"{t[0]}-trained seed {t[2][1:]} ({t[1]})" if len(t) 
 # both tasks, sixteen responses each at temperature 1, each policy with its own draw seeds
 # (per-policy draws, so the members' draws are independent, as the nulls assume). From it we
 # cut the pools of the paper's Section 4: the *two-member* pools (the seed `PAIR_SEED` of each
-# task, under each recipe) and the pools of every seed of a recipe (ten light, four stronger). Gaps, nulls and
-# coverage are computed on the test prompts of both tasks; routers are fitted on the
+# task, under each recipe) and the pools of every seed of a recipe (ten light, four stronger).
+# Gaps, nulls and coverage are computed on the test prompts of both tasks; routers are fitted on the
 # validation prompts and scored on the test prompts. The positive controls use the smaller
 # base's five light primary seeds (`lab-small`) and the main base's five. @tbl-cross-settings
 # lists everything.
