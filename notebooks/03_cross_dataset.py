@@ -32,8 +32,8 @@
 # its own task. The specialists separate only from some threshold on, and a router collects
 # the gap only there: on the two-member pools every router interval above zero lies at a
 # threshold where both halves' own members lead, and most router intervals include zero.
-# Where the lab and the paper disagree, the claims table (@tbl-cross-claims) says so row by row, and the takeaways list
-# the paper's claims the lab does not reproduce.
+# Where the lab and the paper disagree, the claims table (@tbl-cross-claims) says so row by
+# row, and the takeaways list the paper's claims the lab does not reproduce.
 #
 # **Learning objectives.** After this chapter you can
 #
