@@ -1266,7 +1266,10 @@ R.show_md("All {n} checks hold on this run (seed {seed}). In the near tie the na
 # ## Takeaways
 
 # %%
-R.skipped_callout(skipped)
+R.skipped_callout(skipped, need="data this run lacked (the released files under `OG_EXTERNAL_DIR`, "
+                  "or, where the item says so, a pool's prompt text)"
+                  if any("no prompt text" in x for x in skipped) else
+                  "`OG_EXTERNAL_DIR` with the released data")
 lines = [R.md("- Paper 002's Theorem 4 and Corollary 5 are reproduced from the counts the paper "
               "publishes: {a} of {b} published intervals match to three decimals.",
               a=int(pilot_vs["matches"].sum() + confirm_vs["matches"].sum()
