@@ -634,11 +634,13 @@ plt.show()
 ch, ess = gt.tests.chain, [gt.tests.get("L", t, "margin").ess / N_DRAWS for t in TAUS]
 R.show_md("Reading: the observed gap lies {where} the re-deal 90% band {band}, and the two null "
           "means differ by {dm}. The chain changed the table on {acc:%} of its {prop:,} "
-          "proposals; its ESS for $\\hat L$ is {lo:%} to {hi:%} of the {n:,} draws across "
-          "thresholds.",
+          "proposals; its ESS for $\\hat L$ is {lo:.2f} to {hi:.2f} times the {n:,} draws across "
+          "thresholds{anti}.",
           where=R.position(lr.observed, lr.band_lo, lr.band_hi, above="above", below="below"),
           band=R.fmt_interval(None, *lr.band), dm=abs(lr.mean - lm.mean), acc=ch.acceptance,
-          prop=ch.proposals, lo=min(ess), hi=max(ess), n=N_DRAWS)
+          prop=ch.proposals, lo=min(ess), hi=max(ess), n=N_DRAWS,
+          anti=" (a ratio above 1, which an ESS estimate can reach, shows no positive "
+               "autocorrelation)" if max(ess) > 1 else "")
 
 # %% [markdown]
 # ### The Pass@1 test
