@@ -21,10 +21,10 @@
 # (the chapter stops if one fails; @tbl-theory-claims lists them). They stop where their
 # assumptions do: the factor-$M$ mixture bound says nothing above $\tau = 1/M$; the plug-in
 # coverage gap $\hat L$ overshoots a zero population gap but falls below the positive one
-# simulated here, so it is no upper bound in either direction; best-of-$M$ sampling beats the
-# oracle only of *independent* draws, and an anticorrelated pair shows it falling short; and no
-# router that commits to one member, fitted or not, scores above the reproducible ceiling. The
-# takeaways give the numbers of this run.
+# simulated here, so it bounds the population gap in neither direction; best-of-$M$ sampling
+# beats the oracle only of *independent* draws, and an anticorrelated pair shows it falling
+# short; and no router that commits to one member, fitted or not, scores above the reproducible
+# ceiling. The takeaways give the numbers of this run.
 #
 # **Learning objectives.** After this chapter you can
 #
@@ -529,7 +529,7 @@ signals = {"constant": None, "3 difficulty bins": pd.qcut(spec.p.mean(axis=1), 3
            "prompt itself": np.arange(N_PROMPTS)}
 ladders = {name: noise.ladder_truth(spec.p, z) for name, z in signals.items()}
 claims.add("0 ≤ G_Z ≤ G_out for three signals", "002 Thm 2",
-           ", ".join(f"{lad.G_Z:.3f}" for lad in ladders.values()),
+           ", ".join(R.fmt(lad.G_Z, 3) for lad in ladders.values()),
            all(-1e-12 <= lad.G_Z <= lad.G_out + 1e-12 for lad in ladders.values()))
 claims.add("constant signal: G_Z = 0; the prompt itself: q_Z = O_repro", "002 Thm 2; 2607.03436",
            f"{ladders['constant'].G_Z:.1e}; "

@@ -92,6 +92,15 @@ def test_table_renames_and_escapes():
         report.table(df, columns={"nope": "x"})
 
 
+def test_table_p_value_columns_never_read_zero():
+    """A randomisation p-value below the table's resolution reads "< 0.001", not "0.000", in a
+    p-value column; other float columns keep plain rounding."""
+    df = pd.DataFrame({"p": [0.0, 0.2471], "p_m": [0.0004, 1.0], "gap": [0.0, 0.0874]})
+    html = report.table(df, columns={"p": "pᵣₑ", "p_m": "pₘₚ", "gap": "L̂"}).to_html()
+    assert html.count(">< 0.001<") == 2 and "0.247" in html and "1.000" in html
+    assert ">0.000<" in html  # the gap column: a zero estimate is a zero
+
+
 def test_table_ids_are_reproducible_not_random():
     """Table HTML ids come from the content and the table's number, not pandas' random uuid:
     rendering the same frames in a fresh process gives byte-identical HTML, and two equal

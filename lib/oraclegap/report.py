@@ -181,6 +181,8 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
             fmts[col] = lambda v: "—" if pd.isna(v) else f"{100 * v:.1f}%"
         elif pd.api.types.is_bool_dtype(s):
             fmts[col] = lambda v: "yes" if v else "no"
+        elif pd.api.types.is_float_dtype(s) and _is_p_column(str(col)):
+            fmts[col] = lambda v, d=digits: fmt_p(v, d)
         elif pd.api.types.is_float_dtype(s):
             fmts[col] = lambda v, d=digits: fmt(v, d)
         elif pd.api.types.is_integer_dtype(s):
@@ -195,6 +197,13 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
 
 
 _TABLE_NUMBER = itertools.count(1)
+
+#: shown names of p-value columns: a p-value reads "< 0.001", never "0.000"
+_P_COLUMN = re.compile(r"^(p|pᵣₑ|pₘₚ|p_m|p_re|p_mp|p_holm\w*|p-value|(adjusted|raw|lower-tail|upper-tail) p)$")
+
+
+def _is_p_column(name: str) -> bool:
+    return bool(_P_COLUMN.match(name.strip()))
 
 
 def _table_uuid(df: pd.DataFrame) -> str:
