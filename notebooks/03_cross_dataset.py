@@ -538,7 +538,7 @@ gcal = fitted.groupby("pool", sort=False)["gain_cal"].agg(["min", "max"])
 R.show_md("Reading: validation selects the test-best member at {same} of {all} pool-threshold "
           "cells. Gains over the validation-selected member range {rng}.",
           same=int(diff_sel["same"].sum()), all=len(diff_sel),
-          rng="; ".join(R.md("from {a:+} to {b:+} on {p}", a=r["min"], b=r["max"], p=p)
+          rng="; ".join(R.md("from {a:+} to {b:+} on the {p}", a=r["min"], b=r["max"], p=p)
                         for p, r in gcal.iterrows()))
 
 # %% [markdown]
