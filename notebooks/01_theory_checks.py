@@ -287,11 +287,12 @@ tabs = [f(s, grid) for s in (equal, spec)
 ok = all((t.L >= -1e-12).all() and (t.L <= t.D + 1e-12).all() for t in tabs)
 claims.add("0 ≤ L ≤ D and C_orac ≥ C_best on 50 thresholds (plug-in and true rates, both pools)",
            "2609.32996 §2.1", f"{len(tabs)} tables", ok)
+low = R.compare(plug_c.oracle[0], truth_c.oracle[0], more="above", less="below", same="on")
+why = (R.md(", because $k = {k}$ responses cannot reveal rates far below $1/k$", k=K)
+       if low == "below" else "")
 R.show_md("Reading: at $\\tau = {t:g}$ the plug-in oracle curve lies {o} above the true one; at "
-          "the lowest thresholds it lies {low} the true curve, because $k = {k}$ responses cannot "
-          "reveal rates far below $1/k$.",
-          t=tau_fine[j], o=over, k=K,
-          low=R.compare(plug_c.oracle[0], truth_c.oracle[0], more="above", less="below", same="on"))
+          "the lowest threshold, $\\tau = {t0:g}$, it lies {low} the true curve{why}.",
+          t=tau_fine[j], o=over, t0=tau_fine[0], low=low, why=why)
 
 # %% [markdown]
 # ## The routing identity and the break-even error {#sec-routing-identity}

@@ -1255,7 +1255,8 @@ R.show_lines(take, sep="")
 sizes = list(gt.sizes.sizes)
 R.solution("1. The re-deal mean of $L(0.10)$ is {a} with {m3} members and {b} with {mM}: every "
            "added member gives the oracle one more noisy estimate to pick from, so the null gap "
-           "{w} with pool size.",
+           "{w} with pool size. (The pool-size study draws its own re-deal samples, so its value "
+           "with all {mM} members can differ in the last digit from the Table 1 run's.)",
            a=gt.sizes.null_L[1, sizes.index(min(3, M))], m3=min(3, M), b=gt.sizes.null_L[1, -1],
            mM=M, w=R.compare(gt.sizes.null_L[1, -1], gt.sizes.null_L[1, sizes.index(min(3, M))],
                              more="grows", less="shrinks", same="stays"))
