@@ -168,7 +168,8 @@ def record_times(root: Path, result: dict) -> str:
 
     stems = [Path(p.file).stem for p in quarto_pages(root) if p.is_chapter]
     secs = result.get("seconds") or {}
-    missing = [s for s in stems if s not in secs or s in set(result.get("cached") or [])]
+    cached = set(result.get("cached") or [])
+    missing = [s for s in stems if s not in secs or s in cached]
     if missing or result.get("student"):
         return f"run times not recorded: {', '.join(missing) or 'student edition'} not executed in this run"
     path = Path(root) / RUNTIMES
