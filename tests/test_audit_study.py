@@ -153,3 +153,15 @@ def test_committed_study_rebuilds_reduced():
     merged = again.merge(s.runs, on=cols, suffixes=("", "_committed"))
     assert len(merged) == len(again) == 2 * len(d["truths"])
     assert (merged["code"] == merged["code_committed"]).sum() >= len(merged) - 1, merged
+
+
+def test_cached_cells_are_not_reused_after_the_code_changes(tmp_path, monkeypatch):
+    design = {**study.STUDY, "truths": ("exchangeable",), "ks": (1,), "ns": (60,), "n_pools": 1,
+              "stability_pools": 0, "seed": 3}
+    cells = tmp_path / "cells"
+    study.build_study(tmp_path / "out", design=design, jobs=1, cells_dir=cells, progress=False)
+    first = {p.parent.name for p in cells.rglob("*.csv")}
+    monkeypatch.setattr(study, "_code_digest", lambda: "another version of the library")
+    study.build_study(tmp_path / "out", design=design, jobs=1, cells_dir=cells, progress=False)
+    both = {p.parent.name for p in cells.rglob("*.csv")}
+    assert len(first) == 1 and len(both) == 2  # a second folder: the cell was run again

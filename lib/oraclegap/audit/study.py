@@ -275,6 +275,18 @@ def _read_cell(path: Path, reps: int) -> pd.DataFrame:
     return df[df["rep"] < reps]
 
 
+def _code_digest() -> str:
+    """SHA-256 of the package's Python sources outside the book layer (what a pool's code depends
+    on), so cached cells are never reused after the audit or the samplers change."""
+    pkg = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for f in sorted(pkg.rglob("*.py")):
+        rel = f.relative_to(pkg).as_posix()
+        if not rel.startswith(("book/", "notebooks/")):
+            h.update(rel.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def rules_signature() -> list[str]:
     """The verdict rules in the order they are tried (name -> code): a study is current only for the
     rules it was run with."""
@@ -290,17 +302,19 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
     (the first ``stability_pools`` pools of every cell with n in ``stability_ns``: the code at
     ``--small`` and at full sizes) and
     ``study.json`` (the design, the rules it was run with, CPU seconds). Each cell is written to
-    ``cells_dir`` (default ``.cache/study``) as it finishes, so an interrupted build resumes where it
-    stopped; ``jobs`` processes (default: the CPU count) share the cells."""
+    ``cells_dir`` (default ``.cache/study``, keyed by the fixed settings, the rules and the library's
+    sources) as it finishes, so an interrupted build resumes where it stopped; ``jobs`` processes (default: the CPU count) share the cells."""
     d = dict(STUDY if design is None else design)
     truths, ks, ns, n_pools, seed = _check_design(d["truths"], d["ks"], d["ns"], d["n_pools"], d["seed"])
     stab = check_int(d.get("stability_pools", 0), "stability_pools", minimum=0)
     out = Path(STUDY_DIR if out is None else out)
     cells_dir = Path(cells_dir) if cells_dir is not None else STUDY_DIR.parents[1] / ".cache" / "study"
-    # the cells' folder is keyed by what decides a pool's code (not by how many pools: more extend it)
+    # the cells' folder is keyed by what decides a pool's code -- the design's fixed settings, the
+    # rules and the library code that samples and audits -- not by how many pools (more extend it)
     sizes = ("n_pools", "stability_pools", "stability_ns", "truths", "ks", "ns")
     fixed = {k: v for k, v in d.items() if k not in sizes}
-    key = hashlib.sha256(json.dumps([fixed, rules_signature()], sort_keys=True, default=list).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([fixed, rules_signature(), _code_digest()], sort_keys=True,
+                                    default=list).encode()).hexdigest()
     cells_dir = cells_dir / key[:12]
     cells_dir.mkdir(parents=True, exist_ok=True)
     jobs = check_int(jobs if jobs is not None else (os.cpu_count() or 1), "jobs", minimum=1)
