@@ -88,6 +88,17 @@ def test_measure_problems_flag_long_main_lines_and_wide_tables():
     assert ME.measure_problems("c.html", m, max_words=120, max_columns=9) == []
 
 
+def test_measure_problems_flag_too_many_sections():
+    body = "".join(f"<h2 id='s{i}'>S{i}</h2><p>w</p>" for i in range(9))
+    m = ME.measure_html(f"<main>{body}<h2 id='x-appendix'>Appendix</h2><h2>T</h2></main>")
+    assert m.n_sections == 9
+    probs = ME.measure_problems("c.html", m, max_sections=8)
+    assert len(probs) == 1 and "9 sections (over 8)" in probs[0]
+    assert ME.measure_problems("c.html", m, max_sections=9) == []
+    assert [p.split(";")[0] for p in ME.measure_problems("c.html", m)] == [
+        "c.html: the main line has 9 sections (over 7)"]
+
+
 def test_chapter_measures_reads_only_chapter_pages(tmp_path, capsys):
     (tmp_path / "chapters").mkdir()
     long = "<main><p>" + " ".join(["w"] * 7000) + "</p></main>"

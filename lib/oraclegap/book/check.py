@@ -189,7 +189,8 @@ def _edition_pages(book: Path, root: Path) -> tuple[str, list[str]]:
 
 
 def chapter_measures(book: Path, pages: list[str], max_words: int | None = None,
-                     max_columns: int | None = None) -> tuple[list[str], list[str]]:
+                     max_columns: int | None = None,
+                     max_sections: int | None = None) -> tuple[list[str], list[str]]:
     """(lines to print, problems) of the chapter pages (``chapters/...``) among ``pages`` of the
     rendered book in ``book``: each page's main-line words, sections and tables
     (:func:`.measure.measure_html`), and the pages over the limits (:func:`.measure.measure_problems`)."""
@@ -203,7 +204,8 @@ def chapter_measures(book: Path, pages: list[str], max_words: int | None = None,
         m = ME.measure_html(path.read_text(encoding="utf-8", errors="replace"))
         lines.append(f"  {page}: {m.summary()}")
         problems += ME.measure_problems(page, m, max_words=max_words or ME.MAX_WORDS,
-                                        max_columns=max_columns or ME.MAX_COLUMNS)
+                                        max_columns=max_columns or ME.MAX_COLUMNS,
+                                        max_sections=max_sections or ME.MAX_SECTIONS)
     return lines, problems
 
 

@@ -21,8 +21,8 @@
   nearest ``tbl-`` id around it, else the table's own id, else ``table N``).
 
 :func:`measure_problems` turns a measure into the book check's problems (a main line over
-``max_words`` words, a table over ``max_columns`` columns); ``python -m oraclegap.book.measure
-PAGE...`` prints the figures of rendered pages.
+``max_words`` words or ``max_sections`` sections, a table over ``max_columns`` columns);
+``python -m oraclegap.book.measure PAGE...`` prints the figures of rendered pages.
 """
 
 from __future__ import annotations
@@ -33,10 +33,13 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["MAX_WORDS", "MAX_COLUMNS", "PageMeasure", "measure_html", "measure_page", "measure_problems"]
+__all__ = ["MAX_WORDS", "MAX_COLUMNS", "MAX_SECTIONS", "PageMeasure", "measure_html", "measure_page", "measure_problems"]
 
 MAX_WORDS = 6500  # words in a chapter's main line (issue 22: "at most ~6k words")
 MAX_COLUMNS = 8  # columns of a main-line table ("at most ~8 columns")
+# ``##`` sections of a main line, counting Data and settings, Takeaways and Exercises ("at most ~6
+# sections": six that carry the argument, or five and the exercises' own)
+MAX_SECTIONS = 7
 
 _WORD = re.compile(r"[^\W_](?:[\w'’.\-]*[^\W_])?")
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
@@ -218,13 +221,16 @@ def measure_page(path: Path | str) -> PageMeasure:
 
 
 def measure_problems(name: str, m: PageMeasure, max_words: int = MAX_WORDS,
-                     max_columns: int = MAX_COLUMNS) -> list[str]:
-    """The book check's problems of one chapter's measure: a main line over ``max_words`` words,
-    and each main-line table over ``max_columns`` columns."""
+                     max_columns: int = MAX_COLUMNS, max_sections: int = MAX_SECTIONS) -> list[str]:
+    """The book check's problems of one chapter's measure: a main line over ``max_words`` words or
+    over ``max_sections`` ``##`` sections, and each main-line table over ``max_columns`` columns."""
     problems = []
     if m.words > max_words:
         problems.append(f"{name}: the main line has {m.words:,} words (over {max_words:,}); move sections to the "
                         "chapter's appendix (a section whose id contains 'appendix')")
+    if m.n_sections > max_sections:
+        problems.append(f"{name}: the main line has {m.n_sections} sections (over {max_sections}); group them "
+                        "or move some to the chapter's appendix (a section whose id contains 'appendix')")
     for label, cols in m.tables:
         if cols > max_columns:
             problems.append(f"{name}: table {label} has {cols} columns in the main line (over {max_columns}); "
