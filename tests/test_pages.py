@@ -87,3 +87,29 @@ def test_run_times_come_from_one_record(tmp_path):
     (tmp_path / pages.RUNTIMES).unlink()
     with pytest.raises(ValueError, match="runtimes.json"):
         pages.runtimes_section(tmp_path)
+
+
+def test_class_audit_time_comes_from_the_record(tmp_path):
+    import json
+    import shutil
+
+    for name in ("_quarto.yml", "instructors.qmd"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    assert pages.AU_BEGIN in (tmp_path / "instructors.qmd").read_text()
+    assert "not recorded yet" in pages.audit_time_sentence(tmp_path)
+    seen = []
+    said = pages.record_audit_time(tmp_path, run=lambda argv: seen.append(argv) or 41.3)
+    assert "41.3 s" in said
+    argv = seen[0]
+    assert argv[2:5] == ["oraclegap.cli", "audit", pages.CLASS_AUDIT[0]] and argv[-2:] == ["--small", "--no-report"]
+    rec = json.loads((tmp_path / pages.RUNTIMES).read_text())["audit"]
+    assert rec["seconds"] == 41.3 and rec["pool"] == pages.CLASS_AUDIT[0]
+    text = pages.audit_time_sentence(tmp_path)
+    assert "`--small` and `--no-report` it took 41 s" in text and f"load average {rec['load_average']}" in text
+
+    def fails(argv):
+        raise ValueError("the class audit of x failed (exit 2): no data")
+
+    with pytest.raises(ValueError, match="failed"):
+        pages.record_audit_time(tmp_path, run=fails)
+    assert json.loads((tmp_path / pages.RUNTIMES).read_text())["audit"]["seconds"] == 41.3  # kept

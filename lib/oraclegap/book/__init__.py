@@ -481,7 +481,9 @@ def main(argv=None) -> int:
                    help="chapters executed side by side (default: CPU count, at most 4; $OG_BOOK_JOBS)")
     b.add_argument("--student", action="store_true",
                    help="render the student edition (no exercise solutions) into _book-student/")
-    sub.add_parser("pages", help="rewrite the pages generated from the library (data.qmd from the dataset registry)")
+    pg = sub.add_parser("pages", help="rewrite the pages generated from the library (data.qmd from the dataset registry)")
+    pg.add_argument("--time-audit", action="store_true",
+                    help="first time the instructors' class audit (needs its released data) and record it")
     sub.add_parser("slides", help="render the class slides (revealjs) from the executed chapters into _slides/")
     sub.add_parser("check", help="check the rendered pages statically and in headless Chromium")
     sub.add_parser("structure", help="check _quarto.yml against notebooks/ and cross-references")
@@ -520,8 +522,14 @@ def main(argv=None) -> int:
               + ("" if q else "; `make book` will use the nbconvert fallback and the Quarto tests will skip"))
         return 0
     if args.cmd == "pages":
-        from .pages import write_pages
+        from .pages import record_audit_time, write_pages
 
+        if args.time_audit:
+            try:
+                print(f"pages: {record_audit_time(root)}")
+            except ValueError as exc:
+                print(f"pages: {exc}", file=sys.stderr)
+                return 2
         changed = write_pages(root)
         print("pages: " + (", ".join(p.name for p in changed) + " rewritten" if changed else "up to date"))
         return 0

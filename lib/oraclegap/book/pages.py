@@ -184,6 +184,62 @@ def record_times(root: Path, result: dict) -> str:
     return f"{mode} run times recorded in {RUNTIMES}"
 
 
+#: The audit the instructors' plan runs in class, and the arguments its recorded time is for.
+CLASS_AUDIT = ("chen2026-math500", "--small", "--no-report")
+AU_BEGIN = "<!-- generated: class audit time (python -m oraclegap.book pages --time-audit) -->"
+AU_END = "<!-- end of generated class audit time -->"
+
+
+def record_audit_time(root: Path, run=None) -> str:
+    """Time the class audit (:data:`CLASS_AUDIT`: ``oraclegap audit POOL --out TMP --small
+    --no-report`` in a fresh process, as a student runs it) and store its wall seconds, the date,
+    the load average and the CPU count under ``audit`` in :data:`RUNTIMES`. ``run(argv) -> seconds``
+    replaces the subprocess (tests). A failing audit (e.g. the released data absent) raises
+    ``ValueError`` and records nothing. Returns what it did, in words."""
+    import datetime
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    from .._io import atomic_write
+
+    pool, *flags = CLASS_AUDIT
+
+    def _subprocess(argv):
+        t0 = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise ValueError(f"the class audit of {pool} failed (exit {done.returncode}): {tail[0]}")
+        return time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [sys.executable, "-m", "oraclegap.cli", "audit", pool, "--out", str(Path(tmp) / "a"), *flags]
+        seconds = float((run or _subprocess)(argv))
+    path = Path(root) / RUNTIMES
+    rec = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    rec["audit"] = {"pool": pool, "flags": flags,
+                    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+                    "load_average": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(),
+                    "seconds": round(seconds, 1)}
+    atomic_write(path, json.dumps(rec, indent=1) + "\n")
+    return f"class audit of {pool}: {seconds:.1f} s, recorded in {RUNTIMES}"
+
+
+def audit_time_sentence(root: Path) -> str:
+    """The instructors' sentence on how long the class audit takes, from :data:`RUNTIMES`."""
+    path = Path(root) / RUNTIMES
+    rec = json.loads(path.read_text(encoding="utf-8")).get("audit") if path.is_file() else None
+    if not rec:
+        return ("Its run time is not recorded yet (`python -m oraclegap.book pages --time-audit` "
+                "times it); the HTML report adds its rendering.")
+    flags = " and ".join(f"`{f}`" for f in rec["flags"])
+    return (f"With {flags} it took {_secs(rec['seconds'])} on {rec['cpus']} CPU cores (load average "
+            f"{rec['load_average']}, {rec['date']}); the HTML report adds its rendering.")
+
+
 def _secs(x) -> str:
     return f"{x:.0f} s" if x < 600 else f"{x / 60:.1f} min"
 
@@ -229,6 +285,8 @@ def _generated(root: Path) -> dict[Path, str]:
     if inst.is_file() and RT_BEGIN in inst.read_text(encoding="utf-8"):
         out[inst] = _with_table(inst.read_text(encoding="utf-8"), runtimes_section(root), INSTRUCTORS_PAGE,
                                 RT_BEGIN, RT_END)
+        if AU_BEGIN in out[inst]:
+            out[inst] = _with_table(out[inst], audit_time_sentence(root), INSTRUCTORS_PAGE, AU_BEGIN, AU_END)
     return out
 
 
