@@ -448,8 +448,8 @@ show_md("Reading: on the calibration half {sat} of the {k} alternatives already 
 # ### Real pools
 #
 # The same sweep on every real pool present: MMLU-Pro's 29 models (10,326 items; the large
-# case, with the optimum enumerated up to four alternatives and bounded beyond, whose greedy
-# pools against the optimum of the full pool are in @sec-compose-large), the RouterBench
+# case: the sweep enumerates the optimum up to four alternatives and bounds it beyond, and
+# @sec-compose-large sets greedy against the optimum on all items), the RouterBench
 # subset (11 models, three tasks, with per-query cost), RouterDC's seven models (six k = 1 task
 # sets, and its k = 10 sets with success at $\tau = 0.5$), both LLMRouter sets, and the k = 30
 # tensors of arXiv 2607.03436 at several thresholds tau (a model solves an item when at least a
