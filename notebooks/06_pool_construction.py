@@ -261,7 +261,7 @@ show_md("Reading: the constructed ratios equal the construction's own counts ({a
         k=len(disjoint.sizes), dis=fmt(bool(np.array_equal(disjoint.greedy, disjoint.optimum))))
 
 # %% [markdown]
-# ## The held-out sweep on a simulated pool
+# ## Does greedy pay held out?
 #
 # Paper 002's sweep: for each dataset and each of many random 50/50 splits, the anchor is the
 # most accurate model on the calibration half; greedy, the exhaustive optimum and the baselines
@@ -269,8 +269,13 @@ show_md("Reading: the constructed ratios equal the construction's own counts ({a
 # the coverage of random pools of the same size. The baselines are ranking by individual
 # accuracy, lowest mean pairwise correlation of error vectors, k-medoids on error vectors
 # (`kmedoids` package) and greedy maximum a posteriori selection of a determinantal point process
-# on error vectors. Our simulated pool (`simulate.latent_world`) has the paper's shape, with known
-# success probabilities: logit $p_{im} = a_m + v_{m,\text{dataset}} + u_{m,\text{topic}} - d_i$,
+# on error vectors. The sweep runs first on a simulated pool with known structure, then on every
+# real pool present.
+#
+# ### A simulated pool with known structure
+#
+# Our simulated pool (`simulate.latent_world`) has the paper's shape, with known success
+# probabilities: logit $p_{im} = a_m + v_{m,\text{dataset}} + u_{m,\text{topic}} - d_i$,
 # accuracies spread evenly from a weak to a strong model, six latent topics with model-specific
 # skill $u$ (the complementarity), and a contrast pool without topic skill.
 
@@ -440,94 +445,11 @@ show_md("Reading: on the calibration half {sat} of the {k} alternatives already 
         sat=fmt(float(ov["saturation_size"].median()), 0), k=M_SIM - 1)
 
 # %% [markdown]
-# Pool stability: with the anchor and the pools refitted on each calibration half, how often
-# does the same pool come back (@tbl-compose-stability)?
-
-# %%
-stab = sim.stability()
-stab = stab[stab["size"] <= 3].groupby(["size", "rule"],
-                                       sort=False)[["modal_pool_share", "distinct_pools",
-                                                    "mean_jaccard",
-                                                    "modal_anchor_share"]].mean().reset_index()
-
-
-# %%
-#| label: tbl-compose-stability
-#| tbl-cap: >-
-#|   Stability across folds on the simulated pool with topic skill, sizes 1-3: share of folds
-#|   choosing the most frequent pool (anchor included), number of distinct pools, mean pairwise
-#|   Jaccard similarity, and the share of the most frequent anchor.
-display(table(stab, percent=["modal pool", "modal anchor"],
-              columns={"size": "size", "rule": "rule", "modal_pool_share": "modal pool",
-                       "distinct_pools": "distinct pools", "mean_jaccard": "mean Jaccard",
-                       "modal_anchor_share": "modal anchor"}))
-gs = stab[(stab["rule"] == "greedy") & (stab["size"] == 2)].iloc[0]
-ac = stab[(stab["rule"] == "accuracy") & (stab["size"] == 2)].iloc[0]
-show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
-        "accuracy-ranked pool ({a:%}); the anchor itself is the same in {an:%} of folds.",
-        g=gs["modal_pool_share"], a=ac["modal_pool_share"],
-        cmp=than(gs["modal_pool_share"], ac["modal_pool_share"], "more often than",
-                 "less often than", "as often as"), an=gs["modal_anchor_share"])
-
-# %% [markdown]
-# ## Budgets in cost units
-#
-# When alternatives cost different amounts, the cardinality budget becomes a knapsack:
-# $\sum_{m \in S} w_m \le B$, with $w_m$ the mean per-item cost of model m divided by the
-# largest cost (the units of `certify.cost_utilities`). Cost-benefit greedy adds the member
-# with the largest gain per unit cost that still fits; with partial enumeration (every feasible
-# seed of three members completed greedily) it keeps the $1 - 1/e$ guarantee, while plain
-# cost-benefit greedy with a single-model fallback guarantees half of that. We compare both
-# with the exhaustive knapsack optimum and with the cost-blind greedy order truncated at the
-# budget, on one simulated dataset with the latent pool's costs (calibration half to choose,
-# test half to measure; @fig-compose-budget).
-
-# %%
-ds0 = world.pool.prompts["dataset"].to_numpy() == "A"
-XA, costA = world.pool.verdicts[ds0, :, 0], world.pool.cost[ds0]
-fitA = ~random_halves(int(ds0.sum()), rng)
-wA = C.model_costs(costA, len(XA), M_SIM, rows=fitA)
-budgets = np.round(np.linspace(wA.min(), wA.sum() - wA.min(), 12), 3)
-curve = C.budget_curve(XA, "best", costA, budgets, fit=fitA, test=~fitA)
-knap = curve[curve["method"] == "exhaustive knapsack"].set_index("budget")["fit"]
-worst_cb = C.budget_ratios(curve)  # per method, the worst budget as a share of the knapsack optimum
-
-# %%
-#| label: fig-compose-budget
-#| fig-cap: >-
-#|   Complementary coverage under a knapsack budget on simulated dataset A (calibration half, solid;
-#|   test half, dashed): cost-benefit greedy with and without partial enumeration, the exhaustive
-#|   knapsack optimum and the cost-blind greedy order cut at the budget (one colour and marker
-#|   each).
-fig, ax = plt.subplots(figsize=(7, 3.8))
-# one colour and marker per method; the wider ones stay visible where the lines coincide
-styles = zip(("C0", "C1", "C2", "C4"), "osD^", (4, 7, 4, 5), (1.2, 2.8, 1.2, 1.2), strict=True)
-for (m, d), (c, mk, ms, lw) in zip(curve.groupby("method", sort=False), styles, strict=True):
-    ax.plot(d["budget"], d["fit"], marker=mk, ms=ms, lw=lw, mfc="none", color=c, label=m)
-    ax.plot(d["budget"], d["test"], ls="--", color=c, lw=1)
-ax.plot([], [], color="0.4", marker="o", ms=4, mfc="none", label="calibration half (solid)")
-ax.plot([], [], color="0.4", ls="--", lw=1, label="test half (dashed)")
-ax.set(xlabel="budget B (sum of normalised mean costs)", ylabel="F_b",
-       title="coverage under a cost budget")
-ax.legend(fontsize=8)
-plt.show()
-
-# %%
-show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum is {p3} with "
-        "partial enumeration (guarantee {g3}), {p0} without it (guarantee {g0}) and {cb} for the "
-        "cost-blind greedy order, which has no guarantee under costs{why}.",
-        nb=len(budgets), p3=worst_cb["cost-benefit greedy (partial=3)"], g3=C.GREEDY_BOUND,
-        p0=worst_cb["cost-benefit greedy (partial=0)"], g0=C.GREEDY_BOUND / 2,
-        cb=worst_cb["cost-blind greedy prefix"],
-        why=" (at small budgets its first, expensive choice does not fit, and it stops with "
-            "nothing)"
-        if curve.loc[curve["method"] == "cost-blind greedy prefix", "size"].min() == 0 else "")
-
-# %% [markdown]
-# ## Real pools
+# ### Real pools
 #
 # The same sweep on every real pool present: MMLU-Pro's 29 models (10,326 items; the large
-# case, with the optimum enumerated up to four alternatives and bounded beyond), the RouterBench
+# case: the sweep enumerates the optimum up to four alternatives and bounds it beyond, and
+# @sec-compose-large sets greedy against the optimum on all items), the RouterBench
 # subset (11 models, three tasks, with per-query cost), RouterDC's seven models (six k = 1 task
 # sets, and its k = 10 sets with success at $\tau = 0.5$), both LLMRouter sets, and the k = 30
 # tensors of arXiv 2607.03436 at several thresholds tau (a model solves an item when at least a
@@ -584,49 +506,6 @@ show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real),
         else "")
 
 # %% [markdown]
-# Two real pools carry per-query costs: the RouterBench subset (US dollars) and RouteProfile
-# (token prices). @tbl-compose-real-budget repeats the budget comparison on each of their
-# datasets (calibration half to choose, test half to measure, eight budgets from the cheapest
-# model to the sum of all) and adds what querying the whole greedy pool of $|S| = 2$ costs
-# relative to
-# the anchor alone, as a confidence router must.
-
-# %%
-brow = []
-for label in [x for x in ("RouterBench", "LLMRouter RouteProfile") if x in real]:
-    registry = {"RouterBench": "routerbench-all",
-                "LLMRouter RouteProfile": "llmrouter-routeprofile"}
-    sw, pool = real[label], datasets.load(registry[label])
-    cr = sw.table9(2).set_index(["dataset", "rule"])["pool_cost_ratio"]
-    for ds, pos in sw.items.items():
-        Xd, cd, fit = pool.verdicts[pos, :, 0], pool.cost[pos], ~sw.splits[ds][0]
-        wd = C.model_costs(cd, len(pos), Xd.shape[1], rows=fit)
-        cv = C.budget_curve(Xd, "best", cd, np.linspace(wd.min(), wd.sum(), 8), fit=fit, test=~fit)
-        brow.append({"pool": label, "dataset": ds, **C.budget_ratios(cv),
-                     "greedy pool cost / anchor (|S| = 2)": cr.get((ds, "greedy"), np.nan)})
-rb = pd.DataFrame(brow)
-
-# %%
-#| label: tbl-compose-real-budget
-#| tbl-cap: >-
-#|   Knapsack budgets with real costs: per dataset, the smallest ratio to the exhaustive knapsack
-#|   optimum over eight budgets on the calibration half for cost-benefit greedy with and without
-#|   partial enumeration and for the cost-blind greedy order, and the mean cost of querying anchor +
-#|   greedy pool (|S| = 2) over the anchor's, from the sweep.
-if len(rb):
-    display(table(rb))
-    show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} "
-            "over {n} datasets (without: {p0}; cost-blind order: {cb}); querying the anchor and a "
-            "greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
-            p3=rb["cost-benefit greedy (partial=3)"].min(),
-            p0=rb["cost-benefit greedy (partial=0)"].min(),
-            n=int(rb["cost-benefit greedy (partial=3)"].notna().sum()),
-            cb=rb["cost-blind greedy prefix"].min(), lo=rb.iloc[:, -1].min(),
-            hi=rb.iloc[:, -1].max())
-else:
-    show_md("*Skipped: neither RouterBench nor RouteProfile is present.*")
-
-# %% [markdown]
 # @tbl-compose-real gives one row per real dataset at $|S| = 2$: greedy and accuracy ranking on the
 # test half, how often greedy clears the random p95, and how quickly coverage saturates.
 
@@ -657,15 +536,6 @@ if real:
 else:
     skipped.append("real pools (none present)")
     show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
-
-# %%
-#| label: tbl-compose-real-stability
-#| tbl-cap: >-
-#|   The same datasets: the smallest greedy/optimum ratio on calibration, the share of folds that
-#|   choose the most frequent greedy pool, and the number of alternatives reaching 90% of the whole
-#|   pool's calibration coverage.
-if real:
-    display(table(shown, columns=names_more, percent=["modal greedy pool"]))
 
 # %%
 def greedy_verdict(n, w, l, maj, br):
@@ -743,57 +613,106 @@ if len(reach):
             if len(later) else "")
 
 # %% [markdown]
-# ## The large case: MMLU-Pro's 29 models
+# ## Budgets in cost units
 #
-# The number of pools of a given size grows as a binomial coefficient in the number of
-# alternatives, so enumeration stops early (the counts are below the table). Beyond it,
-# best-first branch and bound over marginal gains (the bound at a node is its coverage plus the
-# largest remaining marginal gains, valid by
-# submodularity) proves the optimum when it finishes within the node budget; when it does not,
-# the smallest proven upper bound is reported, so greedy/optimum becomes a lower bound. Lazy
-# greedy keeps stale marginal gains in a heap and re-evaluates only the top one.
+# When alternatives cost different amounts, the cardinality budget becomes a knapsack:
+# $\sum_{m \in S} w_m \le B$, with $w_m$ the mean per-item cost of model m divided by the
+# largest cost (the units of `certify.cost_utilities`). Cost-benefit greedy adds the member
+# with the largest gain per unit cost that still fits; with partial enumeration (every feasible
+# seed of three members completed greedily) it keeps the $1 - 1/e$ guarantee, while plain
+# cost-benefit greedy with a single-model fallback guarantees half of that. We compare both
+# with the exhaustive knapsack optimum and with the cost-blind greedy order truncated at the
+# budget, first on one simulated dataset with the latent pool's costs (calibration half to
+# choose, test half to measure; @fig-compose-budget), then with the real costs of two released
+# pools.
+#
+# ### A simulated dataset
 
 # %%
-#| label: tbl-compose-mmlupro
+ds0 = world.pool.prompts["dataset"].to_numpy() == "A"
+XA, costA = world.pool.verdicts[ds0, :, 0], world.pool.cost[ds0]
+fitA = ~random_halves(int(ds0.sum()), rng)
+wA = C.model_costs(costA, len(XA), M_SIM, rows=fitA)
+budgets = np.round(np.linspace(wA.min(), wA.sum() - wA.min(), 12), 3)
+curve = C.budget_curve(XA, "best", costA, budgets, fit=fitA, test=~fitA)
+knap = curve[curve["method"] == "exhaustive knapsack"].set_index("budget")["fit"]
+worst_cb = C.budget_ratios(curve)  # per method, the worst budget as a share of the knapsack optimum
+
+# %%
+#| label: fig-compose-budget
+#| fig-cap: >-
+#|   Complementary coverage under a knapsack budget on simulated dataset A (calibration half, solid;
+#|   test half, dashed): cost-benefit greedy with and without partial enumeration, the exhaustive
+#|   knapsack optimum and the cost-blind greedy order cut at the budget (one colour and marker
+#|   each).
+fig, ax = plt.subplots(figsize=(7, 3.8))
+# one colour and marker per method; the wider ones stay visible where the lines coincide
+styles = zip(("C0", "C1", "C2", "C4"), "osD^", (4, 7, 4, 5), (1.2, 2.8, 1.2, 1.2), strict=True)
+for (m, d), (c, mk, ms, lw) in zip(curve.groupby("method", sort=False), styles, strict=True):
+    ax.plot(d["budget"], d["fit"], marker=mk, ms=ms, lw=lw, mfc="none", color=c, label=m)
+    ax.plot(d["budget"], d["test"], ls="--", color=c, lw=1)
+ax.plot([], [], color="0.4", marker="o", ms=4, mfc="none", label="calibration half (solid)")
+ax.plot([], [], color="0.4", ls="--", lw=1, label="test half (dashed)")
+ax.set(xlabel="budget B (sum of normalised mean costs)", ylabel="F_b",
+       title="coverage under a cost budget")
+ax.legend(fontsize=8)
+plt.show()
+
+# %%
+show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum is {p3} with "
+        "partial enumeration (guarantee {g3}), {p0} without it (guarantee {g0}) and {cb} for the "
+        "cost-blind greedy order, which has no guarantee under costs{why}.",
+        nb=len(budgets), p3=worst_cb["cost-benefit greedy (partial=3)"], g3=C.GREEDY_BOUND,
+        p0=worst_cb["cost-benefit greedy (partial=0)"], g0=C.GREEDY_BOUND / 2,
+        cb=worst_cb["cost-blind greedy prefix"],
+        why=" (at small budgets its first, expensive choice does not fit, and it stops with "
+            "nothing)"
+        if curve.loc[curve["method"] == "cost-blind greedy prefix", "size"].min() == 0 else "")
+
+# %% [markdown]
+# ### Real costs
+#
+# Two real pools carry per-query costs: the RouterBench subset (US dollars) and RouteProfile
+# (token prices). @tbl-compose-real-budget repeats the budget comparison on each of their
+# datasets (calibration half to choose, test half to measure, eight budgets from the cheapest
+# model to the sum of all) and adds what querying the whole greedy pool of $|S| = 2$ costs
+# relative to
+# the anchor alone, as a confidence router must.
+
+# %%
+brow = []
+for label in [x for x in ("RouterBench", "LLMRouter RouteProfile") if x in real]:
+    registry = {"RouterBench": "routerbench-all",
+                "LLMRouter RouteProfile": "llmrouter-routeprofile"}
+    sw, pool = real[label], datasets.load(registry[label])
+    cr = sw.table9(2).set_index(["dataset", "rule"])["pool_cost_ratio"]
+    for ds, pos in sw.items.items():
+        Xd, cd, fit = pool.verdicts[pos, :, 0], pool.cost[pos], ~sw.splits[ds][0]
+        wd = C.model_costs(cd, len(pos), Xd.shape[1], rows=fit)
+        cv = C.budget_curve(Xd, "best", cd, np.linspace(wd.min(), wd.sum(), 8), fit=fit, test=~fit)
+        brow.append({"pool": label, "dataset": ds, **C.budget_ratios(cv),
+                     "greedy pool cost / anchor (|S| = 2)": cr.get((ds, "greedy"), np.nan)})
+rb = pd.DataFrame(brow)
+
+# %%
+#| label: tbl-compose-real-budget
 #| tbl-cap: >-
-#|   MMLU-Pro, all items, anchor = the most accurate model: greedy against the optimum by
-#|   enumeration, branch and bound, or (when neither finishes) an upper bound.
-mp, why = datasets.load_optional("mmlu-pro")
-if mp is not None:
-    Xm, mnames = C.outcome_matrix(mp)
-    gm, gl = C.greedy_pool(Xm, "best", 12), C.greedy_pool(Xm, "best", 12, lazy=True)
-    large = pd.DataFrame([{"size": s, "greedy": gm.values[s - 1],
-                           **{k: v for k, v in vars(o).items()
-                              if k in ("method", "exact", "evaluated")},
-                           "optimum or bound": o.upper_value,
-                           "greedy / optimum (>= when a bound)": gm.values[s - 1] / o.upper_value}
-                          for s in (2, 3, 4, 6, 8, 10, 12)
-                          for o in [C.exhaustive_pool(Xm, "best", s, max_subsets=MAX_SUBSETS,
-                                                      max_nodes=MAX_NODES)]])
-    display(table(large))
+#|   Knapsack budgets with real costs: per dataset, the smallest ratio to the exhaustive knapsack
+#|   optimum over eight budgets on the calibration half for cost-benefit greedy with and without
+#|   partial enumeration and for the cost-blind greedy order, and the mean cost of querying anchor +
+#|   greedy pool (|S| = 2) over the anchor's, from the sweep.
+if len(rb):
+    display(table(rb))
+    show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} "
+            "over {n} datasets (without: {p0}; cost-blind order: {cb}); querying the anchor and a "
+            "greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
+            p3=rb["cost-benefit greedy (partial=3)"].min(),
+            p0=rb["cost-benefit greedy (partial=0)"].min(),
+            n=int(rb["cost-benefit greedy (partial=3)"].notna().sum()),
+            cb=rb["cost-blind greedy prefix"].min(), lo=rb.iloc[:, -1].min(),
+            hi=rb.iloc[:, -1].max())
 else:
-    skipped.append("MMLU-Pro large case (absent)")
-    show_md("*Skipped: {w}*", w=why)
-
-# %%
-from math import comb
-
-if mp is not None:
-    n_alt = len(mnames) - 1
-    show_md("With {a} alternatives there are {c3:,} pools of three and {ch:,} pools of {h}.",
-            a=n_alt, c3=comb(n_alt, 3), ch=comb(n_alt, n_alt // 2), h=n_alt // 2)
-
-# %%
-if mp is not None:
-    show_md("Reading: anchor {a}; the optimum is proven up to |S| = {se} (enumeration up to {sn}), "
-            "and {gr} there; lazy greedy took {le} marginal-gain evaluations for twelve members "
-            "against {pe} for plain greedy, with the same pool: {same}.",
-            a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
-            sn=int(large.loc[large["method"] == "enumeration", "size"].max()),
-            gr=(lambda r: "greedy attains it at every proven size" if r >= 1 - 1e-12
-                else md("greedy reaches at least {r:%} of it", r=r))(large.loc[large["exact"],
-            "greedy / optimum (>= when a bound)"].min()), le=gl.evaluations, pe=gm.evaluations,
-            same=fmt(gl.members == gm.members))
+    show_md("*Skipped: neither RouterBench nor RouteProfile is present.*")
 
 # %% [markdown]
 # ## Does coverage buy router gain? {#sec-compose-router}
@@ -1150,3 +1069,114 @@ solution(md("Plain cost-benefit greedy falls short of the optimum at {k} of {n} 
             k=len(gap), n=len(knap),
             where=md(" (largest shortfall {g} at B = {b})", g=gap.max(), b=gap.idxmax()) if len(gap)
             else ""))
+
+# %% [markdown]
+# ## Appendix: stability and the large case {#sec-compose-appendix}
+#
+# What a first reading can skip: how often the same pool comes back from fold to fold, on the
+# simulated pool and on every real dataset, and greedy against the proven optimum on MMLU-Pro's
+# full pool of 29 models.
+#
+# ### Pool stability across folds
+#
+# With the anchor and the pools refitted on each calibration half of the simulated pool with
+# topic skill, how often does the same pool come back (@tbl-compose-stability)?
+
+# %%
+stab = sim.stability()
+stab = stab[stab["size"] <= 3].groupby(["size", "rule"],
+                                       sort=False)[["modal_pool_share", "distinct_pools",
+                                                    "mean_jaccard",
+                                                    "modal_anchor_share"]].mean().reset_index()
+
+
+# %%
+#| label: tbl-compose-stability
+#| tbl-cap: >-
+#|   Stability across folds on the simulated pool with topic skill, sizes 1-3: share of folds
+#|   choosing the most frequent pool (anchor included), number of distinct pools, mean pairwise
+#|   Jaccard similarity, and the share of the most frequent anchor.
+display(table(stab, percent=["modal pool", "modal anchor"],
+              columns={"size": "size", "rule": "rule", "modal_pool_share": "modal pool",
+                       "distinct_pools": "distinct pools", "mean_jaccard": "mean Jaccard",
+                       "modal_anchor_share": "modal anchor"}))
+gs = stab[(stab["rule"] == "greedy") & (stab["size"] == 2)].iloc[0]
+ac = stab[(stab["rule"] == "accuracy") & (stab["size"] == 2)].iloc[0]
+show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
+        "accuracy-ranked pool ({a:%}); the anchor itself is the same in {an:%} of folds.",
+        g=gs["modal_pool_share"], a=ac["modal_pool_share"],
+        cmp=than(gs["modal_pool_share"], ac["modal_pool_share"], "more often than",
+                 "less often than", "as often as"), an=gs["modal_anchor_share"])
+
+# %% [markdown]
+# ### Stability on the real datasets
+#
+# The same question for every real dataset of @tbl-compose-real, with the smallest
+# greedy/optimum ratio on calibration and the number of alternatives at which the calibration
+# coverage saturates beside it (@tbl-compose-real-stability).
+
+# %%
+#| label: tbl-compose-real-stability
+#| tbl-cap: >-
+#|   The real datasets: the smallest greedy/optimum ratio on calibration (exact cells, every
+#|   size), the share of folds that choose the most frequent greedy pool at |S| = 2, and the number
+#|   of alternatives reaching 90% of the whole pool's calibration coverage.
+if real:
+    display(table(shown, columns=names_more, percent=["modal greedy pool"]))
+    show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {lo:%} to {hi:%} of "
+            "folds (median {med:%} over {n} datasets).", lo=over["greedy_modal_share"].min(),
+            hi=over["greedy_modal_share"].max(), med=over["greedy_modal_share"].median(),
+            n=len(over))
+
+# %% [markdown]
+# ### The large case: MMLU-Pro's 29 models {#sec-compose-large}
+#
+# The number of pools of a given size grows as a binomial coefficient in the number of
+# alternatives, so enumeration stops early (the counts are below the table). Beyond it,
+# best-first branch and bound over marginal gains (the bound at a node is its coverage plus the
+# largest remaining marginal gains, valid by
+# submodularity) proves the optimum when it finishes within the node budget; when it does not,
+# the smallest proven upper bound is reported, so greedy/optimum becomes a lower bound. Lazy
+# greedy keeps stale marginal gains in a heap and re-evaluates only the top one.
+
+# %%
+#| label: tbl-compose-mmlupro
+#| tbl-cap: >-
+#|   MMLU-Pro, all items, anchor = the most accurate model: greedy against the optimum by
+#|   enumeration, branch and bound, or (when neither finishes) an upper bound.
+mp, why = datasets.load_optional("mmlu-pro")
+if mp is not None:
+    Xm, mnames = C.outcome_matrix(mp)
+    gm, gl = C.greedy_pool(Xm, "best", 12), C.greedy_pool(Xm, "best", 12, lazy=True)
+    large = pd.DataFrame([{"size": s, "greedy": gm.values[s - 1],
+                           **{k: v for k, v in vars(o).items()
+                              if k in ("method", "exact", "evaluated")},
+                           "optimum or bound": o.upper_value,
+                           "greedy / optimum (>= when a bound)": gm.values[s - 1] / o.upper_value}
+                          for s in (2, 3, 4, 6, 8, 10, 12)
+                          for o in [C.exhaustive_pool(Xm, "best", s, max_subsets=MAX_SUBSETS,
+                                                      max_nodes=MAX_NODES)]])
+    display(table(large))
+else:
+    skipped.append("MMLU-Pro large case (absent)")
+    show_md("*Skipped: {w}*", w=why)
+
+# %%
+from math import comb
+
+if mp is not None:
+    n_alt = len(mnames) - 1
+    show_md("With {a} alternatives there are {c3:,} pools of three and {ch:,} pools of {h}.",
+            a=n_alt, c3=comb(n_alt, 3), ch=comb(n_alt, n_alt // 2), h=n_alt // 2)
+
+# %%
+if mp is not None:
+    show_md("Reading: anchor {a}; the optimum is proven up to |S| = {se} (enumeration up to {sn}), "
+            "and {gr} there; lazy greedy took {le} marginal-gain evaluations for twelve members "
+            "against {pe} for plain greedy, with the same pool: {same}.",
+            a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
+            sn=int(large.loc[large["method"] == "enumeration", "size"].max()),
+            gr=(lambda r: "greedy attains it at every proven size" if r >= 1 - 1e-12
+                else md("greedy reaches at least {r:%} of it", r=r))(large.loc[large["exact"],
+            "greedy / optimum (>= when a bound)"].min()), le=gl.evaluations, pe=gm.evaluations,
+            same=fmt(gl.members == gm.members))
