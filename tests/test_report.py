@@ -73,6 +73,14 @@ def test_claims_table_and_stop():
         c.add("x", "y", 1, True, kind="other")
 
 
+def test_fmt_signed_carries_no_sign_where_the_rounding_shows_zero():
+    for x in (-0.0004, 1e-17, -1e-17, 0.0, 0.00049):
+        assert report.fmt_signed(x) == "0.000"
+    assert report.fmt_signed(0.0005) == "+0.001" and report.fmt_signed(-0.0005) in ("-0.001", "0.000")
+    assert report.fmt_signed(12) == "+12" and report.fmt_signed(-3) == "-3"
+    assert report.fmt_signed_interval(0.02, -0.0004, 0.05) == "+0.020 [0.000, +0.050]"
+
+
 def test_fmt_signed_interval():
     assert report.fmt_signed_interval(0.0123, -0.0041, 0.03) == "+0.012 [-0.004, +0.030]"
     assert report.fmt_signed_interval(0.0, 0.0, 0.5, digits=2) == "0.00 [0.00, +0.50]"  # zero carries no sign

@@ -115,9 +115,14 @@ def fmt(x, digits: int = 3) -> str:
 
 
 def fmt_signed(x, digits: int = 3) -> str:
-    """Like :func:`fmt` with an explicit sign (``+0.017``)."""
+    """Like :func:`fmt` with an explicit sign (``+0.017``); a value that rounds to zero at ``digits``
+    (``-0.0004``, ``1e-17``) carries no sign: its sign is not readable at that rounding."""
     s = fmt(x, digits)
-    return s if s.startswith("-") or s == "—" or float(x) == 0 else "+" + s
+    if s.startswith(("-", "−")) or s == "—":
+        return s
+    if not math.isinf(float(x)) and not any(c in "123456789" for c in s):
+        return s
+    return "+" + s
 
 
 def fmt_p(p, digits: int = 3, n_draws: int | None = None) -> str:
