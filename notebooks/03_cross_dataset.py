@@ -711,6 +711,8 @@ takeaways.append(R.md("- {na} of {n} router intervals lie wholly above zero and 
                       "the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.",
                       na=len(above), nb=len(below), n=len(fitted), bg=idp["gain_best"].max(),
                       bt=idp.loc[idp["gain_best"].idxmax(), "tau"]))
+
+# %%
 takeaways.append(R.md("- Positive controls at $\\tau = 0.10$ (Table A5; appendix, "
                       "@sec-cross-controls): on two model sizes the "
                       "margin-preserving null {mw} ($p_{{\\mathrm{{mp}}}} = {mpm}$), the re-deal "
