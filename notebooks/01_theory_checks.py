@@ -803,8 +803,8 @@ R.show_lines(lines)  # the bullets are filled already: shown as they are
 # 2. **More responses, less curse.** *(about 10 min in class)*
 #    Predict whether the plug-in gap $\hat L(0.10)$ of an
 #    equal-rate pool grows or shrinks when every member gets $k = 64$ responses instead of 16,
-#    then rerun the chapter with `-p K 64` and compare with the first simulation of
-#    @sec-theory-bias.
+#    then rerun the chapter with `-p K 64` and compare with the first simulation of the
+#    section on which way plug-in gaps err (@sec-theory-bias).
 # 3. **Pen and paper: when best-of-$M$ loses.** *(about 15 min in class)*
 #    Two members each solve a prompt with probability
 #    one half and never together. Compute $O_{\exp}$, $O_{\mathrm{repro}}$, $\Delta$ and the

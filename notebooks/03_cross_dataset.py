@@ -40,8 +40,8 @@
 # - build a two-task pool and tell at which thresholds each specialist leads on its own half;
 # - tell disagreement $D$ exceeding its null from a gap $L$ exceeding it;
 # - read a router's gain through $e_D$ against the break-even $L/D$;
-# - use positive controls (two model sizes, planted specialists; in the appendix,
-#   @sec-cross-controls) to check that the tests and routers can find what is there.
+# - use positive controls (two model sizes, planted specialists) to check that the tests and
+#   routers can find what is there (the appendix, @sec-cross-controls).
 #
 # Each claim below is checked by code, with the paper's figure beside ours; the outcomes are
 # collected in @tbl-cross-claims, in the appendix with the positive controls, the selection of
@@ -869,7 +869,7 @@ if retrained is None:
                b=c10[("primary", nm("secondary", "light"))], c=c10[("primary", "base")])
 else:
     R.solution("4. Retrained seeds {s} at {st} steps: both nulls reject in {k} of {n} "
-               "seed-threshold cells (the retraining tables and reading above these solutions).",
+               "seed-threshold cells (the retraining tables and reading just above).",
                s=", ".join(new.policy_names), st=RETRAIN_STEPS,
                k=int(((rtf["p"] <= 0.05) & (rtf["p_m"] <= 0.05)).sum()), n=len(rtf))
 
