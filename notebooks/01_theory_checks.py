@@ -18,9 +18,9 @@
 # statement stop holding?
 #
 # **The answer, in short.** Every identity and bound holds on every pool checked, to rounding
-# (the chapter stops if one fails; @tbl-theory-claims lists them). They stop where their
-# assumptions do: the factor-$M$ mixture bound says nothing above $\tau = 1/M$; the plug-in
-# coverage gap $\hat L$ overshoots a zero population gap but falls below the positive one
+# (the chapter stops if one fails; @tbl-theory-claims in the appendix lists them). They stop
+# where their assumptions do: the factor-$M$ mixture bound says nothing above $\tau = 1/M$; the
+# plug-in coverage gap $\hat L$ overshoots a zero population gap but falls below the positive one
 # simulated here, so it bounds the population gap in neither direction; best-of-$M$ sampling
 # beats the oracle only of *independent* draws, and an anticorrelated pair shows it falling
 # short; and no router that commits to one member, fitted or not, scores above the reproducible
@@ -37,36 +37,38 @@
 #   statement that could fail).
 #
 # Each section states one result in words and as a formula, computes both sides, and records
-# a row in the chapter's claims table. Rows say what kind of evidence they are: an *identity*
+# a row in the chapter's claims table (@tbl-theory-claims, in the appendix with two checks a
+# first reading can skip). Rows say what kind of evidence they are: an *identity*
 # holds for any rates, so checking it numerically tests the code, not the pools; a
 # *simulation* row is a Monte Carlo statement that could fail; a *published* row recomputes a
 # number a paper prints. The chapter stops if any row fails. Symbols and terms follow the
-# [notation](../notation.qmd) and [glossary](../glossary.qmd) pages; each is also defined here where
-# it first
-# appears.
+# [notation](../notation.qmd) and [glossary](../glossary.qmd) pages; each is also defined here
+# where it first appears.
 #
 # **Claims checked.**
 #
 # 1. Count rules: how many of $k = 16$ responses a threshold needs, and how little zero
 #    successes in 16 certify (2609.32996 App. B.1).
-# 2. The routing identity $C_{\mathrm{orac}} - C_r = D\,e_D$ and the break-even error $L/D$ for
-#    any per-prompt choice, random or made by routers fitted to data (2609.32996 Prop. 2).
-# 3. The factor-$M$ mixture bound $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$, over the
-#    thresholds $\tau \le 1/M$ where it says anything (2609.32996 Prop. 3).
-# 4. Which way plug-in gaps err: the coverage gap $\hat L$ overshoots a zero population gap but
+# 2. Which way plug-in gaps err: the coverage gap $\hat L$ overshoots a zero population gap but
 #    can fall below a positive one (2609.32996 App. C.1); the outcome-oracle gap is biased low
 #    (paper 002, Prop. 3); the two differ because they estimate different targets.
-# 5. Complementary correctness and the signal sandwich $0 \le G_Z \le G_{\mathrm{out}}$
-#    (paper 002, Prop. 1 and Thm 2).
-# 6. Complementary coverage $F_b$ relative to an anchor is normalised, monotone and submodular,
-#    so greedy pools reach $1 - 1/e$ of the best pool of their size; greedy is optimal on
-#    disjoint rescue sets and nearly tight on the classical worst case (paper 002, Thm 8).
-# 7. The single-draw decomposition $O_{\exp} = O_{\mathrm{repro}} + \Delta$ (2607.03436 Thm 1);
-#    the recoverability asymmetry: every single-commit router, fitted ones included, is capped at
-#    $O_{\mathrm{repro}}$ whatever the joint law of the draws, while best-of-$M$ on the maximiser
-#    lifts through the cap and beats the independent-pool oracle (Thm 2); and a dependent pair
-#    for which best-of-$M$ falls short of the single-draw oracle.
-# 8. When the released MATH-500 tensors are present: the released decomposition is reproduced.
+# 3. The routing identity $C_{\mathrm{orac}} - C_r = D\,e_D$ and the break-even error $L/D$ for
+#    any per-prompt choice, random or made by routers fitted to data (2609.32996 Prop. 2).
+# 4. The factor-$M$ mixture bound $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$, over the
+#    thresholds $\tau \le 1/M$ where it says anything (2609.32996 Prop. 3).
+# 5. The single-draw decomposition $O_{\exp} = O_{\mathrm{repro}} + \Delta$ (2607.03436 Thm 1)
+#    and a dependent pair for which best-of-$M$ falls short of the single-draw oracle;
+#    complementary correctness and the signal sandwich $0 \le G_Z \le G_{\mathrm{out}}$
+#    (paper 002, Prop. 1 and Thm 2); the recoverability asymmetry: every single-commit router,
+#    fitted ones included, is capped at $O_{\mathrm{repro}}$ whatever the joint law of the draws,
+#    while best-of-$M$ on the maximiser lifts through the cap and beats the independent-pool
+#    oracle (2607.03436 Thm 2).
+# 6. In the appendix: complementary coverage $F_b$ relative to an anchor is normalised, monotone
+#    and submodular, so greedy pools reach $1 - 1/e$ of the best pool of their size; greedy is
+#    optimal on disjoint rescue sets and nearly tight on the classical worst case (paper 002,
+#    Thm 8).
+# 7. In the appendix, when the released MATH-500 tensors are present: the released
+#    decomposition of 2607.03436 is reproduced.
 #
 # Two groups of checks need machinery built later and live with it: the exactness of the two
 # null tests in @sec-seed-checks and the coverage of the selection-valid intervals in
@@ -206,7 +208,14 @@ R.show_callout("At $\\tau = {t:g}$ member A covers {ca} of the prompts and B cov
                kind="tip", title="A hand-worked toy pool")
 
 # %% [markdown]
-# ## What $k$ responses can and cannot establish
+# ## Plug-in estimates from $k$ responses {#sec-theory-plugin}
+#
+# Everything a pool reports is estimated from $k$ responses per member and prompt. Three
+# questions about those estimates come before any identity: what $k$ responses can establish at
+# a threshold, what picking the largest of several noisy estimates does to the oracle, and in
+# which direction the plug-in gaps err as a result.
+#
+# ### What $k$ responses can and cannot establish
 #
 # With raw frequencies the lowest reporting threshold of 2609.32996 asks for one success in 16
 # and its headline threshold $\tau = 0.10$ for two. The other side of the coin: zero successes in
@@ -230,7 +239,7 @@ R.show_md("At $k = 16$ the thresholds 0.05 and 0.10 need {a} and {b} successes; 
           a=need_05, b=need_10, cp=cp0, r=cp0 / 0.05)
 
 # %% [markdown]
-# ## The winner's curse in one picture
+# ### The winner's curse in one picture
 #
 # The oracle picks, per prompt, the member with the largest estimated rate, and the largest of
 # several noisy estimates is biased upward: selecting it selects favourable noise. In the
@@ -250,7 +259,6 @@ R.show_md("In the equal-rate pool the population gap is {lt} at every threshold,
 # %%
 tau_fine = np.round(np.linspace(0.01, 1.0, 100), 4)
 truth_c, plug_c = cov.coverage_from_rates(spec.p, tau_fine), cov.coverage(spec.pool, tau_fine)
-
 
 # %%
 #| label: fig-curves
@@ -295,133 +303,7 @@ R.show_md("Reading: at $\\tau = {t:g}$ the plug-in oracle curve lies {o} above t
           t=tau_fine[j], o=over, t0=tau_fine[0], low=low, why=why)
 
 # %% [markdown]
-# ## The routing identity and the break-even error {#sec-routing-identity}
-#
-# A router that commits to one member per prompt loses coverage against the oracle only on
-# disagreement prompts where it picks a member below the threshold, so
-# $C_{\mathrm{orac}}(\tau) - C_r(\tau) = D(\tau)\,e_D(r, \tau)$ (Prop. 2 of 2609.32996), and its
-# gain
-# over the best member is $L - D\,e_D$: it beats the best member exactly when $e_D < L/D$. We check
-# both on 200 random routers and on a realistic one that picks, per prompt, the member with the
-# most successes in the first half of the responses, scored on the second half.
-
-# %%
-half = K // 2
-select_pool, score_pool = spec.pool.draws(np.arange(half)), spec.pool.draws(np.arange(half, K))
-realistic = select_pool.counts().argmax(axis=1)
-routers = [rng.integers(0, M, N_PROMPTS) for _ in range(200)] + [realistic]
-accounts = [cov.routing_account(score_pool, r, t) for r in routers for t in TAUS]
-resid = max(abs(a.identity_residual) for a in accounts)
-decided = [a for a in accounts if a.D > 0 and not np.isclose(a.e_D, a.break_even)]
-claims.add("C_orac − C_r = D·e_D for any per-prompt choice", "2609.32996 Prop. 2",
-           f"max |residual| {resid:.1e}", resid < 1e-12)
-claims.add("a router beats the best member iff e_D < L/D", "2609.32996 §2.1",
-           f"{sum((a.gain > 0) == (a.e_D < a.break_even) for a in decided)}/{len(decided)} cases",
-           all((a.gain > 0) == (a.e_D < a.break_even) for a in decided))
-acc = cov.routing_account(score_pool, realistic, 0.10)
-R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a break-even error of "
-          "{be}, so it {word} the best member by {g}.",
-          e=acc.e_D, be=acc.break_even, g=abs(acc.gain),
-          word=R.compare(acc.gain, 0, more="beats", less="trails", same="ties"))
-
-# %% [markdown]
-# ### The identity on fitted routers
-#
-# Random and half-split choices are not what anyone deploys. The identity holds for any choice,
-# so it must also hold, to rounding, for routers that learned their choice from data. We fit
-# eight families of `deploy/routers.py` (the calibration-best member, a random router, embedding
-# nearest neighbours, multi-output logistic regression, k-means cluster-best, TF-IDF logistic
-# regression, gradient boosting on prompt features and a small MLP) on half of the prompts of a
-# pool whose members specialise by a topic that every router input reveals
-# (`simulated_router_pool`), and score each router's committed choice on the other half: once
-# with one response per member and prompt (coverage at any threshold is then correctness), once
-# with $k$ responses at every reporting threshold.
-
-# %%
-FAMILIES = ["best_single", "random", "embed_knn", "multi_logreg", "kmeans_best", "tfidf_logreg",
-            "gbr_features", "mlp"]
-fitted_id = []
-for kk, taus in ((1, [1.0]), (K, TAUS)):
-    rp = simulated_router_pool(N_PROMPTS, M, kk, seed=rng)
-    fitted_id.append(theory.routing_identity(rp.pool,
-                                             theory.fit_choices(rp.pool, FAMILIES, seed=rng), taus))
-fitted_id = pd.concat(fitted_id, ignore_index=True)
-res_fit = float(fitted_id["residual"].abs().max())
-claims.add(f"C_orac − C_r = D·e_D for {len(FAMILIES)} fitted router families (k = 1 and k = {K})",
-           "2609.32996 Prop. 2", f"max |residual| {res_fit:.1e} over {len(fitted_id)} accounts",
-           res_fit <= 1e-12)
-dec_fit = fitted_id[(fitted_id["D"] > 0) & ~np.isclose(fitted_id["e_D"], fitted_id["break_even"])]
-claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §2.1",
-           f"{int(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).sum())}/"
-           f"{len(dec_fit)} cases",
-           bool(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).all()))
-
-# %%
-#| label: tbl-fitted-identity
-#| tbl-cap: >-
-#|   The routing identity on fitted routers, test half of the specialist pool with one response per
-#|   member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error
-#|   e_D against the break-even error L/D, and the residual of the identity.
-one = fitted_id[fitted_id["k"] == 1].assign(family=lambda d: d["family"].map(router_label))
-R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D",
-                      "e_D": "e_D", "break_even": "L/D", "gain": "gain over best",
-                      "residual": "residual"})
-
-# %%
-R.show_md("Reading: with one response the fitted routers' disagreement errors run from {lo} to "
-          "{hi} against a break-even error of {be}, so {nb} of {n} beat the best member; over all "
-          "{na} accounts (both pools, every threshold) the largest residual of the identity is "
-          "{r:.1e}.",
-          lo=one["e_D"].min(), hi=one["e_D"].max(), be=one["break_even"].iloc[0],
-          nb=int((one["gain"] > 0).sum()), n=len(one), na=len(fitted_id), r=res_fit)
-
-# %% [markdown]
-# ## What a uniform mixture can guarantee
-#
-# A uniform mixture's rate on a prompt is the average of the members' rates. One member at
-# rate $M\tau$ or more lifts that average to $\tau$ or more, so
-# $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$ (Prop. 3 of 2609.32996). For $\tau > 1/M$
-# the
-# right side is zero and the bound says nothing, so we check and plot it for $\tau \le 1/M$ only.
-# The check runs on both pools, with plug-in and with true rates.
-
-# %%
-tau_mix = np.round(np.linspace(0.01, 1.0 / M, 40), 4)
-bounds = {name: (cov.coverage_from_rates(s.p, tau_mix).mixture,
-                 cov.coverage_from_rates(s.p, M * tau_mix).oracle)
-          for name, s in (("equal-rate", equal), ("diffuse", spec))}
-plug_ok = all(cov.mixture_bound(s.pool, tau_mix)["holds"].all() for s in (equal, spec))
-claims.add("C_mix(τ) ≥ C_orac(Mτ) for τ ≤ 1/M (plug-in and true rates)", "2609.32996 Prop. 3",
-           f"{4 * len(tau_mix)} comparisons",
-           plug_ok and all((mx >= orc - 1e-12).all() for mx, orc in bounds.values()))
-mix_t, orac_t = bounds["diffuse"]
-
-# %%
-#| label: fig-mixture
-#| fig-cap: >-
-#|   The factor-M guarantee on the diffuse pool's true rates, over the thresholds τ ≤ 1/M where it
-#|   is informative: mixture coverage at τ (upper line) never falls below oracle coverage at Mτ
-#|   (lower line).
-fig, ax = plt.subplots()
-ax.plot(tau_mix, mix_t, label="mixture at τ")
-ax.plot(tau_mix, orac_t, label=f"oracle at {M}τ")
-ax.fill_between(tau_mix, orac_t, mix_t, alpha=0.15, color="C0")
-ax.set(xlabel="τ", ylabel="coverage", xlim=(0, 1 / M), title="The factor-M mixture bound")
-ax.legend()
-plt.show()
-
-# %%
-slack = mix_t - orac_t
-R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo} to {hi} of the "
-          "prompts over these thresholds (mean {m}): the bound is {tight}. Equality needs prompts "
-          "that a single member carries alone (the others at zero), where mixture and oracle "
-          "cross their thresholds together; a diffuse pool spreads its successes instead.",
-          lo=float(slack.min()), hi=float(slack.max()), m=float(slack.mean()),
-          tight=R.compare(float(slack.min()), 0.0, tol=1e-3, more="nowhere tight on this pool",
-                          same="tight at some threshold on this pool", less="violated (a bug)"))
-
-# %% [markdown]
-# ## Which way do plug-in gaps err?
+# ### Which way do plug-in gaps err? {#sec-theory-bias}
 #
 # Two papers study selection from opposite sides. For the coverage gap the oracle's maximum
 # favours lucky estimates, pushing $\hat L$ up; but the best member is chosen on noisy estimates
@@ -429,10 +311,9 @@ R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo
 # coverage either way. So 2609.32996 (App. C.1) warns that $\hat L$ is not automatically an upper
 # bound on $L$. For the outcome-oracle gap of paper 002, with one draw per member and $R_{im}$
 # the 0/1 outcome, the plug-in $\hat G_{\mathrm{out}} = \hat q - \max_m \hat p_m$ has
-# $\hat q = \frac1n\sum_i \max_m R_{im}$
-# unbiased for its target, while $\max_m \hat p_m$ is biased upward, so $\hat G_{\mathrm{out}}$ is
-# biased low
-# (Prop. 3 of paper 002). Three simulations, with the Monte Carlo standard error beside each
+# $\hat q = \frac1n\sum_i \max_m R_{im}$ unbiased for its target, while $\max_m \hat p_m$ is
+# biased upward, so $\hat G_{\mathrm{out}}$ is biased low (Prop. 3 of paper 002). Three
+# simulations, with the Monte Carlo standard error beside each
 # mean: equal-rate pools ($L = 0$), pools with specialists on half the prompts at $k = 64$
 # (a known $L > 0$), and the diffuse pool's rates with one draw per member; @fig-bias draws the
 # three sampling distributions.
@@ -508,126 +389,146 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## Complementary correctness and the signal sandwich (paper 002)
+# ## The routing identity, the break-even error and the mixture bound {#sec-routing-identity}
 #
-# With one draw per member, let $q = P(\max_m R_m = 1)$ be the outcome oracle's accuracy,
-# $p^\star = \max_m P(R_m = 1)$ the best fixed member's, $b^\star$ that member, and
-# $G_{\mathrm{out}} = q - p^\star$. The gap is the probability of one event: $b^\star$ is wrong and
-# some other member is right (Prop. 1 of paper 002). A router that sees only a pre-answer
-# signal $Z$ (a task tag, a length bin) can do no better than choosing, for each value of $Z$, the
-# member most accurate there; its accuracy $q_Z$ and gain $G_Z = q_Z - p^\star$ satisfy
-# $0 \le G_Z \le G_{\mathrm{out}}$ (Thm 2). We compute every rung exactly on the diffuse pool's
-# rates for three signals: a constant, three difficulty bins, and the prompt itself, for which
-# $q_Z$ is the reproducible ceiling of 2607.03436.
+# What can a rule that a deployed system could use collect of the gap? For a router that commits to
+# one member per prompt an identity answers, for a uniform mixture a bound. The router loses
+# coverage against the oracle only on disagreement prompts where it picks a member below the
+# threshold, so $C_{\mathrm{orac}}(\tau) - C_r(\tau) = D(\tau)\,e_D(r, \tau)$ (Prop. 2 of
+# 2609.32996), and its gain over the best member is $L - D\,e_D$: it beats the best member exactly
+# when $e_D < L/D$, the *break-even error*. We check both on 200 random routers and on a realistic
+# one that picks, per prompt, the member with the most successes in the first half of the responses,
+# scored on the second half.
 
 # %%
-b_star = int(spec.p.mean(axis=0).argmax())
-rescue = noise.rescue_probability(spec.p, b_star)
-claims.add("G_out = P(R_b* = 0 and some other R_m = 1)", "002 Prop. 1",
-           f"{truth_ladder.G_out:.6f} vs {rescue:.6f}",
-           np.isclose(truth_ladder.G_out, rescue, atol=1e-12))
-signals = {"constant": None, "3 difficulty bins": pd.qcut(spec.p.mean(axis=1), 3, labels=False),
-           "prompt itself": np.arange(N_PROMPTS)}
-ladders = {name: noise.ladder_truth(spec.p, z) for name, z in signals.items()}
-claims.add("0 ≤ G_Z ≤ G_out for three signals", "002 Thm 2",
-           ", ".join(R.fmt(lad.G_Z, 3) for lad in ladders.values()),
-           all(-1e-12 <= lad.G_Z <= lad.G_out + 1e-12 for lad in ladders.values()))
-claims.add("constant signal: G_Z = 0; the prompt itself: q_Z = O_repro", "002 Thm 2; 2607.03436",
-           f"{ladders['constant'].G_Z:.1e}; "
-           f"{ladders['prompt itself'].q_Z - ladders['prompt itself'].O_repro:.1e}",
-           abs(ladders["constant"].G_Z) < 1e-12
-           and abs(ladders["prompt itself"].q_Z - ladders["prompt itself"].O_repro) < 1e-12)
-ladder_df = pd.concat([lad.frame().assign(signal=name) for name, lad in ladders.items()],
-                      ignore_index=True)
+half = K // 2
+select_pool, score_pool = spec.pool.draws(np.arange(half)), spec.pool.draws(np.arange(half, K))
+realistic = select_pool.counts().argmax(axis=1)
+routers = [rng.integers(0, M, N_PROMPTS) for _ in range(200)] + [realistic]
+accounts = [cov.routing_account(score_pool, r, t) for r in routers for t in TAUS]
+resid = max(abs(a.identity_residual) for a in accounts)
+decided = [a for a in accounts if a.D > 0 and not np.isclose(a.e_D, a.break_even)]
+claims.add("C_orac − C_r = D·e_D for any per-prompt choice", "2609.32996 Prop. 2",
+           f"max |residual| {resid:.1e}", resid < 1e-12)
+claims.add("a router beats the best member iff e_D < L/D", "2609.32996 §2.1",
+           f"{sum((a.gain > 0) == (a.e_D < a.break_even) for a in decided)}/{len(decided)} cases",
+           all((a.gain > 0) == (a.e_D < a.break_even) for a in decided))
+acc = cov.routing_account(score_pool, realistic, 0.10)
+R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a break-even error of "
+          "{be}, so it {word} the best member by {g}.",
+          e=acc.e_D, be=acc.break_even, g=abs(acc.gain),
+          word=R.compare(acc.gain, 0, more="beats", less="trails", same="ties"))
+
+# %% [markdown]
+# ### The identity on fitted routers
+#
+# Random and half-split choices are not what anyone deploys. The identity holds for any choice,
+# so it must also hold, to rounding, for routers that learned their choice from data. We fit
+# eight families of `deploy/routers.py` (the calibration-best member, a random router, embedding
+# nearest neighbours, multi-output logistic regression, k-means cluster-best, TF-IDF logistic
+# regression, gradient boosting on prompt features and a small MLP) on half of the prompts of a
+# pool whose members specialise by a topic that every router input reveals
+# (`simulated_router_pool`), and score each router's committed choice on the other half: once
+# with one response per member and prompt (coverage at any threshold is then correctness), once
+# with $k$ responses at every reporting threshold.
 
 # %%
-#| label: tbl-ladder
+FAMILIES = ["best_single", "random", "embed_knn", "multi_logreg", "kmeans_best", "tfidf_logreg",
+            "gbr_features", "mlp"]
+fitted_id = []
+for kk, taus in ((1, [1.0]), (K, TAUS)):
+    rp = simulated_router_pool(N_PROMPTS, M, kk, seed=rng)
+    fitted_id.append(theory.routing_identity(rp.pool,
+                                             theory.fit_choices(rp.pool, FAMILIES, seed=rng), taus))
+fitted_id = pd.concat(fitted_id, ignore_index=True)
+res_fit = float(fitted_id["residual"].abs().max())
+claims.add(f"C_orac − C_r = D·e_D for {len(FAMILIES)} fitted router families (k = 1 and k = {K})",
+           "2609.32996 Prop. 2", f"max |residual| {res_fit:.1e} over {len(fitted_id)} accounts",
+           res_fit <= 1e-12)
+dec_fit = fitted_id[(fitted_id["D"] > 0) & ~np.isclose(fitted_id["e_D"], fitted_id["break_even"])]
+claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §2.1",
+           f"{int(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).sum())}/"
+           f"{len(dec_fit)} cases",
+           bool(((dec_fit.gain > 0) == (dec_fit.e_D < dec_fit.break_even)).all()))
+
+# %%
+#| label: tbl-fitted-identity
 #| tbl-cap: >-
-#|   The information ladder on the diffuse pool's true rates, one draw per member: best fixed
-#|   member, best rule given the signal, reproducible ceiling, outcome oracle.
-R.table(ladder_df,
-        columns={"signal": "signal Z", "p_star": "best fixed p*", "q_Z": "best on Z, q_Z",
-                 "O_repro": "ceiling O_repro", "O_exp": "oracle q = O_exp", "G_Z": "G_Z",
-                 "G_out": "G_out"})
+#|   The routing identity on fitted routers, test half of the specialist pool with one response per
+#|   member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error
+#|   e_D against the break-even error L/D, and the residual of the identity.
+one = fitted_id[fitted_id["k"] == 1].assign(family=lambda d: d["family"].map(router_label))
+R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D",
+                      "e_D": "e_D", "break_even": "L/D", "gain": "gain over best",
+                      "residual": "residual"})
 
 # %%
-lp = ladders["prompt itself"]
-R.show_md("Reading: richer signals climb the ladder, but even the prompt itself stops at the "
-          "reproducible ceiling; the last rung, {d} of the {g} outcome-oracle gap, is single-draw "
-          "luck.",
-          d=lp.O_exp - lp.O_repro, g=lp.G_out)
+R.show_md("Reading: with one response the fitted routers' disagreement errors run from {lo} to "
+          "{hi} against a break-even error of {be}, so {nb} of {n} beat the best member; over all "
+          "{na} accounts (both pools, every threshold) the largest residual of the identity is "
+          "{r:.1e}.",
+          lo=one["e_D"].min(), hi=one["e_D"].max(), be=one["break_even"].iloc[0],
+          nb=int((one["gain"] > 0).sum()), n=len(one), na=len(fitted_id), r=res_fit)
 
 # %% [markdown]
-# ## Complementary coverage is submodular (paper 002, Thm 8)
+# ### What a uniform mixture can guarantee
 #
-# Pool construction (@sec-pool-construction) keeps an anchor $b$ and chooses a set $S$ of
-# alternatives beside it. Its objective is the *complementary coverage*
-# $F_b(S) = P(R_b = 0 \text{ and } R_m = 1 \text{ for some } m \in S)$: the rescue indicator of
-# the anchor, pooled over $S$. Theorem 8 of paper 002 says that $F_b$ is normalised
-# ($F_b(\varnothing) = 0$), monotone (adding a member never lowers it) and submodular (a member's
-# marginal gain $F_b(S \cup \{j\}) - F_b(S)$ never grows as $S$ grows), so the greedy set of each
-# size $|S|$ reaches at least $1 - 1/e$ of the best set of that size (Nemhauser, Wolsey and
-# Fisher). All of this holds for the empirical $F_b$ of any outcome matrix, so we check it on the
-# whole lattice of subsets of random matrices (identity rows), and on two constructions with
-# known answers: alternatives that rescue disjoint sets of prompts, where greedy is optimal, and
-# the classical instance on which greedy comes close to the bound.
+# A uniform mixture's rate on a prompt is the average of the members' rates. One member at rate
+# $M\tau$ or more lifts that average to $\tau$ or more, so
+# $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$ (Prop. 3 of 2609.32996). For $\tau > 1/M$
+# the right side is zero and the bound says nothing, so we check and plot it for $\tau \le 1/M$
+# only. The check runs on both pools, with plug-in and with true rates.
 
 # %%
-thm8 = PC.theorem8_study(40 if SMALL else 200, seed=rng)
-Xw, gw, ow = PC.greedy_worst_case(4)
-g4, o4 = int(PC.greedy_pool(Xw, 0, 4).gains.sum()), PC.exhaustive_pool(Xw, 0, 4).count
-dis = PC.theorem8_checks(PC.disjoint_rescue_instance([9, 7, 5, 3, 1], n_anchor_right=10, seed=SEED),
-                         0)
-mono, sub = thm8[["monotone_checks", "monotone_violations"]].sum(), thm8[["submodular_checks",
-        "submodular_violations"]].sum()
-claims.add("F_b(∅) = 0 on every random outcome matrix", "002 Thm 8",
-           f"{int(thm8['normalised'].sum())}/{len(thm8)} instances", thm8["normalised"].all())
-claims.add("F_b is monotone: F_b(S ∪ {j}) ≥ F_b(S) for every S and j", "002 Thm 8",
-           f"{mono.iloc[1]} violations in {mono.iloc[0]:,} steps", mono.iloc[1] == 0)
-claims.add("F_b is submodular: a member's marginal gain never grows as S grows", "002 Thm 8",
-           f"{sub.iloc[1]} violations in {sub.iloc[0]:,} pairs", sub.iloc[1] == 0)
-claims.add("greedy ≥ (1 − 1/e) × the optimum of its size, every size, every instance", "002 Thm 8",
-           f"smallest ratio {thm8['min_ratio'].min():.3f} ≥ {PC.GREEDY_BOUND:.3f}",
-           thm8["min_ratio"].min() >= PC.GREEDY_BOUND - 1e-12)
-
-# %% [markdown]
-# The two constructions: on disjoint rescues greedy must find the optimum at every size, and on
-# the classical instance it must fall short of the optimum while staying above $1 - 1/e$ of it.
+tau_mix = np.round(np.linspace(0.01, 1.0 / M, 40), 4)
+bounds = {name: (cov.coverage_from_rates(s.p, tau_mix).mixture,
+                 cov.coverage_from_rates(s.p, M * tau_mix).oracle)
+          for name, s in (("equal-rate", equal), ("diffuse", spec))}
+plug_ok = all(cov.mixture_bound(s.pool, tau_mix)["holds"].all() for s in (equal, spec))
+claims.add("C_mix(τ) ≥ C_orac(Mτ) for τ ≤ 1/M (plug-in and true rates)", "2609.32996 Prop. 3",
+           f"{4 * len(tau_mix)} comparisons",
+           plug_ok and all((mx >= orc - 1e-12).all() for mx, orc in bounds.values()))
+mix_t, orac_t = bounds["diffuse"]
 
 # %%
-claims.add("greedy = optimum at every size when the alternatives rescue disjoint prompts",
-           "002 Thm 8", f"{len(dis.sizes)} sizes",
-           dis.holds and np.array_equal(dis.greedy, dis.optimum))
-claims.add("worst case, |S| = 4: greedy and the optimum found by search equal the construction's "
-           "counts",
-           "Nemhauser et al. 1978", f"{g4} = {gw:.0f}, {o4} = {ow:.0f}", (g4, o4) == (gw, ow),
-           kind="sanity")
-claims.add("worst case, |S| = 4: 1 − 1/e < greedy / optimum < 1 "
-           "(the classical near-tight instance)",
-           "002 Thm 8", f"{g4 / o4:.3f}", PC.GREEDY_BOUND < g4 / o4 < 1)
-R.show_md("Reading: {n} random instances, {nc:,} lattice checks and no violation; greedy is "
-          "optimal at every size on {opt:%} of them and never below {r} of the optimum. On the "
-          "constructed worst case it reaches {w} of the optimum, {gap} above the guarantee $1 - "
-          "1/e$: {tight}.",
-          n=len(thm8), nc=int(mono.iloc[0] + sub.iloc[0]),
-          opt=thm8["greedy_optimal_all_sizes"].mean(), r=thm8["min_ratio"].min(), w=g4 / o4,
-          gap=g4 / o4 - PC.GREEDY_BOUND,
-          tight="the guarantee is nearly tight" if g4 / o4 - PC.GREEDY_BOUND < 0.1
-          else "on this instance the guarantee has room")
+#| label: fig-mixture
+#| fig-cap: >-
+#|   The factor-M guarantee on the diffuse pool's true rates, over the thresholds τ ≤ 1/M where it
+#|   is informative: mixture coverage at τ (upper line) never falls below oracle coverage at Mτ
+#|   (lower line).
+fig, ax = plt.subplots()
+ax.plot(tau_mix, mix_t, label="mixture at τ")
+ax.plot(tau_mix, orac_t, label=f"oracle at {M}τ")
+ax.fill_between(tau_mix, orac_t, mix_t, alpha=0.15, color="C0")
+ax.set(xlabel="τ", ylabel="coverage", xlim=(0, 1 / M), title="The factor-M mixture bound")
+ax.legend()
+plt.show()
+
+# %%
+slack = mix_t - orac_t
+R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo} to {hi} of the "
+          "prompts over these thresholds (mean {m}): the bound is {tight}. Equality needs prompts "
+          "that a single member carries alone (the others at zero), where mixture and oracle "
+          "cross their thresholds together; a diffuse pool spreads its successes instead.",
+          lo=float(slack.min()), hi=float(slack.max()), m=float(slack.mean()),
+          tight=R.compare(float(slack.min()), 0.0, tol=1e-3, more="nowhere tight on this pool",
+                          same="tight at some threshold on this pool", less="violated (a bug)"))
 
 # %% [markdown]
-# ## Single-draw oracle noise (2607.03436) {#sec-single-draw}
+# ## Single-draw oracle noise and the ceiling of committed routers {#sec-single-draw}
 #
 # An oracle built from one sampled answer per member credits a prompt whenever any member's
 # draw succeeds. Its expected score $O_{\exp} = \frac1n \sum_i P(\max_m R_{im} = 1)$ splits as
 # $O_{\exp} = O_{\mathrm{repro}} + \Delta$, where
-# $O_{\mathrm{repro}} = \frac1n \sum_i \max_m p_{im}$ is
-# the best any router that commits to one member can score, and $\Delta \ge 0$ is the luck of
-# the draw (Thm 1). With independent draws $O_{\exp} = \frac1n \sum_i [1 - \prod_m (1 - p_{im})]$;
-# with *seed-aligned* draws (draw $j$ of every member shares a random seed) it is estimated by
-# the share of (prompt, draw) pairs where some member is right, whatever the dependence. The
-# review of 2607.03436 gives a worked example: ten members, each right with probability 0.1,
-# give an oracle near 65% while any committed choice stays at 10%.
+# $O_{\mathrm{repro}} = \frac1n \sum_i \max_m p_{im}$ is the best any router that commits to one
+# member can score, and $\Delta \ge 0$ is the luck of the draw (Thm 1). With independent draws
+# $O_{\exp} = \frac1n \sum_i [1 - \prod_m (1 - p_{im})]$; with *seed-aligned* draws (draw $j$ of
+# every member shares a random seed) it is estimated by the share of (prompt, draw) pairs where
+# some member is right, whatever the dependence. The review of 2607.03436 gives a worked
+# example: ten members, each right with probability 0.1, give an oracle near 65% while any
+# committed choice stays at 10%. After the decomposition come two views of the ceiling
+# $O_{\mathrm{repro}}$: paper 002's information ladder, which climbs to it from the best fixed
+# member, and the cap it puts on routers fitted to data.
 
 # %%
 worked = noise.decompose_truth(np.full((1, 10), R.published("001.FIG2.p").value))
@@ -673,6 +574,56 @@ R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{r
           agg=R.published("001.REV.oagg_math500").text, rep=R.published("001.REL.orepro").text)
 
 # %% [markdown]
+# ### Complementary correctness and the signal sandwich (paper 002)
+#
+# With one draw per member, let $q = P(\max_m R_m = 1)$ be the outcome oracle's accuracy,
+# $p^\star = \max_m P(R_m = 1)$ the best fixed member's, $b^\star$ that member, and
+# $G_{\mathrm{out}} = q - p^\star$. The gap is the probability of one event: $b^\star$ is wrong and
+# some other member is right (Prop. 1 of paper 002). A router that sees only a pre-answer
+# signal $Z$ (a task tag, a length bin) can do no better than choosing, for each value of $Z$, the
+# member most accurate there; its accuracy $q_Z$ and gain $G_Z = q_Z - p^\star$ satisfy
+# $0 \le G_Z \le G_{\mathrm{out}}$ (Thm 2). We compute every rung exactly on the diffuse pool's
+# rates for three signals: a constant, three difficulty bins, and the prompt itself, for which
+# $q_Z$ is the reproducible ceiling $O_{\mathrm{repro}}$ above.
+
+# %%
+b_star = int(spec.p.mean(axis=0).argmax())
+rescue = noise.rescue_probability(spec.p, b_star)
+claims.add("G_out = P(R_b* = 0 and some other R_m = 1)", "002 Prop. 1",
+           f"{truth_ladder.G_out:.6f} vs {rescue:.6f}",
+           np.isclose(truth_ladder.G_out, rescue, atol=1e-12))
+signals = {"constant": None, "3 difficulty bins": pd.qcut(spec.p.mean(axis=1), 3, labels=False),
+           "prompt itself": np.arange(N_PROMPTS)}
+ladders = {name: noise.ladder_truth(spec.p, z) for name, z in signals.items()}
+claims.add("0 ≤ G_Z ≤ G_out for three signals", "002 Thm 2",
+           ", ".join(R.fmt(lad.G_Z, 3) for lad in ladders.values()),
+           all(-1e-12 <= lad.G_Z <= lad.G_out + 1e-12 for lad in ladders.values()))
+claims.add("constant signal: G_Z = 0; the prompt itself: q_Z = O_repro", "002 Thm 2; 2607.03436",
+           f"{ladders['constant'].G_Z:.1e}; "
+           f"{ladders['prompt itself'].q_Z - ladders['prompt itself'].O_repro:.1e}",
+           abs(ladders["constant"].G_Z) < 1e-12
+           and abs(ladders["prompt itself"].q_Z - ladders["prompt itself"].O_repro) < 1e-12)
+ladder_df = pd.concat([lad.frame().assign(signal=name) for name, lad in ladders.items()],
+                      ignore_index=True)
+
+# %%
+#| label: tbl-ladder
+#| tbl-cap: >-
+#|   The information ladder on the diffuse pool's true rates, one draw per member: best fixed
+#|   member, best rule given the signal, reproducible ceiling, outcome oracle.
+R.table(ladder_df,
+        columns={"signal": "signal Z", "p_star": "best fixed p*", "q_Z": "best on Z, q_Z",
+                 "O_repro": "ceiling O_repro", "O_exp": "oracle q = O_exp", "G_Z": "G_Z",
+                 "G_out": "G_out"})
+
+# %%
+lp = ladders["prompt itself"]
+R.show_md("Reading: richer signals climb the ladder, but even the prompt itself stops at the "
+          "reproducible ceiling; the last rung, {d} of the {g} outcome-oracle gap, is single-draw "
+          "luck.",
+          d=lp.O_exp - lp.O_repro, g=lp.G_out)
+
+# %% [markdown]
 # ### The cap on fitted routers, for any joint law
 #
 # Theorem 2 of 2607.03436 is an asymmetry. (a) A router that commits to one member per prompt,
@@ -707,7 +658,6 @@ claims.add("best-of-M on the maximiser ≥ the independent-pool oracle > O_repro
            "2607.03436 Thm 2(b)",
            f"{rec.best_of_K:.4f} ≥ {rec.O_exp_independent:.4f} > {rec.O_repro:.4f}",
            rec.best_of_K >= rec.O_exp_independent - 1e-12 and rec.O_exp_independent > rec.O_repro)
-
 
 # %%
 claims.add("best-of-M on fresh draws of the maximiser lifts through the cap (more than 3 s.e. "
@@ -767,13 +717,162 @@ R.show_md("Reading: the fitted routers score {lo} to {hi} against the cap $O_{{\
                      K=rec.K))
 
 # %% [markdown]
-# ### On a real pool
+# ## Takeaways
+
+# %%
+#| echo: false
+# the appendix's submodularity checks (@sec-theory-submodular), run here: a takeaway reads them
+thm8 = PC.theorem8_study(40 if SMALL else 200, seed=rng)
+Xw, gw, ow = PC.greedy_worst_case(4)
+g4, o4 = int(PC.greedy_pool(Xw, 0, 4).gains.sum()), PC.exhaustive_pool(Xw, 0, 4).count
+dis = PC.theorem8_checks(PC.disjoint_rescue_instance([9, 7, 5, 3, 1], n_anchor_right=10, seed=SEED),
+                         0)
+mono, sub = thm8[["monotone_checks", "monotone_violations"]].sum(), thm8[["submodular_checks",
+        "submodular_violations"]].sum()
+claims.add("F_b(∅) = 0 on every random outcome matrix", "002 Thm 8",
+           f"{int(thm8['normalised'].sum())}/{len(thm8)} instances", thm8["normalised"].all())
+claims.add("F_b is monotone: F_b(S ∪ {j}) ≥ F_b(S) for every S and j", "002 Thm 8",
+           f"{mono.iloc[1]} violations in {mono.iloc[0]:,} steps", mono.iloc[1] == 0)
+claims.add("F_b is submodular: a member's marginal gain never grows as S grows", "002 Thm 8",
+           f"{sub.iloc[1]} violations in {sub.iloc[0]:,} pairs", sub.iloc[1] == 0)
+
+# %%
+#| echo: false
+claims.add("greedy ≥ (1 − 1/e) × the optimum of its size, every size, every instance", "002 Thm 8",
+           f"smallest ratio {thm8['min_ratio'].min():.3f} ≥ {PC.GREEDY_BOUND:.3f}",
+           thm8["min_ratio"].min() >= PC.GREEDY_BOUND - 1e-12)
+claims.add("greedy = optimum at every size when the alternatives rescue disjoint prompts",
+           "002 Thm 8", f"{len(dis.sizes)} sizes",
+           dis.holds and np.array_equal(dis.greedy, dis.optimum))
+claims.add("worst case, |S| = 4: greedy and the optimum found by search equal the construction's "
+           "counts",
+           "Nemhauser et al. 1978", f"{g4} = {gw:.0f}, {o4} = {ow:.0f}", (g4, o4) == (gw, ow),
+           kind="sanity")
+claims.add("worst case, |S| = 4: 1 − 1/e < greedy / optimum < 1 "
+           "(the classical near-tight instance)",
+           "002 Thm 8", f"{g4 / o4:.3f}", PC.GREEDY_BOUND < g4 / o4 < 1)
+
+# %%
+lines = [R.md("- Count rules make low thresholds coarse: at $k = 16$ one success separates covered "
+              "from uncovered, and zero successes leave the rate anywhere below {cp}.",
+              cp=cp0),
+         R.md("- Plug-in gaps err both ways: with no real gap the coverage gap reads {m} on "
+              "average, with a real gap of {Ls} it read {ms}, and the outcome-oracle gap is "
+              "biased low. Neither licenses ordinary paired inference; the null tests of "
+              "@sec-seed-pool and the certificates of @sec-certificates address that.",
+              m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean()),
+         "- The identities hold for any rates: $L \\le D$, a router's loss to the oracle is "
+         "$D\\,e_D$, and a mixture covers at $\\tau$ at least what the oracle covers at $M\\tau$, "
+         "a guarantee only for $\\tau \\le 1/M$.",
+         R.md("- Fitted routers obey the same identity (largest residual {rf:.1e}); what "
+              "separates them is their disagreement error.",
+              rf=res_fit)]
+
+# %%
+lines += [R.md("- Information sets a ladder: fixed member, finite signal, prompt, outcome. Only "
+               "the last rung contains single-draw luck ({dd} of the diffuse pool's gap), and "
+               "collecting it needs fresh draws and a verifier.",
+               dd=dec.delta),
+          R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the "
+               "specialist pool), under any joint law of the draws; best-of-{Kb} on the maximiser "
+               "lifts through it ({bok}).",
+               orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K),
+          R.md("- Complementary coverage has diminishing returns on every instance checked, so a "
+               "greedy pool is never far from the best pool of its size (worst ratio seen {r8}, "
+               "guarantee $1 - 1/e$; the checks are in the appendix, @sec-theory-submodular).",
+               r8=thm8["min_ratio"].min())]
+
+# %%
+lines += [R.md("- Where the statements stop: the mixture bound says nothing above $\\tau = 1/M$ "
+               "and is never tight on the diffuse pool (smallest slack {sl}); best-of-2 on the "
+               "anticorrelated pair scores {b} against a single-draw oracle of {oe}, because "
+               "Theorem 2(b) promises only the oracle of independent draws.",
+               sl=float(slack.min()), b=bok_pair, oe=anti.O_exp),
+          "- Every check of the chapter, with its kind of evidence, its source and its value on "
+          "this run, is in the claims table of the appendix (@tbl-theory-claims); the chapter "
+          "stops before it renders if any fails."]
+R.show_lines(lines)  # the bullets are filled already: shown as they are
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **The toy pool at another threshold.** *(about 10 min in class)*
+#    At $\tau = 0.25$ a cell of the toy pool needs one
+#    correct response of four. Predict $C_{\mathrm{best}}$, $L$, $D$ and the break-even error,
+#    then rerun the toy cell with `TOY_TAU = 0.25`.
+# 2. **More responses, less curse.** *(about 10 min in class)*
+#    Predict whether the plug-in gap $\hat L(0.10)$ of an
+#    equal-rate pool grows or shrinks when every member gets $k = 64$ responses instead of 16,
+#    then rerun the chapter with `-p K 64` and compare with the first simulation of the
+#    section on which way plug-in gaps err (@sec-theory-bias).
+# 3. **Pen and paper: when best-of-$M$ loses.** *(about 15 min in class)*
+#    Two members each solve a prompt with probability
+#    one half and never together. Compute $O_{\exp}$, $O_{\mathrm{repro}}$, $\Delta$ and the
+#    success probability of best-of-2 on one member. Which assumption of Theorem 2(b) fails?
+
+# %%
+e1 = cov.coverage(toy, [0.25])
+R.solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D = {D}$, so the "
+           "break-even error is $L/D = {be}$: member B covers every prompt A covers, no router "
+           "can beat it, and any error costs coverage.",
+           cb=R.fmt_frac(e1.best[0]), L=R.fmt_frac(e1.L[0]), D=R.fmt_frac(e1.D[0]),
+           be=R.fmt_frac(e1.break_even[0]))
+L64 = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, 64, seed=rng).pool, [0.10]).L[0]
+                for _ in range(max(N_REPLICATES // 8, 10))])
+R.solution("2. With $k = 64$ the equal-rate pools' $\\hat L(0.10)$ averages {a} over {r} pools, "
+           "against {b} at $k = {k}$: more responses make each estimate less noisy, so the "
+           "maximum over members picks less favourable noise and the manufactured gap {w}.",
+           a=L64.mean(), r=L64.size, b=L_null.mean(), k=K,
+           w=R.compare(L64.mean(), L_null.mean(), more="grows", less="shrinks"))
+R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\\mathrm{{repro}}}} "
+           "= {orp}$, $\\Delta = {d}$; best-of-2 on one member succeeds with probability $1 - "
+           "(1/2)^2 = {b}$. Theorem 2(b) compares with the oracle of independent draws; here the "
+           "draws are perfectly anticorrelated, which maximises the single-draw oracle.",
+           oe=anti.O_exp, orp=anti.O_repro, d=anti.delta, b=bok_pair)
+
+# %% [markdown]
+# ## Appendix: checks a first reading can skip {#sec-theory-appendix}
+#
+# The main line ends with the exercises. This appendix holds a property of pool construction
+# that @sec-pool-construction leans on, the single-draw decomposition recomputed on a released
+# real pool, and the claims table that collects every check of the chapter.
+#
+# ### Complementary coverage is submodular (paper 002, Thm 8) {#sec-theory-submodular}
+#
+# Pool construction (@sec-pool-construction) keeps an anchor $b$ and chooses a set $S$ of
+# alternatives beside it. Its objective is the *complementary coverage*
+# $F_b(S) = P(R_b = 0 \text{ and } R_m = 1 \text{ for some } m \in S)$: the rescue indicator of
+# the anchor, pooled over $S$. Theorem 8 of paper 002 says that $F_b$ is normalised
+# ($F_b(\varnothing) = 0$), monotone (adding a member never lowers it) and submodular (a member's
+# marginal gain $F_b(S \cup \{j\}) - F_b(S)$ never grows as $S$ grows), so the greedy set of each
+# size $|S|$ reaches at least $1 - 1/e$ of the best set of that size (Nemhauser, Wolsey and
+# Fisher). All of this holds for the empirical $F_b$ of any outcome matrix, so we check it on the
+# whole lattice of subsets of random matrices (identity rows), and on two constructions with
+# known answers: alternatives that rescue disjoint sets of prompts, where greedy is optimal, and
+# the classical instance on which greedy comes close to the bound. On disjoint rescues greedy
+# must find the optimum at every size, and on the classical instance it must fall short of the
+# optimum while staying above $1 - 1/e$ of it. (The checks ran before the takeaways, which read
+# them; their rows are in @tbl-theory-claims.)
+
+# %%
+R.show_md("Reading: {n} random instances, {nc:,} lattice checks and no violation; greedy is "
+          "optimal at every size on {opt:%} of them and never below {r} of the optimum. On the "
+          "constructed worst case it reaches {w} of the optimum, {gap} above the guarantee $1 - "
+          "1/e$: {tight}.",
+          n=len(thm8), nc=int(mono.iloc[0] + sub.iloc[0]),
+          opt=thm8["greedy_optimal_all_sizes"].mean(), r=thm8["min_ratio"].min(), w=g4 / o4,
+          gap=g4 / o4 - PC.GREEDY_BOUND,
+          tight="the guarantee is nearly tight" if g4 / o4 - PC.GREEDY_BOUND < 0.1
+          else "on this instance the guarantee has room")
+
+# %% [markdown]
+# ### The decomposition on a real pool {#sec-theory-real}
 #
 # When the released correctness tensors of 2607.03436 are available (`OG_EXTERNAL_DIR`), we
-# recompute the decomposition on MATH-500: 11 open models, 30 seed-aligned draws per item,
-# with the seed-aligned estimate of $O_{\exp}$; @tbl-real-decomposition sets our numbers beside the
-# released
-# ones, and the coverage invariants are checked on the same pool.
+# recompute the single-draw decomposition of @sec-single-draw on MATH-500: 11 open models, 30
+# seed-aligned draws per item, with the seed-aligned estimate of $O_{\exp}$;
+# @tbl-real-decomposition sets our numbers beside the released ones, and the coverage invariants
+# are checked on the same pool.
 
 # %%
 real, why = datasets.load_optional("chen2026_math500")
@@ -811,10 +910,10 @@ if real is not None:
 R.skipped_callout(skipped)
 
 # %% [markdown]
-# ## The claims at a glance
+# ### The claims at a glance {#sec-theory-claims}
 #
-# @tbl-theory-claims collects the rows recorded above. The chapter stops with an error if any row
-# fails, so a rendered book certifies that all of them held on its run.
+# @tbl-theory-claims collects the rows recorded throughout the chapter. The chapter stops with an
+# error if any row fails, so a rendered book certifies that all of them held on its run.
 
 # %%
 #| label: tbl-theory-claims
@@ -827,81 +926,3 @@ claims.stop_if_failed()
 kinds = claims.frame()["kind"].value_counts()
 R.show_md("All {n} claims hold on this run (seed {seed}): {parts}.", n=len(claims), seed=SEED,
         parts=", ".join(f"{v} {k}" for k, v in kinds.items()))
-
-# %% [markdown]
-# ## Takeaways
-
-# %%
-lines = [R.md("- Count rules make low thresholds coarse: at $k = 16$ one success separates covered "
-              "from uncovered, and zero successes leave the rate anywhere below {cp}.",
-              cp=cp0),
-         "- The identities hold for any rates: $L \\le D$, a router's loss to the oracle is "
-         "$D\\,e_D$, and a mixture covers at $\\tau$ at least what the oracle covers at $M\\tau$, "
-         "a guarantee only for $\\tau \\le 1/M$.",
-         R.md("- Plug-in gaps err both ways: with no real gap the coverage gap reads {m} on "
-              "average, with a real gap of {Ls} it read {ms}, and the outcome-oracle gap is "
-              "biased low. Neither licenses ordinary paired inference; the null tests of "
-              "@sec-seed-pool and the certificates of @sec-certificates address that.",
-              m=L_null.mean(), Ls=L_sp_true, ms=L_sp.mean())]
-
-# %%
-lines += [R.md("- Information sets a ladder: fixed member, finite signal, prompt, outcome. Only "
-               "the last rung contains single-draw luck ({dd} of the diffuse pool's gap), and "
-               "collecting it needs fresh draws and a verifier.",
-               dd=dec.delta),
-          R.md("- Fitted routers obey the same identity (largest residual {rf:.1e}); what "
-               "separates them is their disagreement error.",
-               rf=res_fit),
-          R.md("- Complementary coverage has diminishing returns on every instance checked, so a "
-               "greedy pool is never far from the best pool of its size (worst ratio seen {r8}, "
-               "guarantee $1 - 1/e$).",
-               r8=thm8["min_ratio"].min()),
-          R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the "
-               "specialist pool), under any joint law of the draws; best-of-{Kb} on the maximiser "
-               "lifts through it ({bok}).",
-               orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K)]
-
-# %%
-lines += [R.md("- Where the statements stop: the mixture bound says nothing above $\\tau = 1/M$ "
-               "and is never tight on the diffuse pool (smallest slack {sl}); best-of-2 on the "
-               "anticorrelated pair scores {b} against a single-draw oracle of {oe}, because "
-               "Theorem 2(b) promises only the oracle of independent draws.",
-               sl=float(slack.min()), b=bok_pair, oe=anti.O_exp)]
-R.show_lines(lines)  # the bullets are filled already: shown as they are
-
-# %% [markdown]
-# ## Exercises
-#
-# 1. **The toy pool at another threshold.** *(about 10 min in class)*
-#    At $\tau = 0.25$ a cell of the toy pool needs one
-#    correct response of four. Predict $C_{\mathrm{best}}$, $L$, $D$ and the break-even error,
-#    then rerun the toy cell with `TOY_TAU = 0.25`.
-# 2. **More responses, less curse.** *(about 10 min in class)*
-#    Predict whether the plug-in gap $\hat L(0.10)$ of an
-#    equal-rate pool grows or shrinks when every member gets $k = 64$ responses instead of 16,
-#    then rerun the chapter with `-p K 64` and compare with the first simulation of
-#    "Which way do plug-in gaps err?".
-# 3. **Pen and paper: when best-of-$M$ loses.** *(about 15 min in class)*
-#    Two members each solve a prompt with probability
-#    one half and never together. Compute $O_{\exp}$, $O_{\mathrm{repro}}$, $\Delta$ and the
-#    success probability of best-of-2 on one member. Which assumption of Theorem 2(b) fails?
-
-# %%
-e1 = cov.coverage(toy, [0.25])
-R.solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D = {D}$, so the "
-           "break-even error is $L/D = {be}$: member B covers every prompt A covers, no router "
-           "can beat it, and any error costs coverage.",
-           cb=R.fmt_frac(e1.best[0]), L=R.fmt_frac(e1.L[0]), D=R.fmt_frac(e1.D[0]),
-           be=R.fmt_frac(e1.break_even[0]))
-L64 = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, 64, seed=rng).pool, [0.10]).L[0]
-                for _ in range(max(N_REPLICATES // 8, 10))])
-R.solution("2. With $k = 64$ the equal-rate pools' $\\hat L(0.10)$ averages {a} over {r} pools, "
-           "against {b} at $k = {k}$: more responses make each estimate less noisy, so the "
-           "maximum over members picks less favourable noise and the manufactured gap {w}.",
-           a=L64.mean(), r=L64.size, b=L_null.mean(), k=K,
-           w=R.compare(L64.mean(), L_null.mean(), more="grows", less="shrinks"))
-R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\\mathrm{{repro}}}} "
-           "= {orp}$, $\\Delta = {d}$; best-of-2 on one member succeeds with probability $1 - "
-           "(1/2)^2 = {b}$. Theorem 2(b) compares with the oracle of independent draws; here the "
-           "draws are perfectly anticorrelated, which maximises the single-draw oracle.",
-           oe=anti.O_exp, orp=anti.O_repro, d=anti.delta, b=bok_pair)

@@ -32,8 +32,8 @@
 # its own task. The specialists separate only from some threshold on, and a router collects
 # the gap only there: on the two-member pools every router interval above zero lies at a
 # threshold where both halves' own members lead, and most router intervals include zero.
-# Where the lab and the paper disagree, the claims table (@tbl-cross-claims) says so row by
-# row, and the takeaways list the paper's claims the lab does not reproduce.
+# Where the lab and the paper disagree, the claims table in the appendix (@tbl-cross-claims)
+# says so row by row, and the takeaways list the paper's claims the lab does not reproduce.
 #
 # **Learning objectives.** After this chapter you can
 #
@@ -41,11 +41,12 @@
 # - tell disagreement $D$ exceeding its null from a gap $L$ exceeding it;
 # - read a router's gain through $e_D$ against the break-even $L/D$;
 # - use positive controls (two model sizes, planted specialists) to check that the tests and
-#   routers can find what is there.
+#   routers can find what is there (the appendix, @sec-cross-controls).
 #
 # Each claim below is checked by code, with the paper's figure beside ours; the outcomes are
-# collected in @tbl-cross-claims. The lab is not the paper's experiment, so a paper's claim may
-# fail here: the chapter reports what the lab shows.
+# collected in @tbl-cross-claims, in the appendix with the positive controls, the selection of
+# the second dataset and the tables behind the main line. The lab is not the paper's experiment,
+# so a paper's claim may fail here: the chapter reports what the lab shows.
 #
 # **Claims checked.**
 #
@@ -66,13 +67,13 @@
 #    $L/D = 0.42$); at high thresholds it does (the paper at $\tau = 0.70$: +0.019,
 #    $e_D = 0.18$ against 0.33; the four-seed nearest-neighbour router +0.038
 #    [+0.005, +0.068]).
-# 6. Positive controls (Table A5): on a pool of two model sizes the margin-preserving null
-#    rejects while the re-deal null does not (the paper at $\tau = 0.10$: $p_{\mathrm{re}} =
-#    0.539$, $p_{\mathrm{mp}} < 0.001$) and no router gains (0.000, $e_D = 0.36$ at break-even
-#    0.36); with specialists planted by the first principal component of the embedding both
-#    nulls reject and the routers gain (two transfers: +0.079 of a gap of 0.146, $e_D = 0.21$;
-#    one transfer: +0.037), and the known assignment recovers the whole gap where it is
-#    complete.
+# 6. Positive controls (Table A5, in the appendix): on a pool of two model sizes the
+#    margin-preserving null rejects while the re-deal null does not (the paper at
+#    $\tau = 0.10$: $p_{\mathrm{re}} = 0.539$, $p_{\mathrm{mp}} < 0.001$) and no router gains
+#    (0.000, $e_D = 0.36$ at break-even 0.36); with specialists planted by the first principal
+#    component of the embedding both nulls reject and the routers gain (two transfers: +0.079
+#    of a gap of 0.146, $e_D = 0.21$; one transfer: +0.037), and the known assignment recovers
+#    the whole gap where it is complete.
 # 7. The routing identity $C_{\mathrm{orac}} - C_r = D\,e_D$ holds for every router and fixed
 #    rule at every threshold.
 
@@ -193,9 +194,10 @@ settings = pd.DataFrame({"item": [*POOLS, "thresholds τ", "nulls", "routers", "
 R.table(settings)
 
 # %% [markdown]
-# ## A first look: who is better where?
+# ## Who is better where? {#sec-cross-who}
 #
-# Before any test, each member's mean success rate on each half of the union test set, with
+# Before any test: does each member lead on the task it was trained on, on average and at which
+# thresholds? First each member's mean success rate on each half of the union test set, with
 # the base model they all started from (@tbl-cross-rates). The paper's column gives the
 # corresponding Geometry3K / MathVista rates of its members.
 
@@ -233,7 +235,6 @@ every_light = all(span.loc[(h, True), "min"] > span.loc[(h, False), "max"]
 ends = span.loc[[("primary", True), ("primary", False), ("secondary", True),
                  ("secondary", False)]].to_numpy().ravel()
 
-
 # %%
 light_span = R.md("Over all ten light seeds, the primary-trained seeds' primary-half rates run "
                   "from {a} to {b} against {c} to {d} for the secondary-trained ones, and on the "
@@ -266,6 +267,69 @@ R.show_md("Reading: under the light recipe the primary-trained seed {lp} the sec
           gp=rt.loc[nm("primary", "stronger"), "primary"] - rt.loc["base", "primary"],
           gs=rt.loc[nm("secondary", "stronger"), "secondary"] - rt.loc["base", "secondary"],
           **quoted)
+
+# %% [markdown]
+# ### Coverage by dataset half: where do the specialists separate? {#sec-cross-separation}
+#
+# A mean rate can hide where a member leads, and a router that reads the dataset tag can only
+# use a gap where each member leads on its own half. @fig-cross-halves shows each two-member pool's
+# members' coverage $C_m(\tau)$ on each half as $\tau$ rises.
+
+# %%
+#| label: fig-cross-halves
+#| fig-cap: >-
+#|   Coverage C_m(τ) of the two-member pools' members on the primary half (left) and the secondary
+#|   half (right) of the union test set; colour: the training task, line style: the recipe.
+halves = pd.concat([SP.coverage_by_group(TEST[n], TAUS).assign(pool=n) for n in PAIRS],
+                   ignore_index=True)
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
+for ax, (grp, d) in zip(axes, halves.groupby("group", sort=False), strict=True):
+    for (policy, trained, name), e in d.groupby(["policy", "trained_on", "pool"], sort=False):
+        ax.plot(e["tau"], e["coverage"], "-" if name == PAIRS[0] else "--", marker="o", ms=3,
+                color=R.PALETTE[0] if trained == "primary" else R.PALETTE[1], label=who(policy))
+    ax.set_title(f"{grp} half ({d['n_prompts'].iloc[0]} prompts)")
+    ax.set_xlabel("threshold τ")
+axes[0].set_ylabel("coverage")
+axes[1].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# @tbl-cross-separation turns the figure into numbers for every pool: on each half, the best
+# coverage among the members trained on that half minus the best among the others (positive:
+# the half's own members lead), and the *separation threshold*, the smallest $\tau$ of the
+# grid from which the own members lead at that and every larger threshold.
+
+# %%
+#| label: tbl-cross-separation
+#| tbl-cap: >-
+#|   Where the specialists separate: on each half, the best own-task member's coverage minus the
+#|   best other member's at each threshold, and the smallest threshold from which the own-task
+#|   members lead to the top of the grid (— when they do not).
+seps = {name: SP.separation(p, TAUS) for name, p in TEST.items()}
+sep_rows = []
+for name, s in seps.items():
+    for grp, d in s.frame().groupby("group", sort=False):
+        sep_rows.append({"pool, half": f"{name}, {grp}",
+                         **{f"τ = {t:.2f}": R.fmt_signed(m)
+                            for t, m in zip(d["tau"], d["margin"], strict=True)},
+                         "separates from": R.fmt(s.from_tau[grp], 2)})
+R.table(pd.DataFrame(sep_rows))
+
+# %%
+sp2 = seps[PAIRS[1]]
+since = lambda t: (R.md("from $\\tau = {t:g}$ on", t=t) if np.isfinite(t)
+                   else "never up to the top of the grid")
+R.show_md("Reading: in the stronger pair the primary-trained member leads on the primary half {pw} "
+          "and the secondary-trained member on the secondary half {sw}; in the light pair {lw}. "
+          "In the paper's stronger pool the MathVista-trained member led on MathVista prompts "
+          "only from $\\tau = {pf}$, while the Geometry3K-trained member, the stronger overall, "
+          "still covered more of both halves at $\\tau = 0.10$.",
+          pw=since(sp2.from_tau["primary"]), sw=since(sp2.from_tau["secondary"]),
+          lw="; ".join(R.md("on the {h} half the own member leads at {n} of {T} thresholds, {w}",
+                            h=h, n=len(v), T=len(TAUS), w=since(seps[PAIRS[0]].from_tau[h]))
+                       for h, v in seps[PAIRS[0]].own_leads.items()),
+          pf=P("000.S4.mv_leads_from").text)
 
 # %% [markdown]
 # ## Is the gap more than sampling noise?
@@ -354,69 +418,6 @@ plt.tight_layout()
 fig.legend(handles=NULL_KEY, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4,
            fontsize=8)
 plt.show()
-
-# %% [markdown]
-# ## Coverage by dataset half: where do the specialists separate?
-#
-# A pool's gap can come from anywhere; a router that reads the dataset tag can only use it
-# where each member leads on its own half. @fig-cross-halves shows each two-member pool's
-# members' coverage $C_m(\tau)$ on each half as $\tau$ rises.
-
-# %%
-#| label: fig-cross-halves
-#| fig-cap: >-
-#|   Coverage C_m(τ) of the two-member pools' members on the primary half (left) and the secondary
-#|   half (right) of the union test set; colour: the training task, line style: the recipe.
-halves = pd.concat([SP.coverage_by_group(TEST[n], TAUS).assign(pool=n) for n in PAIRS],
-                   ignore_index=True)
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
-for ax, (grp, d) in zip(axes, halves.groupby("group", sort=False), strict=True):
-    for (policy, trained, name), e in d.groupby(["policy", "trained_on", "pool"], sort=False):
-        ax.plot(e["tau"], e["coverage"], "-" if name == PAIRS[0] else "--", marker="o", ms=3,
-                color=R.PALETTE[0] if trained == "primary" else R.PALETTE[1], label=who(policy))
-    ax.set_title(f"{grp} half ({d['n_prompts'].iloc[0]} prompts)")
-    ax.set_xlabel("threshold τ")
-axes[0].set_ylabel("coverage")
-axes[1].legend(fontsize=8)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# @tbl-cross-separation turns the figure into numbers for every pool: on each half, the best
-# coverage among the members trained on that half minus the best among the others (positive:
-# the half's own members lead), and the *separation threshold*, the smallest $\tau$ of the
-# grid from which the own members lead at that and every larger threshold.
-
-# %%
-#| label: tbl-cross-separation
-#| tbl-cap: >-
-#|   Where the specialists separate: on each half, the best own-task member's coverage minus the
-#|   best other member's at each threshold, and the smallest threshold from which the own-task
-#|   members lead to the top of the grid (— when they do not).
-seps = {name: SP.separation(p, TAUS) for name, p in TEST.items()}
-sep_rows = []
-for name, s in seps.items():
-    for grp, d in s.frame().groupby("group", sort=False):
-        sep_rows.append({"pool, half": f"{name}, {grp}",
-                         **{f"τ = {t:.2f}": R.fmt_signed(m)
-                            for t, m in zip(d["tau"], d["margin"], strict=True)},
-                         "separates from": R.fmt(s.from_tau[grp], 2)})
-R.table(pd.DataFrame(sep_rows))
-
-# %%
-sp2 = seps[PAIRS[1]]
-since = lambda t: (R.md("from $\\tau = {t:g}$ on", t=t) if np.isfinite(t)
-                   else "never up to the top of the grid")
-R.show_md("Reading: in the stronger pair the primary-trained member leads on the primary half {pw} "
-          "and the secondary-trained member on the secondary half {sw}; in the light pair {lw}. "
-          "In the paper's stronger pool the MathVista-trained member led on MathVista prompts "
-          "only from $\\tau = {pf}$, while the Geometry3K-trained member, the stronger overall, "
-          "still covered more of both halves at $\\tau = 0.10$.",
-          pw=since(sp2.from_tau["primary"]), sw=since(sp2.from_tau["secondary"]),
-          lw="; ".join(R.md("on the {h} half the own member leads at {n} of {T} thresholds, {w}",
-                            h=h, n=len(v), T=len(TAUS), w=since(seps[PAIRS[0]].from_tau[h]))
-                       for h, v in seps[PAIRS[0]].own_leads.items()),
-          pf=P("000.S4.mv_leads_from").text)
 
 # %% [markdown]
 # ## Can a router collect the gap?
@@ -541,25 +542,10 @@ R.show_md("Reading: validation selects the test-best member at {same} of {all} p
           rng="; ".join(R.md("from {a:+} to {b:+} on the {p}", a=r["min"], b=r["max"], p=p)
                         for p, r in gcal.iterrows()))
 
-# %% [markdown]
-# ## Positive controls (Table A5)
-#
-# Two controls show what the tests and routers do where the truth is known in part.
-#
-# **Two model sizes.** The five light primary seeds of the main base and the five of the
-# smaller base, on the primary prompts they share. The groups differ in quality, which the
-# margin-preserving null allows for and the re-deal null does not. The *size rule* is the main
-# base's member selected on validation at each threshold.
-#
-# **Planted predictable specialists.** The five main-base light primary seeds, with
-# specialists assigned by a rule that a router can learn: the embedding's standardisation, its
-# first principal component and the quintile boundaries are fitted on validation prompts,
-# each quintile designates one member, and the fixed rule is applied to validation and test
-# prompts alike; up to a target number of successes per prompt is then moved to the
-# designated member from the others (App. C.4). The *specialist rule* is the known
-# assignment. Routers are the embedding routers, fitted on validation with the same planting.
-
 # %%
+#| echo: false
+# the positive controls of the appendix (@sec-cross-controls), computed here: the
+# takeaways and the claims read them
 prim = cross.prompts["dataset"].eq("primary").to_numpy()
 light_p = (is_member & pol["recipe"].eq("light") & pol["dataset"].eq("primary")).to_numpy()
 main5 = cross.select(prompts=prim, policies=light_p)
@@ -578,32 +564,15 @@ for d, pc in planted.items():
             n_draws=N_DRAWS, n_boot=N_BOOT, seed=SEED)
 
 # %%
-#| label: tbl-cross-controls
-#| tbl-cap: >-
-#|   Positive controls on the primary test prompts (Table A5 analog): oracle gap L̂, disagreement
-#|   D̂ and both nulls' upper-tail p. The rule of each control (next table) is the size rule
-#|   (validation-selected main-base member) or the known specialist assignment.
+#| echo: false
 CF = pd.concat([c.frame().assign(control=n) for n, c in CONTROLS.items()], ignore_index=True)
 CF["knn"] = [siv(g, lo, hi)
              for g, lo, hi in zip(CF["embed_knn_gain"], CF["embed_knn_lo"], CF["embed_knn_hi"],
                                   strict=True)]
 CF["p_s"], CF["p_m_s"] = CF["p"].map(fpt), CF["p_m"].map(fpt)
-R.table(CF, columns={"control": "control", "tau": "τ", "L": "L̂", "D": "D̂", "p_s": "pᵣₑ",
-                     "p_m_s": "pₘₚ"})
 
 # %%
-#| label: tbl-cross-controls-routers
-#| tbl-cap: >-
-#|   The same controls: break-even error L/D and each rule's gain over the threshold-specific best
-#|   member (the disagreement errors are in the appendix).
-CONTROL_ED = {"control": "control", "tau": "τ", "break_even": "L/D",
-              "embed_knn_e_D": "15-NN e_D", "embed_pca_logreg_e_D": "linear e_D",
-              "rule_e_D": "rule e_D"}
-R.table(CF, columns={"control": "control", "tau": "τ", "break_even": "L/D",
-                     "knn": "15-NN gain [95%]", "embed_pca_logreg_gain": "linear gain",
-                     "rule_gain": "rule gain"})
-
-# %%
+#| echo: false
 cr = CF.set_index(["control", "tau"])
 mx, hi_d = cr.loc[("two bases", 0.10)], max(PLANT)
 pl_hi, pl_lo = cr.loc[(f"planted {hi_d}/{cross.k}",
@@ -617,20 +586,230 @@ pub = {k: P(key).text
                           pe2="000.TA5.plant2_knn_eD_010", pk1="000.TA5.plant1_knn_010").items()}
 
 # %%
-R.show_md("Reading: in the mixed-size pool the two bases' seeds average {a} and {b} on the primary "
-          "test prompts (the paper's 7B and 3B groups: {pa} and {pb}). At $\\tau = 0.10$ the "
-          "re-deal null gives $p_{{\\mathrm{{re}}}} = {p}$ (the paper: {pp}) and the "
-          "margin-preserving null $p_{{\\mathrm{{mp}}}} = {pm}$; the 15-NN router gains {k:+} "
-          "with $e_D = {e}$ against $L/D = {be}$ (the paper: {pk}, {pe} against {pbe}). With {hd} "
-          "of {K} successes planted the gap at $\\tau = 0.10$ is {L} and the 15-NN router gains "
-          "{k2:+} of it with $e_D = {e2}$ (the paper: {pk2} of {pL2}, $e_D = {pe2}$); with {ld} "
-          "planted it gains {k1} (the paper: {pk1}). The known assignment gains {r2:+} with {ld2} "
-          "planted and {r1:+} with {ld}.",
-          a=rm[main_idx].mean(), b=np.delete(rm, main_idx).mean(), p=fp(mx["p"]), pm=fp(mx["p_m"]),
-          k=mx["embed_knn_gain"], e=mx["embed_knn_e_D"], be=mx["break_even"], hd=hi_d, K=cross.k,
-          L=pl_hi["L"], k2=pl_hi["embed_knn_gain"], e2=pl_hi["embed_knn_e_D"], ld=min(PLANT),
-          ld2=hi_d, k1=siv(pl_lo["embed_knn_gain"], pl_lo["embed_knn_lo"], pl_lo["embed_knn_hi"]),
-          r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"], **pub)
+#| echo: false
+# the claims of the appendix's table (@tbl-cross-claims), made here: the takeaways read them
+claims = R.Claims()
+claims.add("light recipe: no member leads on its own dataset", "2609.32996 §4",
+           f"primary seed {rt.loc[nm('primary', 'light'), 'primary']:.3f} vs "
+           f"{rt.loc[nm('secondary', 'light'), 'primary']:.3f} on primary, secondary seed "
+           f"{rt.loc[nm('secondary', 'light'), 'secondary']:.3f} vs "
+           f"{rt.loc[nm('primary', 'light'), 'secondary']:.3f} on secondary (paper "
+           f"{P('000.S4.light_g_geo').text}/{P('000.S4.light_g_mv').text} vs "
+           f"{P('000.S4.light_m_geo').text}/{P('000.S4.light_m_mv').text})",
+           not own_lead["light"], kind="published")
+claims.add("light recipe: L(0.10) exceeds neither null at level 0.05", "2609.32996 §4, Table A7",
+           f"L {lt['L']:.3f} vs {lt['L_null']:.3f} / {lt['L_margin']:.3f}, p {fp(lt['p'])} / "
+           f"{fp(lt['p_m'])} (paper {P('000.S4.light_L_010').text} vs "
+           f"{P('000.S4.light_null_010').text} / {P('000.S4.light_margin_010').text})",
+           lt["p"] > 0.05 and lt["p_m"] > 0.05, kind="published")
+claims.add("light recipe: D(0.10) exceeds its re-deal null", "2609.32996 §4",
+           f"D {lt['D']:.3f} vs {lt['D_null']:.3f}, p {fp(lt['D_p'])} (paper "
+           f"{P('000.S4.light_D_010').text} vs {P('000.S4.light_D_null_010').text})",
+           lt["D_p"] <= 0.05, kind="published")
+
+# %%
+#| echo: false
+claims.add("stronger recipe: each member leads on its own dataset", "2609.32996 §4",
+           f"{rt.loc[nm('primary', 'stronger'), 'primary']:.3f} vs "
+           f"{rt.loc[nm('secondary', 'stronger'), 'primary']:.3f}; "
+           f"{rt.loc[nm('secondary', 'stronger'), 'secondary']:.3f} vs "
+           f"{rt.loc[nm('primary', 'stronger'), 'secondary']:.3f}",
+           own_lead["stronger"], kind="published")
+claims.add("stronger recipe: both nulls reject at τ = 0.10 (pair and four seeds)",
+           "2609.32996 §4, Table A9",
+           f"p {fp(st['p'])} / {fp(st['p_m'])}; four seeds {fp(a4['p'])} / {fp(a4['p_m'])}",
+           max(st["p"], st["p_m"], a4["p"], a4["p_m"]) <= 0.05, kind="published")
+claims.add("the stronger specialists separate on both halves from some threshold on",
+           "2609.32996 §4, App. C.5",
+           f"from τ = {R.fmt(sp2.from_tau['primary'], 2)} (primary) and "
+           f"{R.fmt(sp2.from_tau['secondary'], 2)} (secondary); paper "
+           f"{P('000.S4.mv_leads_from').text} on MathVista",
+           all(np.isfinite(v) for v in sp2.from_tau.values()), kind="published")
+
+# %%
+#| echo: false
+claims.add("two-member pools: router intervals above zero only where both halves' own members lead",
+           "2609.32996 §4",
+           "; ".join(f"{n}: gains at τ ∈ {{{', '.join(f'{t:g}' for t in sorted(gain_taus[n]))}}}, "
+                     f"both lead at {{{', '.join(f'{t:g}' for t in sorted(both_lead[n]))}}}"
+                     for n in PAIRS), where_sep, kind="published")
+
+# %%
+#| echo: false
+claims.add("stronger pair: the identity router does not beat the best member at τ = 0.10",
+           "2609.32996 §4",
+           f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.2f} vs L/D {id10.break_even:.2f}",
+           id10.gain_best <= 0, kind="published")
+claims.add("stronger pair: the identity router gains at τ = 0.70", "2609.32996 §4",
+           f"gain {id70.gain_best:+.3f}, e_D {id70.e_D:.2f} vs L/D {id70.break_even:.2f}",
+           id70.gain_best > 0, kind="published")
+claims.add("mixed sizes at τ = 0.10: margin-preserving rejects, re-deal does not, 15-NN gains "
+           "nothing",
+           "2609.32996 Table A5",
+           f"p {fp(mx['p'])}, p_m {fp(mx['p_m'])}, gain {mx['embed_knn_gain']:+.3f}",
+           mx["p_m"] <= 0.05 < mx["p"] and mx["embed_knn_gain"] <= 0, kind="published")
+claims.add(f"planted {hi_d} of {cross.k}: both nulls reject and the 15-NN interval lies above zero "
+           "at τ = 0.10",
+           "2609.32996 Table A5", f"p {fp(pl_hi['p'])} / {fp(pl_hi['p_m'])}, gain {pl_hi['knn']}",
+           max(pl_hi["p"], pl_hi["p_m"]) <= 0.05 and pl_hi["embed_knn_lo"] > 0, kind="simulation")
+
+# %%
+#| echo: false
+residual = max(RF["identity_residual"].abs().max(),
+               max(c.sweep.frame()["identity_residual"].abs().max() for c in CONTROLS.values()),
+               max(float((c.rule["gain"] - (c.rule["L"] - c.rule["D"] * c.rule["e_D"])).abs().max())
+                   for c in CONTROLS.values()))
+
+# %%
+#| echo: false
+claims.add("routing identity C_orac − C_r = D e_D for every router and rule", "2609.32996 §2",
+           f"max residual {residual:.1e}", residual <= 1e-12, kind="identity")
+
+# %%
+#| echo: false
+if not claims.rows[-1]["holds"]:
+    raise R.ProseError("the routing identity failed: a bug in the router scoring")
+R.check(all(c == len(TAUS) for c in n_rej.values()) and every_light and where_sep
+        and 2 * (len(above) + len(below)) < len(fitted),
+        "both nulls reject everywhere, every light seed leads on its own task, routers gain only "
+        "where both halves' own members lead, and most router intervals include zero (the "
+        "chapter's opening answer)")
+
+# %% [markdown]
+# ## Takeaways
+
+# %%
+R.skipped_callout(skipped)
+takeaways = [R.md("- {light}",
+                  light=("The lab's light recipe already makes every seed lead on its own task "
+                         "(unlike the paper's light recipe), so the lab has specialists under "
+                         "both recipes."
+                         if every_light and own_lead["stronger"]
+                         else "The lab's light recipe already makes every seed lead on its own "
+                              "task (unlike the paper's light recipe)."
+                         if every_light
+                         else "As in the paper, light training does not make each seed lead on its "
+                              "own task."))]
+takeaways.append(R.md("- Both nulls reject at level 0.05 at {allrej}; the light pair's gap at "
+                      "$\\tau = 0.10$ is {lL} against null means {ln} and {lm}, the stronger "
+                      "pair's {sL} against {sn} and {sm}.",
+                      allrej=rej_words, lL=lt["L"], ln=lt["L_null"], lm=lt["L_margin"], sL=st["L"],
+                      sn=st["L_null"], sm=st["L_margin"]))
+
+# %%
+takeaways.append(R.md("- On the stronger pair the own-task members lead on the primary half {sfp} "
+                      "and on the secondary half {sfs}; the paper's MathVista-trained member led "
+                      "only from {pf}.",
+                      sfp=since(sp2.from_tau["primary"]), sfs=since(sp2.from_tau["secondary"]),
+                      pf=P("000.S4.mv_leads_from").text))
+
+# %%
+# the identity router on the two-member pools
+idp = RF[RF["pool"].isin(PAIRS) & (RF["family"] == "dataset")]
+takeaways.append(R.md("- {na} of {n} router intervals lie wholly above zero and {nb} wholly below "
+                      "(unadjusted); a router beats the best member only where $e_D < L/D$, and "
+                      "the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.",
+                      na=len(above), nb=len(below), n=len(fitted), bg=idp["gain_best"].max(),
+                      bt=idp.loc[idp["gain_best"].idxmax(), "tau"]))
+
+# %%
+takeaways.append(R.md("- Positive controls at $\\tau = 0.10$ (Table A5; appendix, "
+                      "@sec-cross-controls): on two model sizes the "
+                      "margin-preserving null {mw} ($p_{{\\mathrm{{mp}}}} = {mpm}$), the re-deal "
+                      "null {rw} ($p_{{\\mathrm{{re}}}} = {mp}$) and the 15-NN router gains "
+                      "{mk:+}; with {hd} of {K} successes planted by a learnable rule {pw} and "
+                      "the router collects {pk:+} of the gap {pL} ({share:%}).",
+                      mpm=fp(mx["p_m"]), mp=fp(mx["p"]), mk=mx["embed_knn_gain"],
+                      pk=pl_hi["embed_knn_gain"], pL=pl_hi["L"], hd=hi_d, K=cross.k,
+                      mw="rejects" if mx["p_m"] <= 0.05 else "does not reject",
+                      rw="rejects" if mx["p"] <= 0.05 else "does not",
+                      pw=("both nulls reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
+                          else "only one null rejects" if min(pl_hi["p"], pl_hi["p_m"]) <= 0.05
+                          else "neither null rejects"),
+                      share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
+
+# %%
+failed = [r["claim"] for r in claims.rows if not r["holds"]]
+takeaways.append(R.md("- Against the paper: {n} of the {t} claims of the opening list do not "
+                      "hold in the lab: {c}. The claims table in the appendix "
+                      "(@tbl-cross-claims) gives each with the lab's and the paper's figures.",
+                      n=len(failed), t=len(claims), c="; ".join(failed))
+                 if failed else
+                 R.md("- All {t} claims of the opening list hold in the lab; the claims table in "
+                      "the appendix (@tbl-cross-claims) gives each with the lab's and the paper's "
+                      "figures.", t=len(claims)))
+R.show_lines(takeaways)
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **Another pair of seeds.** *(about 10 min in class)*
+#    The two-member pools use seed `PAIR_SEED` of each task.
+#    Predict whether the light pair's separation thresholds move with seed 2, then rerun with
+#    `-p PAIR_SEED 2`.
+# 2. **Pen and paper: the identity router's error.** *(about 15 min in class)*
+#    On a two-member pool, show that the
+#    identity router's disagreement error $e_D$ is the share of disagreement prompts on which
+#    the member trained on the prompt's own dataset is below $\tau$, and that it splits into a
+#    part from each half. Compute both parts for the stronger pair at $\tau = 0.10$.
+# 3. **A stronger plant.** *(about 10 min in class)*
+#    Predict the 15-NN router's gain at $\tau = 0.10$ with three of
+#    sixteen successes planted (the planted controls of @sec-cross-controls), then rerun with
+#    `-p PLANT "[1, 2, 3]"`.
+# 4. **Retrain for a class.** *(about 20 min in class)*
+#    Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (about a quarter of a
+#    minute more): the lab retrains `RETRAIN_POOL` from the committed base model with those
+#    seeds for `RETRAIN_STEPS` GRPO steps and reruns the main comparison on that task's half
+#    (the book itself reads only `data/lab/`). Do seeds trained for `RETRAIN_STEPS` steps still
+#    lead the other task's seed on their own half?
+
+# %%
+alt = 2 if PAIR_SEED != 2 else 1
+alt_pool = cross.split("test").select(policies=pol["name"].isin([f"{t}-light-s{alt}"
+        for t in ("primary", "secondary")]).to_numpy())
+alt_sep = SP.separation(alt_pool, TAUS)
+R.solution("1. With seed {a} of each task the light pair's own members lead on the primary half "
+           "from $\\tau = {p}$ and on the secondary half from $\\tau = {s}$ (seed {b}: {p0} and "
+           "{s0}). Seeds of one recipe are exchangeable, so the thresholds {verdict}.",
+           a=alt, b=PAIR_SEED, p=R.fmt(alt_sep.from_tau["primary"], 2),
+           s=R.fmt(alt_sep.from_tau["secondary"], 2),
+           p0=R.fmt(seps[PAIRS[0]].from_tau["primary"], 2),
+           s0=R.fmt(seps[PAIRS[0]].from_tau["secondary"], 2),
+           verdict="stay where they were"
+           if all(np.isclose(alt_sep.from_tau[h], seps[PAIRS[0]].from_tau[h], equal_nan=True)
+                  for h in alt_sep.from_tau)
+           else "move with the seed: which seed leads is partly luck")
+
+# %%
+tp = TEST[PAIRS[1]]
+c_ok = tp.counts() >= cov.need(0.10, tp.k)
+dis = c_ok.any(axis=1) & ~c_ok.all(axis=1)
+own_col = np.array([tp.policies["dataset"].tolist().index(d) for d in tp.prompts["dataset"]])
+miss = dis & ~c_ok[np.arange(tp.n_prompts), own_col]
+parts = {h: float((miss & tp.prompts["dataset"].eq(h).to_numpy()).sum() / dis.sum())
+         for h in ("primary", "secondary")}
+R.solution("2. The identity router chooses the own-dataset member $o(i)$, so on a disagreement "
+           "prompt it errs exactly when $o(i)$ is below $\\tau$; $e_D$ is the count of such "
+           "prompts over the count of disagreement prompts, and sorting the numerator by half "
+           "splits it. Stronger pair, $\\tau = 0.10$: {nd} disagreement prompts, $e_D = {e}$ = "
+           "{a} (primary half) + {b} (secondary half), equal to the router's reported {r}.",
+           nd=int(dis.sum()), e=miss.sum() / dis.sum(), a=parts["primary"], b=parts["secondary"],
+           r=id10.e_D)
+
+# %%
+ex3 = SP.plant_predictable(main5, 3 / cross.k, seed=SEED)
+ex3_res = SP.positive_control(ex3.pool, [0.10], ex3.specialist, n_draws=min(N_DRAWS, 400),
+                              n_boot=N_BOOT, seed=SEED).frame().iloc[0]
+R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, the 15-NN router "
+           "gains {g} with $e_D = {e}$ against $L/D = {be}$, and the known assignment gains "
+           "{r:+}. More planted successes widen the gap and make the specialist easier to see "
+           "from the neighbours' rates, so the gain {w} the two-transfer control's {g2:+}.",
+           K=cross.k, L=ex3_res["L"],
+           g=siv(ex3_res["embed_knn_gain"], ex3_res["embed_knn_lo"], ex3_res["embed_knn_hi"]),
+           e=ex3_res["embed_knn_e_D"], be=ex3_res["break_even"], r=ex3_res["rule_gain"],
+           g2=pl_hi["embed_knn_gain"],
+           w=R.compare(ex3_res["embed_knn_gain"], pl_hi["embed_knn_gain"], more="exceeds",
+                       less="falls short of", same="equals"))
 
 # %%
 retrained = None
@@ -679,8 +858,152 @@ if retrained is not None:
               orr=retrained.select(policies=[other_name]).rates().mean(),
               k=int(((rtf["p"] <= 0.05) & (rtf["p_m"] <= 0.05)).sum()), n=len(rtf))
 
+# %%
+if retrained is None:
+    c10 = SP.coverage_by_group(look, [0.10]).set_index(["group", "policy"])["coverage"]
+    R.solution("4. Not run on this build (`RETRAIN_SEEDS` is None). For comparison, the committed "
+               "{s}, trained for the full light recipe, covers {a} of the primary test "
+               "prompts at $\\tau = 0.10$ against {b} for the secondary-trained seed and {c} for "
+               "the base model; fewer steps leave a seed closer to the base.",
+               s=who(nm("primary", "light")), a=c10[("primary", nm("primary", "light"))],
+               b=c10[("primary", nm("secondary", "light"))], c=c10[("primary", "base")])
+else:
+    R.solution("4. Retrained seeds {s} at {st} steps: both nulls reject in {k} of {n} "
+               "seed-threshold cells (the retraining tables and reading just above).",
+               s=", ".join(new.policy_names), st=RETRAIN_STEPS,
+               k=int(((rtf["p"] <= 0.05) & (rtf["p_m"] <= 0.05)).sum()), n=len(rtf))
+
 # %% [markdown]
-# ## Choosing the second dataset and its band (Table A11) {#sec-cross-selection}
+# ## Appendix: the tables behind the main line {#sec-cross-appendix}
+#
+# The main line ends with the exercises. This appendix holds the rest of Tables A7 to A9
+# (disagreement, both tails of both nulls, the routers' disagreement errors), the positive
+# controls of Table A5, the rule that chose the second dataset and its band (Table A11), and the
+# claims table with the outcome of every claim of the opening list.
+#
+# ### Disagreement and both tails
+#
+# The rest of Tables A7 to A9 for every pool: the disagreement $\hat D(\tau)$ against its
+# re-deal null, with the coverage of the best member, the uniform mixture (all pooled
+# responses) and the plug-in oracle (@tbl-cross-disagreement).
+
+# %%
+#| label: tbl-cross-disagreement
+#| tbl-cap: >-
+#|   Every pool: disagreement D̂ with its re-deal null mean and upper-tail p, and the coverage of
+#|   the best member, the uniform mixture and the plug-in oracle.
+R.table(GF, columns=DIS_COLS)
+
+# %% [markdown]
+# **Both tails.** A null can also say that an observed gap is unusually *small*, as when one
+# member's broad lead leaves few prompts covered only by another (App. C.5). @tbl-cross-tails
+# gives, for every pool, the excess over each null mean, the lower-tail fractions, and the
+# margin-preserving test of $D$.
+
+# %%
+#| label: tbl-cross-tails
+#| tbl-cap: >-
+#|   The lower tails of both nulls for L̂, every pool: the excess over each null mean and the
+#|   lower-tail fraction (share of null draws at or below the observed gap; the upper-tail p are in
+#|   the main-line tables), and the margin-preserving p of the disagreement D̂.
+GF["p_lower_s"], GF["p_m_lower_s"], GF["D_p_m_s"] = (GF[c].map(fpt)
+                                                     for c in ("p_lower", "p_m_lower", "D_p_m"))
+R.table(GF, columns={"pool": "pool", "tau": "τ", "excess": "excess, re-deal",
+                     "p_lower_s": "lower tail, re-deal", "excess_m": "excess, margin",
+                     "p_m_lower_s": "lower tail, margin", "D_p_m_s": "pₘₚ of D̂"})
+
+# %%
+low = GF[(GF["p_lower"] <= 0.05) | (GF["p_m_lower"] <= 0.05)]
+R.show_md("Reading: the excess over the re-deal null ranges from {elo:+} to {ehi:+} across pools "
+          "and thresholds, and over the margin-preserving null from {mlo:+} to {mhi:+}; {low}. "
+          "Disagreement exceeds its re-deal null at level 0.05 at every threshold of {dall}; for "
+          "the light pair at $\\tau = 0.10$ it is {D} against {Dn} (the paper: {pD} against "
+          "{pDn}).",
+          elo=GF["excess"].min(), ehi=GF["excess"].max(), mlo=GF["excess_m"].min(),
+          mhi=GF["excess_m"].max(),
+          low=(R.md("{n} pool-threshold cells lie in a lower tail at level 0.05", n=len(low))
+               if len(low) else "no observed gap lies in a lower tail at level 0.05"),
+          dall=(lambda c: "every pool" if c == len(POOLS)
+                else R.md("{c} of the {n} pools", c=c,
+                          n=len(POOLS)))(sum(bool((g["D_p"] <= 0.05).all())
+                                             for _, g in GF.groupby("pool"))), D=lt["D"],
+          Dn=lt["D_null"], pD=P("000.S4.light_D_010").text, pDn=P("000.S4.light_D_null_010").text)
+
+# %% [markdown]
+# ### The routers' disagreement errors
+#
+# The disagreement errors $e_D$ behind the routers' gains, against the break-even error $L/D$:
+# a router gains exactly where its $e_D$ is below $L/D$ (@tbl-cross-routers-errors; the positive
+# controls' errors are in @tbl-cross-controls-errors).
+
+# %%
+#| label: tbl-cross-routers-errors
+#| tbl-cap: "Disagreement error e_D of each router on every pool, with the break-even error L/D."
+R.table(RW, columns=ROUTER_ED_COLS)
+
+# %% [markdown]
+# ### Positive controls (Table A5) {#sec-cross-controls}
+#
+# Two controls show what the tests and routers do where the truth is known in part (computed
+# before the takeaways, which read them).
+#
+# **Two model sizes.** The five light primary seeds of the main base and the five of the
+# smaller base, on the primary prompts they share. The groups differ in quality, which the
+# margin-preserving null allows for and the re-deal null does not. The *size rule* is the main
+# base's member selected on validation at each threshold.
+#
+# **Planted predictable specialists.** The five main-base light primary seeds, with
+# specialists assigned by a rule that a router can learn: the embedding's standardisation, its
+# first principal component and the quintile boundaries are fitted on validation prompts,
+# each quintile designates one member, and the fixed rule is applied to validation and test
+# prompts alike; up to a target number of successes per prompt is then moved to the
+# designated member from the others (App. C.4). The *specialist rule* is the known
+# assignment. Routers are the embedding routers, fitted on validation with the same planting.
+
+# %%
+#| label: tbl-cross-controls
+#| tbl-cap: >-
+#|   Positive controls on the primary test prompts (Table A5 analog): oracle gap L̂, disagreement
+#|   D̂ and both nulls' upper-tail p. The rule of each control (next table) is the size rule
+#|   (validation-selected main-base member) or the known specialist assignment.
+R.table(CF, columns={"control": "control", "tau": "τ", "L": "L̂", "D": "D̂", "p_s": "pᵣₑ",
+                     "p_m_s": "pₘₚ"})
+
+# %%
+#| label: tbl-cross-controls-routers
+#| tbl-cap: >-
+#|   The same controls: break-even error L/D and each rule's gain over the threshold-specific best
+#|   member (their disagreement errors: the next table).
+CONTROL_ED = {"control": "control", "tau": "τ", "break_even": "L/D",
+              "embed_knn_e_D": "15-NN e_D", "embed_pca_logreg_e_D": "linear e_D",
+              "rule_e_D": "rule e_D"}
+R.table(CF, columns={"control": "control", "tau": "τ", "break_even": "L/D",
+                     "knn": "15-NN gain [95%]", "embed_pca_logreg_gain": "linear gain",
+                     "rule_gain": "rule gain"})
+
+# %%
+#| label: tbl-cross-controls-errors
+#| tbl-cap: "The positive controls' disagreement errors e_D, with the break-even error L/D."
+R.table(CF, columns=CONTROL_ED)
+
+# %%
+R.show_md("Reading: in the mixed-size pool the two bases' seeds average {a} and {b} on the primary "
+          "test prompts (the paper's 7B and 3B groups: {pa} and {pb}). At $\\tau = 0.10$ the "
+          "re-deal null gives $p_{{\\mathrm{{re}}}} = {p}$ (the paper: {pp}) and the "
+          "margin-preserving null $p_{{\\mathrm{{mp}}}} = {pm}$; the 15-NN router gains {k:+} "
+          "with $e_D = {e}$ against $L/D = {be}$ (the paper: {pk}, {pe} against {pbe}). With {hd} "
+          "of {K} successes planted the gap at $\\tau = 0.10$ is {L} and the 15-NN router gains "
+          "{k2:+} of it with $e_D = {e2}$ (the paper: {pk2} of {pL2}, $e_D = {pe2}$); with {ld} "
+          "planted it gains {k1} (the paper: {pk1}). The known assignment gains {r2:+} with {ld2} "
+          "planted and {r1:+} with {ld}.",
+          a=rm[main_idx].mean(), b=np.delete(rm, main_idx).mean(), p=fp(mx["p"]), pm=fp(mx["p_m"]),
+          k=mx["embed_knn_gain"], e=mx["embed_knn_e_D"], be=mx["break_even"], hd=hi_d, K=cross.k,
+          L=pl_hi["L"], k2=pl_hi["embed_knn_gain"], e2=pl_hi["embed_knn_e_D"], ld=min(PLANT),
+          ld2=hi_d, k1=siv(pl_lo["embed_knn_gain"], pl_lo["embed_knn_lo"], pl_lo["embed_knn_hi"]),
+          r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"], **pub)
+
+# %% [markdown]
+# ### Choosing the second dataset and its band (Table A11) {#sec-cross-selection}
 #
 # Before scoring any test response, the paper chose its second dataset and that dataset's
 # reliability band by a two-stage rule on the base model's validation responses (App. F.1). A
@@ -740,85 +1063,12 @@ R.show_md("Reading: on the paper's published rows the rule passes {pp} and selec
                      for t, b in lab_band.items()))
 
 # %% [markdown]
-# ## Claims and outcomes
+# ### Claims and outcomes {#sec-cross-claims}
 #
 # @tbl-cross-claims sets each claim of the opening list beside the outcome on this run. The
 # paper's claims are findings about its experiment: a row that does not hold says that the
 # lab behaves differently, not that something is broken. The routing identity must hold (the
 # chapter stops otherwise).
-
-# %%
-claims = R.Claims()
-claims.add("light recipe: no member leads on its own dataset", "2609.32996 §4",
-           f"primary seed {rt.loc[nm('primary', 'light'), 'primary']:.3f} vs "
-           f"{rt.loc[nm('secondary', 'light'), 'primary']:.3f} on primary, secondary seed "
-           f"{rt.loc[nm('secondary', 'light'), 'secondary']:.3f} vs "
-           f"{rt.loc[nm('primary', 'light'), 'secondary']:.3f} on secondary (paper "
-           f"{P('000.S4.light_g_geo').text}/{P('000.S4.light_g_mv').text} vs "
-           f"{P('000.S4.light_m_geo').text}/{P('000.S4.light_m_mv').text})",
-           not own_lead["light"], kind="published")
-claims.add("light recipe: L(0.10) exceeds neither null at level 0.05", "2609.32996 §4, Table A7",
-           f"L {lt['L']:.3f} vs {lt['L_null']:.3f} / {lt['L_margin']:.3f}, p {fp(lt['p'])} / "
-           f"{fp(lt['p_m'])} (paper {P('000.S4.light_L_010').text} vs "
-           f"{P('000.S4.light_null_010').text} / {P('000.S4.light_margin_010').text})",
-           lt["p"] > 0.05 and lt["p_m"] > 0.05, kind="published")
-claims.add("light recipe: D(0.10) exceeds its re-deal null", "2609.32996 §4",
-           f"D {lt['D']:.3f} vs {lt['D_null']:.3f}, p {fp(lt['D_p'])} (paper "
-           f"{P('000.S4.light_D_010').text} vs {P('000.S4.light_D_null_010').text})",
-           lt["D_p"] <= 0.05, kind="published")
-
-# %%
-claims.add("stronger recipe: each member leads on its own dataset", "2609.32996 §4",
-           f"{rt.loc[nm('primary', 'stronger'), 'primary']:.3f} vs "
-           f"{rt.loc[nm('secondary', 'stronger'), 'primary']:.3f}; "
-           f"{rt.loc[nm('secondary', 'stronger'), 'secondary']:.3f} vs "
-           f"{rt.loc[nm('primary', 'stronger'), 'secondary']:.3f}",
-           own_lead["stronger"], kind="published")
-claims.add("stronger recipe: both nulls reject at τ = 0.10 (pair and four seeds)",
-           "2609.32996 §4, Table A9",
-           f"p {fp(st['p'])} / {fp(st['p_m'])}; four seeds {fp(a4['p'])} / {fp(a4['p_m'])}",
-           max(st["p"], st["p_m"], a4["p"], a4["p_m"]) <= 0.05, kind="published")
-claims.add("the stronger specialists separate on both halves from some threshold on",
-           "2609.32996 §4, App. C.5",
-           f"from τ = {R.fmt(sp2.from_tau['primary'], 2)} (primary) and "
-           f"{R.fmt(sp2.from_tau['secondary'], 2)} (secondary); paper "
-           f"{P('000.S4.mv_leads_from').text} on MathVista",
-           all(np.isfinite(v) for v in sp2.from_tau.values()), kind="published")
-
-
-# %%
-claims.add("two-member pools: router intervals above zero only where both halves' own members lead",
-           "2609.32996 §4",
-           "; ".join(f"{n}: gains at τ ∈ {{{', '.join(f'{t:g}' for t in sorted(gain_taus[n]))}}}, "
-                     f"both lead at {{{', '.join(f'{t:g}' for t in sorted(both_lead[n]))}}}"
-                     for n in PAIRS), where_sep, kind="published")
-
-# %%
-claims.add("stronger pair: the identity router does not beat the best member at τ = 0.10",
-           "2609.32996 §4",
-           f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.2f} vs L/D {id10.break_even:.2f}",
-           id10.gain_best <= 0, kind="published")
-claims.add("stronger pair: the identity router gains at τ = 0.70", "2609.32996 §4",
-           f"gain {id70.gain_best:+.3f}, e_D {id70.e_D:.2f} vs L/D {id70.break_even:.2f}",
-           id70.gain_best > 0, kind="published")
-claims.add("mixed sizes at τ = 0.10: margin-preserving rejects, re-deal does not, 15-NN gains "
-           "nothing",
-           "2609.32996 Table A5",
-           f"p {fp(mx['p'])}, p_m {fp(mx['p_m'])}, gain {mx['embed_knn_gain']:+.3f}",
-           mx["p_m"] <= 0.05 < mx["p"] and mx["embed_knn_gain"] <= 0, kind="published")
-claims.add(f"planted {hi_d} of {cross.k}: both nulls reject and the 15-NN interval lies above zero "
-           "at τ = 0.10",
-           "2609.32996 Table A5", f"p {fp(pl_hi['p'])} / {fp(pl_hi['p_m'])}, gain {pl_hi['knn']}",
-           max(pl_hi["p"], pl_hi["p_m"]) <= 0.05 and pl_hi["embed_knn_lo"] > 0, kind="simulation")
-residual = max(RF["identity_residual"].abs().max(),
-               max(c.sweep.frame()["identity_residual"].abs().max() for c in CONTROLS.values()),
-               max(float((c.rule["gain"] - (c.rule["L"] - c.rule["D"] * c.rule["e_D"])).abs().max())
-                   for c in CONTROLS.values()))
-
-
-# %%
-claims.add("routing identity C_orac − C_r = D e_D for every router and rule", "2609.32996 §2",
-           f"max residual {residual:.1e}", residual <= 1e-12, kind="identity")
 
 # %%
 #| label: tbl-cross-claims
@@ -828,220 +1078,5 @@ claims.add("routing identity C_orac − C_r = D e_D for every router and rule", 
 claims.table()
 
 # %%
-if not claims.rows[-1]["holds"]:
-    raise R.ProseError("the routing identity failed: a bug in the router scoring")
-R.check(all(c == len(TAUS) for c in n_rej.values()) and every_light and where_sep
-        and 2 * (len(above) + len(below)) < len(fitted),
-        "both nulls reject everywhere, every light seed leads on its own task, routers gain only "
-        "where both halves' own members lead, and most router intervals include zero (the "
-        "chapter's opening answer)")
 R.show_md("{h} of {n} claims hold on this run (seed {s}); the routing identity holds to {r:.0e}.",
           h=sum(r["holds"] for r in claims.rows), n=len(claims), s=SEED, r=max(residual, 1e-16))
-
-# %% [markdown]
-# ## Appendix: disagreement, both tails and the routers' errors {#sec-cross-appendix}
-#
-# The rest of Tables A7 to A9 for every pool: the disagreement $\hat D(\tau)$ against its
-# re-deal null, with the coverage of the best member, the uniform mixture (all pooled
-# responses) and the plug-in oracle (@tbl-cross-disagreement).
-
-# %%
-#| label: tbl-cross-disagreement
-#| tbl-cap: >-
-#|   Every pool: disagreement D̂ with its re-deal null mean and upper-tail p, and the coverage of
-#|   the best member, the uniform mixture and the plug-in oracle.
-R.table(GF, columns=DIS_COLS)
-
-# %% [markdown]
-# **Both tails.** A null can also say that an observed gap is unusually *small*, as when one
-# member's broad lead leaves few prompts covered only by another (App. C.5). @tbl-cross-tails
-# gives, for every pool, the excess over each null mean, the lower-tail fractions, and the
-# margin-preserving test of $D$.
-
-# %%
-#| label: tbl-cross-tails
-#| tbl-cap: >-
-#|   The lower tails of both nulls for L̂, every pool: the excess over each null mean and the
-#|   lower-tail fraction (share of null draws at or below the observed gap; the upper-tail p are in
-#|   the main-line tables), and the margin-preserving p of the disagreement D̂.
-GF["p_lower_s"], GF["p_m_lower_s"], GF["D_p_m_s"] = (GF[c].map(fpt)
-                                                     for c in ("p_lower", "p_m_lower", "D_p_m"))
-R.table(GF, columns={"pool": "pool", "tau": "τ", "excess": "excess, re-deal",
-                     "p_lower_s": "lower tail, re-deal", "excess_m": "excess, margin",
-                     "p_m_lower_s": "lower tail, margin", "D_p_m_s": "pₘₚ of D̂"})
-
-# %%
-low = GF[(GF["p_lower"] <= 0.05) | (GF["p_m_lower"] <= 0.05)]
-R.show_md("Reading: the excess over the re-deal null ranges from {elo:+} to {ehi:+} across pools "
-          "and thresholds, and over the margin-preserving null from {mlo:+} to {mhi:+}; {low}. "
-          "Disagreement exceeds its re-deal null at level 0.05 at every threshold of {dall}; for "
-          "the light pair at $\\tau = 0.10$ it is {D} against {Dn} (the paper: {pD} against "
-          "{pDn}).",
-          elo=GF["excess"].min(), ehi=GF["excess"].max(), mlo=GF["excess_m"].min(),
-          mhi=GF["excess_m"].max(),
-          low=(R.md("{n} pool-threshold cells lie in a lower tail at level 0.05", n=len(low))
-               if len(low) else "no observed gap lies in a lower tail at level 0.05"),
-          dall=(lambda c: "every pool" if c == len(POOLS)
-                else R.md("{c} of the {n} pools", c=c,
-                          n=len(POOLS)))(sum(bool((g["D_p"] <= 0.05).all())
-                                             for _, g in GF.groupby("pool"))), D=lt["D"],
-          Dn=lt["D_null"], pD=P("000.S4.light_D_010").text, pDn=P("000.S4.light_D_null_010").text)
-
-# %% [markdown]
-# The disagreement errors $e_D$ behind the routers' gains, against the break-even error $L/D$:
-# a router gains exactly where its $e_D$ is below $L/D$ (@tbl-cross-routers-errors,
-# @tbl-cross-controls-errors).
-
-# %%
-#| label: tbl-cross-routers-errors
-#| tbl-cap: "Disagreement error e_D of each router on every pool, with the break-even error L/D."
-R.table(RW, columns=ROUTER_ED_COLS)
-
-# %%
-#| label: tbl-cross-controls-errors
-#| tbl-cap: "The positive controls' disagreement errors e_D, with the break-even error L/D."
-R.table(CF, columns=CONTROL_ED)
-
-# %% [markdown]
-# ## Takeaways
-
-# %%
-R.skipped_callout(skipped)
-takeaways = [R.md("- {light}",
-                  light=("The lab's light recipe already makes every seed lead on its own task "
-                         "(unlike the paper's light recipe), so the lab has specialists under "
-                         "both recipes."
-                         if every_light and own_lead["stronger"]
-                         else "The lab's light recipe already makes every seed lead on its own "
-                              "task (unlike the paper's light recipe)."
-                         if every_light
-                         else "As in the paper, light training does not make each seed lead on its "
-                              "own task."))]
-takeaways.append(R.md("- Both nulls reject at level 0.05 at {allrej}; the light pair's gap at "
-                      "$\\tau = 0.10$ is {lL} against null means {ln} and {lm}, the stronger "
-                      "pair's {sL} against {sn} and {sm}.",
-                      allrej=rej_words, lL=lt["L"], ln=lt["L_null"], lm=lt["L_margin"], sL=st["L"],
-                      sn=st["L_null"], sm=st["L_margin"]))
-
-
-# %%
-takeaways.append(R.md("- On the stronger pair the own-task members lead on the primary half {sfp} "
-                      "and on the secondary half {sfs}; the paper's MathVista-trained member led "
-                      "only from {pf}.",
-                      sfp=since(sp2.from_tau["primary"]), sfs=since(sp2.from_tau["secondary"]),
-                      pf=P("000.S4.mv_leads_from").text))
-
-# %%
-# the identity router on the two-member pools
-idp = RF[RF["pool"].isin(PAIRS) & (RF["family"] == "dataset")]
-takeaways.append(R.md("- {na} of {n} router intervals lie wholly above zero and {nb} wholly below "
-                      "(unadjusted); a router beats the best member only where $e_D < L/D$, and "
-                      "the identity router's best gain on the pairs is {bg:+} at $\\tau = {bt:g}$.",
-                      na=len(above), nb=len(below), n=len(fitted), bg=idp["gain_best"].max(),
-                      bt=idp.loc[idp["gain_best"].idxmax(), "tau"]))
-takeaways.append(R.md("- Controls at $\\tau = 0.10$ (Table A5): on two model sizes the "
-                      "margin-preserving null {mw} ($p_{{\\mathrm{{mp}}}} = {mpm}$), the re-deal "
-                      "null {rw} ($p_{{\\mathrm{{re}}}} = {mp}$) and the 15-NN router gains "
-                      "{mk:+}; with {hd} of {K} successes planted by a learnable rule {pw} and "
-                      "the router collects {pk:+} of the gap {pL} ({share:%}).",
-                      mpm=fp(mx["p_m"]), mp=fp(mx["p"]), mk=mx["embed_knn_gain"],
-                      pk=pl_hi["embed_knn_gain"], pL=pl_hi["L"], hd=hi_d, K=cross.k,
-                      mw="rejects" if mx["p_m"] <= 0.05 else "does not reject",
-                      rw="rejects" if mx["p"] <= 0.05 else "does not",
-                      pw=("both nulls reject" if max(pl_hi["p"], pl_hi["p_m"]) <= 0.05
-                          else "only one null rejects" if min(pl_hi["p"], pl_hi["p_m"]) <= 0.05
-                          else "neither null rejects"),
-                      share=pl_hi["embed_knn_gain"] / pl_hi["L"]))
-
-# %%
-failed = [r["claim"] for r in claims.rows if not r["holds"]]
-if failed:
-    takeaways.append(R.md("- Against the paper: {n} of the {t} claims of the opening list do not "
-                          "hold in the lab: {c}.", n=len(failed), t=len(claims),
-                          c="; ".join(failed)))
-R.show_lines(takeaways)
-
-# %% [markdown]
-# ## Exercises
-#
-# 1. **Another pair of seeds.** *(about 10 min in class)*
-#    The two-member pools use seed `PAIR_SEED` of each task.
-#    Predict whether the light pair's separation thresholds move with seed 2, then rerun with
-#    `-p PAIR_SEED 2`.
-# 2. **Pen and paper: the identity router's error.** *(about 15 min in class)*
-#    On a two-member pool, show that the
-#    identity router's disagreement error $e_D$ is the share of disagreement prompts on which
-#    the member trained on the prompt's own dataset is below $\tau$, and that it splits into a
-#    part from each half. Compute both parts for the stronger pair at $\tau = 0.10$.
-# 3. **A stronger plant.** *(about 10 min in class)*
-#    Predict the 15-NN router's gain at $\tau = 0.10$ with three of
-#    sixteen successes planted, then rerun with `-p PLANT "[1, 2, 3]"`.
-# 4. **Retrain for a class.** *(about 20 min in class)*
-#    Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (about a quarter of a
-#    minute more): the lab retrains `RETRAIN_POOL` from the committed base model with those
-#    seeds for `RETRAIN_STEPS` GRPO steps and reruns the main comparison on that task's half
-#    (the book itself reads only `data/lab/`). Do seeds trained for `RETRAIN_STEPS` steps still
-#    lead the other task's seed on their own half?
-
-# %%
-alt = 2 if PAIR_SEED != 2 else 1
-alt_pool = cross.split("test").select(policies=pol["name"].isin([f"{t}-light-s{alt}"
-        for t in ("primary", "secondary")]).to_numpy())
-alt_sep = SP.separation(alt_pool, TAUS)
-R.solution("1. With seed {a} of each task the light pair's own members lead on the primary half "
-           "from $\\tau = {p}$ and on the secondary half from $\\tau = {s}$ (seed {b}: {p0} and "
-           "{s0}). Seeds of one recipe are exchangeable, so the thresholds {verdict}.",
-           a=alt, b=PAIR_SEED, p=R.fmt(alt_sep.from_tau["primary"], 2),
-           s=R.fmt(alt_sep.from_tau["secondary"], 2),
-           p0=R.fmt(seps[PAIRS[0]].from_tau["primary"], 2),
-           s0=R.fmt(seps[PAIRS[0]].from_tau["secondary"], 2),
-           verdict="stay where they were"
-           if all(np.isclose(alt_sep.from_tau[h], seps[PAIRS[0]].from_tau[h], equal_nan=True)
-                  for h in alt_sep.from_tau)
-           else "move with the seed: which seed leads is partly luck")
-
-# %%
-tp = TEST[PAIRS[1]]
-c_ok = tp.counts() >= cov.need(0.10, tp.k)
-dis = c_ok.any(axis=1) & ~c_ok.all(axis=1)
-own_col = np.array([tp.policies["dataset"].tolist().index(d) for d in tp.prompts["dataset"]])
-miss = dis & ~c_ok[np.arange(tp.n_prompts), own_col]
-parts = {h: float((miss & tp.prompts["dataset"].eq(h).to_numpy()).sum() / dis.sum())
-         for h in ("primary", "secondary")}
-R.solution("2. The identity router chooses the own-dataset member $o(i)$, so on a disagreement "
-           "prompt it errs exactly when $o(i)$ is below $\\tau$; $e_D$ is the count of such "
-           "prompts over the count of disagreement prompts, and sorting the numerator by half "
-           "splits it. Stronger pair, $\\tau = 0.10$: {nd} disagreement prompts, $e_D = {e}$ = "
-           "{a} (primary half) + {b} (secondary half), equal to the router's reported {r}.",
-           nd=int(dis.sum()), e=miss.sum() / dis.sum(), a=parts["primary"], b=parts["secondary"],
-           r=id10.e_D)
-
-# %%
-ex3 = SP.plant_predictable(main5, 3 / cross.k, seed=SEED)
-ex3_res = SP.positive_control(ex3.pool, [0.10], ex3.specialist, n_draws=min(N_DRAWS, 400),
-                              n_boot=N_BOOT, seed=SEED).frame().iloc[0]
-R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, the 15-NN router "
-           "gains {g} with $e_D = {e}$ against $L/D = {be}$, and the known assignment gains "
-           "{r:+}. More planted successes widen the gap and make the specialist easier to see "
-           "from the neighbours' rates, so the gain {w} the two-transfer control's {g2:+}.",
-           K=cross.k, L=ex3_res["L"],
-           g=siv(ex3_res["embed_knn_gain"], ex3_res["embed_knn_lo"], ex3_res["embed_knn_hi"]),
-           e=ex3_res["embed_knn_e_D"], be=ex3_res["break_even"], r=ex3_res["rule_gain"],
-           g2=pl_hi["embed_knn_gain"],
-           w=R.compare(ex3_res["embed_knn_gain"], pl_hi["embed_knn_gain"], more="exceeds",
-                       less="falls short of", same="equals"))
-
-# %%
-if retrained is None:
-    c10 = SP.coverage_by_group(look, [0.10]).set_index(["group", "policy"])["coverage"]
-    R.solution("4. Not run on this build (`RETRAIN_SEEDS` is None). For comparison, the committed "
-               "{s}, trained for the full light recipe, covers {a} of the primary test "
-               "prompts at $\\tau = 0.10$ against {b} for the secondary-trained seed and {c} for "
-               "the base model; fewer steps leave a seed closer to the base.",
-               s=who(nm("primary", "light")), a=c10[("primary", nm("primary", "light"))],
-               b=c10[("primary", nm("secondary", "light"))], c=c10[("primary", "base")])
-else:
-    R.solution("4. Retrained seeds {s} at {st} steps: both nulls reject in {k} of {n} "
-               "seed-threshold cells (the retraining reading after the positive controls).",
-               s=", ".join(new.policy_names), st=RETRAIN_STEPS,
-               k=int(((rtf["p"] <= 0.05) & (rtf["p_m"] <= 0.05)).sum()), n=len(rtf))
