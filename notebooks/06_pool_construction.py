@@ -374,10 +374,13 @@ display(table(t10, columns={"pool": "pool", "dataset": "dataset", "greedy": "gre
 
 # %%
 ts = t10[t10["pool"] == "simulated, topic skill"]
-va = vs_accuracy(sim)["vs_acc"].value_counts()
+vs = vs_accuracy(sim).set_index("dataset")["vs_acc"]
+va = vs.value_counts()
 shown10 = ts.set_index("dataset")[["greedy", "accuracy", "diversity", "kmedoids", "dpp"]].round(3)
-best = {d: " = ".join(RULE_NAMES[c] for c in r.index[r == r.max()])  # as the table prints them
-        for d, r in shown10.iterrows()}
+top = {d: list(r.index[r == r.max()]) for d, r in shown10.iterrows()}  # as the table prints them
+best = {d: " = ".join(RULE_NAMES[c] for c in t)
+        + (" (greedy and accuracy rank tied)" if vs[d] == "tie" and
+           len({"greedy", "accuracy"} & set(t)) == 1 else "") for d, t in top.items()}
 show_md("Reading: with topic skill greedy's held-out coverage is above accuracy ranking's on {w} "
         "of {n} datasets, below it on {l} and tied on {t} (a tie: within two standard errors "
         "over folds of the paired difference); the highest deployable rule per dataset, as the "
