@@ -944,9 +944,10 @@ if rsw:
 if rsw:
     show_md("Reading: over {n} real datasets the router's gain over the anchor, divided by the "
             "greedy pool's held-out coverage, has median {med:%}; the gain lies more than two "
-            "standard errors above zero on {pos} of them and as far below zero on {neg}. Where "
-            "greedy covers more than accuracy ranking ({nc} datasets, beyond two fold standard "
-            "errors), its pool also gives the larger router gain on {ncg}; across every routed "
+            "standard errors above zero on {pos} of them and as far below zero on {neg}. Greedy "
+            "covers more than accuracy ranking on {nc} of them (beyond two fold standard "
+            "errors), and its pool also gives the larger router gain on {ncg} of those; across "
+            "every routed "
             "pool the correlation between coverage and gain is {r}. {verdict}",
             n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()),
             nc=int(more_cov.sum()), ncg=int((more_cov & more_gain).sum()), r=all_corr,
