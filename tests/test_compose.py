@@ -85,6 +85,13 @@ def test_lazy_greedy_equals_greedy_and_bnb_equals_enumeration(inst):
     g, gl = C.greedy_pool(X, b), C.greedy_pool(X, b, lazy=True)
     assert g.members == gl.members and np.array_equal(g.gains, gl.gains)
     assert gl.evaluations <= g.evaluations + K
+    # what is counted: plain greedy evaluates each candidate left once per step, lazy greedy the
+    # K - 1 initial gains plus, per step, at least one re-evaluation and at most one per candidate
+    # left and one more (the winner, popped again after its fresh gain was pushed back)
+    for s in range(1, K):
+        left = sum(K - 1 - t for t in range(s))
+        assert C.greedy_pool(X, b, s).evaluations == left
+        assert K - 1 + s <= C.greedy_pool(X, b, s, lazy=True).evaluations <= K - 1 + left + s
     for s in range(1, K):
         e = C.exhaustive_pool(X, b, s)
         bb = C.exhaustive_pool(X, b, s, max_subsets=1, max_nodes=10**6)

@@ -76,10 +76,17 @@ _STYLE_APPLIED = False
 
 
 def use_style(context: str = "notebook") -> None:
-    """Apply the book's plot style (seaborn whitegrid + PALETTE). Idempotent."""
+    """Apply the book's plot style (seaborn whitegrid + PALETTE). Idempotent. Also silences
+    tqdm's warning that no progress widget can be shown (a rendered page has none, and the
+    warning would print the environment's path on it)."""
     global _STYLE_APPLIED
+    import warnings
+
     import matplotlib as mpl
     import seaborn as sns
+    from tqdm import TqdmWarning
+
+    warnings.simplefilter("ignore", TqdmWarning)
 
     sns.set_theme(context=context, style="whitegrid", palette=PALETTE)
     mpl.rcParams.update(

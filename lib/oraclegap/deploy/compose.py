@@ -398,7 +398,12 @@ def coverage_lattice(X, anchor="best", *, rows=None, max_candidates: int = 20) -
 @dataclasses.dataclass(frozen=True, repr=False)
 class GreedyPool(Result):
     """The greedy pool: members in the order added, each one's marginal gain (item count), F_b after
-    each step, and the number of marginal-gain evaluations it took."""
+    each step, and ``evaluations``, the number of marginal-gain evaluations F_b(S + j) - F_b(S)
+    the algorithm needs. Plain greedy evaluates every candidate not yet chosen once per step:
+    sum_{t=0}^{s-1} (K - 1 - t) for s members from K - 1 candidates (members already chosen are
+    not re-evaluated; the vectorised implementation computes a whole step's gains at once, but
+    the count is the algorithm's). Lazy greedy: the K - 1 initial gains plus every
+    re-evaluation of the heap's top (at least one per step)."""
 
     anchor: int
     members: tuple
@@ -483,7 +488,8 @@ def greedy_pool(X, anchor="best", size=None, *, rows=None, lazy: bool = False) -
     Z = _targets(X, b, rmask)
     if not lazy:
         order, gains, ub = _greedy_core(cols, Z[None], np.array([b]), s)
-        return GreedyPool(b, tuple(int(j) for j in order[0]), gains[0], n_eval, tuple(names), (K - 1) * s, False, ub[0])
+        evals = s * (K - 1) - s * (s - 1) // 2  # sum_{t<s} (K - 1 - t): the candidates left at step t
+        return GreedyPool(b, tuple(int(j) for j in order[0]), gains[0], n_eval, tuple(names), evals, False, ub[0])
     cand = [j for j in range(K) if j != b]
     g0 = popcount(cols[cand] & Z)
     heap = [(-int(g), j) for g, j in zip(g0, cand, strict=True)]
