@@ -413,27 +413,11 @@ axes[0].set(ylabel="coverage")
 plt.show()
 
 # %%
-def path_words(ns, ys, tol):
-    """How a curve moves along ``ns``, read from the whole path: a step counts only beyond
-    ``tol`` (here the Monte Carlo error of a difference), so an interior low or high is named."""
-    ys = np.asarray(ys, float)
-    at = lambda i: R.md("{v:%} at $n = {n}$", v=ys[i], n=int(ns[i]))  # noqa: E731
-    lo, hi, last = int(np.argmin(ys)), int(np.argmax(ys)), len(ys) - 1
-    if 0 < lo < last and min(ys[0], ys[-1]) - ys[lo] > tol:
-        return f"falls from {at(0)} to a low of {at(lo)}, then rises to {at(last)}"
-    if 0 < hi < last and ys[hi] - max(ys[0], ys[-1]) > tol:
-        return f"rises from {at(0)} to a high of {at(hi)}, then falls to {at(last)}"
-    if abs(ys[-1] - ys[0]) <= tol:
-        return f"stays level within Monte Carlo error ({at(0)}, {at(last)})"
-    return f"{'rises' if ys[-1] > ys[0] else 'falls'} as $n$ grows, from {at(0)} to {at(last)}"
-
-
-# %%
 pct, se_mc = grid[grid["method"] == "naive-percentile"], float(np.sqrt(0.25 / REPS))
 tol_mc = 2 * np.sqrt(2) * se_mc  # two standard errors of a difference of two cells
 tie_trend = R.compare(tie["coverage"].iloc[-1], tie["coverage"].iloc[0], tol=tol_mc,
                       more="rises", less="falls", same="stays level (within Monte Carlo error)")
-tie_path = path_words(tie["n"].to_numpy(), tie["coverage"].to_numpy(), tol_mc)
+tie_path = R.path_words(tie["n"].to_numpy(), tie["coverage"].to_numpy(), tol_mc)
 tie_short = bool(tie["coverage"].max() < 1 - ALPHA - 2 * se_mc)  # below nominal at every n
 R.show_md("Reading: the naive interval's coverage falls to {c:%} ($n = {n}$, lead {wd:g}) and is "
           "below the nominal confidence at every $n$ for the leads {bel}. In the exact tie it "

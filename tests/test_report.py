@@ -168,3 +168,22 @@ def test_callouts_and_solutions(capsys):
         report.callout("x", kind="sidebar")
     with pytest.raises(KeyError, match="needs a value"):
         report.solution("value {v}")
+
+
+def test_path_words_reads_the_whole_path():
+    ns = [25, 50, 100, 200, 400, 800]
+    # the published shape: a low inside the grid, and the ends differ
+    dip = [0.927, 0.90, 0.87, 0.84, 0.825, 0.844]
+    out = report.path_words(ns, dip, tol=0.01)
+    assert out.startswith("falls from 92.7% at $n = 25$ to a low of 82.5% at $n = 400$")
+    assert out.endswith("rises to 84.4% at $n = 800$")
+    # the same dip within tolerance is read from the ends only
+    assert report.path_words(ns, dip, tol=0.05).startswith("falls as $n$ grows, from 92.7%")
+    bump = [0.5, 0.6, 0.7, 0.55, 0.52, 0.5]
+    assert "to a high of 70.0% at $n = 100$" in report.path_words(ns, bump, tol=0.02)
+    assert report.path_words(ns, [0.9, 0.905, 0.9, 0.902, 0.9, 0.903], tol=0.01).startswith("stays level")
+    assert report.path_words([1, 2], [0.1, 0.5], tol=0.0, var="k").startswith("rises as $k$ grows")
+    for bad in (dict(xs=[2, 1], ys=[0, 1], tol=0.1), dict(xs=[1], ys=[0], tol=0.1),
+                dict(xs=[1, 2], ys=[0, 1], tol=-1)):
+        with pytest.raises(ValueError):
+            report.path_words(**bad)

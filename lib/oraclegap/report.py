@@ -34,6 +34,7 @@ import pandas as pd
 from ._result import Interval
 
 __all__ = [
+    "path_words",
     "PALETTE",
     "use_style",
     "fmt",
@@ -354,6 +355,35 @@ def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below
         return _expected(word, expect, what, f"a = {av:.6g} [{lo:.6g}, {hi:.6g}], b = {bv:.6g}")
     word = more if av > bv + tv else less if av < bv - tv else same
     return _expected(word, expect, what, f"a = {av:.6g}, b = {bv:.6g}, tol = {tv:g}")
+
+
+def path_words(xs, ys, tol: float, *, var: str = "n", value: str = "%") -> str:
+    """How a curve ``ys`` over increasing ``xs`` moves, read from the whole path rather than its
+    two ends: an interior low (high) is named when both ends lie more than ``tol`` above (below)
+    it; otherwise the curve "rises"/"falls" when its ends differ by more than ``tol`` and "stays
+    level" when they do not. ``tol`` is the smallest step the reader should trust (e.g. two
+    Monte Carlo standard errors of a difference). Values print with the ``md`` format ``value``
+    (``%``: a percentage), positions as ``$var = x$``."""
+    xv, yv = np.asarray(xs, float), np.asarray(ys, float)
+    if xv.ndim != 1 or xv.shape != yv.shape or len(xv) < 2:
+        raise ValueError(f"xs and ys must be 1-d of one length >= 2, got {xv.shape} and {yv.shape}")
+    if not np.all(np.diff(xv) > 0):
+        raise ValueError("xs must increase strictly")
+    if not _as_float(tol, "tol") >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+
+    def at(i: int) -> str:
+        x = int(xv[i]) if float(xv[i]).is_integer() else float(xv[i])
+        return md("{v:" + value + "} at ${var} = {x}$", v=float(yv[i]), var=var, x=x)
+
+    lo, hi, last = int(np.argmin(yv)), int(np.argmax(yv)), len(yv) - 1
+    if 0 < lo < last and min(yv[0], yv[-1]) - yv[lo] > tol:
+        return f"falls from {at(0)} to a low of {at(lo)}, then rises to {at(last)}"
+    if 0 < hi < last and yv[hi] - max(yv[0], yv[-1]) > tol:
+        return f"rises from {at(0)} to a high of {at(hi)}, then falls to {at(last)}"
+    if abs(yv[-1] - yv[0]) <= tol:
+        return f"stays level within {fmt(tol)} ({at(0)}, {at(last)})"
+    return f"{'rises' if yv[-1] > yv[0] else 'falls'} as ${var}$ grows, from {at(0)} to {at(last)}"
 
 
 def position(x, lo, hi, *, inside: str = "inside", above: str = "above", below: str = "below",
