@@ -623,7 +623,7 @@ edges = np.arange(min(lr.draws.min(), lm.draws.min(), lr.observed) - 0.5 / N_PRO
                   max(lr.draws.max(), lm.draws.max(), lr.observed) + 1 / N_PROMPTS, 1 / N_PROMPTS)
 ax.hist(lr.draws, bins=edges, alpha=0.6, label="re-deal null")
 ax.hist(lm.draws, bins=edges, alpha=0.6, label="margin-preserving null")
-ax.axvspan(lr.band_lo, lr.band_hi, color="C0", alpha=0.08)
+ax.axvspan(lr.band_lo, lr.band_hi, color="C0", alpha=0.08, label="re-deal 90% band")
 ax.axvline(lr.observed, color="k", lw=2, label="observed L̂")
 ax.set(xlabel="oracle gap L̂ at τ = 0.10", ylabel="null draws",
        title="Where the observed gap falls")

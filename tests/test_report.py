@@ -99,6 +99,20 @@ def test_table_p_value_columns_never_read_zero():
     html = report.table(df, columns={"p": "pᵣₑ", "p_m": "pₘₚ", "gap": "L̂"}).to_html()
     assert html.count(">< 0.001<") == 2 and "0.247" in html and "1.000" in html
     assert ">0.000<" in html  # the gap column: a zero estimate is a zero
+    # a qualified p column ("Pass@1 pᵣₑ") is a p column too; "pool" or "L̂ p50" are not
+    html = report.table(pd.DataFrame({"pass1": [0.0], "share": [0.0]}),
+                        columns={"pass1": "Pass@1 pᵣₑ", "share": "top share"}).to_html()
+    assert html.count(">< 0.001<") == 1 and ">0.000<" in html
+
+
+def test_table_numbers_never_break_inside():
+    """The book lets a table cell break anywhere (long identifiers); a number column, or a text
+    column of numbers and intervals, gets ``overflow-wrap: normal`` so "0.720" never splits."""
+    df = pd.DataFrame({"pool": ["a_long_name", "b"], "p": [0.72, 0.01], "n": [3, 4],
+                       "gap": ["0.087 (0.079)", "[0.1, 0.2]"], "note": ["0.1 but not", "x"]})
+    html = report.table(df).to_html()
+    wrapped = set(re.findall(r"td\.col(\d+) \{\s*overflow-wrap: normal;", html))
+    assert wrapped == {"1", "2", "3"}, wrapped
 
 
 def test_table_ids_are_reproducible_not_random():

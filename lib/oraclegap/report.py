@@ -191,6 +191,11 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
             fmts[col] = lambda v: v if not isinstance(v, str) else _breakable(v)
     sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
     sty = sty.set_uuid(_table_uuid(df))
+    # the book's cells may break anywhere (long identifiers); a number breaks only at its spaces
+    numeric = [c for c in df.columns if _numeric_column(df[c])]
+    if numeric:
+        sty = sty.set_table_styles({c: [{"selector": "td", "props": "overflow-wrap: normal;"}] for c in numeric},
+                                   overwrite=False)
     if not index:
         sty = sty.hide(axis="index")
     return sty
@@ -203,7 +208,21 @@ _P_COLUMN = re.compile(r"^(p|pᵣₑ|pₘₚ|p_m|p_re|p_mp|p_holm\w*|p-value|(ad
 
 
 def _is_p_column(name: str) -> bool:
-    return bool(_P_COLUMN.match(name.strip()))
+    """A shown p-value column: ``p``, ``pᵣₑ``, ``adjusted p`` ..., also after a qualifier
+    (``Pass@1 pᵣₑ``)."""
+    name = name.strip()
+    return bool(_P_COLUMN.match(name) or _P_COLUMN.match(name.rsplit(" ", 1)[-1]))
+
+
+#: a text cell that is only a number, an interval or a count ("0.087 (0.079)", "[0.1, 0.2]", "3 of 4")
+_NUMERIC_TEXT = re.compile(r"^[\s\d.,+\-−<>=≤≥\[\]()%—]*(?:of[\s\d]+)?$")
+
+
+def _numeric_column(s: pd.Series) -> bool:
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return True
+    vals = [v for v in s if isinstance(v, str)]
+    return bool(vals) and all(_NUMERIC_TEXT.match(v) for v in vals)
 
 
 def _table_uuid(df: pd.DataFrame) -> str:
