@@ -1121,8 +1121,9 @@ if votes:
               "pooled vote trailed by {ps}.",
               txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote "
                                  "(difference {d:+} rAUC, an interval that {s}); that member, "
-                                 "{m}, is the one whose own vote scores best, {same} Table 3's "
-                                 "best member on test, {m3}, chosen by its responses' rAUC",
+                                 "{m}, is the one whose own vote scores best, {same} the best "
+                                 "member on test in @tbl-table3, {m3}, chosen by its responses' "
+                                 "rAUC",
                                  t=t, w=R.compare(v.difference, 0, interval=(v.lo, v.hi),
                                                   more="beats", less="trails",
                                                   same="cannot be told apart from"),

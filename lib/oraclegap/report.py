@@ -191,8 +191,9 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
             fmts[col] = lambda v: v if not isinstance(v, str) else _breakable(v)
     sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
     sty = sty.set_uuid(_table_uuid(df))
-    # the book's cells may break anywhere (long identifiers); a number breaks only at its spaces
-    numeric = [c for c in df.columns if _numeric_column(df[c])]
+    # the book's cells may break anywhere (long identifiers); a number, or a column of short
+    # words ("secondary"), breaks only at its spaces
+    numeric = [c for c in df.columns if _numeric_column(df[c]) or _short_words(df[c])]
     if numeric:
         sty = sty.set_table_styles({c: [{"selector": "td", "props": "overflow-wrap: normal;"}] for c in numeric},
                                    overwrite=False)
@@ -216,6 +217,15 @@ def _is_p_column(name: str) -> bool:
 
 #: a text cell that is only a number, an interval or a count ("0.087 (0.079)", "[0.1, 0.2]", "3 of 4")
 _NUMERIC_TEXT = re.compile(r"^[\s\d.,+\-−<>=≤≥\[\]()%—]*(?:of[\s\d]+)?$")
+
+
+#: the longest word a cell keeps whole: longer ones (identifiers, paths) may break anywhere
+SHORT_WORD = 16
+
+
+def _short_words(s: pd.Series) -> bool:
+    vals = [v for v in s if isinstance(v, str)]
+    return bool(vals) and max(len(w) for v in vals for w in (v.split() or [""])) <= SHORT_WORD
 
 
 def _numeric_column(s: pd.Series) -> bool:
