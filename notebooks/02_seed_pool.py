@@ -1322,8 +1322,8 @@ R.table(t1,
                  "rise_p": "rise, pᵣₑ"})
 
 # %% [markdown]
-# A reader of @tbl-table1-more may wonder why one p-value is missing or can be exactly one. At
-# the lowest threshold the oracle covers a prompt as soon as any member has one success, so
+# A reader of @tbl-table1-more may wonder why a p-value is missing (the paper prints one of
+# exactly one there). At the lowest threshold the oracle covers a prompt as soon as any member has one success, so
 # whenever the prompt's total is positive; the mixture covers it when the pooled count reaches
 # its own count rule. Both depend on the prompt totals alone, which the re-deal keeps, so their
 # difference is the same in every null draw.
@@ -1332,15 +1332,16 @@ R.table(t1,
 const = [t for t in gt.tests.tests if np.ptp(t.draws) == 0]
 point = [f"{s} at τ = {t:g}" for s, t in (("oracle − mixture", t) for t in TAUS)
          if gt.tests.is_skipped("oracle_minus_mixture", t)]
-R.show_callout("Under the re-deal null these statistics take one value in every draw: {names}. At "
+these = "this statistic takes" if len(const) + len(point) == 1 else "these statistics take"
+R.show_callout("Under the re-deal null {these} one value in every draw: {names}. At "
                "$\\tau = {t:g}$ with $k = {k}$ the oracle's count rule needs {a} success and the "
                "mixture's needs {b} of {mk}; both are fixed by the prompt totals. A test whose "
                "null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints "
                "{pp} there too) and can never reject, so it is not run (the table leaves its "
                "p-value empty) and stays out of the multiple-testing family (@sec-seed-many).",
                names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
-               or "none", t=TAUS[0], k=K, a=cov.need(TAUS[0], K), b=cov.need(TAUS[0], M * K),
-               mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
+               or "none", these=these, t=TAUS[0], k=K, a=cov.need(TAUS[0], K),
+               b=cov.need(TAUS[0], M * K), mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
                title="Why a test statistic can be constant under a null")
 
 # %% [markdown]
