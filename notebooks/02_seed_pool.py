@@ -1341,8 +1341,8 @@ R.show_callout("Under the re-deal null {these} one value in every draw: {names}.
                "p-value empty) and stays out of the multiple-testing family (@sec-seed-many).",
                names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
                or "none", these=these, t=TAUS[0], k=K, a=cov.need(TAUS[0], K),
-               b=cov.need(TAUS[0], M * K), mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
-               title="Why a test statistic can be constant under a null")
+               b=cov.need(TAUS[0], M * K), mk=M * K, pp=R.published("000.T1.omm_p_005").text,
+               kind="tip", title="Why a test statistic can be constant under a null")
 
 # %% [markdown]
 # ### Member spread, lower tails and member coverage
