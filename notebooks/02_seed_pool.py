@@ -1323,10 +1323,10 @@ R.table(t1,
 
 # %% [markdown]
 # A reader of @tbl-table1-more may wonder why a p-value is missing (the paper prints one of
-# exactly one there). At the lowest threshold the oracle covers a prompt as soon as any member has one success, so
-# whenever the prompt's total is positive; the mixture covers it when the pooled count reaches
-# its own count rule. Both depend on the prompt totals alone, which the re-deal keeps, so their
-# difference is the same in every null draw.
+# exactly one there). At the lowest threshold the oracle covers a prompt as soon as any member
+# has one success, so whenever the prompt's total is positive; the mixture covers it when the
+# pooled count reaches its own count rule. Both depend on the prompt totals alone, which the
+# re-deal keeps, so their difference is the same in every null draw.
 
 # %%
 const = [t for t in gt.tests.tests if np.ptp(t.draws) == 0]
