@@ -1828,7 +1828,7 @@ for ax, g in zip(axes, sorted(links["gap"].unique()), strict=True):
         ax.errorbar(d["tau"] + (j - 1) * 0.006, d["reject_rate"],
                     yerr=[d["reject_rate"] - d["ci_lo"], d["ci_hi"] - d["reject_rate"]], fmt="o",
                     capsize=2, label={"identity": "probability scale"}.get(link, link))
-    ax.axhline(0.05, color="k", ls="--", lw=1)
+    ax.axhline(0.05, color="k", ls="--", lw=1, label="nominal level 0.05")
     ax.set(xticks=sorted(links["tau"].unique()), xlabel="τ", title=f"quality gap {g:.2f}")
 fig.suptitle(f"stronger group's mean rate {strong:.2f}", fontsize=9)
 axes[0].set_ylabel("rejection rate, margin-preserving")
@@ -1891,14 +1891,15 @@ for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):
     c = plan.curve
     ax.errorbar(c[var], c["reject_rate"],
                 yerr=[c["reject_rate"] - c["ci_lo"], c["ci_hi"] - c["reject_rate"]], marker="o",
-                capsize=3)
-    ax.axhline(0.8, color="k", ls="--", lw=1)
+                capsize=3, label="power (Wilson 95%)")
+    ax.axhline(plan.target, color="k", ls="--", lw=1, label=f"target power {plan.target:g}")
     ax.set_xscale("log", base=2)
     ax.set_xticks(c[var], [str(v) for v in c[var]])
     ax.minorticks_off()
     ax.set(xlabel="responses per member, k" if var == "k" else "prompts, n",
            title=f"power as {var} grows")
 axes[0].set_ylabel("power at level 0.05")
+axes[0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
