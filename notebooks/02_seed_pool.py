@@ -1886,7 +1886,7 @@ plan_n = studies.plan_power("diffuse", vary="n", grid=(120, 240, 480, 960), **co
 #|   Power of the re-deal test of L(0.10) against σ = 0.5 diffuse differences, as the response
 #|   budget k grows (n = 240 prompts, left) and as the number of prompts n grows (k = 16, right);
 #|   bars are Wilson 95% intervals, the dashed line the target power.
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True, layout="constrained")
 for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):
     c = plan.curve
     ax.errorbar(c[var], c["reject_rate"],
@@ -1900,7 +1900,6 @@ for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):
            title=f"power as {var} grows")
 axes[0].set_ylabel("power at level 0.05")
 axes[0].legend(fontsize=8)
-plt.tight_layout()
 plt.show()
 
 # %% [markdown]
