@@ -1969,7 +1969,7 @@ if real is not None:
               pmax=tr["p_m"].max())
 
 # %% [markdown]
-# ### Paper 000 number for number: a paper-calibrated reference pool {#sec-seed-paper000}
+# ### The paper number for number: a reference pool calibrated to 2609.32996 {#sec-seed-paper000}
 #
 # The paper released no verdicts, so the lab pool stands in for its Geometry3K pool everywhere
 # above and no table can be compared number for number. What the paper does publish are its
