@@ -2017,18 +2017,27 @@ p000_t1 = P000.table1_nulls(datasets.paper_table("000_table1_gap_tests"),
                        n_pools=P000_POOLS, n_draws=N_STUDY_DRAWS, seed=rng)
 p000_cols = {"table": "table", "setting": "setting", "quantity": "quantity", "paper": "paper",
              "ours": "ours", "tol": "± tol", "verdict": "ours against the paper"}
-R.table(p000_t1.frame(), columns=p000_cols)
+
+
+def shown(f):
+    """A rerun's frame with its settings in the book's symbols (τ = 0.05, not tau=0.05)."""
+    return f.assign(setting=f["setting"].replace({"tau=": "τ = ", "sigma=": "σ = ",
+                                                  "delta=": "δ = "}, regex=True))
+
+
+R.table(shown(p000_t1.frame()), columns=p000_cols)
 
 # %%
 def p000_reading(rr):
     """One sentence on a rerun: cells within tolerance, and those outside it."""
-    f = rr.frame()
+    f = shown(rr.frame())
     off = f[f["verdict"].isin(["above", "below"])]
     out = [f"{s} ({q}): ours {v}"
            for s, q, v in zip(off["setting"], off["quantity"], off["verdict"], strict=True)]
     n = len(f) - rr.counts()["not comparable"]
     rest = (": outside it, " + "; ".join(out)) if out else ""
-    return R.md("{t}: {w} of {n} compared cells within tolerance{rest}", t=rr.table,
+    return R.md("{t}: {w} of {n} compared cells within tolerance{rest}",
+                t=" and ".join(dict.fromkeys(f["table"])),
                 w=rr.counts()["within"], n=n, rest=rest)
 
 
@@ -2060,7 +2069,7 @@ p000_all = pd.concat([r.frame() for r in p000.values()], ignore_index=True)
 #|   Tables 2, A2, A3 and A4 of arXiv 2609.32996 rerun on paper-calibrated reference pools: the
 #|   paper's figure, ours (mean or rate over our replicates) and the tolerance of two Monte Carlo
 #|   standard errors of the difference plus half a unit of the paper's rounding.
-R.table(p000_all, columns=p000_cols)
+R.table(shown(p000_all), columns=p000_cols)
 
 # %%
 R.show_lines([R.md("Reading. {r}.", r=p000_reading(r)) for r in p000.values()])
