@@ -2021,8 +2021,9 @@ p000_cols = {"table": "table", "setting": "setting", "quantity": "quantity", "pa
 
 def shown(f):
     """A rerun's frame with its settings in the book's symbols (τ = 0.05, not tau=0.05)."""
-    return f.assign(setting=f["setting"].replace({"tau=": "τ = ", "sigma=": "σ = ",
-                                                  "delta=": "δ = "}, regex=True))
+    sym = {"tau=": "τ = ", "sigma=": "σ = ", "delta=": "δ = "}
+    return f.assign(setting=f["setting"].replace(sym, regex=True),
+                    quantity=f["quantity"].replace(sym, regex=True))
 
 
 R.table(shown(p000_t1.frame()), columns=p000_cols)
