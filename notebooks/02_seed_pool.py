@@ -2021,7 +2021,7 @@ p000_cols = {"table": "table", "setting": "setting", "quantity": "quantity", "pa
 
 def shown(f):
     """A rerun's frame with its settings in the book's symbols (τ = 0.05, not tau=0.05)."""
-    sym = {"tau=": "τ = ", "sigma=": "σ = ", "delta=": "δ = "}
+    sym = {"tau=": "τ = ", "sigma=": "σ = ", "delta=": "δ = ", "^identity,": "probability,"}
     return f.assign(setting=f["setting"].replace(sym, regex=True),
                     quantity=f["quantity"].replace(sym, regex=True))
 
