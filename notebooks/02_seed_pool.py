@@ -2210,8 +2210,8 @@ for move in ("heatbath", "metropolis"):
 # conditional law of the counts given the prompt totals, so $\hat L$ minus its re-deal mean
 # averages zero over replicate pools. Choosing the comparator on the scoring half can only
 # favour it (App. C.1). The re-deal expectation of $L$ rises with every member added
-# (Section 3.4). And with specialists on half the prompts the excess falls short of the known
-# gap (App. C.3).
+# (Section 3.4 of the paper). And with specialists on half the prompts the excess falls short
+# of the known gap (App. C.3).
 
 # %%
 draw_test = lambda pool: nulls.null_tests(pool, [0.10], nulls=("redeal",), statistics=("L",),
