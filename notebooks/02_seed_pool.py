@@ -2290,7 +2290,7 @@ checks.table()
 # %%
 checks.stop_if_failed()
 R.show_md("All {n} checks hold on this run (seed {seed}). Over {r} equal-rate pools $\\hat L$ "
-          "exceeds its re-deal mean by {d:+} on average (standard error {s}); with specialists on "
+          "minus its re-deal mean averages {d:+} (standard error {s}); with specialists on "
           "half the prompts the excess averages {e} against a population gap of {L}.",
           n=len(checks), seed=SEED, r=diffs.size, d=diffs.mean(), s=se_d, e=exc.mean(), L=popL)
 
