@@ -281,7 +281,7 @@ aud_args = ["audit", store, "--out", aud_dir, "--seed", SEED, "--quiet",
             *(["--small", "--no-report"] if SMALL else [])]
 aud_out, t_aud = run_in_process(*aud_args)
 live_numbers = audit.load_numbers(aud_dir / "audit.json")
-printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 96, subsequent_indent="    ")
+printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 80, subsequent_indent="    ")
            for line in aud_out.strip().splitlines()]
 R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```",
           cmd=command_line(*aud_args, scratch=WORK), out="\n".join(printed))
