@@ -175,3 +175,15 @@ def test_callouts_and_solutions(capsys):
         report.callout("x", kind="sidebar")
     with pytest.raises(KeyError, match="needs a value"):
         report.solution("value {v}")
+
+
+def test_fmt_one_value_one_text_whatever_its_binary_path():
+    """The same count share printed from two computations (a ratio, a difference of coverages)
+    reads the same: ties are decided on the decimal value, away from zero, not on float noise."""
+    ratio, diff = 21 / 240, 0.9625 - 0.875
+    assert ratio != diff and abs(ratio - diff) < 1e-15
+    assert report.fmt(ratio) == report.fmt(diff) == "0.088"
+    assert report.fmt(-ratio) == "-0.088" and report.fmt_signed(diff) == "+0.088"
+    # away from ties it is ordinary rounding, and a tiny negative is a zero
+    assert report.fmt(0.2471) == "0.247" and report.fmt(0.12351, 2) == "0.12"
+    assert report.fmt(-0.0004) == "0.000" and report.fmt(1234.5678, 1) == "1234.6"

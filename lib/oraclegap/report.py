@@ -27,6 +27,7 @@ import math
 import re
 import string
 from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import pandas as pd
@@ -110,8 +111,18 @@ def fmt(x, digits: int = 3) -> str:
         return "—"
     if math.isinf(xf):
         return "∞" if xf > 0 else "−∞"
-    out = f"{xf:.{digits}f}"
+    out = _round_half_up(xf, digits)
     return "0." + "0" * digits if out == "-0." + "0" * digits else out
+
+
+def _round_half_up(xf: float, digits: int) -> str:
+    """``xf`` to ``digits`` decimals, a tie rounded away from zero after snapping to 12
+    significant digits: a count share such as 21/240 = 0.0875 prints the same (0.088) whether it
+    was computed as a ratio (binary 0.08749999...) or as a difference (0.08750000...2)."""
+    if abs(xf) >= 1e15 or digits > 12:
+        return f"{xf:.{digits}f}"
+    q = Decimal(f"{xf:.12g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{q:.{digits}f}"
 
 
 def fmt_signed(x, digits: int = 3) -> str:
