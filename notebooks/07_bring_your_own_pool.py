@@ -523,7 +523,8 @@ def draw_power(ax):
     ax.errorbar(sweep["k"], sweep["power"], yerr=err, fmt="o-", capsize=3, label="audit at k")
     ax.plot([lab_pool.k, *plan16["k"]], [cur_lab["power"]["redeal"], *plan16["reject_rate"]], "s--",
             color=R.PALETTE[1], label="planner at k = 16")
-    ax.axhline(SETTINGS.target_power, color="0.6", lw=1)
+    ax.axhline(SETTINGS.target_power, color="0.6", lw=1,
+               label=f"target power {SETTINGS.target_power:g}")
     ax.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, xlabel="responses per prompt k",
            ylabel="power (re-deal)", ylim=(-0.02, 1.02))
 
@@ -540,7 +541,7 @@ fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4), layout="tight")
 draw_power(a1)
 for j, (ys, style, label) in enumerate(right.values()):
     a2.plot(sweep["k"] * (1 + 0.04 * j), ys, style, color=R.PALETTE[j + 2], label=label)
-a2.axhline(ALPHA, color="0.3", ls=":", lw=1)
+a2.axhline(ALPHA, color="0.3", ls=":", lw=1, label=f"α = {ALPHA:g}")
 a2.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, yscale="log",
        xlabel="responses per prompt k", ylabel="smallest Holm p")
 for ax in (a1, a2):
