@@ -1038,8 +1038,12 @@ R.show_md("Reading: the stored pool has {g0} duplicate groups; with the planted 
 # is documented by a JSON Schema shipped with the package and checked on write and on read.
 
 # %%
+import warnings
+
 from oraclegap.exchange import export_pool
 
+# a format's writer may import tqdm.auto, which warns in a notebook without ipywidgets
+warnings.filterwarnings("ignore", message="IProgress not found")
 k1c = dataclasses.replace(k1, cost=cost)
 outs = {"long": "x.parquet", "llmrouterbench": "lrb", "routerbench": "rb.parquet",
         "embedllm": "train.csv"}
