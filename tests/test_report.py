@@ -187,3 +187,13 @@ def test_fmt_one_value_one_text_whatever_its_binary_path():
     # away from ties it is ordinary rounding, and a tiny negative is a zero
     assert report.fmt(0.2471) == "0.247" and report.fmt(0.12351, 2) == "0.12"
     assert report.fmt(-0.0004) == "0.000" and report.fmt(1234.5678, 1) == "1234.6"
+
+
+def test_table_code_spans_render_as_code_and_stay_escaped():
+    """A claims table's `oraclegap.audit.run_audit` shows as code, not with its backticks; the
+    cell stays HTML-escaped (a `<b>` inside is text)."""
+    df = pd.DataFrame({"source": ["`oraclegap.audit.run_audit`; README", "`a <b>`"]})
+    html = report.table(df).to_html().replace("\u200b", "")  # the break opportunities after "_"
+    assert "`" not in html
+    assert "<code>oraclegap.audit.run_audit</code>; README" in html
+    assert "<code>a &lt;b&gt;</code>" in html

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import html as _html
 import itertools
 import math
 import re
@@ -185,7 +186,7 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         if missing:
             raise KeyError(f"columns maps names the frame does not have: {missing}; it has {list(df.columns)}")
         df = df[list(columns)].rename(columns=dict(columns))
-    fmts = {}
+    fmts, texts = {}, {}
     for col in df.columns:
         s = df[col]
         if col in percent:
@@ -199,8 +200,10 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         elif pd.api.types.is_integer_dtype(s):
             fmts[col] = lambda v: fmt(int(v))
         elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
-            fmts[col] = lambda v: v if not isinstance(v, str) else _breakable(v)
+            texts[col] = lambda v: v if not isinstance(v, str) else _code_spans(_breakable(_html.escape(v)))
     sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
+    if texts:  # escaped by hand, so that a code span can become <code> after escaping
+        sty = sty.format(texts, na_rep="—", escape=None)
     sty = sty.set_uuid(_table_uuid(df))
     # the book's cells may break anywhere (long identifiers); a number, or a column of short
     # words ("secondary"), breaks only at its spaces
@@ -252,6 +255,15 @@ def _table_uuid(df: pd.DataFrame) -> str:
     of an unchanged chapter writes byte-identical tables."""
     h = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]
     return f"og{next(_TABLE_NUMBER)}_{h}"
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def _code_spans(text: str) -> str:
+    """Markdown code spans (`x`) of an (already escaped) text cell as HTML <code>, since a
+    table cell is HTML and its backticks would otherwise show as written."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", text)
 
 
 def _breakable(text: str) -> str:
