@@ -989,9 +989,10 @@ else:
 # %%
 if "mmlu-pro" in comps:
     tw, bs = res.evaluation("taskwise_best"), res.evaluation("best_single")
-    R.show_md("Reading: the task-wise best beats the best single model in {a} of {n} categories "
-              "and loses in {b}; overall it gains {g:+} (95% interval {gi}, Holm p {p:p}). The "
-              "best fitted router, {f}, beats the best single model in {c} categories. The oracle "
+    R.show_md("Reading: the task-wise best scores above the best single model in {a} of {n} "
+              "categories and below it in {b}; overall it gains {g:+} (95% interval {gi}, Holm p "
+              "{p:p}). The best fitted router, {f}, scores above the best single model in {c} "
+              "categories (point estimates, no interval per category). The oracle "
               "is {o} or more in every category while the best single model ranges from {lo} to "
               "{hi}.",
               a=int((by_cat["taskwise_best"] > by_cat["best_single"]).sum()),
