@@ -1069,8 +1069,8 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
 #| tbl-cap: >-
 #|   Paper 002's predeclared routers against the frozen member b (the layout of its Table 15):
 #|   accuracy with exact 95% interval, paired difference with bootstrap 95% interval, discordant
-#|   counts, Holm-corrected exact McNemar p, and the recovered share of G_b where G_b's lower limit
-#|   is positive.
+#|   counts, Holm-corrected exact McNemar p, and the recovered ratio gain/G_b (negative where the
+#|   router loses to b) where G_b's lower limit is positive.
 head = [n for n in comps if REAL[n][1] == "costs"]
 if head:
     hp = fitted[fitted["pool"].isin(head) & fitted["family"].isin(PL.PAPER_FAMILY)].copy()
@@ -1814,7 +1814,7 @@ if k10:
 # its own definitions (`oraclegap.stats.paper002`). **Table 15** (App. O): a selector's accuracy
 # is the frozen best model's count of Table 1 plus $n_{10} - n_{01}$, so its exact
 # Clopper-Pearson interval, the exact McNemar test on the discordant counts, Holm over the
-# eight rows and the recovered share $(n_{10} - n_{01}) / (o - b)$ all follow. **Table 3**
+# eight rows and the recovered ratio $(n_{10} - n_{01}) / (o - b)$ all follow. **Table 3**
 # (Sec. 7.2): the best prompt router's gain of Table 4 over the frozen best model of Table 1,
 # its share of the oracle opportunity and the residual, by two routes that differ in the third
 # decimal (the rounded three-decimal figures, and the integer counts behind them). **Table 2**
