@@ -1213,7 +1213,7 @@ def frontier_panel(ax, ca, title):
         d, (c, mk, ls) = ca.frontier[ca.frontier["family"] == f].sort_values("cost"), COST_STYLE[f]
         ax.plot(d["cost"] / scale, d["quality"], marker=mk, ms=3.5, lw=1.3, ls=ls, color=c,
                 label=family_label(f))
-    ax.set(title=title, xlabel="cost, share of the dearest member's")
+    ax.set(title=title, xlabel="mean cost relative to the dearest")
 
 
 # %%
