@@ -1317,8 +1317,9 @@ def strata_reading(b):
     word_r = R.compare(tr["delta"], dr["delta"], more="higher", less="lower", same="the same")
     return R.md("{b}: on 001's strata thin prompts are {f:%} of the items and the floor per "
                 "prompt is {w} there ($\\Delta = {dt}$ against {dd} on dense ones), on the "
-                "book's all-draw strata it is {wr} ({dtr} against {ddr})", b=b, f=t["frac"],
-                w=word, dt=t["delta"], dd=d["delta"], wr=word_r, dtr=tr["delta"], ddr=dr["delta"])
+                "book's all-draw strata it is {wr} ({dtr} against {ddr})", b=BENCH.get(b, b),
+                f=t["frac"], w=word, dt=t["delta"], dd=d["delta"], wr=word_r, dtr=tr["delta"],
+                ddr=dr["delta"])
 
 # %%
 if CHEN:
