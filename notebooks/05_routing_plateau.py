@@ -1550,8 +1550,8 @@ if CHEN:
     display(R.table(lr.assign(bench=lr["bench"].map(BENCH)), columns={
         "bench": "bench", "released_acc": "released router", "released_share": "released share",
         "rebuilt": "rebuilt share", "ours_acc": "our TF-IDF router", "ours_share": "its share",
-        "rel_0.5": "reliable τ=0.5", "released_0.5": "released", "rel_0.9": "reliable τ=0.9",
-        "released_0.9": "released"}))
+        "rel_0.5": "reliable τ=0.5", "released_0.5": "released τ=0.5", "rel_0.9": "reliable τ=0.9",
+        "released_0.9": "released τ=0.9"}))
 
 # %%
 if CHEN:
@@ -1563,7 +1563,8 @@ if CHEN:
               d1=float((has["rebuilt"] - has["released_share"]).abs().max()),
               d2=float(np.nanmax(np.abs(lr[["rel_0.5", "rel_0.9"]].to_numpy()
                                         - lr[["released_0.5", "released_0.9"]].to_numpy()))),
-              rows="; ".join(R.md("{b}: {s}", b=r.bench, s=r.rebuilt) for r in has.itertuples()),
+              rows="; ".join(R.md("{b}: {s}", b=BENCH.get(r.bench, r.bench), s=r.rebuilt)
+                             for r in has.itertuples()),
               w="smaller" if all(r.rebuilt < decs[r.bench].value("noise_share")
                                  for r in has.itertuples()) else "not always smaller",
               w2="below" if all(r.released_acc < decs[r.bench].value("best_single")
