@@ -197,3 +197,10 @@ def test_table_code_spans_render_as_code_and_stay_escaped():
     assert "`" not in html
     assert "<code>oraclegap.audit.run_audit</code>; README" in html
     assert "<code>a &lt;b&gt;</code>" in html
+
+
+def test_table_two_columns_under_one_name_are_both_formatted():
+    """Two source columns mapped to one shown name ("released" twice) are both rounded."""
+    df = pd.DataFrame({"a": [0.848], "b": [0.7222222]})
+    html = report.table(df, columns={"a": "released", "b": "released"}).to_html()
+    assert ">0.848<" in html and ">0.722<" in html and "0.722222" not in html

@@ -187,8 +187,8 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
             raise KeyError(f"columns maps names the frame does not have: {missing}; it has {list(df.columns)}")
         df = df[list(columns)].rename(columns=dict(columns))
     fmts, texts = {}, {}
-    for col in df.columns:
-        s = df[col]
+    for col in dict.fromkeys(df.columns):
+        s = _first(df, col)
         if col in percent:
             fmts[col] = lambda v: "—" if pd.isna(v) else f"{100 * v:.1f}%"
         elif pd.api.types.is_bool_dtype(s):
@@ -207,7 +207,7 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
     sty = sty.set_uuid(_table_uuid(df))
     # the book's cells may break anywhere (long identifiers); a number, or a column of short
     # words ("secondary"), breaks only at its spaces
-    numeric = [c for c in df.columns if _numeric_column(df[c]) or _short_words(df[c])]
+    numeric = [c for c in dict.fromkeys(df.columns) if _numeric_column(_first(df, c)) or _short_words(_first(df, c))]
     if numeric:
         sty = sty.set_table_styles({c: [{"selector": "td", "props": "overflow-wrap: normal;"}] for c in numeric},
                                    overwrite=False)
@@ -255,6 +255,13 @@ def _table_uuid(df: pd.DataFrame) -> str:
     of an unchanged chapter writes byte-identical tables."""
     h = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]
     return f"og{next(_TABLE_NUMBER)}_{h}"
+
+
+def _first(df: pd.DataFrame, col) -> pd.Series:
+    """The column shown as ``col``; where two are shown under one name, the first (both are
+    then formatted alike, so neither falls back to pandas' six decimals)."""
+    s = df[col]
+    return s.iloc[:, 0] if isinstance(s, pd.DataFrame) else s
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
