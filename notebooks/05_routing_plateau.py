@@ -1729,10 +1729,10 @@ if comp:
               "makes the share {lin}; the effective pool size is {eff} (released {effr}).",
               dp=dp, dj=dj, ds=ds,
               tol="within" if ok else "not within",
-              lin=", ".join(R.md("{w} on {b}", w=w, b=b) for b, w in lin.items()),
-              eff=", ".join(R.md("{e:.2f} on {b}", e=fcor[b].effective_pool_size, b=b)
-                            for b in fcor),
-              effr=", ".join(R.md("{e:.2f} on {b}", b=b,
+              lin=", ".join(R.md("{w} on {b}", w=w, b=BENCH.get(b, b)) for b, w in lin.items()),
+              eff=", ".join(R.md("{e:.2f} on {b}", e=fcor[b].effective_pool_size,
+                                 b=BENCH.get(b, b)) for b in fcor),
+              effr=", ".join(R.md("{e:.2f} on {b}", b=BENCH.get(b, b),
                                   e=rel001(b, "family_correlation", "effective_pool_size"))
                              for b in ("math500", "gpqa", "gsm8k")))
 
