@@ -2189,9 +2189,10 @@ if len(mix_df):
     flip = mix_df[(mix_df["rhi"] < 0) & (mix_df["fhi"] >= 0)]
     R.show_md("Reading: held fixed, the member's interval lies wholly below zero on {f} of {t} "
               "sets; re-selected, on {r}. Re-selection moves the lower limits down by up to "
-              "{d:.3f}; on {k} set(s) it turns an interval that reaches zero into one below it{w}.",
+              "{d:.3f}; on {k} {sets} it turns an interval that reaches zero into one below it{w}.",
               f=int((mix_df["fhi"] < 0).sum()), t=len(mix_df), r=int((mix_df["rhi"] < 0).sum()),
               d=float((mix_df["flo"] - mix_df["rlo"]).max()), k=len(flip),
+              sets="set" if len(flip) == 1 else "sets",
               w="" if flip.empty else f" ({', '.join(flip['pool'])})")
 else:
     skipped.append("the budget-matched mixture on the RouterDC k = 10 counts")
