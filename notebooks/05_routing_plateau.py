@@ -2294,7 +2294,7 @@ plt.show()
 tied = {p: r.tied_with_best for p, r in rank_of.items()}
 wide_iv = int(((rank_df["rank_hi"] - rank_df["rank_lo"]) >= 2).sum())
 fam_name = family_label
-real = "; ".join(R.md("on {p} {k} families tie with {b}", p=p, k=len(t) - 1,
+real = "; ".join(R.md("on {p} {k} are not distinguishable from {b}", p=p, k=len(t) - 1,
                       b=fam_name(rank_of[p].best)) for p, t in tied.items() if p != "simulated")
 R.show_md("Reading: on the simulated pool the best family is {b} and {n} families are not "
           "distinguishable from it; {real}. {w} of the {t} family-pool rank intervals span three "
