@@ -2368,7 +2368,8 @@ if "gpqa" in decs and released.get("gpqa"):
 if CHEN:
     claims.add("best-of-M on the committed member is not below the single-draw oracle",
                "2607.03436 Thm 2b",
-               ", ".join(f"{b}: {'passes' if r.passes else 'fails'}" for b, r in bok.items()),
+               ", ".join(f"{BENCH.get(b, b)}: {'passes' if r.passes else 'fails'}"
+                         for b, r in bok.items()),
                all(r.passes for r in bok.values()), kind="simulation")
 if base_rows:
     claims.add("the floor Δ does not depend on the baseline; the share does", "2607.03436",
