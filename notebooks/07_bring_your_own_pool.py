@@ -638,6 +638,7 @@ plt.show()
 # %%
 fc = vs.false_claims()
 worst, shown_above = fc.sort_values(["rate", "hi"]).iloc[-1], fc[fc["above_alpha"]]
+n_worst = int((fc["rate"] == worst["rate"]).sum())  # cells sharing the largest rate
 ex_k1 = vs.runs[(vs.runs["truth"] == "exchangeable") & (vs.runs["k"] == 1)]["code"]
 prec, stab = vs.precision(), vs.stability()
 cell_name = lambda r: R.md("{t}, n = {n}, k = {k}", t=r["truth"], n=int(r["n"]), k=int(r["k"]))
@@ -666,7 +667,9 @@ R.show_lines([R.md(
     "the k = 1 rule names single-draw luck instead of certifying it. Of the pools given each claim "
     "code, the truth bears it out in: {prec}.{stab}",
     nc=len(fc), above=above_txt, r=R.fmt_interval(worst["rate"], worst["lo"], worst["hi"], 2),
-    cell=cell_name(worst), ex1=ex1_txt or "no verdict (none in the study)",
+    cell=cell_name(worst) if n_worst == 1
+    else R.md("{t} of the {n} cells share it", t=n_worst, n=len(fc)),
+    ex1=ex1_txt or "no verdict (none in the study)",
     nc1=int((ex_k1 == "certified").sum()), n1=len(ex_k1), prec=prec_txt, stab=stab_txt)])
 
 # %% [markdown]
