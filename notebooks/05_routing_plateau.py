@@ -317,7 +317,9 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
           "have none more often than its level allows. Holm-corrected McNemar tests reject with a "
           "positive difference in at most {h:%} of pools.",
           n=N_STUDY_POOLS, b=fp["rate_best"].max(), c=fp["rate_cal"].max(),
-          w=family_label(worst["family"]), nom=ALPHA / 2,
+          w=family_label(worst["family"]) if (fp["rate_cal"] == worst["rate_cal"]).sum() == 1
+          else R.md("{j} families share it", j=int((fp["rate_cal"] == worst["rate_cal"]).sum())),
+          nom=ALPHA / 2,
           p=min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), thr=0.01 / n_tests, t=n_tests,
           cmp=R.compare(min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), 0.01 / n_tests,
                         more="above", less="below", same="at", expect="above",
