@@ -623,7 +623,7 @@ edges = np.arange(min(lr.draws.min(), lm.draws.min(), lr.observed) - 0.5 / N_PRO
                   max(lr.draws.max(), lm.draws.max(), lr.observed) + 1 / N_PROMPTS, 1 / N_PROMPTS)
 ax.hist(lr.draws, bins=edges, alpha=0.6, label="re-deal null")
 ax.hist(lm.draws, bins=edges, alpha=0.6, label="margin-preserving null")
-ax.axvspan(lr.band_lo, lr.band_hi, color="C0", alpha=0.08)
+ax.axvspan(lr.band_lo, lr.band_hi, color="C0", alpha=0.08, label="re-deal 90% band")
 ax.axvline(lr.observed, color="k", lw=2, label="observed L̂")
 ax.set(xlabel="oracle gap L̂ at τ = 0.10", ylabel="null draws",
        title="Where the observed gap falls")
@@ -1121,8 +1121,9 @@ if votes:
               "pooled vote trailed by {ps}.",
               txt="; ".join(R.md("on the {t} task the pooled vote {w} the best member's own vote "
                                  "(difference {d:+} rAUC, an interval that {s}); that member, "
-                                 "{m}, is the one whose own vote scores best, {same} Table 3's "
-                                 "best member on test, {m3}, chosen by its responses' rAUC",
+                                 "{m}, is the one whose own vote scores best, {same} the best "
+                                 "member on test in @tbl-table3, {m3}, chosen by its responses' "
+                                 "rAUC",
                                  t=t, w=R.compare(v.difference, 0, interval=(v.lo, v.hi),
                                                   more="beats", less="trails",
                                                   same="cannot be told apart from"),
@@ -1321,26 +1322,27 @@ R.table(t1,
                  "rise_p": "rise, pᵣₑ"})
 
 # %% [markdown]
-# A reader of @tbl-table1-more may wonder why one p-value is missing or can be exactly one. At
-# the lowest threshold the oracle covers a prompt as soon as any member has one success, so
-# whenever the prompt's total is positive; the mixture covers it when the pooled count reaches
-# its own count rule. Both depend on the prompt totals alone, which the re-deal keeps, so their
-# difference is the same in every null draw.
+# A reader of @tbl-table1-more may wonder why a p-value is missing (the paper prints one of
+# exactly one there). At the lowest threshold the oracle covers a prompt as soon as any member
+# has one success, so whenever the prompt's total is positive; the mixture covers it when the
+# pooled count reaches its own count rule. Both depend on the prompt totals alone, which the
+# re-deal keeps, so their difference is the same in every null draw.
 
 # %%
 const = [t for t in gt.tests.tests if np.ptp(t.draws) == 0]
 point = [f"{s} at τ = {t:g}" for s, t in (("oracle − mixture", t) for t in TAUS)
          if gt.tests.is_skipped("oracle_minus_mixture", t)]
-R.show_callout("Under the re-deal null these statistics take one value in every draw: {names}. At "
+these = "this statistic takes" if len(const) + len(point) == 1 else "these statistics take"
+R.show_callout("Under the re-deal null {these} one value in every draw: {names}. At "
                "$\\tau = {t:g}$ with $k = {k}$ the oracle's count rule needs {a} success and the "
                "mixture's needs {b} of {mk}; both are fixed by the prompt totals. A test whose "
                "null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints "
                "{pp} there too) and can never reject, so it is not run (the table leaves its "
                "p-value empty) and stays out of the multiple-testing family (@sec-seed-many).",
                names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
-               or "none", t=TAUS[0], k=K, a=cov.need(TAUS[0], K), b=cov.need(TAUS[0], M * K),
-               mk=M * K, pp=R.published("000.T1.omm_p_005").text, kind="tip",
-               title="Why a test statistic can be constant under a null")
+               or "none", these=these, t=TAUS[0], k=K, a=cov.need(TAUS[0], K),
+               b=cov.need(TAUS[0], M * K), mk=M * K, pp=R.published("000.T1.omm_p_005").text,
+               kind="tip", title="Why a test statistic can be constant under a null")
 
 # %% [markdown]
 # ### Member spread, lower tails and member coverage
@@ -1826,7 +1828,7 @@ for ax, g in zip(axes, sorted(links["gap"].unique()), strict=True):
         ax.errorbar(d["tau"] + (j - 1) * 0.006, d["reject_rate"],
                     yerr=[d["reject_rate"] - d["ci_lo"], d["ci_hi"] - d["reject_rate"]], fmt="o",
                     capsize=2, label={"identity": "probability scale"}.get(link, link))
-    ax.axhline(0.05, color="k", ls="--", lw=1)
+    ax.axhline(0.05, color="k", ls="--", lw=1, label="nominal level 0.05")
     ax.set(xticks=sorted(links["tau"].unique()), xlabel="τ", title=f"quality gap {g:.2f}")
 fig.suptitle(f"stronger group's mean rate {strong:.2f}", fontsize=9)
 axes[0].set_ylabel("rejection rate, margin-preserving")
@@ -1884,20 +1886,20 @@ plan_n = studies.plan_power("diffuse", vary="n", grid=(120, 240, 480, 960), **co
 #|   Power of the re-deal test of L(0.10) against σ = 0.5 diffuse differences, as the response
 #|   budget k grows (n = 240 prompts, left) and as the number of prompts n grows (k = 16, right);
 #|   bars are Wilson 95% intervals, the dashed line the target power.
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True, layout="constrained")
 for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):
     c = plan.curve
     ax.errorbar(c[var], c["reject_rate"],
                 yerr=[c["reject_rate"] - c["ci_lo"], c["ci_hi"] - c["reject_rate"]], marker="o",
-                capsize=3)
-    ax.axhline(0.8, color="k", ls="--", lw=1)
+                capsize=3, label="power (Wilson 95%)")
+    ax.axhline(plan.target, color="k", ls="--", lw=1, label=f"target power {plan.target:g}")
     ax.set_xscale("log", base=2)
     ax.set_xticks(c[var], [str(v) for v in c[var]])
     ax.minorticks_off()
     ax.set(xlabel="responses per member, k" if var == "k" else "prompts, n",
            title=f"power as {var} grows")
 axes[0].set_ylabel("power at level 0.05")
-plt.tight_layout()
+axes[0].legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
@@ -1967,7 +1969,7 @@ if real is not None:
               pmax=tr["p_m"].max())
 
 # %% [markdown]
-# ### Paper 000 number for number: a paper-calibrated reference pool {#sec-seed-paper000}
+# ### The paper number for number: a reference pool calibrated to 2609.32996 {#sec-seed-paper000}
 #
 # The paper released no verdicts, so the lab pool stands in for its Geometry3K pool everywhere
 # above and no table can be compared number for number. What the paper does publish are its
@@ -2015,18 +2017,28 @@ p000_t1 = P000.table1_nulls(datasets.paper_table("000_table1_gap_tests"),
                        n_pools=P000_POOLS, n_draws=N_STUDY_DRAWS, seed=rng)
 p000_cols = {"table": "table", "setting": "setting", "quantity": "quantity", "paper": "paper",
              "ours": "ours", "tol": "± tol", "verdict": "ours against the paper"}
-R.table(p000_t1.frame(), columns=p000_cols)
+
+
+def shown(f):
+    """A rerun's frame with its settings in the book's symbols (τ = 0.05, not tau=0.05)."""
+    sym = {"tau=": "τ = ", "sigma=": "σ = ", "delta=": "δ = ", "^identity,": "probability,"}
+    return f.assign(setting=f["setting"].replace(sym, regex=True),
+                    quantity=f["quantity"].replace(sym, regex=True))
+
+
+R.table(shown(p000_t1.frame()), columns=p000_cols)
 
 # %%
 def p000_reading(rr):
     """One sentence on a rerun: cells within tolerance, and those outside it."""
-    f = rr.frame()
+    f = shown(rr.frame())
     off = f[f["verdict"].isin(["above", "below"])]
     out = [f"{s} ({q}): ours {v}"
            for s, q, v in zip(off["setting"], off["quantity"], off["verdict"], strict=True)]
     n = len(f) - rr.counts()["not comparable"]
     rest = (": outside it, " + "; ".join(out)) if out else ""
-    return R.md("{t}: {w} of {n} compared cells within tolerance{rest}", t=rr.table,
+    return R.md("{t}: {w} of {n} compared cells within tolerance{rest}",
+                t=" and ".join(dict.fromkeys(f["table"])),
                 w=rr.counts()["within"], n=n, rest=rest)
 
 
@@ -2058,7 +2070,7 @@ p000_all = pd.concat([r.frame() for r in p000.values()], ignore_index=True)
 #|   Tables 2, A2, A3 and A4 of arXiv 2609.32996 rerun on paper-calibrated reference pools: the
 #|   paper's figure, ours (mean or rate over our replicates) and the tolerance of two Monte Carlo
 #|   standard errors of the difference plus half a unit of the paper's rounding.
-R.table(p000_all, columns=p000_cols)
+R.table(shown(p000_all), columns=p000_cols)
 
 # %%
 R.show_lines([R.md("Reading. {r}.", r=p000_reading(r)) for r in p000.values()])
@@ -2198,8 +2210,8 @@ for move in ("heatbath", "metropolis"):
 # conditional law of the counts given the prompt totals, so $\hat L$ minus its re-deal mean
 # averages zero over replicate pools. Choosing the comparator on the scoring half can only
 # favour it (App. C.1). The re-deal expectation of $L$ rises with every member added
-# (Section 3.4). And with specialists on half the prompts the excess falls short of the known
-# gap (App. C.3).
+# (Section 3.4 of the paper). And with specialists on half the prompts the excess falls short
+# of the known gap (App. C.3).
 
 # %%
 draw_test = lambda pool: nulls.null_tests(pool, [0.10], nulls=("redeal",), statistics=("L",),
@@ -2278,7 +2290,7 @@ checks.table()
 # %%
 checks.stop_if_failed()
 R.show_md("All {n} checks hold on this run (seed {seed}). Over {r} equal-rate pools $\\hat L$ "
-          "exceeds its re-deal mean by {d:+} on average (standard error {s}); with specialists on "
+          "minus its re-deal mean averages {d:+} (standard error {s}); with specialists on "
           "half the prompts the excess averages {e} against a population gap of {L}.",
           n=len(checks), seed=SEED, r=diffs.size, d=diffs.mean(), s=se_d, e=exc.mean(), L=popL)
 

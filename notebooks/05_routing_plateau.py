@@ -317,7 +317,9 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
           "have none more often than its level allows. Holm-corrected McNemar tests reject with a "
           "positive difference in at most {h:%} of pools.",
           n=N_STUDY_POOLS, b=fp["rate_best"].max(), c=fp["rate_cal"].max(),
-          w=family_label(worst["family"]), nom=ALPHA / 2,
+          w=family_label(worst["family"]) if (fp["rate_cal"] == worst["rate_cal"]).sum() == 1
+          else R.md("{j} families share it", j=int((fp["rate_cal"] == worst["rate_cal"]).sum())),
+          nom=ALPHA / 2,
           p=min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), thr=0.01 / n_tests, t=n_tests,
           cmp=R.compare(min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), 0.01 / n_tests,
                         more="above", less="below", same="at", expect="above",
@@ -989,9 +991,10 @@ else:
 # %%
 if "mmlu-pro" in comps:
     tw, bs = res.evaluation("taskwise_best"), res.evaluation("best_single")
-    R.show_md("Reading: the task-wise best beats the best single model in {a} of {n} categories "
-              "and loses in {b}; overall it gains {g:+} (95% interval {gi}, Holm p {p:p}). The "
-              "best fitted router, {f}, beats the best single model in {c} categories. The oracle "
+    R.show_md("Reading: the task-wise best scores above the best single model in {a} of {n} "
+              "categories and below it in {b}; overall it gains {g:+} (95% interval {gi}, Holm p "
+              "{p:p}). The best fitted router, {f}, scores above the best single model in {c} "
+              "categories (point estimates, no interval per category). The oracle "
               "is {o} or more in every category while the best single model ranges from {lo} to "
               "{hi}.",
               a=int((by_cat["taskwise_best"] > by_cat["best_single"]).sum()),
@@ -1068,8 +1071,8 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
 #| tbl-cap: >-
 #|   Paper 002's predeclared routers against the frozen member b (the layout of its Table 15):
 #|   accuracy with exact 95% interval, paired difference with bootstrap 95% interval, discordant
-#|   counts, Holm-corrected exact McNemar p, and the recovered share of G_b where G_b's lower limit
-#|   is positive.
+#|   counts, Holm-corrected exact McNemar p, and the recovered ratio gain/G_b (negative where the
+#|   router loses to b) where G_b's lower limit is positive.
 head = [n for n in comps if REAL[n][1] == "costs"]
 if head:
     hp = fitted[fitted["pool"].isin(head) & fitted["family"].isin(PL.PAPER_FAMILY)].copy()
@@ -1212,7 +1215,7 @@ def frontier_panel(ax, ca, title):
         d, (c, mk, ls) = ca.frontier[ca.frontier["family"] == f].sort_values("cost"), COST_STYLE[f]
         ax.plot(d["cost"] / scale, d["quality"], marker=mk, ms=3.5, lw=1.3, ls=ls, color=c,
                 label=family_label(f))
-    ax.set(title=title, xlabel="mean cost / dearest member's")
+    ax.set(title=title, xlabel="mean cost relative to the dearest")
 
 
 # %%
@@ -1316,8 +1319,9 @@ def strata_reading(b):
     word_r = R.compare(tr["delta"], dr["delta"], more="higher", less="lower", same="the same")
     return R.md("{b}: on 001's strata thin prompts are {f:%} of the items and the floor per "
                 "prompt is {w} there ($\\Delta = {dt}$ against {dd} on dense ones), on the "
-                "book's all-draw strata it is {wr} ({dtr} against {ddr})", b=b, f=t["frac"],
-                w=word, dt=t["delta"], dd=d["delta"], wr=word_r, dtr=tr["delta"], ddr=dr["delta"])
+                "book's all-draw strata it is {wr} ({dtr} against {ddr})", b=BENCH.get(b, b),
+                f=t["frac"], w=word, dt=t["delta"], dd=d["delta"], wr=word_r, dtr=tr["delta"],
+                ddr=dr["delta"])
 
 # %%
 if CHEN:
@@ -1548,8 +1552,8 @@ if CHEN:
     display(R.table(lr.assign(bench=lr["bench"].map(BENCH)), columns={
         "bench": "bench", "released_acc": "released router", "released_share": "released share",
         "rebuilt": "rebuilt share", "ours_acc": "our TF-IDF router", "ours_share": "its share",
-        "rel_0.5": "reliable τ=0.5", "released_0.5": "released", "rel_0.9": "reliable τ=0.9",
-        "released_0.9": "released"}))
+        "rel_0.5": "reliable τ=0.5", "released_0.5": "released τ=0.5", "rel_0.9": "reliable τ=0.9",
+        "released_0.9": "released τ=0.9"}))
 
 # %%
 if CHEN:
@@ -1561,7 +1565,8 @@ if CHEN:
               d1=float((has["rebuilt"] - has["released_share"]).abs().max()),
               d2=float(np.nanmax(np.abs(lr[["rel_0.5", "rel_0.9"]].to_numpy()
                                         - lr[["released_0.5", "released_0.9"]].to_numpy()))),
-              rows="; ".join(R.md("{b}: {s}", b=r.bench, s=r.rebuilt) for r in has.itertuples()),
+              rows="; ".join(R.md("{b}: {s}", b=BENCH.get(r.bench, r.bench), s=r.rebuilt)
+                             for r in has.itertuples()),
               w="smaller" if all(r.rebuilt < decs[r.bench].value("noise_share")
                                  for r in has.itertuples()) else "not always smaller",
               w2="below" if all(r.released_acc < decs[r.bench].value("best_single")
@@ -1726,10 +1731,10 @@ if comp:
               "makes the share {lin}; the effective pool size is {eff} (released {effr}).",
               dp=dp, dj=dj, ds=ds,
               tol="within" if ok else "not within",
-              lin=", ".join(R.md("{w} on {b}", w=w, b=b) for b, w in lin.items()),
-              eff=", ".join(R.md("{e:.2f} on {b}", e=fcor[b].effective_pool_size, b=b)
-                            for b in fcor),
-              effr=", ".join(R.md("{e:.2f} on {b}", b=b,
+              lin=", ".join(R.md("{w} on {b}", w=w, b=BENCH.get(b, b)) for b, w in lin.items()),
+              eff=", ".join(R.md("{e:.2f} on {b}", e=fcor[b].effective_pool_size,
+                                 b=BENCH.get(b, b)) for b in fcor),
+              effr=", ".join(R.md("{e:.2f} on {b}", b=BENCH.get(b, b),
                                   e=rel001(b, "family_correlation", "effective_pool_size"))
                              for b in ("math500", "gpqa", "gsm8k")))
 
@@ -1813,7 +1818,7 @@ if k10:
 # its own definitions (`oraclegap.stats.paper002`). **Table 15** (App. O): a selector's accuracy
 # is the frozen best model's count of Table 1 plus $n_{10} - n_{01}$, so its exact
 # Clopper-Pearson interval, the exact McNemar test on the discordant counts, Holm over the
-# eight rows and the recovered share $(n_{10} - n_{01}) / (o - b)$ all follow. **Table 3**
+# eight rows and the recovered ratio $(n_{10} - n_{01}) / (o - b)$ all follow. **Table 3**
 # (Sec. 7.2): the best prompt router's gain of Table 4 over the frozen best model of Table 1,
 # its share of the oracle opportunity and the residual, by two routes that differ in the third
 # decimal (the rounded three-decimal figures, and the integer counts behind them). **Table 2**
@@ -2186,9 +2191,10 @@ if len(mix_df):
     flip = mix_df[(mix_df["rhi"] < 0) & (mix_df["fhi"] >= 0)]
     R.show_md("Reading: held fixed, the member's interval lies wholly below zero on {f} of {t} "
               "sets; re-selected, on {r}. Re-selection moves the lower limits down by up to "
-              "{d:.3f}; on {k} set(s) it turns an interval that reaches zero into one below it{w}.",
+              "{d:.3f}; on {k} {sets} it turns an interval that reaches zero into one below it{w}.",
               f=int((mix_df["fhi"] < 0).sum()), t=len(mix_df), r=int((mix_df["rhi"] < 0).sum()),
               d=float((mix_df["flo"] - mix_df["rlo"]).max()), k=len(flip),
+              sets="set" if len(flip) == 1 else "sets",
               w="" if flip.empty else f" ({', '.join(flip['pool'])})")
 else:
     skipped.append("the budget-matched mixture on the RouterDC k = 10 counts")
@@ -2290,7 +2296,7 @@ plt.show()
 tied = {p: r.tied_with_best for p, r in rank_of.items()}
 wide_iv = int(((rank_df["rank_hi"] - rank_df["rank_lo"]) >= 2).sum())
 fam_name = family_label
-real = "; ".join(R.md("on {p} {k} families tie with {b}", p=p, k=len(t) - 1,
+real = "; ".join(R.md("on {p} {k} are not distinguishable from {b}", p=p, k=len(t) - 1,
                       b=fam_name(rank_of[p].best)) for p, t in tied.items() if p != "simulated")
 R.show_md("Reading: on the simulated pool the best family is {b} and {n} families are not "
           "distinguishable from it; {real}. {w} of the {t} family-pool rank intervals span three "
@@ -2364,7 +2370,8 @@ if "gpqa" in decs and released.get("gpqa"):
 if CHEN:
     claims.add("best-of-M on the committed member is not below the single-draw oracle",
                "2607.03436 Thm 2b",
-               ", ".join(f"{b}: {'passes' if r.passes else 'fails'}" for b, r in bok.items()),
+               ", ".join(f"{BENCH.get(b, b)}: {'passes' if r.passes else 'fails'}"
+                         for b, r in bok.items()),
                all(r.passes for r in bok.values()), kind="simulation")
 if base_rows:
     claims.add("the floor Δ does not depend on the baseline; the share does", "2607.03436",

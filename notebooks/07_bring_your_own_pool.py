@@ -281,7 +281,7 @@ aud_args = ["audit", store, "--out", aud_dir, "--seed", SEED, "--quiet",
             *(["--small", "--no-report"] if SMALL else [])]
 aud_out, t_aud = run_in_process(*aud_args)
 live_numbers = audit.load_numbers(aud_dir / "audit.json")
-printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 96, subsequent_indent="    ")
+printed = [textwrap.fill(line.replace(str(WORK), "$WORK"), 80, subsequent_indent="    ")
            for line in aud_out.strip().splitlines()]
 R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```",
           cmd=command_line(*aud_args, scratch=WORK), out="\n".join(printed))
@@ -373,7 +373,7 @@ R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {
 #
 # The audit's nulls assume draws independent across members, which per-policy seeds give by
 # design. Sampled *seed-aligned* instead (draw $j$ of a prompt with one seed under every member,
-# `--draw-seeds aligned`, the protocol of paper 001's single-draw oracle estimator), the same
+# `--draw-seeds aligned`, the protocol of 2607.03436's single-draw oracle estimator), the same
 # five seeds on the same prompts are fed common random numbers (`LAB_ALIGNED`;
 # @sec-draw-alignment). The audit reads the pool's alignment, measures the matched agreement and
 # says what the coupling does to its nulls. The comparison needs the twin of `LAB_POOL`: the
@@ -442,10 +442,10 @@ if real is not None:
     rr = res_real.numbers["router"]["levels"][res_real.numbers["coverage"]["primary_key"]]
     R.show_md("Reading: the audit's decomposition gives best single {b}, $O_{{\\mathrm{{repro}}}}$ "
               "= {r} and $O_{{\\exp}}$ = {e} (released {pb}, {pr}, {pe}; largest difference "
-              "{dev:.4f}), a noise share of {sh} [{slo}, {shi}] (paper 001's $\\Delta / G$ with "
-              "$G = O_{{\\exp}} - S$ against the best single member $S$: it lies in [0, 1] because "
-              "$O_{{\\mathrm{{repro}}}} \\ge S$, and its bracket is cut to that range). The "
-              "verdict is `{code}`: the "
+              "{dev:.4f}), a noise share of {sh} [{slo}, {shi}] ($\\Delta / G_S$, the "
+              "$\\Delta / G$ of 2607.03436, with $G_S = O_{{\\exp}} - S$ against the best single "
+              "member $S$: it lies in [0, 1] because $O_{{\\mathrm{{repro}}}} \\ge S$, and its "
+              "bracket is cut to that range). The verdict is `{code}`: the "
               "quick router's difference against the calibration-selected member is {d:+} [{dlo}, "
               "{dhi}].",
               b=est["best_single"]["value"], r=est["o_repro"]["value"], e=est["o_exp"]["value"],
@@ -476,7 +476,7 @@ sweep = pd.DataFrame([audit.summary(sweep_res[k]) for k in sorted(sweep_res)])
 # %%
 tab = sweep.copy()
 tab["both reject at τ"] = [", ".join(f"{t:g}" for t in ts) or "—" for ts in tab["detected_taus"]]
-tab["power [95%]"] = [R.fmt_interval(p, lo, hi, 2)
+tab["power [95%]"] = [R.fmt_interval(p, lo, hi, 3)  # 3 digits: 0.799 is below a 0.8 target
                       for p, lo, hi in zip(tab["power"], tab["power_lo"], tab["power_hi"],
                                            strict=True)]
 tab["p"] = [f"{R.fmt_p(a)} / {R.fmt_p(b)}" for a, b in zip(tab["p_redeal"], tab["p_margin"],
@@ -523,7 +523,8 @@ def draw_power(ax):
     ax.errorbar(sweep["k"], sweep["power"], yerr=err, fmt="o-", capsize=3, label="audit at k")
     ax.plot([lab_pool.k, *plan16["k"]], [cur_lab["power"]["redeal"], *plan16["reject_rate"]], "s--",
             color=R.PALETTE[1], label="planner at k = 16")
-    ax.axhline(SETTINGS.target_power, color="0.6", lw=1)
+    ax.axhline(SETTINGS.target_power, color="0.6", lw=1,
+               label=f"target power {SETTINGS.target_power:g}")
     ax.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, xlabel="responses per prompt k",
            ylabel="power (re-deal)", ylim=(-0.02, 1.02))
 
@@ -540,7 +541,7 @@ fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4), layout="tight")
 draw_power(a1)
 for j, (ys, style, label) in enumerate(right.values()):
     a2.plot(sweep["k"] * (1 + 0.04 * j), ys, style, color=R.PALETTE[j + 2], label=label)
-a2.axhline(ALPHA, color="0.3", ls=":", lw=1)
+a2.axhline(ALPHA, color="0.3", ls=":", lw=1, label=f"α = {ALPHA:g}")
 a2.set(xscale="log", xticks=K_GRID, xticklabels=K_GRID, yscale="log",
        xlabel="responses per prompt k", ylabel="smallest Holm p")
 for ax in (a1, a2):
@@ -637,6 +638,7 @@ plt.show()
 # %%
 fc = vs.false_claims()
 worst, shown_above = fc.sort_values(["rate", "hi"]).iloc[-1], fc[fc["above_alpha"]]
+n_worst = int((fc["rate"] == worst["rate"]).sum())  # cells sharing the largest rate
 ex_k1 = vs.runs[(vs.runs["truth"] == "exchangeable") & (vs.runs["k"] == 1)]["code"]
 prec, stab = vs.precision(), vs.stability()
 cell_name = lambda r: R.md("{t}, n = {n}, k = {k}", t=r["truth"], n=int(r["n"]), k=int(r["k"]))
@@ -665,7 +667,9 @@ R.show_lines([R.md(
     "the k = 1 rule names single-draw luck instead of certifying it. Of the pools given each claim "
     "code, the truth bears it out in: {prec}.{stab}",
     nc=len(fc), above=above_txt, r=R.fmt_interval(worst["rate"], worst["lo"], worst["hi"], 2),
-    cell=cell_name(worst), ex1=ex1_txt or "no verdict (none in the study)",
+    cell=cell_name(worst) if n_worst == 1
+    else R.md("{t} of the {n} cells share it", t=n_worst, n=len(fc)),
+    ex1=ex1_txt or "no verdict (none in the study)",
     nc1=int((ex_k1 == "certified").sum()), n1=len(ex_k1), prec=prec_txt, stab=stab_txt)])
 
 # %% [markdown]
@@ -1037,8 +1041,12 @@ R.show_md("Reading: the stored pool has {g0} duplicate groups; with the planted 
 # is documented by a JSON Schema shipped with the package and checked on write and on read.
 
 # %%
+import warnings
+
 from oraclegap.exchange import export_pool
 
+# a format's writer may import tqdm.auto, which warns in a notebook without ipywidgets
+warnings.filterwarnings("ignore", message="IProgress not found")
 k1c = dataclasses.replace(k1, cost=cost)
 outs = {"long": "x.parquet", "llmrouterbench": "lrb", "routerbench": "rb.parquet",
         "embedllm": "train.csv"}

@@ -107,6 +107,21 @@ def test_table_p_value_columns_never_read_zero():
     html = report.table(df, columns={"p": "pᵣₑ", "p_m": "pₘₚ", "gap": "L̂"}).to_html()
     assert html.count(">< 0.001<") == 2 and "0.247" in html and "1.000" in html
     assert ">0.000<" in html  # the gap column: a zero estimate is a zero
+    # a qualified p column ("Pass@1 pᵣₑ") is a p column too; "pool" or "L̂ p50" are not
+    html = report.table(pd.DataFrame({"pass1": [0.0], "share": [0.0]}),
+                        columns={"pass1": "Pass@1 pᵣₑ", "share": "top share"}).to_html()
+    assert html.count(">< 0.001<") == 1 and ">0.000<" in html
+
+
+def test_table_numbers_never_break_inside():
+    """The book lets a table cell break anywhere (long identifiers); a number column, or a text
+    column of numbers and intervals, gets ``overflow-wrap: normal`` so "0.720" never splits."""
+    df = pd.DataFrame({"pool": ["lab_seed_primary_aligned_k64", "b"], "p": [0.72, 0.01], "n": [3, 4],
+                       "gap": ["0.087 (0.079)", "[0.1, 0.2]"], "task": ["secondary", "primary"],
+                       "note": ["see oraclegap.stats.simulate_exchangeable", "x"]})
+    html = report.table(df).to_html()
+    wrapped = set(re.findall(r"td\.col(\d+) \{\s*overflow-wrap: normal;", html))
+    assert wrapped == {"1", "2", "3", "4"}, wrapped  # not the long identifiers of 0 and 5
 
 
 def test_table_ids_are_reproducible_not_random():
@@ -187,3 +202,32 @@ def test_path_words_reads_the_whole_path():
                 dict(xs=[1, 2], ys=[0, 1], tol=-1)):
         with pytest.raises(ValueError):
             report.path_words(**bad)
+
+
+def test_fmt_one_value_one_text_whatever_its_binary_path():
+    """The same count share printed from two computations (a ratio, a difference of coverages)
+    reads the same: ties are decided on the decimal value, away from zero, not on float noise."""
+    ratio, diff = 21 / 240, 0.9625 - 0.875
+    assert ratio != diff and abs(ratio - diff) < 1e-15
+    assert report.fmt(ratio) == report.fmt(diff) == "0.088"
+    assert report.fmt(-ratio) == "-0.088" and report.fmt_signed(diff) == "+0.088"
+    # away from ties it is ordinary rounding, and a tiny negative is a zero
+    assert report.fmt(0.2471) == "0.247" and report.fmt(0.12351, 2) == "0.12"
+    assert report.fmt(-0.0004) == "0.000" and report.fmt(1234.5678, 1) == "1234.6"
+
+
+def test_table_code_spans_render_as_code_and_stay_escaped():
+    """A claims table's `oraclegap.audit.run_audit` shows as code, not with its backticks; the
+    cell stays HTML-escaped (a `<b>` inside is text)."""
+    df = pd.DataFrame({"source": ["`oraclegap.audit.run_audit`; README", "`a <b>`"]})
+    html = report.table(df).to_html().replace("\u200b", "")  # the break opportunities after "_"
+    assert "`" not in html
+    assert "<code>oraclegap.audit.run_audit</code>; README" in html
+    assert "<code>a &lt;b&gt;</code>" in html
+
+
+def test_table_two_columns_under_one_name_are_both_formatted():
+    """Two source columns mapped to one shown name ("released" twice) are both rounded."""
+    df = pd.DataFrame({"a": [0.848], "b": [0.7222222]})
+    html = report.table(df, columns={"a": "released", "b": "released"}).to_html()
+    assert ">0.848<" in html and ">0.722<" in html and "0.722222" not in html

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import html as _html
 import itertools
 import math
 import re
 import string
 from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import pandas as pd
@@ -118,8 +120,18 @@ def fmt(x, digits: int = 3) -> str:
         return "—"
     if math.isinf(xf):
         return "∞" if xf > 0 else "−∞"
-    out = f"{xf:.{digits}f}"
+    out = _round_half_up(xf, digits)
     return "0." + "0" * digits if out == "-0." + "0" * digits else out
+
+
+def _round_half_up(xf: float, digits: int) -> str:
+    """``xf`` to ``digits`` decimals, a tie rounded away from zero after snapping to 12
+    significant digits: a count share such as 21/240 = 0.0875 prints the same (0.088) whether it
+    was computed as a ratio (binary 0.08749999...) or as a difference (0.08750000...2)."""
+    if abs(xf) >= 1e15 or digits > 12:
+        return f"{xf:.{digits}f}"
+    q = Decimal(f"{xf:.12g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{q:.{digits}f}"
 
 
 def fmt_signed(x, digits: int = 3) -> str:
@@ -187,9 +199,9 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         if missing:
             raise KeyError(f"columns maps names the frame does not have: {missing}; it has {list(df.columns)}")
         df = df[list(columns)].rename(columns=dict(columns))
-    fmts = {}
-    for col in df.columns:
-        s = df[col]
+    fmts, texts = {}, {}
+    for col in dict.fromkeys(df.columns):
+        s = _first(df, col)
         if col in percent:
             fmts[col] = lambda v: "—" if pd.isna(v) else f"{100 * v:.1f}%"
         elif pd.api.types.is_bool_dtype(s):
@@ -201,9 +213,17 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         elif pd.api.types.is_integer_dtype(s):
             fmts[col] = lambda v: fmt(int(v))
         elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
-            fmts[col] = lambda v: v if not isinstance(v, str) else _breakable(v)
+            texts[col] = lambda v: v if not isinstance(v, str) else _code_spans(_breakable(_html.escape(v)))
     sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
+    if texts:  # escaped by hand, so that a code span can become <code> after escaping
+        sty = sty.format(texts, na_rep="—", escape=None)
     sty = sty.set_uuid(_table_uuid(df))
+    # the book's cells may break anywhere (long identifiers); a number, or a column of short
+    # words ("secondary"), breaks only at its spaces
+    numeric = [c for c in dict.fromkeys(df.columns) if _numeric_column(_first(df, c)) or _short_words(_first(df, c))]
+    if numeric:
+        sty = sty.set_table_styles({c: [{"selector": "td", "props": "overflow-wrap: normal;"}] for c in numeric},
+                                   overwrite=False)
     if not index:
         sty = sty.hide(axis="index")
     return sty
@@ -216,7 +236,30 @@ _P_COLUMN = re.compile(r"^(p|pᵣₑ|pₘₚ|p_m|p_re|p_mp|p_holm\w*|p-value|(ad
 
 
 def _is_p_column(name: str) -> bool:
-    return bool(_P_COLUMN.match(name.strip()))
+    """A shown p-value column: ``p``, ``pᵣₑ``, ``adjusted p`` ..., also after a qualifier
+    (``Pass@1 pᵣₑ``)."""
+    name = name.strip()
+    return bool(_P_COLUMN.match(name) or _P_COLUMN.match(name.rsplit(" ", 1)[-1]))
+
+
+#: a text cell that is only a number, an interval or a count ("0.087 (0.079)", "[0.1, 0.2]", "3 of 4")
+_NUMERIC_TEXT = re.compile(r"^[\s\d.,+\-−<>=≤≥\[\]()%—]*(?:of[\s\d]+)?$")
+
+
+#: the longest word a cell keeps whole: longer ones (identifiers, paths) may break anywhere
+SHORT_WORD = 16
+
+
+def _short_words(s: pd.Series) -> bool:
+    vals = [v for v in s if isinstance(v, str)]
+    return bool(vals) and max(len(w) for v in vals for w in (v.split() or [""])) <= SHORT_WORD
+
+
+def _numeric_column(s: pd.Series) -> bool:
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return True
+    vals = [v for v in s if isinstance(v, str)]
+    return bool(vals) and all(_NUMERIC_TEXT.match(v) for v in vals)
 
 
 def _table_uuid(df: pd.DataFrame) -> str:
@@ -225,6 +268,22 @@ def _table_uuid(df: pd.DataFrame) -> str:
     of an unchanged chapter writes byte-identical tables."""
     h = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]
     return f"og{next(_TABLE_NUMBER)}_{h}"
+
+
+def _first(df: pd.DataFrame, col) -> pd.Series:
+    """The column shown as ``col``; where two are shown under one name, the first (both are
+    then formatted alike, so neither falls back to pandas' six decimals)."""
+    s = df[col]
+    return s.iloc[:, 0] if isinstance(s, pd.DataFrame) else s
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def _code_spans(text: str) -> str:
+    """Markdown code spans (`x`) of an (already escaped) text cell as HTML <code>, since a
+    table cell is HTML and its backticks would otherwise show as written."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", text)
 
 
 def _breakable(text: str) -> str:

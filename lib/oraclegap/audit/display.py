@@ -139,7 +139,7 @@ def texts(numbers: dict) -> dict:
         out["noise"] = md(
             "The expected single-draw oracle O_exp = {oe} [{oel}, {oeh}] splits into the reproducible ceiling "
             "O_repro = {orp} [{orl}, {orh}] and the floor Delta = {d} [{dl}, {dh}]. Against the best single member "
-            "({bs}) the gap is G_exp = {g} [{gl}, {gh}] and the noise share Delta/G_exp = {sh} [{shl}, {shh}]: {most} of the "
+            "({bs}) the gap is G_out = {g} [{gl}, {gh}] and the noise share Delta/G_out = {sh} [{shl}, {shh}]: {most} of the "
             "single-draw gap is single-draw luck. Best-of-{K} on the committed member, scored on held-out draws, "
             "reaches {bk} against the independence-form oracle {oi}: difference {df} [{dfl}, {dfh}], {res}.",
             oe=e["o_exp"]["value"], oel=e["o_exp"]["lo"], oeh=e["o_exp"]["hi"], orp=e["o_repro"]["value"],

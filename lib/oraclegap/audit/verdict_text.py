@@ -33,6 +33,7 @@ class Prose(NamedTuple):
 #: The symbols the sentences write in plain text (the verdict's JSON and the CLI's output) and
 #: their LaTeX (the Markdown of the report and the book's callouts), notation page's symbols.
 SYMBOLS = {
+    "Delta/G_out": r"\Delta/G_{\mathrm{out}}",
     "Delta/G_exp": r"\Delta/G_{\exp}",
     "e_D < L/D": r"e_D < L/D",
     "L/D": r"L/D",
@@ -64,7 +65,7 @@ def _latex_plain(text: str) -> str:
 
 
 def latex(text: str) -> str:
-    """A sentence of the audit with its plain-text symbols (:data:`SYMBOLS`: ``tau``, ``Delta/G_exp``,
+    """A sentence of the audit with its plain-text symbols (:data:`SYMBOLS`: ``tau``, ``Delta/G_out``,
     ``e_D``, ``L/D``, ``G_out``, ``O_exp`` ...; and ``L``, ``D``, ``k``, ``n`` where a number is set
     equal to them) written as inline LaTeX math, for Markdown. Code spans (backticks) are left as
     they are; a sentence without such symbols comes back unchanged."""
@@ -219,7 +220,7 @@ def _cert_reason(f, key) -> str:
 def _luck_reason(f) -> str:
     est = f.numbers["noise"]["decomposition"]["estimates"]
     e, g = est["noise_share"], est["gap"]
-    return md("Against the best single member the single-draw oracle gap is G_exp = {g}; the noise share Delta/G_exp = "
+    return md("Against the best single member the single-draw oracle gap is G_out = {g}; the noise share Delta/G_out = "
               "{sh} [{lo}, {hi}] is single-draw luck that no single-commit router can close (arXiv 2607.03436).",
               g=g["value"], sh=e["value"], lo=e["lo"], hi=e["hi"])
 
@@ -485,9 +486,9 @@ CODE_GUIDE = {
         "Train and evaluate a full router with cross-fitting (`oraclegap routers`); the quick router is a lower "
         "bound on what a tuned one recovers. At k = 1, collect k >= 2 responses to separate luck."),
     "luck": CodeGuide(
-        "Both nulls reject, but the lower limit of the noise share Delta/G_exp is at least one half: most of the "
+        "Both nulls reject, but the lower limit of the noise share Delta/G_out is at least one half: most of the "
         "single-draw gap is single-draw luck, which no router that commits to one member collects.",
-        "Spend the budget on best-of-K sampling of the committed member rather than on a router."),
+        "Spend the budget on best-of-k sampling of the committed member rather than on a router."),
     "certified": CodeGuide(
         "The gap is certified at a threshold where both nulls reject, but the quick router does not beat the "
         "calibration-selected member: a router must reach e_D < L/D there.",

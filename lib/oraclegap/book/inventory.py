@@ -106,7 +106,7 @@ def inventory_page(root: Path) -> str:
         rows = df[df["paper"] == paper].copy()
         rows = rows.iloc[sorted(range(len(rows)), key=lambda i: _sort_key(rows["item"].iloc[i]))]
         lines += [f"## {cite}: *{title}*", "", "| item | what | where | data | number | how checked |",
-                  "|---|---|---|---|---|---|"]
+                  "|----|----------|----------|--------|-----|----------------|"]  # widths 4:10:10:8:5:16
         for r in rows.itertuples():
             how = _cell(r.check) + (f" (`{r.test}`)" if r.test else "")
             lines.append(f"| {r.item} | {_cell(r.what)} | {_where(r)} | {_cell(r.data)} | {r.status} | {how} |")
