@@ -85,3 +85,16 @@ def test_the_noise_share_bracket_lies_in_unit_interval():
         e = noise.decomposition(pool, n_boot=200, n_splits=10, seed=seed).estimates["noise_share"]
         assert 0.0 <= e.lo <= e.value <= e.hi <= 1.0
         assert R.share_problems(f"a noise share of {R.fmt_interval(e.value, e.lo, e.hi)}") == []
+
+
+def test_a_table_column_named_a_share_holds_values_in_the_unit_interval():
+    import pandas as pd
+
+    ok = pd.DataFrame({"pool": ["a", "b"], "noise share": [0.2, 1.0], "gain": [-0.3, 2.0]})
+    R.table(ok)  # a gain may be anything
+    bad = pd.DataFrame({"pool": ["a", "b"], "recovered": [-0.011, 0.14]})
+    with pytest.raises(R.ProseError, match="outside \\[0, 1\\]"):
+        R.table(bad, columns={"pool": "pool", "recovered": "recovered share of G_b"})
+    R.table(bad, columns={"pool": "pool", "recovered": "net recovered fraction of G_b"})
+    with pytest.raises(R.ProseError, match="proportion"):
+        R.table(pd.DataFrame({"proportion": [1.2]}))

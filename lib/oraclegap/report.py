@@ -181,6 +181,26 @@ def fmt_signed_interval(estimate, lo=None, hi=None, digits: int = 3) -> str:
     return f"{fmt_signed(estimate, digits)} [{fmt_signed(lo, digits)}, {fmt_signed(hi, digits)}]"
 
 
+_SHARE_NAME = re.compile(r"\b(shares?|proportions?)\b", re.I)
+
+
+def _share_columns_in_unit_interval(df: pd.DataFrame) -> None:
+    """A shown column named a share or proportion holds values in [0, 1] (NaN aside); else
+    :class:`ProseError` names it (a quantity that can be negative or exceed 1 -- a net
+    recovered fraction, a ratio to a gap -- must not be called a share)."""
+    for col in dict.fromkeys(df.columns):
+        if not _SHARE_NAME.search(str(col)):
+            continue
+        s = _first(df, col)
+        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            continue
+        v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+        bad = v[np.isfinite(v) & ((v < -1e-9) | (v > 1 + 1e-9))]
+        if bad.size:
+            raise ProseError(f"table column {col!r} is named a share but holds {bad.size} value(s) "
+                             f"outside [0, 1] (e.g. {bad[0]:.4g}): call it a ratio or a fraction")
+
+
 def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Sequence[str] = (),
           columns: Mapping[str, str] | None = None):
     """A DataFrame formatted for display: floats to ``digits`` decimals, booleans as yes/no.
@@ -199,6 +219,7 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         if missing:
             raise KeyError(f"columns maps names the frame does not have: {missing}; it has {list(df.columns)}")
         df = df[list(columns)].rename(columns=dict(columns))
+    _share_columns_in_unit_interval(df)
     fmts, texts = {}, {}
     for col in dict.fromkeys(df.columns):
         s = _first(df, col)
