@@ -36,6 +36,43 @@ def test_permuted_stats_equal_the_reference_reordering(n, M, k, seed):
     assert (U <= n * k).all() and (U == n * k - H[:, 0]).all()
 
 
+def _reference_null_stats(v, n_perm, seed, block):
+    """The within-cell permutation null of paper 001's checks as it was computed before the
+    compiled kernel: argsort of fresh uniforms, reordered verdicts, their statistics."""
+    rng = np.random.default_rng(seed)
+    n, M, k = v.shape
+    out = []
+    for start in range(0, n_perm, block):
+        b = min(block, n_perm - start)
+        order = rng.random((b, n, M, k)).argsort(axis=-1)
+        out.append(noise._draw_stats(np.take_along_axis(np.broadcast_to(v, (b, n, M, k)), order, axis=-1)))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("n,M,k", [(150, 5, 16), (40, 3, 6)])
+def test_permutation_checks_use_the_reference_permutations(n, M, k, monkeypatch):
+    from oraclegap.pool import Pool
+
+    rng = np.random.default_rng(n)
+    v = rng.random((n, M, k)) < rng.random((n, 1, 1))
+    pool = Pool.from_array(v, alignment="seed-aligned")
+    seen = []
+    real = noise._permuted_stats
+    monkeypatch.setattr(noise, "_permuted_stats", lambda *a: seen.append(real(*a)) or seen[-1])
+    disp, coup, tv = noise.permutation_checks(pool, n_perm=99, seed=5)
+    block = max(1, min(99, int(2e6 // (n * M * k))))
+    ref = _reference_null_stats(v, 99, 5, block)
+    got = np.concatenate(seen)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+    assert disp.p_value == pytest.approx(float((1 + np.sum(ref[:, 0] >= _obs(v)[0] - 1e-12)) / 100))
+    assert coup.reference == pytest.approx(float(ref[:, 1].mean()), rel=1e-12)
+    assert tv.reference == pytest.approx(float(ref[:, 2].mean()), rel=1e-12)
+
+
+def _obs(v):
+    return noise._draw_stats(v)
+
+
 # ---------------------------------------------------------------------------- settings
 def test_auto_design_is_standard_up_to_large_n():
     std = audit.audit_settings(small=True)

@@ -1362,9 +1362,12 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
     pb = _poisson_binomial(q[0]).mean(axis=0)
     vc = np.ascontiguousarray(v, dtype=np.bool_)
     null = []
+    buf = np.empty((block, n, M, k))  # one buffer: rng.random(out=...) draws the same numbers as rng.random(shape)
     for start in range(0, n_perm, block):
         b = min(block, n_perm - start)
-        null.append(_permuted_stats(vc, rng.random((b, n, M, k)), pb, den))
+        u = buf[:b]
+        rng.random(out=u)
+        null.append(_permuted_stats(vc, u, pb, den))
     null_stats = np.concatenate(null)
     B = len(null_stats)
 
