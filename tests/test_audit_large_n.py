@@ -194,3 +194,14 @@ def test_large_n_chain_agrees_with_the_standard_chain():
         ta, tb = a.get("L", tau, "margin"), b.get("L", tau, "margin")
         se = math.hypot(ta.draws.std() / math.sqrt(ta.ess), tb.draws.std() / math.sqrt(tb.ess))
         assert abs(ta.mean - tb.mean) <= 4 * se + 1e-12
+
+
+def test_report_states_the_large_n_design(audits):
+    from oraclegap.audit import display
+
+    _, std, big = audits
+    s_big = display.texts(big.numbers)["settings"]
+    s = big.settings
+    assert "Large-n Monte Carlo design" in s_big and f"{s.trial_draws} null draws" in s_big
+    assert f"{s.excess_draws} null draws per excess resample" in s_big
+    assert "Large-n" not in display.texts(std.numbers)["settings"]
