@@ -12,8 +12,16 @@ predict the other half, 32-d embeddings) exact (``routers_knn``) and with its re
 capped at ``--knn-reference`` prompts (``routers_knn_ref``, :class:`EmbedKNN` ``max_reference``),
 and with ``--steps ...,audit`` the whole audit in ``--small`` mode (``run_audit(small=True)``,
 without the report; ``--small`` cuts the null draws 2000 -> 400, the power replicates 40 -> 12,
-the planners' replicates 40 -> 12 and their draws 200 -> 100, the bootstraps 2000 -> 400 and the
-excess bootstrap 300 x 200 -> 60 x 100; see ``oraclegap.audit.settings``). Target: b <= 1.1 for
+the planners' replicates 40 -> 12 and their draws 200 -> 100, the bootstraps 2000 -> 400, the
+noise checks' permutations 199 -> 99 and the excess bootstrap 300 x 200 -> 60 x 100; see
+``oraclegap.audit.settings``). Above ``LARGE_N`` = 5000 prompts the audit takes its large-n Monte
+Carlo design (``oraclegap.audit.settings.large_n_design``: 39-draw exact power trials on the
+re-deal null, planners that stop at the first size reaching the target, a margin chain with 30 n M
+burn-in and a table every n M / 2 proposals, 10 (small) or 20 null draws per excess resample), so
+the audit's row at 1e3 is the standard design and its growth exponent (fitted over n >= 1e4) is
+the large-n design's. Every step also prints its process CPU seconds (all threads; median) and
+the growth exponent of those, which a shared machine's load distorts less than wall time.
+Target: b <= 1.1 for
 every step except the exact k-NN: exact neighbours compare each query with every calibration
 prompt, O(n_q n_cal) = O(n^2) by definition, so its row is printed as such; the capped router is
 the linear one (exact, neighbour for neighbour, while the calibration half holds at most the cap).
@@ -138,12 +146,13 @@ def main(argv=None) -> int:
             names = wanted
             for name in names:
                 fn = steps[name]
-                times = []
+                times, cpus = [], []
                 for _ in range(max(1, args.repeats)):
                     gc.collect()
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     fn()
                     times.append(time.perf_counter() - t0)
+                    cpus.append(time.process_time() - c0)
                 peak = None
                 if not args.no_memory:
                     gc.collect()
@@ -151,24 +160,25 @@ def main(argv=None) -> int:
                     fn()
                     peak = tracemalloc.get_traced_memory()[1]
                     tracemalloc.stop()
-                results.setdefault(name, {})[n] = (statistics.median(times), peak)
-                print(f"   {name:<15} n={n:>9,}: {_fmt_t(statistics.median(times)):>10}"
-                      + ("" if peak is None else f", peak {_fmt_b(peak)}"), flush=True)
+                results.setdefault(name, {})[n] = (statistics.median(times), peak, statistics.median(cpus))
+                print(f"   {name:<15} n={n:>9,}: {_fmt_t(statistics.median(times)):>10}, cpu "
+                      f"{_fmt_t(statistics.median(cpus))}" + ("" if peak is None else f", peak {_fmt_b(peak)}"), flush=True)
     print(f"== growth of each step, M = 10, k = 16 (median of {args.repeats}; b from time ~ n^b over n >= 1e4)")
-    head = f"{'step':<15}" + "".join(f"{f'n={n:,}':>22}" for n in sizes) + f"{'b':>7}  target"
+    head = f"{'step':<15}" + "".join(f"{f'n={n:,}':>22}" for n in sizes) + f"{'b':>7}{'b cpu':>7}  target"
     print(head)
     ok = True
     for name, per in results.items():
         ns = [n for n in sizes if n in per]
         b = _fit_b(ns, [per[n][0] for n in ns])
+        b_cpu = _fit_b(ns, [per[n][2] for n in ns])
         cells = "".join(f"{(_fmt_t(per[n][0]) + ('' if per[n][1] is None else ' / ' + _fmt_b(per[n][1]))):>22}"
                         if n in per else f"{'-':>22}" for n in sizes)
         if name in NO_TARGET:
-            print(f"{name:<15}{cells}{b:>7.2f}  no target ({NO_TARGET[name]})")
+            print(f"{name:<15}{cells}{b:>7.2f}{b_cpu:>7.2f}  no target ({NO_TARGET[name]})")
             continue
         good = not (b > B_MAX)
         ok &= good
-        print(f"{name:<15}{cells}{b:>7.2f}  {'ok' if good else 'GROWS'} (b <= {B_MAX})")
+        print(f"{name:<15}{cells}{b:>7.2f}{b_cpu:>7.2f}  {'ok' if good else 'GROWS'} (b <= {B_MAX})")
     try:
         print(f"(1-minute load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
     except OSError:  # pragma: no cover

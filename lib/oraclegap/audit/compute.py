@@ -164,7 +164,8 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
     seeds = section_seeds(s.seed)
     keys, tau_of = list(cov.keys), cov.tau_of
     results: dict = {}
-    nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress)
+    nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress,
+                          **s.chain_steps(pool.n_prompts, pool.n_policies))
     results["nulls"] = nt
     per = {key: {"tau": tau_of[key]} for key in keys}
     p_raw: dict[str, list[float]] = {null: [] for null in nulls.NULLS}
@@ -226,18 +227,21 @@ def power_section(pool: Pool, s: AuditSettings, *, progress: bool = False) -> Se
     eff = useful_effect(pool, s.primary_tau, s.effect, seed=seeds["effect"])
     results["effect"] = eff
     base = effect_centres(pool)  # one population for the current design and every planned one
-    common: dict[str, Any] = dict(M=M, tau=s.primary_tau, alpha=s.alpha, n_draws=s.plan_draws, base=base, sigma=eff.sigma)
+    common: dict[str, Any] = dict(M=M, tau=s.primary_tau, alpha=s.alpha, n_draws=s.power_draws, base=base, sigma=eff.sigma)
     pw_num: dict = {"applicable": True, "tau": s.primary_tau, "effect": eff.to_dict(), "target": s.target_power}
+    if s.design != "standard":
+        pw_num["design"] = {"name": s.design, "trial_draws": s.power_draws, "nulls": list(s.power_nulls),
+                            "plan_stop": s.plan_stop}
     if k > 1:
-        pw = studies.power("diffuse", n=n, k=k, n_reps=s.n_reps, nulls=("redeal", "margin"), seed=seeds["power"], **common)
+        pw = studies.power("diffuse", n=n, k=k, n_reps=s.n_reps, nulls=s.power_nulls, seed=seeds["power"], **common)
         results["power"] = pw
         fr = pw.frame()
         pw_num["current"] = {
             "n": n, "k": k, "n_reps": s.n_reps, "rows": _records(fr),
             "population_L": float(fr["population_L"].mean()),
-            "power": {null: pw.power(null) for null in ("redeal", "margin")},
+            "power": {null: pw.power(null) for null in s.power_nulls},
             "interval": {null: [float(fr.loc[fr["null"] == null, "ci_lo"].iloc[0]),
-                                float(fr.loc[fr["null"] == null, "ci_hi"].iloc[0])] for null in ("redeal", "margin")},
+                                float(fr.loc[fr["null"] == null, "ci_hi"].iloc[0])] for null in s.power_nulls},
         }
         rlo, rhi = pw_num["current"]["interval"]["redeal"]
         pw_num["current"]["state"] = power_state(pw.power("redeal"), rlo, rhi, s.target_power)
@@ -247,12 +251,34 @@ def power_section(pool: Pool, s: AuditSettings, *, progress: bool = False) -> Se
         pw_num["reason"] = "at k = 1 the nulls do not apply; the planner shows what k >= 2 responses per prompt would give"
         plans = {"plan_k": ("k", K1_PLAN)}
     for name, (vary, grid) in plans.items():
-        plan = studies.plan_power("diffuse", target=s.target_power, vary=vary, grid=grid, n=n, k=k, n_reps=s.plan_reps,
-                                  nulls=("redeal",), seed=seeds[name], progress=progress, **common)
+        planner = _plan_until_target if s.plan_stop else studies.plan_power
+        plan = planner("diffuse", target=s.target_power, vary=vary, grid=grid, n=n, k=k, n_reps=s.plan_reps,
+                       nulls=("redeal",), seed=seeds[name], progress=progress, **common)
         results[name] = plan
         pw_num[name] = {"vary": vary, "grid": list(grid), "curve": _records(plan.frame()), "required": plan.required,
                         "n_reps": s.plan_reps, "seed": seeds[name]}
     return Section("power", _jsonable(pw_num), results)
+
+
+def _plan_until_target(effect: str, *, target: float, vary: str, grid, n: int, k: int, seed, progress: bool = False,
+                       **kwargs) -> studies.PowerPlan:
+    """:func:`~oraclegap.stats.studies.plan_power` over the grid values up to the first whose
+    re-deal power reaches ``target`` (the large-n design's planners). The values are taken in
+    order from one Generator built from ``seed``, exactly as ``plan_power`` takes them, so every
+    row computed is the row ``plan_power`` gives and ``required`` is the one it names; the values
+    after ``required`` are not simulated (at 1e5 prompts the next value of the prompt planner would
+    simulate pools of 4 n prompts)."""
+    rng = as_rng(seed)
+    frames: list = []
+    for v in grid:
+        shape = {"n": n, "k": k, vary: v}
+        frames.append(studies.power(effect, n=shape["n"], k=shape["k"], seed=rng, **kwargs).frame())
+        if float(frames[-1].loc[frames[-1]["null"] == "redeal", "reject_rate"].iloc[0]) >= target:
+            break
+    curve = pd.concat(frames, ignore_index=True)
+    sub = curve[curve["null"] == "redeal"]
+    ok = sub[sub["reject_rate"] >= target]
+    return studies.PowerPlan(effect, vary, target, curve, {"redeal": None if ok.empty else int(ok[vary].iloc[0])})
 
 
 # ============================================================================ certificates
@@ -475,17 +501,21 @@ def _steps(progress: bool, total: int):
 
 def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
               effect: float = 0.05, power_tau=None, target_power: float = 0.8, source: str | None = None,
-              progress: bool = False) -> AuditResult:
+              progress: bool = False, design: str = "auto") -> AuditResult:
     """Run the whole pre-routing audit on ``pool`` (see :mod:`oraclegap.audit` for the sections).
 
     ``taus``: thresholds; ``alpha``: level of every test and interval; ``seed``: the seed every section's seed derives from
     (:func:`~oraclegap.audit.settings.section_seeds`); ``small``: reduced Monte Carlo sizes;
+    ``design``: the Monte Carlo design (``auto``: the standard one up to
+    :data:`~oraclegap.audit.settings.LARGE_N` prompts, the large-n one above, see
+    :func:`~oraclegap.audit.settings.large_n_design`; ``standard`` or ``large-n`` force one);
     ``effect``: the population gap L at the primary threshold that counts as useful for the power
     planner; ``source``: how the pool was named (kept in the numbers). Raises ``ValueError`` for
     pools that cannot be audited (:func:`~oraclegap.audit.settings.check_auditable`).
     """
     check_auditable(pool)
-    s = audit_settings(taus, alpha, seed, small=small, effect=effect, power_tau=power_tau, target_power=target_power)
+    s = audit_settings(taus, alpha, seed, small=small, effect=effect, power_tau=power_tau, target_power=target_power,
+                       design=design, n_prompts=pool.n_prompts)
     bar = _steps(progress, 7)
 
     def tick(name):

@@ -190,6 +190,12 @@ def texts(numbers: dict) -> dict:
                          ts=", ".join(f"{t:g}" for t in s["taus"]), a=s["alpha"], seed=s["seed"],
                          small=" (small run: reduced Monte Carlo sizes)" if s["small"] else "", nd=s["n_draws"],
                          nb=s["n_boot"], nr=s["n_reps"], pr=s["plan_reps"])
+    if s.get("design") == "large-n":  # the audit's large-n Monte Carlo design (audit.settings.large_n_design)
+        out["settings"] += md(" Large-n Monte Carlo design: power trials of {td:d} null draws on the re-deal null only, "
+                              "planners stopped at the first size reaching the target, margin chain burn-in {bs:g} and "
+                              "spacing {ts:g} sweeps of n M proposals, {xd:d} null draws per excess resample.",
+                              td=s["trial_draws"], bs=s["margin_burn_sweeps"], ts=s["margin_thin_sweeps"],
+                              xd=s["excess_draws"])
     if numbers.get("build"):  # what computed these numbers (commit, lock, library versions, date)
         from .._buildinfo import build_line
 

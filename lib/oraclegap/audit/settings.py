@@ -37,6 +37,37 @@ _SIZES = {  # full / small
     "plan_draws": (200, 100), "n_excess": (300, 60), "excess_draws": (200, 100), "align_draws": (200, 100),
 }
 
+# ---------------------------------------------------------------------------- the large-n Monte Carlo design
+#: Prompts above which ``design="auto"`` takes the large-n Monte Carlo design (:data:`MC_DESIGNS`).
+#: Every pool of the book and of the verdict study has at most this many prompts, so their audits
+#: keep the standard design and every number they publish.
+LARGE_N = 5000
+#: The Monte Carlo designs of an audit. ``standard``: the sizes of :data:`_SIZES` with the library's
+#: chain defaults (burn-in 60 n M, thinning 2 n M proposals, arXiv 2609.32996 App. C.1's main tests)
+#: and both nulls in the power trials. ``large-n``: the same numbers of draws, resamples and trials,
+#: but each sized by the precision of the decision it feeds rather than by n (see
+#: :func:`large_n_design`). ``auto``: ``large-n`` above :data:`LARGE_N` prompts.
+MC_DESIGNS = ("auto", "standard", "large-n")
+#: Large-n margin chain, in sweeps of n M proposals: burn-in per chain (the paper's power trials,
+#: App. C.1) and spacing of the retained tables.
+LARGE_N_BURN_SWEEPS, LARGE_N_THIN_SWEEPS = 30, 0.5
+#: Large-n null draws per excess-bootstrap resample (full / small).
+LARGE_N_EXCESS_DRAWS = (20, 10)
+
+
+def trial_draws(alpha: float) -> int:
+    """Null draws of one power trial in the large-n design: 2 / alpha - 1 (39 at alpha = 0.05).
+
+    A trial rejects when p = #{draws >= observed} / N <= alpha, i.e. when at most one of the N = 39
+    draws reaches the observed statistic: with the observed table exchangeable with the draws under
+    the null that is an exact level-alpha Monte Carlo test (rank 1 or 2 of 40; Barnard 1963, Hope
+    1968). Against an alternative whose infinite-draw p-value is pi the trial rejects with
+    probability P[Bin(N, pi) <= 1], so a trial loses 1 - P[Bin(39, pi) <= 1] of power: 0.06 at
+    pi = 0.01, below 0.001 at pi <= 0.001. The estimated power is therefore that of a slightly less
+    powerful (never a more powerful) test than the audit's own, and the planners err towards larger
+    designs."""
+    return max(19, int(math.ceil(2.0 / check_alpha(alpha) - 1e-9)) - 1)
+
 
 @dataclasses.dataclass(frozen=True)
 class AuditSettings:
@@ -57,10 +88,32 @@ class AuditSettings:
     n_excess: int
     excess_draws: int
     align_draws: int = 200
+    design: str = "standard"
+    power_nulls: tuple = ("redeal", "margin")
+    trial_draws: int | None = None  # null draws per power trial (None: plan_draws)
+    margin_burn_sweeps: float | None = None  # None: the library's default (60 n M proposals)
+    margin_thin_sweeps: float | None = None  # None: the library's default (2 n M proposals)
+    plan_stop: bool = False  # the planners stop at the first grid value reaching the target
+
+    @property
+    def power_draws(self) -> int:
+        """Null draws of each power and planner trial."""
+        return self.plan_draws if self.trial_draws is None else self.trial_draws
+
+    def chain_steps(self, n: int, M: int) -> dict:
+        """``burn_in`` and ``thin`` (proposals) of the audit's margin chain on an n x M pool; empty
+        (the library's defaults) in the standard design."""
+        out = {}
+        if self.margin_burn_sweeps is not None:
+            out["burn_in"] = max(1, int(round(self.margin_burn_sweeps * n * M)))
+        if self.margin_thin_sweeps is not None:
+            out["thin"] = max(1, int(round(self.margin_thin_sweeps * n * M)))
+        return out
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["taus"] = list(self.taus)
+        d["power_nulls"] = list(self.power_nulls)
         d["seeds"] = section_seeds(self.seed)
         return d
 
@@ -72,10 +125,13 @@ def primary_tau(taus) -> float:
 
 
 def audit_settings(taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
-                   effect: float = 0.05, power_tau=None, target_power: float = 0.8) -> AuditSettings:
+                   effect: float = 0.05, power_tau=None, target_power: float = 0.8, design: str = "auto",
+                   n_prompts: int | None = None) -> AuditSettings:
     """Validated settings. ``effect``: the population oracle gap L (at the primary threshold) that
     counts as useful, for the power planner; ``power_tau``: that threshold (default
-    :func:`primary_tau`); ``small``: reduced Monte Carlo sizes (a quick look)."""
+    :func:`primary_tau`); ``small``: reduced Monte Carlo sizes (a quick look); ``design``: the
+    Monte Carlo design (:data:`MC_DESIGNS`; ``auto`` takes ``large-n`` when ``n_prompts`` exceeds
+    :data:`LARGE_N`, see :func:`large_n_design`)."""
     arr = check_taus(taus, "taus")
     if len(np.unique(arr)) != arr.size:
         raise ValueError(f"taus repeats a threshold: {arr.tolist()}; give each once")
@@ -92,9 +148,56 @@ def audit_settings(taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, sma
         pt = float(power_tau)
         if not any(abs(pt - x) < 1e-12 for x in t):
             raise ValueError(f"power_tau={power_tau!r} is not one of the audited thresholds {list(t)}")
+    if design not in MC_DESIGNS:
+        raise ValueError(f"design must be one of {MC_DESIGNS}, got {design!r}")
+    if n_prompts is not None:
+        n_prompts = check_int(n_prompts, "n_prompts", minimum=1)
     j = 1 if small else 0
     sizes = {name: v[j] for name, v in _SIZES.items()}
-    return AuditSettings(t, alpha, seed, bool(small), effect, pt, target_power, **sizes)
+    s = AuditSettings(t, alpha, seed, bool(small), effect, pt, target_power, **sizes)
+    large = design == "large-n" or (design == "auto" and n_prompts is not None and n_prompts > LARGE_N)
+    return large_n_design(s) if large else s
+
+
+def large_n_design(s: AuditSettings) -> AuditSettings:
+    """``s`` with the large-n Monte Carlo design: each Monte Carlo size is set by the precision of
+    the decision it feeds, not by n (at 1e5 prompts every null draw, resample or trial costs
+    O(n), and the standard design spends about 660 CPU-seconds on a 1e5 x 10 x 16 pool with
+    ``small``). What changes, and why it keeps the decisions:
+
+    * **Power and planner trials** (``trial_draws``): each trial's decision is "p <= alpha", an
+      exact level-alpha Monte Carlo test already at :func:`trial_draws` = 39 draws (100 or 200 in the
+      standard design, 400 in the paper's trials, App. C); the power loss per trial is stated there.
+      The number of trials (``n_reps``, ``plan_reps``) is unchanged: the power's Monte Carlo error
+      is its Wilson interval, which :func:`power_state` reads, and that depends on the trials only.
+    * **The power trials test the re-deal null only** (``power_nulls``): the verdict, the planners
+      and :func:`power_state` read the re-deal power alone; the margin chain's power would cost
+      60 + 2 N sweeps per trial. The paper's Table 2 (arXiv 2609.32996) finds the two nulls'
+      power equal against the diffuse alternative at every sigma; ``power.current.power.margin``
+      is absent (not zero) in this design.
+    * **The planners stop at the first grid value whose power reaches the target** (``plan_stop``):
+      ``required`` is the first such value, so it is the one the full grid gives; the curve lists
+      the values up to it.
+    * **The audit's margin chain** (``margin_burn_sweeps``, ``margin_thin_sweeps``): burn-in 30 n M
+      proposals per chain (the paper's power-trial burn-in, App. C.1) and a table every n M / 2
+      proposals. The draws' effective sample size is measured on the pool and reported with each
+      test (``nulls.L.<tau>.margin.ess``); on 1e4 x 10 x 16 exchangeable pools half a sweep gives
+      an ESS of 0.3-0.75 per draw (2 sweeps: about 1), i.e. more effective draws per proposal.
+      The number of draws (``n_draws``) and so the p-values' resolution 1/n_draws is unchanged.
+      The re-deal draws are independent and stay as in the standard design.
+    * **The excess bootstrap** (``excess_draws``): each resample's null mean from
+      :data:`LARGE_N_EXCESS_DRAWS` draws (20 full, 10 small) instead of 200 / 100. The Monte Carlo
+      error of a resample's null mean adds var_0 / d to the resample's variance (var_0 the null
+      variance of the statistic): it widens the percentile interval by at most sqrt(1 + 1/d)
+      (5% at d = 10) when var_0 is no larger than the bootstrap variance, and never narrows it.
+      The number of resamples (``n_excess``) is unchanged.
+
+    Unchanged: the numbers of null draws, bootstrap resamples and permutations of every other
+    section, the thresholds, seeds and tests. Each changed size is recorded in ``settings``."""
+    excess = LARGE_N_EXCESS_DRAWS[1 if s.small else 0]
+    return dataclasses.replace(s, design="large-n", power_nulls=("redeal",), trial_draws=trial_draws(s.alpha),
+                               margin_burn_sweeps=float(LARGE_N_BURN_SWEEPS), margin_thin_sweeps=float(LARGE_N_THIN_SWEEPS),
+                               plan_stop=True, excess_draws=min(s.excess_draws, excess))
 
 
 def plan_grid(current: int, reach: int) -> tuple:

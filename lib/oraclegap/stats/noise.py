@@ -55,6 +55,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from numba import njit, prange
 from scipy.special import comb
 
 from .._result import Interval, Result
@@ -1256,6 +1257,65 @@ def _draw_stats(v: np.ndarray) -> np.ndarray:
     return np.stack([np.asarray(disp).reshape(-1), np.asarray(union).reshape(-1), tv], axis=-1).reshape(lead + (3,))
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def _permuted_counts(u, v, chunk):  # pragma: no cover - compiled
+    """Integer summaries of the verdicts v [n, M, k] with every cell's draws reordered by the
+    argsort of its uniforms u [B, n, M, k] (draw j of the reordered cell is v[i, m, argsort(u)[j]],
+    as ``np.take_along_axis(v, u.argsort(-1), -1)`` gives them; a success at draw j moves to the
+    rank of u[b, i, m, j] among the cell's uniforms, distinct with probability 1): per permutation the draw-position
+    totals T [B, M, k], the number of (prompt, draw) pairs with some member right [B] and the
+    counts of prompts-draws with s = 0..M members right [B, M + 1]. Prompts are split into chunks
+    summed in integers, so the result is the same for any thread count."""
+    B, n, M, k = u.shape
+    n_chunks = (n + chunk - 1) // chunk
+    T = np.zeros((B, n_chunks, M, k), np.int64)
+    U = np.zeros((B, n_chunks), np.int64)
+    H = np.zeros((B, n_chunks, M + 1), np.int64)
+    for b in range(B):
+        for c in prange(n_chunks):
+            S = np.empty(k, np.int64)
+            for i in range(c * chunk, min(n, (c + 1) * chunk)):
+                S[:] = 0
+                for m in range(M):
+                    cnt = 0
+                    for j in range(k):
+                        cnt += v[i, m, j]
+                    if cnt == k:  # every order is the same
+                        for j in range(k):
+                            T[b, c, m, j] += 1
+                            S[j] += 1
+                        continue
+                    for j in range(k):  # a success moves to its rank among the cell's (distinct) uniforms
+                        if v[i, m, j]:
+                            x = u[b, i, m, j]
+                            r = 0
+                            for t in range(k):
+                                r += u[b, i, m, t] < x
+                            T[b, c, m, r] += 1
+                            S[r] += 1
+                for j in range(k):
+                    H[b, c, S[j]] += 1
+                    if S[j] > 0:
+                        U[b, c] += 1
+    return T.sum(axis=1), U.sum(axis=1), H.sum(axis=1)
+
+
+def _permuted_stats(v: np.ndarray, u: np.ndarray, pb: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """:func:`_draw_stats` of the verdicts v [n, M, k] reordered within cells by the argsort of
+    the uniforms u [B, n, M, k], computed from integer counts: the same numbers as
+    ``_draw_stats(np.take_along_axis(np.broadcast_to(v, u.shape), u.argsort(axis=-1), axis=-1))``
+    (the cell rates q, the denominator ``den`` and the Poisson-binomial law ``pb`` do not change
+    under a within-cell reordering and are computed once), in one pass over the cells."""
+    n, M, k = v.shape
+    Ti, Ui, Hi = _permuted_counts(u, v, max(1, n // 64))
+    T = Ti.astype(np.float64)  # [B, M, k], as vf.sum(axis=-3) gives it
+    ss = ((T - T.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(-2, -1))
+    disp = np.where(den > 0, ss / np.where(den > 0, den, 1.0), np.nan)
+    union = Ui.astype(np.float64) / (n * k)
+    tv = 0.5 * np.abs(Hi / (n * k) - pb).sum(axis=-1)
+    return np.stack([disp, union, tv], axis=-1)
+
+
 def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: float = 0.06, seed=0) -> tuple[Check, Check, Check]:
     """Three checks against one within-cell permutation null: dispersion, coupling and known-p TV.
 
@@ -1297,11 +1357,17 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
     rng = as_rng(seed)
     obs = _draw_stats(v)
     block = max(1, min(n_perm, int(2e6 // max(1, n * M * k))))
+    q = v.astype(np.float64).mean(axis=-1)[None]  # [1, n, M]: the same in every permutation
+    den = k * (q * (1 - q)).sum(axis=(-2, -1))
+    pb = _poisson_binomial(q[0]).mean(axis=0)
+    vc = np.ascontiguousarray(v, dtype=np.bool_)
     null = []
+    buf = np.empty((block, n, M, k))  # one buffer: rng.random(out=...) draws the same numbers as rng.random(shape)
     for start in range(0, n_perm, block):
         b = min(block, n_perm - start)
-        order = rng.random((b, n, M, k)).argsort(axis=-1)
-        null.append(_draw_stats(np.take_along_axis(np.broadcast_to(v, (b, n, M, k)), order, axis=-1)))
+        u = buf[:b]
+        rng.random(out=u)
+        null.append(_permuted_stats(vc, u, pb, den))
     null_stats = np.concatenate(null)
     B = len(null_stats)
 

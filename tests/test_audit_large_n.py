@@ -1,0 +1,207 @@
+"""The audit's large-n Monte Carlo design (issue 24) and the compiled within-cell permutations of
+paper 001's assumption checks: what changes above LARGE_N prompts, that nothing changes up to it,
+and that the faster permutation statistics are the ones the reference computation gives."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from oraclegap import audit
+from oraclegap.audit import compute, settings
+from oraclegap.stats import noise, nulls, simulate, studies
+
+
+# ---------------------------------------------------------------------------- permutation statistics
+@pytest.mark.parametrize("n,M,k,seed", [(40, 3, 4, 0), (257, 5, 16, 1), (9, 2, 2, 2), (120, 4, 7, 3), (600, 10, 16, 4)])
+def test_permuted_stats_equal_the_reference_reordering(n, M, k, seed):
+    rng = np.random.default_rng(seed)
+    v = rng.random((n, M, k)) < rng.random((n, M, 1)) ** 2
+    v[: n // 4] = True  # cells with every draw right, and (below) cells with none
+    v[n // 4 : n // 3] = False
+    u = rng.random((3, n, M, k))
+    ref = noise._draw_stats(np.take_along_axis(np.broadcast_to(v, u.shape), u.argsort(axis=-1), axis=-1))
+    q = v.astype(np.float64).mean(axis=-1)[None]
+    den = k * (q * (1 - q)).sum(axis=(-2, -1))
+    got = noise._permuted_stats(v, u, noise._poisson_binomial(q[0]).mean(axis=0), den)
+    assert got.shape == ref.shape == (3, 3)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+    # the integer summaries themselves: totals are preserved and every draw position is counted
+    T, U, H = noise._permuted_counts(u, v, 7)
+    np.testing.assert_array_equal(T.sum(axis=-1), np.broadcast_to(v.sum(axis=(0, 2)), (3, M)))
+    np.testing.assert_array_equal(H.sum(axis=-1), np.full(3, n * k))
+    assert (U <= n * k).all() and (U == n * k - H[:, 0]).all()
+
+
+def _reference_null_stats(v, n_perm, seed, block):
+    """The within-cell permutation null of paper 001's checks as it was computed before the
+    compiled kernel: argsort of fresh uniforms, reordered verdicts, their statistics."""
+    rng = np.random.default_rng(seed)
+    n, M, k = v.shape
+    out = []
+    for start in range(0, n_perm, block):
+        b = min(block, n_perm - start)
+        order = rng.random((b, n, M, k)).argsort(axis=-1)
+        out.append(noise._draw_stats(np.take_along_axis(np.broadcast_to(v, (b, n, M, k)), order, axis=-1)))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("n,M,k", [(150, 5, 16), (40, 3, 6)])
+def test_permutation_checks_use_the_reference_permutations(n, M, k, monkeypatch):
+    from oraclegap.pool import Pool
+
+    rng = np.random.default_rng(n)
+    v = rng.random((n, M, k)) < rng.random((n, 1, 1))
+    pool = Pool.from_array(v, alignment="seed-aligned")
+    seen = []
+    real = noise._permuted_stats
+    monkeypatch.setattr(noise, "_permuted_stats", lambda *a: seen.append(real(*a)) or seen[-1])
+    disp, coup, tv = noise.permutation_checks(pool, n_perm=99, seed=5)
+    block = max(1, min(99, int(2e6 // (n * M * k))))
+    ref = _reference_null_stats(v, 99, 5, block)
+    got = np.concatenate(seen)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+    assert disp.p_value == pytest.approx(float((1 + np.sum(ref[:, 0] >= _obs(v)[0] - 1e-12)) / 100))
+    assert coup.reference == pytest.approx(float(ref[:, 1].mean()), rel=1e-12)
+    assert tv.reference == pytest.approx(float(ref[:, 2].mean()), rel=1e-12)
+
+
+def _obs(v):
+    return noise._draw_stats(v)
+
+
+# ---------------------------------------------------------------------------- settings
+def test_auto_design_is_standard_up_to_large_n():
+    std = audit.audit_settings(small=True)
+    assert std.design == "standard"
+    for n in (2, 300, settings.LARGE_N):
+        assert audit.audit_settings(small=True, n_prompts=n) == std
+    assert audit.audit_settings(small=True, design="standard", n_prompts=10**6) == std
+    big = audit.audit_settings(small=True, n_prompts=settings.LARGE_N + 1)
+    assert big == audit.audit_settings(small=True, design="large-n") == settings.large_n_design(std)
+    assert big.design == "large-n" and big.power_nulls == ("redeal",) and big.plan_stop
+    # what does not change: the numbers of draws, resamples, trials and permutations
+    same = ("n_draws", "n_boot", "n_reps", "plan_reps", "n_excess", "align_draws", "taus", "alpha", "seed")
+    assert all(getattr(big, f) == getattr(std, f) for f in same)
+    assert big.excess_draws == settings.LARGE_N_EXCESS_DRAWS[1] < std.excess_draws
+    full = audit.audit_settings(design="large-n")
+    assert full.excess_draws == settings.LARGE_N_EXCESS_DRAWS[0]
+    d = big.to_dict()
+    assert d["design"] == "large-n" and d["power_nulls"] == ["redeal"] and d["trial_draws"] == 39
+    for bad in ({"design": "fast"}, {"n_prompts": 0}):
+        with pytest.raises(ValueError, match="design|n_prompts"):
+            audit.audit_settings(**bad)
+
+
+def test_chain_steps_in_sweeps():
+    assert audit.audit_settings().chain_steps(1000, 10) == {}
+    s = audit.audit_settings(design="large-n")
+    assert s.chain_steps(1000, 10) == {"burn_in": settings.LARGE_N_BURN_SWEEPS * 10_000,
+                                       "thin": int(settings.LARGE_N_THIN_SWEEPS * 10_000)}
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1, 0.2])
+def test_trial_draws_give_an_exact_level_alpha_test(alpha):
+    N = settings.trial_draws(alpha)
+    # a trial rejects when #{draws >= observed} / N <= alpha; with the observed table exchangeable
+    # with the draws its rank is uniform on 1..N+1, so the level is (largest such # + 1) / (N + 1)
+    c = math.floor(alpha * N + 1e-12)
+    assert c >= 1 and c / N <= alpha < (c + 1) / N
+    assert (c + 1) / (N + 1) == pytest.approx(alpha, abs=1e-12) or (c + 1) / (N + 1) <= alpha
+    # by enumeration of the rank of the observed value among N + 1 exchangeable values (no ties)
+    rank_from_top = np.arange(N + 1)  # draws above the observed value
+    assert np.mean(rank_from_top / N <= alpha) <= alpha + 1e-12
+
+
+def test_trial_level_by_simulation_under_a_null_world():
+    # exchangeable pools: the 39-draw trial rejects at most at its level (plus Monte Carlo error)
+    gen = simulate.effect_generator("exchangeable", n=60, M=3, k=8)
+    st = studies.study(gen, 200, taus=(0.10,), nulls=("redeal",), n_draws=settings.trial_draws(0.05), seed=11,
+                       progress=False)
+    rate = st.frame()["reject"].mean()
+    lo, hi = studies.rate_interval(int(st.frame()["reject"].sum()), 200)
+    assert lo <= 0.05 + 1e-9 and rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 200)
+
+
+# ---------------------------------------------------------------------------- planners
+def test_plan_until_target_is_plan_power_up_to_the_first_crossing():
+    pool = simulate.exchangeable(80, 3, 4, seed=2).pool
+    base = audit.effect_centres(pool)
+    common = dict(M=3, tau=0.10, alpha=0.05, n_draws=19, base=base, sigma=1.5, n_reps=6, nulls=("redeal",))
+    grid = (8, 16, 32, 64)
+    full = studies.plan_power("diffuse", target=0.8, vary="k", grid=grid, n=80, k=4, seed=9, progress=False, **common)
+    part = compute._plan_until_target("diffuse", target=0.8, vary="k", grid=grid, n=80, k=4, seed=9, **common)
+    assert part.required == full.required
+    m = len(part.curve)
+    assert 1 <= m <= len(full.curve)
+    rr = part.curve["reject_rate"].to_numpy()
+    assert (rr[:-1] < 0.8).all() and (rr[-1] >= 0.8 or m == len(grid))
+    cols = ["k", "reps", "rejections", "reject_rate", "ci_lo", "ci_hi", "observed", "null_mean"]
+    np.testing.assert_allclose(part.curve[cols].to_numpy(float), full.curve[cols].iloc[:m].to_numpy(float))
+
+
+# ---------------------------------------------------------------------------- the audit in the large-n design
+@pytest.fixture(scope="module")
+def audits():
+    pool = simulate.diffuse(240, 4, 8, 0.9, seed=7).pool
+    return pool, audit.run_audit(pool, small=True, seed=3), audit.run_audit(pool, small=True, seed=3, design="large-n")
+
+
+def test_auto_equals_standard_at_small_n(audits):
+    pool, auto, _ = audits
+    std = audit.run_audit(pool, small=True, seed=3, design="standard")
+    assert auto.numbers == std.numbers and auto.numbers["settings"]["design"] == "standard"
+    assert "design" not in auto.numbers["power"]
+
+
+def test_large_n_audit_records_and_runs_its_design(audits):
+    pool, std, big = audits
+    j, s = big.numbers, big.settings
+    assert j["settings"]["design"] == "large-n" and j["power"]["design"]["trial_draws"] == s.trial_draws
+    cur = j["power"]["current"]
+    assert set(cur["power"]) == {"redeal"} and set(cur["interval"]) == {"redeal"}
+    assert all(r["reps"] == s.n_reps for r in cur["rows"])
+    nM = pool.n_prompts * pool.n_policies
+    diag = big.results["nulls"].chain
+    assert (diag.burn_in, diag.thin) == (30 * nM, nM // 2)
+    assert j["nulls"]["excess"]["n_draws"] == s.excess_draws == 10
+    assert len(big.results["nulls"].get("L", 0.10, "margin").draws) == s.n_draws
+    for name in ("plan_k", "plan_n"):
+        curve = j["power"][name]["curve"]
+        rates = [r["reject_rate"] for r in curve]
+        assert all(x < s.target_power for x in rates[:-1])
+        assert j["power"][name]["required"]["redeal"] == (curve[-1][j["power"][name]["vary"]]
+                                                 if rates[-1] >= s.target_power else None)
+    # the sections the design does not touch give the same numbers
+    for key in ("pool", "coverage", "certificates", "noise", "router", "integrity"):
+        assert j[key] == std.numbers[key], key
+    nl_std = std.numbers["nulls"]["L"]
+    for key, row in j["nulls"]["L"].items():
+        assert row["redeal"] == nl_std[key]["redeal"]  # the re-deal draws are the standard ones
+        assert row["margin"]["ess"] > 0
+
+
+def test_large_n_chain_agrees_with_the_standard_chain():
+    # the shorter burn-in and spacing target the same law: null means agree within Monte Carlo error
+    pool = simulate.exchangeable(400, 4, 8, seed=8).pool
+    a = nulls.null_tests(pool, (0.1, 0.3), nulls=("margin",), n_draws=400, seed=1)
+    b = nulls.null_tests(pool, (0.1, 0.3), nulls=("margin",), n_draws=400, seed=2,
+                         **audit.audit_settings(design="large-n").chain_steps(400, 4))
+    for tau in (0.1, 0.3):
+        ta, tb = a.get("L", tau, "margin"), b.get("L", tau, "margin")
+        se = math.hypot(ta.draws.std() / math.sqrt(ta.ess), tb.draws.std() / math.sqrt(tb.ess))
+        assert abs(ta.mean - tb.mean) <= 4 * se + 1e-12
+
+
+def test_report_states_the_large_n_design(audits):
+    from oraclegap.audit import display
+
+    _, std, big = audits
+    s_big = display.texts(big.numbers)["settings"]
+    s = big.settings
+    assert "Large-n Monte Carlo design" in s_big and f"{s.trial_draws} null draws" in s_big
+    assert f"{s.excess_draws} null draws per excess resample" in s_big
+    assert "Large-n" not in display.texts(std.numbers)["settings"]
