@@ -369,12 +369,16 @@ R.show_md("On the diffuse pool, $\\hat q$ averages {q} against $O_{{\\exp}} = {o
           "$\\Delta = {delta}$.",
           q=q_hat.mean(), oe=dec_spec.O_exp, orp=dec_spec.O_repro,
           d=q_hat.mean() - dec_spec.O_repro, delta=dec_spec.delta)
+# the encodings of the figure below, for its legend (colour: the panel)
+BIAS_KEY = [plt.Rectangle((0, 0), 1, 1, color="0.5", alpha=0.8,
+                          label="plug-in gaps of the simulated replicates"),
+            plt.Line2D([], [], color="k", ls="--", label="population value")]
 
 # %%
 #| label: fig-bias
 #| fig-cap: >-
-#|   Sampling distributions of plug-in gaps (histograms over simulated replicates; dashed black
-#|   line: the population value). Left: the coverage gap in
+#|   Sampling distributions of plug-in gaps (histograms over simulated replicates, their number in
+#|   each title; dashed black line: the population value). Left: the coverage gap in
 #|   equal-rate pools (population 0). Middle: the coverage gap with specialists on half the prompts
 #|   at k = 64 (population L > 0). Right: the outcome-oracle gap with one draw per member.
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
@@ -382,12 +386,12 @@ for ax, x, truth, title, color in ((axes[0], L_null, 0.0, "equal-rate, τ = 0.10
                                    (axes[1], L_sp, L_sp_true, "specialists, k = 64", "C2"),
                                    (axes[2], G_hat, truth_ladder.G_out, "outcome oracle, k = 1",
                                     "C1")):
-    ax.hist(x, bins=20, color=color, alpha=0.8, label=f"plug-in gap, {x.size} replicates")
-    ax.axvline(truth, color="k", ls="--", label="population value")
-    ax.set(title=title, xlabel="plug-in gap")
-    ax.legend(fontsize=7, loc="upper right")
+    ax.hist(x, bins=20, color=color, alpha=0.8)
+    ax.axvline(truth, color="k", ls="--")
+    ax.set(title=f"{title}\n({x.size} replicates)", xlabel="plug-in gap")
 axes[0].set_ylabel("replicates")
 plt.tight_layout()
+fig.legend(handles=BIAS_KEY, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
 plt.show()
 
 # %% [markdown]
