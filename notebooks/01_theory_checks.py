@@ -369,11 +369,16 @@ R.show_md("On the diffuse pool, $\\hat q$ averages {q} against $O_{{\\exp}} = {o
           "$\\Delta = {delta}$.",
           q=q_hat.mean(), oe=dec_spec.O_exp, orp=dec_spec.O_repro,
           d=q_hat.mean() - dec_spec.O_repro, delta=dec_spec.delta)
+# the encodings of the figure below, for its legend (colour: the panel)
+BIAS_KEY = [plt.Rectangle((0, 0), 1, 1, color="0.5", alpha=0.8,
+                          label="plug-in gaps of the simulated replicates"),
+            plt.Line2D([], [], color="k", ls="--", label="population value")]
 
 # %%
 #| label: fig-bias
 #| fig-cap: >-
-#|   Sampling distributions of plug-in gaps (dashed: population value). Left: the coverage gap in
+#|   Sampling distributions of plug-in gaps (histograms over simulated replicates, their number in
+#|   each title; dashed black line: the population value). Left: the coverage gap in
 #|   equal-rate pools (population 0). Middle: the coverage gap with specialists on half the prompts
 #|   at k = 64 (population L > 0). Right: the outcome-oracle gap with one draw per member.
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
@@ -383,9 +388,10 @@ for ax, x, truth, title, color in ((axes[0], L_null, 0.0, "equal-rate, τ = 0.10
                                     "C1")):
     ax.hist(x, bins=20, color=color, alpha=0.8)
     ax.axvline(truth, color="k", ls="--")
-    ax.set(title=title, xlabel="plug-in gap")
+    ax.set(title=f"{title}\n({x.size} replicates)", xlabel="plug-in gap")
 axes[0].set_ylabel("replicates")
 plt.tight_layout()
+fig.legend(handles=BIAS_KEY, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
 plt.show()
 
 # %% [markdown]
@@ -495,11 +501,12 @@ mix_t, orac_t = bounds["diffuse"]
 #| fig-cap: >-
 #|   The factor-M guarantee on the diffuse pool's true rates, over the thresholds τ ≤ 1/M where it
 #|   is informative: mixture coverage at τ (upper line) never falls below oracle coverage at Mτ
-#|   (lower line).
+#|   (lower line); the shaded band between them is the slack of the bound.
 fig, ax = plt.subplots()
 ax.plot(tau_mix, mix_t, label="mixture at τ")
 ax.plot(tau_mix, orac_t, label=f"oracle at {M}τ")
-ax.fill_between(tau_mix, orac_t, mix_t, alpha=0.15, color="C0")
+ax.fill_between(tau_mix, orac_t, mix_t, alpha=0.15, color="C0",
+                label="slack: mixture above its guarantee")
 ax.set(xlabel="τ", ylabel="coverage", xlim=(0, 1 / M), title="The factor-M mixture bound")
 ax.legend()
 plt.show()
@@ -525,18 +532,24 @@ R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo
 # $O_{\exp} = \frac1n \sum_i [1 - \prod_m (1 - p_{im})]$; with *seed-aligned* draws (draw $j$ of
 # every member shares a random seed) it is estimated by the share of (prompt, draw) pairs where
 # some member is right, whatever the dependence. The review of 2607.03436 gives a worked
-# example: ten members, each right with probability 0.1, give an oracle near 65% while any
-# committed choice stays at 10%. After the decomposition come two views of the ceiling
+# example, which we recompute first. After the decomposition come two views of the ceiling
 # $O_{\mathrm{repro}}$: paper 002's information ladder, which climbs to it from the best fixed
 # member, and the cap it puts on routers fitted to data.
 
 # %%
-worked = noise.decompose_truth(np.full((1, 10), R.published("001.FIG2.p").value))
-claims.add("ten members at p = 0.1: O_exp = 1 − 0.9¹⁰, O_repro = 0.1", "2607.03436 Fig. 2",
-           f"{worked.O_exp:.3f} = {worked.O_repro:.3f} + {worked.delta:.3f}",
-           np.isclose(worked.O_exp, 1 - 0.9**10)
-           and R.fmt(100 * worked.O_exp, 0) + "%" == R.published("001.FIG2.oexp").text,
-           kind="published")
+fig2 = {k: R.published(f"001.FIG2.{k}") for k in ("members", "p", "oexp", "orepro")}
+n_fig2, p_fig2 = int(fig2["members"].value), fig2["p"].value
+worked = noise.decompose_truth(np.full((1, n_fig2), p_fig2))
+claims.add(f"{n_fig2} members at p = {p_fig2:g}: O_exp = 1 − (1 − p)^{n_fig2}, O_repro = p",
+           "2607.03436 Fig. 2", f"{worked.O_exp:.3f} = {worked.O_repro:.3f} + {worked.delta:.3f}",
+           np.isclose(worked.O_exp, 1 - (1 - p_fig2) ** n_fig2)
+           and R.fmt(100 * worked.O_exp, 0) + "%" == fig2["oexp"].text
+           and R.fmt(100 * worked.O_repro, 0) + "%" == fig2["orepro"].text, kind="published")
+R.show_md("The review's worked example: {m} members, each right with probability {p}, give an "
+          "oracle near {oe} while any committed choice stays at {orp}.", m=n_fig2, p=fig2["p"].text,
+          oe=fig2["oexp"].text, orp=fig2["orepro"].text)
+
+# %%
 dec, bok = noise.decompose_truth(spec.p), noise.best_of_k_truth(spec.p)
 claims.add("O_exp = O_repro + Δ with Δ ≥ 0 (diffuse pool)", "2607.03436 Thm 1",
            f"Δ = {dec.delta:.4f}",
@@ -694,27 +707,28 @@ plt.show()
 
 # %%
 fitted_scores = sc.loc[sc.router != "maximiser", "committed"]
+scope = R.md("Best-of-{K} stays above the oracle under every law here, but Thm 2(b) promises it "
+             "only against the independent pool: the anticorrelated pair above falls short."
+             if rec.best_of_K > max(rec.O_exp.values())
+             else "Under the antithetic law best-of-{K} falls below the single-draw "
+                  "oracle: Thm 2(b) promises it only against the independent pool.", K=rec.K)
 
 # %%
 R.show_md("Reading: the fitted routers score {lo} to {hi} against the cap $O_{{\\mathrm{{repro}}}} "
           "= {orp}$, {reach}; best-of-{K} on the maximiser scores {bok}, {lift} above the cap and "
-          "{vs} the independent-pool oracle {oi}. The single-draw oracle itself depends on the "
-          "joint law: {oc} for comonotone members (the cap: no luck to collect), {oind} for "
-          "independent and {oa} for antithetic ones. {scope}",
+          "{vs} the independent-pool oracle, {oi} in closed form. The single-draw oracle itself "
+          "depends on the joint law; from {nf:,} fresh draws on each of the {nt} test prompts it "
+          "is {oc} for comonotone members (the cap: no luck to collect), {oind} (s.e. {se}) for "
+          "independent ones, beside the closed form {oi}, and {oa} for antithetic ones. {scope}",
           lo=fitted_scores.min(), hi=fitted_scores.max(), orp=rec.O_repro,
           reach="which only the true maximiser reaches" if fitted_scores.max() < rec.O_repro - 1e-12
           else "which a fitted router reaches as well", K=rec.K, bok=rec.best_of_K,
           lift=rec.best_of_K - rec.O_repro, oi=rec.O_exp_independent,
           vs=R.compare(rec.best_of_K, rec.O_exp_independent, more="above", same="equal to",
                        expect={"above", "equal to"}), oc=rec.O_exp["comonotone"],
-          oind=rec.O_exp["independent"], oa=rec.O_exp["antithetic"],
-          scope=R.md("Best-of-{K} stays above the oracle under every law here, but Thm 2(b) "
-                     "promises it only against the independent pool: the anticorrelated pair "
-                     "above falls short."
-                     if rec.best_of_K > max(rec.O_exp.values())
-                     else "Under the antithetic law best-of-{K} falls below the single-draw "
-                          "oracle: Thm 2(b) promises it only against the independent pool.",
-                     K=rec.K))
+          oind=rec.O_exp["independent"], oa=rec.O_exp["antithetic"], nf=rec.n_fresh,
+          nt=rec.n_test, se=rec.O_exp_se["independent"],
+          scope=scope)
 
 # %% [markdown]
 # ## Takeaways

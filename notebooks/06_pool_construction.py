@@ -933,8 +933,8 @@ if rsw:
     all_corr = pd.concat([sw.rules.dropna(subset=["router_gain"]) for sw in rsw.values()])[["test",
             "router_gain"]].corr().iloc[0, 1]
     lines = [md("- **{p}**: the greedy pool covers {c} of the held-out items on average and the "
-                "router gains {g:+} over the anchor ({pos} of {n} datasets with a gain more than "
-                "two standard errors above zero, {neg} below).",
+                "router's mean gain over the anchor is {g:+} ({pos} of {n} datasets with a gain "
+                "more than two standard errors above zero, {neg} below).",
                 p=datasets.title(name), c=d["greedy_test"].mean(), g=d["greedy_gain"].mean(),
                 pos=int(pos2[d.index].sum()), neg=int(neg2[d.index].sum()), n=len(d))
              for name, d in conv.groupby("pool", sort=False)]

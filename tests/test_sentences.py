@@ -37,6 +37,33 @@ def test_direction_problems_pass_sentences_that_hold(text):
     assert R.direction_problems(text) == []
 
 
+@pytest.mark.parametrize("text, n", [
+    ("the 15-NN router gains -0.033 with $e_D = 0.282$", 1),  # a gain of a loss
+    ("the 15-NN router gains −0.033 [−0.071, −0.004]", 1),
+    ("the router gains 0.000 [-0.071, -0.004] over the anchor", 1),  # its interval is a loss
+    ("the known assignment loses +0.029", 1),
+    ("the router gains +0.042 [+0.012, +0.071]; the soup loses 0.033", 0),
+    ("the router gains +0.006 [-0.021, +0.023]", 0),  # a point with its interval, not a claim
+    ("gains over the validation-selected member range from -0.006 to +0.044", 0),  # a noun
+    ("the router gains on 3 of 5 pools", 0),
+])
+def test_gain_words_agree_with_the_sign_they_read(text, n):
+    assert len(R.direction_problems(text)) == n
+
+
+def test_a_gain_word_from_compare_passes_the_scanner():
+    """The chapters' form: the verb from the interval, then the signed gain with its interval."""
+    words = dict(more="gains", less="loses", same="neither gains nor loses clearly:")
+    for g, lo, hi in ((-0.033, -0.071, -0.004), (0.042, 0.012, 0.071), (0.006, -0.021, 0.023)):
+        w = R.compare(g, 0, interval=(lo, hi), **words)
+        assert w == ("loses" if hi < 0 else "gains" if lo > 0 else words["same"])
+        shown = R.fmt_signed_interval(*((-g, -hi, -lo) if w == "loses" else (g, lo, hi)))
+        assert R.direction_problems(f"the router {w} {shown.lstrip('+')}") == []
+    # the unguarded form fails on the loss
+    assert len(R.direction_problems("the router gains " + R.fmt_signed_interval(-0.033, -0.071,
+                                                                                -0.004))) == 1
+
+
 def test_compare_takes_its_word_from_the_interval():
     words = dict(more="beats", less="trails", same="cannot be told apart from")
     assert R.compare(0.034, 0, interval=(-0.003, 0.057), **words) == "cannot be told apart from"

@@ -498,6 +498,11 @@ _DIRECTION_WORDS = {"beats": 1, "outperforms": 1, "above zero": 1, "trails": -1,
 _DIRECTION = re.compile(r"\b(" + "|".join(_DIRECTION_WORDS) + r")\b")
 _SHARE = re.compile(r"\b(share|fraction|proportion)s?\b", re.IGNORECASE)
 _COVERS_ZERO = re.compile(r"\b(includes|covers|contains) zero\b")
+#: a verb of gaining (+1) or losing (-1) right before the number it reads (and that number's
+#: interval, when one follows): "gains -0.033" says a gain of a loss
+_GAIN_WORDS = {"gains": 1, "gained": 1, "loses": -1, "lost": -1}
+_GAIN = re.compile(r"\b(" + "|".join(_GAIN_WORDS) + r")\s+(?:by\s+|of\s+)?(" + _NUM
+                   + r")(?![\d.])(\s*\[\s*(" + _NUM + r")\s*,\s*(" + _NUM + r")\s*\])?")
 #: how far after a word a clause may run to the interval (or the "includes zero") it reads
 _REACH = 90
 
@@ -519,6 +524,9 @@ def direction_problems(text: str) -> list[str]:
     A word that says a difference lies above zero ("beats", "above zero", ...) must be
     followed, in its clause, only by an interval wholly above zero, and a word for below zero by
     one wholly below; "an interval that includes zero" after either word is a contradiction too.
+    A verb of gaining ("gains", "gained") must not read a negative number or an interval wholly
+    below zero right after it ("gains -0.033 [-0.071, -0.004]" is a loss), nor "loses" a number
+    written with a plus sign.
     Returns one line per problem (empty when the text holds).
     """
     problems = []
@@ -533,6 +541,16 @@ def direction_problems(text: str) -> list[str]:
         elif _COVERS_ZERO.search(clause):
             problems.append(f"{m.group(1)!r} beside an interval that includes zero: "
                             f"...{text[max(0, m.start() - 60):m.end() + len(clause)]}...")
+    for m in _GAIN.finditer(text):
+        sign, num = _GAIN_WORDS[m.group(1)], m.group(2)
+        value = _number(num)
+        # "gains" of a negative number, or of an interval wholly below zero; "loses" of a number
+        # written with a plus sign (a magnitude without a sign reads as the size of the loss)
+        wrong = (value < 0 or (m.group(4) is not None and _number(m.group(5)) < 0)) if sign > 0 \
+            else (num.startswith("+") and value > 0)
+        if wrong:
+            problems.append(f"{m.group(1)!r} reads {m.group(0)[len(m.group(1)):].strip()}: "
+                            f"...{text[max(0, m.start() - 60):m.end() + 30]}...")
     return problems
 
 
