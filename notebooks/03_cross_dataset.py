@@ -86,8 +86,8 @@ N_BOOT = 1000  # prompt-bootstrap resamples per router evaluation
 PLANT = [1, 2]
 # identity, 15-NN (embedding nearest neighbours), linear (embedding PCA + logistic regression)
 FAMILIES = ["dataset", "embed_knn", "embed_pca_logreg"]
-# e.g. [101, 102]: retrain RETRAIN_POOL with these seeds and rerun the main comparison (two seeds:
-# about 15 s on 2 cores)
+# e.g. [101, 102]: retrain RETRAIN_POOL with these seeds and rerun the main comparison (Exercise
+# 4's solution gives the time it took)
 RETRAIN_SEEDS = None
 # a training pool of the lab: primary-light, secondary-light, primary-stronger, ...
 RETRAIN_POOL = "primary-light"
@@ -791,8 +791,8 @@ R.show_lines(takeaways)
 #    sixteen successes planted (the planted controls of @sec-cross-controls), then rerun with
 #    `-p PLANT "[1, 2, 3]"`.
 # 4. **Retrain for a class.** *(about 20 min in class)*
-#    Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (about a quarter of a
-#    minute more): the lab retrains `RETRAIN_POOL` from the committed base model with those
+#    Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (the solution says how long
+#    the retraining took): the lab retrains `RETRAIN_POOL` from the committed base model with those
 #    seeds for `RETRAIN_STEPS` GRPO steps and reruns the main comparison on that task's half
 #    (the book itself reads only `data/lab/`). Do seeds trained for `RETRAIN_STEPS` steps still
 #    lead the other task's seed on their own half?
