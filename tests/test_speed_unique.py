@@ -68,3 +68,53 @@ def test_gap_coverage_same_with_and_without_sharing(monkeypatch):
     monkeypatch.setattr(C, "_UNIQUE_MIN", 10**12)  # every call elementwise
     b = C.gap_coverage(pop, 60, reps=3000, methods=meth, seed=3)
     assert a.equals(b)
+
+
+# ---------------------------------------------------------------- the TF-IDF + SVD embedding cache
+def _texts(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    words = np.array("alpha beta gamma delta prime sum angle circle code loop tree graph".split())
+    return [" ".join(rng.choice(words, 8)) for _ in range(n)]
+
+
+def test_tfidf_svd_cache_returns_the_fitted_floats(tmp_path):
+    from oraclegap.deploy import features as F
+
+    texts = _texts()
+    fresh = F.tfidf_svd_embeddings(texts, cache=False)
+    first = F.tfidf_svd_embeddings(texts, cache=tmp_path)
+    files = sorted(tmp_path.glob("tfidf-svd-*.npz"))
+    assert len(files) == 1 and np.array_equal(first, fresh)
+    again = F.tfidf_svd_embeddings(texts, cache=tmp_path)
+    assert np.array_equal(again, fresh) and again.dtype == fresh.dtype
+    # another text, dim or seed: another entry
+    F.tfidf_svd_embeddings(texts[:-1] + ["alpha"], cache=tmp_path)
+    F.tfidf_svd_embeddings(texts, dim=8, cache=tmp_path)
+    F.tfidf_svd_embeddings(texts, seed=1, cache=tmp_path)
+    assert len(list(tmp_path.glob("tfidf-svd-*.npz"))) == 4
+    # a damaged entry is recomputed and replaced
+    files[0].write_bytes(b"not an npz")
+    assert np.array_equal(F.tfidf_svd_embeddings(texts, cache=tmp_path), fresh)
+    with np.load(files[0], allow_pickle=False) as z:
+        assert np.array_equal(z["embeddings"], fresh)
+
+
+def test_tfidf_svd_cache_keyed_by_the_code(tmp_path, monkeypatch):
+    from oraclegap.deploy import features as F
+
+    texts = _texts(60, 1)
+    F.tfidf_svd_embeddings(texts, cache=tmp_path)
+    monkeypatch.setattr(F, "_TFIDF_SVD_VERSION", "another-version")
+    F.tfidf_svd_embeddings(texts, cache=tmp_path)
+    assert len(list(tmp_path.glob("tfidf-svd-*.npz"))) == 2
+
+
+def test_router_inputs_tfidf_svd_reads_the_cache(tmp_path):
+    from oraclegap.deploy.features import router_inputs, simulated_router_pool
+
+    pool = simulated_router_pool(80, 3, 1, seed=2).pool
+    a = router_inputs(pool, embed="tfidf-svd", cache=tmp_path)
+    b = router_inputs(pool, embed="tfidf-svd", cache=tmp_path)
+    c = router_inputs(pool, embed="tfidf-svd", cache=False)
+    assert len(list(tmp_path.glob("tfidf-svd-*.npz"))) == 1
+    assert np.array_equal(a.embeddings, c.embeddings) and np.array_equal(b.embeddings, c.embeddings)
