@@ -118,3 +118,50 @@ def test_router_inputs_tfidf_svd_reads_the_cache(tmp_path):
     c = router_inputs(pool, embed="tfidf-svd", cache=False)
     assert len(list(tmp_path.glob("tfidf-svd-*.npz"))) == 1
     assert np.array_equal(a.embeddings, c.embeddings) and np.array_equal(b.embeddings, c.embeddings)
+
+
+# ---------------------------------------------------------------- featurisations shared between router fits
+def test_shared_featurisations_give_the_fits_of_fresh_ones(monkeypatch):
+    """Every family that reads text gives the same utilities with the shared featurisations as
+    with each fit computing its own (the memo switched off)."""
+    from oraclegap.deploy import routers as RT
+    from oraclegap.deploy.evaluate import evaluate_routers
+    from oraclegap.deploy.features import router_inputs, simulated_router_pool
+
+    sim = simulated_router_pool(160, 3, 1, strength=0.3, seed=5)
+    X = router_inputs(sim.pool, embed="tfidf-svd", cache=False)
+    fams = ["tfidf_logreg", "tfidf_knn", "gbr_features", "paper000_knn", "paper000_linear", "paper000_boosted"]
+    kw = dict(split="half", seed=1, inputs=X, n_boot=200, params={"gbr_features": {"max_iter": 10},
+                                                                 "paper000_boosted": {"n_estimators": 10}})
+    RT._SHARED.clear()
+    shared = evaluate_routers(sim.pool, fams, **kw)
+    assert any(k[0] == "tfidf-fit" for k in RT._SHARED) and any(k[0] == "handcrafted" for k in RT._SHARED)
+    monkeypatch.setattr(RT, "_SHARED_SIZE", 0)  # nothing kept: every fit featurises on its own
+    RT._SHARED.clear()
+    fresh = evaluate_routers(sim.pool, fams, **kw)
+    assert not RT._SHARED
+    for f in ["best_single", *fams]:
+        assert np.array_equal(shared.evaluation(f).utility, fresh.evaluation(f).utility), f
+        assert np.array_equal(shared.evaluation(f).choice, fresh.evaluation(f).choice), f
+    drop = [c for c in shared.frame().columns if "second" in c]
+    a, b = shared.frame().drop(columns=drop), fresh.frame().drop(columns=drop)
+    assert a.equals(b)
+
+
+def test_shared_featurisations_are_copies():
+    from oraclegap.deploy import routers as RT
+
+    texts = ["what is 2 + 2?", "find the angle of a triangle", "def f(x): return x"] * 4
+    a, b = RT._handcrafted(texts), RT._handcrafted(texts)
+    a.iloc[0, 0] = -1.0
+    assert b.iloc[0, 0] != -1.0 and RT._handcrafted(texts).iloc[0, 0] != -1.0
+    v1, Z1 = RT._tfidf_fit(texts, ngram_range=(1, 2))
+    v2, Z2 = RT._tfidf_fit(texts, ngram_range=(1, 2))
+    assert v1 is v2 and Z1 is not Z2 and (Z1 != Z2).nnz == 0
+    Z1.data[:] = 0.0
+    assert RT._tfidf_fit(texts, ngram_range=(1, 2))[1].sum() > 0
+    v3, _ = RT._tfidf_fit(texts, ngram_range=(1, 1))  # other settings: another vectorizer
+    assert v3 is not v1
+    P = RT._paper000_text_features(texts)
+    P[:] = 0
+    assert RT._paper000_text_features(texts).any()

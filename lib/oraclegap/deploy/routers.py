@@ -41,9 +41,12 @@ on which every member is equally good says nothing about which to pick. Evaluati
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
+import hashlib
 import math
+import threading
 import warnings
 
 import numpy as np
@@ -94,6 +97,72 @@ __all__ = [
 
 _TIE = 1e-12
 _CONTROLLER = None
+
+
+# ====================================================================== featurisations shared between fits
+# Several families read the same featurisation of the same calibration (or test) texts: the two
+# 000 presets fit the same word 1-2-gram TF-IDF, the boosted families the same handcrafted prompt
+# statistics, and every fit of one split (one evaluate_routers call, or several thresholds of one
+# pool) sees the same texts again. Each is a deterministic function of the texts and its settings,
+# so it is computed once per (settings, texts) among the last few and handed out as a copy: the
+# fits get the very arrays they computed before, at a fraction of the cost.
+_SHARED: collections.OrderedDict = collections.OrderedDict()
+_SHARED_SIZE = 8
+_SHARED_LOCK = threading.Lock()
+
+
+def _texts_digest(texts) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    for t in texts:
+        b = str(t).encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def _shared(key, compute):
+    """``compute()`` once per ``key`` among the last :data:`_SHARED_SIZE` keys (thread-safe; a race
+    computes twice, never mixes)."""
+    with _SHARED_LOCK:
+        hit = _SHARED.get(key)
+        if hit is not None:
+            _SHARED.move_to_end(key)
+            return hit
+    val = compute()
+    with _SHARED_LOCK:
+        _SHARED[key] = val
+        while len(_SHARED) > _SHARED_SIZE:
+            _SHARED.popitem(last=False)
+    return val
+
+
+def _handcrafted(texts) -> pd.DataFrame:
+    """:func:`handcrafted_features` of ``texts``, shared (a copy per caller)."""
+    return _shared(("handcrafted", _texts_digest(texts)), lambda: handcrafted_features(texts)).copy()
+
+
+def _tfidf_fit(texts, **params):
+    """A ``TfidfVectorizer(**params)`` fitted on ``texts`` and its matrix of them, shared between
+    the fits that ask for the same settings on the same texts (the vectorizer is read-only after
+    fitting; the matrix is a copy per caller)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    def fit():
+        vec = TfidfVectorizer(**params)
+        return vec, vec.fit_transform(texts)
+
+    key = ("tfidf-fit", tuple(sorted((k, repr(v)) for k, v in params.items())), _texts_digest(texts))
+    vec, Z = _shared(key, fit)
+    return vec, Z.copy()
+
+
+def _tfidf_transform(vec, texts):
+    """``vec.transform(texts)``, shared between the routers holding the same fitted vectorizer."""
+    key = ("tfidf-transform", id(vec), _texts_digest(texts))
+    hit = _shared(key, lambda: (vec, vec.transform(texts)))
+    if hit[0] is not vec:  # pragma: no cover - an id reused after its vectorizer left the memo
+        return vec.transform(texts)
+    return hit[1].copy()
 
 
 # ====================================================================== checks and the choice rule
@@ -434,24 +503,21 @@ class TfidfLogReg(Router):
         self.max_iter = max_iter
 
     def _fit(self, X, Y):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        self.vectorizer_ = TfidfVectorizer(ngram_range=tuple(self.ngram_range), max_features=self.max_features,
-                                           min_df=self.min_df, sublinear_tf=True)
-        Z = self.vectorizer_.fit_transform(X.text)
+        self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=tuple(self.ngram_range), max_features=self.max_features,
+                                         min_df=self.min_df, sublinear_tf=True)
         rows, T = _choice_distribution(Y)
         self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(Z[rows], T) if rows.any() else None
 
     def _utility(self, X):
         if self.model_ is None:
             return _tile(self.means_, len(X))
-        return self.model_.predict_proba(self.vectorizer_.transform(X.text))
+        return self.model_.predict_proba(_tfidf_transform(self.vectorizer_, X.text))
 
 
 def _feature_matrix(X: RouterInputs) -> pd.DataFrame:
     parts = []
     if X.has("text"):
-        parts.append(handcrafted_features(X.text))
+        parts.append(_handcrafted(X.text))
     if X.features is not None:
         parts.append(X.features.add_prefix("feat:"))
     return pd.concat(parts, axis=1)
@@ -614,12 +680,10 @@ class TfidfKNN(_KNNMean):
     family = "tfidf_knn"
 
     def _space(self, X, fit):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         if fit:
-            self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 1), sublinear_tf=True)
-            return self.vectorizer_.fit_transform(X.text)
-        return self.vectorizer_.transform(X.text)
+            self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=(1, 1), sublinear_tf=True)
+            return Z
+        return _tfidf_transform(self.vectorizer_, X.text)
 
 
 class EmbedKNN(_KNNMean):
@@ -1252,12 +1316,10 @@ class Paper000KNN(_KNNMean):
     label = "k-NN, TF-IDF 1-2-grams (000)"
 
     def _space(self, X, fit):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         if fit:
-            self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 2))
-            return self.vectorizer_.fit_transform(X.text)
-        return self.vectorizer_.transform(X.text)
+            self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=(1, 2))
+            return Z
+        return _tfidf_transform(self.vectorizer_, X.text)
 
 
 class Paper000Linear(Router):
@@ -1275,11 +1337,9 @@ class Paper000Linear(Router):
         self.max_iter = max_iter
 
     def _fit(self, X, Y):
-        from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
-        self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 2))
-        Z = self.vectorizer_.fit_transform(X.text)
+        self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=(1, 2))
         self.labels_ = choose(Y, self.rank_)
         self.classes_ = np.unique(self.labels_)
         self.model_ = None
@@ -1291,7 +1351,7 @@ class Paper000Linear(Router):
         if self.model_ is None:
             U[:, int(self.classes_[0])] = 1.0
             return U
-        U[:, self.model_.classes_.astype(int)] = self.model_.predict_proba(self.vectorizer_.transform(X.text))
+        U[:, self.model_.classes_.astype(int)] = self.model_.predict_proba(_tfidf_transform(self.vectorizer_, X.text))
         return U
 
 
@@ -1301,11 +1361,14 @@ PAPER000_KEYWORDS = ("angle", "triangle", "circle", "radius", "diameter", "area"
 
 
 def _paper000_text_features(texts) -> np.ndarray:
-    F = handcrafted_features(texts)
-    low = pd.Series([str(t).lower() for t in texts], dtype=object)
-    for w in PAPER000_KEYWORDS:
-        F[f"kw:{w}"] = low.str.count(rf"\b{w}s?\b").astype(float)
-    return F.to_numpy(dtype=float)
+    def compute():
+        F = _handcrafted(texts)
+        low = pd.Series([str(t).lower() for t in texts], dtype=object)
+        for w in PAPER000_KEYWORDS:
+            F[f"kw:{w}"] = low.str.count(rf"\b{w}s?\b").astype(float)
+        return F.to_numpy(dtype=float)
+
+    return _shared(("paper000-features", _texts_digest(texts)), compute).copy()
 
 
 class Paper000Boosted(Router):
