@@ -165,3 +165,58 @@ def test_shared_featurisations_are_copies():
     P = RT._paper000_text_features(texts)
     P[:] = 0
     assert RT._paper000_text_features(texts).any()
+
+
+# ---------------------------------------------------------------- one neighbour search per split
+def test_shared_neighbours_equal_fresh_searches():
+    from oraclegap.deploy import routers as RT
+    from oraclegap.deploy.features import router_inputs, simulated_router_pool
+
+    sim = simulated_router_pool(200, 4, 1, strength=0.3, seed=7)
+    X = router_inputs(sim.pool, embed="tfidf-svd", cache=False)
+    Y = sim.pool.verdicts[:, :, 0].astype(float)
+    cal, test = np.arange(0, 200, 2), np.arange(1, 200, 2)
+    Xc, Xt = X.take(cal), X.take(test)
+    subsets = [[0, 1], [1, 2, 3], [0, 3], [0, 1, 2, 3]]
+    fresh = [RT.make_router("embed_knn").fit(Xc, Y[np.ix_(cal, s)]).predict_utility(Xt) for s in subsets]
+    calls = []
+    real = RT.cosine_topk
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    RT.cosine_topk = counting
+    try:
+        with RT.shared_neighbours():
+            shared = [RT.make_router("embed_knn").fit(Xc, Y[np.ix_(cal, s)]).predict_utility(Xt) for s in subsets]
+            # a capped reference sample is not shared (its rows depend on the sample)
+            RT.make_router("embed_knn", max_reference=50).fit(Xc, Y[cal]).predict_utility(Xt)
+        outside = RT.make_router("embed_knn").fit(Xc, Y[cal]).predict_utility(Xt)
+    finally:
+        RT.cosine_topk = real
+    assert len(calls) == 3  # one search for the four sub-pools, one for the capped router, one outside
+    for a, b in zip(fresh, shared, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(outside, fresh[-1])
+    assert getattr(RT._NEIGHBOURS, "memo", None) is None  # the memo ends with the block
+
+
+def test_pool_sweep_router_gain_equal_with_and_without_sharing(monkeypatch):
+    from oraclegap.deploy import compose as CO
+    from oraclegap.deploy import routers as RT
+    from oraclegap.deploy.features import simulated_router_pool
+
+    pool = simulated_router_pool(240, 5, 1, strength=0.3, seed=8).pool
+    kw = dict(by=None, sizes=[1, 2, 3], n_folds=4, n_random=30, seed=0, router="embed_knn", embed="tfidf-svd",
+              baselines=("accuracy",))
+    a = CO.pool_sweep(pool, **kw)
+
+    @__import__("contextlib").contextmanager
+    def off():
+        yield
+
+    monkeypatch.setattr(RT, "shared_neighbours", off)  # every sub-pool searches on its own
+    b = CO.pool_sweep(pool, **kw)
+    assert a.rules["router_gain"].notna().any()
+    assert a.rules.equals(b.rules) and a.cells.equals(b.cells)

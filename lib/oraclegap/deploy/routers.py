@@ -93,6 +93,7 @@ __all__ = [
     "MaxConfidence",
     "CalibratedConfidence",
     "PluralityVote",
+    "shared_neighbours",
 ]
 
 _TIE = 1e-12
@@ -154,6 +155,26 @@ def _tfidf_fit(texts, **params):
     key = ("tfidf-fit", tuple(sorted((k, repr(v)) for k, v in params.items())), _texts_digest(texts))
     vec, Z = _shared(key, fit)
     return vec, Z.copy()
+
+
+_NEIGHBOURS = threading.local()
+
+
+@contextlib.contextmanager
+def shared_neighbours():
+    """Inside this block, k-NN routers (:class:`TfidfKNN`, :class:`EmbedKNN`, ...) fitted on the
+    *same* calibration feature object and asked about the *same* query object (identity, not
+    equality) reuse the first one's neighbour search. The neighbours depend on the feature space,
+    the reference sample and k only, never on the targets, so a caller that fits many k-NN
+    routers on one split with different targets or member subsets (the pool sweep: one fold,
+    hundreds of sub-pools) gets the same utilities with one search per split. The caller promises
+    not to modify those arrays inside the block; the memo ends with it."""
+    prev = getattr(_NEIGHBOURS, "memo", None)
+    _NEIGHBOURS.memo = {}
+    try:
+        yield
+    finally:
+        _NEIGHBOURS.memo = prev
 
 
 def _tfidf_transform(vec, texts):
@@ -589,6 +610,7 @@ class _KNNMean(Router):
         from sklearn.preprocessing import normalize
 
         Z = self._space(X, fit=True)
+        space, subsampled = Z, False
         self.n_cal_ = int(Z.shape[0])
         R = self.max_reference
         if R is not None:
@@ -597,11 +619,14 @@ class _KNNMean(Router):
             if Z.shape[0] > R:
                 keep = np.sort(np.random.default_rng(_seed(self.random_state)).choice(Z.shape[0], int(R), replace=False))
                 Z, Y = Z[keep], Y[keep]
-                self.keep_ = keep
+                self.keep_, subsampled = keep, True
         self.k_ = int(min(self.n_neighbors, Z.shape[0]))
         self.Z_ = normalize(Z)  # unit rows (zero rows stay zero), as sklearn's cosine distance uses them
         self.Y_ = Y
         self.neighbour_cache_: dict = {}
+        # under shared_neighbours: the calibration space object, when every row of it is a reference
+        shared = getattr(_NEIGHBOURS, "memo", None) is not None and not subsampled
+        self.space_ref_ = space if shared else None
 
     def with_targets(self, Y) -> _KNNMean:
         """This fitted router with other per-policy targets ``Y`` float[n_cal, M] for the same
@@ -629,7 +654,16 @@ class _KNNMean(Router):
         if hit is not None and hit[0] is X:  # the same inputs object (held here, so its id is not reused)
             idx = hit[1]
         else:
-            idx = cosine_topk(self._space(X, fit=False), self.Z_, self.k_)
+            Q = self._space(X, fit=False)
+            memo, ref = getattr(_NEIGHBOURS, "memo", None), getattr(self, "space_ref_", None)
+            key = None if memo is None or ref is None else (type(self).__name__, id(ref), id(Q), self.k_)
+            shared = None if key is None else memo.get(key)
+            if shared is not None and shared[0] is ref and shared[1] is Q:  # held in the memo: ids not reused
+                idx = shared[2]
+            else:
+                idx = cosine_topk(Q, self.Z_, self.k_)
+                if key is not None:
+                    memo[key] = (ref, Q, idx)
             self.neighbour_cache_.clear()
             self.neighbour_cache_[id(X)] = (X, idx)
         return self.Y_[idx].mean(axis=1)
