@@ -180,17 +180,17 @@ def _on_unique(fn, *args):
         if not all(np.array_equal(f, np.round(f)) for f in full):
             return fn(*args)
         lo = [f.min() for f in full]
-        span = [f.max() - m + 1 for f, m in zip(full, lo)]
+        span = [f.max() - m + 1 for f, m in zip(full, lo, strict=True)]
         if float(np.prod(span)) >= 2.0**53:
             return fn(*args)
         key = np.zeros(size)
-        for f, m, w in zip(full, lo, span):
+        for f, m, w in zip(full, lo, span, strict=True):
             key = key * w + (f - m)
     u, first, inv = np.unique(key, return_index=True, return_inverse=True)
     if u.size * 2 > size:  # nearly all distinct: nothing to share
         return fn(*args)
     call = [a.reshape(()) if a.size == 1 else a for a in arrs]  # varying arguments replaced below
-    for j, f in zip(varying, full):
+    for j, f in zip(varying, full, strict=True):
         call[j] = f[first]
     out = fn(*call)
     inv = inv.reshape(-1)
