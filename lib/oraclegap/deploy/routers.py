@@ -655,14 +655,15 @@ class _KNNMean(Router):
             idx = hit[1]
         else:
             Q = self._space(X, fit=False)
-            memo, ref = getattr(_NEIGHBOURS, "memo", None), getattr(self, "space_ref_", None)
-            key = None if memo is None or ref is None else (type(self).__name__, id(ref), id(Q), self.k_)
-            shared = None if key is None else memo.get(key)
+            memo: dict | None = getattr(_NEIGHBOURS, "memo", None)
+            ref = getattr(self, "space_ref_", None)
+            key = (type(self).__name__, id(ref), id(Q), self.k_)
+            shared = None if memo is None or ref is None else memo.get(key)
             if shared is not None and shared[0] is ref and shared[1] is Q:  # held in the memo: ids not reused
                 idx = shared[2]
             else:
                 idx = cosine_topk(Q, self.Z_, self.k_)
-                if key is not None:
+                if memo is not None and ref is not None:
                     memo[key] = (ref, Q, idx)
             self.neighbour_cache_.clear()
             self.neighbour_cache_[id(X)] = (X, idx)
