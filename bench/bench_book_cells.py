@@ -15,7 +15,10 @@ ratio A/B and whether the outputs are equal (``array_equal`` / ``DataFrame.equal
    sub-pool;
 4. ``embeddings`` -- chapter 05's TF-IDF + SVD embedding of a pool: fitted (``cache=False``)
    against read from the cache (``features.tfidf_svd_embeddings``, keyed by the texts, the
-   settings, the module's source and the library versions).
+   settings, the module's source and the library versions);
+5. ``tables`` -- chapter 02's paper-000 studies (Tables 2 and A3 at the chapter's 20 replicates
+   and 400 null draws): the default prompt and policy tables of every simulated pool normalised
+   once per shape (``pool._DEFAULT_TABLES``, copies handed out) against once per pool.
 
 With ``$OG_EXTERNAL_DIR`` the cases run on the chapters' registry pools (RouterBench for 2-4),
 otherwise on simulated pools of similar size. Timings are printed, never asserted; the exit
@@ -42,7 +45,7 @@ from oraclegap.deploy import routers as RT
 from oraclegap.deploy.evaluate import evaluate_routers
 from oraclegap.stats import certify as C
 
-CASES = ("cp", "features", "neighbours", "embeddings")
+CASES = ("cp", "features", "neighbours", "embeddings", "tables")
 
 
 def _cpu(fn):
@@ -129,6 +132,33 @@ def case_embeddings(pool, label) -> bool:
     return _report("embeddings", a, b, np.array_equal(ea, eb), f"TF-IDF + SVD of {len(texts):,} texts, {label}")
 
 
+class _NoMemo(dict):
+    def __setitem__(self, key, value):  # nothing kept: every pool builds its tables
+        pass
+
+
+def case_tables() -> bool:
+    from oraclegap import pool as P
+    from oraclegap.stats import paper000 as P000
+
+    margins = P000.margins_from_table(datasets.paper_table("000_seed_pool"))
+
+    def run():
+        rng = np.random.default_rng(0)
+        return pd.concat([fn(datasets.paper_table(stem), margins=margins, n_reps=20, n_draws=400, seed=rng).frame()
+                          for fn, stem in ((P000.table2_diffuse, "000_table2_diffuse"),
+                                           (P000.tableA3_excess, "000_tableA3_excess"))], ignore_index=True)
+
+    keep = P._DEFAULT_TABLES
+    P._DEFAULT_TABLES = _NoMemo()
+    try:
+        a, fa = _cpu(run)
+    finally:
+        P._DEFAULT_TABLES = keep
+    b, fb = _cpu(run)
+    return _report("tables", a, b, fa.equals(fb), "000's Tables 2 and A3, 20 replicates, 400 null draws")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=20000, help="samples per coverage cell (chapter 04: 20000)")
@@ -143,7 +173,9 @@ def main(argv=None) -> int:
     ok = True
     if "cp" in only:
         ok &= case_cp(args.reps)
-    if set(only) - {"cp"}:
+    if "tables" in only:
+        ok &= case_tables()
+    if set(only) - {"cp", "tables"}:
         pool, label = _pool(args.pool)
         if "features" in only:
             ok &= case_features(pool, label)
