@@ -90,11 +90,25 @@ def need(tau, k):
     return int(out) if out.ndim == 0 else out
 
 
+#: The default tables already normalised (simulations build thousands of pools of a few shapes):
+#: (key, standard columns, default ids) -> DataFrame, handed out as copies.
+_DEFAULT_TABLES: dict = {}
+
+
 def _table(table, n: int, key: str, standard: Sequence[str], what: str, arg: str, default_ids) -> pd.DataFrame:
     """Normalise a prompt or policy table: ``key`` column of unique strings, standard columns present."""
     if table is None:
-        df = pd.DataFrame({key: default_ids})
-    elif isinstance(table, pd.DataFrame):
+        if n > 20_000:  # large pools are few: not worth holding
+            return _table(pd.DataFrame({key: default_ids}), n, key, standard, what, arg, default_ids)
+        memo = (key, tuple(standard), tuple(default_ids))
+        hit = _DEFAULT_TABLES.get(memo)
+        if hit is None:
+            hit = _table(pd.DataFrame({key: default_ids}), n, key, standard, what, arg, default_ids)
+            if len(_DEFAULT_TABLES) >= 64:
+                _DEFAULT_TABLES.clear()
+            _DEFAULT_TABLES[memo] = hit
+        return hit.copy()
+    if isinstance(table, pd.DataFrame):
         df = table.reset_index(drop=True).copy()
     elif isinstance(table, Mapping):
         df = pd.DataFrame(dict(table))

@@ -272,7 +272,7 @@ def router_inputs(
     elif want == "tfidf-svd":
         if not has_text:
             raise ValueError("embed='tfidf-svd' needs prompt text, and the pool's prompt table has none")
-        emb, source = tfidf_svd_embeddings(text), "tfidf-svd"
+        emb, source = tfidf_svd_embeddings(text, cache=cache), "tfidf-svd"
     elif want == "features":
         if features is None:
             raise ValueError("embed='features' needs numeric feature columns in the prompt table; it has none")
@@ -482,15 +482,59 @@ def budget_inputs(pool: Pool, rows=None, *, minilm_limit: int = 1000, cache=None
     return dataclasses.replace(X, notes=X.notes + (why,), embedding_reason=short)
 
 
-def tfidf_svd_embeddings(texts, dim: int = 64, seed: int = 0) -> np.ndarray:
+def _tfidf_svd_version() -> str:
+    """What a cached TF-IDF + SVD embedding depends on besides its texts and settings: this
+    module's source and the versions of the libraries that compute it."""
+    import scipy
+    import sklearn
+
+    global _TFIDF_SVD_VERSION
+    if _TFIDF_SVD_VERSION is None:
+        h = hashlib.sha256(Path(__file__).read_bytes())
+        h.update(f"numpy {np.__version__} scipy {scipy.__version__} sklearn {sklearn.__version__}".encode())
+        _TFIDF_SVD_VERSION = h.hexdigest()[:16]
+    return _TFIDF_SVD_VERSION
+
+
+_TFIDF_SVD_VERSION: str | None = None
+
+
+def tfidf_svd_embeddings(texts, dim: int = 64, seed: int = 0, *, cache=None) -> np.ndarray:
     """TF-IDF (word 1-2-grams, sublinear tf) reduced to ``dim`` components by truncated SVD and
     L2-normalised: the embedding used where MiniLM is unavailable. Reads no outcomes. One BLAS
-    thread, so the numbers do not depend on the machine's thread count."""
+    thread, so the numbers do not depend on the machine's thread count.
+
+    Cached like MiniLM (:func:`cache_dir`; ``cache=False``: none) in ``tfidf-svd-<hash>.npz``,
+    keyed by every text, ``dim``, ``seed``, this module's source and the numpy / scipy /
+    scikit-learn versions, so the chapters that embed the same pool (05's settings and
+    cross-fitting, 04's paper family) fit it once; an entry holds exactly the floats the fit
+    returned (float64 npz, written atomically, read without pickle)."""
+    texts = [str(t) for t in texts]
+    dim = check_int(dim, "dim", minimum=1)
+    folder = cache_dir(cache)
+    path = None
+    if folder is not None and texts and isinstance(seed, (int, np.integer)):  # only a fixed seed repeats
+        key = _text_key(texts, f"tfidf-svd dim={dim} seed={int(seed)} {_tfidf_svd_version()}")
+        path = folder / f"tfidf-svd-{key}.npz"
+        if path.is_file():
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    emb = z["embeddings"]
+                if emb.shape[0] == len(texts):
+                    return emb
+            except (OSError, ValueError, KeyError):
+                pass  # a damaged entry is recomputed and replaced
+    emb = _tfidf_svd_fit(texts, dim, seed)
+    if path is not None:
+        _atomic_savez(path, embeddings=emb, n=np.array(len(texts)))
+    return emb
+
+
+def _tfidf_svd_fit(texts: list[str], dim: int, seed) -> np.ndarray:
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
     from threadpoolctl import threadpool_limits
 
-    texts = [str(t) for t in texts]
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_features=50000)
     T = vec.fit_transform(texts)
     d = int(min(dim, max(1, T.shape[1] - 1), max(1, T.shape[0] - 1)))

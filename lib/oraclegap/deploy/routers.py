@@ -41,9 +41,12 @@ on which every member is equally good says nothing about which to pick. Evaluati
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
+import hashlib
 import math
+import threading
 import warnings
 
 import numpy as np
@@ -90,10 +93,97 @@ __all__ = [
     "MaxConfidence",
     "CalibratedConfidence",
     "PluralityVote",
+    "shared_neighbours",
 ]
 
 _TIE = 1e-12
 _CONTROLLER = None
+
+
+# ====================================================================== featurisations shared between fits
+# Several families read the same featurisation of the same calibration (or test) texts: the two
+# 000 presets fit the same word 1-2-gram TF-IDF, the boosted families the same handcrafted prompt
+# statistics, and every fit of one split (one evaluate_routers call, or several thresholds of one
+# pool) sees the same texts again. Each is a deterministic function of the texts and its settings,
+# so it is computed once per (settings, texts) among the last few and handed out as a copy: the
+# fits get the very arrays they computed before, at a fraction of the cost.
+_SHARED: collections.OrderedDict = collections.OrderedDict()
+_SHARED_SIZE = 8
+_SHARED_LOCK = threading.Lock()
+
+
+def _texts_digest(texts) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    for t in texts:
+        b = str(t).encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def _shared(key, compute):
+    """``compute()`` once per ``key`` among the last :data:`_SHARED_SIZE` keys (thread-safe; a race
+    computes twice, never mixes)."""
+    with _SHARED_LOCK:
+        hit = _SHARED.get(key)
+        if hit is not None:
+            _SHARED.move_to_end(key)
+            return hit
+    val = compute()
+    with _SHARED_LOCK:
+        _SHARED[key] = val
+        while len(_SHARED) > _SHARED_SIZE:
+            _SHARED.popitem(last=False)
+    return val
+
+
+def _handcrafted(texts) -> pd.DataFrame:
+    """:func:`handcrafted_features` of ``texts``, shared (a copy per caller)."""
+    return _shared(("handcrafted", _texts_digest(texts)), lambda: handcrafted_features(texts)).copy()
+
+
+def _tfidf_fit(texts, **params):
+    """A ``TfidfVectorizer(**params)`` fitted on ``texts`` and its matrix of them, shared between
+    the fits that ask for the same settings on the same texts (the vectorizer is read-only after
+    fitting; the matrix is a copy per caller)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    def fit():
+        vec = TfidfVectorizer(**params)
+        return vec, vec.fit_transform(texts)
+
+    key = ("tfidf-fit", tuple(sorted((k, repr(v)) for k, v in params.items())), _texts_digest(texts))
+    vec, Z = _shared(key, fit)
+    return vec, Z.copy()
+
+
+_NEIGHBOURS = threading.local()
+
+
+@contextlib.contextmanager
+def shared_neighbours():
+    """Inside this block, k-NN routers (:class:`TfidfKNN`, :class:`EmbedKNN`, ...) fitted on the
+    *same* calibration feature object and asked about the *same* query object (identity, not
+    equality) reuse the first one's neighbour search. The neighbours depend on the feature space,
+    the reference sample and k only, never on the targets, so a caller that fits many k-NN
+    routers on one split with different targets or member subsets (the pool sweep: one fold,
+    hundreds of sub-pools) gets the same utilities with one search per split. The caller promises
+    not to modify those arrays inside the block; the memo ends with it."""
+    prev = getattr(_NEIGHBOURS, "memo", None)
+    _NEIGHBOURS.memo = {}
+    try:
+        yield
+    finally:
+        _NEIGHBOURS.memo = prev
+
+
+def _tfidf_transform(vec, texts):
+    """``vec.transform(texts)``, shared between the routers holding the same fitted vectorizer."""
+    key = ("tfidf-transform", id(vec), _texts_digest(texts))
+    hit = _shared(key, lambda: (vec, vec.transform(texts)))
+    if hit[0] is not vec:  # pragma: no cover - an id reused after its vectorizer left the memo
+        return vec.transform(texts)
+    return hit[1].copy()
 
 
 # ====================================================================== checks and the choice rule
@@ -434,24 +524,21 @@ class TfidfLogReg(Router):
         self.max_iter = max_iter
 
     def _fit(self, X, Y):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        self.vectorizer_ = TfidfVectorizer(ngram_range=tuple(self.ngram_range), max_features=self.max_features,
-                                           min_df=self.min_df, sublinear_tf=True)
-        Z = self.vectorizer_.fit_transform(X.text)
+        self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=tuple(self.ngram_range), max_features=self.max_features,
+                                         min_df=self.min_df, sublinear_tf=True)
         rows, T = _choice_distribution(Y)
         self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(Z[rows], T) if rows.any() else None
 
     def _utility(self, X):
         if self.model_ is None:
             return _tile(self.means_, len(X))
-        return self.model_.predict_proba(self.vectorizer_.transform(X.text))
+        return self.model_.predict_proba(_tfidf_transform(self.vectorizer_, X.text))
 
 
 def _feature_matrix(X: RouterInputs) -> pd.DataFrame:
     parts = []
     if X.has("text"):
-        parts.append(handcrafted_features(X.text))
+        parts.append(_handcrafted(X.text))
     if X.features is not None:
         parts.append(X.features.add_prefix("feat:"))
     return pd.concat(parts, axis=1)
@@ -523,6 +610,7 @@ class _KNNMean(Router):
         from sklearn.preprocessing import normalize
 
         Z = self._space(X, fit=True)
+        space, subsampled = Z, False
         self.n_cal_ = int(Z.shape[0])
         R = self.max_reference
         if R is not None:
@@ -531,11 +619,14 @@ class _KNNMean(Router):
             if Z.shape[0] > R:
                 keep = np.sort(np.random.default_rng(_seed(self.random_state)).choice(Z.shape[0], int(R), replace=False))
                 Z, Y = Z[keep], Y[keep]
-                self.keep_ = keep
+                self.keep_, subsampled = keep, True
         self.k_ = int(min(self.n_neighbors, Z.shape[0]))
         self.Z_ = normalize(Z)  # unit rows (zero rows stay zero), as sklearn's cosine distance uses them
         self.Y_ = Y
         self.neighbour_cache_: dict = {}
+        # under shared_neighbours: the calibration space object, when every row of it is a reference
+        shared = getattr(_NEIGHBOURS, "memo", None) is not None and not subsampled
+        self.space_ref_ = space if shared else None
 
     def with_targets(self, Y) -> _KNNMean:
         """This fitted router with other per-policy targets ``Y`` float[n_cal, M] for the same
@@ -563,7 +654,17 @@ class _KNNMean(Router):
         if hit is not None and hit[0] is X:  # the same inputs object (held here, so its id is not reused)
             idx = hit[1]
         else:
-            idx = cosine_topk(self._space(X, fit=False), self.Z_, self.k_)
+            Q = self._space(X, fit=False)
+            memo: dict | None = getattr(_NEIGHBOURS, "memo", None)
+            ref = getattr(self, "space_ref_", None)
+            key = (type(self).__name__, id(ref), id(Q), self.k_)
+            shared = None if memo is None or ref is None else memo.get(key)
+            if shared is not None and shared[0] is ref and shared[1] is Q:  # held in the memo: ids not reused
+                idx = shared[2]
+            else:
+                idx = cosine_topk(Q, self.Z_, self.k_)
+                if memo is not None and ref is not None:
+                    memo[key] = (ref, Q, idx)
             self.neighbour_cache_.clear()
             self.neighbour_cache_[id(X)] = (X, idx)
         return self.Y_[idx].mean(axis=1)
@@ -614,12 +715,10 @@ class TfidfKNN(_KNNMean):
     family = "tfidf_knn"
 
     def _space(self, X, fit):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         if fit:
-            self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 1), sublinear_tf=True)
-            return self.vectorizer_.fit_transform(X.text)
-        return self.vectorizer_.transform(X.text)
+            self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=(1, 1), sublinear_tf=True)
+            return Z
+        return _tfidf_transform(self.vectorizer_, X.text)
 
 
 class EmbedKNN(_KNNMean):
@@ -1252,12 +1351,10 @@ class Paper000KNN(_KNNMean):
     label = "k-NN, TF-IDF 1-2-grams (000)"
 
     def _space(self, X, fit):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         if fit:
-            self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 2))
-            return self.vectorizer_.fit_transform(X.text)
-        return self.vectorizer_.transform(X.text)
+            self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=(1, 2))
+            return Z
+        return _tfidf_transform(self.vectorizer_, X.text)
 
 
 class Paper000Linear(Router):
@@ -1275,11 +1372,9 @@ class Paper000Linear(Router):
         self.max_iter = max_iter
 
     def _fit(self, X, Y):
-        from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
-        self.vectorizer_ = TfidfVectorizer(ngram_range=(1, 2))
-        Z = self.vectorizer_.fit_transform(X.text)
+        self.vectorizer_, Z = _tfidf_fit(X.text, ngram_range=(1, 2))
         self.labels_ = choose(Y, self.rank_)
         self.classes_ = np.unique(self.labels_)
         self.model_ = None
@@ -1291,7 +1386,7 @@ class Paper000Linear(Router):
         if self.model_ is None:
             U[:, int(self.classes_[0])] = 1.0
             return U
-        U[:, self.model_.classes_.astype(int)] = self.model_.predict_proba(self.vectorizer_.transform(X.text))
+        U[:, self.model_.classes_.astype(int)] = self.model_.predict_proba(_tfidf_transform(self.vectorizer_, X.text))
         return U
 
 
@@ -1301,11 +1396,14 @@ PAPER000_KEYWORDS = ("angle", "triangle", "circle", "radius", "diameter", "area"
 
 
 def _paper000_text_features(texts) -> np.ndarray:
-    F = handcrafted_features(texts)
-    low = pd.Series([str(t).lower() for t in texts], dtype=object)
-    for w in PAPER000_KEYWORDS:
-        F[f"kw:{w}"] = low.str.count(rf"\b{w}s?\b").astype(float)
-    return F.to_numpy(dtype=float)
+    def compute():
+        F = _handcrafted(texts)
+        low = pd.Series([str(t).lower() for t in texts], dtype=object)
+        for w in PAPER000_KEYWORDS:
+            F[f"kw:{w}"] = low.str.count(rf"\b{w}s?\b").astype(float)
+        return F.to_numpy(dtype=float)
+
+    return _shared(("paper000-features", _texts_digest(texts)), compute).copy()
 
 
 class Paper000Boosted(Router):

@@ -661,42 +661,50 @@ def pool_sweep(data, *, sizes=None, n_folds: int = 40, n_random: int = 200, test
         }))
         # one row per (cell, rule): members, calibration and held-out F_b, router gain, relative cost
         gain_cache: dict = {}
-        for s in grid:
-            s = int(s)
-            i = s - 1
-            counts = {"greedy": gcounts[:, :, i]}
-            if s in opt_sets:
-                counts["exhaustive"] = np.stack([opt_cal[:, i], opt_test[:, i]], axis=1)
-            for k_, r in enumerate(nested):
-                assert bcounts is not None  # computed whenever nested is non-empty
-                counts[r] = bcounts[:, :, k_, i]
-            if s in kmed:
-                counts["kmedoids"] = kmed[s][1]
-            for rule, sets in sets_by_rule[s].items():
-                cnt = counts[rule]
-                for f in range(n_folds):
-                    if sets[f][0] < 0:  # no exact optimum in this cell
-                        continue
-                    b = int(anchors[f])
-                    chosen = sorted(int(j) for j in sets[f])
-                    pool_members = tuple(sorted([b] + chosen))
-                    row = {
-                        "dataset": ds, "fold": f, "size": s, "rule": rule, "anchor": names[b],
-                        "members": " + ".join(names[j] for j in chosen), "pool": pool_members,
-                        "cal": cnt[f, 0] / n_cal[f], "test": cnt[f, 1] / n_test[f],
-                        "router_gain": np.nan, "pool_cost_ratio": np.nan, "routed_cost_ratio": np.nan,
-                    }
-                    if C is not None:
-                        base_c = C[T[f], b].mean()
-                        row["pool_cost_ratio"] = float(C[T[f]][:, list(pool_members)].mean(axis=0).sum() / base_c) if base_c > 0 else np.nan
-                    if kind is not None and rule in router_rules:
-                        key = (f, pool_members)
-                        if key not in gain_cache:
-                            gain_cache[key] = _router_gain(kind, maker, X, pos, ds_inputs, cal[f], T[f], b, pool_members, C)
-                        row["router_gain"], routed = gain_cache[key]
+        fold_takes: dict = {}  # one split's inputs, shared by its sub-pools' routers (and their neighbour searches)
+        from .routers import shared_neighbours
+
+        with shared_neighbours():  # k-NN routers of one split share its neighbour search
+            for s in grid:
+                s = int(s)
+                i = s - 1
+                counts = {"greedy": gcounts[:, :, i]}
+                if s in opt_sets:
+                    counts["exhaustive"] = np.stack([opt_cal[:, i], opt_test[:, i]], axis=1)
+                for k_, r in enumerate(nested):
+                    assert bcounts is not None  # computed whenever nested is non-empty
+                    counts[r] = bcounts[:, :, k_, i]
+                if s in kmed:
+                    counts["kmedoids"] = kmed[s][1]
+                for rule, sets in sets_by_rule[s].items():
+                    cnt = counts[rule]
+                    for f in range(n_folds):
+                        if sets[f][0] < 0:  # no exact optimum in this cell
+                            continue
+                        b = int(anchors[f])
+                        chosen = sorted(int(j) for j in sets[f])
+                        pool_members = tuple(sorted([b] + chosen))
+                        row = {
+                            "dataset": ds, "fold": f, "size": s, "rule": rule, "anchor": names[b],
+                            "members": " + ".join(names[j] for j in chosen), "pool": pool_members,
+                            "cal": cnt[f, 0] / n_cal[f], "test": cnt[f, 1] / n_test[f],
+                            "router_gain": np.nan, "pool_cost_ratio": np.nan, "routed_cost_ratio": np.nan,
+                        }
                         if C is not None:
-                            row["routed_cost_ratio"] = routed
-                    rules.append(row)
+                            base_c = C[T[f], b].mean()
+                            row["pool_cost_ratio"] = float(C[T[f]][:, list(pool_members)].mean(axis=0).sum() / base_c) if base_c > 0 else np.nan
+                        if kind is not None and rule in router_rules:
+                            key = (f, pool_members)
+                            if key not in gain_cache:
+                                if f not in fold_takes and kind == "registry":  # the library's routers only read them
+                                    fold_takes[f] = (_take(ds_inputs, pos[np.flatnonzero(cal[f])]),
+                                                     _take(ds_inputs, pos[np.flatnonzero(T[f])]))
+                                gain_cache[key] = _router_gain(kind, maker, X, pos, ds_inputs, cal[f], T[f], b,
+                                                               pool_members, C, fold_takes.get(f))
+                            row["router_gain"], routed = gain_cache[key]
+                            if C is not None:
+                                row["routed_cost_ratio"] = routed
+                        rules.append(row)
         bar.update(n_folds)
     bar.close()
     settings = {
@@ -742,7 +750,7 @@ def _dataset_costs(cost, ds: str, pos: np.ndarray, n: int, K: int, dpool: Pool |
     return np.asarray(C, dtype=float)
 
 
-def _router_gain(kind, maker, X, pos, inputs, cal, test, b, pool, C):
+def _router_gain(kind, maker, X, pos, inputs, cal, test, b, pool, C, takes=None):
     """Held-out accuracy of the router restricted to ``pool`` minus the anchor's, and the routed cost
     ratio (mean cost of the called members over the anchor's) when costs exist.
 
@@ -752,8 +760,10 @@ def _router_gain(kind, maker, X, pos, inputs, cal, test, b, pool, C):
     members = np.asarray(pool, dtype=np.int64)
     ci, ti = np.flatnonzero(cal), np.flatnonzero(test)
     K = X.shape[1]
-    Xc = _member_columns(_take(inputs, pos[ci]), members, K)
-    Xt = _member_columns(_take(inputs, pos[ti]), members, K)
+    if takes is None:  # the split's inputs, taken once per split when the caller keeps them
+        takes = (_take(inputs, pos[ci]), _take(inputs, pos[ti]))
+    Xc = _member_columns(takes[0], members, K)
+    Xt = _member_columns(takes[1], members, K)
     Y = X[np.ix_(ci, members)].astype(float)
     if kind in ("registry", "estimator"):
         r = maker()

@@ -153,11 +153,58 @@ def clopper_pearson_upper(successes: int, n: int, alpha: float = 0.05) -> float:
     return float(clopper_pearson(successes, n, alpha=2 * alpha)[1])
 
 
+#: Below this many elements an elementwise function is evaluated directly (no de-duplication).
+_UNIQUE_MIN = 256
+
+
+def _on_unique(fn, *args):
+    """``fn(*args)`` for an elementwise ``fn`` (returning one array or a tuple of them), evaluated
+    once per distinct tuple of broadcast arguments and scattered back.
+
+    Counts from a simulation take few distinct values (at most n + 1 per margin) while their arrays
+    hold reps x K entries, and special functions such as ``beta.ppf`` cost about a microsecond per
+    element: computing each distinct value once gives the same floats as the direct call, at a
+    fraction of the cost. Scalar arguments pass through; several array arguments are combined
+    into one integer key when they hold whole numbers. Small, non-finite or non-integer
+    multi-array inputs go straight to ``fn``."""
+    arrs = [np.asarray(a, dtype=float) for a in args]
+    shape = np.broadcast_shapes(*[a.shape for a in arrs])
+    size = int(np.prod(shape)) if shape else 1
+    varying = [j for j, a in enumerate(arrs) if a.size > 1]
+    if size < _UNIQUE_MIN or not varying or not all(np.isfinite(arrs[j]).all() for j in varying):
+        return fn(*args)
+    full = [np.broadcast_to(arrs[j], shape).ravel() for j in varying]
+    if len(full) == 1:
+        key = full[0]
+    else:
+        if not all(np.array_equal(f, np.round(f)) for f in full):
+            return fn(*args)
+        lo = [f.min() for f in full]
+        span = [f.max() - m + 1 for f, m in zip(full, lo, strict=True)]
+        if float(np.prod(span)) >= 2.0**53:
+            return fn(*args)
+        key = np.zeros(size)
+        for f, m, w in zip(full, lo, span, strict=True):
+            key = key * w + (f - m)
+    u, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    if u.size * 2 > size:  # nearly all distinct: nothing to share
+        return fn(*args)
+    call = [a.reshape(()) if a.size == 1 else a for a in arrs]  # varying arguments replaced below
+    for j, f in zip(varying, full, strict=True):
+        call[j] = f[first]
+    out = fn(*call)
+    inv = inv.reshape(-1)
+    if isinstance(out, tuple):
+        return tuple(np.asarray(o)[inv].reshape(shape) for o in out)
+    return np.asarray(out)[inv].reshape(shape)
+
+
 def _cp(s, n, alpha: float):
-    """Unvalidated, vectorised CP interval (statsmodels' beta method) with exact 0 and 1 at the ends."""
+    """Unvalidated, vectorised CP interval (statsmodels' beta method) with exact 0 and 1 at the ends
+    (computed once per distinct (s, n) pair: the same floats as the elementwise call)."""
     s = np.asarray(s, dtype=float)
     n = np.asarray(n, dtype=float)
-    lo, hi = proportion_confint(s, n, alpha=alpha, method="beta")
+    lo, hi = _on_unique(lambda a, b: proportion_confint(a, b, alpha=alpha, method="beta"), s, n)
     lo = np.where(s <= 0, 0.0, np.asarray(lo, dtype=float))
     hi = np.where(s >= n, 1.0, np.asarray(hi, dtype=float))
     return lo, hi
@@ -297,7 +344,7 @@ def _naive_bounds(model_counts, oracle_count, n, alpha: float, naive: str):
     if naive == "cp":
         return _cp(d, n, alpha)
     g = d / np.asarray(n, dtype=float)
-    return binom.ppf(alpha / 2, n, g) / n, binom.ppf(1 - alpha / 2, n, g) / n
+    return _on_unique(lambda nn, gg: (binom.ppf(alpha / 2, nn, gg) / nn, binom.ppf(1 - alpha / 2, nn, gg) / nn), n, g)
 
 
 def selection_valid_gap(
