@@ -1188,8 +1188,8 @@ R.show_md("Reading: in paper 002's Table 7, temperature scaling raises the raw m
 # to the cheapest member (@fig-plateau-cost). The field's summary numbers come with
 # prompt-bootstrap intervals (@tbl-plateau-cost): RouterBench's AIQ, the average quality under
 # the non-decreasing convex hull of a router's cost-quality points over the members' cost range
-# (arXiv 2403.12031); RouteLLM's APGR, the area under the share of the strong-weak accuracy gap
-# recovered as the share of calls to the strong member grows, for the most accurate and the
+# (arXiv 2403.12031); RouteLLM's APGR, the area under the ratio of the strong-weak accuracy gap
+# recovered as the fraction of calls to the strong member grows, for the most accurate and the
 # cheapest member on the calibration half (arXiv 2406.18665); and LLMRouterBench's Gain@B, the
 # relative gain over the best member. The dcrouter set's cost is each model's declared price,
 # so there a frontier trades accuracy for price per token, not for measured spend.
@@ -2106,9 +2106,10 @@ if regs:
 
 # %% [markdown]
 # Paper 002 evaluates RouteLLM and HybridLLM only on a designated strong-weak pair (App. Q).
-# @tbl-plateau-binary gives their APGR (area under the share of the strong-weak accuracy gap
-# recovered as the share of strong calls grows; one half is a coin) with a prompt-bootstrap
-# interval.
+# @tbl-plateau-binary gives their APGR (area under the ratio of the strong-weak accuracy gap
+# recovered as the fraction of strong calls grows; one half is a coin) with a prompt-bootstrap
+# interval. APGR is a ratio, not a share: below 0 where a router scores under the weak member,
+# above 1 where it beats the strong one, so its interval can leave [0, 1].
 
 # %%
 #| label: tbl-plateau-binary
