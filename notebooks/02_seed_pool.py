@@ -784,7 +784,7 @@ R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive
 # members' draws too. The lab samples every member with its own random seeds (*per-policy
 # draws*: the seed of draw $j$ of a prompt is hashed from the member's name as well), so this
 # chapter's pool meets that assumption by design. The other protocol is *seed-aligned*: draw $j$
-# of a prompt uses the same seed under every member, as paper 001's single-draw oracle
+# of a prompt uses the same seed under every member, as 2607.03436's single-draw oracle
 # estimator requires. Then nearly identical policies are fed the same random numbers (*common
 # random numbers*) and tend to give the same response draw by draw. To show what that does to
 # the nulls, the lab also sampled the same five seeds on the same test prompts seed-aligned
