@@ -1359,9 +1359,8 @@ KSWEEP_KEY = [plt.Line2D([], [], color="black", marker="x", ls="", label="2607.0
 #| label: fig-plateau-ksweep
 #| fig-cap: >-
 #|   Noise share Δ/G_S against the best single member on the first k' of the k = 30 draws
-#|   (2607.03436's k-sweep: lines, one colour per bench; 2607.03436's released figures: black
-#|   crosses) and the central 90% band of the same share over random sets of k' draw positions
-#|   (shaded: the book's variant).
+#|   (2607.03436's k-sweep: lines, one colour per bench; its released figures: black crosses)
+#|   and the central 90% band of the same share over random sets of k' draws (shaded: ours).
 if CHEN:
     fig, ax = plt.subplots(figsize=(6, 3.4))
     for i, (b, d) in enumerate(kb.items()):

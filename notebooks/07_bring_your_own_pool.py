@@ -448,15 +448,20 @@ if real is not None:
            "o_exp": "001.REL.oexp"}
     dev_real = max(abs(est[q]["value"] - R.published(key).value) for q, key in rel.items())
     rr = res_real.numbers["router"]["levels"][res_real.numbers["coverage"]["primary_key"]]
+    boot_note = R.md("from the audit's own {nb:,} prompt resamples (seed {sd}); chapter 05's "
+                     "@tbl-plateau-decomp draws its own resamples from that chapter's seed, so its "
+                     "bracket can differ in the third digit",
+                     nb=res_real.numbers["settings"]["n_boot"],
+                     sd=res_real.numbers["settings"]["seeds"]["decomposition"])
+
+# %%
+if real is not None:
     R.show_md("Reading: the audit's decomposition gives best single {b}, $O_{{\\mathrm{{repro}}}}$ "
               "= {r} and $O_{{\\exp}}$ = {e} (released {pb}, {pr}, {pe}; largest difference "
               "{dev:.4f}), a noise share of {sh} [{slo}, {shi}] ($\\Delta / G_S$, the "
               "$\\Delta / G$ of 2607.03436, with $G_S = O_{{\\exp}} - S$ against the best single "
               "member $S$: it lies in [0, 1] because $O_{{\\mathrm{{repro}}}} \\ge S$, and its "
-              "bracket is cut to that range), from the audit's own {nb:,} prompt resamples "
-              "(seed {sd}); chapter 05's @tbl-plateau-decomp draws its own resamples from that "
-              "chapter's seed, so its bracket can differ in the third digit. The verdict is "
-              "`{code}`: the "
+              "bracket is cut to that range), {boot}. The verdict is `{code}`: the "
               "quick router's difference against the calibration-selected member is {d:+} [{dlo}, "
               "{dhi}].",
               b=est["best_single"]["value"], r=est["o_repro"]["value"], e=est["o_exp"]["value"],
@@ -464,8 +469,7 @@ if real is not None:
               pe=R.published(rel["o_exp"]).text, dev=dev_real, sh=est["noise_share"]["value"],
               slo=est["noise_share"]["lo"], shi=est["noise_share"]["hi"],
               code=res_real.verdict.code, d=rr["difference"], dlo=rr["diff_lo"], dhi=rr["diff_hi"],
-              nb=res_real.numbers["settings"]["n_boot"],
-              sd=res_real.numbers["settings"]["seeds"]["decomposition"])
+              boot=boot_note)
 
 # %% [markdown]
 # ## How the verdict moves with more responses
