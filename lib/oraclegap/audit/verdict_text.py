@@ -81,7 +81,7 @@ def _taus_text(keys: list, numbers: dict) -> str:
     return ", ".join(f"{t:g}" for t in taus) if taus else "none"
 
 
-def _effect_words(numbers: dict, design_L) -> str:
+def _effect_words(numbers: dict, design_L, which: str = "this") -> str:
     """The planted useful effect named by its one calibrated population gap L, with the mean population gap
     of the pools simulated at one design beside it (that mean moves with the design's n and k and its
     replicates; the planted effect does not)."""
@@ -89,8 +89,8 @@ def _effect_words(numbers: dict, design_L) -> str:
     cal = eff.get("calibrated_L")
     if cal is None:
         return md("a diffuse effect of population gap L = {x}", x=design_L)
-    return md("the useful diffuse effect (planted at population gap L = {c}; the pools simulated for this "
-              "design average L = {x})", c=cal, x=design_L)
+    return md("the useful diffuse effect (planted at population gap L = {c}; the pools simulated for {w} "
+              "design average L = {x})", c=cal, x=design_L, w=which)
 
 
 def _power_sentence(numbers: dict) -> str | None:
@@ -139,13 +139,13 @@ def _plan_steps(numbers: dict) -> list:
             row = next(r for r in curve if r[var] == req)
             steps.append(md("Collect {v} = {req} {what} (the planner gives power {p} [{lo}, {hi}] for {eff} "
                             "at tau = {t:g}).", v=var, req=req, what=what, p=row["reject_rate"],
-                            lo=row["ci_lo"], hi=row["ci_hi"], eff=_effect_words(numbers, row["population_L"]),
+                            lo=row["ci_lo"], hi=row["ci_hi"], eff=_effect_words(numbers, row["population_L"], "that"),
                             t=pw["tau"]))
         elif curve:
             last = curve[-1]
-            steps.append(md("Even {v} = {val} {what} reach only power {p} for {eff} (target {target}); a useful "
+            steps.append(md("Even {v} = {val} {what} reach only power {p} (target {target}) for {eff}; a useful "
                             "effect of this kind needs more than that.", v=var, val=last[var], what=what,
-                            p=last["reject_rate"], eff=_effect_words(numbers, last["population_L"]), target=target))
+                            p=last["reject_rate"], eff=_effect_words(numbers, last["population_L"], "that"), target=target))
     return steps
 
 
