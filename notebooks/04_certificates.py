@@ -17,13 +17,13 @@
 # certified, how much of it can a fixed family of routers, or any rule that sees only a coarse
 # signal such as the task name, reach? This chapter turns these questions into confidence
 # intervals that stay valid after selection, following the selection-valid diagnostics paper of
-# Shihab et al. (paper 002), adds one sharper interval of our own, and applies all of them to
-# every real pool present. Symbols follow the [notation page](../notation.qmd); paper 002 writes
+# Shihab et al., adds one sharper interval of our own, and applies all of them to
+# every real pool present. Symbols follow the [notation page](../notation.qmd); Shihab et al. write
 # $K$ for the number of members, which this book calls $M$.
 #
 # **The answer, in short.** Partly an artefact, and most where members are nearly tied: the
 # naive interval, which treats the empirically best member as chosen in advance, then covers
-# less than its nominal confidence, and more items do not cure it. Theorem 4 of paper 002 and
+# less than its nominal confidence, and more items do not cure it. Theorem 4 of Shihab et al. and
 # the sharper paired interval of this chapter keep their confidence after selection, and the
 # first reproduces the paper's published intervals from its counts. A certified gap is
 # opportunity, not a router: where the released multi-task pools are present, a declared
@@ -43,7 +43,7 @@
 #
 # **Claims checked.**
 #
-# 1. Theorem 4 of paper 002, applied to the integer counts its appendix publishes, gives its
+# 1. Theorem 4 of Shihab et al., applied to the integer counts its appendix publishes, gives its
 #    pilot table (Table 11) and its confirmatory table (Table 1) digit for digit.
 # 2. The split-selected interval (Corollary 5) gives its Table 12; and how stable such a split
 #    is when the item-level data are not published.
@@ -103,7 +103,7 @@ METHOD = {"naive": "naive", "naive-percentile": "naive (percentile)", "exact": "
 # ## Data and settings
 #
 # Three kinds of data carry the chapter (@tbl-cert-settings). The **published counts** of paper
-# 002 (its pilot's per-model and oracle counts from Appendix P, and the accuracies of its
+# Shihab et al. (its pilot's per-model and oracle counts from Appendix P, and the accuracies of its
 # confirmatory tables) are transcribed into `data/paper/` with their sources. **Simulated
 # populations** with known truth are finite laws over the $2^M$ outcome patterns, so every
 # population value is exact and a sample of $n$ items is one multinomial draw. **Real pools**
@@ -125,13 +125,13 @@ settings["confidence"] = f"{1 - ALPHA:.0%}"
 R.table(settings)
 
 # %% [markdown]
-# ## Paper 002's intervals from the counts it publishes
+# ## Shihab et al.'s intervals from the counts it publishes
 #
 # Notation: $n$ items and $M$ members; $R_{im} = 1$ when member $m$ is right on item $i$, and
 # $Y_i = \max_m R_{im}$ is the oracle's outcome. Member $m$ is right on $c_m$ items, the oracle
 # on $o$. With $p_m = P(R_m = 1)$, $q = P(Y = 1)$ and $p^\star = \max_m p_m$, the gap is
 # $G_{\mathrm{out}} = q - p^\star$ (@sec-theory) and its plug-in is
-# $\hat G_{\mathrm{out}} = (o - \max_m c_m)/n$. Paper 002 deals in two ways with a best member
+# $\hat G_{\mathrm{out}} = (o - \max_m c_m)/n$. Shihab et al. deal in two ways with a best member
 # chosen on the very items that measure the gap: Theorem 4 pays for the choice with a union bound
 # over the members, and Corollary 5 makes the choice on separate items and certifies the gap to
 # the member chosen. Both are recomputed here from the integers the paper prints.
@@ -182,8 +182,8 @@ pilot_vs = versus_published(pilot_df,
 # %%
 #| label: tbl-cert-pilot
 #| tbl-cap: >-
-#|   Paper 002's pilot (Table 11, M = 4) recomputed from its Appendix P counts: the Theorem 4 and
-#|   naive (percentile) 95% intervals, recomputed and as published.
+#|   Shihab et al.'s pilot (Table 11, M = 4) recomputed from its Appendix P counts: the Theorem 4
+#|   and naive (percentile) 95% intervals, recomputed and as published.
 R.table(pilot_vs.assign(dataset=pilot_vs["dataset"].map(human)))
 
 # %%
@@ -203,7 +203,7 @@ R.show_md("Reading: {k} of {m} intervals match the published table to three deci
           nex=sum(r.lo > 0 for r in pilot_df["ex"]), npa=sum(r.lo > 0 for r in pilot_df["pa"]))
 
 # %% [markdown]
-# The confirmatory study (Table 1 of paper 002, eight members) publishes only the best and the
+# The confirmatory study (Table 1 of Shihab et al., eight members) publishes only the best and the
 # oracle accuracies per task. That suffices: Theorem 4's limits depend on the member counts only
 # through the best count (Clopper-Pearson limits grow with the count) and through $M$. Its
 # naive column is the Clopper-Pearson interval for the selected member's discordant count
@@ -213,8 +213,8 @@ R.show_md("Reading: {k} of {m} intervals match the published table to three deci
 # %%
 #| label: tbl-cert-confirm
 #| tbl-cap: >-
-#|   Paper 002's confirmatory Table 1 (M = 8) recomputed from its best-member and oracle accuracies:
-#|   Theorem 4 and naive 95% intervals, recomputed and as published.
+#|   Shihab et al.'s confirmatory Table 1 (M = 8) recomputed from its best-member and oracle
+#|   accuracies: Theorem 4 and naive 95% intervals, recomputed and as published.
 t1 = datasets.paper_table("002_table1_confirmatory")
 rows = []
 for r in t1.itertuples():
@@ -254,7 +254,7 @@ R.show_md("Reading: {k} of {m} intervals match. The paired interval is {lo:%} to
 # member a system would use by default, on one half of the items. On the other half the
 # *rescue indicators* $\mathbf 1[Y_i = 1, R_{ib} = 0]$ ("the anchor is wrong and someone else is
 # right") are independent Bernoulli draws with mean $G_b$, and one Clopper-Pearson interval
-# covers $G_b$. Paper 002's Table 12 reports one 50/50 split and states that the lower limit
+# covers $G_b$. Shihab et al.'s Table 12 reports one 50/50 split and states that the lower limit
 # stayed positive on 20 reseeds. Its item-level outcomes are not published, but the interval
 # needs only the test half's rescue count, so the table is reproducible from its own figures
 # (@tbl-cert-split).
@@ -262,7 +262,7 @@ R.show_md("Reading: {k} of {m} intervals match. The paired interval is {lo:%} to
 # %%
 #| label: tbl-cert-split
 #| tbl-cap: >-
-#|   Paper 002's split-selected Table 12 recomputed: the Clopper-Pearson interval from the test
+#|   Shihab et al.'s split-selected Table 12 recomputed: the Clopper-Pearson interval from the test
 #|   half's rescue count next to the published one.
 t12 = datasets.paper_table("002_table12_split")
 rows = []
@@ -668,12 +668,12 @@ else:
 # ## How much can a family of rules, or a finite signal, reach? {#sec-cert-reach}
 #
 # A certified oracle gap says that complementary answers exist, not that anything can find them
-# before answering. Paper 002 frames this as a ladder: the best fixed member $p^\star$, the best
+# before answering. Shihab et al. frame this as a ladder: the best fixed member $p^\star$, the best
 # member $q_\Pi$ of a declared family $\Pi$ of policies (which contains every constant policy),
 # the best rule that sees a finite signal $Z$ ($q_Z$), and the oracle $q$. Theorem 6 gives
 # simultaneous intervals for $G_\Pi = q_\Pi - p^\star$ (what the family adds) and
 # $H_\Pi = q - q_\Pi$ (what remains beyond it), spending the error budget in thirds on the
-# oracle, the $M$ members and the $|\Pi|$ family members (paper 002 calls the family size $L$,
+# oracle, the $M$ members and the $|\Pi|$ family members (Shihab et al. call the family size $L$,
 # which this book keeps for the coverage gap). Theorem 7 bounds $q_Z$ for a signal with $J$
 # values through Clopper-Pearson intervals for the $J \times M$ joint rates
 # $P(Z = z, R_m = 1)$, and its Appendix M.2 turns that into an interval for $G_Z = q_Z - p^\star$.
@@ -744,7 +744,7 @@ R.show_md("Reading: {nc} of {t} intervals cover their population value. $G_\\Pi$
 # models), the RouteProfile set (its tasks) and routerbench-mini (its datasets, no item text,
 # so no length or cluster signal); @tbl-cert-signal gives each tag's number of values $J$.
 # @tbl-cert-family gives the two simultaneous intervals of Theorem 6 per pool. Chapter 05's
-# @tbl-plateau-family certifies some of the same pools with paper 002's fitted routers as the
+# @tbl-plateau-family certifies some of the same pools with Shihab et al.'s fitted routers as the
 # family, on its own split; its reading says why its numbers differ.
 
 # %%
@@ -838,7 +838,7 @@ if audits:
 # The baseline is the best model on the calibration half, frozen before the test half is
 # opened. For each rule we report the paired difference with a bootstrap interval, the
 # *discordant counts* ($n_{10}$: the rule right and the baseline wrong; $n_{01}$: the reverse),
-# the exact McNemar test Holm-corrected within each rule across pools (as paper 002 does across
+# the exact McNemar test Holm-corrected within each rule across pools (as Shihab et al. do across
 # datasets) in @tbl-cert-paired; and the rescue and loss rates and the recovered fraction of
 # the baseline's oracle gap $G_b$, with a joint bootstrap interval, shown only when $G_b$'s lower
 # limit is positive, in @tbl-cert-rescue.
@@ -1029,7 +1029,7 @@ R.solution("3. At $\\alpha = {a:g}$ Theorem 4 certifies {k} of the {t} pilot gap
 # ## Appendix: more populations, more pools and the checks {#sec-cert-appendix}
 #
 # What a first reading can skip: the coverage comparison on three more populations, the
-# certificates by MMLU-Pro category and by single draw, paper 002's own family beside ours,
+# certificates by MMLU-Pro category and by single draw, Shihab et al.'s own family beside ours,
 # cost-aware utilities, and the checks behind every interval of the chapter
 # (@sec-cert-checks).
 #
@@ -1178,14 +1178,14 @@ else:
     skipped.append("single draws of the k = 30 tensors")
 
 # %% [markdown]
-# ### Paper 002's own family beside ours
+# ### Shihab et al.'s own family beside ours
 #
-# Paper 002 certifies a different family (its Sec. 7.1 and App. D.9): the $M$ constants plus three
-# fitted prompt routers, logistic multi-output, $k$-NN and an encoder with one correctness head per
-# member, so $|\Pi| = M + 3$ (eleven for its eight models). Ours (@sec-cert-reach) adds one rule
-# per declared finite signal instead. The two read different inputs: the paper's routers a prompt
-# embedding (MiniLM from the cache, else TF-IDF + SVD of the text), ours the task tag, the length
-# and frozen text clusters. @tbl-cert-family-paper fits the paper's family on the calibration
+# Shihab et al. certify a different family (its Sec. 7.1 and App. D.9): the $M$ constants plus
+# three fitted prompt routers, logistic multi-output, $k$-NN and an encoder with one correctness
+# head per member, so $|\Pi| = M + 3$ (eleven for its eight models). Ours (@sec-cert-reach) adds one
+# rule per declared finite signal instead. The two read different inputs: the paper's routers a
+# prompt embedding (MiniLM from the cache, else TF-IDF + SVD of the text), ours the task tag, the
+# length and frozen text clusters. @tbl-cert-family-paper fits the paper's family on the calibration
 # half each pool had in @tbl-cert-family and certifies it on the same test half, so our rows are
 # those of @tbl-cert-family; the paper's family is labelled as the paper's (pools without prompt
 # text have no embedding and are left out).
@@ -1229,8 +1229,8 @@ for name in audits:
 #| label: tbl-cert-family-paper
 #| tbl-cap: >-
 #|   Theorem 6 on the same test half for two families: ours (the constants plus one rule per
-#|   signal) and paper 002's (the constants plus logistic multi-output, k-NN and the encoder with M
-#|   heads, fitted on the prompt embedding): best member of each family and simultaneous 95%
+#|   signal) and Shihab et al.'s (the constants plus logistic multi-output, k-NN and the encoder
+#|   with M heads, fitted on the prompt embedding): best member of each family and simultaneous 95%
 #|   intervals for G_Π and H_Π (the family sizes are in the reading below).
 def fam_cols(c, who):
     return {f"best {who}": c.best_policy_name, f"G_Π {who}": iv(c.G_lo, c.G_hi),
@@ -1272,7 +1272,7 @@ if pf_rows:
 # %% [markdown]
 # ### Paying for accuracy: cost-aware utilities
 #
-# Appendix C of paper 002 extends every rung of the ladder (@sec-cert-reach) to utilities $U_m =
+# Appendix C of Shihab et al. extends every rung of the ladder (@sec-cert-reach) to utilities $U_m =
 # R_m - \lambda C_m$ with a declared cost $C_m \in [0, 1]$. The stacked RouterBench pool carries
 # per-query USD costs, normalised here by the largest; for each $\lambda$ we compute the best fixed
 # model's utility, the best utility of a rule that sees the task tag, and the cost-aware oracle's
@@ -1411,8 +1411,8 @@ checks.add("signal sandwich p* ≤ q_Z ≤ q on the population", "002 Thm 2",
 # %%
 #| label: tbl-cert-checks
 #| tbl-cap: >-
-#|   Checks behind the certificates of paper 002: coverage of Theorems 4, 6 and 7 and of the paired
-#|   interval by exact enumeration or simulation, and the direction of Proposition 3.
+#|   Checks behind the certificates of Shihab et al.: coverage of Theorems 4, 6 and 7 and of the
+#|   paired interval by exact enumeration or simulation, and the direction of Proposition 3.
 checks.table()
 
 # %%

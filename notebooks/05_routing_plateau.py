@@ -19,9 +19,9 @@
 # can no router that commits to one member recover at all, because under stochastic decoding
 # part of it is single-draw luck (@sec-single-draw)? This chapter fits every router family of
 # the library on every released pool with prompt text or features, scores them in the layout of
-# paper 002 (Shihab et al., Sec. 7 and Appendices B, G-I, O), and then splits the remaining gap
+# Shihab et al. (Sec. 7 and Appendices B, G-I, O), and then splits the remaining gap
 # with the decomposition of arXiv 2607.03436. Symbols follow the [notation page](../notation.qmd);
-# paper 002's $K$ (members) is our $M$ and its family size $L$ is our $\lvert\Pi\rvert$.
+# Shihab et al.'s $K$ (members) is our $M$ and its family size $L$ is our $\lvert\Pi\rvert$.
 
 # %% tags=["og-answer-slot"]
 #| echo: false
@@ -50,9 +50,9 @@
 #    100 pools).
 # 2. The routing identity $C_{\mathrm{orac}} - C_r = D\,e_D$ holds to 1e-12 for every fitted
 #    router on every pool (2609.32996 §2).
-# 3. The routing plateau (paper 002, Table 3): the best deployable router recovers under half
+# 3. The routing plateau (Shihab et al., Table 3): the best deployable router recovers under half
 #    of the opportunity left by the frozen best member (the paper: 7.5% to 14.4%).
-# 4. The family certificate (paper 002, Table 2): after selection among the constants and the
+# 4. The family certificate (Shihab et al., Table 2): after selection among the constants and the
 #    predeclared routers, the family's gain $G_\Pi$ is not certified (lower limit 0 on all four
 #    of the paper's tasks) while the residual $H_\Pi$ is (lower limits 0.011 to 0.175).
 # 5. Paired contrasts with exact McNemar tests and Holm (Table 15) and the rescue/loss split
@@ -329,20 +329,20 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
 # ## Routers on the real pools: how much of the opportunity they recover
 #
 # Every family of the library is fitted on the calibration half of every real pool and scored on
-# the test half against the frozen member $b$, the member best on the calibration half. Paper 002
-# reads the best router against the opportunity $b$ leaves (its Table 3): the gap to the outcome
-# oracle on the test half, $G_b = q - p_b$, whose exact Clopper-Pearson interval is valid because
-# $b$ was chosen on the other half (Corollary 5). The *best router* is the fitted pre-answer
-# family with the largest gain over $b$; it is chosen on the test half, so its gain is the
-# optimistic end of the family, and its Holm p-value is the honest test. The recovered fraction
-# $\rho = \text{gain}/G_b$ (paper 002's "recovered" column) carries a joint bootstrap interval and
-# is shown only where $G_b$'s lower limit is positive (@tbl-plateau-recovered). It is a ratio,
+# the test half against the frozen member $b$, the member best on the calibration half.
+# Shihab et al. read the best router against the opportunity $b$ leaves (their Table 3): the gap
+# to the outcome oracle on the test half, $G_b = q - p_b$, whose exact Clopper-Pearson interval is
+# valid because $b$ was chosen on the other half (Corollary 5). The *best router* is the fitted
+# pre-answer family with the largest gain over $b$; it is chosen on the test half, so its gain is
+# the optimistic end of the family, and its Holm p-value is the honest test. The recovered fraction
+# $\rho = \text{gain}/G_b$ (Shihab et al.'s "recovered" column) carries a joint bootstrap interval
+# and is shown only where $G_b$'s lower limit is positive (@tbl-plateau-recovered). It is a ratio,
 # not a proportion: negative where the router loses to $b$, and its interval can leave $[0, 1]$.
 # Each router is also tested against $b$ on the
-# same test prompts (paper 002, App. O): the exact McNemar test on the *discordant counts*
+# same test prompts (Shihab et al., App. O): the exact McNemar test on the *discordant counts*
 # $n_{10}$ (router right, $b$ wrong) and $n_{01}$ (the reverse), Holm-corrected within the pool
 # (@tbl-plateau-paired-summary). The accuracy of every family on every pool, the MMLU-Pro
-# categories, cross-fitting and paper 002's per-router layouts are in the appendix
+# categories, cross-fitting and Shihab et al.'s per-router layouts are in the appendix
 # (@sec-plateau-appendix).
 
 # %%
@@ -381,10 +381,10 @@ else:
 # %%
 #| label: tbl-plateau-recovered
 #| tbl-cap: >-
-#|   The routing plateau (the layout of paper 002's Table 3) on the test halves: the opportunity G_b
-#|   left by the frozen member b with its exact 95% interval, the best fitted router's gain over b
-#|   with its paired interval, the share of G_b it recovers with a joint bootstrap interval, and the
-#|   residual G_b − gain.
+#|   The routing plateau (the layout of Shihab et al.'s Table 3) on the test halves: the opportunity
+#|   G_b left by the frozen member b with its exact 95% interval, the best fitted router's gain over
+#|   b with its paired interval, the share of G_b it recovers with a joint bootstrap interval, and
+#|   the residual G_b − gain.
 if comps:
     pt["pool name"] = pt["pool"].map(SHORT)
     pt["router"] = pt["best_router"].map(family_label)
@@ -406,7 +406,7 @@ if comps:
     R.show_md("Reading: the recovered fraction is reported on {r} of {n} pools and ranges from "
               "{lo:%} "
               "to {hi:%} (median {med:%}); the residual opportunity no router collected ranges "
-              "from {rlo} to {rhi}. Paper 002 reports {plo} to {phi} on its four tasks, with "
+              "from {rlo} to {rhi}. Shihab et al. report {plo} to {phi} on their four tasks, with "
               "residuals from {prlo} to {prhi}. The median fraction here lies {where} the paper's "
               "range; the intervals' upper limits reach {uhi:%}.",
               r=len(rep), n=len(pt), lo=rep["recovered"].min(), hi=rep["recovered"].max(),
@@ -421,7 +421,7 @@ if comps:
 
 # %% [markdown]
 # A router can *rescue* prompts $b$ misses and still lose, because it also *loses* prompts $b$
-# gets right (paper 002, App. I): the net gain is rescue minus loss.
+# gets right (Shihab et al., App. I): the net gain is rescue minus loss.
 
 # %%
 #| label: tbl-plateau-paired-summary
@@ -455,7 +455,7 @@ if comps:
 # %% [markdown]
 # ## The family certificate with fitted routers
 #
-# Theorem 6 of paper 002 turns the ladder into a certificate (@sec-certificates): for a
+# Theorem 6 of Shihab et al. turns the ladder into a certificate (@sec-certificates): for a
 # predeclared family $\Pi$ of policies that holds every constant member, simultaneous intervals
 # for $G_\Pi = q_\Pi - p^\star$ (what the best family member adds over the best fixed model)
 # and $H_\Pi = q - q_\Pi$ (what remains beyond the whole family), spending the error budget in
@@ -466,9 +466,9 @@ if comps:
 # %%
 #| label: tbl-plateau-family
 #| tbl-cap: >-
-#|   Theorem 6 of paper 002 on the test halves, Π = the M constant members plus three predeclared
-#|   fitted routers: estimates with simultaneous 95% intervals for G_Π and H_Π, and the best family
-#|   member on the test half.
+#|   Theorem 6 of Shihab et al. on the test halves, Π = the M constant members plus three
+#|   predeclared fitted routers: estimates with simultaneous 95% intervals for G_Π and H_Π, and the
+#|   best family member on the test half.
 fam_rows = []
 for name, res in comps.items():
     c = PL.certificate(res, pools[name], PL.PAPER_FAMILY)
@@ -488,17 +488,17 @@ if len(fam_df):
 if len(fam_df):
     t2 = datasets.paper_table("002_table2_family")
     R.show_md("Reading: the family's gain $G_\\Pi$ is certified positive on {g} of {t} pools and "
-              "the residual $H_\\Pi$ on {h} of {t}. Paper 002 finds $G_\\Pi$'s lower limit at "
+              "the residual $H_\\Pi$ on {h} of {t}. Shihab et al. find $G_\\Pi$'s lower limit at "
               "zero on {pg} of its {pt} tasks and $H_\\Pi$'s positive on {ph}, with lower limits "
               "from {plo} to {phi}.",
               g=int((fam_df["glo"] > 0).sum()), h=int((fam_df["hlo"] > 0).sum()), t=len(fam_df),
               pt=len(t2), pg=int((t2["G_Pi_lo"] == 0).sum()), ph=int((t2["H_Pi_lo"] > 0).sum()),
               plo=t2["H_Pi_lo"].min(), phi=t2["H_Pi_lo"].max())
     R.show_md("@tbl-cert-family in @sec-certificates certifies some of the same pools with other "
-              "numbers: its family is the constants plus one rule per declared signal (here: paper "
-              "002's three fitted routers), its random half is another, and it uses every prompt "
-              "of a pool (here {plo} to {phi} prompts per pool, so {nlo} to {nhi} test prompts). "
-              "Here the best member of $\\Pi$ is a "
+              "numbers: its family is the constants plus one rule per declared signal (here: "
+              "Shihab et al.'s three fitted routers), its random half is another, and it uses "
+              "every prompt of a pool (here {plo} to {phi} prompts per pool, so {nlo} to {nhi} "
+              "test prompts). Here the best member of $\\Pi$ is a "
               "constant member on {nc} of {t} pools, and there $G_\\Pi$'s estimate is exactly 0.",
               plo=int(fam_df["n pool"].min()), phi=int(fam_df["n pool"].max()),
               nlo=int(fam_df["n test"].min()), nhi=int(fam_df["n test"].max()),
@@ -633,7 +633,7 @@ if "math500" in decs:
               what=R.fmt_rate(d["noise_share"].lo, digits=0))
 
 # %% [markdown]
-# 001's falsifier asks whether sampling the committed member repeatedly beats the single-draw
+# 2607.03436's falsifier asks whether sampling the committed member repeatedly beats the single-draw
 # oracle at the oracle's own budget, as it must if the draws are independent (2607.03436,
 # Thm 2b; @tbl-plateau-bok).
 
@@ -643,7 +643,7 @@ def bok_rows(b, r, slack):
     o, d, best = r.o_exp_independent, r.difference, r.best_of_all_k_insample
     rel = [rel001(b, "falsifiable_best_of_K", q)
            for q in ("best_of_k_committed", "O_exp_perp_mean")]
-    head = {"bench": BENCH[b], "version": "001: argmax over all draws", "best-of-M": best,
+    head = {"bench": BENCH[b], "version": "2607.03436: argmax over all draws", "best-of-M": best,
             "oracle": o.value, "difference": R.fmt(best - o.value),
             "released": R.md("{a}, {c}", a=rel[0], c=rel[1]),
             "passes": bool(best >= o.value - slack)}
@@ -656,12 +656,12 @@ def bok_rows(b, r, slack):
 # %%
 #| label: tbl-plateau-bok
 #| tbl-cap: >-
-#|   001's best-of-M check. First 001's own version: best-of-k over all k = 30 draws of the member
-#|   with the highest rate on the prompt (the per-prompt argmax, committed and scored on the same
-#|   draws) against the single-draw oracle in its independence form, with 001's released figures
-#|   and its rule (pass unless best-of-M falls more than 001's slack below the oracle). Then the
-#|   book's version: the member committed on half the draws, best-of-M at the oracle's budget of
-#|   M draws
+#|   2607.03436's best-of-M check. First 2607.03436's own version: best-of-k over all k = 30 draws
+#|   of the member with the highest rate on the prompt (the per-prompt argmax, committed and scored
+#|   on the same draws) against the single-draw oracle in its independence form, with 2607.03436's
+#|   released figures and its rule (pass unless best-of-M falls more than 2607.03436's slack below
+#|   the oracle). Then the book's version: the member committed on half the draws, best-of-M at the
+#|   oracle's budget of M draws
 #|   scored on the other half, and the difference with a 95% prompt-bootstrap interval.
 if CHEN:
     bok = {b: noise.best_of_k_check(tensors[b], n_boot=N_DECOMP_BOOT, n_splits=100, seed=SEED)
@@ -673,8 +673,8 @@ if CHEN:
 
 # %%
 if CHEN:
-    ok001 = bk[bk["version"].str.startswith("001")]["passes"].all()
-    R.show_md("Reading: 001's best-of-$M$ {v1}; the book's split version {v2}.",
+    ok001 = bk[bk["version"].str.startswith("2607.03436")]["passes"].all()
+    R.show_md("Reading: 2607.03436's best-of-$M$ {v1}; the book's split version {v2}.",
               v1="passes on every tensor" if ok001 else "fails on some tensor",
               v2="passes on every tensor too" if all(r.passes for r in bok.values())
               else "falls short on " + ", ".join(BENCH[b] for b, r in bok.items() if not r.passes))
@@ -750,7 +750,7 @@ power_word = ("weak evidence of a plateau" if g_power_big < 0.5 else "weak evide
               "pools" if g_power_small < 0.5 else "evidence of a plateau at that size")
 rec_lo, rec_hi, rec_med = ((rep["recovered"].min(), rep["recovered"].max(),
                             rep["recovered"].median()) if comps and len(rep) else (np.nan,) * 3)
-paper_range = R.md("paper 002: {a} to {b}", a=R.published("002.T3.recovered_lo").text,
+paper_range = R.md("Shihab et al.: {a} to {b}", a=R.published("002.T3.recovered_lo").text,
                    b=R.published("002.T3.recovered_hi").text)
 
 # %% tags=["og-answer"]
@@ -827,7 +827,7 @@ if CHEN:
                           " and {a} to {b} against our cross-fitted routers: the share depends "
                           "on the baseline, the floor does not", a=m5["noise_share"].min(),
                           b=m5["noise_share"].max()),
-                      v="passes 001's falsifier on every tensor"
+                      v="passes 2607.03436's falsifier on every tensor"
                       if all(r.passes for r in bok.values()) else "fails on some tensor"))
 R.show_lines(lines)
 
@@ -917,16 +917,16 @@ else:
 #
 # The main line reads one summary per question. This appendix holds what stands behind it: every
 # family on every pool, the post-inference selectors and costs, where the single-draw luck sits,
-# paper 001's gates and paper 002's tables recomputed from its own figures, the regimes beyond one
-# call, paper 000's comparison rules, router ranks, and the claims with their outcomes.
+# 2607.03436's gates and Shihab et al.'s tables recomputed from their own figures, the regimes
+# beyond one call, 2609.32996's comparison rules, router ranks, and the claims with their outcomes.
 
 # %% [markdown]
 # ### Every family on every pool
 #
 # @tbl-plateau-routers, @tbl-plateau-routers-k1 and @tbl-plateau-routers-k10 are the analog of
-# paper 002's Table 4: one row per family, one column per pool, accuracy (or coverage) on the
+# Shihab et al.'s Table 4: one row per family, one column per pool, accuracy (or coverage) on the
 # test half, the outcome oracle in the last row. The fixed references come first, then the
-# text routers of 2609.32996, then the $M$-way correctness predictors of paper 002 and the
+# text routers of 2609.32996, then the $M$-way correctness predictors of Shihab et al. and the
 # mechanism adaptations (adaptations of the published mechanisms under one interface, not the
 # authors' systems). A family missing from a column could not run there (no costs, no task
 # tag); the mean is over every pool of the table, so such a family has none.
@@ -935,8 +935,8 @@ else:
 #| label: tbl-plateau-routers
 #| tbl-cap: >-
 #|   Accuracy on the test half of every pre-answer family (rows) on the RouterBench subset, MMLU-Pro
-#|   and the two LLMRouter sets, with the outcome oracle as the last row (the layout of paper 002's
-#|   Table 4).
+#|   and the two LLMRouter sets, with the outcome oracle as the last row (the layout of
+#|   Shihab et al.'s Table 4).
 if (t := wide("costs")) is not None:
     display(R.table(t))
 
@@ -1007,7 +1007,7 @@ if "mmlu-pro" in comps:
 # %% [markdown]
 # ### Cross-fitted instead of split
 #
-# A single split spends half the prompts on calibration. Paper 002's secondary analysis
+# A single split spends half the prompts on calibration. Shihab et al.'s secondary analysis
 # cross-fits instead: five folds, every prompt predicted by routers (and a frozen member)
 # fitted on the other four, so every prompt is scored. Cross-fitting gives no family
 # certificate (each fold's router saw the other folds' outcomes), but it scores twice as many
@@ -1058,18 +1058,18 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
           s=int(wid["same_sign"].sum()))
 
 # %% [markdown]
-# ### Paired contrasts in paper 002's layout
+# ### Paired contrasts in Shihab et al.'s layout
 #
 # @tbl-plateau-paired and @tbl-plateau-rescue give the Table 15 and Table 14 layouts for paper
-# 002's predeclared family (logistic multi-output, $k$-NN, the encoder with $M$ heads) on the
-# four pools with costs: accuracy, the paired difference against $b$ with its interval, the
+# Shihab et al.'s predeclared family (logistic multi-output, $k$-NN, the encoder with $M$ heads) on
+# the four pools with costs: accuracy, the paired difference against $b$ with its interval, the
 # discordant counts and the Holm-corrected exact McNemar p, then the split into rescue
 # $P(S = 1, B = 0)$ and loss $P(S = 0, B = 1)$.
 
 # %%
 #| label: tbl-plateau-paired
 #| tbl-cap: >-
-#|   Paper 002's predeclared routers against the frozen member b (the layout of its Table 15):
+#|   Shihab et al.'s predeclared routers against the frozen member b (the layout of their Table 15):
 #|   accuracy with exact 95% interval, paired difference with bootstrap 95% interval, discordant
 #|   counts, Holm-corrected exact McNemar p, and the recovered ratio gain/G_b (negative where the
 #|   router loses to b) where G_b's lower limit is positive.
@@ -1088,8 +1088,8 @@ if head:
 # %%
 #| label: tbl-plateau-rescue
 #| tbl-cap: >-
-#|   The same routers split into rescue and loss against b (the layout of paper 002's Table 14): net
-#|   gain = rescue − loss.
+#|   The same routers split into rescue and loss against b (the layout of Shihab et al.'s Table 14):
+#|   net gain = rescue − loss.
 if head:
     display(R.table(hp, columns={"pool": "pool", "router": "router", "rescue": "rescue",
                                  "loss": "loss", "net": "net"}))
@@ -1099,15 +1099,15 @@ if comps:
     t14 = datasets.paper_table("002_table14_rescue_loss").set_index("dataset")
     t15 = datasets.paper_table("002_table15_paired")
     R.check(t15.loc[t15["p_holm"].idxmin(), "n10"] < t15.loc[t15["p_holm"].idxmin(), "n01"],
-            "the smallest Holm p of paper 002's Table 15 belongs to a loss")
+            "the smallest Holm p of Shihab et al.'s Table 15 belongs to a loss")
     R.check(t14.loc["gsm8k", "rescue"] > 0 >= t14.loc["gsm8k", "net"],
-            "paper 002's pilot GSM8K router rescues some items and still loses")
+            "Shihab et al.'s pilot GSM8K router rescues some items and still loses")
     lossy = fitted[(fitted["rescue"] > 0) & (fitted["net"] <= 0)]
     R.show_md("Reading: {l} of {t} fitted router-pool pairs rescue some prompts the frozen member "
               "misses and still do not gain, because they lose at least as many; the largest "
-              "rescue rate among them is {r:%}. Paper 002 finds the same pattern on its pilot's "
-              "GSM8K (max-confidence router: rescue {pr}, loss {pl}, net {pn:+}); {w15} of its "
-              "{n15} Table 15 selector-task rows beat the frozen model after Holm, and its "
+              "rescue rate among them is {r:%}. Shihab et al. find the same pattern on their "
+              "pilot's GSM8K (max-confidence router: rescue {pr}, loss {pl}, net {pn:+}); {w15} of "
+              "its {n15} Table 15 selector-task rows beat the frozen model after Holm, and its "
               "smallest Holm p ({pp}) belongs to a loss. Rescue minus loss equals the paired "
               "difference for every row here (largest discrepancy {d:.1e}).",
               l=len(lossy), t=len(fitted), r=lossy["rescue"].max() if len(lossy) else 0.0,
@@ -1121,7 +1121,7 @@ if comps:
 #
 # Selectors that read the members' answers (maximum confidence, calibrated confidence, a
 # plurality vote) must run every member before choosing, a different cost regime from a
-# router that reads the prompt and calls one member (paper 002, Appendix G and Table 7). They
+# router that reads the prompt and calls one member (Shihab et al., Appendix G and Table 7). They
 # are reported apart, with Holm within their own family: on the simulated pool (answers and
 # confidences generated with it) and on MMLU-Pro, whose release holds every model's predicted
 # letter, so a plurality vote over the 29 letters is a selector (@tbl-plateau-post).
@@ -1146,7 +1146,7 @@ pv = post.set_index(["pool", "family"])
 mm = pv.loc[("MMLU-Pro", "plurality_vote")] if ("MMLU-Pro", "plurality_vote") in pv.index else None
 t15p = datasets.paper_table("002_table15_paired").query("method == 'Plurality vote'")
 R.show_md("Reading: on the simulated pool, whose confidences are higher when an answer is right, "
-          "the calibrated-confidence selector gains {c:+} over b. {mm} In paper 002's Table 15 "
+          "the calibrated-confidence selector gains {c:+} over b. {mm} In Shihab et al.'s Table 15 "
           "the plurality vote has fewer wins than losses against the frozen model ($n_{{10}} < "
           "n_{{01}}$) on {pl} of its {pn} tasks.",
           c=pv.loc[("simulated", "calibrated_confidence"), "difference"],
@@ -1158,7 +1158,7 @@ R.show_md("Reading: on the simulated pool, whose confidences are higher when an 
                     p=mm["p_holm"], w="significant" if mm["p_holm"] < ALPHA else "not significant"))
 
 # %% [markdown]
-# Paper 002's own post-inference table (its Table 7, eight models on four tasks) sets these
+# Shihab et al.'s own post-inference table (its Table 7, eight models on four tasks) sets these
 # selectors against the frozen best fixed model of its Table 1 and the outcome oracle.
 
 # %%
@@ -1169,10 +1169,10 @@ sel7 = t7.drop(columns="Outcome oracle")
 beat7 = sel7.gt(best7, axis=0).any(axis=1)
 TASKS7 = {"arc_challenge": "ARC-Challenge", "hellaswag": "HellaSwag", "gsm8k": "GSM8K",
           "mmlu": "MMLU"}
-R.show_md("Reading: in paper 002's Table 7, temperature scaling raises the raw maximum-confidence "
-          "selector on {up} of {n} tasks; some selector beats the frozen best fixed model on {nb} "
-          "of {n} ({where}), by at most {g:+}, and the outcome oracle stays {lo} to {hi} above "
-          "the best selector of each task.",
+R.show_md("Reading: in Shihab et al.'s Table 7, temperature scaling raises the raw "
+          "maximum-confidence selector on {up} of {n} tasks; some selector beats the frozen best "
+          "fixed model on {nb} of {n} ({where}), by at most {g:+}, and the outcome oracle stays "
+          "{lo} to {hi} above the best selector of each task.",
           up=int((t7["Temperature-scaled maximum"] > t7["Raw maximum confidence"]).sum()),
           n=len(t7), nb=int(beat7.sum()),
           where=", ".join(TASKS7.get(d, d) for d in t7.index[beat7]) or "none",
@@ -1182,14 +1182,14 @@ R.show_md("Reading: in paper 002's Table 7, temperature scaling raises the raw m
 # %% [markdown]
 # ### Paying for accuracy: the quality-cost frontier
 #
-# Where costs exist every router also chooses by utility $U_m = R_m - \lambda C_m$ (paper 002,
+# Where costs exist every router also chooses by utility $U_m = R_m - \lambda C_m$ (Shihab et al.,
 # Appendix C), with $C_m$ a member's mean calibration cost scaled to $[0, 1]$; sweeping
 # $\lambda$ from zero to very large traces each router's frontier from its accuracy-only choice
 # to the cheapest member (@fig-plateau-cost). The field's summary numbers come with
 # prompt-bootstrap intervals (@tbl-plateau-cost): RouterBench's AIQ, the average quality under
 # the non-decreasing convex hull of a router's cost-quality points over the members' cost range
-# (arXiv 2403.12031); RouteLLM's APGR, the area under the share of the strong-weak accuracy gap
-# recovered as the share of calls to the strong member grows, for the most accurate and the
+# (arXiv 2403.12031); RouteLLM's APGR, the area under the ratio of the strong-weak accuracy gap
+# recovered as the fraction of calls to the strong member grows, for the most accurate and the
 # cheapest member on the calibration half (arXiv 2406.18665); and LLMRouterBench's Gain@B, the
 # relative gain over the best member. The dcrouter set's cost is each model's declared price,
 # so there a frontier trades accuracy for price per token, not for measured spend.
@@ -1277,7 +1277,7 @@ if with_cost:
 # recorded draw: the number of members whose draw 0 is right, the one outcome per cell that a
 # benchmark with a single generation holds. On a thin prompt (support of at most three) few
 # members are right on that draw, so the oracle's credit there rests on few, often lucky,
-# draws; on a dense one many members share it. @tbl-plateau-strata shows 001's strata first;
+# draws; on a dense one many members share it. @tbl-plateau-strata shows 2607.03436's strata first;
 # beside them stands the book's variant, which counts the members with a positive rate over
 # all draws. The variant sorts prompts by whether anyone *ever* solves them, so its thin
 # stratum also holds every prompt that no member solves, where there is no luck at all; that
@@ -1285,16 +1285,16 @@ if with_cost:
 
 # %%
 THIN, DENSE = "thin (<= 3)", "dense (> 3)"
-SUPPORT = {"draw": "001: right on draw 0", "rate": "book: positive rate"}
+SUPPORT = {"draw": "2607.03436: right on draw 0", "rate": "book: positive rate"}
 REL_STRATUM = {THIN: "stratified.thin(<=3)", DENSE: "stratified.dense(>3)"}
 
 # %%
 #| label: tbl-plateau-strata
 #| tbl-cap: >-
-#|   The decomposition by prompt support on the k = 30 tensors: 001's strata (members right on draw
-#|   0) first, then the book's variant (members with a positive rate over all draws). Share of
-#|   prompts, the floor Δ within the stratum and its noise share against the best single member,
-#|   with 001's released figures beside (decomposition.json; HumanEval+ has none).
+#|   The decomposition by prompt support on the k = 30 tensors: 2607.03436's strata (members right
+#|   on draw 0) first, then the book's variant (members with a positive rate over all draws). Share
+#|   of prompts, the floor Δ within the stratum and its noise share against the best single member,
+#|   with 2607.03436's released figures beside (decomposition.json; HumanEval+ has none).
 if CHEN:
     parts = [noise.support_strata(tensors[b], support=s).assign(bench=b, support=SUPPORT[s])
              for b in CHEN for s in SUPPORT]
@@ -1317,7 +1317,7 @@ def strata_reading(b):
     tr, dr = (sv.loc[(b, SUPPORT["rate"], s)] for s in (THIN, DENSE))
     word = R.compare(t["delta"], d["delta"], more="higher", less="lower", same="the same")
     word_r = R.compare(tr["delta"], dr["delta"], more="higher", less="lower", same="the same")
-    return R.md("{b}: on 001's strata thin prompts are {f:%} of the items and the floor per "
+    return R.md("{b}: on 2607.03436's strata thin prompts are {f:%} of the items and the floor per "
                 "prompt is {w} there ($\\Delta = {dt}$ against {dd} on dense ones), on the "
                 "book's all-draw strata it is {wr} ({dtr} against {ddr})", b=BENCH.get(b, b),
                 f=t["frac"], w=word, dt=t["delta"], dd=d["delta"], wr=word_r, dtr=tr["delta"],
@@ -1326,8 +1326,8 @@ def strata_reading(b):
 # %%
 if CHEN:
     sv = st.set_index(["bench", "support", "stratum"])
-    R.show_md("Reading: {rows}. Where a figure is released, 001's strata reproduce it (largest "
-              "difference {dev:.1e}).", rows="; ".join(strata_reading(b) for b in CHEN),
+    R.show_md("Reading: {rows}. Where a figure is released, the paper's strata reproduce it "
+              "(largest difference {dev:.1e}).", rows="; ".join(strata_reading(b) for b in CHEN),
               dev=float(np.nanmax(np.abs(st["delta"] - st["rel_delta"]))))
 
 # %% [markdown]
@@ -1336,10 +1336,10 @@ if CHEN:
 # first $k'$ of the draws (the released `k_sweep` of `robustness.json`): the plug-in
 # $O_{\mathrm{repro}}$, biased upward by the best of few draws, falls towards the population
 # value as $k'$ grows, and the share grows with it (@fig-plateau-ksweep). Which $k'$ draws are
-# used is arbitrary, so around 001's curve the book draws the band of the same share over
+# used is arbitrary, so around 2607.03436's curve the book draws the band of the same share over
 # random sets of $k'$ draw positions (the same positions for every member, so seed alignment
-# survives); the first $k'$ draws are one such set. 001's falsifier then asks whether sampling
-# the committed member repeatedly beats the single-draw oracle, as it must if the draws are
+# survives); the first $k'$ draws are one such set. 2607.03436's falsifier then asks whether
+# sampling the committed member repeatedly beats the single-draw oracle, as it must if the draws are
 # independent (@tbl-plateau-bok).
 
 # %%
@@ -1352,15 +1352,15 @@ def released_ksweep(b):
 if CHEN:
     kb = {b: P1.k_sweep_band(tensors[b], n_subsets=N_SUBSETS, seed=SEED) for b in CHEN}
     rks = {b: released_ksweep(b) for b in CHEN}
-KSWEEP_KEY = [plt.Line2D([], [], color="black", marker="x", ls="", label="001 released"),
+KSWEEP_KEY = [plt.Line2D([], [], color="black", marker="x", ls="", label="2607.03436 released"),
               plt.Rectangle((0, 0), 1, 1, color="0.5", alpha=0.2, label="random k' draws, 90%")]
 
 # %%
 #| label: fig-plateau-ksweep
 #| fig-cap: >-
-#|   Noise share Δ/G_S against the best single member on the first k' of the k = 30 draws (001's
-#|   k-sweep: lines, one colour per bench; 001's released figures: black crosses) and the central
-#|   90% band of the same share over random sets of k' draw positions (shaded: the book's variant).
+#|   Noise share Δ/G_S against the best single member on the first k' of the k = 30 draws
+#|   (2607.03436's k-sweep: lines, one colour per bench; its released figures: black crosses)
+#|   and the central 90% band of the same share over random sets of k' draws (shaded: ours).
 if CHEN:
     fig, ax = plt.subplots(figsize=(6, 3.4))
     for i, (b, d) in enumerate(kb.items()):
@@ -1407,23 +1407,23 @@ if CHEN:
               rise="; ".join(sweep_reading(b) for b in CHEN), dev=dev_k)
 
 # %% [markdown]
-# ### Paper 001's gates and its remaining figures {#sec-plateau-p001}
+# ### The gates of arXiv 2607.03436 and its remaining figures {#sec-plateau-p001}
 #
 # Paper 2607.03436 reports a magnitude only after its assumptions pass two gates, and it
 # reports figures the sections above leave out: the noise share against a learned router, the
 # share of prompts some member solves reliably, GSM8K (whose tensor is not released) and the
-# composition of the pool (its Fig. 9). Each follows here with 001's definition and the
+# composition of the pool (its Fig. 9). Each follows here with 2607.03436's definition and the
 # released figure beside ours.
 #
 # **The gates.** The sampling formulas behind the intervals above (binomial draws, pass@$k$, the
 # winner's-curse radius) need the draws of a prompt-member cell to be i.i.d. Two checks test
-# that: 001's runs test in every cell with both outcomes (the share of cells whose runs score
+# that: 2607.03436's runs test in every cell with both outcomes (the share of cells whose runs score
 # lies in its 95% band, beside the share expected under i.i.d. draws, which the discrete law of
 # runs sets slightly apart from the nominal level) and a dispersion index of the draw-position
 # totals (one in expectation when no seed is better than another across prompts). The closed
 # form of $O_{\exp}$ and the best-of-$M$ comparison against it also need the members' draws to
 # be independent: a within-cell permutation test of the seed-aligned union (*coupling*) and
-# 001's known-$p$ total-variation gate (the law of the number of members right at a draw
+# 2607.03436's known-$p$ total-variation gate (the law of the number of members right at a draw
 # against the Poisson-binomial law of independent members with the observed rates). A
 # magnitude whose check fails carries a flag, in `noise.decomposition(..., checks=True)` and in
 # `oraclegap decompose` (@tbl-plateau-p001-gates).
@@ -1440,10 +1440,10 @@ if CHEN:
 # %%
 #| label: tbl-plateau-p001-gates
 #| tbl-cap: >-
-#|   001's gates on the k = 30 tensors: each check's statistic, its reference under the hypothesis
-#|   (exact in-band share for the runs test, one for the dispersion index, the permutation mean for
-#|   the union and the TV), the p-value and the verdict; 001's released statistic beside where the
-#|   release has one (frac_in_band, known-p TV).
+#|   2607.03436's gates on the k = 30 tensors: each check's statistic, its reference under the
+#|   hypothesis (exact in-band share for the runs test, one for the dispersion index, the
+#|   permutation mean for the union and the TV), the p-value and the verdict; 2607.03436's released
+#|   statistic beside where the release has one (frac_in_band, known-p TV).
 if CHEN:
     display(R.table(gt.assign(bench=gt["bench"].map(BENCH)), digits=4, columns={
                     "bench": "bench", "name": "check",
@@ -1459,10 +1459,11 @@ if CHEN:
                        - rel001(b, "gates.independence", "frac_in_band"))
                    for b in CHEN if b in ("math500", "gpqa"))
     tv_max = max(g.check("known_p_tv").value for g in gates.values())
-    R.show_md("Reading: {verdict}. The runs test reproduces 001's in-band share and cell count "
-              "(largest difference {rd:.1e}). Our known-$p$ TV (largest {tv:.4f}) is built as "
-              "described above; the release does not say how its own is built, so the two need "
-              "not agree, and both lie under 001's threshold of {mx}.", rd=runs_dev, tv=tv_max,
+    R.show_md("Reading: {verdict}. The runs test reproduces the paper's in-band share and cell "
+              "count (largest difference {rd:.1e}). Our known-$p$ TV (largest {tv:.4f}) is built "
+              "as described above; the release does not say how its own is built, so the two need "
+              "not agree, and both lie under the paper's threshold of {mx}.", rd=runs_dev,
+              tv=tv_max,
               mx=rel001("math500", "gates.known_p", "max_tv"),
               verdict="every check passes on every tensor, so no magnitude computed on these "
                       "tensors carries a flag" if not failed else "failed: " + ", ".join(failed) +
@@ -1470,7 +1471,7 @@ if CHEN:
 
 # %% [markdown]
 # **The winner's curse of $O_{\mathrm{repro}}$.** The plug-in $\max_m \hat p_{im}$ is biased
-# upward, and 001 bounds the bias without any assumption across members: each $\hat p_{im} -
+# upward, and 2607.03436 bounds the bias without any assumption across members: each $\hat p_{im} -
 # p_{im}$ is sub-Gaussian with variance proxy $1/(4k)$, so the expected excess of the maximum
 # is at most the radius $R_k = \sqrt{\ln M / (2k)}$. Its one-sided decomposition raises
 # $O_{\mathrm{repro}}$ by $R_k$ and lowers $O_{\exp}$ by $R_k$, prompt by prompt, and keeps
@@ -1482,10 +1483,10 @@ if CHEN:
 # %%
 #| label: tbl-plateau-p001-radius
 #| tbl-cap: >-
-#|   001's conservative one-sided decomposition on the k = 30 tensors: the winner's-curse radius
-#|   R_k, the raised ceiling and lowered oracle, the floor Δ and what survives the radius on both
-#|   sides (Δ_lower) with its share of the gap to the best single member, 001's released Δ_lower
-#|   beside, and the assumption-free Fréchet bracket of Δ.
+#|   2607.03436's conservative one-sided decomposition on the k = 30 tensors: the winner's-curse
+#|   radius R_k, the raised ceiling and lowered oracle, the floor Δ and what survives the radius on
+#|   both sides (Δ_lower) with its share of the gap to the best single member, 2607.03436's released
+#|   Δ_lower beside, and the assumption-free Fréchet bracket of Δ.
 if CHEN:
     wc = pd.DataFrame([{"bench": b, **dataclasses.asdict(g.winners_curse),
                         "released": rel001(b, "conservative_one_sided", "Delta_lower_mean"),
@@ -1509,19 +1510,19 @@ if CHEN:
               "outlives it on {sv} of the prompts, so what survives is {lo} to {hi} of the gap: "
               "the radius is a guarantee that needs no assumption across members, not an "
               "estimate. "
-              "001's released $\\Delta_{{\\mathrm{{lower}}}}$ is reproduced to {d:.1e}.",
+              "2607.03436's released $\\Delta_{{\\mathrm{{lower}}}}$ is reproduced to {d:.1e}.",
               k=tensors[CHEN[0]].k, M=tensors[CHEN[0]].n_policies, r=wc["R_k"].iloc[0],
               lo=R.fmt_rate(wc["share_lower"].min(), digits=1),
               hi=R.fmt_rate(wc["share_lower"].max(), digits=1), d=wdev,
               sv=R.fmt_range([surviving(tensors[b]) for b in CHEN], percent=True))
 
 # %% [markdown]
-# **Against a learned router, and reliable prompts.** 001 also scores the gap against a
+# **Against a learned router, and reliable prompts.** 2607.03436 also scores the gap against a
 # learned router (a five-fold out-of-fold TF-IDF nearest-neighbour router); the floor does not
 # move, the gap grows, so the share falls (the review's first major comment). The release gives
 # that router's accuracy, not its choices: the book rebuilds the share from our $O_{\exp}$ and
 # $O_{\mathrm{repro}}$ and the released accuracy, and sets our own cross-fitted TF-IDF router
-# beside it where prompt text exists. 001's *reliable fraction* at a threshold $\tau$ is the
+# beside it where prompt text exists. 2607.03436's *reliable fraction* at a threshold $\tau$ is the
 # share of prompts on which some member's rate reaches $\tau$ (@tbl-plateau-p001-router).
 
 # %%
@@ -1543,10 +1544,10 @@ def router_row(b):
 # %%
 #| label: tbl-plateau-p001-router
 #| tbl-cap: >-
-#|   The noise share against 001's learned router (five-fold out-of-fold TF-IDF k-NN): its released
-#|   accuracy and share, the share rebuilt from our O_exp and O_repro with that accuracy, and our
-#|   own cross-fitted TF-IDF 15-NN router (prompt text only: not GPQA); then 001's reliable
-#|   fractions at τ = 0.5 and τ = 0.9, ours beside the released.
+#|   The noise share against 2607.03436's learned router (five-fold out-of-fold TF-IDF k-NN): its
+#|   released accuracy and share, the share rebuilt from our O_exp and O_repro with that accuracy,
+#|   and our own cross-fitted TF-IDF 15-NN router (prompt text only: not GPQA); then 2607.03436's
+#|   reliable fractions at τ = 0.5 and τ = 0.9, ours beside the released.
 if CHEN:
     lr = pd.DataFrame([router_row(b) for b in CHEN])
     display(R.table(lr.assign(bench=lr["bench"].map(BENCH)), columns={
@@ -1558,10 +1559,11 @@ if CHEN:
 # %%
 if CHEN:
     has = lr.dropna(subset=["released_share"])
-    R.show_md("Reading: with the released router accuracy, our terms give 001's learned-router "
-              "share to {d1:.1e} ({rows}); the reliable fractions match to {d2:.1e}. Against the "
-              "learned router the share is {w} than against the best single member, because "
-              "that router scores {w2} the best single member and so leaves a larger gap.",
+    R.show_md("Reading: with the released router accuracy, our terms give the paper's "
+              "learned-router share to {d1:.1e} ({rows}); the reliable fractions match to "
+              "{d2:.1e}. Against the learned router the share is {w} than against the best "
+              "single member, because that router scores {w2} the best single member and so "
+              "leaves a larger gap.",
               d1=float((has["rebuilt"] - has["released_share"]).abs().max()),
               d2=float(np.nanmax(np.abs(lr[["rel_0.5", "rel_0.9"]].to_numpy()
                                         - lr[["released_0.5", "released_0.9"]].to_numpy()))),
@@ -1573,8 +1575,8 @@ if CHEN:
                                 for r in has.itertuples()) else "not always below")
 
 # %% [markdown]
-# **GSM8K, as released.** 001's third benchmark is GSM8K, but its release holds only the
-# decomposition summary, no tensor: the figures below are 001's, shown as released and *not
+# **GSM8K, as released.** 2607.03436's third benchmark is GSM8K, but its release holds only the
+# decomposition summary, no tensor: the figures below are 2607.03436's, shown as released and *not
 # recomputed*. What can be checked is their consistency: the identities of the decomposition
 # among the released terms (the floor is the oracle less the ceiling, the share the floor over
 # the gap, the radius and the raised and lowered terms, the strata adding up to the floor)
@@ -1598,9 +1600,9 @@ gsm_id = P1.released_identities(REL001, "gsm8k")
 # %%
 #| label: tbl-plateau-p001-gsm8k
 #| tbl-cap: >-
-#|   GSM8K as released by 001 (decomposition.json; no tensor is released, so nothing here is
-#|   recomputed): the decomposition against the best single member, 001's best-of-M and O_agg, the
-#|   floor by support on draw 0 and the effective pool size.
+#|   GSM8K as released by 2607.03436 (decomposition.json; no tensor is released, so nothing here is
+#|   recomputed): the decomposition against the best single member, 2607.03436's best-of-M and
+#|   O_agg, the floor by support on draw 0 and the effective pool size.
 display(R.table(gsm, digits=4, columns={"quantity": "quantity (GSM8K, released, not recomputed)",
                                         "released": "released"}))
 
@@ -1615,12 +1617,12 @@ R.show_md("Reading: on GSM8K the best single member already scores {b} and the s
           dev=float(gsm_id["difference"].abs().max()))
 
 # %% [markdown]
-# **Pool composition (001's Fig. 9).** The floor is a property of the pool, so 001 varies the
-# pool: the full eleven-member pool, one member per lineage (the strongest of each pretraining
-# family; a Qwen-distilled model counts as Qwen), the Qwen size sweep (the three Qwen2.5 sizes),
-# sub-pools of $M$ members and the pool with one lineage dropped; the baseline is always the
+# **Pool composition (2607.03436's Fig. 9).** The floor is a property of the pool, so 2607.03436
+# varies the pool: the full eleven-member pool, one member per lineage (the strongest of each
+# pretraining family; a Qwen-distilled model counts as Qwen), the Qwen size sweep (the three Qwen2.5
+# sizes), sub-pools of $M$ members and the pool with one lineage dropped; the baseline is always the
 # best single member *within* the sub-pool. @tbl-plateau-p001-pools sets our decomposition of
-# 001's named pools beside the released one, and @fig-plateau-p001-pools the share by pool
+# 2607.03436's named pools beside the released one, and @fig-plateau-p001-pools the share by pool
 # size and by dropped lineage; the released correlation of the members' rates gives the
 # *effective pool size* (participation ratio of its eigenvalues: one for identical members,
 # $M$ for unrelated ones).
@@ -1657,10 +1659,10 @@ def pool_rows(b):
 # %%
 #| label: tbl-plateau-p001-pools
 #| tbl-cap: >-
-#|   001's named pools (Fig. 9, composition): members M, lineages, our noise share against the best
-#|   single member within the pool with its 95% bracket and its plain prompt-percentile interval,
-#|   and 001's released share with its released 95% interval (decomposition.json; GSM8K released
-#|   only).
+#|   2607.03436's named pools (Fig. 9, composition): members M, lineages, our noise share against
+#|   the best single member within the pool with its 95% bracket and its plain prompt-percentile
+#|   interval, and 2607.03436's released share with its released 95% interval (decomposition.json;
+#|   GSM8K released only).
 display(R.table(pd.DataFrame([row for b in fig9 for row in pool_rows(b)]), columns={
     "bench": "bench", "pool": "pool", "M": "M", "lineages": "lineages",
     "ours": "ours [95% bracket]", "ours_pct": "ours, prompt percentile", "released": "released"}))
@@ -1686,9 +1688,9 @@ def draw_fig9(a1, a2, i, b):
 # %%
 #| label: fig-plateau-p001-pools
 #| fig-cap: >-
-#|   Noise share of the gap to the best single member within each sub-pool (001's Fig. 9). Left:
-#|   mean over every sub-pool of M members (lines; 001's released means over random sub-pools:
-#|   black crosses). Right: with one lineage dropped (bars: ours; crosses: released).
+#|   Noise share of the gap to the best single member within each sub-pool (2607.03436's Fig. 9).
+#|   Left: mean over every sub-pool of M members (lines; 2607.03436's released means over random
+#|   sub-pools: black crosses). Right: with one lineage dropped (bars: ours; crosses: released).
 if CHEN:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
     for i, b in enumerate(CHEN):
@@ -1696,7 +1698,7 @@ if CHEN:
     a1.set(xlabel="members M", ylabel="noise share Δ/G_S", title="by pool size")
     a2.set(title="by dropped lineage")
     a2.tick_params(axis="x", rotation=45)
-    cross = plt.Line2D([], [], color="black", marker="x", ls="", label="001 released")
+    cross = plt.Line2D([], [], color="black", marker="x", ls="", label="2607.03436 released")
     a1.legend(handles=[*a1.get_legend_handles_labels()[0], cross], fontsize=7)
     plt.show()
 else:
@@ -1723,12 +1725,13 @@ if comp:
     lin = {b: R.compare(comp[b].loc["one_per_lineage", "noise_share"],
                         comp[b].loc["full", "noise_share"], more="larger", less="smaller",
                         same="the same") for b in comp}
-    R.show_md("Reading: our decomposition of 001's named pools and of every dropped lineage "
+    R.show_md("Reading: our decomposition of 2607.03436's named pools and of every dropped lineage "
               "reproduces the released shares (largest differences {dp:.1e} and {dj:.1e}). By "
-              "pool size ours is the exact mean over every sub-pool, 001's a mean over random "
-              "ones; they differ by up to {ds:.3f}, {tol} three Monte Carlo standard errors of a "
-              "mean over thirty random sub-pools. Against the full pool, one member per lineage "
-              "makes the share {lin}; the effective pool size is {eff} (released {effr}).",
+              "pool size ours is the exact mean over every sub-pool, the paper's a mean over "
+              "random ones; they differ by up to {ds:.3f}, {tol} three Monte Carlo standard "
+              "errors of a mean over thirty random sub-pools. Against the full pool, one member "
+              "per lineage makes the share {lin}; the effective pool size is {eff} (released "
+              "{effr}).",
               dp=dp, dj=dj, ds=ds,
               tol="within" if ok else "not within",
               lin=", ".join(R.md("{w} on {b}", w=w, b=BENCH.get(b, b)) for b, w in lin.items()),
@@ -1812,9 +1815,9 @@ if k10:
               else "not always above zero")
 
 # %% [markdown]
-# ### Paper 002's tables from its own figures {#sec-plateau-p002}
+# ### Shihab et al.'s tables from their own figures {#sec-plateau-p002}
 #
-# Three of paper 002's tables can be checked against numbers the paper prints elsewhere, with
+# Three of Shihab et al.'s tables can be checked against numbers the paper prints elsewhere, with
 # its own definitions (`oraclegap.stats.paper002`). **Table 15** (App. O): a selector's accuracy
 # is the frozen best model's count of Table 1 plus $n_{10} - n_{01}$, so its exact
 # Clopper-Pearson interval, the exact McNemar test on the discordant counts, Holm over the
@@ -1864,7 +1867,7 @@ def test_half(pool):
 # %%
 #| label: tbl-plateau-p002-t15
 #| tbl-cap: >-
-#|   Paper 002's Table 15 recomputed from its discordant counts and Table 1 (ours / paper's):
+#|   Shihab et al.'s Table 15 recomputed from its discordant counts and Table 1 (ours / paper's):
 #|   accuracy, exact 95% interval, Holm-corrected exact McNemar p over the eight rows, recovered
 #|   share of the oracle opportunity in percent, and whether every number agrees at the paper's
 #|   rounding.
@@ -1888,9 +1891,9 @@ R.show_md("Reading: {m} of {n} rows of Table 15 agree number for number at the p
 # %%
 #| label: tbl-plateau-p002-t3
 #| tbl-cap: >-
-#|   Paper 002's Table 3 from Tables 1 and 4: the best prompt router (the encoder with M heads on
-#|   every task), its gain, recovered share and residual from the rounded three-decimal figures and
-#|   from the integer counts, beside the published values, and the route that reproduces each
+#|   Shihab et al.'s Table 3 from Tables 1 and 4: the best prompt router (the encoder with M heads
+#|   on every task), its gain, recovered share and residual from the rounded three-decimal figures
+#|   and from the integer counts, beside the published values, and the route that reproduces each
 #|   published cell.
 R.table(p3, percent=["recovered, rounded", "recovered, counts", "recovered, paper"],
         columns={"dataset": "dataset", "best_gain_rounded": "gain",
@@ -1913,7 +1916,7 @@ R.show_md("Reading: {ok} of the {c} published cells of Table 3 follow from Table
 # %%
 #| label: tbl-plateau-p002-t2
 #| tbl-cap: >-
-#|   Paper 002's Table 2 attempted from its published figures with its budget split (α/3 to the
+#|   Shihab et al.'s Table 2 attempted from its published figures with its budget split (α/3 to the
 #|   oracle, α/(3M) to each of M = 8 members, α/(3|Π|) to each of |Π| = 11 policies) at the
 #|   published n: computed / published simultaneous 95% intervals for G_Π and H_Π, and the
 #|   largest difference of a limit.
@@ -1942,7 +1945,7 @@ R.show_md("Reading: Table 2 does not follow from the figures the paper publishes
 # %% [markdown]
 # ### Beyond one call: cascades, an online bandit and binary routers {#sec-plateau-regimes}
 #
-# Paper 002 reports cost-aware methods that leave the one-call regime in a table of their own
+# Shihab et al. report cost-aware methods that leave the one-call regime in a table of their own
 # (its Table 8, App. H) and binary strong-weak routers only on a two-model pair (App. Q). The
 # library runs each regime on the same 50/50 split as the fixed routers
 # (`oraclegap.deploy.regimes`): a **cascade** in the style of FrugalGPT (answer with the
@@ -2012,9 +2015,9 @@ if regs:
     R.show_md("Reading: the cascade's gain over $b$ ranges from {cg0:+} to {cg1:+} at {cc0:.2f} "
               "to {cc1:.2f} times $b$'s cost; LinUCB's from {ug0:+} to {ug1:+} at {uc0:.2f} to "
               "{uc1:.2f}. A gain interval lies wholly above zero for {pos} of the {t} cascade and "
-              "bandit rows. Paper 002's Table 8 reports FrugalGPT at {fa} macro accuracy ({fg:+} "
-              "over the frozen model) for {fc:.2f} of its cost and MixLLM at {ma} ({mg:+}) for "
-              "{mc:.2f}.",
+              "bandit rows. Shihab et al.'s Table 8 reports FrugalGPT at {fa} macro accuracy "
+              "({fg:+} over the frozen model) for {fc:.2f} of its cost and MixLLM at {ma} ({mg:+}) "
+              "for {mc:.2f}.",
               cg0=cas["gain"].min(), cg1=cas["gain"].max(), cc0=cas["rel_cost"].min(),
               cc1=cas["rel_cost"].max(), ug0=ucb["gain"].min(), ug1=ucb["gain"].max(),
               uc0=ucb["rel_cost"].min(), uc1=ucb["rel_cost"].max(),
@@ -2105,10 +2108,11 @@ if regs:
               a1=lin.max(), e0=eps.min(), e1=eps.max(), neg=int((fin["avg"] < 0).sum()), t=len(fin))
 
 # %% [markdown]
-# Paper 002 evaluates RouteLLM and HybridLLM only on a designated strong-weak pair (App. Q).
-# @tbl-plateau-binary gives their APGR (area under the share of the strong-weak accuracy gap
-# recovered as the share of strong calls grows; one half is a coin) with a prompt-bootstrap
-# interval.
+# Shihab et al. evaluate RouteLLM and HybridLLM only on a designated strong-weak pair (App. Q).
+# @tbl-plateau-binary gives their APGR (area under the ratio of the strong-weak accuracy gap
+# recovered as the fraction of strong calls grows; one half is a coin) with a prompt-bootstrap
+# interval. APGR is a ratio, not a share: below 0 where a router scores under the weak member,
+# above 1 where it beats the strong one, so its interval can leave [0, 1].
 
 # %%
 #| label: tbl-plateau-binary
@@ -2141,7 +2145,7 @@ if regs:
 # %%
 #| label: tbl-plateau-regimes-family
 #| tbl-cap: >-
-#|   Theorem 6 of paper 002 for Π = the constant members plus the cascade and the two binary
+#|   Theorem 6 of Shihab et al. for Π = the constant members plus the cascade and the two binary
 #|   routers, on the test halves: simultaneous 95% intervals for G_Π and H_Π and the best member of
 #|   Π.
 if regs:
@@ -2155,7 +2159,7 @@ if regs:
               g=int((rf["glo"] > 0).sum()), h=int((rf["hlo"] > 0).sum()), t=len(rf))
 
 # %% [markdown]
-# ### Paper 000's comparison rules on these pools
+# ### The comparison rules of arXiv 2609.32996 on these pools
 #
 # Two rules of 2609.32996 apply here. Its budget-matched mixture (App. B.1) is compared with the
 # member selected on the test half **held fixed** across the paired bootstrap; re-selecting it in
@@ -2183,7 +2187,7 @@ for name in [n for n in pools if REAL[n][1] == "k10"]:
 mix_df = pd.DataFrame(mix_rows)
 if len(mix_df):
     display(R.table(mix_df, columns={"pool": "pool", "mix": "mixture rAUC",
-                                     "fixed": "vs member, fixed (000)",
+                                     "fixed": "vs member, fixed (2609.32996)",
                                      "resel": "vs member, re-selected (book)"}))
 
 # %%
@@ -2310,9 +2314,9 @@ R.show_md("Reading: on the simulated pool the best family is {b} and {n} familie
 # ### Claims and outcomes
 #
 # @tbl-plateau-claims collects the claims of the opening list with their outcomes on this run
-# and, where paper 002 or 2607.03436 prints one, the paper's figure. The identities and the
+# and, where Shihab et al. or 2607.03436 prints one, the paper's figure. The identities and the
 # reproductions of released figures must hold (the chapter stops otherwise); the comparisons
-# with paper 002's tables and the simulation checks are findings, read as they come out.
+# with Shihab et al.'s tables and the simulation checks are findings, read as they come out.
 
 # %%
 claims, must = R.Claims(), []
@@ -2322,7 +2326,7 @@ claims.add("planted specialists: identity and 15-NN gains over the best member a
            min(cb["dataset"].gain_best_lo, cb["embed_knn"].gain_best_lo) > 0, kind="simulation")
 claims.add(f"exchangeable pools: no family's rate above zero significantly above {ALPHA / 2:.1%} "
            f"(binomial tail p above the Bonferroni 0.01/{n_tests}; {N_STUDY_POOLS} pools)",
-           "`plateau.simulated_study`; 002 §7",
+           "`plateau.simulated_study`; Shihab et al., §7",
            f"max rate {max(fp['rate_best'].max(), fp['rate_cal'].max()):.1%}, min tail p "
            f"{p_min:.3f}",
            p_min > 0.01 / n_tests, kind="simulation")
@@ -2334,18 +2338,19 @@ must.append(len(claims) - 1)
 if comps:
     claims.add("the best router's point estimate recovers under half of G_b on every pool where "
                "the fraction is reported",
-               "002 Table 3",
+               "Shihab et al., Table 3",
                f"{rep['recovered'].min():.1%} to {rep['recovered'].max():.1%}, upper limits up to "
                f"{rep['recovered_hi'].max():.1%} (paper "
                f"{R.published('002.T3.recovered_lo').text} to "
                f"{R.published('002.T3.recovered_hi').text})",
                bool((rep["recovered"] < 0.5).all()) if len(rep) else False, kind="published")
-    claims.add("family certificate: G_Π not certified, H_Π certified", "002 Table 2",
+    claims.add("family certificate: G_Π not certified, H_Π certified", "Shihab et al., Table 2",
                f"G_Π lower limit 0 on {int((fam_df['glo'] == 0).sum())}/{len(fam_df)}, H_Π "
                f"positive on {int((fam_df['hlo'] > 0).sum())}/{len(fam_df)} (paper "
                f"{len(t2)}/{len(t2)} and {int((t2['H_Pi_lo'] > 0).sum())}/{len(t2)})",
                bool((fam_df["glo"] == 0).all() and (fam_df["hlo"] > 0).all()), kind="published")
-    claims.add("rescue − loss = the paired difference, every router and pool", "002 App. I",
+    claims.add("rescue − loss = the paired difference, every router and pool",
+               "Shihab et al., App. I",
                f"max discrepancy {float((pr_all['net'] - pr_all['difference']).abs().max()):.1e}",
                float((pr_all["net"] - pr_all["difference"]).abs().max()) < 1e-12, kind="identity")
     must.append(len(claims) - 1)
@@ -2382,14 +2387,15 @@ if base_rows:
 
 # %%
 claims.add("Table 15 from its discordant counts: accuracy, exact CI, Holm McNemar p, recovered %",
-           "002 Table 15", f"{int(p15['matches'].sum())}/{len(p15)} rows agree at the paper's "
-           "rounding", bool(p15["matches"].all()), kind="published")
+           "Shihab et al., Table 15", f"{int(p15['matches'].sum())}/{len(p15)} rows agree at the "
+           "paper's rounding", bool(p15["matches"].all()), kind="published")
 must.append(len(claims) - 1)
-claims.add("Table 3 from Tables 1 and 4 (rounded figures or counts)", "002 Table 3",
+claims.add("Table 3 from Tables 1 and 4 (rounded figures or counts)", "Shihab et al., Table 3",
            f"{int((routes != 'neither').to_numpy().sum())}/{routes.size} cells reproduced",
            bool((routes != "neither").to_numpy().all()), kind="published")
 must.append(len(claims) - 1)
-claims.add("Table 2 follows from the published counts at the paper's α/3 split", "002 Table 2",
+claims.add("Table 2 follows from the published counts at the paper's α/3 split",
+           "Shihab et al., Table 2",
            f"{int(p2['matches'].sum())}/{len(p2)} tasks reproduce (largest difference "
            f"{v2['dmax'].max():.3f})",
            bool(p2["matches"].all()), kind="published")
@@ -2397,11 +2403,11 @@ claims.add("Table 2 follows from the published counts at the paper's α/3 split"
 # %%
 if regs:
     dev = float((rt["rescue"] - rt["loss"] - rt["gain"]).abs().max())
-    claims.add("rescue − loss = the paired gain for every regime row", "002 App. I",
+    claims.add("rescue − loss = the paired gain for every regime row", "Shihab et al., App. I",
                f"max discrepancy {dev:.1e}", dev < 1e-12, kind="identity")
     must.append(len(claims) - 1)
     claims.add("the cascade costs less than the frozen best member on every pool with costs",
-               "002 Table 8", f"cost / b's {cas['rel_cost'].min():.2f} to "
+               "Shihab et al., Table 8", f"cost / b's {cas['rel_cost'].min():.2f} to "
                f"{cas['rel_cost'].max():.2f} (FrugalGPT {f8['relative_cost']:.2f})",
                bool((cas["rel_cost"] < 1).all()), kind="published")
 

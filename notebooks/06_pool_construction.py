@@ -17,9 +17,9 @@
 # $$F_b(S) = P(R_b = 0 \text{ and } R_m = 1 \text{ for some } m \in S),$$
 #
 # the share of items the anchor fails that some retained model solves; a pool is the set $S$ of
-# $|S|$ alternatives kept beside the anchor. Paper 002 (Shihab et
-# al., Section 5, Theorem 8 and Appendix J) proves that this objective has diminishing
-# returns, so the greedy pool is provably near the best pool of its size, and then finds on
+# $|S|$ alternatives kept beside the anchor. Shihab et al.
+# (Section 5, Theorem 8 and Appendix J) prove that this objective has diminishing
+# returns, so the greedy pool is provably near the best pool of its size, and then find on
 # eight models that the guarantee buys little: many pools are nearly as good, random pools are
 # hard to beat on held-out items, and covering the anchor's failures does not make them
 # findable by a router. This chapter checks the theorem exactly, reruns the paper's held-out
@@ -281,7 +281,7 @@ show_md("Reading: the constructed ratios equal the construction's own counts ({a
 # %% [markdown]
 # ## Does greedy pay held out?
 #
-# Paper 002's sweep: for each dataset and each of many random 50/50 splits, the anchor is the
+# Shihab et al.'s sweep: for each dataset and each of many random 50/50 splits, the anchor is the
 # most accurate model on the calibration half; greedy, the exhaustive optimum and the baselines
 # are chosen there; and every pool's coverage is measured on the untouched test half, next to
 # the coverage of random pools of the same size. The baselines are ranking by individual
@@ -313,13 +313,13 @@ show_md("The models' true success rates (the mean over items of $p_{{im}}$) rang
 
 # %% [markdown]
 # First the calibration objective: how close is greedy to the exhaustive optimum in each cell?
-# @tbl-compose-calibration puts both simulated pools next to the figures paper 002 publishes.
+# @tbl-compose-calibration puts both simulated pools next to the figures Shihab et al. publish.
 
 # %%
 #| label: tbl-compose-calibration
 #| tbl-cap: >-
 #|   Greedy/optimum on the calibration half over all cells of the sweep, simulated pools and paper
-#|   002 (published, App. J).
+#|   Shihab et al. (published, App. J).
 pv = {(r.statistic, r.dataset): r.value for r in paper_table("002_appJ_sweep").itertuples()}
 cal_rows = [{"pool": name, "cells": len(sw.cells), "ratio min": sw.cells["ratio"].min(),
              "ratio mean": sw.cells["ratio"].mean(),
@@ -346,7 +346,7 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
         else "Greedy falls measurably short of the optimum here, unlike in the paper.")
 
 # %% [markdown]
-# Now the held-out coverage at $|S| = 2$, the size paper 002 tabulates (@tbl-compose-table10).
+# Now the held-out coverage at $|S| = 2$, the size Shihab et al. tabulate (@tbl-compose-table10).
 # @tbl-compose-table10-optima sets greedy beside the pool that is optimal on the calibration
 # half, measured on the test half, and the *hindsight* pool, the best pool chosen on the test
 # half itself, a ceiling no selection rule can claim.
@@ -355,8 +355,8 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
 #| label: tbl-compose-table10
 #| tbl-cap: >-
 #|   Held-out complementary coverage at |S| = 2, mean over folds (Table 10 analog): greedy, the four
-#|   baselines and random pools. Last rows: paper 002's Table 10 (published; its diversity column
-#|   is error correlation; it has no k-medoids or DPP column).
+#|   baselines and random pools. Last rows: Shihab et al.'s Table 10 (published; its diversity
+#|   column is error correlation; it has no k-medoids or DPP column).
 published10 = paper_table("002_table10_pool_baselines").drop(columns="size")
 t10 = pd.concat([sw.table10(2).assign(pool=name) for name, sw in sims.items()]
                 + [published10.assign(pool="paper 002 (published)")], ignore_index=True)
@@ -402,7 +402,7 @@ show_md("Reading: with topic skill greedy's held-out coverage is above accuracy 
 #| tbl-cap: >-
 #|   Greedy against random pools on the test half at |S| = 2: mean greedy coverage, the mean random
 #|   p05 and p95, the share of folds where greedy exceeds the random p95, and the mean share of
-#|   random pools greedy beats (strictly), with paper 002's published shares.
+#|   random pools greedy beats (strictly), with Shihab et al.'s published shares.
 pub_beats = {d: v for (st, d), v in pv.items() if st == "share_of_random_beaten"}
 rand_rows = []
 for name, sw in sims.items():
@@ -760,13 +760,13 @@ if len(rb):
 # ## Does coverage buy router gain? {#sec-compose-router}
 #
 # Coverage counts items where *some* retained model is right; a router must also pick it
-# before seeing answers. Paper 002 measures the held-out accuracy of a max-confidence router
+# before seeing answers. Shihab et al. measure the held-out accuracy of a max-confidence router
 # restricted to the chosen pool, relative to the anchor alone, and the relative cost of
 # querying the pool. No released real pool here carries per-answer confidences, so this
 # section first uses the simulated pools with a *simulated* confidence: each model's true
 # success probability on the item plus Gaussian noise (sd `CONF_NOISE`), clipped to [0, 1],
 # read by the `max_confidence` selector of `deploy/routers.py` (ties go to the member best on
-# calibration); @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with paper 002's
+# calibration); @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with Shihab et al.'s
 # published table in its last rows. The second part repeats the comparison on real pools with a
 # prompt router (`ROUTER`) fitted on the calibration half.
 
@@ -787,8 +787,8 @@ show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_a
 #| tbl-cap: >-
 #|   Held-out pool construction at |S| = 2 with a max-confidence router (Table 9 analog, means over
 #|   folds): test opportunity (held-out coverage), greedy/optimum on calibration, router gain over
-#|   the anchor, and the cost of querying the pool relative to the anchor. Last rows: paper 002's
-#|   Table 9 (published; its cost is a latency ratio).
+#|   the anchor, and the cost of querying the pool relative to the anchor. Last rows:
+#|   Shihab et al.'s Table 9 (published; its cost is a latency ratio).
 t9 = pd.concat([sw.table9(2).assign(pool=name) for name, sw in routed.items()], ignore_index=True)
 p9 = (paper_table("002_table9_pool_construction")
       .rename(columns={"relative_cost": "pool_cost_ratio"}).drop(columns="size"))

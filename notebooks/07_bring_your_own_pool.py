@@ -343,6 +343,14 @@ def overview(res):
 overview(res_lab)
 
 # %%
+st_lab = res_lab.numbers["settings"]
+R.show_md("The p-values are Holm-adjusted over the {n} thresholds, so each is at least the raw "
+          "p of its test. The null draws ({d:,} per null) come from the audit's nulls seed "
+          "{s}, the seed chapter 02 draws its Table 1 (@tbl-table1) and its MATH-500 table "
+          "(@tbl-seed-real) from: there the same tests print their raw p-values.",
+          n=len(st_lab["taus"]), d=st_lab["n_draws"], s=st_lab["seeds"]["nulls"])
+
+# %%
 jl = res_lab.numbers
 pw_lab, cur_lab = jl["power"], jl["power"]["current"]
 taus_of = lambda keys: (", ".join(f"{jl['coverage']['taus'][key]['tau']:g}" for key in keys)
@@ -440,19 +448,28 @@ if real is not None:
            "o_exp": "001.REL.oexp"}
     dev_real = max(abs(est[q]["value"] - R.published(key).value) for q, key in rel.items())
     rr = res_real.numbers["router"]["levels"][res_real.numbers["coverage"]["primary_key"]]
+    boot_note = R.md("from the audit's own {nb:,} prompt resamples (seed {sd}); chapter 05's "
+                     "@tbl-plateau-decomp draws its own resamples from that chapter's seed, so its "
+                     "bracket can differ in the third digit",
+                     nb=res_real.numbers["settings"]["n_boot"],
+                     sd=res_real.numbers["settings"]["seeds"]["decomposition"])
+
+# %%
+if real is not None:
     R.show_md("Reading: the audit's decomposition gives best single {b}, $O_{{\\mathrm{{repro}}}}$ "
               "= {r} and $O_{{\\exp}}$ = {e} (released {pb}, {pr}, {pe}; largest difference "
               "{dev:.4f}), a noise share of {sh} [{slo}, {shi}] ($\\Delta / G_S$, the "
               "$\\Delta / G$ of 2607.03436, with $G_S = O_{{\\exp}} - S$ against the best single "
               "member $S$: it lies in [0, 1] because $O_{{\\mathrm{{repro}}}} \\ge S$, and its "
-              "bracket is cut to that range). The verdict is `{code}`: the "
+              "bracket is cut to that range), {boot}. The verdict is `{code}`: the "
               "quick router's difference against the calibration-selected member is {d:+} [{dlo}, "
               "{dhi}].",
               b=est["best_single"]["value"], r=est["o_repro"]["value"], e=est["o_exp"]["value"],
               pb=R.published(rel["best_single"]).text, pr=R.published(rel["o_repro"]).text,
               pe=R.published(rel["o_exp"]).text, dev=dev_real, sh=est["noise_share"]["value"],
               slo=est["noise_share"]["lo"], shi=est["noise_share"]["hi"],
-              code=res_real.verdict.code, d=rr["difference"], dlo=rr["diff_lo"], dhi=rr["diff_hi"])
+              code=res_real.verdict.code, d=rr["difference"], dlo=rr["diff_lo"], dhi=rr["diff_hi"],
+              boot=boot_note)
 
 # %% [markdown]
 # ## How the verdict moves with more responses

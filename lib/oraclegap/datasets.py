@@ -337,7 +337,7 @@ _register(
         "paper000-reference",
         "paper",
         "(240, 5, 16)",
-        "000's seed pool simulated from its published margins (Beta prompt prior, member means 0.355..0.376, n, M, k); "
+        "arXiv 2609.32996's seed pool simulated from its published margins (Beta prompt prior, member means 0.355..0.376, n, M, k); "
         "population L = 0; name@SEED picks the seed",
         "arXiv 2609.32996, Sec. 3.1 and App. C.3 (margins); oraclegap.stats.paper000.reference_pool",
         "published facts (cited); pool generated",
@@ -353,7 +353,7 @@ for _ds, _n in (("arc_challenge", 150), ("hellaswag", 150), ("gsm8k", 100)):
             f"paper002-pilot-{_ds.split('_')[0]}",
             "paper",
             f"({_n}, 4, 1)",
-            f"002's four-model pilot on {_ds}: App. P counts; item-level joint is one random arrangement consistent with them",
+            f"Shihab et al.'s four-model pilot on {_ds}: App. P counts; item-level joint is one random arrangement consistent with them",
             f"{CITE_002}, Appendix P (counts), Table 13 (model names)",
             "published facts (cited)",
             ("002_appP_pilot_counts.csv",),
@@ -365,7 +365,7 @@ _register(
         "paper002-confirmatory-arc",
         "paper",
         "(300, 8, 1)",
-        "002's eight-model confirmatory pool on ARC-Challenge: Table 6 accuracies x 300 and Table 1's oracle; joint is one random arrangement",
+        "Shihab et al.'s eight-model confirmatory pool on ARC-Challenge: Table 6 accuracies x 300 and Table 1's oracle; joint is one random arrangement",
         f"{CITE_002}, Table 6 and Table 1",
         "published facts (cited)",
         ("002_table6_confirmatory_models.csv", "002_table1_confirmatory.csv"),

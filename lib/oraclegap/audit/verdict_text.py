@@ -81,27 +81,40 @@ def _taus_text(keys: list, numbers: dict) -> str:
     return ", ".join(f"{t:g}" for t in taus) if taus else "none"
 
 
+def _effect_words(numbers: dict, design_L, which: str = "this") -> str:
+    """The planted useful effect named by its one calibrated population gap L, with the mean population gap
+    of the pools simulated at one design beside it (that mean moves with the design's n and k and its
+    replicates; the planted effect does not)."""
+    eff = (numbers.get("power") or {}).get("effect") or {}
+    cal = eff.get("calibrated_L")
+    if cal is None:
+        return md("a diffuse effect of population gap L = {x}", x=design_L)
+    return md("the useful diffuse effect (planted at population gap L = {c}; the pools simulated for {w} "
+              "design average L = {x})", c=cal, x=design_L, w=which)
+
+
 def _power_sentence(numbers: dict) -> str | None:
     pw = numbers.get("power") or {}
     cur, state = _current_power(numbers)
     if not cur:
         return None
-    x, t = cur["population_L"], pw["tau"]
+    t = pw["tau"]
+    eff = _effect_words(numbers, cur["population_L"])
     pr, pm = cur["power"].get("redeal"), cur["power"].get("margin")
     iv = (cur.get("interval") or {}).get("redeal")
     pr_txt = md("{pr}", pr=pr) if not iv else md("{pr} [{lo}, {hi}]", pr=pr, lo=iv[0], hi=iv[1])
     target = numbers["settings"]["target_power"]
     margin = "" if pm is None else md(", {pm} for the margin null", pm=pm)
     if state == "adequate":
-        return md("This design would detect a diffuse effect of size L = {x} at tau = {t:g} with power {pr} "
-                  "(re-deal null{margin}).", x=x, t=t, pr=pr_txt, margin=margin)
+        return md("This design would detect {eff} at tau = {t:g} with power {pr} "
+                  "(re-deal null{margin}).", eff=eff, t=t, pr=pr_txt, margin=margin)
     if state == "uncertain":
-        return md("Against a diffuse effect of size L = {x} at tau = {t:g} this design has power {pr} for the re-deal "
+        return md("Against {eff} at tau = {t:g} this design has power {pr} for the re-deal "
                   "null{margin}: its {reps} simulated replicates cannot tell whether that reaches the target {target}, "
-                  "so a gap of that size may have gone undetected.", x=x, t=t, pr=pr_txt, margin=margin,
+                  "so a gap of that size may have gone undetected.", eff=eff, t=t, pr=pr_txt, margin=margin,
                   reps=cur.get("n_reps", "few"), target=target)
-    return md("This design could not reliably detect a diffuse effect of size L = {x} at tau = {t:g}: its power is "
-              "{pr} for the re-deal null{margin}, below the target {target}.", x=x, t=t, pr=pr_txt, margin=margin,
+    return md("This design could not reliably detect {eff} at tau = {t:g}: its power is "
+              "{pr} for the re-deal null{margin}, below the target {target}.", eff=eff, t=t, pr=pr_txt, margin=margin,
               target=target)
 
 
@@ -124,14 +137,15 @@ def _plan_steps(numbers: dict) -> list:
         req = plan["required"].get("redeal")
         if req is not None:
             row = next(r for r in curve if r[var] == req)
-            steps.append(md("Collect {v} = {req} {what} (the planner gives power {p} [{lo}, {hi}] for a diffuse "
-                            "effect of size L = {x} at tau = {t:g}).", v=var, req=req, what=what, p=row["reject_rate"],
-                            lo=row["ci_lo"], hi=row["ci_hi"], x=row["population_L"], t=pw["tau"]))
+            steps.append(md("Collect {v} = {req} {what} (the planner gives power {p} [{lo}, {hi}] for {eff} "
+                            "at tau = {t:g}).", v=var, req=req, what=what, p=row["reject_rate"],
+                            lo=row["ci_lo"], hi=row["ci_hi"], eff=_effect_words(numbers, row["population_L"], "that"),
+                            t=pw["tau"]))
         elif curve:
             last = curve[-1]
-            steps.append(md("Even {v} = {val} {what} reach only power {p} for L = {x} (target {target}); a useful "
+            steps.append(md("Even {v} = {val} {what} reach only power {p} (target {target}) for {eff}; a useful "
                             "effect of this kind needs more than that.", v=var, val=last[var], what=what,
-                            p=last["reject_rate"], x=last["population_L"], target=target))
+                            p=last["reject_rate"], eff=_effect_words(numbers, last["population_L"], "that"), target=target))
     return steps
 
 

@@ -99,12 +99,12 @@ CHAPTERS = {
     "03_cross_dataset": ("arXiv 2609.32996 §4, App. C.4, D",
                          "Do policies trained on different datasets specialise, where do they separate, and can "
                          "a router collect the gap?"),
-    "04_certificates": ("Shihab et al. (paper 002) §3-4, App. E, K-P",
+    "04_certificates": ("Shihab et al. §3-4, App. E, K-P",
                         "Which gaps survive choosing the best model on the same data?"),
-    "05_routing_plateau": ("Shihab et al. (paper 002) §7, App. B, G-I, O; arXiv 2607.03436",
+    "05_routing_plateau": ("Shihab et al. §7, App. B, G-I, O; arXiv 2607.03436",
                            "How much of a certified gap does a deployable router recover, and how much is "
                            "single-draw luck no committed router can reach?"),
-    "06_pool_construction": ("Shihab et al. (paper 002) §5, Thm 8, App. D.7, J, M.3",
+    "06_pool_construction": ("Shihab et al. §5, Thm 8, App. D.7, J, M.3",
                              "Which few models are worth keeping beside a deployed anchor, and does their coverage "
                              "buy router gain?"),
     "07_bring_your_own_pool": ("all three papers, through `oraclegap audit`",

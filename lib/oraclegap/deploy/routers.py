@@ -1348,7 +1348,7 @@ class Paper000KNN(_KNNMean):
 
     needs = ("text",)
     family = "paper000_knn"
-    label = "k-NN, TF-IDF 1-2-grams (000)"
+    label = "k-NN, TF-IDF 1-2-grams (2609.32996)"
 
     def _space(self, X, fit):
         if fit:
@@ -1365,7 +1365,7 @@ class Paper000Linear(Router):
 
     needs = ("text",)
     family = "paper000_linear"
-    label = "linear, hard label (000)"
+    label = "linear, hard label (2609.32996)"
 
     def __init__(self, C: float = 1.0, max_iter: int = 1000):
         self.C = C
@@ -1415,7 +1415,7 @@ class Paper000Boosted(Router):
 
     needs = ("text",)
     family = "paper000_boosted"
-    label = "boosted per-member correctness (000)"
+    label = "boosted per-member correctness (2609.32996)"
 
     def __init__(self, n_estimators: int = 100, max_depth: int = 3, learning_rate: float = 0.1, random_state=0):
         self.n_estimators = n_estimators
@@ -1447,7 +1447,7 @@ class Paper000BestSingle(BestSingle):
     """000's deployable comparator: the validation-selected best member on every prompt."""
 
     family = "paper000_best_single"
-    label = "best single on validation (000)"
+    label = "best single on validation (2609.32996)"
 
 
 #: The four presets of 2609.32996 (App. B.2), registered beside the library's families.
