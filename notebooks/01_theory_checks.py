@@ -51,7 +51,7 @@
 #    successes in 16 certify (2609.32996 App. B.1).
 # 2. Which way plug-in gaps err: the coverage gap $\hat L$ overshoots a zero population gap but
 #    can fall below a positive one (2609.32996 App. C.1); the outcome-oracle gap is biased low
-#    (paper 002, Prop. 3); the two differ because they estimate different targets.
+#    (Shihab et al., Prop. 3); the two differ because they estimate different targets.
 # 3. The routing identity $C_{\mathrm{orac}} - C_r = D\,e_D$ and the break-even error $L/D$ for
 #    any per-prompt choice, random or made by routers fitted to data (2609.32996 Prop. 2).
 # 4. The factor-$M$ mixture bound $C_{\mathrm{mix}}(\tau) \ge C_{\mathrm{orac}}(M\tau)$, over the
@@ -59,13 +59,13 @@
 # 5. The single-draw decomposition $O_{\exp} = O_{\mathrm{repro}} + \Delta$ (2607.03436 Thm 1)
 #    and a dependent pair for which best-of-$M$ falls short of the single-draw oracle;
 #    complementary correctness and the signal sandwich $0 \le G_Z \le G_{\mathrm{out}}$
-#    (paper 002, Prop. 1 and Thm 2); the recoverability asymmetry: every single-commit router,
+#    (Shihab et al., Prop. 1 and Thm 2); the recoverability asymmetry: every single-commit router,
 #    fitted ones included, is capped at $O_{\mathrm{repro}}$ whatever the joint law of the draws,
 #    while best-of-$M$ on the maximiser lifts through the cap and beats the independent-pool
 #    oracle (2607.03436 Thm 2).
 # 6. In the appendix: complementary coverage $F_b$ relative to an anchor is normalised, monotone
 #    and submodular, so greedy pools reach $1 - 1/e$ of the best pool of their size; greedy is
-#    optimal on disjoint rescue sets and nearly tight on the classical worst case (paper 002,
+#    optimal on disjoint rescue sets and nearly tight on the classical worst case (Shihab et al.,
 #    Thm 8).
 # 7. In the appendix, when the released MATH-500 tensors are present: the released
 #    decomposition of 2607.03436 is reproduced.
@@ -309,10 +309,10 @@ R.show_md("Reading: at $\\tau = {t:g}$ the plug-in oracle curve lies {o} above t
 # favours lucky estimates, pushing $\hat L$ up; but the best member is chosen on noisy estimates
 # too, which pushes the subtracted term up as well, and thresholding coarse estimates can move
 # coverage either way. So 2609.32996 (App. C.1) warns that $\hat L$ is not automatically an upper
-# bound on $L$. For the outcome-oracle gap of paper 002, with one draw per member and $R_{im}$
+# bound on $L$. For the outcome-oracle gap of Shihab et al., with one draw per member and $R_{im}$
 # the 0/1 outcome, the plug-in $\hat G_{\mathrm{out}} = \hat q - \max_m \hat p_m$ has
 # $\hat q = \frac1n\sum_i \max_m R_{im}$ unbiased for its target, while $\max_m \hat p_m$ is
-# biased upward, so $\hat G_{\mathrm{out}}$ is biased low (Prop. 3 of paper 002). Three
+# biased upward, so $\hat G_{\mathrm{out}}$ is biased low (Prop. 3 of Shihab et al.). Three
 # simulations, with the Monte Carlo standard error beside each
 # mean: equal-rate pools ($L = 0$), pools with specialists on half the prompts at $k = 64$
 # (a known $L > 0$), and the diffuse pool's rates with one draw per member; @fig-bias draws the
@@ -533,7 +533,7 @@ R.show_md("Reading: on the diffuse pool the mixture exceeds its guarantee by {lo
 # every member shares a random seed) it is estimated by the share of (prompt, draw) pairs where
 # some member is right, whatever the dependence. The review of 2607.03436 gives a worked
 # example, which we recompute first. After the decomposition come two views of the ceiling
-# $O_{\mathrm{repro}}$: paper 002's information ladder, which climbs to it from the best fixed
+# $O_{\mathrm{repro}}$: Shihab et al.'s information ladder, which climbs to it from the best fixed
 # member, and the cap it puts on routers fitted to data.
 
 # %%
@@ -587,12 +587,12 @@ R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{r
           agg=R.published("001.REV.oagg_math500").text, rep=R.published("001.REL.orepro").text)
 
 # %% [markdown]
-# ### Complementary correctness and the signal sandwich (paper 002)
+# ### Complementary correctness and the signal sandwich (Shihab et al.)
 #
 # With one draw per member, let $q = P(\max_m R_m = 1)$ be the outcome oracle's accuracy,
 # $p^\star = \max_m P(R_m = 1)$ the best fixed member's, $b^\star$ that member, and
 # $G_{\mathrm{out}} = q - p^\star$. The gap is the probability of one event: $b^\star$ is wrong and
-# some other member is right (Prop. 1 of paper 002). A router that sees only a pre-answer
+# some other member is right (Prop. 1 of Shihab et al.). A router that sees only a pre-answer
 # signal $Z$ (a task tag, a length bin) can do no better than choosing, for each value of $Z$, the
 # member most accurate there; its accuracy $q_Z$ and gain $G_Z = q_Z - p^\star$ satisfy
 # $0 \le G_Z \le G_{\mathrm{out}}$ (Thm 2). We compute every rung exactly on the diffuse pool's
@@ -602,16 +602,17 @@ R.show_md("For the anticorrelated pair $O_{{\\exp}} = {oe}$ and $O_{{\\mathrm{{r
 # %%
 b_star = int(spec.p.mean(axis=0).argmax())
 rescue = noise.rescue_probability(spec.p, b_star)
-claims.add("G_out = P(R_b* = 0 and some other R_m = 1)", "002 Prop. 1",
+claims.add("G_out = P(R_b* = 0 and some other R_m = 1)", "Shihab et al. Prop. 1",
            f"{truth_ladder.G_out:.6f} vs {rescue:.6f}",
            np.isclose(truth_ladder.G_out, rescue, atol=1e-12))
 signals = {"constant": None, "3 difficulty bins": pd.qcut(spec.p.mean(axis=1), 3, labels=False),
            "prompt itself": np.arange(N_PROMPTS)}
 ladders = {name: noise.ladder_truth(spec.p, z) for name, z in signals.items()}
-claims.add("0 ≤ G_Z ≤ G_out for three signals", "002 Thm 2",
+claims.add("0 ≤ G_Z ≤ G_out for three signals", "Shihab et al. Thm 2",
            ", ".join(R.fmt(lad.G_Z, 3) for lad in ladders.values()),
            all(-1e-12 <= lad.G_Z <= lad.G_out + 1e-12 for lad in ladders.values()))
-claims.add("constant signal: G_Z = 0; the prompt itself: q_Z = O_repro", "002 Thm 2; 2607.03436",
+claims.add("constant signal: G_Z = 0; the prompt itself: q_Z = O_repro",
+           "Shihab et al. Thm 2; 2607.03436",
            f"{ladders['constant'].G_Z:.1e}; "
            f"{ladders['prompt itself'].q_Z - ladders['prompt itself'].O_repro:.1e}",
            abs(ladders["constant"].G_Z) < 1e-12
@@ -743,20 +744,22 @@ dis = PC.theorem8_checks(PC.disjoint_rescue_instance([9, 7, 5, 3, 1], n_anchor_r
                          0)
 mono, sub = thm8[["monotone_checks", "monotone_violations"]].sum(), thm8[["submodular_checks",
         "submodular_violations"]].sum()
-claims.add("F_b(∅) = 0 on every random outcome matrix", "002 Thm 8",
+claims.add("F_b(∅) = 0 on every random outcome matrix", "Shihab et al. Thm 8",
            f"{int(thm8['normalised'].sum())}/{len(thm8)} instances", thm8["normalised"].all())
-claims.add("F_b is monotone: F_b(S ∪ {j}) ≥ F_b(S) for every S and j", "002 Thm 8",
+claims.add("F_b is monotone: F_b(S ∪ {j}) ≥ F_b(S) for every S and j", "Shihab et al. Thm 8",
            f"{mono.iloc[1]} violations in {mono.iloc[0]:,} steps", mono.iloc[1] == 0)
-claims.add("F_b is submodular: a member's marginal gain never grows as S grows", "002 Thm 8",
+claims.add("F_b is submodular: a member's marginal gain never grows as S grows",
+           "Shihab et al. Thm 8",
            f"{sub.iloc[1]} violations in {sub.iloc[0]:,} pairs", sub.iloc[1] == 0)
 
 # %%
 #| echo: false
-claims.add("greedy ≥ (1 − 1/e) × the optimum of its size, every size, every instance", "002 Thm 8",
+claims.add("greedy ≥ (1 − 1/e) × the optimum of its size, every size, every instance",
+           "Shihab et al. Thm 8",
            f"smallest ratio {thm8['min_ratio'].min():.3f} ≥ {PC.GREEDY_BOUND:.3f}",
            thm8["min_ratio"].min() >= PC.GREEDY_BOUND - 1e-12)
 claims.add("greedy = optimum at every size when the alternatives rescue disjoint prompts",
-           "002 Thm 8", f"{len(dis.sizes)} sizes",
+           "Shihab et al. Thm 8", f"{len(dis.sizes)} sizes",
            dis.holds and np.array_equal(dis.greedy, dis.optimum))
 claims.add("worst case, |S| = 4: greedy and the optimum found by search equal the construction's "
            "counts",
@@ -764,7 +767,7 @@ claims.add("worst case, |S| = 4: greedy and the optimum found by search equal th
            kind="sanity")
 claims.add("worst case, |S| = 4: 1 − 1/e < greedy / optimum < 1 "
            "(the classical near-tight instance)",
-           "002 Thm 8", f"{g4 / o4:.3f}", PC.GREEDY_BOUND < g4 / o4 < 1)
+           "Shihab et al. Thm 8", f"{g4 / o4:.3f}", PC.GREEDY_BOUND < g4 / o4 < 1)
 
 # %%
 lines = [R.md("- Count rules make low thresholds coarse: at $k = 16$ one success separates covered "
@@ -851,12 +854,12 @@ R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\
 # that @sec-pool-construction leans on, the single-draw decomposition recomputed on a released
 # real pool, and the claims table that collects every check of the chapter.
 #
-# ### Complementary coverage is submodular (paper 002, Thm 8) {#sec-theory-submodular}
+# ### Complementary coverage is submodular (Shihab et al., Thm 8) {#sec-theory-submodular}
 #
 # Pool construction (@sec-pool-construction) keeps an anchor $b$ and chooses a set $S$ of
 # alternatives beside it. Its objective is the *complementary coverage*
 # $F_b(S) = P(R_b = 0 \text{ and } R_m = 1 \text{ for some } m \in S)$: the rescue indicator of
-# the anchor, pooled over $S$. Theorem 8 of paper 002 says that $F_b$ is normalised
+# the anchor, pooled over $S$. Theorem 8 of Shihab et al. says that $F_b$ is normalised
 # ($F_b(\varnothing) = 0$), monotone (adding a member never lowers it) and submodular (a member's
 # marginal gain $F_b(S \cup \{j\}) - F_b(S)$ never grows as $S$ grows), so the greedy set of each
 # size $|S|$ reaches at least $1 - 1/e$ of the best set of that size (Nemhauser, Wolsey and

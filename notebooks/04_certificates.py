@@ -66,7 +66,7 @@ TIE_GRID = [0.0, 0.01, 0.03, 0.05, 0.10, 0.20]  # lead d of the best member over
 P_BEST = 0.6  # accuracy of the best member in the coverage grid
 M_SIM = 8  # members in the coverage grid
 N_ARRANGEMENTS = 50  # outcome matrices consistent with the pilot's published margins
-N_RESEEDS = 20  # random 50/50 splits per arrangement (as in paper 002)
+N_RESEEDS = 20  # random 50/50 splits per arrangement (as in Shihab et al.)
 N_DRAWS = 30  # single draws of the 30-draw tensors to certify
 N_CLUSTERS = 16  # frozen text clusters (a finite signal)
 N_LENGTH_BINS = 8  # prompt-length bins (a finite signal)
@@ -115,7 +115,7 @@ METHOD = {"naive": "naive", "naive-percentile": "naive (percentile)", "exact": "
 #|   Data and settings of this chapter. Real pools are used only when their files are present.
 avail = datasets.available()
 present_ext = avail[(avail["kind"] == "external") & avail["present"]]["name"].tolist()
-settings = pd.DataFrame({"data": ["paper 002 counts (App. P, Tables 1, 11-13)",
+settings = pd.DataFrame({"data": ["Shihab et al. counts (App. P, Tables 1, 11-13)",
                                   "simulated populations", "real pools (OG_EXTERNAL_DIR)"],
                          "what": ["published integers and accuracies",
                                   f"M = {M_SIM} members, n in {N_GRID}, {REPS:,} samples per cell",
@@ -750,7 +750,7 @@ R.show_md("Reading: {nc} of {t} intervals cover their population value. $G_\\Pi$
 # %%
 MULTI = {"mmlu-pro": "category", "routerbench-all": "task", "routerdc-k1-all": "task",
          "llmrouter-routeprofile": "dataset", "routerbench-mini": "dataset"}
-audits, fits = {}, {}  # each pool's calibration half is reused by paper 002's family below
+audits, fits = {}, {}  # each pool's calibration half is reused by Shihab et al.'s family below
 for name, tag in [(n_, t_) for n_, t_ in MULTI.items() if n_ in present_ext]:
     pool = datasets.load(name)
     fit, text = C.random_halves(pool.n_prompts, seed=rng), pool.prompts["text"]
@@ -907,8 +907,8 @@ R.skipped_callout(skipped, need="data this run lacked (the released files under 
                   if any("no prompt text" in x for x in skipped) else
                   "`OG_EXTERNAL_DIR` with the released data")
 n_skips_shown = len(skipped)  # the appendix lists its own skipped sections at its end
-lines = [R.md("- Paper 002's Theorem 4 and Corollary 5 are reproduced from the counts the paper "
-              "publishes: {a} of {b} published intervals match to three decimals.",
+lines = [R.md("- Shihab et al.'s Theorem 4 and Corollary 5 are reproduced from the counts the "
+              "paper publishes: {a} of {b} published intervals match to three decimals.",
               a=int(pilot_vs["matches"].sum() + confirm_vs["matches"].sum()
                     + split_df["matches"].sum()),
               b=len(pilot_vs) + len(confirm_vs) + len(split_df)),]
@@ -1201,7 +1201,7 @@ MAX_FAMILY_PROMPTS = 750 if SMALL else None  # a quick run fits the routers on f
 
 # %%
 def paper_family(R_all, fit, X, names):
-    """Theorem 6 for paper 002's family: the constants plus its three routers fitted on ``fit``
+    """Theorem 6 for Shihab et al.'s family: the constants plus its three routers fitted on ``fit``
     (a quick run fits them on at most MAX_FAMILY_PROMPTS of it; the test half stays whole)."""
     cal, tst = np.flatnonzero(fit), np.flatnonzero(~fit)
     if MAX_FAMILY_PROMPTS and len(cal) > MAX_FAMILY_PROMPTS:
@@ -1218,7 +1218,7 @@ pf_rows = []
 for name in audits:
     pool = datasets.load(name)
     if not pool.prompts["text"].notna().all():
-        skipped.append(f"paper 002's family on {human(name)} (no prompt text, so no embedding)")
+        skipped.append(f"Shihab et al.'s family on {human(name)} (no prompt text, so no embedding)")
         continue
     theirs = paper_family(C.outcomes_from_pool(pool), fits[name],
                           budget_inputs(pool, minilm_limit=0), pool.policy_names)
@@ -1239,7 +1239,7 @@ def fam_cols(c, who):
 
 pf = pd.DataFrame([{"pool": human(r["pool"]), "n test": r["n test"],
                     **fam_cols(r["ours"], "(ours)"),
-                    **fam_cols(r["paper"], "(paper 002)")} for r in pf_rows])
+                    **fam_cols(r["paper"], "(Shihab et al.)")} for r in pf_rows])
 if len(pf):
     display(R.table(pf))
     fam_lo = fam_df.set_index("pool")[["glo", "hlo"]]
@@ -1247,17 +1247,17 @@ if len(pf):
                 for r in pf_rows),
             "our family's rows are those of the family table (same split, same certificate)")
 else:
-    skipped.append("paper 002's family beside ours (no real pool with prompt text)")
+    skipped.append("Shihab et al.'s family beside ours (no real pool with prompt text)")
 
 # %%
 if pf_rows:
     g = lambda who, f: sum(f(r[who]) for r in pf_rows)  # noqa: E731
     t2p = datasets.paper_table("002_table2_family")
-    R.show_md("Reading: with paper 002's family $G_\\Pi$ is certified positive on {gp} of {t} "
+    R.show_md("Reading: with Shihab et al.'s family $G_\\Pi$ is certified positive on {gp} of {t} "
               "pools and $H_\\Pi$ on {hp}; with ours on {go} and {ho}. The best member of the "
-              "paper's family scores above the best of ours on {hi} of {t} pools. Paper 002 prints "
-              "$G_\\Pi$ not certified on {pg} of its {pt} tasks and $H_\\Pi$ certified on {ph} "
-              "(Table 2). Family sizes $\\lvert\\Pi\\rvert$ by pool: {sizes}.{quick}",
+              "paper's family scores above the best of ours on {hi} of {t} pools. Shihab et al. "
+              "print $G_\\Pi$ not certified on {pg} of their {pt} tasks and $H_\\Pi$ certified on "
+              "{ph} (Table 2). Family sizes $\\lvert\\Pi\\rvert$ by pool: {sizes}.{quick}",
               quick="" if not MAX_FAMILY_PROMPTS else R.md(
                   " (A quick run fits the paper's routers on at most {m:,} prompts of each "
                   "calibration half.)", m=MAX_FAMILY_PROMPTS),
@@ -1354,11 +1354,11 @@ ex_min, pa_min, nv_min = (exact_cov.loc[exact_cov["method"] == m, "coverage"].mi
                           for m in ("exact", "paired", "naive"))
 checks.add(f"Theorem 4 covers G_out with probability ≥ {1 - ALPHA:.2f} "
            f"({len(small_pops)} populations, every sample)",
-           "002 Thm 4", f"min {ex_min:.4f}", ex_min >= 1 - ALPHA, kind="enumeration")
+           "Shihab et al. Thm 4", f"min {ex_min:.4f}", ex_min >= 1 - ALPHA, kind="enumeration")
 checks.add(f"the paired interval covers G_out with probability ≥ {1 - ALPHA:.2f} (every sample)",
            "this chapter", f"min {pa_min:.4f}", pa_min >= 1 - ALPHA, kind="enumeration")
 bias = exact_cov.groupby("population")[["mean_estimate", "truth"]].first()
-checks.add("E[Ĝ_out] ≤ G_out exactly", "002 Prop. 3",
+checks.add("E[Ĝ_out] ≤ G_out exactly", "Shihab et al. Prop. 3",
            f"max E[Ĝ_out] − G_out = {(bias['mean_estimate'] - bias['truth']).max():.4f}",
            (bias["mean_estimate"] <= bias["truth"] + 1e-12).all(), kind="enumeration")
 
@@ -1386,7 +1386,7 @@ R.show_md("Enumerating every sample, Theorem 4 covers {e} and the paired interva
 near_tie = C.mixture_population([0.6] * 7 + [0.61])
 sim_cov = pd.concat([C.gap_coverage(near_tie, n, reps=REPS_CHECK, seed=rng) for n in (50, 200)],
                     ignore_index=True)
-for m, src in (("exact", "002 Thm 4"), ("paired", "this chapter")):
+for m, src in (("exact", "Shihab et al. Thm 4"), ("paired", "this chapter")):
     cmin = sim_cov.loc[sim_cov["method"] == m, "coverage"].min()
     checks.add(f"{METHOD[m]} interval ≥ {1 - ALPHA:.2f} in an 8-member near tie", src,
                f"min {cmin:.4f}", cmin >= 1 - ALPHA, kind="simulation")
@@ -1394,17 +1394,17 @@ fam_c = C.family_coverage(spec_pop, np.array([[0, 1, 2], [0, 0, 0], [1, 1, 2], [
                           reps=REPS_CHECK, seed=rng).set_index("method")
 sig_c = C.signal_coverage(spec_pop, 300, reps=REPS_CHECK, seed=rng).set_index("method")
 for label, val, src in (("G_Π and H_Π intervals cover simultaneously",
-                         fam_c.loc["G_Pi and H_Pi", "coverage"], "002 Thm 6"),
+                         fam_c.loc["G_Pi and H_Pi", "coverage"], "Shihab et al. Thm 6"),
                         ("finite-signal interval for q_Z covers", sig_c.loc["q_Z", "coverage"],
-                         "002 Thm 7"),
+                         "Shihab et al. Thm 7"),
                         ("finite-signal interval for G_Z covers", sig_c.loc["G_Z", "coverage"],
-                         "002 App. M.2")):
+                         "Shihab et al. App. M.2")):
     checks.add(f"{label} with probability ≥ {1 - ALPHA:.2f}", src, f"{val:.4f}", val >= 1 - ALPHA,
                kind="simulation")
 
 
 # %%
-checks.add("signal sandwich p* ≤ q_Z ≤ q on the population", "002 Thm 2",
+checks.add("signal sandwich p* ≤ q_Z ≤ q on the population", "Shihab et al. Thm 2",
            f"{spec_pop.p.max():.3f} ≤ {spec_pop.q_signal:.3f} ≤ {spec_pop.q:.3f}",
            spec_pop.p.max() <= spec_pop.q_signal <= spec_pop.q)
 

@@ -60,10 +60,10 @@
 # %% tags=["parameters"]
 SMALL = False  # a quick run: fewer folds, random pools and instances
 SEED = 0
-N_FOLDS = 40  # random 50/50 calibration/test splits per dataset (paper 002: 40)
-N_RANDOM = 200  # random pools per cell (paper 002: 200)
-N_ITEMS = 300  # items per dataset in the simulated pool (paper 002: 200-300)
-M_SIM = 8  # models (members) in the simulated pool (paper 002: 8)
+N_FOLDS = 40  # random 50/50 calibration/test splits per dataset (Shihab et al.: 40)
+N_RANDOM = 200  # random pools per cell (Shihab et al.: 200)
+N_ITEMS = 300  # items per dataset in the simulated pool (Shihab et al.: 200-300)
+M_SIM = 8  # models (members) in the simulated pool (Shihab et al.: 8)
 TOPIC_SD = 1.0  # spread of model-by-topic skill in the simulated pool (its complementarity)
 N_INSTANCES = 300  # random outcome matrices for the exact Theorem 8 checks
 TAUS = [0.1, 0.5, 0.9]  # success thresholds for the k = 30 tensors
@@ -167,7 +167,8 @@ settings_rows = [  # (data, what, used)
      f"{TOPIC_SD:g} (and 0)", True),
     ("held-out sweep", f"sizes 1..M-1, {N_FOLDS} folds (real pools {REAL_FOLDS}, MMLU-Pro "
      f"{MMLU_FOLDS}), {N_RANDOM} random pools per cell", True),
-    ("paper 002, published", "Tables 9 and 10 and the App. J sweep figures (data/paper/)", True),
+    ("Shihab et al., published", "Tables 9 and 10 and the App. J sweep figures (data/paper/)",
+     True),
     ("real pools (OG_EXTERNAL_DIR)", "MMLU-Pro, RouterBench, RouterDC, LLMRouter (2 sets), k = 30 "
      "tensors", bool(present & {"mmlu-pro", "routerbench-all"})),
     ("routers for router gain", "routers.py max_confidence on simulated confidences; real pools: "
@@ -326,7 +327,7 @@ cal_rows = [{"pool": name, "cells": len(sw.cells), "ratio min": sw.cells["ratio"
              "cells at the optimum": (sw.cells["ratio"] >= 1 - 1e-12).mean(),
              "cells below 1-1/e": int((sw.cells["ratio"] < C.GREEDY_BOUND).sum())}
             for name, sw in sims.items()]
-cal_rows.append({"pool": "paper 002 (published)", "cells": int(pv[("cells", "all")]),
+cal_rows.append({"pool": "Shihab et al. (published)", "cells": int(pv[("cells", "all")]),
                  "ratio min": pv[("greedy_over_optimum_min", "all")],
                  "ratio mean": pv[("greedy_over_optimum_mean", "all")],
                  "cells at the optimum": np.nan, "cells below 1-1/e": 0})
@@ -359,7 +360,7 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
 #|   column is error correlation; it has no k-medoids or DPP column).
 published10 = paper_table("002_table10_pool_baselines").drop(columns="size")
 t10 = pd.concat([sw.table10(2).assign(pool=name) for name, sw in sims.items()]
-                + [published10.assign(pool="paper 002 (published)")], ignore_index=True)
+                + [published10.assign(pool="Shihab et al. (published)")], ignore_index=True)
 t10 = t10[["pool"] + [c for c in t10.columns if c != "pool"]]
 RULE_NAMES = {"greedy": "greedy", "accuracy": "accuracy rank", "diversity": "diversity",
               "kmedoids": "k-medoids", "dpp": "DPP", "random": "random"}
@@ -412,7 +413,7 @@ for name, sw in sims.items():
                    "random p05": r.random_p05, "random p95": r.random_p95,
                    "folds above p95": r.above_p95, "random beaten": r.beats_random}
                   for r in s2.itertuples()]
-rand_rows += [{"pool": "paper 002 (published)", "dataset": d, "random beaten": v}
+rand_rows += [{"pool": "Shihab et al. (published)", "dataset": d, "random beaten": v}
               for d, v in pub_beats.items()]
 rand_tbl = pd.DataFrame(rand_rows)
 display(table(rand_tbl, percent=["folds above p95", "random beaten"]))
@@ -792,7 +793,7 @@ show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_a
 t9 = pd.concat([sw.table9(2).assign(pool=name) for name, sw in routed.items()], ignore_index=True)
 p9 = (paper_table("002_table9_pool_construction")
       .rename(columns={"relative_cost": "pool_cost_ratio"}).drop(columns="size"))
-t9 = pd.concat([t9.drop(columns="routed_cost_ratio"), p9.assign(pool="paper 002 (published)")],
+t9 = pd.concat([t9.drop(columns="routed_cost_ratio"), p9.assign(pool="Shihab et al. (published)")],
                ignore_index=True)
 display(table(t9, columns={"pool": "pool", "dataset": "dataset", "rule": "rule",
                            "test_opportunity": "test opportunity",
@@ -951,7 +952,7 @@ if rsw:
             "pool the correlation between coverage and gain is {r}. {verdict}",
             n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()),
             nc=int(more_cov.sum()), ncg=int((more_cov & more_gain).sum()), r=all_corr,
-            verdict="As paper 002 reports, coverage does not by itself buy router gain: the "
+            verdict="As Shihab et al. report, coverage does not by itself buy router gain: the "
                     "rescues exist, but a router that sees only the prompt does not find them."
             if pos2.sum() <= len(conv) / 2
             else "Here coverage does convert into router gain on most datasets.")
