@@ -985,7 +985,7 @@ def describe(name: str) -> dict:
 
 #: How the book writes the parts of a registry name (source first, then task and variant).
 _TITLE_SOURCE = {"chen2026": "Chen 2026", "routerdc": "RouterDC", "routerbench": "RouterBench",
-                 "llmrouter": "LLMRouter", "paper002": "paper 002", "paper000": "paper 000",
+                 "llmrouter": "LLMRouter", "paper002": "Shihab et al.", "paper000": "arXiv 2609.32996",
                  "lab": "lab", "sim": "simulated"}
 _TITLE_PART = {"math500": "MATH-500", "humanevalplus": "HumanEval+", "gpqa": "GPQA", "gsm8k": "GSM8K",
                "humaneval": "HumanEval", "mbpp": "MBPP", "javascript": "HumanEval-JS", "mmlu": "MMLU",
