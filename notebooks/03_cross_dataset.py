@@ -645,10 +645,10 @@ claims.add("two-member pools: router intervals above zero only where both halves
 #| echo: false
 claims.add("stronger pair: the identity router does not beat the best member at τ = 0.10",
            "2609.32996 §4",
-           f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.2f} vs L/D {id10.break_even:.2f}",
+           f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.3f} vs L/D {id10.break_even:.3f}",
            id10.gain_best <= 0, kind="published")
 claims.add("stronger pair: the identity router gains at τ = 0.70", "2609.32996 §4",
-           f"gain {id70.gain_best:+.3f}, e_D {id70.e_D:.2f} vs L/D {id70.break_even:.2f}",
+           f"gain {id70.gain_best:+.3f}, e_D {id70.e_D:.3f} vs L/D {id70.break_even:.3f}",
            id70.gain_best > 0, kind="published")
 claims.add("mixed sizes at τ = 0.10: margin-preserving rejects, re-deal does not, 15-NN gains "
            "nothing",
@@ -804,7 +804,9 @@ alt_pool = cross.split("test").select(policies=pol["name"].isin([f"{t}-light-s{a
 alt_sep = SP.separation(alt_pool, TAUS)
 R.solution("1. With seed {a} of each task the light pair's own members lead on the primary half "
            "from $\\tau = {p}$ and on the secondary half from $\\tau = {s}$ (seed {b}: {p0} and "
-           "{s0}). Seeds of one recipe are exchangeable, so the thresholds {verdict}.",
+           "{s0}). Seeds of one recipe are exchangeable: each has the same law, so no direction "
+           "of change could be predicted, and a single pair may still differ by chance. On this "
+           "run the thresholds {verdict}.",
            a=alt, b=PAIR_SEED, p=R.fmt(alt_sep.from_tau["primary"], 2),
            s=R.fmt(alt_sep.from_tau["secondary"], 2),
            p0=R.fmt(seps[PAIRS[0]].from_tau["primary"], 2),

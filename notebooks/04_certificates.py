@@ -102,7 +102,7 @@ METHOD = {"naive": "naive", "naive-percentile": "naive (percentile)", "exact": "
 # %% [markdown]
 # ## Data and settings
 #
-# Three kinds of data carry the chapter (@tbl-cert-settings). The **published counts** of paper
+# Three kinds of data carry the chapter (@tbl-cert-settings). The **published counts** of
 # Shihab et al. (its pilot's per-model and oracle counts from Appendix P, and the accuracies of its
 # confirmatory tables) are transcribed into `data/paper/` with their sources. **Simulated
 # populations** with known truth are finite laws over the $2^M$ outcome patterns, so every
@@ -741,7 +741,7 @@ R.show_md("Reading: {nc} of {t} intervals cover their population value. $G_\\Pi$
 #
 # Five real pools carry a natural task tag: MMLU-Pro (its subject categories), the three
 # RouterBench tasks stacked (same 11 models), the six RouterDC one-answer sets stacked (same 7
-# models), the RouteProfile set (its tasks) and routerbench-mini (its datasets, no item text,
+# models), the RouteProfile set (its tasks) and RouterBench mini (its datasets, no item text,
 # so no length or cluster signal); @tbl-cert-signal gives each tag's number of values $J$.
 # @tbl-cert-family gives the two simultaneous intervals of Theorem 6 per pool. Chapter 05's
 # @tbl-plateau-family certifies some of the same pools with Shihab et al.'s fitted routers as the
@@ -1188,7 +1188,9 @@ else:
 # length and frozen text clusters. @tbl-cert-family-paper fits the paper's family on the calibration
 # half each pool had in @tbl-cert-family and certifies it on the same test half, so our rows are
 # those of @tbl-cert-family; the paper's family is labelled as the paper's (pools without prompt
-# text have no embedding and are left out).
+# text have no embedding and are left out). Chapter 05's @tbl-plateau-family certifies the same
+# family on its own random calibration half, with the embedding that chapter gives each pool, so
+# its intervals for the same pools differ from these.
 
 # %%
 from oraclegap.deploy.features import budget_inputs

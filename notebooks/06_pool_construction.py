@@ -319,7 +319,7 @@ show_md("The models' true success rates (the mean over items of $p_{{im}}$) rang
 # %%
 #| label: tbl-compose-calibration
 #| tbl-cap: >-
-#|   Greedy/optimum on the calibration half over all cells of the sweep, simulated pools and paper
+#|   Greedy/optimum on the calibration half over all cells of the sweep, simulated pools and
 #|   Shihab et al. (published, App. J).
 pv = {(r.statistic, r.dataset): r.value for r in paper_table("002_appJ_sweep").itertuples()}
 cal_rows = [{"pool": name, "cells": len(sw.cells), "ratio min": sw.cells["ratio"].min(),
@@ -385,8 +385,8 @@ best = {d: " = ".join(RULE_NAMES[c] for c in t)
            len({"greedy", "accuracy"} & set(t)) == 1 else "") for d, t in top.items()}
 show_md("Reading: with topic skill greedy's held-out coverage is above accuracy ranking's on {w} "
         "of {n} datasets, below it on {l} and tied on {t} (a tie: within two standard errors "
-        "over folds of the paired difference); the highest deployable rule per dataset, as the "
-        "table prints it, is {best}. The calibration-optimal pool covers {eo} on average against "
+        "over folds of the paired difference); the highest deployable rule per dataset, to "
+        "three decimals, is {best}. The calibration-optimal pool covers {eo} on average against "
         "greedy's {go}, and the hindsight optimum {ho}{gapword}.",
         w=int(va.get("more", 0)), l=int(va.get("less", 0)), n=len(ts), t=int(va.get("tie", 0)),
         best=", ".join(f"{d}: {r}" for d, r in best.items()),
@@ -1253,7 +1253,7 @@ if mp is not None:
     show_md("Reading: anchor {a}; the optimum is proven up to |S| = {se} (enumeration up to {sn}), "
             "and {gr} there; lazy greedy took {le} marginal-gain evaluations for {s} members "
             "against {pe} for plain greedy, which evaluates each of the {k} candidates not yet "
-            "chosen once per step ($\\sum_{{t<s}} (K - 1 - t)$), with the same pool: {same}.",
+            "chosen once per step ($\\sum_{{t<s}} (M - 1 - t)$), with the same pool: {same}.",
             s=len(gm.members), k=len(mnames) - 1,
             a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
             sn=int(large.loc[large["method"] == "enumeration", "size"].max()),
