@@ -1252,9 +1252,9 @@ if mp is not None:
 if mp is not None:
     show_md("Reading: anchor {a}; the optimum is proven up to |S| = {se} (enumeration up to {sn}), "
             "and {gr} there; lazy greedy took {le} marginal-gain evaluations for $|S| = {s}$ "
-            "alternatives against {pe} for plain greedy, which evaluates each of the {k} candidates "
-            "not yet chosen once per step ($\\sum_{{t < |S|}} (M - 1 - t)$), with the same "
-            "pool: {same}.",
+            "alternatives against {pe} for plain greedy, which evaluates each of the {k} "
+            "candidates not yet chosen once per step ($\\sum_{{t < |S|}} (M - 1 - t)$), with "
+            "the same pool: {same}.",
             s=len(gm.members), k=len(mnames) - 1,
             a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
             sn=int(large.loc[large["method"] == "enumeration", "size"].max()),
