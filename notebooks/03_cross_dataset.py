@@ -1105,10 +1105,10 @@ fb = lambda b: f"[{b[0]:.2f}, {b[1]:.2f}]"  # noqa: E731
 used = a11_bands.loc[a11_bands["used"].astype(str).eq("True"), ["band_lo", "band_hi"]].iloc[0]
 same = paper_band == (used["band_lo"], used["band_hi"])
 R.show_md("Reading: on the paper's published rows the rule passes {pp} and selects the band {pb} "
-          "for it, {same} the band the paper used ({ub}). On the lab's base model {lp} pass stage "
-          "one{lb}.",
+          "for it, {same} the band the paper used ({ub}). On the lab's base model stage one "
+          "passes {lp}{lb}.",
           pp=", ".join(paper_pass) or "no candidate", pb=fb(paper_band), ub=fb(tuple(used)),
-          same="the same as" if same else "not", lp=", ".join(lab_pass) or "no task",
+          same="the same as" if same else "not", lp=" and ".join(lab_pass) or "no task",
           lb="".join(R.md("; the band for the {t} task: {b}", t=t, b=fb(b))
                      for t, b in lab_band.items()))
 
