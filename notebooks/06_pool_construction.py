@@ -480,11 +480,10 @@ show_md("Reading: on the calibration half {sat} of the {k} alternatives already 
 # a share $\tau$ of its 30 draws is right).
 
 # %%
-REAL = [("MMLU-Pro", "mmlu-pro", {"by": None, "n_folds": MMLU_FOLDS}),
-        ("RouterBench", "routerbench-all", {"by": "dataset"}),
-        ("RouterDC k=1", "routerdc-k1-all", {"by": "task"}),
-        ("LLMRouter RouteProfile", "llmrouter-routeprofile", {"by": "dataset"}),
-        ("LLMRouter DCRouter", "llmrouter-dcrouter", {"by": "dataset"})]
+REAL = [(datasets.title(name), name, kw) for name, kw in [  # one name per pool, as in the router
+    ("mmlu-pro", {"by": None, "n_folds": MMLU_FOLDS}), ("routerbench-all", {"by": "dataset"}),
+    ("routerdc-k1-all", {"by": "task"}), ("llmrouter-routeprofile", {"by": "dataset"}),
+    ("llmrouter-dcrouter", {"by": "dataset"})]]
 real, t0, first_reason = {}, time.perf_counter(), None
 for label, name, kw in REAL:
     pool, why = datasets.load_optional(name)
@@ -711,9 +710,8 @@ show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum i
 
 # %%
 brow = []
-for label in [x for x in ("RouterBench", "LLMRouter RouteProfile") if x in real]:
-    registry = {"RouterBench": "routerbench-all",
-                "LLMRouter RouteProfile": "llmrouter-routeprofile"}
+registry = {datasets.title(n): n for n in ("routerbench-all", "llmrouter-routeprofile")}
+for label in [x for x in registry if x in real]:
     sw, pool = real[label], datasets.load(registry[label])
     cr = sw.table9(2).set_index(["dataset", "rule"])["pool_cost_ratio"]
     for ds, pos in sw.items.items():
