@@ -1012,6 +1012,8 @@ takeaways.append(md("- Coverage saturates: the median real dataset reaches 90% o
                             "(@fig-compose-real-saturation).", g=reach["greedy"].median(),
                             c=(over["saturation_size"] / (over["K"] - 1)).median(),
                             r=reach["random"].median()) if len(reach) else ""))
+
+# %%
 worst_p3 = min([worst_cb["cost-benefit greedy (partial=3)"]]  # simulated and real budgets
                + ([rb["cost-benefit greedy (partial=3)"].min()] if len(rb) else []))
 takeaways.append(md("- Under cost budgets ({scope}), cost-benefit greedy with partial "
