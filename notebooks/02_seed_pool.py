@@ -734,12 +734,13 @@ R.show_md("Reading: over the {n} set-and-threshold tests of $\\hat L$, {up} reje
 # false-discovery rate across the whole family of upper-tail tests: on every test set of the lab
 # (the seed pool, the second task and the replications) the gap, disagreement,
 # oracle-minus-mixture and rise tests and the member-spread tests, and, when present, the same
-# tests on the real pool of the appendix. Validation sets, which served to choose members and fit
-# routers, stay out, and so do the diagnostics built for a known answer (the baseline, the
-# seed-aligned twin and the negative controls), tests whose null is a single point
-# (@sec-seed-table1-more) and the descriptive similarity diagnostics. @tbl-bh counts the
-# discoveries by pool and statistic, and @tbl-bh-top gives each pool's strongest test of the
-# oracle gap itself.
+# tests on the real pool of the appendix. The validation twins of the seed pool and the second
+# task, which served to choose members and fit routers, stay out (the smaller base's validation
+# prompts are one of the replication sets of App. F.2 and stay in), and so do the diagnostics
+# built for a known answer (the baseline, the seed-aligned twin and the negative controls), tests
+# whose null is a single point (@sec-seed-table1-more) and the descriptive similarity
+# diagnostics. @tbl-bh counts the discoveries by pool and statistic, and @tbl-bh-top gives each
+# pool's strongest test of the oracle gap itself.
 
 # %%
 #| label: tbl-bh

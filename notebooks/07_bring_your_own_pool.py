@@ -100,6 +100,7 @@ t_start, skipped = time.perf_counter(), []  # the chapter's clock
 from oraclegap import Pool, audit, datasets
 from oraclegap import report as R
 from oraclegap.audit.display import verdict_markdown
+from oraclegap.audit.verdict_text import latex
 from oraclegap.cli import command_line, run_in_process
 from oraclegap.rollouts.generate import dir_digest
 from oraclegap.sources import open_pool
@@ -802,7 +803,7 @@ R.show_callout("{body}", kind="tip", title="In short", body="".join(answer))
 #    Audit only the first draw of every cell of the seed pool.
 #    Which verdict rule applies, what do the certificates say, and why can the verdict not tell
 #    single-draw luck from specialisation?
-# 3. **Reading a certified verdict.** *(about 10 min in class)*
+# 3. **Reading a verdict where both nulls reject.** *(about 10 min in class)*
 #    At the largest $k$ of the sweep, at which threshold do
 #    both nulls reject, what disagreement error $e_D$ would a router need there, and did the
 #    quick router reach it?
@@ -846,8 +847,8 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the ce
            "gap includes single-draw luck (@sec-single-draw), which is why the next step reads: "
            "{step}",
            f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"],
-           c=ex2.verdict.code, step=next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
-                                         "collect k >= 2 responses per prompt."))
+           c=ex2.verdict.code, step=latex(next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
+                                               "collect k >= 2 responses per prompt.")))
 
 # %%
 top = sweep_res[max(sweep_res)].numbers

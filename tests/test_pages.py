@@ -84,6 +84,12 @@ def test_run_times_come_from_one_record(tmp_path):
     assert "| `--small` |" in text and "123 s" in text
     for i, s in enumerate(stems):
         assert f"(`{s}`) | {10 + i} s |" in text
+    # chapters executed side by side: the page says so, since the build is then shorter than their sum
+    pages.record_times(tmp_path, {**res, "small": False, "jobs": 2})
+    text = pages.runtimes_section(tmp_path)
+    assert "chapters 2 at a time" in text and "chapters one at a time" not in text
+    pages.record_times(tmp_path, {**res, "jobs": 1})
+    assert "chapters one at a time" in pages.runtimes_section(tmp_path)
     (tmp_path / pages.RUNTIMES).unlink()
     with pytest.raises(ValueError, match="runtimes.json"):
         pages.runtimes_section(tmp_path)

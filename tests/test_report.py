@@ -231,3 +231,13 @@ def test_table_two_columns_under_one_name_are_both_formatted():
     df = pd.DataFrame({"a": [0.848], "b": [0.7222222]})
     html = report.table(df, columns={"a": "released", "b": "released"}).to_html()
     assert ">0.848<" in html and ">0.722<" in html and "0.722222" not in html
+
+
+def test_table_floats_keep_their_digits_beside_text_columns():
+    """A text column (formatted by hand for code spans) must not reset the float columns beside
+    it to pandas' six decimals: the book's tables showed "0.920833" where "0.921" was meant."""
+    df = pd.DataFrame({"tau": [0.05, 0.1], "best": [0.9208333, 0.8416667], "p": [0.0, 0.25],
+                       "certificate": ["[0.020, 0.113]", "`x`"], "n": [3, 4]})
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", report.table(df).to_html())
+    assert cells == ["0.050", "0.921", "< 0.001", "[0.020, 0.113]", "3",
+                     "0.100", "0.842", "0.250", "<code>x</code>", "4"], cells

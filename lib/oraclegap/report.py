@@ -236,8 +236,10 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
             texts[col] = lambda v: v if not isinstance(v, str) else _code_spans(_breakable(_html.escape(v)))
     sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
-    if texts:  # escaped by hand, so that a code span can become <code> after escaping
-        sty = sty.format(texts, na_rep="—", escape=None)
+    if texts:  # escaped by hand, so that a code span can become <code> after escaping; only
+        # these columns: a dict formatter without a subset resets every other column to pandas'
+        # six-decimal default
+        sty = sty.format(texts, subset=list(texts), na_rep="—", escape=None)
     sty = sty.set_uuid(_table_uuid(df))
     # the book's cells may break anywhere (long identifiers); a number, or a column of short
     # words ("secondary"), breaks only at its spaces

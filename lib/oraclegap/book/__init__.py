@@ -321,7 +321,7 @@ def build(
               f"into {root / editions.STUDENT_DIR}/; total {total:.1f} s")
         return {"renderer": "quarto", "detail": quarto.describe(), "executed": executed, "cached": cached,
                 "seconds": times, "render_seconds": render_s, "total_seconds": total, "small": small_book,
-                "student": info}
+                "student": info, "jobs": n_jobs}
     t_render = time.perf_counter()
     _refuse_unowned(root / BOOK_DIR)
     shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
@@ -361,7 +361,7 @@ def build(
         + (" [reduced build: SMALL]" if small_book else "")
     )
     return {"renderer": kind, "detail": used, "executed": executed, "cached": cached, "seconds": times,
-            "render_seconds": render_s, "total_seconds": total, "small": small_book}
+            "render_seconds": render_s, "total_seconds": total, "small": small_book, "jobs": n_jobs}
 
 
 STUDENT_NOTE = ("**Student edition.** The exercises' solutions are left out of this edition; the "

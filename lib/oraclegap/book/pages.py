@@ -180,6 +180,11 @@ def record_times(root: Path, result: dict) -> str:
                  "chapters": {s: round(float(secs[s]), 1) for s in stems},
                  "render_seconds": round(float(result["render_seconds"]), 1),
                  "total_seconds": round(float(result["total_seconds"]), 1)}
+    jobs = result.get("jobs")
+    if jobs:  # chapters side by side: the whole build is then shorter than the chapters' sum
+        rec[mode]["note"] = ("chapters one at a time" if int(jobs) == 1 else
+                             f"chapters {int(jobs)} at a time, so the whole build takes less than the "
+                             "chapters' times added up")
     atomic_write(path, json.dumps(rec, indent=1) + "\n")
     return f"{mode} run times recorded in {RUNTIMES}"
 
