@@ -1417,7 +1417,7 @@ R.table(mc_min.assign(member=[who(m) for m in mc_min["member"]]),
 lead = mc_min.sort_values("tail", kind="stable").iloc[0]
 R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, covering {o} against "
           "a conditional mean of {cm} (upper-tail {pu:p}, lower-tail {pl:p}). Of the {N} "
-          "member-and-split rows, {nu} have an upper-tail fraction at or below 0.05 (a broad "
+          "member-and-split rows, {nu} {hv} an upper-tail fraction at or below 0.05 (a broad "
           "lead) and {nl} a lower-tail fraction at or below 0.05 (concentrated successes), each "
           "before any adjustment for the {T} thresholds. In the paper the leading seed on "
           "validation covered {pc} against {pm}, a lower-tail fraction of {pp}: a lead spread "
@@ -1425,6 +1425,7 @@ R.show_md("Reading: the most extreme member is {m} on {s} at $\\tau = {t:g}$, co
           m=who(lead["member"]), s=lead["split"],
           t=lead["tau"], o=lead["observed"], cm=lead["mean"],
           pu=lead["p"], pl=lead["p_lower"], N=len(mc_min), nu=int((mc_min["p"] <= 0.05).sum()),
+          hv="has" if int((mc_min["p"] <= 0.05).sum()) == 1 else "have",
           nl=int((mc_min["p_lower"] <= 0.05).sum()), T=len(TAUS),
           pc=R.published("000.C5.leader_cov").text, pm=R.published("000.C5.leader_mean").text,
           pp=R.published("000.C5.leader_p_lower").text)

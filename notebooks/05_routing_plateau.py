@@ -498,7 +498,9 @@ if len(fam_df):
               "numbers: its family is the constants plus one rule per declared signal (here: "
               "Shihab et al.'s three fitted routers), its random half is another, and it uses "
               "every prompt of a pool (here {plo} to {phi} prompts per pool, so {nlo} to {nhi} "
-              "test prompts). Here the best member of $\\Pi$ is a "
+              "test prompts). @tbl-cert-family-paper there fits this same family of Shihab et al. "
+              "on chapter 04's own calibration half and its own embedding, so its intervals differ "
+              "from these by that split. Here the best member of $\\Pi$ is a "
               "constant member on {nc} of {t} pools, and there $G_\\Pi$'s estimate is exactly 0.",
               plo=int(fam_df["n pool"].min()), phi=int(fam_df["n pool"].max()),
               nlo=int(fam_df["n test"].min()), nhi=int(fam_df["n test"].max()),
@@ -619,7 +621,7 @@ if "math500" in decs:
     d = decs["math500"]
     dev500 = max(abs(d.value(q) - R.published(k).value)
               for q, k in (("best_single", "001.REL.best_single"), ("o_repro", "001.REL.orepro"),
-                           ("o_exp", "001.REL.oexp"), ("noise_share", "001.REL.noise_share")))
+                           ("o_exp", "001.REL.oexp")))  # the three figures the sentence names
     R.show_md("Reading: on MATH-500 the best single model scores {b}, the reproducible ceiling {r} "
               "and the single-draw oracle {e} (released: {pb}, {pr}, {pe}; largest difference "
               "{dev:.4f}); single-draw luck is $\\Delta = {dl}$, a share {s} of the gap to the "

@@ -840,13 +840,18 @@ R.solution("1. A larger effect is easier to detect, so the prediction is fewer r
 # %%
 ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
 c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
+cal = [((r.numbers.get("power") or {}).get("effect") or {}).get("calibrated_L")
+       for r in (ex2, res_lab)]
+cal_note = "" if None in cal or R.fmt(cal[0]) == R.fmt(cal[1]) else R.md(
+    " (its useful effect is calibrated on this one-draw pool, population gap L = {a}, so it "
+    "differs from the L = {b} of the full pool's audit)", a=cal[0], b=cal[1])
 R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. "
            "The paired interval of the outcome-oracle gap is [{lo}, {hi}] around {g}, so the "
            "verdict is `{c}`. One response per prompt and seed cannot separate a seed that is "
            "reliably better on a prompt from one that was lucky once: the single-draw oracle's "
            "gap includes single-draw luck (@sec-single-draw), which is why the next step reads: "
-           "{step}",
-           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"],
+           "{step}{cal}",
+           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"], cal=cal_note,
            c=ex2.verdict.code, step=latex(next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
                                                "collect k >= 2 responses per prompt.")))
 
