@@ -2226,8 +2226,8 @@ diffs = np.array([(lambda t: t.observed - t.mean)(
     draw_test(simulate.exchangeable(N_PROMPTS, M, K, seed=rng).pool)) for _ in range(N_CHECK_REPS)])
 se_d = diffs.std(ddof=1) / np.sqrt(diffs.size)
 checks.add("equal-rate pools: the mean of L̂ − re-deal mean is zero (within 4 standard errors)",
-           "2609.32996 §3.2", f"{diffs.mean():+.4f} ± {se_d:.4f}", abs(diffs.mean()) <= 4 * se_d,
-           kind="simulation")
+           "2609.32996 §3.2", f"{R.fmt_signed(diffs.mean(), 4)} ± {se_d:.4f}",
+           abs(diffs.mean()) <= 4 * se_d, kind="simulation")
 sh = nulls.split_half(seed_pool, TAUS, n_splits=50, seed=rng)
 checks.add("a comparator chosen on the scoring half is never worse for it", "2609.32996 App. C.1",
            f"{sh.gap_selection.size} split × τ cases",

@@ -645,10 +645,10 @@ claims.add("two-member pools: router intervals above zero only where both halves
 #| echo: false
 claims.add("stronger pair: the identity router does not beat the best member at τ = 0.10",
            "2609.32996 §4",
-           f"gain {id10.gain_best:+.3f}, e_D {id10.e_D:.3f} vs L/D {id10.break_even:.3f}",
+           f"gain {R.fmt_signed(id10.gain_best)}, e_D {id10.e_D:.3f} vs L/D {id10.break_even:.3f}",
            id10.gain_best <= 0, kind="published")
 claims.add("stronger pair: the identity router gains at τ = 0.70", "2609.32996 §4",
-           f"gain {id70.gain_best:+.3f}, e_D {id70.e_D:.3f} vs L/D {id70.break_even:.3f}",
+           f"gain {R.fmt_signed(id70.gain_best)}, e_D {id70.e_D:.3f} vs L/D {id70.break_even:.3f}",
            id70.gain_best > 0, kind="published")
 claims.add("mixed sizes at τ = 0.10: margin-preserving rejects, re-deal does not, 15-NN gains "
            "nothing",

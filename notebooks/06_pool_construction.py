@@ -896,7 +896,7 @@ if rsw:
     routed_cost = pd.concat([sw.table9(2).assign(pool=name) for name, sw in rsw.items()])
     conv = conv.merge(routed_cost[routed_cost["rule"] == "greedy"][["pool", "dataset",
             "routed_cost_ratio"]], on=["pool", "dataset"], how="left")
-    conv["gain ± s.e."] = [f"{g:+.3f} ± {e:.3f}" for g, e in zip(conv["greedy_gain"],
+    conv["gain ± s.e."] = [md("{g:+} ± {e}", g=g, e=e) for g, e in zip(conv["greedy_gain"],
                                                                    conv["greedy_gain_se"],
                                                                    strict=True)]
     conv["pool name"] = conv["pool"].map(datasets.title)
