@@ -345,6 +345,19 @@ def minilm_available() -> bool:
     )
 
 
+def _cached_embeddings(path: Path, n: int):
+    """The ``embeddings`` array of a cache entry at ``path`` when it exists, loads without pickle
+    and has ``n`` rows; else ``None`` (a damaged entry is recomputed and replaced)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            emb = z["embeddings"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return emb if emb.shape[0] == n else None
+
+
 def _text_key(texts: list[str], model: str) -> str:
     h = hashlib.sha256(model.encode())
     for t in texts:
@@ -372,14 +385,9 @@ def embed_texts(texts, *, cache=None, progress: bool | None = None, batch_size: 
         raise ValueError("texts is empty; nothing to embed")
     folder = cache_dir(cache)
     path = None if folder is None else folder / f"minilm-{_text_key(texts, MINILM_NAME)}.npz"
-    if path is not None and path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                emb = z["embeddings"]
-            if emb.shape[0] == len(texts):
-                return emb
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged entry is recomputed and replaced
+    hit = None if path is None else _cached_embeddings(path, len(texts))
+    if hit is not None:
+        return hit
     model_dir = minilm_model_dir()
     if model_dir is None or not minilm_available():
         raise ValueError(
@@ -516,14 +524,9 @@ def tfidf_svd_embeddings(texts, dim: int = 64, seed: int = 0, *, cache=None) -> 
     if folder is not None and texts and isinstance(seed, (int, np.integer)):  # only a fixed seed repeats
         key = _text_key(texts, f"tfidf-svd dim={dim} seed={int(seed)} {_tfidf_svd_version()}")
         path = folder / f"tfidf-svd-{key}.npz"
-        if path.is_file():
-            try:
-                with np.load(path, allow_pickle=False) as z:
-                    emb = z["embeddings"]
-                if emb.shape[0] == len(texts):
-                    return emb
-            except (OSError, ValueError, KeyError):
-                pass  # a damaged entry is recomputed and replaced
+        hit = _cached_embeddings(path, len(texts))
+        if hit is not None:
+            return hit
     emb = _tfidf_svd_fit(texts, dim, seed)
     if path is not None:
         _atomic_savez(path, embeddings=emb, n=np.array(len(texts)))
