@@ -423,15 +423,7 @@ def minilm_cached(texts, *, cache=None) -> np.ndarray | None:
     folder = cache_dir(cache)
     if not texts or folder is None:
         return None
-    path = folder / f"minilm-{_text_key(texts, MINILM_NAME)}.npz"
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            emb = z["embeddings"]
-    except (OSError, ValueError, KeyError):
-        return None
-    return emb if emb.shape[0] == len(texts) else None
+    return _cached_embeddings(folder / f"minilm-{_text_key(texts, MINILM_NAME)}.npz", len(texts))
 
 
 def _pool_texts(pool: Pool) -> list[str] | None:
