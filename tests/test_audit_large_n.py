@@ -205,3 +205,37 @@ def test_report_states_the_large_n_design(audits):
     assert "Large-n Monte Carlo design" in s_big and f"{s.trial_draws} null draws" in s_big
     assert f"{s.excess_draws} null draws per excess resample" in s_big
     assert "Large-n" not in display.texts(std.numbers)["settings"]
+
+
+# ---------------------------------------------------------------------------- sections on threads
+@pytest.mark.parametrize("design", ["standard", "large-n"])
+def test_sections_on_threads_give_the_audit_in_order(design):
+    # every section draws from its own seed: one, two or three threads give the same numbers,
+    # key for key and in the same order (audit.json is written in this order)
+    import json
+
+    pool = simulate.diffuse(160, 4, 8, 0.9, seed=11).pool
+    runs = [audit.run_audit(pool, small=True, seed=5, design=design, workers=w).to_json() for w in (1, 2, 3)]
+    assert json.dumps(runs[1]) == json.dumps(runs[0]) == json.dumps(runs[2])
+
+
+def test_sections_run_side_by_side_and_come_back_in_order():
+    import threading
+
+    started, gate = [], threading.Barrier(2, timeout=10)
+
+    def job(name, wait):
+        def run():
+            started.append(name)
+            if wait:
+                gate.wait()  # both long jobs must be running at once, or this times out
+            return compute.Section(name, {}, {})
+        return run
+
+    jobs = {"router": job("router", False), "nulls": job("nulls", True), "noise": job("noise", True)}
+    ticks: list = []
+    out = compute._run_sections(jobs, 2, ticks.append)
+    assert [s.name for s in out] == list(jobs) and sorted(ticks) == sorted(jobs)
+    assert started[:2] == ["noise", "nulls"]  # the costliest first
+    with pytest.raises(ValueError, match="workers"):
+        compute._run_sections(jobs, 0, ticks.append)

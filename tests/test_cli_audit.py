@@ -76,6 +76,12 @@ def test_json_output(capsys, tmp_path, pool_dir):
     assert rc == 0, err
     payload = json.loads(stdout)
     assert payload == json.loads((out / "audit.json").read_text())
+    # one thread gives the same numbers as the default
+    rc, stdout1, err = _run(capsys, "audit", pool_dir[0], "--out", tmp_path / "b", "--small", "--quiet", "--no-report",
+                            "--json", "--taus", "0.2,0.5", "--alpha", "0.1", "--workers", "1")
+    assert rc == 0, err
+    drop = lambda d: {k: v for k, v in d.items() if k != "build"}  # noqa: E731 - the build line holds the date
+    assert drop(json.loads(stdout1)) == drop(payload)
     assert payload["settings"]["taus"] == [0.2, 0.5] and payload["settings"]["alpha"] == 0.1
     assert payload["settings"]["primary_tau"] == 0.2
 
@@ -114,6 +120,7 @@ def test_bad_inputs(capsys, tmp_path, pool_dir):
         "(0, 1]": [pool_dir[0], "--taus", "1.5"],
         "power_tau": [pool_dir[0], "--power-tau", "0.15"],
         "alpha": [pool_dir[0], "--alpha", "0.9"],
+        "--workers must be >= 1": [pool_dir[0], "--workers", "0"],
     }
     for what, args in cases.items():
         line = _one_line_error(capsys, "audit", *args, "--out", out, "--small", "--quiet")

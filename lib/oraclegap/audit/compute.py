@@ -499,9 +499,42 @@ def _steps(progress: bool, total: int):
     return tqdm(total=total, desc="audit", unit="section", leave=False)
 
 
+def _run_sections(jobs: dict, workers: int | None, tick) -> list[Section]:
+    """Run the section builders ``jobs`` (name -> callable), longest expected first, on
+    ``workers`` threads (default numba's thread count), ticking ``tick(name)`` as each ends; the
+    sections come back in the order of ``jobs``, whatever order they finished in."""
+    workers = _numba_threads() if workers is None else check_int(workers, "workers", minimum=1)
+    if workers == 1:
+        out = []
+        for name, job in jobs.items():
+            out.append(job())
+            tick(name)
+        return out
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    order = sorted(jobs, key=lambda name: _SECTION_COST.get(name, 0), reverse=True)
+    with ThreadPoolExecutor(max_workers=min(workers, len(jobs)), thread_name_prefix="audit") as ex:
+        futs = {ex.submit(jobs[name]): name for name in order}
+        done = {}
+        for fut in as_completed(futs):
+            done[futs[fut]] = fut.result()
+            tick(futs[fut])
+    return [done[name] for name in jobs]
+
+
+#: Rough relative cost of the sections (measured on 1e5 x 10 x 16 pools): the scheduling order.
+_SECTION_COST = {"noise": 30, "power": 25, "nulls": 18, "integrity": 1, "certificates": 0.5, "router": 0.1}
+
+
+def _numba_threads() -> int:
+    import numba
+
+    return max(1, int(numba.get_num_threads()))
+
+
 def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
               effect: float = 0.05, power_tau=None, target_power: float = 0.8, source: str | None = None,
-              progress: bool = False, design: str = "auto") -> AuditResult:
+              progress: bool = False, design: str = "auto", workers: int | None = None) -> AuditResult:
     """Run the whole pre-routing audit on ``pool`` (see :mod:`oraclegap.audit` for the sections).
 
     ``taus``: thresholds; ``alpha``: level of every test and interval; ``seed``: the seed every section's seed derives from
@@ -510,13 +543,18 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     :data:`~oraclegap.audit.settings.LARGE_N` prompts, the large-n one above, see
     :func:`~oraclegap.audit.settings.large_n_design`; ``standard`` or ``large-n`` force one);
     ``effect``: the population gap L at the primary threshold that counts as useful for the power
-    planner; ``source``: how the pool was named (kept in the numbers). Raises ``ValueError`` for
-    pools that cannot be audited (:func:`~oraclegap.audit.settings.check_auditable`).
+    planner; ``source``: how the pool was named (kept in the numbers); ``workers``: threads that
+    run the sections after coverage side by side (default: numba's thread count; 1 runs them in
+    order). Every section draws from its own seed and reads only the pool, the settings and the
+    coverage section, so the numbers are the same for any ``workers`` (tested); the compiled
+    kernels and numpy's large operations release the GIL, which is what the threads overlap.
+    Raises ``ValueError`` for pools that cannot be audited
+    (:func:`~oraclegap.audit.settings.check_auditable`).
     """
     check_auditable(pool)
     s = audit_settings(taus, alpha, seed, small=small, effect=effect, power_tau=power_tau, target_power=target_power,
                        design=design, n_prompts=pool.n_prompts)
-    bar = _steps(progress, 7)
+    bar = _steps(progress, 8)
 
     def tick(name):
         if bar is not None:
@@ -537,12 +575,16 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     add(pool_section(pool))
     cov = coverage_section(pool, s)
     add(cov, "coverage")
-    add(nulls_section(pool, s, cov, progress=progress), "nulls")
-    add(power_section(pool, s, progress=progress), "power")
-    add(certificates_section(pool, s, cov), "certificates")
-    add(noise_section(pool, s), "noise")
-    add(router_section(pool, s, cov), "router")
-    add(integrity_section(pool, s), "integrity")
+    jobs = {  # the sections after coverage read the pool, the settings and coverage only
+        "nulls": lambda: nulls_section(pool, s, cov, progress=progress),
+        "power": lambda: power_section(pool, s, progress=progress),
+        "certificates": lambda: certificates_section(pool, s, cov),
+        "noise": lambda: noise_section(pool, s),
+        "router": lambda: router_section(pool, s, cov),
+        "integrity": lambda: integrity_section(pool, s),
+    }
+    for section in _run_sections(jobs, workers, tick):
+        add(section)
     numbers = _jsonable(numbers)
     numbers["verdict"] = _jsonable(verdict(numbers).to_dict())
     tick("verdict")

@@ -1,4 +1,4 @@
-"""``oraclegap audit POOL --out DIR [--taus ...] [--alpha A] [--seed S] [--small] [--json]``.
+"""``oraclegap audit POOL --out DIR [--taus ...] [--alpha A] [--seed S] [--small] [--json] [--workers N]``.
 
 The one-command pre-routing audit (:mod:`oraclegap.audit`): writes ``DIR/report.html`` (the
 executed report notebook rendered by Quarto when available, else nbconvert), ``DIR/audit.ipynb``
@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from .. import audit
-from ._common import add_pool_argument, float_arg, pool_from_args, seed_arg
+from ._common import add_pool_argument, float_arg, int_arg, pool_from_args, seed_arg
 
 
 def register(sub) -> None:
@@ -36,6 +36,9 @@ def register(sub) -> None:
     p.add_argument("--no-report", action="store_true", help="write audit.json only (no notebook, no HTML)")
     p.add_argument("--json", action="store_true", help="print audit.json instead of the verdict")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--workers", type=int_arg("--workers", minimum=1), default=None, metavar="N",
+                   help="threads running the audit's sections side by side (default: numba's thread count, "
+                        "NUMBA_NUM_THREADS); the numbers are the same for any N")
     p.set_defaults(func=run)
 
 
@@ -49,7 +52,7 @@ def run(args) -> int:
         res, info = audit.write_audit(
             pool, out, source=args.pool, report=not args.no_report, progress=not args.quiet, taus=settings.taus,
             alpha=settings.alpha, seed=settings.seed, small=settings.small, effect=settings.effect,
-            power_tau=settings.primary_tau)
+            power_tau=settings.primary_tau, workers=args.workers)
     except OSError as exc:
         raise ValueError(f"could not write the audit to {str(out)!r}: {exc.strerror or exc}") from None
     if args.json:
