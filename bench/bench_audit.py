@@ -6,7 +6,7 @@ each audit runs in a fresh process (imports, reading the pool, every section, wr
 ``audit.json``; the HTML report is left out: its cost does not grow with n). Per size: the median
 wall time, process CPU seconds (all threads) and the peak resident memory (``os.wait4``'s
 ``ru_maxrss`` of that process) over ``--repeats`` runs, the verdict, and the growth exponents
-b of time ~ n^b (wall and CPU) fitted over the sizes >= 1e4.
+b of time ~ n^b (wall and CPU) fitted over the sizes >= 1e4 (all sizes when fewer than two are).
 
 ``--small`` is the default here (the audit's quick look: null draws 2000 -> 400, bootstraps
 2000 -> 400, power and planner replicates 40 -> 12, planner draws 200 -> 100, the noise
@@ -35,12 +35,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
 from oraclegap.stats import simulate  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scale import _fit_b as fit_b  # noqa: E402  - the same exponent fit as the step bench
 
 #: (seconds, GiB) per size, issue 24's targets on 2 cores.
 TARGETS = {100_000: (60.0, 2.0), 1_000_000: (600.0, 8.0)}
@@ -61,13 +62,6 @@ def audit_once(pool_dir: Path, out: Path, small: bool, workers: int | None) -> t
         raise RuntimeError(f"audit failed: {stderr.decode(errors='replace').strip()}")
     code = json.loads((out / "audit.json").read_text())["verdict"]["code"]
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 2**20, code
-
-
-def fit_b(ns, ts) -> float:
-    pts = [(n, t) for n, t in zip(ns, ts, strict=True) if n >= 10_000 and t > 0]
-    if len(pts) < 2:
-        return float("nan")
-    return float(np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0])
 
 
 def main(argv=None) -> int:
@@ -100,7 +94,8 @@ def main(argv=None) -> int:
             print(f"   n={n:>9,}: wall {wall:8.1f} s, cpu {cpu:8.1f} s, peak RSS {rss:5.2f} GiB, verdict "
                   f"{runs[0][3]}  (walls {', '.join(f'{r[0]:.1f}' for r in runs)}){verdict}", flush=True)
     ns = sorted(rows)
-    print(f"growth exponent over n >= 1e4: wall b = {fit_b(ns, [rows[n][0] for n in ns]):.2f}, "
+    over = "n >= 1e4" if sum(n >= 10_000 for n in ns) >= 2 else "all sizes"
+    print(f"growth exponent over {over}: wall b = {fit_b(ns, [rows[n][0] for n in ns]):.2f}, "
           f"cpu b = {fit_b(ns, [rows[n][1] for n in ns]):.2f} (target b <= 1.1)")
     print(f"(1-minute load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
     return 0

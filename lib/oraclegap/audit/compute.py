@@ -1,7 +1,8 @@
 """The audit's computation: one builder per section, each returning a :class:`Section` (its
 JSON-ready numbers beside the library result objects they came from), and :func:`run_audit`,
-which runs them in order with the seeds of :func:`~oraclegap.audit.settings.section_seeds` and
-ends with the verdict (:func:`oraclegap.audit.verdict.verdict`).
+which runs them with the seeds of :func:`~oraclegap.audit.settings.section_seeds` (those after
+coverage side by side on threads, the same numbers for any thread count) and ends with the
+verdict (:func:`oraclegap.audit.verdict.verdict`).
 
 Sections: the pool summary (:func:`pool_section`), coverage (:func:`coverage_section`), the nulls
 (:func:`nulls_section`), power and the planners (:func:`power_section`), the certificates
@@ -503,7 +504,9 @@ def _run_sections(jobs: dict, workers: int | None, tick) -> list[Section]:
     """Run the section builders ``jobs`` (name -> callable), longest expected first, on
     ``workers`` threads (default numba's thread count), ticking ``tick(name)`` as each ends; the
     sections come back in the order of ``jobs``, whatever order they finished in."""
-    workers = _numba_threads() if workers is None else check_int(workers, "workers", minimum=1)
+    import numba
+
+    workers = numba.get_num_threads() if workers is None else check_int(workers, "workers", minimum=1)
     if workers == 1:
         out = []
         for name, job in jobs.items():
@@ -524,12 +527,6 @@ def _run_sections(jobs: dict, workers: int | None, tick) -> list[Section]:
 
 #: Rough relative cost of the sections (measured on 1e5 x 10 x 16 pools): the scheduling order.
 _SECTION_COST = {"noise": 30, "power": 25, "nulls": 18, "integrity": 1, "certificates": 0.5, "router": 0.1}
-
-
-def _numba_threads() -> int:
-    import numba
-
-    return max(1, int(numba.get_num_threads()))
 
 
 def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
