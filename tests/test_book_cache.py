@@ -263,3 +263,68 @@ def test_lock_key_reads_the_project_lock(tmp_path):
     (tmp_path / "requirements.lock").write_text("x==1\n")
     k = cache.lock_key(tmp_path)
     assert len(k["sha256"]) == 64 and "numpy" in k["versions"] and "python" in k["versions"]
+
+
+@pytest.mark.notebooks
+def test_an_unchanged_rebuild_skips_the_render(tmp_path, capsys, monkeypatch):
+    """Quarto (stubbed here: it writes the pages and counts its calls) renders again only when a
+    chapter executed, a page or setting changed, or --force; otherwise _book/ is already what a
+    render would give and the rebuild says so."""
+    (tmp_path / "_quarto.yml").write_text("book:\n  title: T\n  chapters:\n    - index.qmd\n    - chapters/01_c.ipynb\n")
+    (tmp_path / "index.qmd").write_text("# Preface {.unnumbered}\n")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "01_c.py").write_text(CHAPTER)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rows.csv").write_text("a\nb\n")
+    from oraclegap.book import quarto as bq
+
+    calls = []
+
+    def fake_render(root, quarto, profile=None, quiet=False):
+        calls.append(profile)
+        out = Path(root) / "_book"
+        (out / "chapters").mkdir(parents=True, exist_ok=True)
+        (out / "index.html").write_text("<html><body><main>preface</main></body></html>")
+        (out / "chapters" / "01_c.html").write_text("<html><body><main>c</main></body></html>")
+        return True, "Output created: _book/index.html\n"
+
+    monkeypatch.setattr(book, "find_quarto", lambda root, install=True: bq.Quarto("/fake/quarto", "a stub", "1.7.34"))
+    monkeypatch.setattr(book, "render", fake_render)
+    assert book.build(tmp_path, small=True)["executed"] == ["01_c"] and len(calls) == 1
+    r = book.build(tmp_path, small=True)
+    assert r["render_skipped"] and r["executed"] == [] and len(calls) == 1
+    assert "render skipped" in capsys.readouterr().out
+    (tmp_path / "index.qmd").write_text("# Preface, edited {.unnumbered}\n")
+    assert not book.build(tmp_path, small=True).get("render_skipped") and len(calls) == 2
+    (tmp_path / "_book" / "index.html").unlink()  # a page of the last render gone: render again
+    assert not book.build(tmp_path, small=True).get("render_skipped") and len(calls) == 3
+    assert book.build(tmp_path, small=True)["render_skipped"] and len(calls) == 3
+    assert book.build(tmp_path, small=True, force=True)["executed"] == ["01_c"] and len(calls) == 4
+
+
+def test_chapters_start_longest_first_by_their_recorded_times(tmp_path):
+    rt = tmp_path / "data" / "book"
+    rt.mkdir(parents=True)
+    (rt / "runtimes.json").write_text(json.dumps({
+        "full": {"chapters": {"01_a": 10.0, "02_b": 200.0, "03_c": 50.0, "04_d": 50.0}},
+        "small": {"chapters": {"01_a": 30.0, "02_b": 5.0}}}))
+    todo = [(Path(f"notebooks/{s}.py"), None) for s in ("01_a", "02_b", "03_c", "04_d", "05_new")]
+    full = book.longest_first(todo, book.expected_seconds(tmp_path, small=False))
+    # the longest first; equal times keep book order; a chapter without a record goes last
+    assert [t[0].stem for t in full] == ["02_b", "03_c", "04_d", "01_a", "05_new"]
+    small = book.longest_first(todo, book.expected_seconds(tmp_path, small=True))
+    assert [t[0].stem for t in small] == ["01_a", "02_b", "03_c", "04_d", "05_new"]
+    (rt / "runtimes.json").write_text("{not json")
+    assert book.expected_seconds(tmp_path, small=False) == {}
+    assert book.longest_first(todo, {}) == todo
+
+
+def test_kernels_get_sleeping_openmp_threads_unless_told_otherwise(monkeypatch):
+    from oraclegap.book import execute
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    execute._notebook_env()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    execute._notebook_env()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"

@@ -87,6 +87,9 @@ __all__ = [
     "render",
     "build",
     "default_jobs",
+    "expected_seconds",
+    "longest_first",
+    "render_key",
     "render_student",
     "render_slides",
     "render_fallback",
@@ -141,6 +144,62 @@ def default_jobs() -> int:
         except ValueError:
             raise ValueError(f"OG_BOOK_JOBS must be a whole number of chapters, got {env!r}") from None
     return max(1, min(4, os.cpu_count() or 1))
+
+
+def expected_seconds(root: Path, *, small: bool) -> dict[str, float]:
+    """Chapter stem -> its last recorded run time (:data:`.pages.RUNTIMES`, the mode's record:
+    ``small`` or ``full``); empty when none is recorded or the record cannot be read."""
+    from .pages import RUNTIMES
+
+    try:
+        rec = json.loads((Path(root) / RUNTIMES).read_text(encoding="utf-8"))
+        chapters = rec["small" if small else "full"]["chapters"]
+        return {str(k): float(v) for k, v in chapters.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def longest_first(todo: list, expected: dict[str, float]) -> list:
+    """The chapters to execute, longest expected first (ties and chapters without a record keep
+    book order, after the recorded ones): with chapters side by side, starting the longest first
+    keeps the last one from running alone at the end (longest-processing-time scheduling)."""
+    known = [t for t in todo if t[0].stem in expected]
+    known.sort(key=lambda t: -expected[t[0].stem])  # stable: ties keep book order
+    return known + [t for t in todo if t[0].stem not in expected]
+
+
+def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -> str:
+    """What the rendered book depends on, hashed: every page source and setting Quarto reads
+    (the project's ``*.qmd``, ``_quarto*.yml`` and ``*.bib``, the executed chapters), the
+    renderer, the profile and the build line's facts other than its date (commit, dirty flag,
+    lock, versions). The library itself needs no place here: any change to it re-executes the
+    chapters, and a build that executed a chapter always renders."""
+    import hashlib
+
+    root = Path(root)
+    h = hashlib.sha256()
+    info = _buildinfo.build_info(root, renderer=renderer, small=small)
+    info.pop("date", None)
+    h.update(json.dumps({"info": info, "profile": profile}, sort_keys=True, default=str).encode())
+    files = sorted({*root.glob("*.qmd"), *root.glob("_quarto*.yml"), *root.glob("*.bib"),
+                    *(root / EXECUTED_DIR).glob("*.ipynb")})
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _rendered_is_current(root: Path, key: str) -> bool:
+    """``_book/`` was rendered from inputs with this :func:`render_key` and still holds every
+    file that render wrote."""
+    rec = root / BOOK_DIR / _BUILD_RECORD
+    try:
+        manifest = json.loads(rec.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    return (manifest.get("render_key") == key and isinstance(files, list)
+            and all((root / BOOK_DIR / f).is_file() for f in files))
 
 
 def _ran_small(executed: Path) -> bool:
@@ -268,6 +327,7 @@ def build(
         return ran, failure, secs
 
     n_jobs = max(1, min(int(jobs or default_jobs()), len(todo) or 1))
+    todo = longest_first(todo, expected_seconds(root, small=bool(params.get("SMALL"))))
     results: dict[str, tuple[bool, str | None, float]] = {}
     with tqdm(total=len(todo), desc=f"chapters ({n_jobs} at a time)", unit="chapter") as bar:
         if n_jobs == 1:
@@ -324,9 +384,17 @@ def build(
                 "student": info, "jobs": n_jobs}
     t_render = time.perf_counter()
     _refuse_unowned(root / BOOK_DIR)
+    profile = SMALL_PROFILE if small_book and (root / f"_quarto-{SMALL_PROFILE}.yml").is_file() else None
+    key = render_key(root, quarto.describe(), small=small_book, profile=profile) if reason is None else None
+    if key is not None and not executed and not force and _rendered_is_current(root, key):
+        total = time.perf_counter() - t_start
+        print(f"book: {len(cached)} chapter(s) from the cache and _book/ rendered from these same pages, "
+              f"notebooks and settings: render skipped; total {total:.1f} s")
+        return {"renderer": "quarto", "detail": quarto.describe(), "executed": executed, "cached": cached,
+                "seconds": times, "render_seconds": 0.0, "total_seconds": total, "small": small_book,
+                "jobs": n_jobs, "render_skipped": True}
     shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
     if reason is None:
-        profile = SMALL_PROFILE if small_book and (root / f"_quarto-{SMALL_PROFILE}.yml").is_file() else None
         print(f"book: rendering with {quarto.describe()}{' (reduced-build banner)' if profile else ''}", flush=True)
         ok, output = render(root, quarto, profile=profile)
         if not ok:
@@ -352,7 +420,8 @@ def build(
     print(f"book: build line on {n_stamped} page(s): {line}")
     files = sorted(p.relative_to(root / BOOK_DIR).as_posix() for p in (root / BOOK_DIR).rglob("*") if p.is_file())
     manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
-                "executed": executed, "cached": cached, "build": info, "build_line": line, "files": files}
+                "executed": executed, "cached": cached, "build": info, "build_line": line, "files": files,
+                "render_key": key}
     (root / BOOK_DIR / _BUILD_RECORD).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     total = time.perf_counter() - t_start
     print(

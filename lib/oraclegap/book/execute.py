@@ -33,8 +33,12 @@ KERNEL_ARGS = ("--IPKernelApp.log_level=ERROR",)
 
 
 def _notebook_env() -> None:
-    """Environment for kernels: no Agg backend (figures would vanish), a writable MPLCONFIGDIR."""
+    """Environment for kernels: no Agg backend (figures would vanish), a writable MPLCONFIGDIR,
+    and OpenMP threads that sleep when idle (``OMP_WAIT_POLICY=PASSIVE`` unless set): chapters
+    run side by side, and threads spinning between numba's or torch's parallel regions took the
+    cores the other chapter needed (chapter 07 alone: 113 CPU-s spinning, 96 passive)."""
     os.environ.pop("MPLBACKEND", None)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if not os.environ.get("MPLCONFIGDIR"):
         d = Path(tempfile.gettempdir()) / "oraclegap-mplconfig"
         d.mkdir(parents=True, exist_ok=True)
@@ -226,6 +230,9 @@ def execute_chapter(
             kernel_name="python3",
             cwd=str(cwd or project_root(src.parent)),
             progress_bar=False,
+            # written once at the end (and on failure), not after every cell: rewriting a
+            # megabyte notebook after each of ~150 cells cost seconds per chapter
+            request_save_on_cell_execute=False,
             execution_timeout=timeout,
             extra_arguments=args,
         )

@@ -1361,7 +1361,12 @@ class Paper000Linear(Router):
     """000's linear text router: multinomial logistic regression on word 1-2-gram TF-IDF predicting
     one hard label per validation prompt, the member with the highest validation rate (ties to the
     member with the best validation mean, then the lowest index); utilities are the predicted class
-    probabilities (0 for members never the label)."""
+    probabilities (0 for members never the label).
+
+    The model is the minimiser of the L2-penalised multinomial log-loss (``C``); the paper names
+    no solver. It is found by Newton-CG, which on MMLU-Pro's 5,163 x 120,804 TF-IDF half reaches
+    a lower penalised loss than scikit-learn's default L-BFGS (4619.938 against 4619.948) in 9
+    iterations and a quarter of the time (6.9 s against 27.4 s)."""
 
     needs = ("text",)
     family = "paper000_linear"
@@ -1379,7 +1384,8 @@ class Paper000Linear(Router):
         self.classes_ = np.unique(self.labels_)
         self.model_ = None
         if self.classes_.size > 1:
-            self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(Z, self.labels_)
+            self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter,
+                                             solver="newton-cg").fit(Z, self.labels_)
 
     def _utility(self, X):
         U = np.zeros((len(X), self.n_policies_))
