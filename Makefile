@@ -1,6 +1,7 @@
 # oraclegap: one venv-based workflow (conda users: see environment.yml).
 #   make setup   create .venv and install the pinned environment from requirements.lock (exact
-#                versions with hashes), then the project itself without dependencies
+#                versions with hashes), then the project itself without dependencies, and compile
+#                the audit's numba kernels into their on-disk cache
 #   make lock    regenerate requirements.lock (CPU) and requirements-gpu.lock (vllm) with pip-tools
 #   make test    create .venv if needed, install, find or install Quarto, run the test suite
 #   make study   run the verdict study (audits of simulated pools of known truth) into data/study/
@@ -50,6 +51,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m pip check
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (oraclegap)" >/dev/null
+	@echo "setup: compiling the audit's numba kernels into their cache (once; about 40 s)"
+	$(PY) -c "from oraclegap.audit.compute import warm_kernels; warm_kernels()"
 	touch $@
 
 # Exact versions with hashes. The CPU lock is resolved by pip (pip-tools), so pip's configuration

@@ -239,3 +239,17 @@ def test_sections_run_side_by_side_and_come_back_in_order():
     assert started[:2] == ["noise", "nulls"]  # the costliest first
     with pytest.raises(ValueError, match="workers"):
         compute._run_sections(jobs, 0, ticks.append)
+
+
+def test_warm_kernels_readies_the_serial_threaded_and_noise_kernels():
+    """``make setup`` runs warm_kernels so that no audit pays numba's compilation: afterwards the
+    null tests' serial and threaded kernels and the noise section's resampler each hold a compiled
+    signature in this process (compiled now or loaded from the cache)."""
+    from oraclegap.audit.compute import warm_kernels
+    from oraclegap.stats import noise
+    from oraclegap.stats.nulls import _kernels as K
+
+    warm_kernels()
+    for kernel in (K.redeal_stats, K.redeal_stats_parallel, K.run_chains_parallel, K.many_table_stats,
+                   noise._permuted_counts):
+        assert kernel.signatures, kernel.py_func.__name__
