@@ -114,3 +114,21 @@ def test_text_routers_need_text():
     pool = Pool.from_array(np.ones((10, 2, 2), bool))
     with pytest.raises(ValueError, match="text"):
         make_router("paper000_knn").fit(router_inputs(pool), np.ones((10, 2)))
+
+
+def test_keyword_counts_equal_one_whole_word_count_per_keyword():
+    """One scan of each text counts what a separate ``\\bword s?\\b`` count per keyword counts,
+    on texts built to trip it: plurals, keywords inside other words (rectangle, arcs, areas),
+    neighbours by punctuation, underscores and digits, upper case and non-ASCII letters."""
+    rng = np.random.default_rng(5)
+    parts = ["angle", "angles", "rectangle", "triangle's", "arc", "arcs", "area", "areas", "arcane",
+             "Circle", "CIRCLES", "radius_2", "radius2", "square-root", "tangent.", "degreess",
+             "ángle", "chord,", "parallel(", "x", "$", "\n", "diameter", "polygonal"]
+    texts = ["".join(rng.choice(parts + [" "] * 8, size=rng.integers(0, 25))) for _ in range(300)]
+    texts += ["", "angle angle angles", "arc area arcs areas"]
+    low = pd.Series([t.lower() for t in texts], dtype=object)
+    ref = np.column_stack([low.str.count(rf"\b{w}s?\b").to_numpy(float) for w in R.PAPER000_KEYWORDS])
+    got = R.keyword_counts(texts)
+    np.testing.assert_array_equal(got, ref)
+    assert got.sum() > 100  # the texts hold many matches
+    np.testing.assert_array_equal(R.keyword_counts(texts, ("arc", "area")), ref[:, [14, 5]])

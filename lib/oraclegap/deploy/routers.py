@@ -46,6 +46,7 @@ import contextlib
 import copy
 import hashlib
 import math
+import re
 import threading
 import warnings
 
@@ -1401,13 +1402,28 @@ PAPER000_KEYWORDS = ("angle", "triangle", "circle", "radius", "diameter", "area"
                      "perpendicular", "square", "rectangle", "polygon", "chord", "tangent", "arc", "degree")
 
 
+_KEYWORD_RE = re.compile(r"\b(" + "|".join(PAPER000_KEYWORDS) + r")s?\b")
+
+
+def keyword_counts(texts, keywords=PAPER000_KEYWORDS) -> np.ndarray:
+    """float[n, len(keywords)]: how often each keyword, alone or with a plural s, stands as a
+    whole word (``\\bword s?\\b``) in each lower-cased text. One scan of each text: a whole-word
+    match is a maximal run of word characters equal to one keyword (or it plus s), so the runs
+    of different keywords never overlap and one alternation counts them all."""
+    keywords = tuple(keywords)
+    rx = _KEYWORD_RE if keywords == PAPER000_KEYWORDS else re.compile(r"\b(" + "|".join(map(re.escape, keywords)) + r")s?\b")
+    col = {w: j for j, w in enumerate(keywords)}
+    out = np.zeros((len(texts), len(keywords)))
+    for i, t in enumerate(texts):
+        for w in rx.findall(str(t).lower()):
+            out[i, col[w]] += 1.0
+    return out
+
+
 def _paper000_text_features(texts) -> np.ndarray:
     def compute():
-        F = _handcrafted(texts)
-        low = pd.Series([str(t).lower() for t in texts], dtype=object)
-        for w in PAPER000_KEYWORDS:
-            F[f"kw:{w}"] = low.str.count(rf"\b{w}s?\b").astype(float)
-        return F.to_numpy(dtype=float)
+        F = _handcrafted(texts).to_numpy(dtype=float)
+        return np.hstack([F, keyword_counts(texts)])
 
     return _shared(("paper000-features", _texts_digest(texts)), compute).copy()
 
@@ -1471,4 +1487,4 @@ for _cls in (Paper000KNN, Paper000Linear, Paper000Boosted, Paper000BestSingle):
     FAMILIES[_cls.family] = {"description": _DESCRIPTIONS[_cls.family], "needs": family_requirements(_cls.family),
                              "regime": _cls.regime, "optional": None, "label": _cls.label}
 PRE_ANSWER = tuple(k for k, v in FAMILIES.items() if v["regime"] == "pre-answer")
-__all__ += ["PAPER000_FAMILIES", "PAPER000_KEYWORDS", "Paper000KNN", "Paper000Linear", "Paper000Boosted", "Paper000BestSingle"]
+__all__ += ["PAPER000_FAMILIES", "PAPER000_KEYWORDS", "keyword_counts", "Paper000KNN", "Paper000Linear", "Paper000Boosted", "Paper000BestSingle"]
