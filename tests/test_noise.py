@@ -382,7 +382,30 @@ def test_prompt_blocks_of_the_decomposition_and_best_of_k_change_no_number(monke
     whole_d = noise.decomposition(pool, n_boot=50, seed=3).to_dict()
     whole_b = noise.best_of_k_check(pool, n_boot=50, seed=4, n_splits=70)
     monkeypatch.setattr(noise, "_CELLS", 4 * 64 * 7)  # 7 prompts per block: many blocks, a ragged last one
-    assert noise.decomposition(pool, n_boot=50, seed=3).to_dict() == whole_d
+    blocked_d = noise.decomposition(pool, n_boot=50, seed=3).to_dict()
+    # the same resamples and per-prompt values; only the bootstrap's matrix products run in
+    # blocks of another shape, which BLAS may round differently in the last digit (seen on AMD
+    # EPYC: 1e-16): every number agrees to 1e-12, the point estimates exactly
+    _same_numbers(blocked_d, whole_d)
+    for name, est in whole_d["estimates"].items():
+        assert blocked_d["estimates"][name]["value"] == est["value"], name
     blocked_b = noise.best_of_k_check(pool, n_boot=50, seed=4, n_splits=70)
-    assert blocked_b.best_of_k_split.row() == whole_b.best_of_k_split.row()
-    assert blocked_b.difference.row() == whole_b.difference.row()
+    _same_numbers(blocked_b.best_of_k_split.row(), whole_b.best_of_k_split.row())
+    _same_numbers(blocked_b.difference.row(), whole_b.difference.row())
+    assert blocked_b.best_of_k_split.value == whole_b.best_of_k_split.value
+
+
+def _same_numbers(a, b, path="") -> None:
+    """a and b have the same structure and strings, and their numbers agree to 1e-12."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), path
+        for key in a:
+            _same_numbers(a[key], b[key], f"{path}/{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same_numbers(x, y, f"{path}[{i}]")
+    elif isinstance(a, (float, np.floating)) and not isinstance(a, bool):
+        assert np.isclose(a, b, rtol=1e-12, atol=1e-15, equal_nan=True), (path, a, b)
+    else:
+        assert a == b, (path, a, b)

@@ -407,7 +407,9 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
     resamples are one bincount and one matrix product each (no loop over resamples). The
     products run on one BLAS thread: the same seed gives the same numbers bit for bit whatever
     the machine's thread count, and thin products like these gain nothing from threads (on a
-    busy machine threaded BLAS made them ten times slower).
+    busy machine threaded BLAS made them ten times slower). Another ``chunk`` (or the memory
+    cap on large n) draws the same resamples, but BLAS may sum a block of another shape in
+    another order: the means then agree to the last digit or two (about 1e-16), not bit for bit.
     """
     from threadpoolctl import threadpool_limits
 
