@@ -403,7 +403,7 @@ def _same_numbers(a, b, path="") -> None:
             _same_numbers(a[key], b[key], f"{path}/{key}")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _same_numbers(x, y, f"{path}[{i}]")
     elif isinstance(a, (float, np.floating)) and not isinstance(a, bool):
         assert np.isclose(a, b, rtol=1e-12, atol=1e-15, equal_nan=True), (path, a, b)
