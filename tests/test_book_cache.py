@@ -211,16 +211,21 @@ print(len(rows), SMALL)
 '''
 
 
+def _tiny_book(root: Path) -> None:
+    """A book of a preface and one chapter (:data:`CHAPTER`) that reads data/rows.csv."""
+    (root / "_quarto.yml").write_text("book:\n  title: T\n  chapters:\n    - index.qmd\n    - chapters/01_c.ipynb\n")
+    (root / "index.qmd").write_text("# Preface {.unnumbered}\n")
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "01_c.py").write_text(CHAPTER)
+    (root / "data").mkdir()
+    (root / "data" / "rows.csv").write_text("a\nb\n")
+
+
 @pytest.mark.notebooks
 def test_build_executes_only_what_changed(tmp_path, capsys, monkeypatch):
     """End to end with a kernel: build, rebuild (cached), change the data file (re-executed),
     --force; with no Quarto the fallback renders and says why."""
-    (tmp_path / "_quarto.yml").write_text("book:\n  title: T\n  chapters:\n    - index.qmd\n    - chapters/01_c.ipynb\n")
-    (tmp_path / "index.qmd").write_text("# Preface {.unnumbered}\n")
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "notebooks" / "01_c.py").write_text(CHAPTER)
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "rows.csv").write_text("a\nb\n")
+    _tiny_book(tmp_path)
     from oraclegap.book import quarto as bq
 
     monkeypatch.setattr(book, "find_quarto", lambda root, install=True: bq.Quarto(None, tried=("no quarto here (test)",)))
@@ -270,12 +275,7 @@ def test_an_unchanged_rebuild_skips_the_render(tmp_path, capsys, monkeypatch):
     """Quarto (stubbed here: it writes the pages and counts its calls) renders again only when a
     chapter executed, a page or setting changed, or --force; otherwise _book/ is already what a
     render would give and the rebuild says so."""
-    (tmp_path / "_quarto.yml").write_text("book:\n  title: T\n  chapters:\n    - index.qmd\n    - chapters/01_c.ipynb\n")
-    (tmp_path / "index.qmd").write_text("# Preface {.unnumbered}\n")
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "notebooks" / "01_c.py").write_text(CHAPTER)
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "rows.csv").write_text("a\nb\n")
+    _tiny_book(tmp_path)
     from oraclegap.book import quarto as bq
 
     calls = []
