@@ -273,8 +273,9 @@ def test_lock_key_reads_the_project_lock(tmp_path):
 @pytest.mark.notebooks
 def test_an_unchanged_rebuild_skips_the_render(tmp_path, capsys, monkeypatch):
     """Quarto (stubbed here: it writes the pages and counts its calls) renders again only when a
-    chapter executed, a page or setting changed, or --force; otherwise _book/ is already what a
-    render would give and the rebuild says so."""
+    chapter executed, a page or setting changed, a file of the last render is gone or was
+    rewritten, or --force; otherwise _book/ is already what a render would give and the rebuild
+    says so."""
     _tiny_book(tmp_path)
     from oraclegap.book import quarto as bq
 
@@ -299,7 +300,10 @@ def test_an_unchanged_rebuild_skips_the_render(tmp_path, capsys, monkeypatch):
     (tmp_path / "_book" / "index.html").unlink()  # a page of the last render gone: render again
     assert not book.build(tmp_path, small=True).get("render_skipped") and len(calls) == 3
     assert book.build(tmp_path, small=True)["render_skipped"] and len(calls) == 3
-    assert book.build(tmp_path, small=True, force=True)["executed"] == ["01_c"] and len(calls) == 4
+    (tmp_path / "_book" / "chapters" / "01_c.html").write_text("re-rendered by hand")  # not ours now
+    assert not book.build(tmp_path, small=True).get("render_skipped") and len(calls) == 4
+    assert book.build(tmp_path, small=True)["render_skipped"] and len(calls) == 4
+    assert book.build(tmp_path, small=True, force=True)["executed"] == ["01_c"] and len(calls) == 5
 
 
 def test_chapters_start_longest_first_by_their_recorded_times(tmp_path):

@@ -189,17 +189,33 @@ def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -
     return h.hexdigest()
 
 
+def _files_digest(book: Path, files: list[str]) -> str | None:
+    """sha256 over the names and contents of ``files`` under ``book`` (None when one is gone)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for rel in files:
+        try:
+            data = (book / rel).read_bytes()
+        except OSError:
+            return None
+        h.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
 def _rendered_is_current(root: Path, key: str) -> bool:
-    """``_book/`` was rendered from inputs with this :func:`render_key` and still holds every
-    file that render wrote."""
+    """``_book/`` was rendered from inputs with this :func:`render_key` and still holds exactly
+    the files that build wrote (same names, same bytes: a page re-rendered by hand, edited or
+    deleted since means a new render)."""
     rec = root / BOOK_DIR / _BUILD_RECORD
     try:
         manifest = json.loads(rec.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    return (manifest.get("render_key") == key and isinstance(files, list)
-            and all((root / BOOK_DIR / f).is_file() for f in files))
+    if not isinstance(manifest, dict) or manifest.get("render_key") != key:
+        return False
+    files, digest = manifest.get("files"), manifest.get("files_digest")
+    return isinstance(files, list) and digest is not None and _files_digest(root / BOOK_DIR, files) == digest
 
 
 def _ran_small(executed: Path) -> bool:
@@ -421,7 +437,7 @@ def build(
     files = sorted(p.relative_to(root / BOOK_DIR).as_posix() for p in (root / BOOK_DIR).rglob("*") if p.is_file())
     manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
                 "executed": executed, "cached": cached, "build": info, "build_line": line, "files": files,
-                "render_key": key}
+                "render_key": key, "files_digest": _files_digest(root / BOOK_DIR, files)}
     (root / BOOK_DIR / _BUILD_RECORD).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     total = time.perf_counter() - t_start
     print(
