@@ -242,14 +242,22 @@ def test_sections_run_side_by_side_and_come_back_in_order():
 
 
 def test_warm_kernels_readies_the_serial_threaded_and_noise_kernels():
-    """``make setup`` runs warm_kernels so that no audit pays numba's compilation: afterwards the
-    null tests' serial and threaded kernels and the noise section's resampler each hold a compiled
-    signature in this process (compiled now or loaded from the cache)."""
-    from oraclegap.audit.compute import warm_kernels
-    from oraclegap.stats import noise
-    from oraclegap.stats.nulls import _kernels as K
+    """``make setup`` runs warm_kernels so that no audit pays numba's compilation: in a fresh
+    process (where no other test has touched them), the null tests' serial and threaded kernels
+    and the noise section's resampler have no compiled signature before it and one after it
+    (compiled then or loaded from the cache)."""
+    import subprocess
+    import sys
 
-    warm_kernels()
-    for kernel in (K.redeal_stats, K.redeal_stats_parallel, K.run_chains_parallel, K.many_table_stats,
-                   noise._permuted_counts):
-        assert kernel.signatures, kernel.py_func.__name__
+    code = (
+        "from oraclegap.audit.compute import warm_kernels\n"
+        "from oraclegap.stats import noise\n"
+        "from oraclegap.stats.nulls import _kernels as K\n"
+        "ks = (K.redeal_stats, K.redeal_stats_parallel, K.run_chains_parallel, K.many_table_stats,"
+        " noise._permuted_counts)\n"
+        "before = [bool(k.signatures) for k in ks]\n"
+        "warm_kernels()\n"
+        "print(before, [bool(k.signatures) for k in ks])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         check=True).stdout.split("\n")[-2]
+    assert out == f"{[False] * 5} {[True] * 5}", out

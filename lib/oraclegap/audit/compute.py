@@ -655,8 +655,6 @@ def draws_sweep(pool: Pool, ks, *, progress: bool = False, **kwargs) -> tuple[pd
     return pd.DataFrame([summary(res) for res in results.values()]), results
 
 
-
-
 def warm_kernels() -> None:
     """Compile every numba kernel the audit runs (the null tests' serial and threaded kernels,
     the noise section's resampling) into numba's on-disk cache, or load them from it: a tiny

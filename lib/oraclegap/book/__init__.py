@@ -168,6 +168,20 @@ def longest_first(todo: list, expected: dict[str, float]) -> list:
     return known + [t for t in todo if t[0].stem not in expected]
 
 
+def _files_digest(base: Path, files) -> str | None:
+    """sha256 over the relative names and SHA-256s (:func:`.cache.file_sha256`) of ``files``
+    under ``base``, in the order given; None when one of them is gone."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for rel in files:
+        try:
+            h.update(f"{rel}\0{cache.file_sha256(Path(base) / rel)}\n".encode())
+        except OSError:
+            return None
+    return h.hexdigest()
+
+
 def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -> str:
     """What the rendered book depends on, hashed: every page source and setting Quarto reads
     (the project's ``*.qmd``, ``_quarto*.yml`` and ``*.bib``, the executed chapters), the
@@ -177,30 +191,14 @@ def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -
     import hashlib
 
     root = Path(root)
-    h = hashlib.sha256()
     info = _buildinfo.build_info(root, renderer=renderer, small=small)
     info.pop("date", None)
-    h.update(json.dumps({"info": info, "profile": profile}, sort_keys=True, default=str).encode())
-    files = sorted({*root.glob("*.qmd"), *root.glob("_quarto*.yml"), *root.glob("*.bib"),
-                    *(root / EXECUTED_DIR).glob("*.ipynb")})
-    for f in files:
-        h.update(f.relative_to(root).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
-
-
-def _files_digest(book: Path, files: list[str]) -> str | None:
-    """sha256 over the names and contents of ``files`` under ``book`` (None when one is gone)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for rel in files:
-        try:
-            data = (book / rel).read_bytes()
-        except OSError:
-            return None
-        h.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
-    return h.hexdigest()
+    files = sorted({f.relative_to(root).as_posix() for f in (
+        *root.glob("*.qmd"), *root.glob("_quarto*.yml"), *root.glob("*.bib"),
+        *(root / EXECUTED_DIR).glob("*.ipynb"))})
+    facts = json.dumps({"info": info, "profile": profile, "files": _files_digest(root, files)},
+                       sort_keys=True, default=str)
+    return hashlib.sha256(facts.encode()).hexdigest()
 
 
 def _rendered_is_current(root: Path, key: str) -> bool:

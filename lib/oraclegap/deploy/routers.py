@@ -1402,16 +1402,13 @@ PAPER000_KEYWORDS = ("angle", "triangle", "circle", "radius", "diameter", "area"
                      "perpendicular", "square", "rectangle", "polygon", "chord", "tangent", "arc", "degree")
 
 
-_KEYWORD_RE = re.compile(r"\b(" + "|".join(PAPER000_KEYWORDS) + r")s?\b")
-
-
 def keyword_counts(texts, keywords=PAPER000_KEYWORDS) -> np.ndarray:
     """float[n, len(keywords)]: how often each keyword, alone or with a plural s, stands as a
     whole word (``\\bword s?\\b``) in each lower-cased text. One scan of each text: a whole-word
     match is a maximal run of word characters equal to one keyword (or it plus s), so the runs
     of different keywords never overlap and one alternation counts them all."""
     keywords = tuple(keywords)
-    rx = _KEYWORD_RE if keywords == PAPER000_KEYWORDS else re.compile(r"\b(" + "|".join(map(re.escape, keywords)) + r")s?\b")
+    rx = re.compile(r"\b(" + "|".join(map(re.escape, keywords)) + r")s?\b")  # re caches it
     col = {w: j for j, w in enumerate(keywords)}
     out = np.zeros((len(texts), len(keywords)))
     for i, t in enumerate(texts):
