@@ -2099,10 +2099,12 @@ R.show_md("Table A3 is the paper's own simulation on its own prior and Table 2 d
 # the highest mean validation rate among the neighbours), `paper000_linear` (multinomial logistic
 # regression on one hard label per prompt, the member with the highest validation rate),
 # `paper000_boosted` (one gradient-boosted tree ensemble per member on text features and geometry
-# keywords) and `paper000_best_single`, beside the library's stronger defaults used above (soft
-# choice-distribution targets, the pool's feature columns, sublinear TF-IDF). All are fitted on
-# the lab's validation prompts and scored on its test prompts; the paper's Table A1 figures for
-# its Geometry3K pool stand beside ours, on different data (@tbl-p000-routers).
+# keywords; the paper names no implementation or sizes, so ours grows 100 depth-3 trees on
+# histogram bins of the features) and `paper000_best_single`, beside the library's stronger
+# defaults used above (soft choice-distribution targets, the pool's feature columns, sublinear
+# TF-IDF). All are fitted on the lab's validation prompts and scored on its test prompts; the
+# paper's Table A1 figures for its Geometry3K pool stand beside ours, on different data
+# (@tbl-p000-routers).
 
 # %%
 from oraclegap.deploy import routers as RT

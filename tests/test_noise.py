@@ -114,6 +114,27 @@ def test_boot_means_equals_explicit_resampling_and_is_reproducible():
     np.testing.assert_array_equal(b, noise.boot_means(X, 300, seed=5, chunk=64))
 
 
+
+def test_boot_means_counts_are_exact_in_float32_and_match_the_float64_columns():
+    rng = np.random.default_rng(2)
+    n = 501
+    C = rng.integers(0, 9, size=(n, 6))
+    X = rng.random((n, 2))
+    both = noise.boot_means(X, 130, seed=7, chunk=32, counts=C)
+    assert both.shape == (130, 8)
+    np.testing.assert_array_equal(both[:, :2], noise.boot_means(X, 130, seed=7, chunk=32))
+    # integer sums are exact in float32 below 2^24 and in float64: the same numbers bit for bit
+    as_float = noise.boot_means(C.astype(np.float64), 130, seed=7, chunk=32)
+    np.testing.assert_array_equal(both[:, 2:], as_float)
+    assert noise._exact_counts(C, n).dtype == np.float32
+    # where a sum could pass 2^24 the counts stay in float64 (float32 would round them)
+    assert noise._exact_counts(np.full((4, 1), 2**22), 4).dtype == np.float64
+    for bad, match in ((-C, "nonnegative integers"), (C + 0.5, "nonnegative integers"),
+                       (C[:-1], "one row per prompt")):
+        with pytest.raises(ValueError, match=match):
+            noise.boot_means(X, 10, counts=bad)
+
+
 # ---------------------------------------------------------------------------- interval coverage (Done when)
 def _logistic_pool(n, M, rng):
     """Prompt difficulty ~ N(0, 2.5), member abilities spread on the logit, prompt-specific noise."""

@@ -132,3 +132,27 @@ def test_keyword_counts_equal_one_whole_word_count_per_keyword():
     np.testing.assert_array_equal(got, ref)
     assert got.sum() > 100  # the texts hold many matches
     np.testing.assert_array_equal(R.keyword_counts(texts, ("arc", "area")), ref[:, [14, 5]])
+
+
+def test_boosted_histogram_trees_equal_exact_split_trees_when_features_fit_the_bins():
+    """With at most 255 distinct values per feature every split point is a bin edge, so the
+    histogram ensemble grows the exact-split ensemble's trees (GradientBoostingRegressor, same
+    sizes); they differ only by the histogram method's float32 gradients."""
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    F = rng.integers(0, 40, size=(400, 6)).astype(float)
+    y = 0.5 * (rng.random(400) < 0.3 + 0.4 * (F[:, 0] > 20)) + 0.1 * rng.random(400)
+    r = R.Paper000Boosted()
+    exact = GradientBoostingRegressor(n_estimators=r.n_estimators, max_depth=r.max_depth,
+                                      learning_rate=r.learning_rate, random_state=0).fit(F, y)
+    texts = [f"q{i}" for i in range(400)]
+    X = router_inputs(Pool.from_array(np.zeros((400, 2, 1), bool), pd.DataFrame({"id": texts, "text": texts})))
+    import unittest.mock as mock
+
+    with mock.patch.object(R, "_paper000_text_features", lambda t: F):
+        r.fit(X, np.column_stack([y, y[::-1]]))
+    hist = r.models_[0]
+    assert hist.n_iter_ == 100 and max(p.get_max_depth() for p in hist._predictors for p in p) <= 3
+    np.testing.assert_allclose(hist.predict(F), exact.predict(F), atol=1e-7)
+    assert np.abs(hist.predict(F) - y.mean()).max() > 0.1  # the trees did split

@@ -1426,11 +1426,22 @@ def _paper000_text_features(texts) -> np.ndarray:
 
 
 class Paper000Boosted(Router):
-    """000's gradient-boosted router: one decision-tree ensemble (scikit-learn's
-    GradientBoostingRegressor) per member predicting its validation success rate from handcrafted
-    prompt-text features (length, numeral counts, typesetting markers: :func:`handcrafted_features`,
-    plus counts of the geometry keywords :data:`PAPER000_KEYWORDS`) -- text only, no pool feature
-    columns."""
+    """000's gradient-boosted router: one ensemble of gradient-boosted regression trees per member
+    predicting its validation success rate from handcrafted prompt-text features (length,
+    numeral counts, typesetting markers: :func:`handcrafted_features`, plus counts of the
+    geometry keywords :data:`PAPER000_KEYWORDS`) -- text only, no pool feature columns.
+
+    The paper names the model (gradient-boosted decision trees, one ensemble per member) but no
+    implementation or sizes. Here: ``n_estimators`` = 100 trees of depth ``max_depth`` = 3,
+    learning rate 0.1 and squared loss, grown on histograms of the features (scikit-learn's
+    HistGradientBoostingRegressor, the algorithm of LightGBM and XGBoost's ``hist`` method: split
+    points are searched among at most 255 quantile bins per feature), no early stopping, leaves
+    of any size. Where no feature has more than 255 distinct values every split point is a bin
+    edge and the trees are those of exact split search (GradientBoostingRegressor with the same
+    sizes; predictions agree to 1e-7, tested); longer features (prompt length) are split at bin
+    edges only. On MMLU-Pro's 5,163-prompt half one member's fit takes 0.09 s instead of exact
+    search's 0.51 s. Each fit runs on one OpenMP thread, so the numbers do not depend on the
+    machine's core count."""
 
     needs = ("text",)
     family = "paper000_boosted"
@@ -1443,7 +1454,8 @@ class Paper000Boosted(Router):
         self.random_state = random_state
 
     def _fit(self, X, Y):
-        from sklearn.ensemble import GradientBoostingRegressor
+        from sklearn.ensemble import HistGradientBoostingRegressor
+        from threadpoolctl import threadpool_limits
 
         F = _paper000_text_features(X.text)
         self.models_ = []
@@ -1452,9 +1464,12 @@ class Paper000Boosted(Router):
             if y.max() - y.min() < 1e-12:
                 self.models_.append(float(y.mean()))
                 continue
-            g = GradientBoostingRegressor(n_estimators=self.n_estimators, max_depth=self.max_depth,
-                                          learning_rate=self.learning_rate, random_state=_seed(self.random_state))
-            self.models_.append(g.fit(F, y))
+            g = HistGradientBoostingRegressor(max_iter=self.n_estimators, max_depth=self.max_depth,
+                                              max_leaf_nodes=None, min_samples_leaf=1,
+                                              learning_rate=self.learning_rate, early_stopping=False,
+                                              random_state=_seed(self.random_state))
+            with threadpool_limits(1, user_api="openmp"):
+                self.models_.append(g.fit(F, y))
 
     def _utility(self, X):
         F = _paper000_text_features(X.text)

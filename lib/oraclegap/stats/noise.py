@@ -364,6 +364,24 @@ def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> 
     return out / n_splits
 
 
+def _half_counts(v: np.ndarray, maskA: np.ndarray) -> np.ndarray:
+    """Successes of every member on each half of its draws: [n, 2*S*M], first the halves in
+    ``maskA`` (bool [S, k]), then their complements, split by split. Counts of 0/1 terms, so
+    float32 (whole numbers up to k) and blocks of prompts change nothing."""
+    n, M, k = v.shape
+    S = maskA.shape[0]
+    dtype = np.float32 if k < 2**24 else np.float64
+    H = np.empty((n, 2 * S * M), dtype=dtype)
+    mA, mB = maskA.astype(dtype), (~maskA).astype(dtype)
+    per = max(1, _CELLS // (M * k + 2 * S * M))
+    for i0 in range(0, n, per):
+        i1 = min(n, i0 + per)
+        vf = v[i0:i1].astype(dtype)
+        H[i0:i1, : S * M] = np.einsum("imj,sj->ism", vf, mA).reshape(i1 - i0, S * M)
+        H[i0:i1, S * M :] = np.einsum("imj,sj->ism", vf, mB).reshape(i1 - i0, S * M)
+    return H
+
+
 # Cells of one block of resampling work (prompts x members x splits, or resamples x prompts): about
 # 32 MB of float64, so memory stays O(pool + block) at any n.
 _CELLS = 1 << 22
@@ -399,7 +417,8 @@ def baseline_scores(baseline, rates: np.ndarray) -> tuple[str, np.ndarray | None
     raise TypeError(f"baseline must be integer choices or float scores, got dtype {b.dtype}")
 
 
-def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = False) -> np.ndarray:
+def boot_means(X, n_boot: int, seed=0, *, counts=None, chunk: int = 256,
+               progress: bool = False) -> np.ndarray:
     """Prompt-bootstrap means [n_boot, q] of per-prompt columns X[n, q].
 
     Each resample draws n prompt indices uniformly with replacement; their counts w (a
@@ -410,18 +429,25 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
     busy machine threaded BLAS made them ten times slower). Another ``chunk`` (or the memory
     cap on large n) draws the same resamples, but BLAS may sum a block of another shape in
     another order: the means then agree to the last digit or two (about 1e-16), not bit for bit.
+
+    ``counts`` (optional, nonnegative integers [n, p]) are more columns, returned after X's
+    ([n_boot, q + p]), from the same resamples. While every sum w @ counts stays below 2^24
+    (n * counts.max() < 2^24) they are held and multiplied in float32, which is exact there:
+    every product and partial sum is an integer float32 represents, in any summation order. That
+    halves the memory of the widest columns at large n (the decomposition's half-draw counts).
     """
     from threadpoolctl import threadpool_limits
 
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
-    n = X.shape[0]
+    n, q = X.shape
+    C = _exact_counts(counts, n)
     n_boot = check_int(n_boot, "n_boot", minimum=1)
     chunk = check_int(chunk, "chunk", minimum=1)
     rng = as_rng(seed)
     chunk = min(chunk, max(1, _CELLS // n))  # never a resamples x prompts block above _CELLS (large n)
-    out = np.empty((n_boot, X.shape[1]))
+    out = np.empty((n_boot, q + (0 if C is None else C.shape[1])))
     starts = range(0, n_boot, chunk)
     if progress:
         from tqdm.auto import tqdm
@@ -434,8 +460,27 @@ def boot_means(X, n_boot: int, seed=0, *, chunk: int = 256, progress: bool = Fal
             idx += n * np.arange(b)[:, None]
             w = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
             del idx
-            out[start : start + b] = w.astype(np.float64) @ X / n
+            out[start : start + b, :q] = w.astype(np.float64) @ X / n
+            if C is not None:
+                out[start : start + b, q:] = w.astype(C.dtype) @ C
+                out[start : start + b, q:] /= n
     return out
+
+
+def _exact_counts(counts, n: int) -> np.ndarray | None:
+    """``counts`` as float32 when n * max < 2^24 (integer sums exact in float32), else float64."""
+    if counts is None:
+        return None
+    C = np.asarray(counts)
+    if C.ndim != 2 or C.shape[0] != n:
+        raise ValueError(f"counts must be a 2-D array with one row per prompt ({n}), got shape {C.shape}")
+    top = float(C.max()) if C.size else 0.0
+    per = max(1, _CELLS // max(1, C.shape[1]))
+    if C.size and (float(C.min()) < 0 or any(  # in blocks of rows: no full-size temporary
+            not np.array_equal(C[i : i + per], np.floor(C[i : i + per])) for i in range(0, n, per))):
+        raise ValueError("counts must be nonnegative integers")
+    dtype = np.float32 if n * top < 2**24 else np.float64
+    return C if C.dtype == dtype else C.astype(dtype)
 
 
 # ============================================================================ the decomposition with intervals
@@ -632,23 +677,22 @@ def decomposition(
     # prompt, score it on the other half (both directions, _BEST_SPLITS random splits)
     S = _BEST_SPLITS
     maskA = rng.random((S, k)).argsort(axis=1) < k // 2
-    # X = [cols..., r, rA (S*M), rB (S*M)], filled in place and in blocks of prompts (memory
-    # O(X + block); the half-rates are sums of 0/1 terms, exact, so the blocks change nothing)
-    base_cols = [cols[c] for c in keys] + [r]
+    # X = [cols..., r] and the successes on each half, H = [cA (S*M), cB (S*M)], filled in
+    # blocks of prompts (memory O(X + H + block)). H holds integer counts, which boot_means keeps
+    # in float32 while that is exact (at n = 1e6 it halves the 177-column table's memory); the
+    # half-rates are H's means over the half sizes.
     q0 = len(keys) + M
-    X = np.empty((n, q0 + 2 * S * M))
-    for j, col in enumerate(base_cols[:-1]):
-        X[:, j] = col
-    X[:, len(keys):q0] = r
-    mA, mB = maskA.astype(np.float64), (~maskA).astype(np.float64)
-    per = max(1, _CELLS // (M * k + 2 * S * M))
-    for i0 in range(0, n, per):
-        i1 = min(n, i0 + per)
-        vf = v[i0:i1].astype(np.float64)
-        X[i0:i1, q0:q0 + S * M] = (np.einsum("imj,sj->ism", vf, mA) / (k // 2)).reshape(i1 - i0, S * M)
-        X[i0:i1, q0 + S * M:] = (np.einsum("imj,sj->ism", vf, mB) / (k - k // 2)).reshape(i1 - i0, S * M)
-    point = X.mean(axis=0)
-    boot = boot_means(X, n_boot, rng, progress=progress)
+    X = np.empty((n, q0))
+    for j, c in enumerate(keys):
+        X[:, j] = cols[c]
+    X[:, len(keys):] = r
+    H = _half_counts(v, maskA)
+    point = np.concatenate([X.mean(axis=0), H.sum(axis=0, dtype=np.float64) / n])
+    boot = boot_means(X, n_boot, rng, counts=H, progress=progress)
+    del H
+    half_sizes = np.repeat([k // 2, k - k // 2], S * M).astype(np.float64)
+    point[q0:] /= half_sizes
+    boot[:, q0:] /= half_sizes
     off = len(keys)
 
     def pick(src, name):
