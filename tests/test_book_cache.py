@@ -332,3 +332,23 @@ def test_kernels_get_sleeping_openmp_threads_unless_told_otherwise(monkeypatch):
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     execute._notebook_env()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+@pytest.mark.notebooks
+def test_the_kernel_stopped_at_once_keeps_what_the_last_cell_wrote(tmp_path):
+    """Chapters end with the kernel killed, not shut down gracefully: every output and every file
+    the cells wrote must already be there (the last cell writes 8 MB just before the end)."""
+    src = tmp_path / "01_w.py"
+    src.write_text(CHAPTER.split("# %% tags=")[0] + textwrap.dedent('''\
+        # %%
+        from pathlib import Path
+        data = b"x" * (8 << 20)
+        Path("written.bin").write_bytes(data)
+        print("wrote", len(data))
+        '''))
+    out = book.execute_chapter(src, tmp_path / "out.ipynb", cwd=tmp_path)
+    import nbformat
+
+    cells = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"]
+    assert cells[-1].outputs[0]["text"] == f"wrote {8 << 20}\n"
+    assert (tmp_path / "written.bin").stat().st_size == 8 << 20

@@ -233,6 +233,10 @@ def execute_chapter(
             # written once at the end (and on failure), not after every cell: rewriting a
             # megabyte notebook after each of ~150 cells cost seconds per chapter
             request_save_on_cell_execute=False,
+            # the kernel is stopped at once when the last cell is done (its outputs are in, and
+            # chapters write their files synchronously); the graceful shutdown, in which Python
+            # tears down numba, torch and the pools, cost about a second per chapter
+            shutdown_kernel="immediate",
             execution_timeout=timeout,
             extra_arguments=args,
         )
