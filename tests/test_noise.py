@@ -114,7 +114,6 @@ def test_boot_means_equals_explicit_resampling_and_is_reproducible():
     np.testing.assert_array_equal(b, noise.boot_means(X, 300, seed=5, chunk=64))
 
 
-
 def test_boot_means_counts_are_exact_in_float32_and_match_the_float64_columns():
     rng = np.random.default_rng(2)
     n = 501

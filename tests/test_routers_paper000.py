@@ -153,6 +153,6 @@ def test_boosted_histogram_trees_equal_exact_split_trees_when_features_fit_the_b
     with mock.patch.object(R, "_paper000_text_features", lambda t: F):
         r.fit(X, np.column_stack([y, y[::-1]]))
     hist = r.models_[0]
-    assert hist.n_iter_ == 100 and max(p.get_max_depth() for p in hist._predictors for p in p) <= 3
+    assert hist.n_iter_ == 100 and max(tree.get_max_depth() for stage in hist._predictors for tree in stage) <= 3
     np.testing.assert_allclose(hist.predict(F), exact.predict(F), atol=1e-7)
     assert np.abs(hist.predict(F) - y.mean()).max() > 0.1  # the trees did split

@@ -566,23 +566,33 @@ class GBRFeatures(Router):
 
         F = _feature_matrix(X)
         self.columns_ = list(F.columns)
-        Fa = F.to_numpy(dtype=float)
-        self.models_ = []
-        for m in range(Y.shape[1]):
-            y = Y[:, m]
-            if y.max() - y.min() < 1e-12 or len(y) < 4:
-                self.models_.append(float(y.mean()))
-                continue
-            g = HistGradientBoostingRegressor(max_iter=self.max_iter, learning_rate=self.learning_rate,
-                                              max_leaf_nodes=self.max_leaf_nodes,
-                                              min_samples_leaf=min(self.min_samples_leaf, max(1, len(y) // 4)),
-                                              early_stopping=False, random_state=_seed(self.random_state))
-            self.models_.append(g.fit(Fa, y))
+        leaf = min(self.min_samples_leaf, max(1, len(Y) // 4))
+        self.models_ = _fit_per_member(F.to_numpy(dtype=float), Y, lambda: HistGradientBoostingRegressor(
+            max_iter=self.max_iter, learning_rate=self.learning_rate, max_leaf_nodes=self.max_leaf_nodes,
+            min_samples_leaf=leaf, early_stopping=False, random_state=_seed(self.random_state)),
+            min_rows=4)
 
     def _utility(self, X):
-        Fa = _feature_matrix(X)[self.columns_].to_numpy(dtype=float)
-        cols = [np.full(len(X), g) if isinstance(g, float) else g.predict(Fa) for g in self.models_]
-        return np.clip(np.stack(cols, axis=1), 0.0, 1.0)
+        return _predict_per_member(self.models_, _feature_matrix(X)[self.columns_].to_numpy(dtype=float))
+
+
+def _fit_per_member(F: np.ndarray, Y: np.ndarray, make, *, min_rows: int = 1) -> list:
+    """One regressor ``make()`` per member fitted to its column of Y on features F; a member
+    whose target is constant (or with fewer than ``min_rows`` rows) keeps its mean instead."""
+    models = []
+    for m in range(Y.shape[1]):
+        y = Y[:, m]
+        if y.max() - y.min() < 1e-12 or len(y) < min_rows:
+            models.append(float(y.mean()))
+        else:
+            models.append(make().fit(F, y))
+    return models
+
+
+def _predict_per_member(models: list, F: np.ndarray) -> np.ndarray:
+    """float[n, M]: each member's predicted target from :func:`_fit_per_member`'s models, in [0, 1]."""
+    cols = [np.full(len(F), g) if isinstance(g, float) else g.predict(F) for g in models]
+    return np.clip(np.stack(cols, axis=1), 0.0, 1.0) if cols else np.zeros((len(F), 0))
 
 
 class _KNNMean(Router):
@@ -1457,24 +1467,13 @@ class Paper000Boosted(Router):
         from sklearn.ensemble import HistGradientBoostingRegressor
         from threadpoolctl import threadpool_limits
 
-        F = _paper000_text_features(X.text)
-        self.models_ = []
-        for m in range(Y.shape[1]):
-            y = Y[:, m]
-            if y.max() - y.min() < 1e-12:
-                self.models_.append(float(y.mean()))
-                continue
-            g = HistGradientBoostingRegressor(max_iter=self.n_estimators, max_depth=self.max_depth,
-                                              max_leaf_nodes=None, min_samples_leaf=1,
-                                              learning_rate=self.learning_rate, early_stopping=False,
-                                              random_state=_seed(self.random_state))
-            with threadpool_limits(1, user_api="openmp"):
-                self.models_.append(g.fit(F, y))
+        with threadpool_limits(1, user_api="openmp"):
+            self.models_ = _fit_per_member(_paper000_text_features(X.text), Y, lambda: HistGradientBoostingRegressor(
+                max_iter=self.n_estimators, max_depth=self.max_depth, max_leaf_nodes=None, min_samples_leaf=1,
+                learning_rate=self.learning_rate, early_stopping=False, random_state=_seed(self.random_state)))
 
     def _utility(self, X):
-        F = _paper000_text_features(X.text)
-        cols = [np.full(len(X), g) if isinstance(g, float) else g.predict(F) for g in self.models_]
-        return np.clip(np.stack(cols, axis=1), 0.0, 1.0) if cols else np.zeros((len(X), 0))
+        return _predict_per_member(self.models_, _paper000_text_features(X.text))
 
 
 class Paper000BestSingle(BestSingle):

@@ -366,17 +366,16 @@ def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> 
 
 def _half_counts(v: np.ndarray, maskA: np.ndarray) -> np.ndarray:
     """Successes of every member on each half of its draws: [n, 2*S*M], first the halves in
-    ``maskA`` (bool [S, k]), then their complements, split by split. Counts of 0/1 terms, so
-    float32 (whole numbers up to k) and blocks of prompts change nothing."""
+    ``maskA`` (bool [S, k]), then their complements, split by split. Whole numbers up to k, so
+    float32 holds them exactly, and blocks of prompts change nothing."""
     n, M, k = v.shape
     S = maskA.shape[0]
-    dtype = np.float32 if k < 2**24 else np.float64
-    H = np.empty((n, 2 * S * M), dtype=dtype)
-    mA, mB = maskA.astype(dtype), (~maskA).astype(dtype)
+    H = np.empty((n, 2 * S * M), dtype=np.float32)
+    mA, mB = maskA.astype(np.float32), (~maskA).astype(np.float32)
     per = max(1, _CELLS // (M * k + 2 * S * M))
     for i0 in range(0, n, per):
         i1 = min(n, i0 + per)
-        vf = v[i0:i1].astype(dtype)
+        vf = v[i0:i1].astype(np.float32)
         H[i0:i1, : S * M] = np.einsum("imj,sj->ism", vf, mA).reshape(i1 - i0, S * M)
         H[i0:i1, S * M :] = np.einsum("imj,sj->ism", vf, mB).reshape(i1 - i0, S * M)
     return H
