@@ -79,6 +79,9 @@ def main(argv=None) -> int:
                                            else "no executed chapters (python -m oraclegap.book build)"))
         return 0
     pandoc = _pandoc_binary(quarto.path)
+    if pandoc is None:
+        print("bench_render: skipped: no pandoc beside Quarto, in $QUARTO_PANDOC or on PATH")
+        return 0
     before = _leftovers()
     try:
         return _bench(quarto, pandoc, args)
