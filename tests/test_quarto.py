@@ -222,6 +222,7 @@ def _fixture_book(dest: Path) -> Path:
     shutil.copy(ROOT / "_quarto-small.yml", dest / "_quarto-small.yml")
     shutil.copy(ROOT / "references.bib", dest / "references.bib")
     shutil.copy(ROOT / "references.qmd", dest / "references.qmd")
+    shutil.copytree(ROOT / "_filters", dest / "_filters")
     (dest / "index.qmd").write_text("# Preface {.unnumbered}\n\nWelcome.\n\n::: {.callout-note}\nA preface note.\n:::\n")
     (dest / "notation.qmd").write_text("# Notation {.unnumbered}\n\nThe curve of @fig-curve.\n")
     return dest
@@ -300,6 +301,7 @@ def test_reduced_build_banner_on_every_page(rendered):
 def test_references_page_lists_the_bibliography(rendered):
     refs = _page(rendered, "references.html")
     assert "Opportunity Is Not Realizability" in refs and "Clopper" in refs
+    assert book.bibliography_problems(rendered) == []  # shown, not hidden
 
 
 def test_project_config_renders_with_quarto(quarto, tmp_path):
@@ -311,6 +313,7 @@ def test_project_config_renders_with_quarto(quarto, tmp_path):
     for name in ["_quarto.yml", "_quarto-small.yml", "references.bib"] + [p.file for p in pages if not p.is_chapter]:
         (dest / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "_filters", dest / "_filters")
     (dest / "chapters").mkdir()
     for p in pages:
         if p.is_chapter:  # a stand-in with the chapter's section labels (the front matter links to them)

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from .. import _buildinfo, _datalog
 from . import buildline, cache, editions, mathjax
-from .check import book_pages, check_pages, page_problems, print_pdf
+from .check import bibliography_problems, book_pages, check_pages, page_problems, print_pdf
 from .execute import error_outputs, execute_chapter, lift_answer, split_float_outputs
 from .fallback import render_fallback
 from .quarto import KIT_DIR, Quarto, find_quarto, render
@@ -95,6 +95,7 @@ __all__ = [
     "render_fallback",
     "book_pages",
     "page_problems",
+    "bibliography_problems",
     "check_pages",
     "print_pdf",
     "main",
@@ -494,7 +495,9 @@ def render_student(root: Path, quarto: Quarto, *, small: bool = False) -> dict:
     stage = root / ".student-stage"
     removed = editions.stage_student(root, stage)
     notes = ([SMALL_NOTE] if small else []) + [STUDENT_NOTE]
-    (stage / f"_quarto-{editions.STUDENT_PROFILE}.yml").write_text(_banner(*notes), encoding="utf-8")
+    banner = stage / f"_quarto-{editions.STUDENT_PROFILE}.yml"
+    banner.unlink(missing_ok=True)  # the staged project's entries are links: never write through one
+    banner.write_text(_banner(*notes), encoding="utf-8")
     try:
         ok, output = render(stage, quarto, profile=editions.STUDENT_PROFILE)
         if not ok:

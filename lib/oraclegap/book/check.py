@@ -32,8 +32,8 @@ from pathlib import Path
 
 from .structure import BOOK_DIR, quarto_pages
 
-__all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "page_problems", "probe_page", "chapter_measures",
-           "check_pages", "print_pdf"]
+__all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "page_problems", "bibliography_problems",
+           "probe_page", "chapter_measures", "check_pages", "print_pdf"]
 
 MANIFEST = ".og-build.json"
 CHROMIUM_FLAGS = (
@@ -154,6 +154,37 @@ def page_problems(path: Path) -> list[str]:
     return problems
 
 
+_REFS_SOURCE = re.compile(r"\{#refs\b|id=[\"']refs[\"']")
+_REFS_DIV = re.compile(r"<div\b[^>]*\bid=\"refs\"[^>]*>")
+
+
+def bibliography_problems(root: Path, book: Path | None = None) -> list[str]:
+    """The bibliography page (the page whose source places the ``{#refs}`` div) of the book
+    rendered into ``book`` (default ``_book/``) must show its entries: its ``#refs`` block not
+    hidden and holding at least one entry. In a book, Quarto 1.7 hides each page's own ``#refs``
+    and rebuilds this page's list from the citations of all pages and the ``nocite`` of the first
+    page it renders, so a bibliography page that set ``nocite`` only for itself came out empty."""
+    root = Path(root)
+    book = root / BOOK_DIR if book is None else Path(book)
+    problems = []
+    for page in quarto_pages(root):
+        src = root / page.file
+        if src.suffix != ".qmd" or not src.is_file() or not _REFS_SOURCE.search(src.read_text(encoding="utf-8")):
+            continue
+        out = book / page.html
+        if not out.is_file():
+            continue  # a missing page is reported by the page checks
+        html = out.read_text(encoding="utf-8", errors="replace")
+        div = _REFS_DIV.search(html)
+        if div is None:
+            problems.append(f"{page.html}: the bibliography page has no #refs block")
+        elif re.search(r"display:\s*none", div.group(0)):
+            problems.append(f"{page.html}: the bibliography is hidden (style display: none on #refs)")
+        elif 'class="csl-entry"' not in html[div.start():]:
+            problems.append(f"{page.html}: the bibliography lists no entry")
+    return problems
+
+
 def _run_chromium(browser: str, args: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory() as profile:
         cmd = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
@@ -222,6 +253,7 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
     if not (book / "index.html").is_file():
         return [f"{book}/index.html does not exist; run `make book` first"]
     lines, problems = chapter_measures(book, book_pages(root)[1])
+    problems += bibliography_problems(root, book)
     print("check: the chapters' main lines (prose words, ## sections, tables)")
     print("\n".join(lines) or "  no chapter page rendered")
     browser = chromium()
@@ -237,6 +269,7 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
         print(f"check: {edition.name}/: {len(pages)} page(s) rendered by {renderer}")
         found = _check_edition(root, edition, pages, browser, out, slides=edition.name == SLIDES_DIR)
         if edition.name == STUDENT_DIR:
+            found += bibliography_problems(root, edition)
             found += [f"{edition.name}/{pg}: shows an exercise solution" for pg in pages
                       if (edition / pg).is_file() and SOLUTION_CLASS in (edition / pg).read_text(encoding="utf-8")]
         problems += found if edition == book else [f"{edition.name}/{p}" if not p.startswith(edition.name) else p

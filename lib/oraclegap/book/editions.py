@@ -21,11 +21,12 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
 import re
 import shutil
 from pathlib import Path
 
-from .structure import EXECUTED_DIR, quarto_pages
+from .structure import BOOK_DIR, EXECUTED_DIR, quarto_config, quarto_pages
 
 __all__ = [
     "SOLUTION_CLASS",
@@ -35,6 +36,8 @@ __all__ = [
     "FIGURES_PER_CHAPTER",
     "is_solution",
     "strip_solutions",
+    "book_inputs",
+    "stage_book",
     "stage_student",
     "chapter_digest",
     "slide_deck",
@@ -76,31 +79,75 @@ def strip_solutions(nb: dict) -> tuple[dict, int]:
     return nb, removed
 
 
-def _book_inputs(root: Path) -> list[Path]:
-    """Every file Quarto reads to render the book (pages, configuration, bibliography)."""
+def book_inputs(root: Path) -> list[Path]:
+    """Every file Quarto reads to render the book: the configuration and its profiles, the pages,
+    the bibliography and the Lua filters ``_quarto.yml`` names by a path inside the project."""
+    root = Path(root)
     files = [root / "_quarto.yml", *sorted(root.glob("_quarto-*.yml"))]
     files += [root / p.file for p in quarto_pages(root)]
     files += [root / b for b in ("references.bib",) if (root / b).is_file()]
+    for entry in quarto_config(root).get("filters") or []:
+        path = entry.get("path") if isinstance(entry, dict) else entry
+        if isinstance(path, str) and path.endswith(".lua") and not Path(path).is_absolute():
+            files.append(root / path)
     return [f for f in files if f.is_file()]
 
 
-def stage_student(root: Path, stage: Path) -> dict[str, int]:
-    """Copy the book's sources into ``stage`` with every executed chapter stripped of its solutions
-    (:func:`strip_solutions`); returns ``{chapter file: solutions removed}``."""
+def stage_book(root: Path, stage: Path, *, chapter=None) -> dict:
+    """Make ``stage`` a folder from which Quarto renders the book as it does from ``root``; returns
+    ``{chapter file: what chapter(...) returned}``.
+
+    Every top-level entry of ``root`` appears in ``stage`` as a symbolic link (Quarto only reads
+    them: the settings, the pages, the bibliography, the files a page links to, which it copies into
+    the output), except hidden entries, the rendered folders (``_book``, ``_book-student``,
+    ``_slides``) and ``chapters/``: that is a real folder, since Quarto writes each notebook's
+    figures beside it, holding each executed chapter the book lists as a hard link or copy, or as
+    ``chapter(source, dest)`` writes it. Where symbolic links are unavailable, the files
+    :func:`book_inputs` names are copied instead."""
     root, stage = Path(root), Path(stage)
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir(parents=True)
-    removed = {}
-    for f in _book_inputs(root):
-        rel = f.relative_to(root)
-        (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-        if rel.parts[0] == EXECUTED_DIR and f.suffix == ".ipynb":
-            nb, n = strip_solutions(json.loads(f.read_text(encoding="utf-8")))
-            (stage / rel).write_text(json.dumps(nb, indent=1), encoding="utf-8")
-            removed[rel.as_posix()] = n
-        else:
-            shutil.copy2(f, stage / rel)
-    return removed
+    skip = {BOOK_DIR, STUDENT_DIR, SLIDES_DIR, EXECUTED_DIR}
+    try:
+        for entry in sorted(root.iterdir()):
+            if not (entry.name.startswith(".") or entry.name in skip):
+                os.symlink(entry.resolve(), stage / entry.name, target_is_directory=entry.is_dir())
+    except OSError:  # no symbolic links here: copy what the book reads
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir(parents=True)
+        for f in book_inputs(root):
+            rel = f.relative_to(root)
+            if rel.parts[0] != EXECUTED_DIR:
+                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(f, stage / rel)
+    done = {}
+    for page in quarto_pages(root):
+        src = root / page.file
+        if Path(page.file).parts[0] != EXECUTED_DIR or not src.is_file():
+            continue
+        dest = stage / page.file
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if chapter is not None:
+            done[page.file] = chapter(src, dest)
+            continue
+        try:
+            os.link(src, dest)
+        except OSError:
+            shutil.copy2(src, dest)
+        done[page.file] = None
+    return done
+
+
+def stage_student(root: Path, stage: Path) -> dict[str, int]:
+    """Stage the book (:func:`stage_book`) in ``stage`` with every executed chapter stripped of its
+    solutions (:func:`strip_solutions`); returns ``{chapter file: solutions removed}``."""
+
+    def strip(src: Path, dest: Path) -> int:
+        nb, n = strip_solutions(json.loads(src.read_text(encoding="utf-8")))
+        dest.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+        return n
+
+    return stage_book(root, stage, chapter=strip)
 
 
 # ---------------------------------------------------------------------------- slides
