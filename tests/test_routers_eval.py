@@ -243,6 +243,25 @@ def test_aiq_hand_examples():
     np.testing.assert_allclose(aiq(c, q), [0.5, 0.45])
 
 
+def test_aiq_hull_equals_the_definition_over_every_pair():
+    """The compiled hull integral against R~ taken over every pair of points (the definition), on
+    random curves with tied costs, tied qualities, one point, ranges wider than the points and
+    empty ranges; and an exact integral on a hand curve with a dominated point between the pieces."""
+    from oraclegap.deploy.evaluate import _aiq_pairs
+
+    rng = np.random.default_rng(7)
+    for P in (1, 2, 3, 5, 23, 40):
+        c = np.round(rng.random((200, P)) * 4, 1)  # one decimal: many equal costs
+        q = np.round(rng.random((200, P)), 1)
+        lo = np.maximum(c.min(axis=1) - rng.random(200) * (rng.random(200) < 0.5), 0.0)
+        hi = c.max(axis=1) + rng.random(200) * (rng.random(200) < 0.5)
+        hi[::9] = lo[::9]  # empty ranges: R~ at the point
+        np.testing.assert_allclose(aiq(c, q, lo, hi), _aiq_pairs(c, q, lo, hi), rtol=0, atol=1e-12)
+    # (0, .1) (1, .7) (2, .4) (3, .9): hull (0,.1)-(1,.7)-(3,.9), (2, .4) under it; on [0, 4]:
+    # 0.4 + 1.6 + 0.9 (at 4, flat) = 2.9 over a width of 4
+    assert aiq([2, 0, 3, 1], [0.4, 0.1, 0.9, 0.7], 0, 4) == pytest.approx((0.4 + 1.6 + 0.9) / 4, abs=1e-15)
+
+
 def test_pgr_apgr_cpt_hand_examples():
     pgr = pgr_curve([4, 2, 3, 1], [1, 1, 1, 0], [0, 1, 0, 0], fractions=[0, 0.25, 0.5, 0.75, 1])
     np.testing.assert_allclose(pgr, [0, 0.5, 1, 1, 1])
