@@ -306,6 +306,19 @@ def test_an_unchanged_rebuild_skips_the_render(tmp_path, capsys, monkeypatch):
     assert book.build(tmp_path, small=True, force=True)["executed"] == ["01_c"] and len(calls) == 5
 
 
+def test_render_key_follows_the_configured_filters(tmp_path):
+    """A Lua filter _quarto.yml names is part of what the render reads: editing it renders again."""
+    _tiny_book(tmp_path)
+    cfg = (tmp_path / "_quarto.yml").read_text() + "filters:\n  - _filters/f.lua\n"
+    (tmp_path / "_quarto.yml").write_text(cfg)
+    (tmp_path / "_filters").mkdir()
+    (tmp_path / "_filters" / "f.lua").write_text("return {}\n")
+    k1 = book.render_key(tmp_path, "Quarto 1.7.34", small=False, profile=None)
+    assert book.render_key(tmp_path, "Quarto 1.7.34", small=False, profile=None) == k1
+    (tmp_path / "_filters" / "f.lua").write_text("return {} -- edited\n")
+    assert book.render_key(tmp_path, "Quarto 1.7.34", small=False, profile=None) != k1
+
+
 def test_chapters_start_longest_first_by_their_recorded_times(tmp_path):
     rt = tmp_path / "data" / "book"
     rt.mkdir(parents=True)

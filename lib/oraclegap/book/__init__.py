@@ -185,7 +185,8 @@ def _files_digest(base: Path, files) -> str | None:
 
 def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -> str:
     """What the rendered book depends on, hashed: every page source and setting Quarto reads
-    (the project's ``*.qmd``, ``_quarto*.yml`` and ``*.bib``, the executed chapters), the
+    (the project's ``*.qmd``, ``_quarto*.yml`` and ``*.bib``, the Lua filters ``_quarto.yml``
+    names, the executed chapters), the
     renderer, the profile and the build line's facts other than its date (commit, dirty flag,
     lock, versions). The library itself needs no place here: any change to it re-executes the
     chapters, and a build that executed a chapter always renders."""
@@ -195,7 +196,7 @@ def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -
     info = _buildinfo.build_info(root, renderer=renderer, small=small)
     info.pop("date", None)
     files = sorted({f.relative_to(root).as_posix() for f in (
-        *root.glob("*.qmd"), *root.glob("_quarto*.yml"), *root.glob("*.bib"),
+        *root.glob("*.qmd"), *root.glob("_quarto*.yml"), *root.glob("*.bib"), *editions.book_inputs(root),
         *(root / EXECUTED_DIR).glob("*.ipynb"))})
     facts = json.dumps({"info": info, "profile": profile, "files": _files_digest(root, files)},
                        sort_keys=True, default=str)
