@@ -246,6 +246,26 @@ def test_best_of_k_check_on_independent_pool():
 
 
 # ---------------------------------------------------------------------------- votes and O_agg
+@pytest.mark.parametrize("shape", [(40, 3, 2), (120, 5, 16), (90, 4, 7), (60, 6, 64), (30, 1, 5)])
+def test_compiled_split_selection_equals_the_array_code(shape, monkeypatch):
+    """The compiled kernels give the split-draw estimates and the best-of-K check bit for bit as
+    the array code does (forced here by allowing no draws to the one-word path), with ties
+    on every prompt of the exchangeable 0/1 pools and odd k (unequal halves)."""
+    rng = np.random.default_rng(sum(shape))
+    n, M, k = shape
+    v = rng.random(shape) < rng.beta(0.4, 0.6, (n, 1, 1))
+    v[: n // 4] = v[: n // 4, :1]  # identical members: every member tied on a quarter of the prompts
+    fast = (noise.split_draw_repro(v, method="half", n_splits=70, seed=3), noise.split_draw_repro(v, method="loo"),
+            noise.best_of_k_check(v, n_boot=200, n_splits=70, seed=4) if M > 1 else None)
+    monkeypatch.setattr(noise, "_BITS", 0)
+    slow = (noise.split_draw_repro(v, method="half", n_splits=70, seed=3), noise.split_draw_repro(v, method="loo"),
+            noise.best_of_k_check(v, n_boot=200, n_splits=70, seed=4) if M > 1 else None)
+    vf = v.astype(np.float64)
+    loo = noise._tie_mean(vf.sum(axis=2)[:, :, None] - vf, vf, axis=1).mean(axis=1)  # the array code
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], loo)
+    assert repr(fast[2]) == repr(slow[2]) and (fast[2] is None or fast[2].frame().equals(slow[2].frame()))
+
+
 def test_plurality_vote_by_hand():
     codes = np.array([[1, 1, 2], [1, 2, 3], [4, 4, 5], [7, 7, 7]])
     correct = np.array([[1, 1, 0], [1, 0, 0], [0, 0, 1], [1, 1, 1]])

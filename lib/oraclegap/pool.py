@@ -39,6 +39,7 @@ ever overwritten.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import json
@@ -46,6 +47,7 @@ import os
 import re
 import secrets
 import shutil
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,22 +93,27 @@ def need(tau, k):
 
 
 #: The default tables already normalised (simulations build thousands of pools of a few shapes):
-#: (key, standard columns, default ids) -> DataFrame, handed out as copies.
-_DEFAULT_TABLES: dict = {}
+#: (key, standard columns, n) -> DataFrame, handed out as copies; the most recent few.
+_DEFAULT_TABLES: collections.OrderedDict = collections.OrderedDict()
+_DEFAULT_TABLES_SIZE = 16
+_DEFAULT_TABLES_LOCK = threading.Lock()  # the audit's sections and the studies build pools on threads
 
 
 def _table(table, n: int, key: str, standard: Sequence[str], what: str, arg: str, default_ids) -> pd.DataFrame:
-    """Normalise a prompt or policy table: ``key`` column of unique strings, standard columns present."""
+    """Normalise a prompt or policy table: ``key`` column of unique strings, standard columns present.
+    ``default_ids(n)`` gives the ids when the table has none (its tables are memoised by size)."""
     if table is None:
-        if n > 20_000:  # large pools are few: not worth holding
-            return _table(pd.DataFrame({key: default_ids}), n, key, standard, what, arg, default_ids)
-        memo = (key, tuple(standard), tuple(default_ids))
-        hit = _DEFAULT_TABLES.get(memo)
-        if hit is None:
-            hit = _table(pd.DataFrame({key: default_ids}), n, key, standard, what, arg, default_ids)
-            if len(_DEFAULT_TABLES) >= 64:
-                _DEFAULT_TABLES.clear()
-            _DEFAULT_TABLES[memo] = hit
+        memo = (key, tuple(standard), n)
+        with _DEFAULT_TABLES_LOCK:
+            hit = _DEFAULT_TABLES.get(memo)
+            if hit is not None:
+                _DEFAULT_TABLES.move_to_end(memo)
+        if hit is None:  # built outside the lock; a race builds the same table twice
+            hit = _table(pd.DataFrame({key: default_ids(n)}), n, key, standard, what, arg, default_ids)
+            with _DEFAULT_TABLES_LOCK:
+                _DEFAULT_TABLES[memo] = hit
+                while len(_DEFAULT_TABLES) > _DEFAULT_TABLES_SIZE:
+                    _DEFAULT_TABLES.popitem(last=False)
         return hit.copy()
     if isinstance(table, pd.DataFrame):
         df = table.reset_index(drop=True).copy()
@@ -119,7 +126,7 @@ def _table(table, n: int, key: str, standard: Sequence[str], what: str, arg: str
     if len(df) != n:
         raise ValueError(f"{arg} has {len(df)} rows but the verdicts have {n} {what}")
     if key not in df.columns:
-        df.insert(0, key, default_ids)
+        df.insert(0, key, default_ids(n))
     ids = df[key]
     if ids.isna().any():
         raise ValueError(f"{arg}['{key}'] has missing values; every {what[:-1]} needs an id")
@@ -133,6 +140,16 @@ def _table(table, n: int, key: str, standard: Sequence[str], what: str, arg: str
             df[col] = None
     ordered = list(standard) + [c for c in df.columns if c not in standard]
     return df[ordered].reset_index(drop=True)
+
+
+def _prompt_ids(n: int) -> list[str]:
+    """The default prompt ids p0, p1, ..."""
+    return [f"p{i}" for i in range(n)]
+
+
+def _policy_names(M: int) -> list[str]:
+    """The default policy names m0, m1, ..."""
+    return [f"m{j}" for j in range(M)]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -171,12 +188,12 @@ class Pool:
         v.setflags(write=False)
         object.__setattr__(self, "verdicts", v)
         object.__setattr__(
-            self, "prompts", _table(self.prompts, n, "id", PROMPT_COLUMNS, "prompts", "prompts", [f"p{i}" for i in range(n)])
+            self, "prompts", _table(self.prompts, n, "id", PROMPT_COLUMNS, "prompts", "prompts", _prompt_ids)
         )
         object.__setattr__(
             self,
             "policies",
-            _table(self.policies, M, "name", POLICY_COLUMNS, "policies", "policies", [f"m{j}" for j in range(M)]),
+            _table(self.policies, M, "name", POLICY_COLUMNS, "policies", "policies", _policy_names),
         )
         if self.alignment not in ALIGNMENTS:
             raise ValueError(f"alignment must be one of {ALIGNMENTS}, got {self.alignment!r}")

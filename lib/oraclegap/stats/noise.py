@@ -322,6 +322,104 @@ def _tie_mean(sel: np.ndarray, score: np.ndarray, axis: int) -> np.ndarray:
     return (score * top).sum(axis=axis) / top.sum(axis=axis)
 
 
+# ---------------------------------------------------------------------------- compiled split selection
+# The split-draw estimates (split_draw_repro, best_of_k_check) select on one half of each prompt's
+# draws and score on the other, for every prompt, member and split. With k <= 64 the draws of a
+# cell are one 64-bit word and a half's successes one popcount; the kernels below give, per prompt
+# and split (or left-out draw), exactly the value the array code's _tie_mean gives (the tied
+# members' scores added in member order, divided by their number), and the callers reduce those
+# values over splits with the same numpy sums as before.
+_BITS = 64  # draws per cell the compiled path takes (one word)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return np.int64((x * _H01) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
+def _pack_draws(v):  # pragma: no cover - compiled
+    """The draws of each cell of verdicts v [n, M, k] (k <= 64) as one word: bit j = draw j."""
+    n, M, k = v.shape
+    out = np.zeros((n, M), np.uint64)
+    for i in range(n):
+        for m in range(M):
+            w = np.uint64(0)
+            for j in range(k):
+                if v[i, m, j]:
+                    w |= np.uint64(1) << np.uint64(j)
+            out[i, m] = w
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _split_select(bits, c, masks, score_a, score_b, out):  # pragma: no cover - compiled
+    """out[i, s] = 0.5 * (T_A + T_B) for prompt i and split s (half A = the draws set in
+    masks[s]): T_A is the mean of score_b[successes on half B] over the members with the most
+    successes on half A (ties split evenly), T_B the same with the halves swapped."""
+    n, M = bits.shape
+    S = masks.shape[0]
+    ca = np.empty(M, np.int64)
+    for i in range(n):
+        for s in range(S):
+            top_a = -1
+            top_b = -1
+            for m in range(M):
+                a = _popcount(bits[i, m] & masks[s])
+                ca[m] = a
+                if a > top_a:
+                    top_a = a
+                if c[i, m] - a > top_b:
+                    top_b = c[i, m] - a
+            ta = 0.0
+            tb = 0.0
+            na = 0
+            nb = 0
+            for m in range(M):
+                a = ca[m]
+                b = c[i, m] - a
+                if a == top_a:
+                    ta += score_b[b]
+                    na += 1
+                if b == top_b:
+                    tb += score_a[a]
+                    nb += 1
+            out[i, s] = 0.5 * (ta / na + tb / nb)
+
+
+@njit(cache=True, nogil=True)
+def _loo_select(v, c, out):  # pragma: no cover - compiled
+    """out[i, j] = the share of right answers at draw j among the members with the most successes
+    on the other k - 1 draws of prompt i (ties split evenly)."""
+    n, M, k = v.shape
+    for i in range(n):
+        for j in range(k):
+            top = -1
+            for m in range(M):
+                rest = c[i, m] - v[i, m, j]
+                if rest > top:
+                    top = rest
+            t = 0.0
+            nt = 0
+            for m in range(M):
+                if c[i, m] - v[i, m, j] == top:
+                    t += 1.0 if v[i, m, j] else 0.0
+                    nt += 1
+            out[i, j] = t / nt
+
+
+def _mask_words(mask: np.ndarray) -> np.ndarray:
+    """Boolean split masks [S, k] as words (bit j = draw j in half A)."""
+    return (mask.astype(np.uint64) << np.arange(mask.shape[1], dtype=np.uint64)).sum(axis=1, dtype=np.uint64)
+
+
 def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> np.ndarray:
     """Per-prompt split-draw estimates [n] of max_m p_im: select on some draws, score on the others.
 
@@ -340,9 +438,12 @@ def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> 
     if method == "loo":  # per prompt, in blocks of prompts (memory O(block))
         out = np.empty(n)
         per = max(1, _CELLS // (M * k))
+        ci = c.astype(np.int64)
         for i0 in range(0, n, per):
-            vf = v[i0:i0 + per].astype(np.float64)
-            out[i0:i0 + per] = _tie_mean(c[i0:i0 + per, :, None] - vf, vf, axis=1).mean(axis=1)
+            i1 = min(n, i0 + per)
+            sel = np.empty((i1 - i0, k))
+            _loo_select(np.ascontiguousarray(v[i0:i1]), ci[i0:i1], sel)
+            out[i0:i1] = sel.mean(axis=1)
         return out
     if method != "half":
         raise ValueError(f"method must be 'loo' or 'half', got {method!r}")
@@ -352,15 +453,22 @@ def split_draw_repro(x, *, method: str = "loo", n_splits: int = 200, seed=0) -> 
     hB = k - hA
     out = np.zeros(n)
     per = max(1, _CELLS // (M * 64))  # prompts per block: memory O(block), results unchanged (per prompt)
+    words = _pack_draws(v) if k <= _BITS else None
+    ci = c.astype(np.int64)
+    rates_a, rates_b = np.arange(hA + 1) / hA, np.arange(hB + 1) / hB
     for start in range(0, n_splits, 64):  # blocks of splits bound the memory; vectorised within
         b = min(64, n_splits - start)
-        maskA = (rng.random((b, k)).argsort(axis=1) < hA).astype(np.float64)  # [b, k]
+        maskA = rng.random((b, k)).argsort(axis=1) < hA  # [b, k]
         for i0 in range(0, n, per):
             i1 = min(n, i0 + per)
-            # successes on half A: one matrix product (sums of 0/1 terms, exact in any order)
-            cA = (v[i0:i1].reshape(-1, k).astype(np.float64) @ maskA.T).reshape(i1 - i0, M, b)
-            rA, rB = cA / hA, (c[i0:i1, :, None] - cA) / hB
-            out[i0:i1] += (0.5 * (_tie_mean(rA, rB, axis=1) + _tie_mean(rB, rA, axis=1))).sum(axis=1)
+            if words is not None:  # compiled: the same values, one word per cell
+                val = np.empty((i1 - i0, b))
+                _split_select(words[i0:i1], ci[i0:i1], _mask_words(maskA), rates_a, rates_b, val)
+            else:  # successes on half A: one matrix product (sums of 0/1 terms, exact in any order)
+                cA = (v[i0:i1].reshape(-1, k).astype(np.float64) @ maskA.T.astype(np.float64)).reshape(i1 - i0, M, b)
+                rA, rB = cA / hA, (c[i0:i1, :, None] - cA) / hB
+                val = 0.5 * (_tie_mean(rA, rB, axis=1) + _tie_mean(rB, rA, axis=1))
+            out[i0:i1] += val.sum(axis=1)
     return out / n_splits
 
 
@@ -1010,16 +1118,20 @@ def best_of_k_check(x, K: int | None = None, *, level: float = 0.95, n_boot: int
     split = np.zeros(n)
     n_splits = check_int(n_splits, "n_splits", minimum=1)
     per = max(1, _CELLS // (M * 64))  # prompts per block: memory O(block), results unchanged (per prompt)
+    words = _pack_draws(v) if k <= _BITS else None
     for start in range(0, n_splits, 64):
         b = min(64, n_splits - start)
-        maskA = (rng.random((b, k)).argsort(axis=1) < hA).astype(np.float64)
+        maskA = rng.random((b, k)).argsort(axis=1) < hA
         for i0 in range(0, n, per):
             i1 = min(n, i0 + per)
-            # successes on half A (sums of 0/1 terms: exact integers in any summation order)
-            cA = np.rint(np.einsum("imj,sj->ims", v[i0:i1].astype(np.float64), maskA)).astype(np.int64)
-            cB = c[i0:i1, :, None] - cA
-            split[i0:i1] += (0.5 * (_tie_mean(cA / hA, pb[cB], axis=1)
-                                    + _tie_mean(cB / hB, pa[cA], axis=1))).sum(axis=1)
+            if words is not None:  # compiled: the same values, one word per cell
+                val = np.empty((i1 - i0, b))
+                _split_select(words[i0:i1], c[i0:i1], _mask_words(maskA), pa, pb, val)
+            else:  # successes on half A (sums of 0/1 terms: exact integers in any summation order)
+                cA = np.rint(np.einsum("imj,sj->ims", v[i0:i1].astype(np.float64), maskA.astype(np.float64))).astype(np.int64)
+                cB = c[i0:i1, :, None] - cA
+                val = 0.5 * (_tie_mean(cA / hA, pb[cB], axis=1) + _tie_mean(cB / hB, pa[cA], axis=1))
+            split[i0:i1] += val.sum(axis=1)
     split /= n_splits
     Kin = min(K, k)
     insample = _tie_mean(c, _pass_at(k, Kin)[c], axis=1)

@@ -106,8 +106,25 @@ def sample_pool(p, k: int, seed=0, *, alignment: str = "independent", meta: dict
         raise ValueError("p must hold probabilities in [0, 1]")
     k = check_int(k, "k", minimum=1)
     rng = as_rng(seed)
-    v = rng.random((p.shape[0], p.shape[1], k)) < p[:, :, None]
-    return Pool.from_array(v, prompts, alignment=alignment, meta=dict(meta or {}))
+    return Pool.from_array(_bernoulli(p, k, rng), prompts, alignment=alignment, meta=dict(meta or {}))
+
+
+_BLOCK_CELLS = 1 << 20  # uniforms drawn at a time by _bernoulli (8 MB)
+
+
+def _bernoulli(p: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """bool[n, M, k] with entry (i, m, j) = U_imj < p[i, m], the uniforms U taken from ``rng`` in
+    C order: the verdicts of ``rng.random((n, M, k)) < p[:, :, None]``, drawn in blocks of
+    prompts (a Generator fills an array from one stream in order, so consecutive blocks give the
+    same uniforms as one call) without the full float64 array (at 1e5 x 10 x 16 a 128 MB array,
+    and four times the time)."""
+    n, M = p.shape
+    v = np.empty((n, M, k), dtype=bool)
+    per = max(1, _BLOCK_CELLS // (M * k))
+    for i0 in range(0, n, per):
+        i1 = min(n, i0 + per)
+        np.less(rng.random((i1 - i0, M, k)), p[i0:i1, :, None], out=v[i0:i1])
+    return v
 
 
 def _check_ab(a: float, b: float) -> None:
