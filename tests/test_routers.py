@@ -174,6 +174,30 @@ def test_router_inputs_sources(sim, monkeypatch):
     assert list(sub.dataset) == list(X.dataset[[3, 1]])
 
 
+def test_take_equals_the_validated_subset():
+    """take() skips validating what was validated: every field equals the subset built through
+    the constructor, for positions, a mask and an empty selection; the source stays untouched."""
+    from oraclegap.deploy.features import RouterInputs
+
+    rng = np.random.default_rng(0)
+    n = 12
+    X = RouterInputs(text=[f"t{i}" if i % 5 else None for i in range(n)], embeddings=rng.random((n, 3)),
+                     features=pd.DataFrame({"a": np.arange(n), "b": rng.random(n)}), dataset=np.array(list("ab") * 6),
+                     answers=np.array([["x", "y"]] * n), confidence=rng.random((n, 2)), source="pool", notes=("note",))
+    for idx in (np.array([5, 0, 11, 5]), np.arange(n) % 3 == 0, np.array([], dtype=int)):
+        sub = X.take(idx)
+        pos = np.flatnonzero(idx) if np.asarray(idx).dtype == bool else idx
+        ref = RouterInputs(text=[X.text[i] for i in pos], embeddings=X.embeddings[pos],
+                           features=X.features.iloc[pos], dataset=X.dataset[pos], answers=X.answers[pos],
+                           confidence=X.confidence[pos], source="pool", notes=("note",), n_prompts=len(pos))
+        assert len(sub) == len(ref) == len(pos) and sub.n_prompts == len(pos)
+        assert sub.text == ref.text and sub.source == "pool" and sub.notes == ("note",)
+        for f in ("embeddings", "dataset", "answers", "confidence"):
+            np.testing.assert_array_equal(getattr(sub, f), getattr(ref, f))
+        pd.testing.assert_frame_equal(sub.features, ref.features)
+    assert len(X) == n and X.text[0] == "" and X.embeddings.shape == (n, 3)
+
+
 def test_dataset_column_falls_back_to_task_and_category():
     v = np.zeros((4, 2, 1), dtype=bool)
     pool = Pool.from_array(v, pd.DataFrame({"id": list("abcd"), "dataset": "mmlu", "category": ["law", "law", "math", "bio"]}))

@@ -29,6 +29,7 @@ specialists are (or, in the exchangeable world, are not) predictable from every 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import importlib.util
@@ -159,16 +160,21 @@ class RouterInputs:
         ix = ix.astype(int)
         if ix.size and (ix.min() < 0 or ix.max() >= len(self)):
             raise ValueError(f"idx holds positions outside [0, {len(self)})")
-        return dataclasses.replace(
-            self,
-            text=None if self.text is None else [self.text[i] for i in ix],
-            embeddings=None if self.embeddings is None else self.embeddings[ix],
-            features=None if self.features is None else self.features.iloc[ix].reset_index(drop=True),
-            dataset=None if self.dataset is None else self.dataset[ix],
-            answers=None if self.answers is None else self.answers[ix],
-            confidence=None if self.confidence is None else self.confidence[ix],
-            n_prompts=int(ix.size),
-        )
+        # every field was validated and normalised when self was built, and rows of valid fields are
+        # valid: the subset is assembled without validating again (routers take a split per fit)
+        out = copy.copy(self)
+        for name, val in (
+            ("text", None if self.text is None else [self.text[i] for i in ix]),
+            ("embeddings", None if self.embeddings is None else self.embeddings[ix]),
+            ("features", None if self.features is None else self.features.iloc[ix].reset_index(drop=True)),
+            ("dataset", None if self.dataset is None else self.dataset[ix]),
+            ("answers", None if self.answers is None else self.answers[ix]),
+            ("confidence", None if self.confidence is None else self.confidence[ix]),
+            ("n_prompts", int(ix.size)),
+            ("_n", int(ix.size)),
+        ):
+            object.__setattr__(out, name, val)
+        return out
 
     def describe(self) -> dict:
         """Which inputs are present: a small JSON-ready dict (for the CLI and reports)."""
@@ -219,7 +225,7 @@ def router_inputs(
     confidence=None,
     cache=None,
     progress: bool | None = None,
-    batch_size: int = 64,
+    batch_size: int = 16,
 ) -> RouterInputs:
     """Collect what a router may see from ``pool`` (see the module docstring for ``embed``).
 
@@ -373,8 +379,12 @@ def _atomic_savez(path: Path, **arrays) -> None:
     atomic_write(path, buf.getvalue())
 
 
-def embed_texts(texts, *, cache=None, progress: bool | None = None, batch_size: int = 64) -> np.ndarray:
+def embed_texts(texts, *, cache=None, progress: bool | None = None, batch_size: int = 16) -> np.ndarray:
     """MiniLM sentence embeddings float32[n, 384] (unit length) of ``texts``, cached on disk.
+
+    sentence-transformers sorts the texts by length and pads each batch to its longest text:
+    batches of 16 pad less than 64 (HumanEval's 164 prompts: 5.9 s instead of 7.8 s on two
+    cores; the vectors agree within 9e-8, float32 rounding).
 
     The cache file ``minilm-<hash>.npz`` is keyed by SHA-256 of the model name and every text
     (length-prefixed), so any change to any text makes a new entry; it is written atomically
