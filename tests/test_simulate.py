@@ -32,6 +32,20 @@ def test_sample_pool_rates_and_validation():
         simulate.sample_pool(p, 0)
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 3, 5), (300, 4, 16), (50, 2, 64)])
+def test_compiled_bernoulli_draws_numpys_verdicts(shape):
+    """The compiled sampler consumes the generator's stream as numpy does: the same verdicts as
+    ``rng.random((n, M, k)) < p[:, :, None]`` and the generator left in the same state (rates 0
+    and 1 included)."""
+    n, M, k = shape
+    p = np.random.default_rng(1).random((n, M))
+    p[0, 0], p[-1, -1] = 0.0, 1.0
+    for seed in (0, 12345):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert np.array_equal(simulate._bernoulli(p, k, a), b.random((n, M, k)) < p[:, :, None])
+        assert a.random() == b.random()
+
+
 def test_diffuse_keeps_the_old_signature_and_sigma_zero_is_exchangeable():
     a = simulate.diffuse(100, 4, 8, 0.0, seed=3)
     assert np.allclose(a.p, a.p[:, :1])

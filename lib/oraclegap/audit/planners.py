@@ -79,9 +79,9 @@ def useful_effect(pool: Pool, tau: float, target_L: float = 0.05, *, seed=0, n_r
     grid = np.round(np.arange(0.0, 4.0001, 0.05), 4) if sigmas is None else np.asarray(sigmas, dtype=float)
     z = rng.standard_normal((n_rep, n, M))
     Ls = np.full(grid.size, -np.inf)
-    for j, s in enumerate(grid):
-        p = 1.0 / (1.0 + np.exp(-(lq[None, :, None] + s * z)))
-        Ls[j] = np.mean([coverage_from_rates(p[r], [tau]).L[0] for r in range(n_rep)])
+    for j, s in enumerate(grid):  # one draw of z at a time: the same rates as all at once, 1/n_rep the memory
+        Ls[j] = np.mean([coverage_from_rates(1.0 / (1.0 + np.exp(-(lq[:, None] + s * z[r]))), [tau]).L[0]
+                         for r in range(n_rep)])
         if Ls[j] >= target_L:  # the first sigma reaching the target is the answer: the rest of the grid is not needed
             break
     hit = np.flatnonzero(Ls >= target_L)

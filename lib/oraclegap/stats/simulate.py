@@ -38,6 +38,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from numba import njit
 from scipy.optimize import brentq
 from scipy.special import expit, logit, ndtr, ndtri
 
@@ -109,21 +110,23 @@ def sample_pool(p, k: int, seed=0, *, alignment: str = "independent", meta: dict
     return Pool.from_array(_bernoulli(p, k, rng), prompts, alignment=alignment, meta=dict(meta or {}))
 
 
-_BLOCK_CELLS = 1 << 20  # uniforms drawn at a time by _bernoulli (8 MB)
+@njit(cache=True)
+def _bernoulli_kernel(rng, p, k, v):  # pragma: no cover - compiled
+    n, M = p.shape
+    for i in range(n):
+        for m in range(M):
+            pim = p[i, m]
+            for j in range(k):
+                v[i, m, j] = rng.random() < pim
 
 
 def _bernoulli(p: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """bool[n, M, k] with entry (i, m, j) = U_imj < p[i, m], the uniforms U taken from ``rng`` in
-    C order: the verdicts of ``rng.random((n, M, k)) < p[:, :, None]``, drawn in blocks of
-    prompts (a Generator fills an array from one stream in order, so consecutive blocks give the
-    same uniforms as one call) without the full float64 array (at 1e5 x 10 x 16 a 128 MB array,
-    and four times the time)."""
-    n, M = p.shape
-    v = np.empty((n, M, k), dtype=bool)
-    per = max(1, _BLOCK_CELLS // (M * k))
-    for i0 in range(0, n, per):
-        i1 = min(n, i0 + per)
-        np.less(rng.random((i1 - i0, M, k)), p[i0:i1, :, None], out=v[i0:i1])
+    C order: the verdicts of ``rng.random((n, M, k)) < p[:, :, None]`` (numba draws from the
+    generator's own stream, tested equal), without that n x M x k float array (at 1e6 x 10 x 16,
+    1.3 GB) and in a fifth of the time."""
+    v = np.empty((p.shape[0], p.shape[1], k), dtype=bool)
+    _bernoulli_kernel(rng, np.ascontiguousarray(p, dtype=np.float64), k, v)
     return v
 
 
