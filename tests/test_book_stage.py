@@ -162,52 +162,53 @@ def _cross_book(dest: Path) -> Path:
 
 
 
-def test_code_fold_summary_filter_changes_no_page(quarto, tmp_path):
-    """The book with and without the filter that parses the code-fold summary once: the same
-    files, the same pages (attribute order aside), the summary on the folded cell."""
-    on = _cross_book(tmp_path / "on")
-    off = _cross_book(tmp_path / "off")
-    cfg = (off / "_quarto.yml").read_text()
-    (off / "_quarto.yml").write_text(cfg.replace("filters:\n  - _filters/code-fold-summary.lua\n", ""))
-    for root in (on, off):
-        ok, output = bq.render(root, quarto, quiet=True)
-        assert ok, output[-3000:]
-    files = lambda root: sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())  # noqa: E731
-    assert files(on / "_book") == files(off / "_book")
-    for rel in files(on / "_book"):
-        if rel.endswith(".html"):
-            assert _tree(on / "_book" / rel) == _tree(off / "_book" / rel), rel
-    assert re.search(r"<summary>\s*Show the code\s*</summary>", (on / "_book" / "a.html").read_text())
-    assert bibliography_problems(on) == []
-
-
-def test_nocite_on_the_bibliography_page_alone_leaves_it_empty(quarto, tmp_path):
-    """Why ``nocite`` is set for the whole book: set on references.qmd alone, Quarto's book hides
-    the page's list (the check says so); set in _quarto.yml, the page lists every entry."""
-    root = _cross_book(tmp_path / "page-only")
-    cfg = (root / "_quarto.yml").read_text()
-    (root / "_quarto.yml").write_text(cfg.replace("nocite: |\n  @*\n", ""))
-    (root / "references.qmd").write_text("---\nnocite: |\n  @*\n---\n\n" + CROSS_BOOK["references.qmd"])
+def _render(root: Path, quarto) -> str:
     ok, output = bq.render(root, quarto, quiet=True)
     assert ok, output[-3000:]
-    assert bibliography_problems(root) == ["references.html: the bibliography is hidden (style display: none on #refs)"]
-    fixed = _cross_book(tmp_path / "book-wide")
-    ok, output = bq.render(fixed, quarto, quiet=True)
-    assert ok, output[-3000:]
-    assert bibliography_problems(fixed) == []
-    assert "One" in (fixed / "_book" / "references.html").read_text()
+    return output
 
 
-def test_a_staged_book_keeps_the_files_its_pages_link(quarto, tmp_path):
-    """A page links a file outside the pages (as chapter 02 links data/lab/README.md): rendered from
-    the stage, the book carries the file, as when rendered in place."""
-    root = _cross_book(tmp_path / "linked")
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def test_staged_book_with_the_filter_and_book_wide_nocite(quarto, tmp_path):
+    """Three renders of a five-page book, each settling one question.
+
+    1. From a stage (:func:`editions.stage_book`), with the code-fold filter and ``nocite`` for the
+       whole book: a file a page links (as chapter 02 links data/lab/README.md) is in the book,
+       nothing is written through the links, the folded cell carries its summary and the
+       bibliography page lists its entries.
+    2. In place without the filter: the same files and pages (attribute order aside).
+    3. With ``nocite`` on references.qmd alone: Quarto hides that page's list, and the check says so.
+    """
+    root = _cross_book(tmp_path / "book")
     _write(root / "data" / "notes.md", "notes")
     (root / "b.qmd").write_text(CROSS_BOOK["b.qmd"] + "\nThe [notes](data/notes.md).\n")
     stage = root / ".stage"
     editions.stage_book(root, stage)
-    ok, output = bq.render(stage, quarto, quiet=True)
-    assert ok, output[-3000:]
+    output = _render(stage, quarto)
     assert "Unable to resolve link target" not in output
-    assert (stage / "_book" / "data" / "notes.md").read_text() == "notes"
-    assert not (root / "_book").exists()  # nothing written through the links
+    on = stage / "_book"
+    assert (on / "data" / "notes.md").read_text() == "notes" and not (root / "_book").exists()
+    assert re.search(r"<summary>\s*Show the code\s*</summary>", (on / "a.html").read_text())
+    assert bibliography_problems(stage) == [] and "One" in (on / "references.html").read_text()
+
+    off = _cross_book(tmp_path / "no-filter")
+    _write(off / "data" / "notes.md", "notes")
+    (off / "b.qmd").write_text((root / "b.qmd").read_text())
+    cfg = (off / "_quarto.yml").read_text()
+    (off / "_quarto.yml").write_text(cfg.replace("filters:\n  - _filters/code-fold-summary.lua\n", ""))
+    _render(off, quarto)
+    assert _files(on) == _files(off / "_book")
+    for rel in _files(on):
+        if rel.endswith(".html"):
+            assert _tree(on / rel) == _tree(off / "_book" / rel), rel
+
+    page_only = _cross_book(tmp_path / "page-only")
+    cfg = (page_only / "_quarto.yml").read_text()
+    (page_only / "_quarto.yml").write_text(cfg.replace("nocite: |\n  @*\n", ""))
+    (page_only / "references.qmd").write_text("---\nnocite: |\n  @*\n---\n\n" + CROSS_BOOK["references.qmd"])
+    _render(page_only, quarto)
+    assert bibliography_problems(page_only) == [
+        "references.html: the bibliography is hidden (style display: none on #refs)"]
