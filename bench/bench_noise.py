@@ -8,10 +8,17 @@ best member re-selected per resample; :func:`oraclegap.stats.noise.boot_means` d
 weights of a block of resamples at once and takes one matrix product, the loop draws indices
 and averages once per resample. Prints both wall times, the ratio, and checks that
 the two agree in distribution (the 2.5% and 97.5% quantiles of the noise share within 0.01).
+
+Second, the within-cell permutation null of 001's assumption checks
+(:func:`oraclegap.stats.noise.permutation_checks`) on a simulated seed-aligned pool of
+``--perm-n`` prompts x 10 members x 16 draws: the compiled keyed kernel (one random subset per
+mixed cell, :func:`oraclegap.stats.noise._permuted_stats`) against the array reference it
+replaced (argsort of fresh uniforms per cell, reordered verdicts, :func:`noise._draw_stats`),
+with the ratio and the agreement of the two null means (within 4 standard errors).
 The pool is the k = 30 MATH-500 tensor when ``$OG_EXTERNAL_DIR`` holds it, else a simulated
 pool of the same shape (500 x 11 x 30). Timings are printed, never asserted by tests.
 
-usage: python bench/bench_noise.py [--boot 2000] [--seed 0]
+usage: python bench/bench_noise.py [--boot 2000] [--seed 0] [--perm-n 20000] [--perms 100]
 """
 
 from __future__ import annotations
@@ -68,10 +75,44 @@ def loop_bootstrap(X: np.ndarray, B: int, seed: int) -> np.ndarray:
     return out
 
 
+def reference_permutation_null(v: np.ndarray, n_perm: int, seed: int) -> np.ndarray:
+    """[n_perm, 3] statistics of within-cell permutations drawn as the argsort of uniforms."""
+    rng = np.random.default_rng(seed)
+    out = [noise._draw_stats(np.take_along_axis(v, rng.random(v.shape).argsort(axis=-1), axis=-1))
+           for _ in range(n_perm)]
+    return np.stack(out)
+
+
+def permutation_bench(n: int, n_perm: int, seed: int) -> bool:
+    rng = np.random.default_rng(seed)
+    v = rng.random((n, 10, 16)) < rng.beta(0.347, 0.601, (n, 10, 1))
+    c = v.sum(axis=-1).astype(np.int64)
+    q = (c / 16)[None]
+    pb, den = noise._poisson_binomial(q[0]).mean(axis=0), 16 * (q * (1 - q)).sum(axis=(-2, -1))
+    noise._permuted_stats(c[:50], 16, 1, 0, 2, pb, den)  # compiled (or loaded) before timing
+    t0 = time.perf_counter()
+    fast = noise._permuted_stats(c, 16, 12345, 0, n_perm, pb, den)
+    t_fast = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ref = reference_permutation_null(v, n_perm, seed + 1)  # not the stream that drew v
+    t_ref = time.perf_counter() - t0
+    se = np.sqrt(fast.var(axis=0, ddof=1) / n_perm + ref.var(axis=0, ddof=1) / n_perm)
+    z = np.abs(fast.mean(axis=0) - ref.mean(axis=0)) / np.where(se > 0, se, np.inf)
+    print(f"\nwithin-cell permutation null, {n:,} x 10 x 16, {n_perm} permutations:")
+    print(f"  keyed kernel: {t_fast:.3f} s   null means {fast.mean(axis=0).round(5).tolist()}")
+    print(f"  argsort reference: {t_ref:.3f} s   null means {ref.mean(axis=0).round(5).tolist()}")
+    ok = bool((z < 4).all())
+    print(f"  agreement of the null means (|z| < 4): {'ok' if ok else 'FAILED'} (z = {z.round(2).tolist()})")
+    print(f"  speed ratio (reference / kernel): {t_ref / t_fast:.1f}x")
+    return ok
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--boot", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--perm-n", type=int, default=20_000)
+    ap.add_argument("--perms", type=int, default=100)
     args = ap.parse_args(argv)
     pool, label = pool_for_bench(args.seed)
     v = pool.verdicts
@@ -98,7 +139,8 @@ def main(argv=None) -> int:
     ok = bool(np.abs(qv - ql).max() < 0.01)
     print(f"agreement of the two bootstraps: {'ok' if ok else 'FAILED'}")
     print(f"speed ratio (loop / vectorised): {t_loop / t_vec:.1f}x")
-    return 0 if ok else 1
+    ok_perm = permutation_bench(args.perm_n, args.perms, args.seed)
+    return 0 if ok and ok_perm else 1
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The audit's large-n Monte Carlo design (issue 24) and the compiled within-cell permutations of
 paper 001's assumption checks: what changes above LARGE_N prompts, that nothing changes up to it,
-and that the faster permutation statistics are the ones the reference computation gives."""
+and that the permutations are uniform, independent and summarised exactly."""
 
 from __future__ import annotations
 
@@ -15,57 +15,125 @@ from oraclegap.stats import noise, nulls, simulate, studies
 
 
 # ---------------------------------------------------------------------------- permutation statistics
-@pytest.mark.parametrize("n,M,k,seed", [(40, 3, 4, 0), (257, 5, 16, 1), (9, 2, 2, 2), (120, 4, 7, 3), (600, 10, 16, 4)])
-def test_permuted_stats_equal_the_reference_reordering(n, M, k, seed):
+def _verdicts(n, M, k, seed):
     rng = np.random.default_rng(seed)
     v = rng.random((n, M, k)) < rng.random((n, M, 1)) ** 2
     v[: n // 4] = True  # cells with every draw right, and (below) cells with none
     v[n // 4 : n // 3] = False
-    u = rng.random((3, n, M, k))
-    ref = noise._draw_stats(np.take_along_axis(np.broadcast_to(v, u.shape), u.argsort(axis=-1), axis=-1))
-    q = v.astype(np.float64).mean(axis=-1)[None]
-    den = k * (q * (1 - q)).sum(axis=(-2, -1))
-    got = noise._permuted_stats(v, u, noise._poisson_binomial(q[0]).mean(axis=0), den)
-    assert got.shape == ref.shape == (3, 3)
+    return v
+
+
+def _pieces(v):
+    """(counts c, Poisson-binomial law pb, dispersion denominator den) of verdicts v."""
+    k = v.shape[-1]
+    c = v.sum(axis=-1).astype(np.int64)
+    q = (c / k)[None]
+    return c, noise._poisson_binomial(q[0]).mean(axis=0), k * (q * (1 - q)).sum(axis=(-2, -1))
+
+
+@pytest.mark.parametrize("n,M,k,seed", [(40, 3, 4, 0), (257, 5, 16, 1), (9, 2, 2, 2), (120, 4, 7, 3),
+                                        (600, 10, 16, 4), (30, 3, 70, 5)])
+def test_permuted_stats_are_the_statistics_of_the_permuted_verdicts(n, M, k, seed):
+    v = _verdicts(n, M, k, seed)
+    c, pb, den = _pieces(v)
+    key = np.uint64(2**64 - 1 - seed)
+    P = noise._permuted_verdicts(c, k, key, 0, 4)
+    assert P.shape == (4, n, M, k)
+    np.testing.assert_array_equal(P.sum(axis=-1), np.broadcast_to(c, (4, n, M)))  # counts kept
+    ref = noise._draw_stats(P)
+    got = noise._permuted_stats(c, k, key, 0, 4, pb, den)
+    assert got.shape == ref.shape == (4, 3)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
-    # the integer summaries themselves: totals are preserved and every draw position is counted
-    T, U, H = noise._permuted_counts(u, v, 7)
-    np.testing.assert_array_equal(T.sum(axis=-1), np.broadcast_to(v.sum(axis=(0, 2)), (3, M)))
-    np.testing.assert_array_equal(H.sum(axis=-1), np.full(3, n * k))
-    assert (U <= n * k).all() and (U == n * k - H[:, 0]).all()
+    # permutation b is the same in any block of permutations and on any chunking of the prompts
+    parts = np.concatenate([noise._permuted_stats(c, k, key, 0, 1, pb, den),
+                            noise._permuted_stats(c, k, key, 1, 3, pb, den)])
+    np.testing.assert_array_equal(parts, got)
+    T, U, H = noise._permuted_counts(c, k, key, 0, 4, 7)
+    np.testing.assert_array_equal(T, P.sum(axis=1))
+    np.testing.assert_array_equal(H.sum(axis=-1), np.full(4, n * k))
+    assert (U == n * k - H[:, 0]).all()
 
 
-def _reference_null_stats(v, n_perm, seed, block):
-    """The within-cell permutation null of paper 001's checks as it was computed before the
-    compiled kernel: argsort of fresh uniforms, reordered verdicts, their statistics."""
-    rng = np.random.default_rng(seed)
-    n, M, k = v.shape
-    out = []
-    for start in range(0, n_perm, block):
-        b = min(block, n_perm - start)
-        order = rng.random((b, n, M, k)).argsort(axis=-1)
-        out.append(noise._draw_stats(np.take_along_axis(np.broadcast_to(v, (b, n, M, k)), order, axis=-1)))
-    return np.concatenate(out)
+def test_permuted_counts_do_not_depend_on_the_thread_count():
+    import numba
+
+    c, _, _ = _pieces(_verdicts(500, 6, 16, 7))
+    key = np.uint64(99)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = noise._permuted_counts(c, 16, key, 3, 5, 11)
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(one, noise._permuted_counts(c, 16, key, 3, 5, 11), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_within_cell_permutations_are_uniform_and_independent():
+    """Every arrangement of c successes among k positions is equally likely (exact enumeration
+    of the C(5, 2) = 10 arrangements, a chi-square test), and two cells of one prompt, and one
+    cell in consecutive permutations, are independent (chi-square on the 10 x 10 table)."""
+    from itertools import combinations
+
+    from scipy.stats import chi2_contingency, chisquare
+
+    k, n, B = 5, 4000, 10
+    c = np.full((n, 2), 2, np.int64)
+    P = noise._permuted_verdicts(c, k, np.uint64(12345), 0, B)
+    code = {sum(1 << j for j in s): r for r, s in enumerate(combinations(range(k), 2))}
+    words = (P * (1 << np.arange(k))).sum(axis=-1)  # [B, n, 2]
+    idx = np.vectorize(code.__getitem__)(words)  # every word is one of the 10 arrangements
+    assert chisquare(np.bincount(idx.ravel(), minlength=10)).pvalue > 1e-3
+    for a, b in ((idx[:, :, 0], idx[:, :, 1]), (idx[:-1, :, 0], idx[1:, :, 0])):
+        table = np.zeros((10, 10))
+        np.add.at(table, (a.ravel(), b.ravel()), 1)
+        assert chi2_contingency(table).pvalue > 1e-3
+    # a large k (beyond one 64-bit word): each position is a success with probability c / k
+    c70 = np.full((3000, 1), 21, np.int64)
+    share = noise._permuted_verdicts(c70, 70, np.uint64(5), 0, 2).mean(axis=(0, 1, 2))
+    assert np.abs(share - 0.3).max() < 4 * math.sqrt(0.3 * 0.7 / 6000)
+
+
+def test_bounded_draws_are_exactly_uniform():
+    """_below's multiply-shift with rejection: each of r values equally likely (chi-square), also
+    for an r whose rejection zone is large relative to 2^32 / r (r = 3 * 2^30)."""
+    from numba import njit
+    from scipy.stats import chisquare
+
+    @njit
+    def draws(r, size):
+        out = np.empty(size, np.int64)
+        state = np.uint64(7)
+        for t in range(size):
+            out[t], state = noise._below(state, r)
+        return out
+
+    for r in (2, 3, 7, 16, 63):
+        x = draws(r, 200_000)
+        assert x.min() >= 0 and x.max() < r
+        assert chisquare(np.bincount(x, minlength=r)).pvalue > 1e-3
+    big = draws(3 * 2**30, 300_000) // 2**30  # thirds of the range
+    assert chisquare(np.bincount(big, minlength=3)).pvalue > 1e-3
 
 
 @pytest.mark.parametrize("n,M,k", [(150, 5, 16), (40, 3, 6)])
-def test_permutation_checks_use_the_reference_permutations(n, M, k, monkeypatch):
+def test_permutation_checks_use_the_keyed_permutations(n, M, k):
+    """The checks' null law is the statistics of the permutations keyed by the first integer the
+    seed's generator draws: p-values and references recomputed from the verdicts themselves."""
     from oraclegap.pool import Pool
 
     rng = np.random.default_rng(n)
     v = rng.random((n, M, k)) < rng.random((n, 1, 1))
-    pool = Pool.from_array(v, alignment="seed-aligned")
-    seen = []
-    real = noise._permuted_stats
-    monkeypatch.setattr(noise, "_permuted_stats", lambda *a: seen.append(real(*a)) or seen[-1])
-    disp, coup, tv = noise.permutation_checks(pool, n_perm=99, seed=5)
-    block = max(1, min(99, int(2e6 // (n * M * k))))
-    ref = _reference_null_stats(v, 99, 5, block)
-    got = np.concatenate(seen)
-    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+    disp, coup, tv = noise.permutation_checks(Pool.from_array(v, alignment="seed-aligned"), n_perm=99, seed=5)
+    key = np.random.default_rng(5).integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
+    c, _, _ = _pieces(v)
+    ref = noise._draw_stats(noise._permuted_verdicts(c, k, key, 0, 99))
     assert disp.p_value == pytest.approx(float((1 + np.sum(ref[:, 0] >= _obs(v)[0] - 1e-12)) / 100))
-    assert coup.reference == pytest.approx(float(ref[:, 1].mean()), rel=1e-12)
+    mu = ref[:, 1].mean()
+    two = (1 + np.sum(np.abs(ref[:, 1] - mu) >= abs(_obs(v)[1] - mu) - 1e-12)) / 100
+    assert coup.reference == pytest.approx(float(mu), rel=1e-12)
+    assert coup.p_value == pytest.approx(float(two))
     assert tv.reference == pytest.approx(float(ref[:, 2].mean()), rel=1e-12)
 
 

@@ -1397,10 +1397,9 @@ def _draw_stats(v: np.ndarray) -> np.ndarray:
       and the mixture over prompts of the Poisson-binomial law that independent members with the
       cells' rates q_im give.
     """
-    vf = v.astype(np.float64)
     n, M, k = v.shape[-3:]
-    q = vf.mean(axis=-1)
-    T = vf.sum(axis=-3)  # [..., M, k]
+    q = v.sum(axis=-1, dtype=np.float64) / k  # sums in float64 without a float copy of v
+    T = v.sum(axis=-3, dtype=np.float64)  # [..., M, k]
     ss = ((T - T.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(-2, -1))
     den = k * (q * (1 - q)).sum(axis=(-2, -1))
     disp = np.where(den > 0, ss / np.where(den > 0, den, 1.0), np.nan)
@@ -1414,57 +1413,150 @@ def _draw_stats(v: np.ndarray) -> np.ndarray:
     return np.stack([np.asarray(disp).reshape(-1), np.asarray(union).reshape(-1), tv], axis=-1).reshape(lead + (3,))
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _permuted_counts(u, v, chunk):  # pragma: no cover - compiled
-    """Integer summaries of the verdicts v [n, M, k] with every cell's draws reordered by the
-    argsort of its uniforms u [B, n, M, k] (draw j of the reordered cell is v[i, m, argsort(u)[j]],
-    as ``np.take_along_axis(v, u.argsort(-1), -1)`` gives them; a success at draw j moves to the
-    rank of u[b, i, m, j] among the cell's uniforms, distinct with probability 1): per permutation the draw-position
-    totals T [B, M, k], the number of (prompt, draw) pairs with some member right [B] and the
-    counts of prompts-draws with s = 0..M members right [B, M + 1]. Prompts are split into chunks
-    summed in integers, so the result is the same for any thread count."""
-    B, n, M, k = u.shape
-    n_chunks = (n + chunk - 1) // chunk
-    T = np.zeros((B, n_chunks, M, k), np.int64)
-    U = np.zeros((B, n_chunks), np.int64)
-    H = np.zeros((B, n_chunks, M + 1), np.int64)
-    for b in range(B):
-        for c in prange(n_chunks):
-            S = np.empty(k, np.int64)
-            for i in range(c * chunk, min(n, (c + 1) * chunk)):
-                S[:] = 0
-                for m in range(M):
-                    cnt = 0
+# ---------------------------------------------------------------------------- within-cell permutations
+# The permutation null of 001's checks reorders the k draws of every cell at random. A uniformly
+# random reordering of a cell with c successes puts them on a uniformly random c-subset of the k
+# positions, whatever their order before, so the null needs only the counts c_im and one random
+# subset per cell (none for c = 0 or c = k, whose every order is the same). The subsets come from
+# a counter-based stream: prompt i of permutation b draws from a SplitMix64 sequence started at a
+# hash of (key, b, i), so every permutation is the same on any number of threads and in any
+# block of permutations, and no [B, n, M, k] array of uniforms is drawn or stored (at 1e6 x 10 x
+# 16 that array was 1.3 GB per permutation).
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _mix64(z):
+    """SplitMix64's output function (a bijection of 64-bit words with full avalanche)."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def _stream_start(key, b, n, i):
+    """The SplitMix64 state of prompt i in permutation b (of n prompts) under ``key``."""
+    return key ^ _mix64((np.uint64(b) * np.uint64(n) + np.uint64(i)) * _GOLDEN + _GOLDEN)
+
+
+@njit(cache=True, inline="always")
+def _below(state, r):
+    """(a uniform integer in [0, r), the next state) for 1 <= r < 2^32: Lemire's multiply-shift on
+    the upper 32 bits of each SplitMix64 output, rejecting the few values that would bias it, so
+    every integer has probability exactly 1/r."""
+    r64 = np.uint64(r)
+    state = state + _GOLDEN
+    prod = (_mix64(state) >> np.uint64(32)) * r64
+    if (prod & _LOW32) < r64:  # possibly in the biased zone: the exact test needs a division
+        threshold = (np.uint64(1 << 32) - r64) % r64
+        while (prod & _LOW32) < threshold:
+            state = state + _GOLDEN
+            prod = (_mix64(state) >> np.uint64(32)) * r64
+    return np.int64(prod >> np.uint64(32)), state
+
+
+@njit(cache=True, inline="always")
+def _random_subset(state, s, k, mark, chosen):
+    """Floyd's algorithm: a uniformly random s-subset of the positions 0..k-1 written to
+    chosen[:s] and marked in mark (which must be all False before; the caller clears it), and
+    the next state. For j = k - s .. k - 1 it adds a uniform t in [0, j], or j when t is taken."""
+    for r in range(s):
+        j = k - s + r
+        t, state = _below(state, j + 1)
+        if mark[t]:
+            t = j
+        mark[t] = True
+        chosen[r] = t
+    return state
+
+
+@njit(cache=True, nogil=True)
+def _permuted_verdicts(c, k, key, start, n_perm):  # pragma: no cover - compiled
+    """bool [n_perm, n, M, k]: permutations start .. start + n_perm - 1 of the cells with counts
+    c [n, M], as :func:`_permuted_counts` summarises them: cell (i, m) of permutation b has its
+    c_im successes on a uniformly random subset of the k positions (:func:`_random_subset` picks
+    min(c, k - c) positions: the successes, or the failures). For tests and small pools."""
+    n, M = c.shape
+    out = np.zeros((n_perm, n, M, k), np.bool_)
+    mark = np.zeros(k, np.bool_)
+    chosen = np.empty(k, np.int64)
+    for b in range(n_perm):
+        for i in range(n):
+            state = _stream_start(key, start + b, n, i)
+            for m in range(M):
+                cim = c[i, m]
+                if cim == k:
+                    out[b, i, m, :] = True
+                elif cim > 0:
+                    s = min(cim, k - cim)
+                    state = _random_subset(state, s, k, mark, chosen)
                     for j in range(k):
-                        cnt += v[i, m, j]
-                    if cnt == k:  # every order is the same
-                        for j in range(k):
-                            T[b, c, m, j] += 1
+                        out[b, i, m, j] = mark[j] == (s == cim)
+                    for r in range(s):
+                        mark[chosen[r]] = False
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _permuted_counts(c, k, key, start, n_perm, chunk):  # pragma: no cover - compiled
+    """Integer summaries of permutations start .. start + n_perm - 1 of the cells with counts
+    c [n, M] (the arrangements :func:`_permuted_verdicts` gives): per permutation the
+    draw-position totals T [B, M, k], the number of (prompt, draw) pairs with some member right
+    [B] and the counts of prompt-draws with s = 0..M members right [B, M + 1]. Prompts are split
+    into chunks summed in integers, so the result is the same for any thread count."""
+    n, M = c.shape
+    n_chunks = (n + chunk - 1) // chunk
+    T = np.zeros((n_perm, n_chunks, M, k), np.int64)
+    U = np.zeros((n_perm, n_chunks), np.int64)
+    H = np.zeros((n_perm, n_chunks, M + 1), np.int64)
+    for q in prange(n_chunks * n_perm):
+        b, ch = q // n_chunks, q % n_chunks
+        S = np.empty(k, np.int64)
+        mark = np.zeros(k, np.bool_)
+        chosen = np.empty(k, np.int64)
+        for i in range(ch * chunk, min(n, (ch + 1) * chunk)):
+            S[:] = 0
+            state = _stream_start(key, start + b, n, i)
+            for m in range(M):
+                cim = c[i, m]
+                if cim == 0:
+                    continue
+                if cim == k:
+                    for j in range(k):
+                        T[b, ch, m, j] += 1
+                        S[j] += 1
+                    continue
+                s = min(cim, k - cim)
+                state = _random_subset(state, s, k, mark, chosen)
+                if s == cim:  # the chosen positions are the successes
+                    for r in range(s):
+                        T[b, ch, m, chosen[r]] += 1
+                        S[chosen[r]] += 1
+                else:  # the chosen positions are the failures
+                    for j in range(k):
+                        if not mark[j]:
+                            T[b, ch, m, j] += 1
                             S[j] += 1
-                        continue
-                    for j in range(k):  # a success moves to its rank among the cell's (distinct) uniforms
-                        if v[i, m, j]:
-                            x = u[b, i, m, j]
-                            r = 0
-                            for t in range(k):
-                                r += u[b, i, m, t] < x
-                            T[b, c, m, r] += 1
-                            S[r] += 1
-                for j in range(k):
-                    H[b, c, S[j]] += 1
-                    if S[j] > 0:
-                        U[b, c] += 1
+                for r in range(s):
+                    mark[chosen[r]] = False
+            for j in range(k):
+                H[b, ch, S[j]] += 1
+                if S[j] > 0:
+                    U[b, ch] += 1
     return T.sum(axis=1), U.sum(axis=1), H.sum(axis=1)
 
 
-def _permuted_stats(v: np.ndarray, u: np.ndarray, pb: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """:func:`_draw_stats` of the verdicts v [n, M, k] reordered within cells by the argsort of
-    the uniforms u [B, n, M, k], computed from integer counts: the same numbers as
-    ``_draw_stats(np.take_along_axis(np.broadcast_to(v, u.shape), u.argsort(axis=-1), axis=-1))``
-    (the cell rates q, the denominator ``den`` and the Poisson-binomial law ``pb`` do not change
-    under a within-cell reordering and are computed once), in one pass over the cells."""
-    n, M, k = v.shape
-    Ti, Ui, Hi = _permuted_counts(u, v, max(1, n // 64))
+def _permuted_stats(c: np.ndarray, k: int, key, start: int, n_perm: int, pb: np.ndarray,
+                    den: np.ndarray) -> np.ndarray:
+    """:func:`_draw_stats` of permutations start .. start + n_perm - 1 of the cells with counts
+    c [n, M] (``_draw_stats(_permuted_verdicts(c, k, key, start, n_perm))``), computed from
+    integer counts: the cell rates q, the denominator ``den`` and the Poisson-binomial law
+    ``pb`` do not change under a within-cell reordering and are computed once."""
+    n, M = c.shape
+    Ti, Ui, Hi = _permuted_counts(c, k, np.uint64(key), start, n_perm, max(1, n // 64))
     T = Ti.astype(np.float64)  # [B, M, k], as vf.sum(axis=-3) gives it
     ss = ((T - T.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(-2, -1))
     disp = np.where(den > 0, ss / np.where(den > 0, den, 1.0), np.nan)
@@ -1479,7 +1571,11 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
     The null permutes the k draws of every prompt-member cell independently: it keeps every
     cell's count c_im and makes the draws of a cell exchangeable and the members of a prompt
     independent (given the counts) -- the joint hypothesis of A1 and A2. ``n_perm`` permutations
-    (vectorised, in blocks) give the null law of each statistic of :func:`_draw_stats`:
+    give the null law of each statistic of :func:`_draw_stats`. A permutation puts each cell's
+    c_im successes on a uniformly random subset of its k positions (what a uniformly random
+    reordering does), drawn in a compiled kernel from a counter-based stream keyed by one
+    integer from ``seed`` (:func:`_permuted_counts`): the same permutations on any number of
+    threads, without storing them.
 
     * ``dispersion`` (A1): the dispersion index of the draw-position totals; upper-tail
       permutation p (draw positions that are better than others across prompts);
@@ -1513,18 +1609,15 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
         raise ValueError(f"max_tv must be in (0, 1], got {max_tv}")
     rng = as_rng(seed)
     obs = _draw_stats(v)
-    block = max(1, min(n_perm, int(2e6 // max(1, n * M * k))))
-    q = v.astype(np.float64).mean(axis=-1)[None]  # [1, n, M]: the same in every permutation
+    c = np.ascontiguousarray(v.sum(axis=-1, dtype=np.int64))
+    q = (c / k)[None]  # [1, n, M]: the same in every permutation
     den = k * (q * (1 - q)).sum(axis=(-2, -1))
     pb = _poisson_binomial(q[0]).mean(axis=0)
-    vc = np.ascontiguousarray(v, dtype=np.bool_)
-    null = []
-    buf = np.empty((block, n, M, k))  # one buffer: rng.random(out=...) draws the same numbers as rng.random(shape)
-    for start in range(0, n_perm, block):
-        b = min(block, n_perm - start)
-        u = buf[:b]
-        rng.random(out=u)
-        null.append(_permuted_stats(vc, u, pb, den))
+    key = int(rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True))
+    n_chunks = min(n, 128)  # at most, for the kernel's chunks of max(1, n // 64) prompts
+    block = max(1, min(n_perm, int(4e6 // (n_chunks * M * k))))  # bounds the integer summaries
+    null = [_permuted_stats(c, k, key, start, min(block, n_perm - start), pb, den)
+            for start in range(0, n_perm, block)]
     null_stats = np.concatenate(null)
     B = len(null_stats)
 
