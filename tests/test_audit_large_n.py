@@ -96,17 +96,19 @@ def test_within_cell_permutations_are_uniform_and_independent():
 
 
 def test_bounded_draws_are_exactly_uniform():
-    """_below's multiply-shift with rejection: each of r values equally likely (chi-square), also
-    for an r whose rejection zone is large relative to 2^32 / r (r = 3 * 2^30)."""
+    """_int_below_exact's multiply-shift with rejection: each of r values equally likely
+    (chi-square), also for an r whose rejection zone is large relative to 2^32 / r (3 * 2^30)."""
     from numba import njit
     from scipy.stats import chisquare
+
+    from oraclegap.stats._streams import _int_below_exact
 
     @njit
     def draws(r, size):
         out = np.empty(size, np.int64)
         state = np.uint64(7)
         for t in range(size):
-            out[t], state = noise._below(state, r)
+            state, out[t] = _int_below_exact(state, r)
         return out
 
     for r in (2, 3, 7, 16, 63):

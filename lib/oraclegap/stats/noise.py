@@ -61,6 +61,7 @@ from scipy.special import comb
 from .._result import Interval, Result
 from .._validate import as_bool_array, as_rng, check_alpha, check_int
 from ..pool import Pool, need
+from ._streams import _int_below_exact, _stream_start
 
 __all__ = [
     "OracleDecomposition",
@@ -1418,45 +1419,10 @@ def _draw_stats(v: np.ndarray) -> np.ndarray:
 # random reordering of a cell with c successes puts them on a uniformly random c-subset of the k
 # positions, whatever their order before, so the null needs only the counts c_im and one random
 # subset per cell (none for c = 0 or c = k, whose every order is the same). The subsets come from
-# a counter-based stream: prompt i of permutation b draws from a SplitMix64 sequence started at a
-# hash of (key, b, i), so every permutation is the same on any number of threads and in any
-# block of permutations, and no [B, n, M, k] array of uniforms is drawn or stored (at 1e6 x 10 x
-# 16 that array was 1.3 GB per permutation).
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_LOW32 = np.uint64(0xFFFFFFFF)
-
-
-@njit(cache=True, inline="always")
-def _mix64(z):
-    """SplitMix64's output function (a bijection of 64-bit words with full avalanche)."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def _stream_start(key, b, n, i):
-    """The SplitMix64 state of prompt i in permutation b (of n prompts) under ``key``."""
-    return key ^ _mix64((np.uint64(b) * np.uint64(n) + np.uint64(i)) * _GOLDEN + _GOLDEN)
-
-
-@njit(cache=True, inline="always")
-def _below(state, r):
-    """(a uniform integer in [0, r), the next state) for 1 <= r < 2^32: Lemire's multiply-shift on
-    the upper 32 bits of each SplitMix64 output, rejecting the few values that would bias it, so
-    every integer has probability exactly 1/r."""
-    r64 = np.uint64(r)
-    state = state + _GOLDEN
-    prod = (_mix64(state) >> np.uint64(32)) * r64
-    if (prod & _LOW32) < r64:  # possibly in the biased zone: the exact test needs a division
-        threshold = (np.uint64(1 << 32) - r64) % r64
-        while (prod & _LOW32) < threshold:
-            state = state + _GOLDEN
-            prod = (_mix64(state) >> np.uint64(32)) * r64
-    return np.int64(prod >> np.uint64(32)), state
-
+# a counter-based stream: prompt i of permutation b (of n prompts) draws from the SplitMix64
+# stream b n + i under one key (:mod:`oraclegap.stats._streams`), so every permutation is the
+# same on any number of threads and in any block of permutations, and no [B, n, M, k] array of
+# uniforms is drawn or stored (at 1e6 x 10 x 16 that array was 1.3 GB per permutation).
 
 @njit(cache=True, inline="always")
 def _random_subset(state, s, k, mark, chosen):
@@ -1465,7 +1431,7 @@ def _random_subset(state, s, k, mark, chosen):
     the next state. For j = k - s .. k - 1 it adds a uniform t in [0, j], or j when t is taken."""
     for r in range(s):
         j = k - s + r
-        t, state = _below(state, j + 1)
+        state, t = _int_below_exact(state, j + 1)
         if mark[t]:
             t = j
         mark[t] = True
@@ -1485,7 +1451,7 @@ def _permuted_verdicts(c, k, key, start, n_perm):  # pragma: no cover - compiled
     chosen = np.empty(k, np.int64)
     for b in range(n_perm):
         for i in range(n):
-            state = _stream_start(key, start + b, n, i)
+            state = _stream_start(key, (start + b) * n + i)
             for m in range(M):
                 cim = c[i, m]
                 if cim == k:
@@ -1519,7 +1485,7 @@ def _permuted_counts(c, k, key, start, n_perm, chunk):  # pragma: no cover - com
         chosen = np.empty(k, np.int64)
         for i in range(ch * chunk, min(n, (ch + 1) * chunk)):
             S[:] = 0
-            state = _stream_start(key, start + b, n, i)
+            state = _stream_start(key, (start + b) * n + i)
             for m in range(M):
                 cim = c[i, m]
                 if cim == 0:

@@ -1,5 +1,5 @@
-"""Compiled kernels of the nulls (:mod:`oraclegap.stats.nulls`): SplitMix64 random streams, the
-count-table statistics, alias tables for the re-deal's sequential hypergeometric draws, the re-deal
+"""Compiled kernels of the nulls (:mod:`oraclegap.stats.nulls`), on the SplitMix64 random streams
+of :mod:`oraclegap.stats._streams`: the count-table statistics, alias tables for the re-deal's sequential hypergeometric draws, the re-deal
 batches, the margin-preserving chains (heat-bath and Metropolis 2x2 moves), label permutations for the
 member spread and the subset-sum transforms of the pool-size curve.
 
@@ -18,50 +18,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._streams import _GAMMA, _INV53, _S11, _double, _int_below, _mix64, _stream_start, _u64  # noqa: F401
+
 # ============================================================================ compiled kernels
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S11 = np.uint64(11)
-_INV53 = 1.0 / 9007199254740992.0
-
-
-# ---------------------------------------------------------------------------- random streams
-@njit(cache=True)
-def _mix64(z):
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True)
-def _stream_start(key, index):
-    """Starting state of the stream for ``index`` under ``key`` (both uint64)."""
-    return _mix64(key ^ _mix64(np.uint64(index) * _GAMMA + _GAMMA))
-
-
-@njit(cache=True)
-def _u64(s):
-    """Advance a SplitMix64 state; return (new state, 64 random bits)."""
-    s += _GAMMA
-    return s, _mix64(s)
-
-
-@njit(cache=True)
-def _double(s):
-    """(new state, uniform double in [0, 1))."""
-    s, z = _u64(s)
-    return s, np.float64(z >> _S11) * _INV53
-
-
-@njit(cache=True)
-def _int_below(s, n):
-    """(new state, uniform integer in [0, n)) by Lemire's multiply-shift on 32 random bits."""
-    s, z = _u64(s)
-    return s, np.int64(((z >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+# The random streams (SplitMix64 keyed by (key, index)) live in oraclegap.stats._streams.
 
 
 # ---------------------------------------------------------------------------- statistics
