@@ -313,7 +313,10 @@ def test_cost_is_estimated_and_bounded_up_front():
 def test_long_chain_is_interruptible(tmp_path):
     script = tmp_path / "long.py"
     script.write_text(
-        "import sys, numpy as np\n"
+        "import signal, sys, numpy as np\n"
+        # Ctrl-C as a user's shell delivers it: a pytest worker may run with SIGINT ignored, which
+        # its children inherit, and Python then installs no KeyboardInterrupt handler at all
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from oraclegap.stats import nulls\n"
         "c = np.random.default_rng(0).binomial(8, 0.5, (200, 5))\n"
         "nulls.null_tests(c, (0.3,), k=8, n_draws=2, n_chains=1, statistics='L', nulls='margin', burn_in=10)\n"
@@ -335,6 +338,9 @@ def test_long_chain_is_interruptible(tmp_path):
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("the chain did not stop on SIGINT; " + proc.communicate()[1][-2000:]) from None
     finally:
         if proc.poll() is None:
             proc.kill()
