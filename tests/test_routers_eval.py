@@ -243,12 +243,45 @@ def test_aiq_hand_examples():
     np.testing.assert_allclose(aiq(c, q), [0.5, 0.45])
 
 
+def _envelope(c: np.ndarray, q: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """R~(x) = max{quality of a mixture of the points with cost <= x} for points (c, q)[..., P]
+    at x[..., E]; 0 where no point costs <= x. The definition taken over every pair of points
+    (O(E P^2) per curve): the reference for :func:`aiq`'s compiled hull."""
+    cj = c[..., None, :]
+    qj = q[..., None, :]
+    X = x[..., :, None]
+    pt = np.where(cj <= X, qj, -np.inf).max(axis=-1)
+    c1, c2 = c[..., None, :, None], c[..., None, None, :]
+    q1, q2 = q[..., None, :, None], q[..., None, None, :]
+    Xp = x[..., :, None, None]
+    ok = (c1 < c2) & (c1 <= Xp) & (Xp <= c2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seg = q1 + (q2 - q1) * (Xp - c1) / np.where(c2 > c1, c2 - c1, 1.0)
+    seg = np.where(ok, seg, -np.inf).reshape(*seg.shape[:-2], -1).max(axis=-1)
+    out = np.maximum(pt, seg)
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _aiq_pairs(c: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, chunk: int = 128) -> np.ndarray:
+    """:func:`aiq`'s integral with R~ from :func:`_envelope` (every pair of points) for curves
+    c, q [N, P] over [lo, hi] [N]: the reference the compiled hull is tested against
+    (the same pieces, the same midpoints)."""
+    out = np.empty(c.shape[0])
+    for s in range(0, c.shape[0], chunk):
+        sl = slice(s, s + chunk)
+        e = np.sort(np.concatenate([np.clip(c[sl], lo[sl, None], hi[sl, None]), lo[sl, None], hi[sl, None]], axis=1), axis=1)
+        mid = 0.5 * (e[:, 1:] + e[:, :-1])
+        area = (np.diff(e, axis=1) * _envelope(c[sl], q[sl], mid)).sum(axis=1)
+        span = hi[sl] - lo[sl]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[sl] = np.where(span > 0, area / np.where(span > 0, span, 1.0), _envelope(c[sl], q[sl], hi[sl, None])[:, 0])
+    return out
+
+
 def test_aiq_hull_equals_the_definition_over_every_pair():
     """The compiled hull integral against R~ taken over every pair of points (the definition), on
     random curves with tied costs, tied qualities, one point, ranges wider than the points and
     empty ranges; and an exact integral on a hand curve with a dominated point between the pieces."""
-    from oraclegap.deploy.evaluate import _aiq_pairs
-
     rng = np.random.default_rng(7)
     for P in (1, 2, 3, 5, 23, 40):
         c = np.round(rng.random((200, P)) * 4, 1)  # one decimal: many equal costs

@@ -364,41 +364,6 @@ def gap_at_o(accuracy, oracle):
         return np.where(o > 0, (o - a) / np.where(o > 0, o, 1.0), np.nan)
 
 
-def _envelope(c: np.ndarray, q: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """R~(x) = max{quality of a mixture of the points with cost <= x} for points (c, q)[..., P]
-    at x[..., E]; 0 where no point costs <= x. The definition taken over every pair of points
-    (O(E P^2) per curve): the reference for :func:`_aiq_rows`, which :func:`aiq` runs."""
-    cj = c[..., None, :]
-    qj = q[..., None, :]
-    X = x[..., :, None]
-    pt = np.where(cj <= X, qj, -np.inf).max(axis=-1)
-    c1, c2 = c[..., None, :, None], c[..., None, None, :]
-    q1, q2 = q[..., None, :, None], q[..., None, None, :]
-    Xp = x[..., :, None, None]
-    ok = (c1 < c2) & (c1 <= Xp) & (Xp <= c2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        seg = q1 + (q2 - q1) * (Xp - c1) / np.where(c2 > c1, c2 - c1, 1.0)
-    seg = np.where(ok, seg, -np.inf).reshape(*seg.shape[:-2], -1).max(axis=-1)
-    out = np.maximum(pt, seg)
-    return np.where(np.isfinite(out), out, 0.0)
-
-
-def _aiq_pairs(c: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, chunk: int = 128) -> np.ndarray:
-    """:func:`aiq`'s integral with R~ from :func:`_envelope` (every pair of points) for curves
-    c, q [N, P] over [lo, hi] [N]: the reference the compiled :func:`_aiq_rows` is tested against
-    (the same pieces, the same midpoints)."""
-    out = np.empty(c.shape[0])
-    for s in range(0, c.shape[0], chunk):
-        sl = slice(s, s + chunk)
-        e = np.sort(np.concatenate([np.clip(c[sl], lo[sl, None], hi[sl, None]), lo[sl, None], hi[sl, None]], axis=1), axis=1)
-        mid = 0.5 * (e[:, 1:] + e[:, :-1])
-        area = (np.diff(e, axis=1) * _envelope(c[sl], q[sl], mid)).sum(axis=1)
-        span = hi[sl] - lo[sl]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[sl] = np.where(span > 0, area / np.where(span > 0, span, 1.0), _envelope(c[sl], q[sl], hi[sl, None])[:, 0])
-    return out
-
-
 @njit(cache=True)
 def _hull_value(hx, hy, peak, x):
     """R~(x) from the upper hull vertices (hx, hy) of a curve's points (increasing cost), held at
@@ -465,7 +430,7 @@ def _aiq_rows(c, q, lo, hi):
     return out
 
 
-def aiq(costs, qualities, c_lo=None, c_hi=None, *, chunk: int = 128):
+def aiq(costs, qualities, c_lo=None, c_hi=None):
     """RouterBench's AIQ (arXiv 2403.12031): the average quality of a router's non-decreasing
     convex hull over the cost range,
 
@@ -479,7 +444,7 @@ def aiq(costs, qualities, c_lo=None, c_hi=None, *, chunk: int = 128):
     consecutive point costs, so the integral is exact (midpoint rule on those pieces).
     Vectorised over leading axes of ``costs``/``qualities`` [..., P]: each curve's hull is built
     once (:func:`_aiq_rows`, compiled), equal within rounding to the definition taken over every
-    pair of points (:func:`_aiq_pairs`). ``chunk`` is accepted for compatibility and unused.
+    pair of points (the tests' reference).
 
     Hand example: points (0, 0.2), (1, 0.3), (2, 0.8) on [0, 2]: the hull joins (0, 0.2) to
     (2, 0.8), R~(c) = 0.2 + 0.3 c, AIQ = 0.5 (the point (1, 0.3) lies under the hull).

@@ -1520,15 +1520,24 @@ def _permuted_stats(c: np.ndarray, k: int, key, start: int, n_perm: int, pb: np.
     """:func:`_draw_stats` of permutations start .. start + n_perm - 1 of the cells with counts
     c [n, M] (``_draw_stats(_permuted_verdicts(c, k, key, start, n_perm))``), computed from
     integer counts: the cell rates q, the denominator ``den`` and the Poisson-binomial law
-    ``pb`` do not change under a within-cell reordering and are computed once."""
+    ``pb`` do not change under a within-cell reordering and are computed once. The kernel runs
+    on blocks of permutations that bound its per-chunk integer summaries (a permutation's values
+    do not depend on its block)."""
     n, M = c.shape
-    Ti, Ui, Hi = _permuted_counts(c, k, np.uint64(key), start, n_perm, max(1, n // 64))
-    T = Ti.astype(np.float64)  # [B, M, k], as vf.sum(axis=-3) gives it
-    ss = ((T - T.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(-2, -1))
-    disp = np.where(den > 0, ss / np.where(den > 0, den, 1.0), np.nan)
-    union = Ui.astype(np.float64) / (n * k)
-    tv = 0.5 * np.abs(Hi / (n * k) - pb).sum(axis=-1)
-    return np.stack([disp, union, tv], axis=-1)
+    chunk = max(1, n // 64)
+    n_chunks = (n + chunk - 1) // chunk
+    block = max(1, int(4e6 // (n_chunks * M * k)))
+    key = np.uint64(key)
+    out = []
+    for b0 in range(start, start + n_perm, block):
+        Ti, Ui, Hi = _permuted_counts(c, k, key, b0, min(block, start + n_perm - b0), chunk)
+        T = Ti.astype(np.float64)  # [B, M, k], as vf.sum(axis=-3) gives it
+        ss = ((T - T.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(-2, -1))
+        disp = np.where(den > 0, ss / np.where(den > 0, den, 1.0), np.nan)
+        union = Ui.astype(np.float64) / (n * k)
+        tv = 0.5 * np.abs(Hi / (n * k) - pb).sum(axis=-1)
+        out.append(np.stack([disp, union, tv], axis=-1))
+    return np.concatenate(out)
 
 
 def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: float = 0.06, seed=0) -> tuple[Check, Check, Check]:
@@ -1579,12 +1588,8 @@ def permutation_checks(x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: flo
     q = (c / k)[None]  # [1, n, M]: the same in every permutation
     den = k * (q * (1 - q)).sum(axis=(-2, -1))
     pb = _poisson_binomial(q[0]).mean(axis=0)
-    key = int(rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True))
-    n_chunks = min(n, 128)  # at most, for the kernel's chunks of max(1, n // 64) prompts
-    block = max(1, min(n_perm, int(4e6 // (n_chunks * M * k))))  # bounds the integer summaries
-    null = [_permuted_stats(c, k, key, start, min(block, n_perm - start), pb, den)
-            for start in range(0, n_perm, block)]
-    null_stats = np.concatenate(null)
+    key = rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
+    null_stats = _permuted_stats(c, k, key, 0, n_perm, pb, den)
     B = len(null_stats)
 
     def upper(j):
