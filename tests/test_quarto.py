@@ -160,7 +160,8 @@ print("and a printed line")
 #|   Three
 #|   numbers.
 import pandas as pd
-display(pd.DataFrame({"x": [1, 2, 3]}).style.hide(axis="index"))
+from oraclegap import report
+display(report.table(pd.DataFrame({"x": [1, 2, 3]})))
 display(Markdown("Reading: three rows."))
 
 # %% [markdown]
@@ -279,6 +280,9 @@ def test_each_figure_and_table_is_one_numbered_float(rendered):
     tbl = _block(page, "tbl-numbers")
     assert re.search(r"<figcaption[^>]*>\s*Table&nbsp;1\.1: Three numbers\.", tbl)
     assert tbl.count("<table") == 1 and "Reading: three rows." not in tbl
+    # report.table's finished HTML is not re-parsed by Quarto, yet carries Bootstrap's classes
+    tag = re.search(r"<table[^>]*>", tbl).group(0)
+    assert 'class="table table-sm table-striped small"' in tag, tag
     assert "callout-note" in page
 
 

@@ -124,6 +124,13 @@ def test_table_numbers_never_break_inside():
     assert wrapped == {"1", "2", "3", "4"}, wrapped  # not the long identifiers of 0 and 5
 
 
+def test_table_carries_bootstrap_classes_and_skips_quarto_reparsing():
+    html = report.table(pd.DataFrame({"a": [0.5], "b": ["x"]})).to_html()
+    tag = re.search(r"<table[^>]*>", html).group(0)
+    assert 'class="table table-sm table-striped small"' in tag
+    assert 'data-quarto-disable-processing="true"' in tag
+
+
 def test_table_ids_are_reproducible_not_random():
     """Table HTML ids come from the content and the table's number, not pandas' random uuid:
     rendering the same frames in a fresh process gives byte-identical HTML, and two equal
