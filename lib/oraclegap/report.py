@@ -255,8 +255,8 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
 #: The HTML attributes of every :func:`table`: Bootstrap's classes that Quarto would otherwise add
 #: when it re-parses a raw HTML table into its document tree, and the attribute that tells it not
 #: to. A chapter's tables are finished HTML (formatted, escaped, styled); re-parsing them cost a
-#: quarter of a table-heavy chapter's render (chapter 05 alone: 17.2 to 12.5 CPU-s) and changed nothing
-#: a reader sees.
+#: quarter of a table-heavy chapter's render (chapter 05 alone: 17.2 to 12.5 CPU-s) and changed
+#: nothing a reader sees.
 TABLE_ATTRIBUTES = 'class="table table-sm table-striped small" data-quarto-disable-processing="true"'
 
 _TABLE_NUMBER = itertools.count(1)
