@@ -66,7 +66,7 @@ N_ITEMS = 300  # items per dataset in the simulated pool (Shihab et al.: 200-300
 M_SIM = 8  # models (members) in the simulated pool (Shihab et al.: 8)
 TOPIC_SD = 1.0  # spread of model-by-topic skill in the simulated pool (its complementarity)
 N_INSTANCES = 300  # random outcome matrices for the exact Theorem 8 checks
-TAUS = [0.1, 0.5, 0.9]  # success thresholds for the k = 30 tensors
+TAUS = [0.1, 0.5, 0.9]  # success thresholds for the tensors of 30 draws per cell
 REAL_FOLDS = 40  # folds per real dataset
 MMLU_FOLDS = 10  # folds for MMLU-Pro (29 models, 10k items)
 MAX_SUBSETS = 30000  # enumerate the optimum up to this many subsets, bound it beyond

@@ -179,6 +179,24 @@ def test_code_cells_are_short(src):
     assert not long, f"{src.name}: code cells over {MAX_CODE_CELL_LINES} non-blank lines:\n  " + "\n  ".join(long)
 
 
+@pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_parameters_cell_reads_cleanly_in_papermill(src, caplog):
+    """papermill reads each chapter's parameters cell (``--help-notebook``, and on every run) and
+    warns "Unable to parse line" for a line with two ``=``, a comment's ``k = 30`` included: every
+    parameter is one assignment, and all of them are found."""
+    import logging
+
+    from papermill.translators import PythonTranslator
+
+    cells = [c for c in book.structure._read_cells(src) if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, f"{src.name}: {len(cells)} parameters cells"
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        found = PythonTranslator.inspect(cells[0])
+    assert not [r.message for r in caplog.records], f"{src.name}: papermill warns on the parameters cell"
+    names = re.findall(r"^([A-Z_][A-Z0-9_]*)\s*=", cells[0].source, re.M)
+    assert [p.name for p in found] == names
+
+
 GLOSSED = ["rAUC", "GRPO", "LoRA", "Holm", "McNemar", "Wilson", "Pass@1", "Self-consistency", "DPP", "k-medoids",
            "FWER", "FDR", "TF-IDF", "SVD", "AIQ", "APGR", "LLM"]
 #: Capitalised tokens of the chapters' prose that are not abbreviations to gloss: table and appendix
