@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from oraclegap import book
+from oraclegap import book, report
 from oraclegap.book import quarto as bq
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -282,7 +282,7 @@ def test_each_figure_and_table_is_one_numbered_float(rendered):
     assert tbl.count("<table") == 1 and "Reading: three rows." not in tbl
     # report.table's finished HTML is not re-parsed by Quarto, yet carries Bootstrap's classes
     tag = re.search(r"<table[^>]*>", tbl).group(0)
-    assert 'class="table table-sm table-striped small"' in tag, tag
+    assert re.search(r'class="[^"]*"', report.TABLE_ATTRIBUTES).group(0) in tag, tag
     assert "callout-note" in page
 
 
