@@ -25,6 +25,12 @@ Target: b <= 1.1 for
 every step except the exact k-NN: exact neighbours compare each query with every calibration
 prompt, O(n_q n_cal) = O(n^2) by definition, so its row is printed as such; the capped router is
 the linear one (exact, neighbour for neighbour, while the calibration half holds at most the cap).
+The long-table steps have absolute targets too (issue 24): at n = 1e5, ``to_long`` and
+``open_pool`` of that file each in <= 1 s (the median above) and <= 10x the verdicts' size
+(n M k bytes) in memory. Memory here is the peak resident size a fresh process gains during the
+step (Linux's ``VmHWM`` minus ``VmRSS``, the mark reset just before the step, after a
+warm-up on a 500-prompt pool; the pool read with ``Pool.load``): unlike the traced peak it counts Arrow's buffers, its
+threads' heaps and what the allocators keep.
 The machine may be shared: compare ratios within one run. Timings are printed, never asserted by
 tests.
 
@@ -61,6 +67,8 @@ B_MAX = 1.1
 #: Steps run unless ``--steps`` names others (the audit takes minutes at 1e5: ask for it).
 DEFAULT_STEPS = ("coverage", "certify", "noise", "redeal", "both_nulls", "to_long", "open_pool_long", "routers_knn",
                  "routers_knn_ref")
+#: The long-table steps with absolute targets at LONG_TARGET_N, and what their fresh process runs.
+LONG_STEPS = {"to_long": "to_long", "open_pool_long": "open_pool"}
 #: Steps held to no growth target, with the reason printed beside them.
 NO_TARGET = {"routers_knn": "exact k-NN: O(n_q n_cal) = O(n^2) by definition; routers_knn_ref is the linear router"}
 
@@ -103,6 +111,59 @@ def _steps(pool, tmp: Path, knn_reference: int = 4096):
     }
 
 
+#: Absolute targets of the long-table steps at this many prompts: seconds, memory / verdicts' bytes.
+LONG_TARGET_N, LONG_TARGET_S, LONG_TARGET_X = 100_000, 1.0, 10.0
+
+
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"/proc/self/status has no {field}")
+
+
+def _rss_child(step: str, pool_dir: str, long_path: str) -> int:
+    """In a fresh process: the peak resident bytes gained while ``step`` runs (see the docstring).
+
+    Linux's high-water mark (``VmHWM``) is reset to the current resident size just before the
+    step (``/proc/self/clear_refs``), so neither the imports nor the parent's size count; -1
+    where the mark cannot be reset."""
+    from oraclegap.pool import Pool
+
+    with tempfile.TemporaryDirectory(prefix="og-bench-warm-") as td:
+        warm = simulate.exchangeable(500, 10, 16, seed=1).pool
+        warm.to_long(Path(td) / "w.parquet")
+        sources.open_pool(str(Path(td) / "w.parquet"))
+    pool = Pool.load(pool_dir) if step == "to_long" else None
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        start = _status_bytes("VmRSS")
+    except OSError:
+        return -1
+    if step == "to_long":
+        pool.to_long(Path(long_path).with_name("rss_" + Path(long_path).name), overwrite=True)
+    else:
+        sources.open_pool(long_path)
+    return _status_bytes("VmHWM") - start
+
+
+def _rss_of(step: str, pool, tmp: Path) -> int:
+    import subprocess
+
+    n = pool.shape[0]
+    pool_dir, long_path = tmp / f"pool_{n}", tmp / f"long_{n}.parquet"
+    if not pool_dir.exists():
+        pool.save(pool_dir)
+    if not long_path.exists():
+        pool.to_long(long_path)
+    out = subprocess.run([sys.executable, __file__, "--rss-child", step, str(pool_dir), str(long_path)],
+                         check=True, capture_output=True, text=True)
+    return int(out.stdout.split()[-1])
+
+
 def _fit_b(ns, ts) -> float:
     pts = [(n, t) for n, t in zip(ns, ts, strict=True) if n >= 10_000 and t > 0]
     if len(pts) < 2:
@@ -130,9 +191,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-memory", action="store_true", help="skip the traced-memory run")
     ap.add_argument("--knn-reference", type=int, default=4096,
                     help="reference prompts of the capped k-NN router (routers_knn_ref)")
+    ap.add_argument("--rss-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.rss_child:
+        print(_rss_child(*args.rss_child))
+        return 0
     sizes = [int(float(s)) for s in args.sizes.split(",") if s.strip()]
     results: dict[str, dict[int, tuple[float, float | None]]] = {}
+    long_rows: dict[str, tuple[float, int, int]] = {}
     with tempfile.TemporaryDirectory(prefix="og-bench-scale-") as td:
         tmp = Path(td)
         warm = simulate.exchangeable(64, 10, 16, seed=1).pool
@@ -163,6 +229,8 @@ def main(argv=None) -> int:
                 results.setdefault(name, {})[n] = (statistics.median(times), peak, statistics.median(cpus))
                 print(f"   {name:<15} n={n:>9,}: {_fmt_t(statistics.median(times)):>10}, cpu "
                       f"{_fmt_t(statistics.median(cpus))}" + ("" if peak is None else f", peak {_fmt_b(peak)}"), flush=True)
+                if name in LONG_STEPS and n == LONG_TARGET_N:
+                    long_rows[name] = (statistics.median(times), _rss_of(LONG_STEPS[name], pool, tmp), pool.verdicts.size)
     print(f"== growth of each step, M = 10, k = 16 (median of {args.repeats}; b from time ~ n^b over n >= 1e4)")
     head = f"{'step':<15}" + "".join(f"{f'n={n:,}':>22}" for n in sizes) + f"{'b':>7}{'b cpu':>7}  target"
     print(head)
@@ -179,6 +247,12 @@ def main(argv=None) -> int:
         good = not (b > B_MAX)
         ok &= good
         print(f"{name:<15}{cells}{b:>7.2f}{b_cpu:>7.2f}  {'ok' if good else 'GROWS'} (b <= {B_MAX})")
+    for name, (t, rss, nbytes) in long_rows.items():
+        good = t <= LONG_TARGET_S and 0 <= rss <= LONG_TARGET_X * nbytes
+        mem = "not measurable (no /proc/self/clear_refs)" if rss < 0 else \
+            f"{_fmt_b(rss)} = {rss / nbytes:.1f}x the verdicts' {_fmt_b(nbytes)}"
+        print(f"{name} at n = {LONG_TARGET_N:,}: {_fmt_t(t)}, peak resident gain {mem}; target <= "
+              f"{LONG_TARGET_S:.0f} s and <= {LONG_TARGET_X:.0f}x: {'ok' if good else 'MISSED'}")
     try:
         print(f"(1-minute load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
     except OSError:  # pragma: no cover

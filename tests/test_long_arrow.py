@@ -75,6 +75,9 @@ def test_edited_files_take_the_row_reader_with_its_refusals(tmp_path, monkeypatc
         "shuffled rows": lambda d: d.sample(frac=1.0, random_state=1),
         "repeated draw": lambda d: d.assign(draw=np.where(np.arange(len(d)) == 1, 0, d.draw)),
         "not zero or one": lambda d: d.assign(correct=np.where(np.arange(len(d)) == 3, 2, d.correct)),
+        # row 6 is the third draw of the second cell: its cost differs from the cell's first row
+        "cost varies in a cell": lambda d: d.assign(cost=np.where(np.arange(len(d)) == 6, 0.5 + d.cost, d.cost)),
+        "policies swapped": lambda d: d.assign(policy=np.where(np.arange(len(d)) == 4, "p0", d.policy)),
     }
     for name, edit in cases.items():
         e = edit(df.copy()).reset_index(drop=True)
@@ -102,3 +105,19 @@ def test_files_written_by_pandas_still_read(tmp_path, monkeypatch):
     f = tmp_path / "by_pandas.parquet"
     df.to_parquet(f, index=False)
     _same_pool(open_pool(str(f)), open_pool(str(out)))
+
+
+@pytest.mark.parametrize("M,k", [(3, 4), (1, 1), (10, 16), (7, 1)])
+def test_long_layout_slices_are_the_division_formulas(M, k):
+    """Row r of a [n, M, k] table in C order is prompt r // (M k), policy (r // k) % M, draw r % k;
+    the layout's slices give exactly that for runs starting anywhere, longer ones included."""
+    lay = _formats._LongLayout(M, k, 50)
+    rng = np.random.default_rng(M * 100 + k)
+    runs = np.column_stack([rng.integers(0, 10_000, 20), rng.integers(1, 130, 20)])
+    for r0, b in [(0, 1), (0, 50), (49, 50), (M * k, 3), *runs.tolist()]:
+        rows = np.arange(r0, r0 + b)
+        p_rel, pol, draw, starts = lay.at(r0, b)
+        np.testing.assert_array_equal(p_rel, rows // (M * k) - r0 // (M * k))
+        np.testing.assert_array_equal(pol, (rows // k) % M)
+        np.testing.assert_array_equal(draw, rows % k)
+        np.testing.assert_array_equal(starts, np.flatnonzero(rows % (M * k) == 0))

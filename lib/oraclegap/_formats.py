@@ -1416,7 +1416,32 @@ def _infer(col: pd.Series) -> np.ndarray:
     return s.to_numpy(dtype=object)
 
 
-_LONG_BATCH = 1 << 20
+_LONG_BATCH = 1 << 17  # rows per Arrow batch read: 2 MiB of verdicts; larger batches cost memory, not time
+
+
+class _LongLayout:
+    """Where row ``r`` of a long table in C order of [n, M, k] belongs, for runs of rows.
+
+    For rows ``r0 .. r0 + b - 1`` :meth:`at` gives the prompt (counted from ``r0 // (M k)``), the
+    policy and the draw of every row, and the offsets of the rows that open a prompt. The three
+    patterns repeat with period ``M k``, so they are computed once for ``b_max + M k`` rows and
+    every run is a slice of them (views: no integer division per row and batch)."""
+
+    def __init__(self, M: int, k: int, b_max: int):
+        self.Mk, self.k = M * k, k
+        reps = -(-(b_max + self.Mk) // self.Mk)
+        self.prompt = np.repeat(np.arange(reps, dtype=np.int64), self.Mk)
+        self.policy = np.tile(np.repeat(np.arange(M, dtype=np.int64), k), reps)
+        self.draw = np.tile(np.arange(k, dtype=np.int64), reps * M)
+
+    def at(self, r0: int, b: int):
+        """``(prompt - r0 // (M k), policy, draw, starts)`` of rows ``r0 .. r0 + b - 1``."""
+        off = r0 % self.Mk
+        if b + off > self.prompt.size:  # a longer run than planned: widen the patterns once
+            self.__init__(self.Mk // self.k, self.k, b)
+        sl = slice(off, off + b)
+        starts = np.arange((self.Mk - off) % self.Mk, b, self.Mk)
+        return self.prompt[sl], self.policy[sl], self.draw[sl], starts
 
 
 def _read_long_arrow(path: Path) -> Pool | None:
@@ -1482,27 +1507,26 @@ def _read_long_arrow(path: Path) -> Pool | None:
     carry: dict[str, pa.Array] = {}
     try:
         pf = pq.ParquetFile(path, read_dictionary=["prompt_id", "policy"])
+        layout = _LongLayout(M, k, _LONG_BATCH)
         r0 = 0
         for batch in pf.iter_batches(batch_size=_LONG_BATCH, use_threads=True):
             b = batch.num_rows
-            rows = np.arange(r0, r0 + b, dtype=np.int64)
-            p_exp = rows // Mk
-            m_exp = (rows // k) % M
+            # each row's prompt (counted from the batch's first, lo), policy and draw
+            p_rel, m_exp, d_exp, starts = layout.at(r0, b)
+            lo = r0 // Mk
             # prompt ids: the first row of each prompt names it; every row must carry its prompt's id
             pid = batch.column("prompt_id")
             pol = batch.column("policy")
             if pid.null_count or pol.null_count:
                 return None
-            starts = np.flatnonzero(rows % Mk == 0)
             ids.extend(pid.take(pa.array(starts)).dictionary_decode().to_pylist() if len(starts) else [])
             dict_ids = pid.dictionary.to_numpy(zero_copy_only=False)
-            lo = int(p_exp[0])
-            local = pd.Index(np.asarray(ids[lo:int(p_exp[-1]) + 1], dtype=object))
+            local = pd.Index(np.asarray(ids[lo:lo + int(p_rel[-1]) + 1], dtype=object))
             if not local.is_unique:
                 return None
             code = local.get_indexer(dict_ids)
             got = code[pid.indices.to_numpy(zero_copy_only=False)]
-            if (got != p_exp - lo).any():
+            if (got != p_rel).any():
                 return None
             if pol_names is None:
                 if b < Mk:
@@ -1518,7 +1542,7 @@ def _read_long_arrow(path: Path) -> Pool | None:
             if (pcode[pol.indices.to_numpy(zero_copy_only=False)] != m_exp).any():
                 return None
             dr = batch.column("draw")
-            if dr.null_count or (dr.to_numpy() != rows % k).any():
+            if dr.null_count or (dr.to_numpy() != d_exp).any():
                 return None
             cor = batch.column("correct")
             if cor.null_count:
@@ -1534,9 +1558,11 @@ def _read_long_arrow(path: Path) -> Pool | None:
                 cval = cc.to_numpy().astype(float)
                 if not np.isfinite(cval).all() or (cval < 0).any():
                     return None
-                head = rows % k == 0  # a cell's first row gives its cost; the cell's other rows must repeat it
-                cost[rows[head] // k] = cval[head]
-                if (cval != cost[rows // k]).any():
+                # a cell's first row gives its cost; the cell's other rows must repeat it
+                c0, c1 = r0 // k, -(-(r0 + b) // k)  # the cells the batch touches
+                head = np.flatnonzero(d_exp == 0)
+                cost[(r0 + head) // k] = cval[head]
+                if (cval != np.repeat(cost[c0:c1], k)[r0 - c0 * k:r0 - c0 * k + b]).any():
                     return None
             if answers is not None:
                 a = batch.column("answer").to_numpy(zero_copy_only=False)
@@ -1558,7 +1584,7 @@ def _read_long_arrow(path: Path) -> Pool | None:
                     # the batch's prompts: the one carried over from the previous batch, then those starting here
                     local_f = ref if (len(starts) and starts[0] == 0) else pa.concat_arrays([carry[c], ref])
                     carry[c] = local_f.slice(len(local_f) - 1, 1)
-                    exp = local_f.take(pa.array(p_exp - lo))
+                    exp = local_f.take(pa.array(p_rel))
                 else:
                     exp = pol_vals[c].take(pa.array(m_exp))
                 if pa.types.is_null(col.type):  # every value missing: constant

@@ -1233,43 +1233,56 @@ def _write_long_rows(pool: Pool, tmp: Path, info: dict) -> None:
 
     verd = pool.verdicts.reshape(n, Mk)
     per = max(1, _LONG_ROWS // Mk)
+
+    def group(i0: int) -> pa.Table:
+        """Prompts ``i0 .. i0 + per - 1`` as one row group."""
+        i1 = min(n, i0 + per)
+        r = (i1 - i0) * Mk
+        pi = np.repeat(np.arange(i0, i1, dtype=np.int32), Mk)
+        mi = np.tile(np.repeat(np.arange(M, dtype=np.int32), k), i1 - i0)
+        arrays: dict[str, pa.Array] = {
+            "prompt_id": dict_col(pcols["prompt_id"], pi, i0, i1),
+            "policy": dict_col(mcols["policy"], mi),
+            "draw": pa.array(np.tile(np.arange(k, dtype=np.int64), (i1 - i0) * M)),
+            "correct": pa.array(verd[i0:i1].reshape(r).astype(np.int8)),
+        }
+        if pool.answers is not None:
+            arrays["answer"] = pa.Array.from_pandas(pd.Series(pool.answers[i0:i1].reshape(r), dtype=object))
+        if pool.cost is not None:
+            arrays["cost"] = pa.array(np.repeat(pool.cost[i0:i1].reshape(-1), k))
+        for nm, arr in pool.per_response.items():
+            arrays[f"response_{nm}"] = pa.array(np.ascontiguousarray(arr[i0:i1]).reshape(r))
+        for c, vals in pcols.items():
+            if c != "prompt_id":
+                arrays[c] = dict_col(vals, pi, i0, i1)
+        for c, vals in mcols.items():
+            if c != "policy":
+                arrays[c] = dict_col(vals, mi)
+        return pa.Table.from_arrays([arrays[c] for c in order], names=order)
+
+    # the next row group is built on a second thread while Arrow encodes this one (both release
+    # the GIL for their array work); the groups are written in order, so the file is the same
+    from concurrent.futures import ThreadPoolExecutor
+
     writer = None
-    try:
-        for i0 in range(0, n, per):
-            i1 = min(n, i0 + per)
-            r = (i1 - i0) * Mk
-            pi = np.repeat(np.arange(i0, i1, dtype=np.int32), Mk)
-            mi = np.tile(np.repeat(np.arange(M, dtype=np.int32), k), i1 - i0)
-            arrays: dict[str, pa.Array] = {
-                "prompt_id": dict_col(pcols["prompt_id"], pi, i0, i1),
-                "policy": dict_col(mcols["policy"], mi),
-                "draw": pa.array(np.tile(np.arange(k, dtype=np.int64), (i1 - i0) * M)),
-                "correct": pa.array(verd[i0:i1].reshape(r).astype(np.int8)),
-            }
-            if pool.answers is not None:
-                arrays["answer"] = pa.Array.from_pandas(pd.Series(pool.answers[i0:i1].reshape(r), dtype=object))
-            if pool.cost is not None:
-                arrays["cost"] = pa.array(np.repeat(pool.cost[i0:i1].reshape(-1), k))
-            for nm, arr in pool.per_response.items():
-                arrays[f"response_{nm}"] = pa.array(np.ascontiguousarray(arr[i0:i1]).reshape(r))
-            for c, vals in pcols.items():
-                if c != "prompt_id":
-                    arrays[c] = dict_col(vals, pi, i0, i1)
-            for c, vals in mcols.items():
-                if c != "policy":
-                    arrays[c] = dict_col(vals, mi)
-            batch = pa.Table.from_arrays([arrays[c] for c in order], names=order)
-            if writer is None:
-                # text columns go in as dictionary arrays (written as parquet dictionary pages, no
-                # per-row hashing); without the stored Arrow schema readers see plain text columns,
-                # as in a file pandas writes. The pool's alignment and meta: pandas' attrs key.
-                schema = batch.schema
-                writer = pq.ParquetWriter(tmp, schema, store_schema=False)
-                writer.add_key_value_metadata({"PANDAS_ATTRS": json.dumps({"oraclegap": info})})
-            writer.write_table(batch.cast(schema) if batch.schema != schema else batch, row_group_size=_LONG_ROWS)
-    finally:
-        if writer is not None:
-            writer.close()
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        try:
+            nxt = ex.submit(group, 0)
+            for i0 in range(0, n, per):
+                batch = nxt.result()
+                if i0 + per < n:
+                    nxt = ex.submit(group, i0 + per)
+                if writer is None:
+                    # text columns go in as dictionary arrays (written as parquet dictionary pages, no
+                    # per-row hashing); without the stored Arrow schema readers see plain text columns,
+                    # as in a file pandas writes. The pool's alignment and meta: pandas' attrs key.
+                    schema = batch.schema
+                    writer = pq.ParquetWriter(tmp, schema, store_schema=False)
+                    writer.add_key_value_metadata({"PANDAS_ATTRS": json.dumps({"oraclegap": info})})
+                writer.write_table(batch.cast(schema) if batch.schema != schema else batch, row_group_size=_LONG_ROWS)
+        finally:
+            if writer is not None:
+                writer.close()
 
 
 def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
