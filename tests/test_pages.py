@@ -82,6 +82,15 @@ def test_run_times_come_from_one_record(tmp_path):
     assert rec["small"]["chapters"] == secs and "full" not in rec
     text = pages.runtimes_section(tmp_path)
     assert "| `--small` |" in text and "123 s" in text
+    # the processor is named beside the times (records from before it was kept: cores alone)
+    assert rec["small"]["cpu"] == pages.cpu_model()
+    if rec["small"]["cpu"]:
+        assert f"{rec['small']['cpus']} cores ({rec['small']['cpu']})" in text
+    old = json.loads((tmp_path / pages.RUNTIMES).read_text())
+    del old["small"]["cpu"]
+    (tmp_path / pages.RUNTIMES).write_text(json.dumps(old))
+    assert f"{old['small']['cpus']} cores, load average" in pages.runtimes_section(tmp_path)
+    pages.record_times(tmp_path, res)
     for i, s in enumerate(stems):
         assert f"(`{s}`) | {10 + i} s |" in text
     # chapters executed side by side: the page says so, since the build is then shorter than their sum
@@ -112,6 +121,9 @@ def test_class_audit_time_comes_from_the_record(tmp_path):
     assert rec["seconds"] == 41.3 and rec["pool"] == pages.CLASS_AUDIT[0]
     text = pages.audit_time_sentence(tmp_path)
     assert "`--small` and `--no-report` it took 41 s" in text and f"load average {rec['load_average']}" in text
+    assert rec["cpu"] == pages.cpu_model()
+    if rec["cpu"]:
+        assert f"on {rec['cpus']} CPU cores ({rec['cpu']}; load average" in text
 
     def fails(argv):
         raise ValueError("the class audit of x failed (exit 2): no data")

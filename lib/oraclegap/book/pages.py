@@ -155,6 +155,29 @@ RT_END = "<!-- end of generated run times -->"
 INSTRUCTORS_PAGE = "instructors.qmd"
 
 
+def cpu_model() -> str | None:
+    """The processor's model name (``/proc/cpuinfo``; else :func:`platform.processor`), or None.
+
+    Recorded beside run times: the same code takes twice as long on one 2-core machine as on
+    another, so a time means little without the processor it was measured on."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model") and value.strip():
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor().strip() or None
+
+
+def _cores(r: dict) -> str:
+    """``2 cores`` or, where the record names its processor, ``2 cores (Intel(R) Xeon(R) ...)``."""
+    return f"{r['cpus']} cores" + (f" ({r['cpu']})" if r.get("cpu") else "")
+
+
 def record_times(root: Path, result: dict) -> str:
     """Store the chapter times of a build ``result`` (:func:`oraclegap.book.build`'s return) under
     its mode (``small`` or ``full``) in :data:`RUNTIMES`, with the date, the load average and the
@@ -176,7 +199,7 @@ def record_times(root: Path, result: dict) -> str:
     rec = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     mode = "small" if result.get("small") else "full"
     rec[mode] = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-                 "load_average": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(),
+                 "load_average": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(), "cpu": cpu_model(),
                  "chapters": {s: round(float(secs[s]), 1) for s in stems},
                  "render_seconds": round(float(result["render_seconds"]), 1),
                  "total_seconds": round(float(result["total_seconds"]), 1)}
@@ -227,7 +250,7 @@ def record_audit_time(root: Path, run=None) -> str:
     rec = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     rec["audit"] = {"pool": pool, "flags": flags,
                     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-                    "load_average": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(),
+                    "load_average": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(), "cpu": cpu_model(),
                     "seconds": round(seconds, 1)}
     atomic_write(path, json.dumps(rec, indent=1) + "\n")
     return f"class audit of {pool}: {seconds:.1f} s, recorded in {RUNTIMES}"
@@ -241,7 +264,8 @@ def audit_time_sentence(root: Path) -> str:
         return ("Its run time is not recorded yet (`python -m oraclegap.book pages --time-audit` "
                 "times it); the HTML report adds its rendering.")
     flags = " and ".join(f"`{f}`" for f in rec["flags"])
-    return (f"With {flags} it took {_secs(rec['seconds'])} on {rec['cpus']} CPU cores (load average "
+    cpu = f"{rec['cpu']}; " if rec.get("cpu") else ""
+    return (f"With {flags} it took {_secs(rec['seconds'])} on {rec['cpus']} CPU cores ({cpu}load average "
             f"{rec['load_average']}, {rec['date']}); the HTML report adds its rendering.")
 
 
@@ -262,7 +286,7 @@ def runtimes_section(root: Path) -> str:
         r = rec[m]
         how = "" if r.get("note") is None else f", {r['note']}"
         load = "" if r.get("load_average") is None else f", load average {r['load_average']}"
-        lines.append(f"- {names[m]}: {r['date']}, {r['cpus']} cores{load}{how}; rendering "
+        lines.append(f"- {names[m]}: {r['date']}, {_cores(r)}{load}{how}; rendering "
                      f"{_secs(r['render_seconds'])}, the whole build {_secs(r['total_seconds'])}.")
     rows = ["| chapter (source) | " + " | ".join(names[m] for m in modes) + " |",
             "|---|" + "---|" * len(modes)]
