@@ -368,3 +368,18 @@ def test_evaluation_bad_inputs(planted_k1):
     p8 = simulated_router_pool(60, 3, 8, seed=2).pool
     O, t = outcome_matrix(p8, 0.3)
     np.testing.assert_array_equal(O, p8.counts() >= need(0.3, 8))
+
+
+def test_aiq_compiles_one_kernel_for_any_range():
+    """A scalar range reaches the hull kernel as a read-only broadcast unless copied; numba would
+    then compile (and ``make setup``'s warm-up miss) a second version of it. One version serves
+    the default range, scalar ranges and per-curve ranges, with the definition's values."""
+    from oraclegap.deploy import evaluate
+
+    c, q = np.array([[0.0, 1.0, 2.0]]), np.array([[0.2, 0.3, 0.8]])
+    assert evaluate.aiq(c[0], q[0]) == pytest.approx(0.5)  # the docstring's hand example
+    assert evaluate.aiq(c[0], q[0], 0.0, 2.0) == pytest.approx(0.5)
+    np.testing.assert_allclose(evaluate.aiq(c, q, np.array([0.0]), np.array([2.0])), [0.5])
+    ro = np.broadcast_to(c, (2, 3))  # read-only costs
+    np.testing.assert_allclose(evaluate.aiq(ro, np.broadcast_to(q, (2, 3))), [0.5, 0.5])
+    assert len(evaluate._aiq_rows.signatures) == 1

@@ -657,14 +657,18 @@ def draws_sweep(pool: Pool, ks, *, progress: bool = False, **kwargs) -> tuple[pd
 
 def warm_kernels() -> None:
     """Compile every numba kernel the audit runs (the null tests' serial and threaded kernels,
-    the noise section's resampling; also the routers' AIQ hull) into numba's on-disk cache, or load them from it: a tiny
+    the noise section's resampling; also the routers' AIQ hull, prompt bootstrap and bandit) into
+    numba's on-disk cache, or load them from it: a tiny
     audit on a 40 x 3 x 4 pool after :func:`~oraclegap.stats.nulls.warm_up`. ``make setup``
     calls it once, so the first audit, test run or chapter does not pay the compilation
     (about 40 s on two cores); with a warm cache it returns in a second or two."""
     nulls.warm_up(parallel=True)
-    from ..deploy.evaluate import aiq
+    from ..deploy.bandit import run_bandit
+    from ..deploy.evaluate import aiq, bootstrap_means
 
     aiq([0.0, 1.0], [0.0, 1.0])  # the cost analysis's hull kernel (the routers' cost section, chapter 05)
+    bootstrap_means(np.eye(4), 100, 0)  # the routers' shared prompt bootstrap (chapter 05)
+    run_bandit(np.eye(4), np.eye(4), order=np.arange(4))  # the contextual bandit (chapter 05)
     rng = np.random.default_rng(0)
     v = rng.random((40, 3, 4)) < rng.beta(2.0, 2.0, (40, 1, 1))
     run_audit(Pool.from_array(v), [0.5], 0.05, 0, small=True, workers=1)

@@ -463,9 +463,12 @@ def aiq(costs, qualities, c_lo=None, c_hi=None):
         raise ValueError("c_hi must be >= c_lo")
     lead = c.shape[:-1]
     P = c.shape[-1]
-    out = _aiq_rows(np.ascontiguousarray(c.reshape(-1, P)), np.ascontiguousarray(q.reshape(-1, P)),
-                    np.ascontiguousarray(np.asarray(lo, dtype=float).reshape(-1)),
-                    np.ascontiguousarray(np.asarray(hi, dtype=float).reshape(-1)))
+    # contiguous and writable (a broadcast scalar range, or a caller's read-only array, would make
+    # numba compile a second version of the kernel, which make setup's warm-up does not cache)
+    def arg(x, shape):
+        return np.require(np.reshape(x, shape), dtype=float, requirements=["C", "W"])
+
+    out = _aiq_rows(arg(c, (-1, P)), arg(q, (-1, P)), arg(lo, -1), arg(hi, -1))
     return float(out[0]) if lead == () else out.reshape(lead)
 
 

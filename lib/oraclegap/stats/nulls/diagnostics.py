@@ -18,7 +18,9 @@ from ..._validate import as_bool_array, as_rng, check_int, check_prob, check_tau
 from ..coverage import as_counts, need
 from ._kernels import (
     _alias,
+    chain_dtype,
     redeal_stats_parallel,
+    run_block_chains_parallel,
     run_chains_parallel,
     size_curve_observed,
     size_curve_redeal,
@@ -654,3 +656,11 @@ def warm_up(parallel: bool = False) -> None:
         run_chains_parallel(states, np.array([1, 2], np.uint64), prep.k, 1, 1, np.array([1, 1], np.int64),
                             np.array([0, 1], np.int64), True, prep.needs, prep.need_mix, prep.n, np.empty((2, 4)),
                             np.empty((0,) + prep.c_active.shape, np.int64), False, np.zeros(2, np.int64))
+        # the margin chain's own call on a large pool: tables in their narrow type, blocked rows
+        na, M = prep.c_active.shape
+        narrow = states.astype(chain_dtype(prep.k))
+        perms = np.ascontiguousarray(np.broadcast_to(np.arange(na, dtype=np.int64), (2, na)).copy())
+        run_block_chains_parallel(narrow, np.array([1, 2], np.uint64), prep.k, 1, 1, np.array([1, 1], np.int64),
+                                  np.array([0, 1], np.int64), True, prep.needs, prep.need_mix, prep.n,
+                                  np.empty((2, 4)), np.empty((0, na, M), np.int64), False, np.zeros(2, np.int64),
+                                  perms, np.zeros(2, np.int64), max(1, na * M), na + 1)
