@@ -104,3 +104,20 @@ def test_bad_cli_forms(setup, tmp_path, capsys):
     assert "--adapter must be NAME=DIR" in capsys.readouterr().err
     assert cli.main(["rollouts", "--status", str(tmp_path)]) == 2
     assert "is not a rollout store" in capsys.readouterr().err
+
+
+def test_ray_without_ray_and_with_a_worker_share(setup, tmp_path, capsys, monkeypatch):
+    """--ray where Ray is not installed names the extra to install; --ray with --worker is refused
+    (every Ray task is one worker); both as one line, exit 2, before anything is written."""
+    import sys
+
+    _, model, lora, pfile = setup
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError, installed or not
+    out = tmp_path / "s"
+    assert cli.main(_args(model, lora, pfile, out, "--ray", "--ray-workers", "2")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "oraclegap rollouts: error: --ray needs Ray, an optional extra: pip install 'oraclegap[ray]'"
+    assert cli.main(_args(model, lora, pfile, out, "--ray", "--worker", "0/2")) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--worker and --ray are exclusive" in err and "\n" not in err
+    assert not out.exists()

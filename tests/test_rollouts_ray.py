@@ -71,3 +71,18 @@ def test_ray_refuses_a_worker_share(setup):
     root, model, lora, prompts, _ = setup
     with pytest.raises(ValueError, match="worker and ray are exclusive"):
         generate_ray(model, prompts, out=root / "x", worker="0/2", **RUN)
+
+
+def test_the_cli_on_ray_fills_the_store_one_process_fills(setup, capsys):
+    """``oraclegap rollouts ... --ray --ray-workers 2`` on the running local cluster."""
+    from oraclegap import cli
+
+    root, model, lora, prompts, single = setup
+    out = root / "ray_cli"
+    argv = ["rollouts", "--model", str(model), "--adapter", f"a0={lora}", "--include-base", "--prompts", str(prompts),
+            "--task", RUN["task"], "--k", str(RUN["k"]), "--max-tokens", str(RUN["max_tokens"]),
+            "--batch-size", str(RUN["batch_size"]), "--seed", str(RUN["seed"]), "--draw-seeds", RUN["draw_seeds"],
+            "--out", str(out), "--ray", "--ray-workers", "2", "--no-progress", "--json"]
+    assert cli.main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["complete"] is True
+    _same_store(single, Store(out))
