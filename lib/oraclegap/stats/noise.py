@@ -525,13 +525,30 @@ def baseline_scores(baseline, rates: np.ndarray) -> tuple[str, np.ndarray | None
     raise TypeError(f"baseline must be integer choices or float scores, got dtype {b.dtype}")
 
 
+@njit(cache=True, nogil=True, boundscheck=False)
+def _count_rows(idx, W64, W32, with32):  # pragma: no cover - compiled
+    """W64[r, j] (and, with ``with32``, W32[r, j]) = the number of times prompt j appears in
+    resample r's positions idx[r, :]: np.bincount of each row, one row at a time, so the counts
+    being written (one row of n) stay in cache at any n."""
+    b, n = idx.shape
+    for r in range(b):
+        for j in range(n):
+            W64[r, j] = 0.0
+        for j in range(n):
+            W64[r, idx[r, j]] += 1.0
+        if with32:
+            for j in range(n):
+                W32[r, j] = W64[r, j]
+
+
 def boot_means(X, n_boot: int, seed=0, *, counts=None, chunk: int = 256,
                progress: bool = False) -> np.ndarray:
     """Prompt-bootstrap means [n_boot, q] of per-prompt columns X[n, q].
 
     Each resample draws n prompt indices uniformly with replacement; their counts w (a
     multinomial(n, 1/n) vector) give the resample's means w @ X / n. Blocks of ``chunk``
-    resamples are one bincount and one matrix product each (no loop over resamples). The
+    resamples are one compiled counting pass and one matrix product each (no Python loop over
+    resamples). The
     products run on one BLAS thread: the same seed gives the same numbers bit for bit whatever
     the machine's thread count, and thin products like these gain nothing from threads (on a
     busy machine threaded BLAS made them ten times slower). Another ``chunk`` (or the memory
@@ -561,16 +578,18 @@ def boot_means(X, n_boot: int, seed=0, *, counts=None, chunk: int = 256,
         from tqdm.auto import tqdm
 
         starts = tqdm(starts, desc="prompt bootstrap", leave=False)
+    W64 = np.empty((min(chunk, n_boot), n))
+    f32 = C is not None and C.dtype == np.float32
+    W32 = np.empty((W64.shape[0] if f32 else 0, n), dtype=np.float32)
     with threadpool_limits(1, user_api="blas"):
         for start in starts:
             b = min(chunk, n_boot - start)
             idx = rng.integers(0, n, size=(b, n))
-            idx += n * np.arange(b)[:, None]
-            w = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
+            _count_rows(idx, W64[:b], W32[:b], f32)  # the resamples' counts w (exact integers)
             del idx
-            out[start : start + b, :q] = w.astype(np.float64) @ X / n
+            out[start : start + b, :q] = W64[:b] @ X / n
             if C is not None:
-                out[start : start + b, q:] = w.astype(C.dtype) @ C
+                out[start : start + b, q:] = (W32[:b] if f32 else W64[:b]) @ C
                 out[start : start + b, q:] /= n
     return out
 
