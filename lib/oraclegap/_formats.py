@@ -1428,17 +1428,20 @@ class _LongLayout:
     every run is a slice of them (views: no integer division per row and batch)."""
 
     def __init__(self, M: int, k: int, b_max: int):
-        self.Mk, self.k = M * k, k
+        self.M, self.k, self.Mk = M, k, M * k
+        self._patterns(b_max)
+
+    def _patterns(self, b_max: int) -> None:
         reps = -(-(b_max + self.Mk) // self.Mk)
         self.prompt = np.repeat(np.arange(reps, dtype=np.int64), self.Mk)
-        self.policy = np.tile(np.repeat(np.arange(M, dtype=np.int64), k), reps)
-        self.draw = np.tile(np.arange(k, dtype=np.int64), reps * M)
+        self.policy = np.tile(np.repeat(np.arange(self.M, dtype=np.int64), self.k), reps)
+        self.draw = np.tile(np.arange(self.k, dtype=np.int64), reps * self.M)
 
     def at(self, r0: int, b: int):
         """``(prompt - r0 // (M k), policy, draw, starts)`` of rows ``r0 .. r0 + b - 1``."""
         off = r0 % self.Mk
-        if b + off > self.prompt.size:  # a longer run than planned: widen the patterns once
-            self.__init__(self.Mk // self.k, self.k, b)
+        if b + off > self.prompt.size:  # a longer run than planned: widen the patterns
+            self._patterns(b)
         sl = slice(off, off + b)
         starts = np.arange((self.Mk - off) % self.Mk, b, self.Mk)
         return self.prompt[sl], self.policy[sl], self.draw[sl], starts

@@ -526,19 +526,16 @@ def baseline_scores(baseline, rates: np.ndarray) -> tuple[str, np.ndarray | None
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _count_rows(idx, W64, W32, with32):  # pragma: no cover - compiled
-    """W64[r, j] (and, with ``with32``, W32[r, j]) = the number of times prompt j appears in
-    resample r's positions idx[r, :]: np.bincount of each row, one row at a time, so the counts
-    being written (one row of n) stay in cache at any n."""
+def _count_rows(idx, W):  # pragma: no cover - compiled
+    """W[r, j] = the number of times prompt j appears in resample r's positions idx[r, :]:
+    np.bincount of each row, one row at a time, so the counts being written (one row of n) stay
+    in cache at any n."""
     b, n = idx.shape
     for r in range(b):
         for j in range(n):
-            W64[r, j] = 0.0
+            W[r, j] = 0.0
         for j in range(n):
-            W64[r, idx[r, j]] += 1.0
-        if with32:
-            for j in range(n):
-                W32[r, j] = W64[r, j]
+            W[r, idx[r, j]] += 1.0
 
 
 def boot_means(X, n_boot: int, seed=0, *, counts=None, chunk: int = 256,
@@ -585,8 +582,10 @@ def boot_means(X, n_boot: int, seed=0, *, counts=None, chunk: int = 256,
         for start in starts:
             b = min(chunk, n_boot - start)
             idx = rng.integers(0, n, size=(b, n))
-            _count_rows(idx, W64[:b], W32[:b], f32)  # the resamples' counts w (exact integers)
+            _count_rows(idx, W64[:b])  # the resamples' counts w (exact integers)
             del idx
+            if f32:
+                W32[:b] = W64[:b]
             out[start : start + b, :q] = W64[:b] @ X / n
             if C is not None:
                 out[start : start + b, q:] = (W32[:b] if f32 else W64[:b]) @ C
