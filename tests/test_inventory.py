@@ -34,17 +34,62 @@ def test_paper_items_normalises_the_ways_papers_name_things():
         inv.paper_items(None)
 
 
-def test_every_numbered_item_of_the_papers_has_a_row(df, shared_dir):
+def test_paper_items_read_roman_numerals_short_forms_lists_and_ranges():
+    text = ("[Table V; Table VII] and Table III, Lem. 2 and Cor. 1 / Corollary 2; Props. 1\u20133 and "
+            "Thms. 1-4; Figures 3, 4 and 6; see Thm. 2.2 of a cited book; Tables IV-VI.")
+    assert inv.paper_items(text) == [
+        "Table III", "Table IV", "Table V", "Table VI", "Table VII", "Figure 3", "Figure 4", "Figure 6",
+        "Theorem 1", "Theorem 2", "Theorem 3", "Theorem 4", "Proposition 1", "Proposition 2", "Proposition 3",
+        "Corollary 1", "Corollary 2", "Lemma 2"]
+    assert "Theorem 2" not in inv.paper_items("see Thm. 2.2 of the book")  # a cited book's numbering
+
+
+def test_tables_and_figures_complete_their_series_and_appendices_are_read_by_section():
+    assert inv.complete_series(["Table A3", "Table 2", "Table II", "Figure 2", "Lemma 4"]) == [
+        "Table 1", "Table 2", "Table I", "Table II", "Table A1", "Table A2", "Table A3", "Figure 1", "Figure 2",
+        "Lemma 4"]  # lemmas may share a counter with theorems: no gaps filled
+    text = ("## 7  Conclusion\n\n### B.1  Training\n\n### B.2  Routers\n\nAppendix C Cost-Aware Extension\n"
+            "Appendix M Proof Details\nM.1 A Hoeffding alternative\nM.2 Finite discrete signals\n")
+    assert inv.appendix_sections(text) == ["App. B.1", "App. B.2", "App. C", "App. M.1", "App. M.2"]
+    assert inv.expected_items(text + "Table A2.") == ["Table A1", "Table A2", "App. B.1", "App. B.2", "App. C",
+                                                      "App. M.1", "App. M.2"]
+
+
+def _paper_texts(shared_dir):
     papers = shared_dir / "papers"
     if not papers.is_dir():
         pytest.skip(f"no papers folder at {papers}")
+    out = {}
     for paper in inv.PAPERS:
         files = sorted(papers.glob(f"{paper}_*.txt"))
         assert files, f"no text of paper {paper} in {papers}"
-        items = set(inv.paper_items(files[0].read_text(encoding="utf-8")))
+        out[paper] = files[0].read_text(encoding="utf-8")
+    return out
+
+
+def _missing(df, texts):
+    out = {}
+    for paper, text in texts.items():
+        items = set(inv.expected_items(text))
         rows = set(df.loc[df["paper"] == paper, "item"])
-        assert not items - rows, f"paper {paper}: items without a row: {sorted(items - rows)}"
-        assert not rows - items, f"paper {paper}: rows for items the paper does not mention: {sorted(rows - items)}"
+        out[paper] = (sorted(items - rows, key=inv._sort_key), sorted(rows - items, key=inv._sort_key))
+    return out
+
+
+def test_every_numbered_item_and_appendix_section_of_the_papers_has_a_row(df, shared_dir):
+    for paper, (missing, extra) in _missing(df, _paper_texts(shared_dir)).items():
+        assert not missing, f"paper {paper}: items without a row: {missing}"
+        assert not extra, f"paper {paper}: rows for items the paper does not have: {extra}"
+
+
+def test_the_completeness_check_sees_what_a_digits_only_reading_missed(df, shared_dir):
+    """Rows the older reading (Arabic numerals; no "Lem.", no series, no appendix sections) could not
+    ask for: dropping any of them makes the check fail."""
+    texts = _paper_texts(shared_dir)
+    for paper, item in (("001", "Table V"), ("001", "Table VII"), ("001", "Lemma 2"), ("000", "Table A10"),
+                        ("002", "App. M.1"), ("002", "App. C"), ("002", "App. J"), ("000", "App. B.1")):
+        thin = df[~((df["paper"] == paper) & (df["item"] == item))]
+        assert item in _missing(thin, texts)[paper][0], (paper, item)
 
 
 def test_every_cited_section_and_cell_label_exists(df):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from oraclegap import datasets as D
@@ -190,3 +191,54 @@ def test_transcriptions_are_printed_in_the_paper(shared_dir):
                 if re.fullmatch(r"-?\d+(\.\d+)?", v) and v.lstrip("-") not in flat:
                     missing.append(f"{path.name}:{col}={v}")
     assert not missing, missing
+
+
+# ---------------------------------------------------------------------------- App. B.1 and Proposition 2 in counts
+def test_appB1_zero_of_sixteen_bound():
+    from oraclegap.stats.certify import clopper_pearson_upper
+    from oraclegap.stats.coverage import need
+
+    ub = clopper_pearson_upper(0, 16, alpha=0.05)
+    assert ub == pytest.approx(1 - 0.05 ** (1 / 16), abs=1e-12)  # the zero-count bound in closed form
+    assert round(ub, 3) == R.published("000.B1.cp_0_of_16").value
+    assert (need(0.05, 16), need(0.10, 16)) == (1, 2)
+
+
+def _tableA1_rows():
+    a1, t1, a6 = T("000_tableA1_routers"), T("000_table1_gap_tests"), T("000_tableA6_mathvista_test")
+    geo = a1[a1["set"] == "geometry3k"].merge(
+        t1[["tau", "D_obs", "L_obs"]].rename(columns={"D_obs": "D", "L_obs": "L"}), on="tau")
+    mv = a1[a1["set"] == "mathvista"].merge(a6[["tau", "L"]], on="tau")  # D unpublished: from L / (L/D)
+    return geo, mv
+
+
+def _tableA5_rows():
+    a5 = T("000_tableA5_controls")
+    return pd.concat([a5.assign(family=f, gain=a5[f"{f}_gain"], e_D=a5[f"{f}_e_D"], n=240)
+                      for f in ("knn", "linear", "rule")], ignore_index=True)
+
+
+def test_tableA1_and_A5_follow_proposition2_in_counts():
+    geo, mv = _tableA1_rows()
+    assert len(geo) == 4 * 5 and len(mv) == 5 * 5  # thresholds x router families
+    for rows in (geo, mv):
+        r = P.proposition2_counts(rows)
+        assert r["ok"].all(), r[~r["ok"]]
+        assert (r.groupby("tau")["D_count"].nunique() == 1).all()  # one disagreement set per threshold
+        assert ((r["errors"] >= 0) & (r["errors"] <= r["D_count"])).all()
+    r5 = P.proposition2_counts(_tableA5_rows(), error_digits=2, ratio_digits=2)
+    assert r5["ok"].all(), r5[~r5["ok"]]
+    spec = r5[(r5["family"] == "rule") & r5["pool"].str.startswith("planted")]
+    assert (spec["errors"][spec["e_D"] == 0] == 0).all()  # the known specialist makes no error where e_D = 0
+
+
+def test_proposition2_counts_can_fail():
+    geo, _ = _tableA1_rows()
+    bad = geo.copy()
+    bad.loc[bad.index[7], "gain"] += 0.008  # two prompts more than the published gain
+    assert not P.proposition2_counts(bad)["ok"].iloc[7]
+    bad = geo.copy()
+    bad.loc[bad.index[0], "L_over_D"] = 0.40
+    assert not P.proposition2_counts(bad)["ok"].iloc[0]
+    with pytest.raises(ValueError, match="D or an L_over_D"):
+        P.proposition2_counts(geo.drop(columns=["D", "L_over_D"]))

@@ -374,3 +374,38 @@ def test_frame_of_checks_is_tidy():
     a = noise.assumption_checks(_iid(seed=15)[0], n_perm=99)
     f = a.frame()
     assert list(f["name"]) == ["runs", "dispersion", "coupling", "known_p_tv"] and isinstance(f, pd.DataFrame)
+
+
+# ---------------------------------------------------------------------------- Lemma 2 and Table V
+def test_lemma2_randomized_routers_are_capped_at_o_repro():
+    """A router scored linearly (A4-linear) that picks member m on prompt i with probability pi_im
+    scores sum_m pi_im p_im <= max_m p_im: no randomized router beats O_repro, and committing to
+    the argmax reaches it."""
+    pool, p = _iid(n=400, M=5, k=10, seed=21)
+    rng = np.random.default_rng(5)
+    o_repro = p.max(axis=1).mean()
+    for _ in range(50):
+        pi = rng.dirichlet(np.full(5, 0.3), size=400)
+        assert (pi * p).sum(axis=1).mean() <= o_repro + 1e-12
+    commit = np.eye(5)[p.argmax(axis=1)]
+    assert (commit * p).sum(axis=1).mean() == pytest.approx(o_repro)
+    # on the pool's plug-in rates the same cap holds for O_repro as the library computes it
+    r = pool.verdicts.mean(axis=2)
+    cap = P.share_against(pool, 0.5)["o_repro"]
+    pi = rng.dirichlet(np.ones(5), size=400)
+    assert (pi * r).sum(axis=1).mean() <= cap + 1e-12
+
+
+@pytest.mark.external
+def test_released_learned_router_share(external_dir):
+    """Table V's baseline dependence on MATH-500: Delta over the learned router's gap (its released
+    accuracy) is the released learned-router share, and it is below the best-single share."""
+    pool, dec, rob = _released(external_dir, "math500")
+    lr = rob["learned_router"]
+    s = P.share_against(pool, lr["router_acc"])
+    assert s["delta"] == pytest.approx(lr["G_noise"], abs=1e-9)
+    assert s["gap"] == pytest.approx(lr["G"], abs=1e-9)
+    assert s["noise_share"] == pytest.approx(lr["gap_share"], abs=1e-9)
+    best = P.share_against(pool, dec["decomposition_point"]["router_mean"])
+    assert best["noise_share"] == pytest.approx(dec["decomposition_point"]["noise_share"], abs=1e-9)
+    assert s["noise_share"] < best["noise_share"]  # a weaker baseline leaves a larger gap, the floor fixed

@@ -146,3 +146,75 @@ def test_table8_transcription_agrees_with_table4(tabs):
     # the text: "every cost-aware method buys a small accuracy gain at 62-78% of the reference cost"
     assert deployable["relative_cost"].between(0.62, 0.78).all()
     assert (deployable["macro_accuracy"] >= t8.loc["Frozen best fixed", "macro_accuracy"]).all()
+
+
+# ---------------------------------------------------------------------------- Tables 14 and 16, the audit
+def test_table14_net_is_rescue_minus_loss():
+    t14 = paper_table("002_table14_rescue_loss")
+    n = {"arc_challenge": 150, "hellaswag": 150, "gsm8k": 100}  # the pilot's item counts (App. E, App. P)
+    assert set(t14["dataset"]) == set(n)
+    for r in t14.itertuples():
+        counts = [round(x * n[r.dataset]) for x in (r.rescue, r.loss, r.net)]
+        # every rate is a whole number of items to its three-decimal rounding, and net = rescue - loss in items
+        assert all(abs(x * n[r.dataset] - c) <= n[r.dataset] * 5e-4 + 1e-9
+                   for x, c in zip((r.rescue, r.loss, r.net), counts, strict=True))
+        assert counts[0] - counts[1] == counts[2]
+
+
+def _t16_arc():
+    t16 = paper_table("002_table16_calibration")
+    t6 = paper_table("002_table6_confirmatory_models")
+    acc = pd.Series(t6["arc_accuracy"].to_numpy(), index=t6["family"].to_numpy())
+    names = {"TinyLlama": "TinyLlama", "Qwen-0.5B": "Qwen2.5", "Llama-3.2-3B": "Llama-3.2", "Gemma-2-2B": "Gemma-2",
+             "Phi-3.5-mini": "Phi-3.5", "Mistral-7B": "Mistral"}
+    qwen = t6[t6["family"] == "Qwen2.5"].set_index("params")["arc_accuracy"]
+    by_model = {m: (qwen[m.split("-")[1]] if m.startswith("Qwen") else acc[names[m]]) for m in t16["model"].unique()}
+    return t16, pd.Series(by_model), int(paper_table("002_table1_confirmatory").set_index("dataset").loc["arc_challenge", "n"])
+
+
+def test_table16_rescue_minus_loss_is_the_accuracy_difference():
+    t16, acc, n = _t16_arc()
+    r = P.table16_counts(t16, acc, n)
+    assert len(r) == 8 and r["baseline"].sum() == 1
+    assert r.loc[r["baseline"], "model"].item() == acc.idxmax()  # the baseline is Table 6's most accurate model
+    assert r["ok"].all(), r[~r["ok"]]
+    assert (r.loc[~r["baseline"], "net"] < 0).all()  # every other model is less accurate than the baseline
+    bad = acc.copy()
+    bad["Mistral-7B"] += 0.010
+    assert not P.table16_counts(t16, bad, n).set_index("model").loc["Mistral-7B", "ok"]
+    with pytest.raises(ValueError, match="lacks models"):
+        P.table16_counts(t16, acc.drop("TinyLlama"), n)
+
+
+def test_calibration_audit_known_cases():
+    rng = np.random.default_rng(3)
+    v = rng.random((200, 3, 4)) < np.array([0.3, 0.6, 0.5])[None, :, None]
+    conf = np.where(v, 0.9, 0.2)  # member 0 and 1: confidence separates right from wrong perfectly
+    conf[:, 2, :] = 0.5  # member 2: one constant confidence
+    a = P.calibration_audit(v, conf, names=["a", "b", "c"], n_boot=50, seed=1).set_index("member")
+    assert a.loc["b", "baseline"] and a["baseline"].sum() == 1  # most accurate member by default
+    assert a.loc["a", "auroc"] == pytest.approx(1.0) and a.loc["a", "auprc"] == pytest.approx(1.0)
+    assert a.loc["c", "auroc"] == pytest.approx(0.5)
+    acc_c = v[:, 2, :].mean()
+    assert a.loc["c", "ece"] == pytest.approx(abs(acc_c - 0.5))  # one bin: |accuracy - confidence|
+    brier_a = np.mean((conf[:, 0, :] - v[:, 0, :]) ** 2)
+    assert a.loc["a", "brier"] == pytest.approx(brier_a)
+    acc = v.mean(axis=(0, 2))
+    np.testing.assert_allclose(a["net"].to_numpy(), acc - acc[1], atol=1e-12)  # rescue - loss = acc_m - acc_b
+    assert a.loc["b", "rescue"] == 0 == a.loc["b", "loss"]
+    inside = (a["accuracy_lo"] <= a["accuracy"]) & (a["accuracy"] <= a["accuracy_hi"])
+    assert inside.all()
+
+
+def test_calibration_audit_ece_by_hand_and_errors():
+    v = np.array([[True], [True], [False], [False]])[:, :, None]
+    c = np.array([[0.95], [0.65], [0.55], [0.05]])[:, :, None]
+    a = P.calibration_audit(v, c, n_bins=2, n_boot=0)
+    # bins [0, .5) and [.5, 1]: {0.05: wrong} and {0.55 wrong, 0.65 right, 0.95 right}
+    assert a["ece"].item() == pytest.approx((1 * abs(0 - 0.05) + 3 * abs(2 / 3 - (0.55 + 0.65 + 0.95) / 3)) / 4)
+    with pytest.raises(ValueError, match="probabilities"):
+        P.calibration_audit(v, np.log(c))
+    with pytest.raises(TypeError, match="boolean"):
+        P.calibration_audit(v.astype(int), c)
+    with pytest.raises(ValueError, match="shape"):
+        P.calibration_audit(v, c[:3])

@@ -21,6 +21,9 @@ a pool simulated from them and set beside the paper's figures:
   means 0.37 against 0.24 and 0.17 (Table A4).
 * :func:`selection_stats`, :func:`dataset_rule`, :func:`band_rule` -- Table A11's two-stage
   dataset and band selection rule (App. F.1).
+* :func:`proposition2_counts` -- the routing tables' published figures (Tables A1 and A5) read
+  back as integer counts of prompts: a router's gain is L - D e_D (Proposition 2), so the gain,
+  the disagreement error and L/D must agree in whole prompts.
 
 Every rerun (``z``: the multiple of the Monte Carlo standard error) returns a :class:`Rerun`: our per-setting values and a long comparison frame with the
 paper's figure, ours and a tolerance from Monte Carlo error (:func:`tolerance`), with the verdict
@@ -63,6 +66,7 @@ __all__ = [
     "selection_stats",
     "dataset_rule",
     "band_rule",
+    "proposition2_counts",
 ]
 
 ARXIV = "2609.32996"
@@ -487,3 +491,54 @@ def band_rule(shares: Mapping[tuple, float], *, default=(0.05, 0.30), margin: fl
     best = max(clean, key=lambda b: (clean[b], b == d))
     return best if clean[best] >= clean[d] + margin - 1e-12 else d
 
+
+
+def _half_unit(digits: int) -> float:
+    return 0.5 * 10.0 ** -int(digits) + 1e-9
+
+
+def proposition2_counts(rows: pd.DataFrame, *, gain_digits: int = 3, error_digits: int = 3,
+                        ratio_digits: int = 3) -> pd.DataFrame:
+    """Published routing rows read back as whole prompts through Proposition 2.
+
+    On a split of ``n`` prompts the oracle gap is L = C_orac - C_best, the disagreement share D,
+    and a router with disagreement error e_D gains C_r - C_best = L - D e_D (Proposition 2). In
+    counts: the gain count g = L_n - E, with L_n = n L, D_n = n D and E the router's wrong
+    selections on the D_n disagreement prompts. Each row of ``rows`` (columns ``n``, ``L``,
+    ``gain``, ``e_D``, and ``D`` or ``L_over_D``) is checked this way: n L and n gain must be
+    whole to the figures' rounding, E = L_n - g must satisfy E / D_n = e_D to ``error_digits``
+    decimals, and L_n / D_n = L/D to ``ratio_digits`` (where given). Where ``D`` is missing (a
+    split whose D is unpublished), every D_n with L_n / D_n = L/D to the rounding is tried and
+    the smallest that passes is kept. Returns ``rows`` with the counts, the implied e_D and
+    ``ok`` per row.
+    """
+    _need(rows, ["n", "L", "gain", "e_D"], "rows")
+    if "D" not in rows and "L_over_D" not in rows:
+        raise ValueError("rows needs a D or an L_over_D column")
+    for name, d in (("gain_digits", gain_digits), ("error_digits", error_digits), ("ratio_digits", ratio_digits)):
+        check_int(d, name, minimum=0, maximum=6)
+    out = []
+    for r in rows.to_dict("records"):
+        n = check_int(int(r["n"]), "n", minimum=1)
+        L, gain, e = float(r["L"]), float(r["gain"]), float(r["e_D"])
+        Ln, gn = round(L * n), round(gain * n)
+        whole = abs(L * n - Ln) <= n * _half_unit(3) and abs(gain * n - gn) <= n * _half_unit(gain_digits)
+        ratio = float(r["L_over_D"]) if "L_over_D" in r and pd.notna(r.get("L_over_D")) else float("nan")
+        Dval = float(r["D"]) if "D" in r and pd.notna(r.get("D")) else float("nan")
+        if np.isfinite(Dval):
+            cands = [round(Dval * n)]
+        else:
+            cands = [c for c in range(max(Ln, 1), n + 1) if abs(Ln / c - ratio) <= _half_unit(ratio_digits)]
+        best = None
+        for Dn in cands:
+            E = Ln - gn
+            ok_e = 0 <= E <= Dn and abs(E / Dn - e) <= _half_unit(error_digits)
+            ok_r = not np.isfinite(ratio) or abs(Ln / Dn - ratio) <= _half_unit(ratio_digits)
+            ok_d = not np.isfinite(Dval) or abs(Dn / n - Dval) <= _half_unit(3)
+            if ok_e and ok_r and ok_d:
+                best = (Dn, E)
+                break
+        Dn, E = best if best else (cands[0] if cands else 0, Ln - gn)
+        out.append({**r, "L_count": Ln, "D_count": Dn, "gain_count": gn, "errors": E,
+                    "e_D_implied": E / Dn if Dn else float("nan"), "ok": bool(whole and best is not None)})
+    return pd.DataFrame(out)

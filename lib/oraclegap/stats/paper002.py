@@ -18,6 +18,13 @@ Three tables of the paper can be checked from numbers the paper prints elsewhere
   best policy's count (Clopper-Pearson limits are monotone in the count), all of which Tables 1
   and 4 publish. The computed intervals do not match the published ones; the result reports the
   differences.
+* :func:`table16_counts` -- Appendix O, Table 16's rescue and loss columns against the accuracies
+  of Table 6: on n items, rescue - loss = acc_m - acc_b for every model m and the frozen baseline
+  b, which holds in whole items.
+* :func:`calibration_audit` -- Table 16's audit on any pool with per-response confidences:
+  AUROC, AUPRC, Brier score and expected calibration error of each member's own confidence
+  against its correctness, and its rescue and loss rates against the frozen baseline, each with a
+  prompt-bootstrap interval.
 
 Inputs are the transcribed tables (``datasets.paper_table("002_...")``) as DataFrames; nothing here
 reads files.
@@ -40,6 +47,8 @@ __all__ = [
     "table15_from_counts",
     "table3_from_tables",
     "table2_attempt",
+    "table16_counts",
+    "calibration_audit",
 ]
 
 #: Table 4 rows of the fitted routers in paper 002's predeclared Theorem 6 family (Sec. 7.1, App. D.9).
@@ -265,3 +274,138 @@ def table2_attempt(
             axis=0,
         )
     return df
+
+
+def table16_counts(t16: pd.DataFrame, accuracy: pd.Series, n: int, dataset: str = "arc_challenge") -> pd.DataFrame:
+    """Table 16's rescue and loss rates read back as item counts on one dataset of ``n`` items.
+
+    For model m and the frozen baseline b, rescue = P(R_m = 1, R_b = 0) and loss = P(R_m = 0,
+    R_b = 1), so rescue - loss = acc_m - acc_b exactly. ``accuracy`` maps Table 16's model names
+    to published accuracies (Table 6 for ARC-Challenge). Per model: the counts n * rescue,
+    n * loss, n * acc_m (each must be whole to the three-decimal rounding), and ``ok`` when
+    rescue count - loss count = acc count - baseline's acc count.
+    """
+    _need(t16, ["dataset", "model", "baseline", "rescue", "loss"], "t16")
+    if not isinstance(accuracy, pd.Series):
+        raise TypeError(f"accuracy must be a pandas Series indexed by model, got {type(accuracy).__name__}")
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    rows = t16[t16["dataset"] == dataset]
+    if rows.empty:
+        raise ValueError(f"t16 has no rows for dataset {dataset!r}")
+    base = rows[rows["baseline"].astype(str).str.lower() == "true"]
+    if len(base) != 1:
+        raise ValueError(f"t16 must mark exactly one baseline for {dataset!r}, got {len(base)}")
+    missing = sorted(set(rows["model"]) - set(accuracy.index))
+    if missing:
+        raise ValueError(f"accuracy lacks models {missing}")
+    half = n * 0.0005 + 1e-9
+
+    def whole(x):
+        c = round(float(x) * n)
+        return c, abs(float(x) * n - c) <= half
+
+    b_acc, b_ok = whole(accuracy[base["model"].iloc[0]])
+    out = []
+    for r in rows.itertuples():
+        (res, ok1), (los, ok2), (acc, ok3) = whole(r.rescue), whole(r.loss), whole(accuracy[r.model])
+        out.append({"model": r.model, "baseline": r.model == base["model"].iloc[0], "rescue_count": res,
+                    "loss_count": los, "acc_count": acc, "baseline_count": b_acc,
+                    "net": res - los, "acc_difference": acc - b_acc,
+                    "ok": bool(ok1 and ok2 and ok3 and b_ok and res - los == acc - b_acc)})
+    return pd.DataFrame(out)
+
+
+def _ece(y, c, w, bins):
+    idx = np.clip(np.searchsorted(bins, c, side="right") - 1, 0, len(bins) - 2)
+    tot = np.bincount(idx, weights=w, minlength=len(bins) - 1)
+    gap = np.bincount(idx, weights=w * y, minlength=len(bins) - 1) - np.bincount(idx, weights=w * c, minlength=len(bins) - 1)
+    return float(np.abs(gap).sum() / tot.sum())
+
+
+def _audit_stats(y, c, w, bins):
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    keep = w > 0
+    y, c, w = y[keep], c[keep], w[keep]
+    two = 0 < (w * y).sum() < w.sum()
+    return (float(np.average(y, weights=w)),
+            float(roc_auc_score(y, c, sample_weight=w)) if two else float("nan"),
+            float(average_precision_score(y, c, sample_weight=w)) if two else float("nan"),
+            float(np.average((c - y) ** 2, weights=w)), _ece(y, c, w, bins))
+
+
+def calibration_audit(verdicts, confidence, *, names=None, baseline=None, n_bins: int = 10, n_boot: int = 200,
+                      level: float = 0.95, seed=0) -> pd.DataFrame:
+    """Table 16's confidence and rescue-set audit of Shihab et al. on any pool with confidences.
+
+    ``verdicts``: bool [n, M] or [n, M, k]; ``confidence``: each response's confidence as a
+    probability in [0, 1], same shape (NaN: no confidence; that response is left out of the
+    calibration columns; accuracy, rescue and loss count every response). Per member m, over its
+    responses: AUROC and AUPRC of the confidence
+    as a score for correctness (scikit-learn; AUPRC reads against the accuracy as prevalence),
+    the Brier score and the expected calibration error with ``n_bins`` equal-width bins (the paper
+    says "fixed bins" without their number; ten here). Against the frozen baseline b (``baseline``:
+    a position or name; default the most accurate member), on draw-aligned responses:
+    rescue = P(R_m = 1, R_b = 0) and loss = P(R_m = 0, R_b = 1), so rescue - loss =
+    acc_m - acc_b. Intervals: percentile, ``n_boot`` prompt-bootstrap resamples (every
+    response of a resampled prompt carries its multiplicity as a weight). Returns one row per
+    member: point values and ``*_lo`` / ``*_hi`` for accuracy, auroc, auprc, brier, ece, rescue,
+    loss.
+    """
+    from .._validate import as_rng, check_int
+
+    v = np.asarray(verdicts)
+    c = np.asarray(confidence, dtype=float)
+    if v.dtype != bool:
+        raise TypeError(f"verdicts must be a boolean array, got dtype {v.dtype}")
+    if v.ndim == 2:
+        v, c = v[:, :, None], c[:, :, None] if c.ndim == 2 else c
+    if v.ndim != 3 or c.shape != v.shape:
+        raise ValueError(f"confidence must have the verdicts' shape {v.shape}, got {c.shape}")
+    ok = np.isfinite(c)
+    if ((c[ok] < 0) | (c[ok] > 1)).any():
+        raise ValueError("confidence must be probabilities in [0, 1] (exponentiate log-probabilities first)")
+    n, M, k = v.shape
+    names = [f"member {m}" for m in range(M)] if names is None else [str(x) for x in names]
+    if len(names) != M:
+        raise ValueError(f"names must have one entry per member ({M}), got {len(names)}")
+    if baseline is None:
+        b = int(np.argmax(v.mean(axis=(0, 2))))
+    elif isinstance(baseline, str):
+        if baseline not in names:
+            raise ValueError(f"baseline {baseline!r} is not among the names {names}")
+        b = names.index(baseline)
+    else:
+        b = check_int(baseline, "baseline", minimum=0, maximum=M - 1)
+    n_bins = check_int(n_bins, "n_bins", minimum=1)
+    n_boot = check_int(n_boot, "n_boot", minimum=0)
+    check_alpha(1 - level, "1 - level")
+    bins = np.linspace(0.0, 1.0, n_bins + 1)
+    rng = as_rng(seed)
+    weights = [np.ones(n)] + [np.bincount(rng.integers(0, n, n), minlength=n).astype(float) for _ in range(n_boot)]
+    keys = ("accuracy", "auroc", "auprc", "brier", "ece", "rescue", "loss")
+    vb = v[:, b, :]
+    rows = []
+    for m in range(M):
+        y, cm, fin = v[:, m, :].astype(float), c[:, m, :], ok[:, m, :]
+        acc = y.mean(axis=1)
+        resc = (v[:, m, :] & ~vb).mean(axis=1)
+        loss = (~v[:, m, :] & vb).mean(axis=1)
+        stats = []
+        for w in weights:
+            wr = np.broadcast_to(w[:, None], (n, k))[fin]
+            st = _audit_stats(y[fin], cm[fin], wr, bins)
+            stats.append((np.average(acc, weights=w), *st[1:], np.average(resc, weights=w),
+                          np.average(loss, weights=w)))
+        arr = np.asarray(stats)
+        row = {"member": names[m], "baseline": m == b, "n_responses": int(fin.sum())}
+        for j, key in enumerate(keys):
+            row[key] = float(arr[0, j])
+            lo, hi = (np.nanquantile(arr[1:, j], [(1 - level) / 2, (1 + level) / 2]) if n_boot and
+                      np.isfinite(arr[1:, j]).any() else (np.nan, np.nan))
+            row[f"{key}_lo"], row[f"{key}_hi"] = float(lo), float(hi)
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["net"] = out["rescue"] - out["loss"]
+    return out
