@@ -18,7 +18,10 @@ from oraclegap import audit
 from oraclegap.audit.verdict_text import latex
 from oraclegap.pool import Pool
 from oraclegap.stats import certify, noise, nulls, simulate, studies
-from oraclegap.stats.coverage import coverage, coverage_from_rates, pass1_oracle_gap
+from oraclegap.audit.settings import ALIGN_MAX_PROMPTS
+from oraclegap.stats.coverage import coverage, coverage_from_rates, need, pass1_oracle_gap
+from oraclegap.stats.nulls.quality import member_quality
+from oraclegap.stats.split_gap import split_draw_gap, split_groups
 
 TAUS = (0.05, 0.1, 0.2, 0.3)
 
@@ -177,12 +180,19 @@ def _assert_numbers_equal_library_calls(pool, res, seed):
     # nulls and their Holm adjustment over thresholds
     nt = nulls.null_tests(pool, TAUS, n_draws=s.n_draws, seed=seeds["nulls"])
     assert j["nulls"]["tests"] == _json(nt.to_dict())
+    needs = [need(t, pool.k) for t in TAUS]
+    distinct = list(dict.fromkeys(needs))  # thresholds with one need(tau, k) are one test
+    assert j["nulls"]["n_tests"] == len(distinct)
     for null in nulls.NULLS:
         raw = [nt.get("L", t, null).p for t in TAUS]
-        adj = multipletests(raw, method="holm")[1]
+        first = [raw[needs.index(d)] for d in distinct]
+        adj = multipletests(first, method="holm")[1]
         got = [row[null]["p_holm"] for row in j["nulls"]["L"].values()]
-        assert got == pytest.approx(adj)
+        assert got == pytest.approx([adj[distinct.index(d)] for d in needs])
         assert [row[null]["p"] for row in j["nulls"]["L"].values()] == raw
+        assert min(raw) > 0  # plus-one Monte Carlo p-values
+    qt = member_quality(pool, n_draws=s.n_draws, seed=seeds["quality"])
+    assert (j["nulls"]["quality"]["p"], j["nulls"]["quality"]["reject"]) == (qt.p, qt.p <= s.alpha)
     ex = nulls.excess_bootstrap(pool, s.primary_tau, n_boot=s.n_excess, n_draws=s.excess_draws, seed=seeds["excess"])
     assert (j["nulls"]["excess"]["excess"], j["nulls"]["excess"]["lo"], j["nulls"]["excess"]["hi"]) == (ex.excess, ex.lo, ex.hi)
     # the effect, the power at this design and the planners
@@ -202,19 +212,25 @@ def _assert_numbers_equal_library_calls(pool, res, seed):
         assert j["power"][f"plan_{vary}"]["grid"] == grid
         assert j["power"][f"plan_{vary}"]["curve"] == _json(plan.frame().to_dict(orient="records"))
         assert j["power"][f"plan_{vary}"]["required"] == _json(plan.required)
-    # the power of this design is judged by its Wilson interval
+    # the power of this design is judged by its one-sided Wilson limits (the 90% two-sided interval)
     fr = pw.frame().set_index("null")
-    state = ("adequate" if fr.loc["redeal", "ci_lo"] >= s.target_power else
-             "low" if fr.loc["redeal", "ci_hi"] < s.target_power else "uncertain")
+    lo, hi = studies.rate_interval(int(fr.loc["redeal", "rejections"]), int(fr.loc["redeal", "reps"]), 0.10)
+    state = "adequate" if lo >= s.target_power else "low" if hi < s.target_power else "uncertain"
     assert j["power"]["current"]["state"] == state
-    # certificates: coverage at tau, level alpha / T
-    assert j["certificates"]["alpha"] == pytest.approx(0.05 / len(TAUS))
-    for key, t in zip(j["certificates"]["levels"], TAUS, strict=True):
+    # certificates: the split-draw gap at level alpha / T' (T' distinct split tests), the apparent
+    # gap of paper 002 beside it at alpha / T
+    pairs = split_groups(TAUS, pool.k)
+    a_cert = 0.05 / len(set(pairs))
+    assert j["certificates"]["alpha"] == pytest.approx(a_cert)
+    splits = split_draw_gap(pool, TAUS, a_cert, seed=seeds["split"])
+    for key, t, sp in zip(j["certificates"]["levels"], TAUS, splits, strict=True):
         R = certify.outcomes_from_pool(pool, tau=t)
         for method in ("exact", "paired"):
             want = certify.selection_valid_gap_from_outcomes(R, 0.05 / len(TAUS), method, model_names=pool.policy_names)
             assert j["certificates"]["levels"][key][method] == _json(want.frame().to_dict(orient="records")[0])
-        assert j["certificates"]["levels"][key]["certified"] == want.certified
+        cert = j["certificates"]["levels"][key]["certificate"]
+        assert (cert["estimate"], cert["lo"], cert["hi"]) == pytest.approx((sp.estimate, sp.lo, sp.hi))
+        assert j["certificates"]["levels"][key]["certified"] == sp.certified == (sp.lo > 0)
     # single-draw decomposition and best-of-K
     from oraclegap.audit.compute import NOISE_PERMUTATIONS, NOISE_PERMUTATIONS_SMALL
 
@@ -225,14 +241,16 @@ def _assert_numbers_equal_library_calls(pool, res, seed):
     assert j["noise"]["best_of_k"]["difference"] == _json(bok.difference.row())
     assert j["noise"]["best_of_k"]["passes"] == bok.passes
     assert j["noise"]["luck"] == (dec["noise_share"].lo >= audit.LUCK_SHARE)
-    # the draw-alignment check runs on seed-aligned pools only
-    if pool.alignment == "seed-aligned":
-        da = nulls.draw_alignment(pool, n_draws=s.align_draws, seed=seeds["alignment"])
-        assert j["nulls"]["draw_alignment"] == _json({"matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
-                                                       "band": [da.test.band_lo, da.test.band_hi],
-                                                       "n_draws": s.align_draws, "seed": seeds["alignment"]})
-    else:
-        assert j["nulls"]["draw_alignment"] is None and not j["nulls"]["seed_aligned"]
+    # the draw-alignment check runs on every pool with k > 1, whatever it declares
+    sub = pool
+    if pool.n_prompts > ALIGN_MAX_PROMPTS:
+        rng = np.random.default_rng(seeds["alignment"])
+        sub = pool.select(prompts=np.sort(rng.permutation(pool.n_prompts)[:ALIGN_MAX_PROMPTS]))
+    da = nulls.draw_alignment(sub, n_draws=s.align_draws, seed=seeds["alignment"])
+    al = j["nulls"]["draw_alignment"]
+    assert al["declared"] == pool.alignment and al["n_prompts"] == sub.n_prompts
+    assert (al["matched"], al["shuffled"], al["p"]) == (da.test.observed, da.expected, da.test.p)
+    assert al["coupled"] == (da.test.p <= s.alpha)
     # the verdict is a function of the numbers alone
     assert audit.verdict(j).to_dict() == j["verdict"]
 
@@ -457,6 +475,7 @@ def test_seed_aligned_pool_gets_the_independence_caveat(crn_audits):
     j, v = res.to_json(), res.verdict
     al = j["nulls"]["draw_alignment"]
     assert j["nulls"]["seed_aligned"] and al["matched"] > al["band"][1] > al["shuffled"]  # common random numbers show
+    assert al["coupled"] and al["declared"] == "seed-aligned"
     assert "seed-aligned" in v.findings and v.findings[0] == "seed-aligned"
     words = f"agree {al['matched']:.3f} of the time against {al['shuffled']:.3f} after shuffling"
     assert words in v.reasons[0] and "assume draws independent across members" in v.reasons[0]
@@ -469,7 +488,7 @@ def test_seed_aligned_pool_gets_the_independence_caveat(crn_audits):
     pool_i, res_i = crn_audits["independent"]
     _assert_numbers_equal_library_calls(pool_i, res_i, 2)
     ji, vi = res_i.to_json(), res_i.verdict
-    assert ji["nulls"]["draw_alignment"] is None and "seed-aligned" not in vi.findings
+    assert not ji["nulls"]["draw_alignment"]["coupled"] and "seed-aligned" not in vi.findings
     assert not any("per-policy" in step for step in vi.next_steps)
     assert "seed-aligned" not in audit.texts(ji)["nulls"] and "conservative" not in audit.texts(ji)["nulls"]
     # an audit written before the check existed reads without the caveat
@@ -492,7 +511,7 @@ def test_seed_aligned_label_without_measurable_coupling(crn_audits):
     v, v_i = audit.verdict(j), res_i.verdict
     assert v.code == v_i.code and v.headline == v_i.headline and v.next_steps == v_i.next_steps
     assert v.findings == v_i.findings and "seed-aligned" not in v.findings
-    assert v.reasons[1:] == v_i.reasons and "within the shuffle band" in v.reasons[0]
+    assert v.reasons[1:] == v_i.reasons and "no coupling of the draws is measurable" in v.reasons[0]
     assert f"agree {da.test.observed:.3f} of the time" in v.reasons[0] and "conservative" not in v.reasons[0]
     assert "no coupling" in audit.texts(j)["nulls"] and "conservative" not in audit.texts(j)["nulls"]
 
@@ -513,7 +532,7 @@ def test_lab_aligned_and_independent_seed_pools(lab_audit):
     assert "--draw-seeds per-policy" in v.next_steps[0]
     assert v.code == "noise" and j["nulls"]["redeal_taus"] == [] == j["nulls"]["margin_taus"]  # aligned: no rejection
     _, res_i = lab_audit
-    assert res_i.to_json()["nulls"]["draw_alignment"] is None and "seed-aligned" not in res_i.verdict.findings
+    assert not res_i.to_json()["nulls"]["draw_alignment"]["coupled"] and "seed-aligned" not in res_i.verdict.findings
 
 
 # ---------------------------------------------------------------------------- the verdict on constructed pools
@@ -652,8 +671,16 @@ def test_verdict_rule_order():
             j["nulls"]["detected_taus"] = [x for x in rd if x in mg]
         return f
 
+    def with_quality(edit):
+        def f(j):
+            edit(j)
+            j["nulls"]["quality"]["reject"] = True
+        return f
+
     assert code(lambda j: None) == "noise"
-    assert code(nulls_(keys[:2], [])) == "quality-only"
+    assert code(with_quality(nulls_([], []))) == "quality-only"
+    assert code(with_quality(nulls_(keys[:2], []))) == "quality-only"
+    assert code(nulls_(keys[:2], [])) == "inconclusive"  # the re-deal null alone: not evidence of quality
     assert code(nulls_(keys[:1], keys[1:2])) == "inconclusive"
 
     def detected(certified, luck=False, beats=False):

@@ -70,6 +70,14 @@ def router_(beat):
     return f
 
 
+def quality_(flag):
+    """Set whether the exact member-quality test rejects."""
+    def f(j):
+        j["nulls"]["quality"]["reject"] = flag
+        j["nulls"]["quality"]["p"] = 0.001 if flag else 0.5
+    return f
+
+
 def no_gap_(j):
     for row in j["coverage"]["taus"].values():
         row["D"] = 0.0
@@ -110,23 +118,27 @@ def test_k1_certified(base1, base16):
 
 
 def test_no_rejection(base16, base1):
-    assert _holds("no-rejection", _edit(base16, nulls_([], [])))
-    assert not _holds("no-rejection", _edit(base16, nulls_([0], [])))
-    assert not _holds("no-rejection", _edit(base16, nulls_([], [0])))
+    assert _holds("no-rejection", _edit(base16, nulls_([], []), quality_(False)))
+    assert not _holds("no-rejection", _edit(base16, nulls_([0], []), quality_(False)))
+    assert not _holds("no-rejection", _edit(base16, nulls_([], [0]), quality_(False)))
+    assert not _holds("no-rejection", _edit(base16, nulls_([], []), quality_(True)))  # the members' quality differs
     assert not _holds("no-rejection", base1)  # k = 1: no null ran, the certificates decide
 
 
 def test_quality_only(base16):
-    assert _holds("quality-only", _edit(base16, nulls_([0, 1], [])))
-    assert not _holds("quality-only", _edit(base16, nulls_([0, 1], [2])))
-    assert not _holds("quality-only", _edit(base16, nulls_([], [])))
+    """quality-only: the quality test rejects and the margin null nowhere; the re-deal null of L,
+    which has no power against quality, does not decide it."""
+    assert _holds("quality-only", _edit(base16, nulls_([], []), quality_(True)))
+    assert _holds("quality-only", _edit(base16, nulls_([0, 1], []), quality_(True)))
+    assert not _holds("quality-only", _edit(base16, nulls_([0, 1], [2]), quality_(True)))  # a margin rejection
+    assert not _holds("quality-only", _edit(base16, nulls_([0, 1], []), quality_(False)))  # re-deal alone
 
 
 def test_never_both(base16):
     assert _holds("never-both", _edit(base16, nulls_([0], [1])))
     assert _holds("never-both", _edit(base16, nulls_([], [1])))  # the margin null alone
     assert not _holds("never-both", _edit(base16, nulls_([0, 1], [1])))  # both at tau 1
-    assert not _holds("never-both", _edit(base16, nulls_([0], [])))
+    assert _holds("never-both", _edit(base16, nulls_([0], []), quality_(False)))  # the re-deal null alone
 
 
 def test_recoverable(base16):
@@ -161,8 +173,8 @@ ORDER_CASES = {  # rule name: (base, edits) on which it is the first rule that h
     "k1-not-certified": ("base1", (certified_(False), router_([0]))),
     "k1-recoverable": ("base1", (certified_(True), router_([0]))),
     "k1-certified": ("base1", (certified_(True), router_([]))),
-    "no-rejection": ("base16", (nulls_([], []), certified_(True), luck_(True), router_([0]))),
-    "quality-only": ("base16", (nulls_([0, 1], [], det=[0]), certified_(True), luck_(True))),
+    "no-rejection": ("base16", (nulls_([], []), quality_(False), certified_(True), luck_(True), router_([0]))),
+    "quality-only": ("base16", (nulls_([0, 1], [], det=[0]), quality_(True), certified_(True), luck_(True))),
     "never-both": ("base16", (nulls_([0], [1]), certified_(True), luck_(True))),
     "recoverable": ("base16", (nulls_([0, 1], [0, 1]), certified_(True), luck_(True), router_([1]))),
     "luck": ("base16", (nulls_([0, 1], [0, 1]), certified_(True), luck_(True), router_([2]))),
@@ -212,7 +224,8 @@ def test_findings_follow_the_path(base16, base1):
     assert findings(f, first_rule(f)) == ("low-power", "luck", "detected", "certified", "luck")
     assert audit.verdict(j).findings == ("low-power", "luck", "detected", "certified")  # each once, in order
     j["power"]["current"]["state"] = "uncertain"
-    assert audit.verdict(_edit(j, nulls_([0], []))).findings == ("power-uncertain", "luck", "quality-only")
+    assert audit.verdict(_edit(j, nulls_([0], []), quality_(True))).findings == ("power-uncertain", "luck",
+                                                                                  "quality-only")
     assert audit.verdict(_edit(j, no_gap_)).findings == ("no-gap",)
     k1 = _edit(base1, certified_(True))
     assert audit.verdict(k1).findings == ("k1", "luck-not-excluded")
@@ -247,7 +260,7 @@ def _verdict_cases(base16, base1):
             "recoverable": _edit(base16, nulls_([0], [0]), certified_(True), router_([0])),
             "detected": _edit(base16, nulls_([0], [0]), certified_(False), luck_(False)),
             "luck": _edit(base16, nulls_([0], [0]), certified_(False), luck_(True)),
-            "quality-only": _edit(base16, nulls_([0], [])),
+            "quality-only": _edit(base16, nulls_([0], []), quality_(True)),
             "no-rejection": base16,
             "k1-certified": _edit(base1, certified_(True), router_([])),
             "k1-recoverable": _edit(base1, certified_(True), router_([0])),

@@ -199,13 +199,16 @@ def test_serial_and_threaded_kernels_give_the_same_draws():
 # ---------------------------------------------------------------------------- result type
 def test_null_test_fields_follow_their_definitions():
     draws = np.array([0.1, 0.2, 0.2, 0.3, 0.4])
-    t = nulls.NullTest("L", 0.1, "redeal", 0.2, draws)
+    t = nulls.NullTest("L", 0.1, "redeal", 0.2, draws, p_convention="paper")
     assert t.mean == pytest.approx(0.24)
     assert t.p == pytest.approx(4 / 5) and t.p_lower == pytest.approx(3 / 5)
+    # the default is the exact Monte Carlo p (1 + #)/(1 + B), never 0
+    assert nulls.NullTest("L", 0.1, "redeal", 9.0, draws).p == pytest.approx(1 / 6)
     assert t.excess == pytest.approx(0.2 - 0.24)
     assert t.band == pytest.approx(tuple(np.percentile(draws, [5, 95])))
     t1 = nulls.NullTest("L", 0.1, "redeal", 0.2, draws, p_convention="plus-one")
     assert t1.p == pytest.approx(5 / 6) and t1.p_lower == pytest.approx(4 / 6)
+    assert nulls.NullTest("L", 0.1, "redeal", 0.2, draws).p == t1.p
     f = nulls.tests_frame([t, t1])
     assert list(f["p"]) == pytest.approx([0.8, 5 / 6]) and len(f) == 2
     with pytest.raises(ValueError, match="p_convention"):

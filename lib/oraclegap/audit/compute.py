@@ -26,17 +26,21 @@ from .._result import Result
 from .._validate import as_rng, check_int
 from ..pool import Pool
 from ..stats import certify, noise, nulls, studies
+from ..stats.nulls.quality import member_quality
+from ..stats.split_gap import split_draw_gap, split_groups
 from ..stats.coverage import coverage, need, pass1_oracle_gap, routing_account
 from ..stats.multiplicity import holm as _holm  # NaN entries stay NaN and are not counted
 from . import display
-from .planners import certificate_prompts, effect_centres, useful_effect
+from .planners import certificate_prompts, effect_centres, split_certificate_prompts, useful_effect
 from .settings import (
+    ALIGN_MAX_PROMPTS,
     DEFAULT_TAUS,
     FORMAT_NAME,
     FORMAT_VERSION,
     K1_PLAN,
     LUCK_SHARE,
     PLAN_K_REACH,
+    POWER_DECISION_ALPHA,
     PLAN_N_REACH,
     ROUTER_MIN_PROMPTS,
     AuditSettings,
@@ -155,40 +159,78 @@ def coverage_section(pool: Pool, s: AuditSettings) -> CoverageSection:
 _K1_NULLS = "No nulls that need k > 1 apply; see the certificates."
 
 
+def need_groups(keys, tau_of: dict, k: int) -> dict:
+    """Thresholds that need the same number of successes out of k, need(tau, k), test one and the
+    same statistic: key -> the index of its group (groups in the order of ``keys``)."""
+    needs = {key: need(tau_of[key], k) for key in keys}
+    order = list(dict.fromkeys(needs.values()))
+    return {key: order.index(needs[key]) for key in keys}
+
+
+def _holm_groups(p_by_key: dict, groups: dict) -> dict:
+    """Holm over the distinct tests (one p per group, that of its first threshold), read back per
+    threshold; NaN stays NaN."""
+    first = {}
+    for key, g in groups.items():
+        first.setdefault(g, key)
+    adj = _holm([p_by_key[first[g]] for g in sorted(first)])
+    return {key: float(adj[g]) for key, g in groups.items()}
+
+
+def alignment_check(pool: Pool, s: AuditSettings) -> tuple[dict, Any]:
+    """Matched agreement of same-index draws across members against within-cell shuffles
+    (:func:`oraclegap.stats.nulls.draw_alignment`) on up to :data:`ALIGN_MAX_PROMPTS` prompts drawn
+    at random, for every pool with k > 1 whatever it declares: ``coupled`` when the plus-one p is
+    at most alpha, i.e. matched agreement exceeds what the counts imply."""
+    seed = section_seeds(s.seed)["alignment"]
+    n = pool.n_prompts
+    sub = pool
+    if n > ALIGN_MAX_PROMPTS:
+        sub = pool.select(prompts=np.sort(as_rng(seed).permutation(n)[:ALIGN_MAX_PROMPTS]))
+    da = nulls.draw_alignment(sub, n_draws=s.align_draws, seed=seed)
+    num = {"declared": pool.alignment, "matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
+           "band": [da.test.band_lo, da.test.band_hi], "n_draws": s.align_draws, "seed": seed,
+           "n_prompts": sub.n_prompts, "coupled": bool(da.test.p <= s.alpha)}
+    return num, da
+
+
 def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progress: bool = False) -> Section:
-    """The re-deal and margin-preserving tests of L at each threshold, Holm-adjusted over the
-    thresholds within each null; the excess bootstrap at the primary threshold; on seed-aligned
-    draws the measured coupling. At k = 1 no null applies."""
+    """The re-deal and margin-preserving tests of L at each threshold, Holm-adjusted within each
+    null over the distinct tests (thresholds with the same need(tau, k) are one test,
+    :func:`need_groups`); the exact member-quality test
+    (:func:`oraclegap.stats.nulls.quality.member_quality`); the excess bootstrap at the primary
+    threshold; the measured draw alignment (:func:`alignment_check`). At k = 1 no null applies."""
     if pool.k == 1:
         return Section("nulls", {"applicable": False, "reason": _K1_NULLS, "redeal_taus": [], "margin_taus": [],
                                  "detected_taus": []}, {})
     seeds = section_seeds(s.seed)
     keys, tau_of = list(cov.keys), cov.tau_of
+    groups = need_groups(keys, tau_of, pool.k)
     results: dict = {}
     nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress,
                           **s.chain_steps(pool.n_prompts, pool.n_policies))
     results["nulls"] = nt
-    per = {key: {"tau": tau_of[key]} for key in keys}
-    p_raw: dict[str, list[float]] = {null: [] for null in nulls.NULLS}
+    per = {key: {"tau": tau_of[key], "test": groups[key]} for key in keys}
+    p_raw: dict[str, dict] = {null: {} for null in nulls.NULLS}
     for key in keys:
         for null in nulls.NULLS:
             try:
                 t = nt.get("L", tau_of[key], null)
             except KeyError as exc:  # a test the library skipped (degenerate): no p-value
                 per[key][null] = {"skipped": str(exc.args[0]) if exc.args else "skipped"}
-                p_raw[null].append(float("nan"))
+                p_raw[null][key] = float("nan")
                 continue
             per[key]["observed"] = t.observed
             per[key][null] = {"mean": t.mean, "band": [t.band_lo, t.band_hi], "p": t.p, "excess": t.excess,
                               "ess": t.ess}
-            p_raw[null].append(t.p)
+            p_raw[null][key] = t.p
     reject = {}
     for null in nulls.NULLS:
-        adj = _holm(p_raw[null])
-        for key, pa in zip(keys, adj, strict=True):
+        adj = _holm_groups(p_raw[null], groups)
+        for key in keys:
             if "skipped" not in per[key][null]:
-                per[key][null]["p_holm"] = _jsonable(pa)
-                per[key][null]["reject"] = bool(pa <= s.alpha)
+                per[key][null]["p_holm"] = _jsonable(adj[key])
+                per[key][null]["reject"] = bool(adj[key] <= s.alpha)
         reject[null] = [key for key in keys if per[key][null].get("reject")]
     for key in keys:
         per[key]["detected"] = key in reject["redeal"] and key in reject["margin"]
@@ -198,17 +240,22 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
     except (ValueError, KeyError) as exc:  # e.g. a degenerate test the library refuses
         ex, ex_reason = None, str(exc)
     results["excess"] = ex
-    align = None
-    if pool.alignment == "seed-aligned":
-        da = nulls.draw_alignment(pool, n_draws=s.align_draws, seed=seeds["alignment"])
-        results["draw_alignment"] = da
-        align = {"matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
-                 "band": [da.test.band_lo, da.test.band_hi], "n_draws": s.align_draws, "seed": seeds["alignment"]}
+    qt = member_quality(pool, n_draws=s.n_draws, seed=seeds["quality"])
+    results["quality"] = qt
+    member_means = pool.rates().mean(axis=0)
+    quality = {"statistic": "spread of member totals", "null": "labels permuted within prompts",
+               "observed": qt.observed, "mean": qt.mean, "p": qt.p, "reject": bool(qt.p <= s.alpha),
+               "n_draws": s.n_draws, "seed": seeds["quality"],
+               "range": [float(member_means.min()), float(member_means.max())]}
+    align, da = alignment_check(pool, s)
+    results["draw_alignment"] = da
     num = {
         "applicable": True, "n_draws": s.n_draws, "seed": seeds["nulls"], "tests": _jsonable(nt.to_dict()),
         "seed_aligned": pool.alignment == "seed-aligned", "draw_alignment": align,
+        "n_tests": len(set(groups.values())),
         "L": _jsonable(per), "redeal_taus": reject["redeal"], "margin_taus": reject["margin"],
         "detected_taus": [key for key in keys if per[key]["detected"]],
+        "quality": quality,
         "n_degenerate": nt.n_degenerate,
         "excess": ({"tau": s.primary_tau, "null": "redeal", "reason": ex_reason} if ex is None else
                    {"tau": s.primary_tau, "null": "redeal", "excess": ex.excess, "lo": ex.lo, "hi": ex.hi,
@@ -244,8 +291,10 @@ def power_section(pool: Pool, s: AuditSettings, *, progress: bool = False) -> Se
             "interval": {null: [float(fr.loc[fr["null"] == null, "ci_lo"].iloc[0]),
                                 float(fr.loc[fr["null"] == null, "ci_hi"].iloc[0])] for null in s.power_nulls},
         }
-        rlo, rhi = pw_num["current"]["interval"]["redeal"]
-        pw_num["current"]["state"] = power_state(pw.power("redeal"), rlo, rhi, s.target_power)
+        row = fr.loc[fr["null"] == "redeal"].iloc[0]
+        dlo, dhi = studies.rate_interval(int(row["rejections"]), int(row["reps"]), 2 * POWER_DECISION_ALPHA)
+        pw_num["current"]["decision_interval"] = [float(dlo), float(dhi)]
+        pw_num["current"]["state"] = power_state(pw.power("redeal"), float(dlo), float(dhi), s.target_power)
         plans = {"plan_k": ("k", plan_grid(k, PLAN_K_REACH)), "plan_n": ("n", plan_grid(n, PLAN_N_REACH))}
     else:
         pw_num["current"] = None
@@ -284,22 +333,51 @@ def _plan_until_target(effect: str, *, target: float, vary: str, grid, n: int, k
 
 # ============================================================================ certificates
 def certificates_section(pool: Pool, s: AuditSettings, cov: CoverageSection) -> Section:
-    """The exact (Thm 4) and paired selection-valid intervals of the outcome-oracle gap (paper 002)
-    on the k = 1 outcomes, or on "covered at tau" at each threshold at level 1 - alpha / T, and the
-    prompts that would certify a gap of the useful size (:func:`~oraclegap.audit.planners.certificate_prompts`)."""
+    """The certified quantity at each level, with the paper-002 intervals beside it.
+
+    k > 1: the split-draw coverage gap (:mod:`oraclegap.stats.split_gap`: a per-prompt choice
+    made on half of each cell's draws, scored at tau on the other half, cross-fitted, against the
+    best fixed member on the same draws; zero under exchangeable members) with its simultaneous
+    interval at level 1 - alpha / T', T' the distinct tests among the thresholds
+    (:func:`~oraclegap.stats.split_gap.split_groups`); ``certified`` is its lower limit above 0. Beside
+    it the *apparent* gap, the outcome-oracle gap of paper 002 on "covered at tau by the k draws"
+    outcomes (paired interval and Thm 4, level 1 - alpha / T), which carries the within-prompt
+    winner's curse. k = 1: the outcome-oracle gap of paper 002 itself (paired interval, Thm 4
+    beside it); whether it is luck is for the verdict's k = 1 rules. ``plan``: the prompts that
+    would certify a gap of the useful size if the observed rates held."""
     k = pool.k
     levels, lkeys = cov.levels(k)
-    a_cert = s.alpha / len(lkeys)
-    num: dict = {"alpha": a_cert, "outcome": "k = 1 outcomes" if k == 1 else "covered at tau by k draws", "levels": {}}
+    a_app = s.alpha / len(lkeys)
+    num: dict = {"outcome": "k = 1 outcomes" if k == 1 else "covered at tau by k draws", "levels": {},
+                 "alpha_apparent": a_app}
     results: dict = {}
-    for level, key in zip(levels, lkeys, strict=True):
+    if k > 1:
+        pairs = split_groups(levels, k)
+        order = list(dict.fromkeys(pairs))
+        a_cert = s.alpha / len(order)
+        splits = split_draw_gap(pool, levels, a_cert, seed=section_seeds(s.seed)["split"])
+        num.update({"certificate": "split-draw coverage gap", "alpha": a_cert, "n_tests": len(order)})
+    else:
+        a_cert = a_app
+        num.update({"certificate": "outcome-oracle gap (paper 002)", "alpha": a_cert, "n_tests": 1})
+    for j, (level, key) in enumerate(zip(levels, lkeys, strict=True)):
         R = certify.outcomes_from_pool(pool) if level is None else certify.outcomes_from_pool(pool, tau=level)
-        ex_i = certify.selection_valid_gap_from_outcomes(R, a_cert, "exact", model_names=pool.policy_names)
-        pa_i = certify.selection_valid_gap_from_outcomes(R, a_cert, "paired", model_names=pool.policy_names)
-        plan = certificate_prompts(R, a_cert, target=s.effect)
-        results[key] = {"exact": ex_i, "paired": pa_i, "plan": plan}
-        num["levels"][key] = {"tau": level, "exact": _records(ex_i.frame())[0], "paired": _records(pa_i.frame())[0],
-                              "certified": pa_i.certified, "exact_certified": ex_i.certified, "plan": plan.to_dict()}
+        ex_i = certify.selection_valid_gap_from_outcomes(R, a_app, "exact", model_names=pool.policy_names)
+        pa_i = certify.selection_valid_gap_from_outcomes(R, a_app, "paired", model_names=pool.policy_names)
+        row = {"tau": level, "exact": _records(ex_i.frame())[0], "paired": _records(pa_i.frame())[0],
+               "apparent_certified": pa_i.certified, "exact_certified": ex_i.certified}
+        if k > 1:
+            sp = splits[j]
+            plan = split_certificate_prompts(sp, a_cert, target=s.effect)
+            cert = {"name": num["certificate"], **sp.to_dict(), "test": order.index(pairs[j])}
+            results[key] = {"split": sp, "exact": ex_i, "paired": pa_i, "plan": plan}
+        else:
+            plan = certificate_prompts(R, a_cert, target=s.effect)
+            cert = {"name": num["certificate"], "tau": None, "estimate": pa_i.estimate, "lo": pa_i.lo, "hi": pa_i.hi,
+                    "level": 1 - a_cert, "method": "paired Clopper-Pearson, Bonferroni over members",
+                    "best_member": pa_i.best_name, "certified": pa_i.certified}
+            results[key] = {"exact": ex_i, "paired": pa_i, "plan": plan}
+        num["levels"][key] = {**row, "certificate": cert, "certified": bool(cert["certified"]), "plan": plan.to_dict()}
     num["certified_taus"] = [key for key in lkeys if num["levels"][key]["certified"]]
     return Section("certificates", _jsonable(num), {"certificates": results})
 
@@ -449,8 +527,12 @@ def _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test
         S, B, Yo = Ot[np.arange(test.size), choice], Ot[:, b], Ot.any(axis=1)
         pc = certify.paired_comparison(S, B, alpha, oracle=Yo, n_boot=n_boot, seed=rng)
         acct = routing_account(test_pool, choice, 1.0 if level is None else level)
+        # the break-even against the same comparator as the router's gain: on the test prompts the
+        # router scores O - e_D D, so it beats the calibration-selected member b iff e_D < (O - C_b) / D
+        be_b = (float(Yo.mean()) - float(B.mean())) / acct.D if acct.D > 0 else float("nan")
         row = {**_jsonable(dataclasses.asdict(pc)), "baseline_policy": names[b],
-               "e_D": _jsonable(acct.e_D), "break_even": _jsonable(acct.break_even), "D_test": acct.D,
+               "e_D": _jsonable(acct.e_D), "break_even": _jsonable(acct.break_even),
+               "break_even_selected": _jsonable(be_b), "D_test": acct.D,
                "chosen": _jsonable(np.bincount(choice, minlength=M)), "tau": level}
         rows[key] = row
     p_holm = _holm([_num(rows[key]["p_mcnemar"]) for key in keys])

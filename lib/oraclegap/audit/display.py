@@ -75,11 +75,18 @@ def texts(numbers: dict) -> dict:
         det = nl["detected_taus"]
         L = nl["L"][pkey]
         ex = nl["excess"]
-        head = (md("Both nulls reject at tau = {ts} (Holm-adjusted over the {T} thresholds within each null, level {a}).",
-                   ts=_taus_text(det, numbers), T=len(keys), a=s["alpha"]) if det else
-                md("The two nulls never both reject at a threshold (Holm-adjusted over the {T} thresholds, level {a}); "
-                   "the re-deal null rejects at tau = {r}, the margin-preserving null at tau = {m}.", T=len(keys),
-                   a=s["alpha"], r=_taus_text(nl["redeal_taus"], numbers), m=_taus_text(nl["margin_taus"], numbers)))
+        T = nl.get("n_tests", len(keys))
+        tests = md("{T} distinct test{pl}", T=T, pl="" if T == 1 else "s")
+        if det:
+            head = md("Both nulls reject at tau = {ts} (Holm-adjusted within each null over the {tests} among the "
+                      "thresholds, level {a}).", ts=_taus_text(det, numbers), tests=tests, a=s["alpha"])
+        else:
+            rj = [md("the re-deal null rejects at tau = {r}", r=_taus_text(nl["redeal_taus"], numbers))
+                  if nl["redeal_taus"] else "the re-deal null rejects nowhere",
+                  md("the margin-preserving null at tau = {m}", m=_taus_text(nl["margin_taus"], numbers))
+                  if nl["margin_taus"] else "the margin-preserving null nowhere"]
+            head = md("The two nulls never both reject at a threshold (Holm-adjusted over the {tests}, level {a}): ",
+                      tests=tests, a=s["alpha"]) + "; ".join(rj) + "."
         body = ""
         if "mean" in L.get("redeal", {}) and "excess" in ex:
             body = md(" At tau = {t:g} the observed L = {o} against null means {mr} (re-deal) and {mm} (margin): the "
@@ -87,6 +94,11 @@ def texts(numbers: dict) -> dict:
                       o=L["observed"], mr=L["redeal"]["mean"], mm=_num(L["margin"].get("mean")), e=ex["excess"], lvl=ex["level"],
                       lo=ex["lo"], hi=ex["hi"])
         out["nulls"] = head + body
+        q = nl.get("quality")
+        if q:
+            out["nulls"] += " " + md("The exact quality test (spread of the member totals against labels permuted "
+                                     "within each prompt) gives p = {p:p}: the members' overall quality {w}.", p=q["p"],
+                                     w="differs" if q["reject"] else "does not differ detectably")
         caveat = _alignment_caveat(numbers)
         if caveat is not None:
             out["nulls"] += " " + caveat[0]
@@ -99,27 +111,40 @@ def texts(numbers: dict) -> dict:
                  r="" if eff["reachable"] else md(" (the target {tg} is out of reach; this is the largest)", tg=eff["target_L"]))
     out["power"] = eff_txt + (" " + ps if ps else " " + pw.get("reason", ""))
     c = numbers["certificates"]
-    cert_keys = list(c["levels"])
     crow = c["levels"]["outcome"] if k == 1 else c["levels"][pkey]
-    where = "" if k == 1 else md(" in coverage at tau = {t:g}", t=crow["tau"])
-    cert_txt = md("At confidence {lvl} (simultaneous over the {T} threshold{pl}), the paired selection-valid interval of the "
-                  "gap{where} is [{lo}, {hi}] around the plug-in {g}; Thm 4's exact interval is [{elo}, {ehi}] and the "
-                  "naive interval that ignores the selection of the best member is [{nlo}, {nhi}]. Certified at: {ct}.",
-                  lvl=1 - c["alpha"], T=len(cert_keys), pl="" if len(cert_keys) == 1 else "s", where=where,
-                  lo=crow["paired"]["lo"], hi=crow["paired"]["hi"], g=crow["paired"]["gap"], elo=crow["exact"]["lo"],
-                  ehi=crow["exact"]["hi"], nlo=crow["paired"]["naive_lo"], nhi=crow["paired"]["naive_hi"],
-                  ct="none" if not c["certified_taus"] else ("the k = 1 outcomes" if k == 1 else
-                                                              _taus_text(c["certified_taus"], numbers)))
+    cert = crow.get("certificate") or {"estimate": crow["paired"]["gap"], "lo": crow["paired"]["lo"],
+                                       "hi": crow["paired"]["hi"]}
+    T = c.get("n_tests", len(c["levels"]))
+    ct = "none" if not c["certified_taus"] else ("the k = 1 outcomes" if k == 1 else
+                                                 _taus_text(c["certified_taus"], numbers))
+    if k > 1:
+        cert_txt = md(
+            "The certified quantity is the split-draw coverage gap: for every prompt the member with the most successes "
+            "on half of its draws is scored at tau on the other half (and the halves swapped), against the best fixed "
+            "member ({b}) scored on the same draws; under exchangeable members it is zero. At tau = {t:g} it is {g} "
+            "[{lo}, {hi}] (confidence {lvl}, simultaneous over members and the {T} distinct test{pl}). Certified at: "
+            "{ct}. Beside it, the apparent gap of the k draws (includes the winner's curse) is {pg} with paired interval "
+            "[{plo}, {phi}]; Thm 4's exact interval of that apparent gap is [{elo}, {ehi}] and the naive interval that "
+            "ignores the selection of the best member [{nlo}, {nhi}]. The apparent gap scores each member on the draws "
+            "that made it look best, so even exchangeable members have a positive one; the split-draw gap under-states "
+            "the reproducible gap (the choice sees half of the draws).",
+            b=cert.get("best_member", "?"), t=crow["tau"], g=cert["estimate"], lo=cert["lo"], hi=cert["hi"],
+            lvl=1 - c["alpha"], T=T, pl="" if T == 1 else "s", ct=ct, pg=crow["paired"]["gap"],
+            plo=crow["paired"]["lo"], phi=crow["paired"]["hi"], elo=crow["exact"]["lo"], ehi=crow["exact"]["hi"],
+            nlo=crow["paired"]["naive_lo"], nhi=crow["paired"]["naive_hi"])
+    else:
+        cert_txt = md("At confidence {lvl}, the paired selection-valid interval of the outcome-oracle gap (paper 002) is "
+                      "[{lo}, {hi}] around the plug-in {g}; Thm 4's exact interval is [{elo}, {ehi}] and the naive "
+                      "interval that ignores the selection of the best member is [{nlo}, {nhi}]. Certified: {ct}.",
+                      lvl=1 - c["alpha"], lo=cert["lo"], hi=cert["hi"], g=cert["estimate"], elo=crow["exact"]["lo"],
+                      ehi=crow["exact"]["hi"], nlo=crow["paired"]["naive_lo"], nhi=crow["paired"]["naive_hi"],
+                      ct="no" if ct == "none" else "yes")
     plan = crow["plan"]
     if plan["certified_now"]:
         cert_txt += md(" Its lower limit already exceeds the useful size {t}.", t=plan["target"])
     else:
         cert_txt += " " + (_cert_step(numbers, "outcome" if k == 1 else pkey) or "")
-    if k > 1:
-        cert_txt += (" The outcome here is whether k draws cover tau; the interval allows for prompt sampling and for "
-                     "picking the best member, not for draw noise: even exchangeable members have a positive gap in "
-                     "this outcome, which is why the verdict asks both nulls to reject first.")
-    else:
+    if k == 1:
         cert_txt += (" At k = 1 the outcome-oracle gap includes single-draw luck; k >= 2 responses per prompt would "
                      "separate it.")
     out["certificates"] = cert_txt
@@ -177,11 +202,11 @@ def texts(numbers: dict) -> dict:
         out["router"] = md(
             "{fam} ({how}) was fitted on {nc} calibration prompts and compared on {nt} held-out prompts with the "
             "member selected on the calibration prompts ({b}){where}: {a} against {ba}, difference {d} [{dl}, {dh}], "
-            "exact McNemar p = {p:p}{holm}; disagreement error e_D = {e} against the break-even L/D = {be} on the test "
-            "prompts.", holm="" if k == 1 else md(" (Holm over thresholds {ph:p})", ph=_num(row["p_holm"])), fam=r["family"], how=r["how"], nc=r["n_cal"], nt=r["n_test"],
+            "exact McNemar p = {p:p}{holm}; disagreement error e_D = {e} against the break-even (C_orac - C_b) / D = {be} "
+            "for that member on the test prompts.", holm="" if k == 1 else md(" (Holm over thresholds {ph:p})", ph=_num(row["p_holm"])), fam=r["family"], how=r["how"], nc=r["n_cal"], nt=r["n_test"],
             b=row["baseline_policy"], where="" if k == 1 else md(" at tau = {t:g}", t=row["tau"]), a=row["accuracy"],
             ba=row["baseline_accuracy"], d=row["difference"], dl=row["diff_lo"], dh=row["diff_hi"], p=row["p_mcnemar"],
-            e=_num(row["e_D"]), be=_num(row["break_even"])) + rec
+            e=_num(row["e_D"]), be=_num(row.get("break_even_selected", row["break_even"]))) + rec
     v = numbers["verdict"]
     out["verdict"] = Verdict(v["code"], v["headline"], tuple(v["reasons"]), tuple(v["next_steps"]), tuple(v["findings"]),
                              v["tau"]).markdown()
@@ -221,7 +246,8 @@ def frames(numbers: dict) -> dict:
             for null in ("redeal", "margin"):
                 r[f"p_{null}"] = _num(nl["L"][key].get(null, {}).get("p_holm"))
         ck = "outcome" if k == 1 else key
-        r["cert_lo"], r["cert_hi"] = certs[ck]["paired"]["lo"], certs[ck]["paired"]["hi"]
+        cc = certs[ck].get("certificate") or certs[ck]["paired"]
+        r["cert_lo"], r["cert_hi"] = cc["lo"], cc["hi"]
         rows.append(r)
     df = pd.DataFrame(rows).rename(columns={"break_even": "L/D"})
     if k == 1:
@@ -262,11 +288,19 @@ def frames(numbers: dict) -> dict:
     out["power"] = pd.DataFrame(prow)
     crow = []
     for lev in certs.values():
+        cert = lev.get("certificate")
+        if cert is not None and k > 1:
+            crow.append({"tau": lev["tau"], "quantity": "split-draw gap (certified)", "best_model": cert["best_member"],
+                         "gap": cert["estimate"], "naive_lo": float("nan"), "naive_hi": float("nan"), "lo": cert["lo"],
+                         "hi": cert["hi"], "certified": bool(cert["lo"] > 0), "prompts_needed": lev["plan"]["n_needed"]})
         for method in ("paired", "exact"):
             c = lev[method]
-            crow.append({"tau": lev["tau"], "method": method, "best_model": c["best_model"], "gap": c["gap"],
+            name = ("outcome-oracle gap, " if k == 1 else "apparent gap, ") + (
+                "paired" if method == "paired" else "Thm 4")
+            crow.append({"tau": lev["tau"], "quantity": name, "best_model": c["best_model"], "gap": c["gap"],
                          "naive_lo": c["naive_lo"], "naive_hi": c["naive_hi"], "lo": c["lo"], "hi": c["hi"],
-                         "certified": bool(c["lo"] > 0), "prompts_needed": lev["plan"]["n_needed"]})
+                         "certified": bool(c["lo"] > 0),
+                         "prompts_needed": lev["plan"]["n_needed"] if (k == 1 and method == "paired") else None})
     cf = pd.DataFrame(crow)
     cf["prompts_needed"] = pd.array(cf["prompts_needed"].tolist(), dtype="Int64")  # None where no size suffices
     if k == 1:
@@ -294,7 +328,8 @@ def frames(numbers: dict) -> dict:
             rrow.append({"tau": row["tau"], "router": row["accuracy"], "baseline": row["baseline_accuracy"],
                          "baseline_policy": row["baseline_policy"], "difference": row["difference"], "diff_lo": row["diff_lo"],
                          "diff_hi": row["diff_hi"], "p_mcnemar": row["p_mcnemar"], "p_holm": row["p_holm"],
-                         "e_D": row["e_D"], "L/D": row["break_even"], "recovered": row["recovered"]})
+                         "e_D": row["e_D"], "break_even": row.get("break_even_selected", row["break_even"]),
+                         "recovered": row["recovered"]})
         rf = pd.DataFrame(rrow)
         out["router"] = rf.drop(columns=["tau"]) if k == 1 else rf
     return out

@@ -96,7 +96,7 @@ class CertificatePlan:
     (a projection, not a power calculation)."""
 
     target: float
-    gap: float  # the plug-in outcome-oracle gap
+    gap: float  # the certified quantity's estimate
     lo: float  # the paired lower limit now
     n_now: int
     certified_now: bool  # lo > target now
@@ -131,3 +131,28 @@ def certificate_prompts(R, alpha: float, *, target: float = 0.0, factors=(2, 4, 
     return CertificatePlan(float(target), now.estimate, now.lo, n, False, None, None, top)
 
 
+
+
+def split_certificate_prompts(split, alpha: float, *, target: float = 0.0,
+                              factors=(2, 4, 8, 16, 32)) -> CertificatePlan:
+    """Smallest multiple f * n of the prompts at which the split-draw certificate
+    (:class:`oraclegap.stats.split_gap.SplitGap`) would have a lower limit above ``target`` if each
+    member's mean and standard deviation of the per-prompt differences d_im held: the limit
+    min_m [mean_m - t_{1 - alpha/(2M), f n - 1} sd_m / sqrt(f n)]. When the estimate, min_m mean_m,
+    is at most ``target`` no number of prompts suffices (``n_needed`` None): under exchangeable
+    members that estimate has expectation <= 0, so the planner does not promise a positive gap."""
+    from scipy import stats as sps
+
+    mean, sd = np.asarray(split.member_mean), np.asarray(split.member_sd)
+    n, M = int(split.n), mean.size
+    factors = [check_int(f, "factors", minimum=2) for f in factors]
+    top = int(max(factors))
+    if split.lo > target:
+        return CertificatePlan(float(target), split.estimate, split.lo, n, True, n, 1, top)
+    if split.estimate > target:
+        for f in factors:
+            nf = n * f
+            lo = float((mean - sps.t.ppf(1 - alpha / (2 * M), nf - 1) * sd / np.sqrt(nf)).min())
+            if lo > target:
+                return CertificatePlan(float(target), split.estimate, split.lo, n, False, nf, f, top)
+    return CertificatePlan(float(target), split.estimate, split.lo, n, False, None, None, top)

@@ -23,13 +23,19 @@ DEFAULT_TAUS = (0.05, 0.10, 0.20, 0.30)
 PRIMARY_TAU = 0.10
 #: Seed of each section = ``seed + offset`` (recorded in ``audit.json`` under settings.seeds).
 SEED_OFFSETS = {"nulls": 0, "excess": 1, "effect": 2, "power": 3, "plan_k": 4, "plan_n": 5,
-                "decomposition": 6, "best_of_k": 7, "router": 8, "alignment": 9}
+                "decomposition": 6, "best_of_k": 7, "router": 8, "alignment": 9, "quality": 10, "split": 11}
+#: Each one-sided limit of a Monte Carlo power that decides "adequate" or "low" (:func:`power_state`).
+POWER_DECISION_ALPHA = 0.05
 #: Noise share Delta / G whose lower limit makes "most of the gap single-draw luck".
 LUCK_SHARE = 0.5
 #: Fewest prompts for the quick held-out router (half calibration, half test).
 ROUTER_MIN_PROMPTS = 20
 #: The planners look at least this far: responses per prompt up to max(4 k, 64), prompts up to max(4 n, 1000).
 PLAN_K_REACH, PLAN_N_REACH = 64, 1000
+#: Prompts (a random subset, from the alignment seed) on which draw alignment is measured: the
+#: coupling of seed-aligned draws moves matched agreement far outside the shuffle band, so a subset
+#: detects it while the shuffle's cost stays bounded on large pools.
+ALIGN_MAX_PROMPTS = 1000
 #: Responses per prompt the planner tries for a k = 1 pool.
 K1_PLAN = (4, 8, 16)
 _SIZES = {  # full / small
@@ -214,9 +220,12 @@ def plan_grid(current: int, reach: int) -> tuple:
 
 
 def power_state(rate: float, lo: float, hi: float, target: float) -> str:
-    """How a Monte Carlo power estimate compares with ``target``, read from its 95% interval
-    [lo, hi]: ``"adequate"`` when lo >= target, ``"low"`` when hi < target, else ``"uncertain"``
-    (the replicates cannot tell; the point ``rate`` alone would flip with the Monte Carlo size)."""
+    """How a Monte Carlo power estimate compares with ``target``, read from its one-sided limits
+    at level 1 - :data:`POWER_DECISION_ALPHA` (the Wilson interval at level 1 - 2 x that alpha):
+    ``"adequate"`` when the lower limit ``lo`` >= target (the power is shown to reach the target),
+    ``"low"`` when the upper limit ``hi`` < target (shown to fall short), else ``"uncertain"``.
+    With one-sided limits every replicate count of the audit can decide: 12 of 12 successful
+    replicates give a lower limit of 12 / (12 + 1.645^2) = 0.816, above a target of 0.8."""
     for name, v in (("rate", rate), ("lo", lo), ("hi", hi), ("target", target)):
         if v is None or not math.isfinite(float(v)):
             raise ValueError(f"{name} must be a finite number, got {v!r}")

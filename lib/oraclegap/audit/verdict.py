@@ -4,9 +4,13 @@ The words of each rule are apart from the rules, in :mod:`oraclegap.audit.verdic
 (``TEMPLATES``, keyed by the rule's name).
 
 Notation: alpha the audit's level; tau* the primary threshold; a null *rejects at tau* when its
-p-value for L(tau), Holm-adjusted over the audited thresholds within that null, is <= alpha; the gap
-is *certified at tau* when the paired selection-valid interval (level 1 - alpha/T over the T
-thresholds; at k = 1 the single outcome) has a positive lower limit; the router *beats at tau* when
+p-value for L(tau), Holm-adjusted within that null over the distinct tests among the audited
+thresholds (thresholds with the same need(tau, k) are one test), is <= alpha (every Monte Carlo p is
+(1 + #{draws >= observed}) / (1 + B), for which "p <= alpha" is an exact level-alpha rule: the one
+boundary convention of the audit); the gap is *certified at tau* when the certified quantity's
+interval has a positive lower limit: at k > 1 the split-draw coverage gap
+(:mod:`oraclegap.stats.split_gap`, zero under exchangeable members), at k = 1 paper 002's paired
+selection-valid interval of the outcome-oracle gap; the router *beats at tau* when
 its Holm-adjusted exact McNemar p <= alpha and its held-out difference against the
 calibration-selected member is positive; *luck* means the lower limit of the noise share
 Delta / G (paper 001, bracket interval) is >= 0.5. The rules, in order:
@@ -18,10 +22,12 @@ Delta / G (paper 001, bracket interval) is >= 0.5. The rules, in order:
    ``luck-not-excluded``: the gap is certified, but at k = 1 even exchangeable members have a
    positive outcome-oracle gap (the oracle collects the luck of M single draws), so a certified
    gap alone is no finding; the headline names the responses per prompt that would decide it.
-3. k > 1: ``noise`` -- neither null rejects at any threshold;
-4. ``quality-only`` -- the re-deal null rejects somewhere but the margin-preserving null (which
-   allows for member quality) nowhere;
-5. ``inconclusive`` -- the nulls reject, but never both at the same threshold;
+3. k > 1: ``noise`` -- neither null of L rejects at any threshold and the exact quality test
+   (spread of member totals against labels permuted within prompts,
+   :mod:`oraclegap.stats.nulls.quality`) does not reject;
+4. ``quality-only`` -- the quality test rejects and the margin-preserving null (which allows for
+   member quality) rejects nowhere: the members differ in quality, no specialization is detected;
+5. ``inconclusive`` -- a null of L rejects somewhere, but never both at the same threshold;
 6. the thresholds where both reject are *detected*. ``certified-recoverable`` -- certified at
    a detected threshold where the router beats;
 7. ``luck`` -- most of the single-draw gap is single-draw luck;
@@ -171,6 +177,11 @@ class Facts:
         return self.numbers["nulls"]["detected_taus"]
 
     @cached_property
+    def quality(self) -> bool:
+        """The exact member-quality test rejects (audits without it: False)."""
+        return bool((self.numbers["nulls"].get("quality") or {}).get("reject"))
+
+    @cached_property
     def certified_detected(self) -> list:
         return [key for key in self.detected if self.certs[key]["certified"]]
 
@@ -201,18 +212,19 @@ def k1_certified(f: Facts) -> bool:
 
 
 def no_rejection(f: Facts) -> bool:
-    """k > 1 and neither null rejects at any threshold."""
-    return f.k > 1 and not f.redeal and not f.margin
+    """k > 1, neither null of L rejects at any threshold and the quality test does not reject."""
+    return f.k > 1 and not f.redeal and not f.margin and not f.quality
 
 
 def quality_only(f: Facts) -> bool:
-    """k > 1, the re-deal null rejects somewhere and the margin-preserving null nowhere."""
-    return f.k > 1 and bool(f.redeal) and not f.margin
+    """k > 1, the quality test rejects and the margin-preserving null (which allows for quality)
+    rejects nowhere: the members differ in quality and no specialization is detected."""
+    return f.k > 1 and f.quality and not f.margin
 
 
 def never_both(f: Facts) -> bool:
-    """k > 1, the margin-preserving null rejects somewhere, but never together with the re-deal null."""
-    return f.k > 1 and bool(f.margin) and not f.detected
+    """k > 1, a null of L rejects somewhere, but never both at the same threshold."""
+    return f.k > 1 and bool(f.redeal or f.margin) and not f.detected
 
 
 def recoverable(f: Facts) -> bool:

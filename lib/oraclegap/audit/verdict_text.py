@@ -105,9 +105,12 @@ def _power_sentence(numbers: dict) -> str | None:
     pr_txt = md("{pr}", pr=pr) if not iv else md("{pr} [{lo}, {hi}]", pr=pr, lo=iv[0], hi=iv[1])
     target = numbers["settings"]["target_power"]
     margin = "" if pm is None else md(", {pm} for the margin null", pm=pm)
+    dec = cur.get("decision_interval")
     if state == "adequate":
+        shown = "" if not dec else md("; one-sided 95% lower limit {d}, at least the target {target}", d=dec[0],
+                                      target=target)
         return md("This design would detect {eff} at tau = {t:g} with power {pr} "
-                  "(re-deal null{margin}).", eff=eff, t=t, pr=pr_txt, margin=margin)
+                  "(re-deal null{margin}{shown}).", eff=eff, t=t, pr=pr_txt, margin=margin, shown=shown)
     if state == "uncertain":
         return md("Against {eff} at tau = {t:g} this design has power {pr} for the re-deal "
                   "null{margin}: its {reps} simulated replicates cannot tell whether that reaches the target {target}, "
@@ -135,8 +138,13 @@ def _plan_steps(numbers: dict) -> list:
         var = plan["vary"]
         curve = [row for row in plan["curve"] if row["null"] == "redeal"]
         req = plan["required"].get("redeal")
+        now = (cur or {}).get("power", {}).get("redeal")
         if req is not None:
             row = next(r for r in curve if r[var] == req)
+            if now is not None and row["reject_rate"] <= now:
+                steps.append(md("More {what} would not help: the planner's {v} = {req} gives power {p}, no more than "
+                                "this design's {now}.", what=what, v=var, req=req, p=row["reject_rate"], now=now))
+                continue
             steps.append(md("Collect {v} = {req} {what} (the planner gives power {p} [{lo}, {hi}] for {eff} "
                             "at tau = {t:g}).", v=var, req=req, what=what, p=row["reject_rate"],
                             lo=row["ci_lo"], hi=row["ci_hi"], eff=_effect_words(numbers, row["population_L"], "that"),
@@ -158,8 +166,8 @@ def _cert_step(numbers: dict, key: str) -> str | None:
     if plan["certified_now"]:
         return None
     if plan["gap"] <= plan["target"]:
-        return md("The plug-in gap {g} is not above the useful size {t}: more prompts at these rates cannot certify a "
-                  "useful gap.", g=plan["gap"], t=plan["target"])
+        return md("The {name} is estimated at {g}, not above the useful size {t}: more prompts at these rates would not "
+                  "certify a useful gap.", name=_cert_name(lev), g=plan["gap"], t=plan["target"])
     if plan["n_needed"] is None:
         return md("Even {f} times as many prompts ({n}) would not certify a gap above the useful size {t} at the "
                   "observed rates.", f=plan["max_factor"], n=plan["n_now"] * plan["max_factor"], t=plan["target"])
@@ -167,32 +175,52 @@ def _cert_step(numbers: dict, key: str) -> str | None:
               "if the observed rates held.", nn=plan["n_needed"], f=plan["factor"], n=plan["n_now"], t=plan["target"])
 
 
+def _cert_name(lev: dict) -> str:
+    return (lev.get("certificate") or {}).get("name", "outcome-oracle gap")
+
+
+def _cert(lev: dict) -> dict:
+    """The certified quantity of one level (audits without one: the paired interval)."""
+    c = lev.get("certificate")
+    if c is not None:
+        return c
+    p = lev["paired"]
+    return {"name": "outcome-oracle gap", "estimate": p["gap"], "lo": p["lo"], "hi": p["hi"]}
+
+
 def _alignment_caveat(numbers: dict) -> tuple[str, str | None, bool] | None:
-    """(reason, next step, coupled) for a seed-aligned pool whose nulls ran, built from the
-    measured matched and shuffled agreement; None otherwise (or for audits written before it was
-    measured). ``coupled`` is True when matched agreement lies above the shuffle band: only then
-    do the draws share measurable common random numbers, are the nulls called conservative and
-    is per-policy sampling the next step (``step`` is None otherwise)."""
+    """(reason, next step, coupled) from the measured draw alignment of a k > 1 pool, whatever the
+    pool declares; None when nothing needs saying (no measurement, or a pool not declared
+    seed-aligned whose draws show no coupling). ``coupled`` is True when matched agreement of
+    same-index draws exceeds the within-cell shuffle (plus-one p <= alpha): only then are the nulls
+    called conservative and is per-policy sampling the next step (``step`` is None otherwise)."""
     nl = numbers.get("nulls") or {}
     al = nl.get("draw_alignment")
-    if not nl.get("applicable") or not nl.get("seed_aligned") or not al:
+    if not nl.get("applicable") or not al:
         return None
-    coupled = al["matched"] > al["band"][1]
+    declared = al.get("declared", "seed-aligned" if nl.get("seed_aligned") else "unknown")
+    alpha = numbers.get("settings", {}).get("alpha", 0.05)
+    coupled = bool(al.get("coupled", al["p"] <= alpha))
+    facts = md("responses with the same draw index agree {a} of the time against {e} after shuffling each cell's "
+               "draws (shuffle band [{lo}, {hi}], p = {p:p}, on {np} prompts)", a=al["matched"], e=al["shuffled"],
+               lo=al["band"][0], hi=al["band"][1], p=al["p"], np=al.get("n_prompts", numbers["pool"]["n_prompts"]))
     if not coupled:
-        reason = md("The draws are marked seed-aligned (draw j of a prompt used one sampling seed under every member), "
-                    "while both nulls assume draws independent across members; here responses with the same draw index "
-                    "agree {a} of the time against {e} after shuffling, within the shuffle band [{lo}, {hi}] "
-                    "(p = {p:p}), so no coupling of the draws is measurable and the nulls read as for independent draws.",
-                    a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
+        if declared != "seed-aligned":
+            return None
+        reason = ("The draws are marked seed-aligned (draw j of a prompt used one sampling seed under every member), "
+                  "while both nulls assume draws independent across members; here " + facts
+                  + ", so no coupling of the draws is measurable and the nulls read as for independent draws.")
         return reason, None, False
-    reason = md("The draws are seed-aligned (draw j of a prompt used one sampling seed under every member), but both "
-                "nulls assume draws independent across members: responses with the same draw index agree {a} of the "
-                "time against {e} after shuffling, above the shuffle band [{lo}, {hi}] (p = {p:p}), so on these draws "
-                "the nulls are conservative and a non-rejection is weaker evidence than it reads.",
-                a=al["matched"], e=al["shuffled"], lo=al["band"][0], hi=al["band"][1], p=al["p"])
+    said = {"seed-aligned": "The draws are marked seed-aligned (draw j of a prompt used one sampling seed under "
+                            "every member) and measure so",
+            "independent": "The pool is marked as sampled independently, but its draws measure seed-aligned",
+            }.get(declared, "The pool does not say how its draws were sampled, and they measure seed-aligned")
+    reason = (said + ": " + facts + ". Both nulls assume draws independent across members, so on these draws they "
+              "are conservative and a non-rejection is weaker evidence than it reads.")
     step = md("Sample each member with its own seeds (`oraclegap rollouts --draw-seeds per-policy`, or "
-              "`generate(draw_seeds=\"per-policy\")`) and rerun the audit: the nulls assume independent draws, and on "
-              "these seed-aligned ones matched agreement is {a} against {e} shuffled.", a=al["matched"], e=al["shuffled"])
+              "`generate(draw_seeds=\"per-policy\")`; in lm-evaluation-harness a different `--seed` per model) and "
+              "rerun the audit: the nulls assume independent draws, and on these matched agreement is {a} against "
+              "{e} shuffled.", a=al["matched"], e=al["shuffled"])
     return reason, step, True
 
 
@@ -210,25 +238,39 @@ def _router_reason(f, key, *, break_even: bool = True) -> str:
               fam=router["family"], a=row["accuracy"], b=row["baseline_accuracy"], name=row["baseline_policy"],
               nt=router["n_test"], d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_mcnemar"],
               ph=_num(row["p_holm"]))
-    e, be = _num(row["e_D"]), _num(row["break_even"])
+    e, be = _num(row["e_D"]), _num(row.get("break_even_selected", row["break_even"]))
     if e != e or be != be:  # no disagreement prompts among the test prompts
         return head + "; no test prompt separates the members, so no disagreement error applies."
     if break_even:
-        return head + md("; on those test prompts its disagreement error e_D = {e} is read against their own "
-                         "break-even L/D = {be}.", e=e, be=be)
-    return head + md("; on those test prompts its disagreement error {w} their own break-even.", w="is below" if e < be else "does not fall below")
+        return head + md("; on those test prompts it beats {name} exactly when its disagreement error e_D = {e} is "
+                         "below (C_orac - C_{name}) / D = {be}.", e=e, be=be, name=row["baseline_policy"])
+    return head + md("; on those test prompts its disagreement error {w} the break-even against {name}.",
+                     w="is below" if e < be else "does not fall below", name=row["baseline_policy"])
 
 
 def _cert_reason(f, key) -> str:
-    certs, cov, s = f.certs, f.cov, f.numbers["settings"]
-    c = certs[key]["paired"]
-    return md("The paired selection-valid interval of the gap{where} is [{lo}, {hi}] around the plug-in {g} "
-              "(confidence {lvl}); the exact interval of Thm 4 is [{elo}, {ehi}].",
-              where="" if f.k == 1 else md(" in coverage at tau = {t:g}", t=cov[key]["tau"]), lo=c["lo"], hi=c["hi"],
-              g=c["gap"], lvl=1 - f.numbers["certificates"]["alpha"], elo=certs[key]["exact"]["lo"],
-              ehi=certs[key]["exact"]["hi"]) + (
-        md(" Its lower limit is below the useful size {e}: the gap is certified, but it may be small.",
-           e=s["effect"]) if 0 < c["lo"] < s["effect"] else "")
+    """Which certificate decided, its interval, and paper 002's intervals beside it."""
+    certs, cov, st = f.certs, f.cov, f.numbers["settings"]
+    lev = certs[key]
+    c, p, ex = _cert(lev), lev["paired"], lev["exact"]
+    alpha = f.numbers["certificates"]["alpha"]
+    if f.k == 1:
+        out = md("Certificate: the outcome-oracle gap of paper 002 on the single outcomes, {g} with paired "
+                 "selection-valid interval [{lo}, {hi}] (confidence {lvl}); its Thm 4 interval is [{elo}, {ehi}].",
+                 g=c["estimate"], lo=c["lo"], hi=c["hi"], lvl=1 - alpha, elo=ex["lo"], ehi=ex["hi"])
+    else:
+        out = md("Certificate at tau = {t:g}: the split-draw coverage gap (each prompt's member chosen on half of its "
+                 "draws and scored on the other half, against the best fixed member {b} on the same draws) is {g} "
+                 "[{lo}, {hi}] (confidence {lvl}, simultaneous over members). Beside it, the apparent gap of the k "
+                 "draws (includes the winner's curse) is {pg} [{plo}, {phi}], and paper 002's Thm 4 interval of that "
+                 "apparent gap is [{elo}, {ehi}]: both score each member on the draws that made it look best, "
+                 "so under pure noise they sit above zero, while the split-draw gap does not.",
+                 t=cov[key]["tau"], b=c.get("best_member", "?"), g=c["estimate"], lo=c["lo"], hi=c["hi"],
+                 lvl=1 - alpha, pg=p["gap"], plo=p["lo"], phi=p["hi"], elo=ex["lo"], ehi=ex["hi"])
+    if 0 < c["lo"] < st["effect"]:
+        out += md(" Its lower limit is below the useful size {e}: the gap is certified, but it may be small.",
+                  e=st["effect"])
+    return out
 
 
 def _luck_reason(f) -> str:
@@ -240,22 +282,27 @@ def _luck_reason(f) -> str:
 
 
 def _both_reject(f) -> str:
-    return md("Both nulls reject (Holm over {T} thresholds, level {a}) at tau = {ts}.", T=len(f.keys),
-              a=f.numbers["settings"]["alpha"], ts=_taus_text(f.detected, f.numbers))
+    T = f.numbers["nulls"].get("n_tests", len(f.keys))
+    return md("Both nulls reject (Holm over {T} distinct {w}, level {a}) at tau = {ts}.", T=T,
+              w="test" if T == 1 else "tests", a=f.numbers["settings"]["alpha"], ts=_taus_text(f.detected, f.numbers))
 
 
 def _pick(f, cands) -> str:
     """The threshold a detected verdict speaks of: the primary one when it is a candidate, else the
-    candidate with the highest paired lower limit."""
+    candidate with the highest certified lower limit."""
     if f.primary_key in cands:
         return f.primary_key
-    return max(cands, key=lambda kk: f.certs[kk]["paired"]["lo"])
+    return max(cands, key=lambda kk: _cert(f.certs[kk])["lo"])
 
 
 # ============================================================================ rule 1
 def no_gap(f) -> Prose:
-    headline = md("The members never disagree: D = 0 at every audited threshold ({ts}), so there is no oracle "
-                  "gap to route.", ts=_taus_text(f.keys, f.numbers))
+    if f.k == 1:
+        headline = "The members never disagree: every prompt gets the same verdict from every member, so there is no " \
+                   "oracle gap to route."
+    else:
+        headline = md("The members never disagree: D = 0 at every audited threshold ({ts}), so there is no oracle "
+                      "gap to route.", ts=_taus_text(f.keys, f.numbers))
     reasons = []
     if f.numbers["pool"].get("identical_members"):
         reasons.append("Every member gave the same verdict on every response: the pool's members are identical.")
@@ -292,13 +339,6 @@ def _k1_collect_step(f) -> list:
                tail="" if req is not None else md(", below the target {tg}", tg=f.numbers["settings"]["target_power"]))]
 
 
-def _k1_certified_headline(f) -> str:
-    c = f.certs[f.k1_key]["paired"]
-    return md("The outcome-oracle opportunity G_out = {g} is certified (paired interval [{lo}, {hi}]), but with "
-              "one response per prompt it cannot be told apart from single-draw luck", g=c["gap"],
-              lo=c["lo"], hi=c["hi"])
-
-
 _K1_LUCK = ("At k = 1 the outcome-oracle gap includes single-draw luck (arXiv 2607.03436), which one response "
             "per prompt cannot separate from reproducible specialization.")
 
@@ -316,9 +356,12 @@ def k1_not_certified(f) -> Prose:
 
 def k1_recoverable(f) -> Prose:
     row = f.router["levels"][f.k1_router_key]
-    headline = _k1_certified_headline(f) + md(
-        ", and the quick held-out router beats the calibration-selected member by {d} [{lo}, {hi}].",
-        d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"])
+    c = f.certs[f.k1_key]["paired"]
+    headline = md("The quick held-out router beats the calibration-selected member by {d} [{lo}, {hi}] on held-out "
+                  "prompts, and the outcome-oracle gap G_out = {g} is certified (paired interval [{glo}, {ghi}]); with "
+                  "one response per prompt, how much of that gap is reproducible rather than single-draw luck is not "
+                  "identified.", d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], g=c["gap"], glo=c["lo"],
+                  ghi=c["hi"])
     reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key)]
     steps = _k1_collect_step(f) + ["Train and evaluate a full router with cross-fitting; the quick router is a "
                                    "lower bound on what a tuned one recovers."]
@@ -356,12 +399,22 @@ def k1_certified(f) -> Prose:
 
 
 # ============================================================================ k > 1: the nulls
+def _quality_sentence(f) -> str | None:
+    q = f.numbers["nulls"].get("quality")
+    if not q:
+        return None
+    lo, hi = q["range"]
+    return md("The exact quality test (spread of the members' totals against their labels permuted within each "
+              "prompt) {w}: p = {p:p}; member success rates range from {lo} to {hi}.",
+              w="rejects" if q["reject"] else "does not reject", p=q["p"], lo=lo, hi=hi)
+
+
 def no_rejection(f) -> Prose:
     nl, cov, pkey = f.numbers["nulls"], f.cov, f.primary_key
     min_p = min((_num(nl["L"][key][null]["p_holm"]) for key in f.keys for null in ("redeal", "margin")
                  if nl["L"][key].get(null) and nl["L"][key][null].get("p_holm") is not None), default=float("nan"))
     headline = md("The gap is within sampling noise: neither null rejects at any threshold (smallest Holm-adjusted "
-                  "p = {p:p}).", p=min_p)
+                  "p = {p:p}), and the members' overall quality does not differ detectably.", p=min_p)
     pw_sentence = _power_sentence(f.numbers)
     if pw_sentence:
         headline += " " + pw_sentence
@@ -372,6 +425,9 @@ def no_rejection(f) -> Prose:
     if "mean" in Lp.get("redeal", {}):
         reasons.append(md("At tau = {t:g} the observed gap L = {L} against a re-deal null mean of {m}: excess {e}.",
                           t=cov[pkey]["tau"], L=Lp["observed"], m=Lp["redeal"]["mean"], e=Lp["redeal"]["excess"]))
+    qs = _quality_sentence(f)
+    if qs:
+        reasons.append(qs)
     if f.luck:
         reasons.append(_luck_reason(f))
     steps = _plan_steps(f.numbers)
@@ -381,29 +437,44 @@ def no_rejection(f) -> Prose:
 
 
 def quality_only(f) -> Prose:
-    headline = md("The members differ beyond sampling noise (the re-deal null rejects at tau = {ts}), but the "
-                  "margin-preserving null, which allows for differences in member quality, rejects at no "
-                  "threshold: no specialization beyond member quality is detected.", ts=_taus_text(f.redeal, f.numbers))
+    q = f.numbers["nulls"]["quality"]
+    best = f.numbers["pool"].get("best_member", "the best member")
+    headline = md("The members differ in overall quality (exact quality test p = {p:p}), but the margin-preserving "
+                  "null, which allows for quality differences, rejects at no threshold: no specialization beyond "
+                  "quality is detected, and the best single member ({b}) is the natural deployment.", p=q["p"],
+                  b=best)
+    reasons = [_quality_sentence(f)]
+    if f.redeal:
+        reasons.append(md("The re-deal null of L rejects at tau = {ts}; it assumes members of equal quality, so "
+                          "quality differences alone can make it reject.", ts=_taus_text(f.redeal, f.numbers)))
     pw_sentence = _power_sentence(f.numbers)
-    return Prose(headline, [pw_sentence] if pw_sentence else [], _plan_steps(f.numbers), f.cov[f.primary_key]["tau"])
+    return Prose(headline, reasons + ([pw_sentence] if pw_sentence else []), _plan_steps(f.numbers),
+                 f.cov[f.primary_key]["tau"])
 
 
 def never_both(f) -> Prose:
-    headline = md("The evidence is mixed: the margin-preserving null rejects at tau = {m} and the re-deal null at "
-                  "tau = {r}, never both at the same threshold; the margin test leans on its log-odds model.",
-                  m=_taus_text(f.margin, f.numbers), r=_taus_text(f.redeal, f.numbers) if f.redeal else "none")
-    pw_sentence = _power_sentence(f.numbers)
-    return Prose(headline, [pw_sentence] if pw_sentence else [], _plan_steps(f.numbers), f.cov[f.primary_key]["tau"])
+    parts = []
+    if f.margin:
+        parts.append(md("the margin-preserving null rejects at tau = {m}", m=_taus_text(f.margin, f.numbers)))
+    if f.redeal:
+        parts.append(md("the re-deal null rejects at tau = {r}", r=_taus_text(f.redeal, f.numbers)))
+    missing = "the re-deal null rejects nowhere" if not f.redeal else (
+        "the margin-preserving null rejects nowhere" if not f.margin else "they never reject at the same threshold")
+    headline = ("The evidence is mixed: " + " and ".join(parts) + ", but " + missing
+                + "; specialization needs both at one threshold.")
+    reasons = [r for r in (_quality_sentence(f), _power_sentence(f.numbers)) if r]
+    return Prose(headline, reasons, _plan_steps(f.numbers), f.cov[f.primary_key]["tau"])
 
 
 # ============================================================================ k > 1: both nulls reject
 def recoverable(f) -> Prose:
     key = _pick(f, f.recovered)
     cov, row = f.cov, f.router["levels"][key]
-    headline = md("The gap is real and recoverable: at tau = {t:g} it is certified (L = {L}) and the quick held-out "
-                  "router beats the calibration-selected member by {d} [{lo}, {hi}] (Holm p = {p:p}).",
-                  t=cov[key]["tau"], L=cov[key]["L"], d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"],
-                  p=row["p_holm"])
+    c = _cert(f.certs[key])
+    headline = md("The gap is real and recoverable: at tau = {t:g} the {name} is certified at {g} [{glo}, {ghi}] and "
+                  "the quick held-out router beats the calibration-selected member by {d} [{lo}, {hi}] (Holm p = {p:p}).",
+                  t=cov[key]["tau"], name=c["name"], g=c["estimate"], glo=c["lo"], ghi=c["hi"], d=row["difference"],
+                  lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_holm"])
     reasons = [_both_reject(f), _cert_reason(f, key), _router_reason(f, key)] + ([_luck_reason(f)] if f.luck else [])
     steps = ["Train and evaluate a full router with cross-fitting (`oraclegap routers`); the quick router is a "
              "lower bound on what a tuned one recovers."]
@@ -417,8 +488,9 @@ def mostly_luck(f) -> Prose:
                   "[{lo}, {hi}], a part no single-commit router can close; best-of-{K} sampling of the committed "
                   "member can.", sh=dec["noise_share"]["value"], lo=dec["noise_share"]["lo"],
                   hi=dec["noise_share"]["hi"], K=bok["K"])
-    steps = [md("Spend the budget on best-of-{K} sampling of the committed member (estimated {b} on held-out "
-                "draws, against the single-draw oracle's {o}) rather than on a router.", K=bok["K"],
+    steps = [md("If a verifier can recognise a correct response, spend the budget on best-of-{K} sampling of the "
+                "committed member (estimated {b} on held-out draws, against the single-draw oracle's {o}) rather "
+                "than on a router; without one, best-of-{K} cannot pick the right draw either.", K=bok["K"],
                 b=bok["best_of_k_split"]["value"], o=bok["o_exp_independent"]["value"])]
     return Prose(headline, [_both_reject(f), _luck_reason(f)], steps, f.cov[f.primary_key]["tau"])
 
@@ -426,9 +498,11 @@ def mostly_luck(f) -> Prose:
 def certified(f) -> Prose:
     key = _pick(f, f.certified_detected)
     cov = f.cov
-    headline = md("The gap is certified at tau = {t:g} (L = {L} on D = {D} disagreement prompts), but a router must "
-                  "reach a disagreement error e_D < L/D = {be} (all prompts) to beat the best member.",
-                  t=cov[key]["tau"],
+    c = _cert(f.certs[key])
+    headline = md("The gap is certified at tau = {t:g}: the {name} is {g} [{lo}, {hi}]. The quick router does not "
+                  "beat the calibration-selected member; against the best member in hindsight (apparent L = {L} on "
+                  "D = {D} disagreement prompts) a router must reach a disagreement error e_D < L/D = {be}.",
+                  t=cov[key]["tau"], name=c["name"], g=c["estimate"], lo=c["lo"], hi=c["hi"],
                   L=cov[key]["L"], D=cov[key]["D"], be=_num(cov[key]["break_even"]))
     steps = ["Evaluate stronger router families with cross-fitting (`oraclegap routers`), or collect routing "
              "signals (prompt text, embeddings, features) the quick router lacked."]
@@ -439,12 +513,13 @@ def certified(f) -> Prose:
 
 def detected_not_certified(f) -> Prose:
     key = _pick(f, f.detected)
-    paired = f.certs[key]["paired"]
+    c = _cert(f.certs[key])
     headline = md("The gap is more than sampling noise at tau = {ts} (both nulls reject), but it is not certified "
-                  "after selecting the best member: the paired interval at tau = {t:g} is [{lo}, {hi}].",
-                  ts=_taus_text(f.detected, f.numbers), t=f.cov[key]["tau"], lo=paired["lo"], hi=paired["hi"])
+                  "over the best member: the {name} at tau = {t:g} is {g} [{lo}, {hi}].",
+                  ts=_taus_text(f.detected, f.numbers), name=c["name"], t=f.cov[key]["tau"], g=c["estimate"],
+                  lo=c["lo"], hi=c["hi"])
     step = _cert_step(f.numbers, key)
-    return Prose(headline, [_both_reject(f)], [step] if step else [], f.cov[key]["tau"])
+    return Prose(headline, [_both_reject(f), _cert_reason(f, key)], [step] if step else [], f.cov[key]["tau"])
 
 
 #: The prose of each rule, keyed by the rule's name in :data:`oraclegap.audit.verdict.RULES`.
@@ -481,36 +556,40 @@ CODE_GUIDE = {
         "Diversify the pool (other models, data or training recipes) before anything else."),
     "noise": CodeGuide(
         "The gap is within sampling noise: at k = 1 the outcome-oracle gap is not certified after selecting the "
-        "best member; at k > 1 neither null rejects at any threshold. A non-rejection is evidence of absence only "
+        "best member; at k > 1 neither null rejects at any threshold and the exact quality test finds no "
+        "difference in member quality. A non-rejection is evidence of absence only "
         "when the findings do not list `low-power` or `power-uncertain`.",
         "With low or uncertain power, collect the responses per prompt or the prompts the planner names and "
         "rerun; with adequate power, look for a more diverse pool rather than a router."),
     "quality-only": CodeGuide(
-        "The members differ beyond sampling noise (the re-deal null rejects), but only in overall quality: the "
-        "margin-preserving null, which allows for member quality, rejects nowhere.",
+        "The members differ in overall quality (the exact quality test on the spread of member totals rejects), "
+        "and no specialization is detected: the margin-preserving null, which allows for member quality, rejects "
+        "nowhere.",
         "Deploy the best member: a router has nothing beyond quality to exploit. With low power, collect what the "
         "planner names before concluding."),
     "inconclusive": CodeGuide(
-        "The margin-preserving null rejects somewhere, but never at a threshold where the re-deal null rejects "
-        "too; the margin test leans on its log-odds model.",
+        "A null of L rejects somewhere, but never both at one threshold (and the rejection is not explained by "
+        "quality alone): the margin test leans on its log-odds model, the re-deal test assumes equal quality.",
         "Build no router on this evidence: collect more responses or prompts (the planner's steps) and rerun."),
     "certified-recoverable": CodeGuide(
-        "The gap is certified after selecting the best member (at k > 1 at a threshold where both nulls reject) "
-        "and the quick held-out router beats the calibration-selected member.",
+        "The gap is certified over the best member (at k > 1 the split-draw coverage gap, at a threshold where "
+        "both nulls reject; at k = 1 the outcome-oracle gap) and the quick held-out router beats the "
+        "calibration-selected member.",
         "Train and evaluate a full router with cross-fitting (`oraclegap routers`); the quick router is a lower "
         "bound on what a tuned one recovers. At k = 1, collect k >= 2 responses to separate luck."),
     "luck": CodeGuide(
         "Both nulls reject, but the lower limit of the noise share Delta/G_out is at least one half: most of the "
         "single-draw gap is single-draw luck, which no router that commits to one member collects.",
-        "Spend the budget on best-of-k sampling of the committed member rather than on a router."),
+        "With a verifier that recognises a correct response, spend the budget on best-of-k sampling of the "
+        "committed member rather than on a router."),
     "certified": CodeGuide(
-        "The gap is certified at a threshold where both nulls reject, but the quick router does not beat the "
-        "calibration-selected member: a router must reach e_D < L/D there.",
+        "The split-draw coverage gap is certified at a threshold where both nulls reject, but the quick router "
+        "does not beat the calibration-selected member: a router must reach e_D < L/D there.",
         "Evaluate stronger router families with cross-fitting, or collect the routing signals (text, embeddings, "
         "features) the quick router lacked."),
     "detected-not-certified": CodeGuide(
-        "Both nulls reject at some threshold, but after selecting the best member the paired interval of the gap "
-        "reaches zero: real, perhaps, but not shown to exceed the best member.",
+        "Both nulls reject at some threshold, but the certified quantity's interval (the split-draw coverage "
+        "gap) reaches zero: real, perhaps, but not shown to exceed the best member.",
         "Collect the prompts the certificate planner names and rerun."),
     "luck-not-excluded": CodeGuide(
         "k = 1: the outcome-oracle gap is certified, but even exchangeable members have a positive gap at k = 1 "

@@ -61,8 +61,8 @@ def register(sub) -> None:
     p.add_argument("--thin", type=int_arg("--thin", minimum=1), default=None,
                    help="chain proposals between kept tables (default 2 n M)")
     p.add_argument("--chains", type=int_arg("--chains", minimum=1), default=4, help="independent margin chains (default 4)")
-    p.add_argument("--p-convention", choices=("paper", "plus-one"), default="paper",
-                   help="upper-tail p as #(draw >= observed)/B (paper) or (1 + #)/(1 + B)")
+    p.add_argument("--p-convention", choices=("paper", "plus-one"), default="plus-one",
+                   help="upper-tail p as (1 + #(draw >= observed))/(1 + B) (plus-one, the default: an exact Monte Carlo p) or #/B (paper)")
     add_resource_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no estimate and no progress bars on stderr")

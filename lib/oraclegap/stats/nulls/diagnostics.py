@@ -273,7 +273,7 @@ def pool_size_curve(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n
 
 # ============================================================================ member spread
 def member_spread(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, seed=0,
-                  p_convention: str = "paper") -> NullTests:
+                  p_convention: str = "plus-one") -> NullTests:
     """Spread of member coverage, max_m C_m(tau) - min_m C_m(tau), against a reference that
     permutes the policy labels independently within every prompt (App. C.5). The reference keeps
     each prompt's set of member rates and removes consistent member identity across prompts."""
@@ -310,7 +310,7 @@ class MemberCoverage(Result):
 
 
 def member_coverage(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, seed=0,
-                    burn_in: int | None = None, thin: int | None = None, p_convention: str = "paper") -> MemberCoverage:
+                    burn_in: int | None = None, thin: int | None = None, p_convention: str = "plus-one") -> MemberCoverage:
     """Coverage C_m(tau) = (1/n) sum_i 1[c_im >= need(tau, k)] of every member against its law
     under the margin-preserving null, which keeps the member's total successes t_m = sum_i c_im
     (and every prompt's total). A small upper-tail p (lower-tail fraction near 1) says the member
@@ -371,7 +371,7 @@ def _pair_agreement(v: np.ndarray) -> np.ndarray:
     return agree[..., iu[0], iu[1]].mean(axis=-2)
 
 
-def draw_alignment(x, *, n_draws: int = 200, seed=0, p_convention: str = "paper") -> DrawAlignment:
+def draw_alignment(x, *, n_draws: int = 200, seed=0, p_convention: str = "plus-one") -> DrawAlignment:
     """Do responses with the same index j agree across members more than their counts imply?
 
     Statistic: A = mean over member pairs (m < l), prompts i and draws j of 1[R_imj = R_ilj].
@@ -477,7 +477,7 @@ def _similarity_stats(tables: np.ndarray, k: int, diff: float) -> tuple[np.ndarr
 
 
 def similarity(x, *, k: int | None = None, diff: float = 0.25, n_draws: int = 2000, seed=0,
-               p_convention: str = "paper") -> Similarity:
+               p_convention: str = "plus-one") -> Similarity:
     """Pairwise-similarity diagnostics of App. B.1 against the re-deal null.
 
     ``mean_pairwise_corr``: Pearson correlation of two members' raw per-prompt rates, averaged

@@ -219,7 +219,7 @@ class NullTest(Result):
     null: str
     observed: float
     draws: np.ndarray
-    p_convention: str = "paper"
+    p_convention: str = "plus-one"
     ess: float | None = None
     acceptance: float | None = None
     mean: float = dataclasses.field(init=False)
@@ -1077,7 +1077,7 @@ def null_tests(
     thin: int | None = None,
     n_chains: int = 4,
     move: str = "heatbath",
-    p_convention: str = "paper",
+    p_convention: str = "plus-one",
     progress: bool = False,
     batch: int | None = None,
     skip_degenerate: bool = True,
