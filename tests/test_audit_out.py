@@ -169,18 +169,20 @@ def test_target_that_cannot_be_written_is_refused_before_work(capsys, tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
+def _dead_run_temp(target: Path, verb: str = "audit") -> Path:
+    """A temporary folder of ``target`` made (with its marker) by a process that has ended."""
+    code = ("import sys; from oraclegap._io import make_temp_dir; "
+            f"t = make_temp_dir(sys.argv[1], {verb!r}); (t / 'audit.json').write_text('{{}}'); print(t)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(audit.__file__).parents[2]), os.environ.get("PYTHONPATH", "")])}
+    res = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, check=True, env=env)
+    return Path(res.stdout.strip())
+
+
 def test_stale_temporaries_of_killed_runs_are_cleaned(tmp_path, pool_dir):
     out = tmp_path / "rep"
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    stale = tmp_path / f".rep.tmp-{dead.pid}-0badc0de"
-    stale.mkdir()
-    (stale / audit.TMP_MARK).write_text(str(dead.pid))
-    (stale / "audit.json").write_text("{}")
-    live = tmp_path / f".rep.tmp-{os.getpid()}-00c0ffee"  # a running audit's (this process is alive)
-    live.mkdir()
-    (live / audit.TMP_MARK).write_text(str(os.getpid()))
-    legacy = tmp_path / ".rep.tmp-ab12cd_9"  # an older version's mkdtemp folder, a day old
+    stale = _dead_run_temp(out)
+    live = audit.write.make_temp_dir(out, "audit")  # a running audit's (this process is alive)
+    legacy = tmp_path / ".rep.tmp-ab12cd_9"  # no marker: kept, however old and whatever it holds
     legacy.mkdir()
     (legacy / "audit.json").write_text("{}")
     old = time.time() - 2 * 86400
@@ -189,8 +191,10 @@ def test_stale_temporaries_of_killed_runs_are_cleaned(tmp_path, pool_dir):
     other.mkdir()
     (other / "thesis.tex").write_text("x")
     audit.write_audit(Pool.load(pool_dir), out, report=False, small=True)
-    assert not stale.exists() and not legacy.exists()
+    assert stale.parent == tmp_path and not stale.exists()
     assert live.exists() and other.exists() and (other / "thesis.tex").read_text() == "x"
+    assert (legacy / "audit.json").read_text() == "{}"
+    shutil.rmtree(live)
 
 
 def _wait_for(pred, timeout: float, proc) -> bool:
@@ -218,7 +222,7 @@ def test_kill_during_report_phase_leaves_the_folder_and_the_next_run_cleans(tmp_
                              "--quiet", "--seed", "2"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def in_report_phase():
-        return any((t / "audit.json").exists() and not (t / "audit.ipynb").exists()
+        return any((t / "rep" / "audit.json").exists() and not (t / "rep" / "audit.ipynb").exists()
                    for t in tmp_path.glob(".rep.tmp-*"))
 
     try:

@@ -22,15 +22,17 @@ reads each back, and the round trip keeps what the format holds (``tests/test_ex
   order: EmbedLLM indexes its embedding matrix by it), ``prompt``, ``category`` (the dataset),
   ``label``. k = 1 only.
 
-Every write is atomic (a temporary file or folder beside ``out``, then one rename); an existing
-``out`` is never replaced or deleted (choose another path).
+Every write is atomic and exclusive: the output is built in a marked temporary folder beside
+``out`` (:func:`oraclegap._io.make_temp_dir`) and moved into place only if nothing is at ``out``
+(:func:`oraclegap._io.place_new`); an existing ``out`` is never replaced or deleted, and of two
+exports racing to one ``out`` one writes it and the other is refused. Temporary folders that
+killed exports of the same ``out`` left are removed first (by their marker only).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -39,10 +41,10 @@ import numpy as np
 import pandas as pd
 
 from . import _formats
-from ._io import atomic_write, fsync_dir, temp_path
+from ._io import atomic_write, clean_dead_temps, fsync_file, link_problem, make_temp_dir, place_new
 from .pool import Pool
 
-__all__ = ["EXPORT_FORMATS", "export_pool"]
+__all__ = ["EXPORT_FORMATS", "export_pool", "check_export_out"]
 
 #: Formats :func:`export_pool` writes: name -> what ``out`` is.
 EXPORT_FORMATS = {
@@ -54,27 +56,64 @@ EXPORT_FORMATS = {
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+_SUFFIXES = {"long": (".parquet", ".csv"), "llmrouterbench": (), "routerbench": (".parquet", ".csv"), "embedllm": (".csv",)}
+
+
 def _check_out(out, suffixes) -> Path:
     out = Path(out)
+    problem = link_problem(out)
+    if problem:
+        raise ValueError(f"--out {str(out)!r} {problem}; remove the link or choose another path")
     if out.exists() or out.is_symlink():
         raise ValueError(f"--out {str(out)!r} exists; oraclegap never replaces or deletes a file it did not write -- choose "
                          "another path")
     if suffixes and out.suffix.lower() not in suffixes:
         raise ValueError(f"--out {str(out)!r} must end in {' or '.join(suffixes)} for this format")
+    anc = out.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    problem = link_problem(anc)
+    if problem or not anc.is_dir():
+        raise ValueError(f"--out {str(out)!r}: {str(anc)!r} {problem or 'is a file, expected a directory'}")
     return out
 
 
-def _write_table(df: pd.DataFrame, out: Path) -> None:
-    tmp = temp_path(out)
+def check_export_out(format: str, out) -> Path:
+    """Refuse ``out`` for ``format`` before any work: an existing path (a dangling link
+    included), a link that loops, a suffix the format does not write, a parent that is a file."""
+    if format not in EXPORT_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}; got {format!r}")
+    return _check_out(out, _SUFFIXES[format])
+
+
+def _write_new(out: Path, write) -> None:
+    """``write(path)`` builds the output at ``path`` inside a fresh marked temporary folder beside
+    ``out``; the result is then moved to ``out`` only if nothing is there (else one line: the
+    other run's output stays). The temporary folder is removed in every case."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    clean_dead_temps(out)
+    work = make_temp_dir(out, "export")
     try:
-        if out.suffix.lower() == ".parquet":
-            df.to_parquet(tmp, index=False)
-            data = tmp.read_bytes()
-        else:
-            data = df.to_csv(index=False, lineterminator="\n").encode("utf-8")
+        staged = work / out.name
+        write(staged)
+        try:
+            place_new(staged, out)
+        except FileExistsError:
+            raise ValueError(f"--out {str(out)!r} was created by another run while this export ran; nothing was "
+                             "replaced -- choose another path") from None
     finally:
-        tmp.unlink(missing_ok=True)
-    atomic_write(out, data)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _write_table(df: pd.DataFrame, out: Path) -> None:
+    def write(path: Path) -> None:
+        if out.suffix.lower() == ".parquet":
+            df.to_parquet(path, index=False)
+            fsync_file(path)
+        else:
+            atomic_write(path, df.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+
+    _write_new(out, write)
 
 
 def _k1(pool: Pool, fmt: str) -> None:
@@ -92,15 +131,13 @@ def _gold(pool: Pool):
 
 def _export_long(pool: Pool, out: Path) -> dict:
     out = _check_out(out, (".parquet", ".csv"))
-    tmp = temp_path(out)
-    tmp = tmp.with_name(tmp.name + out.suffix)  # to_long picks the file type by the suffix
-    try:
-        pool.to_long(tmp)
-        _formats.validate_long_table(_formats._read_table(tmp, dtype=str if out.suffix.lower() == ".csv" else None), str(out))
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    fsync_dir(out.parent)
+
+    def write(path: Path) -> None:  # to_long picks the file type by the suffix (the staged file keeps out's name)
+        pool.to_long(path)
+        _formats.validate_long_table(_formats._read_table(path, dtype=str if out.suffix.lower() == ".csv" else None), str(out))
+        fsync_file(path)
+
+    _write_new(out, write)
     return {"rows": pool.n_prompts * pool.n_policies * pool.k, "dropped": ["embeddings"] if pool.embeddings is not None else []}
 
 
@@ -119,10 +156,11 @@ def _export_llmrouterbench(pool: Pool, out: Path) -> dict:
     text = pool.prompts["text"].to_numpy(dtype=object)
     gold = _gold(pool)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d_%H%M%S")
-    tmp = temp_path(out)
     files = 0
-    try:
-        tmp.mkdir(parents=True)
+
+    def write(tmp: Path) -> None:
+        nonlocal files
+        tmp.mkdir()
         for (d, s), rows in pd.Series(np.arange(n)).groupby([ds, sp], sort=True):
             rows = rows.to_numpy()
             for m, model in enumerate(pool.policy_names):
@@ -146,11 +184,8 @@ def _export_llmrouterbench(pool: Pool, out: Path) -> dict:
                 f.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(f, json.dumps(doc, ensure_ascii=False))
                 files += 1
-        os.rename(tmp, out)  # one step: the folder appears complete or not at all
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)  # only the temporary folder this call created
-        raise
-    fsync_dir(out.parent)
+
+    _write_new(out, write)  # one step: the folder appears complete or not at all
     dropped = [x for x, present in (("embeddings", pool.embeddings is not None), ("per_response", bool(pool.per_response)))
                if present]
     return {"files": files, "dropped": dropped, "prompt_ids": "<dataset>/<split>/<index> (the original id as 'prompt_id')"}

@@ -13,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .._io import TMP_MARK as _TMP_MARK
+from .._io import atomic_write, clean_dead_temps, fsync_dir, link_problem, make_temp_dir, place_new
 from ..pool import Pool
 from . import compute
 from .compute import AuditResult
@@ -44,9 +46,8 @@ AUDIT_FILES = ("audit.json", "audit.ipynb", "report.html")
 #: The hidden manifest in the folder: the files the audit wrote there, with their SHA-256.
 MANIFEST_NAME = ".oraclegap-audit.json"
 MANIFEST_FORMAT = "oraclegap.audit-files"
-#: Marker inside the audit's temporary folder ``.DIR.tmp-<pid>-<hex>`` beside DIR.
-TMP_MARK = ".oraclegap-audit-tmp"
-_LEGACY_TMP_AGE_S = 24 * 3600  # temporary folders of older versions (no pid, no marker): removed after a day
+#: Marker inside the audit's temporary folder ``.DIR.tmp-<pid>-<token>`` beside DIR (:func:`oraclegap._io.make_temp_dir`).
+TMP_MARK = _TMP_MARK
 
 
 def _sha256(path: Path) -> str:
@@ -111,47 +112,12 @@ def is_audit_dir(path) -> bool:
     return True
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
 def clean_stale_temporaries(out) -> list:
-    """Remove the temporary folders ``.DIR.tmp-<pid>-*`` beside ``out`` that earlier audits left when
-    they were killed: those holding the audit's marker whose process no longer runs, and those of
-    older versions (no pid) that hold only the audit's own files and are more than a day old. A
-    live audit's folder is never touched. Returns the removed paths."""
-    import re
-    import time
-
-    out = Path(out)
-    parent = out.parent
-    if not parent.is_dir():
-        return []
-    removed = []
-    pat = re.compile(rf"^\.{re.escape(out.name)}\.(tmp|old)-(?:(\d+)-[0-9a-f]+|[A-Za-z0-9_]+)$")
-    known = {*AUDIT_FILES, TMP_MARK, MANIFEST_NAME, "audit_report.py", "audit_report.ipynb"}
-    for entry in parent.iterdir():
-        m = pat.match(entry.name)
-        if not m or not entry.is_dir() or entry.is_symlink():
-            continue
-        try:
-            names = {p.name for p in entry.iterdir()}
-            if m.group(2) is not None:  # this version's: the pid that made it is gone
-                stale = (TMP_MARK in names or names <= known) and not _pid_alive(int(m.group(2)))
-            else:
-                stale = names <= known and time.time() - entry.stat().st_mtime > _LEGACY_TMP_AGE_S
-        except OSError:
-            continue
-        if stale:
-            shutil.rmtree(entry, ignore_errors=True)
-            removed.append(entry)
-    return removed
+    """Remove the temporary folders that audits of ``out`` left beside it when they were killed:
+    only those whose marker (:data:`TMP_MARK`) names this target and a process of this host that
+    no longer runs (:func:`oraclegap._io.clean_dead_temps`, shared with ``export``). A folder
+    without that marker is never touched, whatever its name or content. Returns the removed paths."""
+    return clean_dead_temps(out)
 
 
 def _pool_path(source) -> Path | None:
@@ -165,15 +131,22 @@ def _pool_path(source) -> Path | None:
 
 
 def check_out(out, pool=None) -> Path:
-    """Check an audit's target folder before any work: not a file, its nearest existing ancestor a
-    directory we can write into, POOL (a path) neither inside it nor containing it, and, when it
-    exists, an audit folder (:func:`owned_files`) or an empty one. Raises ``ValueError``."""
+    """Check an audit's target folder before any work: not a file, not a dangling or looping link, its
+    nearest existing ancestor a directory we can write into, POOL (a path) neither inside it nor
+    containing it, and, when it exists, an audit folder (:func:`owned_files`) or an empty one.
+    Raises ``ValueError``."""
     out = Path(out)
+    problem = link_problem(out)
+    if problem:
+        raise ValueError(f"--out {str(out)!r} {problem}; remove the link or choose another directory")
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r} is a file, expected a directory for the report")
     anc = out
     while not anc.exists() and anc != anc.parent:
         anc = anc.parent
+    problem = link_problem(anc)
+    if problem:
+        raise ValueError(f"--out {str(out)!r}: {str(anc)!r} {problem}")
     if not anc.is_dir():
         raise ValueError(f"--out {str(out)!r}: {str(anc)!r} is a file, expected a directory")
     src = _pool_path(pool)
@@ -257,8 +230,8 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
     The target is checked before any work (:func:`check_out`: a file, an unwritable parent, POOL
     inside ``out``, a folder holding files no audit wrote are refused) and temporary folders that
     killed audits left beside it are removed (:func:`clean_stale_temporaries`). Everything is
-    written into a temporary folder ``.OUT.tmp-<pid>-<hex>`` beside ``out``: a new ``out`` is that
-    folder renamed into place; an existing audit folder has only the files the earlier audit
+    written into a temporary folder ``.OUT.tmp-<pid>-<token>/OUT`` beside ``out``: a new ``out`` is that
+    folder moved into place (refused if ``out`` appeared meanwhile); an existing audit folder has only the files the earlier audit
     wrote (its manifest :data:`MANIFEST_NAME`) replaced, each by an atomic rename, and those this
     run does not write (``report.html`` after ``report=False``) removed; any other file in it (a
     note of yours) is kept. The manifest is rewritten first listing both versions and last listing
@@ -266,10 +239,6 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
     ``report=False`` writes ``audit.json`` alone. Returns the result and a dict of the written paths
     and the renderer used. ``kwargs`` go to :func:`run_audit`.
     """
-    import secrets
-
-    from .._io import atomic_write, fsync_dir
-
     out = check_out(Path(out), source)
     clean_stale_temporaries(out)
     if report:
@@ -279,9 +248,9 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
                              "or ask for audit.json alone")
     res = compute.run_audit(pool, source=source, progress=progress, **kwargs)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    work = make_temp_dir(out, "audit")  # holds the marker; the files are written in work/NAME
+    tmp = work / out.name
     tmp.mkdir()
-    (tmp / TMP_MARK).write_text(str(os.getpid()), encoding="utf-8")
     info: dict[str, str | None] = {"renderer": None}
     try:
         jpath = tmp / "audit.json"
@@ -301,11 +270,14 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
         manifest = lambda files: json.dumps({"format": MANIFEST_FORMAT, "version": 1, "files": files},  # noqa: E731
                                             indent=2, sort_keys=True)
         if not out.exists():
-            for extra in [p for p in tmp.iterdir() if p.name not in written]:  # leftovers of the renderer, the marker
+            for extra in [p for p in tmp.iterdir() if p.name not in written]:  # leftovers of the renderer
                 shutil.rmtree(extra) if extra.is_dir() and not extra.is_symlink() else extra.unlink()
             (tmp / MANIFEST_NAME).write_text(manifest({k: [v] for k, v in written.items()}), encoding="utf-8")
-            os.replace(tmp, out)
-            fsync_dir(out.parent)
+            try:
+                place_new(tmp, out)  # never over a folder that appeared meanwhile
+            except FileExistsError:
+                raise ValueError(f"--out {str(out)!r} appeared while this audit ran (another run?); nothing was "
+                                 "replaced: rerun to update it") from None
         else:
             both = {name: sorted(set(old.get(name, [])) | ({written[name]} if name in written else set()))
                     for name in set(old) | set(written)}
@@ -317,8 +289,7 @@ def write_audit(pool: Pool, out, *, source: str | None = None, report: bool = Tr
             fsync_dir(out)
             atomic_write(out / MANIFEST_NAME, manifest({k: [v] for k, v in written.items()}))
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     info.update({"dir": str(out), "json": str(out / "audit.json")})
     if report:
         info.update({"html": str(out / "report.html"), "notebook": str(out / "audit.ipynb")})

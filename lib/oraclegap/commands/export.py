@@ -5,12 +5,13 @@ Writes the pool in a layout another router tool reads (:func:`oraclegap.exchange
 schema ``oraclegap/schemas/long.schema.json``), ``llmrouterbench`` (a results folder),
 ``routerbench`` (a wide ``.parquet``/``.csv``; k = 1 with costs) and ``embedllm`` (a long
 ``.csv``; k = 1). oraclegap reads every one back as a POOL. POOL is read as by every
-verb; its input format is ``--input-format`` here. ``--out`` must not exist: nothing is replaced.
+verb; its input format is ``--input-format`` here. ``--out`` must not exist: nothing is replaced, and of two exports racing to one ``--out`` one
+writes it and the other is refused.
 """
 
 from __future__ import annotations
 
-from ..exchange import EXPORT_FORMATS, export_pool
+from ..exchange import EXPORT_FORMATS, check_export_out, export_pool
 from ._common import add_pool_argument, emit, pool_from_args
 
 
@@ -25,6 +26,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    check_export_out(args.to_format, args.out)  # the target before the pool is read
     pool = pool_from_args(args)
     info = export_pool(pool, args.to_format, args.out)
     payload = {"pool": {"source": args.pool, "n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k}, **info}
