@@ -16,8 +16,8 @@ same name, so ``og.nulls(pool)`` gives the numbers of ``oraclegap nulls POOL``::
     og.compose(pool, tau=0.5)    # pool construction by complementary coverage -> deploy.compose
     og.audit(pool)               # the one-command pre-routing audit (out=DIR writes the report)
 
-The verbs are loaded on first use (importing ``oraclegap`` imports neither numba, scikit-learn
-nor torch); ``oraclegap.stats`` and ``oraclegap.deploy`` expose the same verbs of their floor.
+The verbs, ``Pool`` and ``Interval`` are loaded on first use (importing ``oraclegap`` imports
+neither numpy, pandas, numba, scikit-learn nor torch); ``oraclegap.stats`` and ``oraclegap.deploy`` expose the same verbs of their floor.
 Intervals are one type, :class:`oraclegap.Interval` (defined in ``_result``) (value, lo, hi, level, method).
 
 The package is arranged in floors; a module imports only its own floor and those below
@@ -40,8 +40,11 @@ the verbs; importing the package stays cheap.
 """
 
 from . import _lazy
-from ._result import Interval
-from .pool import Pool
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: type checkers read the name)
+if TYPE_CHECKING:  # loaded on first use like the verbs: `import oraclegap` stays instant (the CLI starts here)
+    from ._result import Interval
+    from .pool import Pool
 
 __version__ = "0.1.0"
 #: The front-door verbs and where each is implemented.
@@ -55,8 +58,8 @@ VERBS = {
     "audit": "oraclegap.verbs:audit",
 }
 __all__ = ["Pool", "Interval", "__version__", *VERBS]
-__getattr__ = _lazy.install(__name__, VERBS)
+__getattr__ = _lazy.install(__name__, {**VERBS, "Pool": "oraclegap.pool:Pool", "Interval": "oraclegap._result:Interval"})
 
 
 def __dir__():
-    return sorted(set(globals()) | set(VERBS))
+    return sorted(set(globals()) | set(VERBS) | {"Pool", "Interval"})

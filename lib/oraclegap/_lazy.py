@@ -12,31 +12,35 @@ submodule is made callable whenever it is imported (the package intercepts the i
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
-import types
-from collections.abc import Mapping
 
 __all__ = ["install"]
 
+# Only sys at import time: the package's __init__ (and so the CLI's start) imports this module first.
+_ModuleType = type(sys)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 
 def _target(spec: str):
+    import importlib
+
     module, _, attr = spec.partition(":")
     return getattr(importlib.import_module(module), attr)
 
 
-class VerbModule(types.ModuleType):
+class VerbModule(_ModuleType):
     """A submodule that is also its package's verb: calling it calls the verb."""
 
     def __call__(self, *args, **kwargs):
         return _target(self.__dict__["__front_door__"])(*args, **kwargs)
 
 
-class _Package(types.ModuleType):
+class _Package(_ModuleType):
     def __setattr__(self, name: str, value) -> None:
         verbs = self.__dict__.get("__verbs__", {})
-        if name in verbs and isinstance(value, types.ModuleType) and type(value) is types.ModuleType:
+        if name in verbs and isinstance(value, _ModuleType) and type(value) is _ModuleType:
             value.__class__ = VerbModule
             value.__dict__["__front_door__"] = verbs[name]
         super().__setattr__(name, value)
@@ -47,7 +51,7 @@ def install(package: str, verbs: Mapping[str, str]):
     returns the ``__getattr__`` the package's ``__init__`` should bind."""
     pkg = sys.modules[package]
     pkg.__dict__["__verbs__"] = dict(verbs)
-    if type(pkg) is types.ModuleType:
+    if type(pkg) is _ModuleType:
         pkg.__class__ = _Package
     for name in verbs:  # submodules imported before install
         sub = sys.modules.get(f"{package}.{name}")
@@ -56,6 +60,9 @@ def install(package: str, verbs: Mapping[str, str]):
 
     def __getattr__(name: str):
         if name in verbs:
+            import importlib
+            import importlib.util
+
             full = f"{package}.{name}"
             if full in sys.modules or importlib.util.find_spec(full) is not None:
                 importlib.import_module(full)  # the import system sets the (now callable) attribute

@@ -7,24 +7,59 @@ Output is a table by default and JSON with ``--json``.
 Errors, for every verb alike: one line on stderr (``oraclegap VERB: error: ...``) and exit
 status 2, never a traceback (``--debug``, before or after the verb, shows it). That covers
 bad options (argparse's usage block is reduced to its error line), an option given twice,
-and any exception a verb raises. Ctrl-C prints ``interrupted`` and exits 130; a closed output
-pipe (``oraclegap ... | head``) ends quietly with status 141, like other Unix tools.
+and any exception a verb raises. Ctrl-C prints ``interrupted`` and exits 130 from the first
+instruction of the command on (while it imports its modules too); a closed output pipe
+(``oraclegap ... | head``) ends quietly with status 141, like other Unix tools.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
-import pkgutil
-import shlex
-import subprocess
 import sys
-import time
-import traceback
-from pathlib import Path
 
-from . import commands as _commands
+
+def _launched_as_command() -> bool:
+    """Whether this process is the ``oraclegap`` command (the console script or ``python -m oraclegap.cli``)."""
+    if __name__ == "__main__":
+        return True
+    argv0 = (getattr(sys, "argv", None) or [""])[0]
+    return argv0.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".exe") == "oraclegap"
+
+
+def _exit_interrupted(prog: str) -> int:
+    """Report Ctrl-C in one line and return 130. In the command itself (never in a process that
+    imported this module) the process ends here with status 130: CPython would otherwise end with
+    SIGINT when the interrupt hit code that a C extension ran while importing, though it was handled."""
+    print(f"{prog}: interrupted", file=sys.stderr)
+    if _launched_as_command():
+        import os
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C adds nothing
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
+    return 130
+
+
+try:  # the package itself imports nothing heavy; these are the command's own imports
+    import argparse
+    import importlib
+    import os
+    import pkgutil
+    import shlex
+    import subprocess
+    import time
+    import traceback
+    from pathlib import Path
+
+    from . import commands as _commands
+except KeyboardInterrupt:  # Ctrl-C while the command starts: the same words and status as later
+    if not _launched_as_command():
+        raise
+    _exit_interrupted("oraclegap")
 
 __all__ = ["main", "build_parser", "OneLineParser", "error_line", "run_in_process", "command_line"]
 
@@ -140,6 +175,18 @@ def _message(exc: BaseException, args=None) -> str:
     return f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
 
 
+def _by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` stems from Ctrl-C: a C extension interrupted while it loads turns the
+    KeyboardInterrupt into an ImportError, with the interrupt as its cause or context."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _quiet_stdout() -> None:
     """After a broken pipe: point stdout at /dev/null so that the interpreter's final flush is silent."""
     try:
@@ -151,30 +198,40 @@ def _quiet_stdout() -> None:
 
 def main(argv=None) -> int:
     """Run the CLI; return the exit status (0 success, 2 error, 130 interrupted, 141 broken pipe)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    prog = "oraclegap"
     try:
-        parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        try:
+            parser = build_parser()  # imports every verb's modules: Ctrl-C here is an interrupt like any other
+        except Exception as exc:
+            if _by_interrupt(exc):
+                raise KeyboardInterrupt from None
+            print(error_line(f"{prog}: error: cannot load the commands ({type(exc).__name__}: {exc}); reinstall "
+                             "oraclegap"), file=sys.stderr)
+            return 2
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:
             code = exc.code
             return code if isinstance(code, int) else (0 if code is None else 2)
         verb = getattr(args, "command", None) or "?"
+        prog = f"oraclegap {verb}"
         debug = bool(getattr(args, "debug", False))
         try:
             rc = int(args.func(args) or 0)
             sys.stdout.flush()
             return rc
-        except BrokenPipeError:
+        except (BrokenPipeError, KeyboardInterrupt):
             raise
-        except KeyboardInterrupt:
-            print(f"oraclegap {verb}: interrupted", file=sys.stderr)
-            return 130
         except Exception as exc:  # every error of a verb becomes one line (the traceback only with --debug)
+            if _by_interrupt(exc):
+                raise KeyboardInterrupt from None
             if debug:
                 traceback.print_exc()
-            print(error_line(f"oraclegap {verb}: error: {_message(exc, args)}"), file=sys.stderr)
+            print(error_line(f"{prog}: error: {_message(exc, args)}"), file=sys.stderr)
             return 2
+    except KeyboardInterrupt:
+        return _exit_interrupted(prog)
     except BrokenPipeError:
         _quiet_stdout()
         return 141
