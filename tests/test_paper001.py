@@ -409,3 +409,27 @@ def test_released_learned_router_share(external_dir):
     best = P.share_against(pool, dec["decomposition_point"]["router_mean"])
     assert best["noise_share"] == pytest.approx(dec["decomposition_point"]["noise_share"], abs=1e-9)
     assert s["noise_share"] < best["noise_share"]  # a weaker baseline leaves a larger gap, the floor fixed
+
+
+def test_random_subset_means_center_on_the_exhaustive_mean():
+    pool, _ = _iid(n=200, M=6, k=8, seed=4)
+    r = P.random_subset_means(pool, 2, 5, n_reps=400, seed=1)
+    ex = P.pool_size_shares(pool, sizes=[2], n_subsets=1000).iloc[0]
+    assert bool(ex["exhaustive"]) and r["n_all"] == 15
+    assert r["exhaustive"] == pytest.approx(ex["gap_share_mean"])
+    assert r["lo"] <= r["exhaustive"] <= r["hi"]
+    whole = P.random_subset_means(pool, 2, 15, n_reps=5, seed=1)  # every sub-pool: no randomness left
+    assert whole["lo"] == pytest.approx(whole["exhaustive"]) == pytest.approx(whole["hi"])
+    with pytest.raises(ValueError, match="n_subsets"):
+        P.random_subset_means(pool, 2, 16)
+
+
+@pytest.mark.external
+def test_released_gpqa_pool_size_two_is_a_random_subset_mean(external_dir):
+    """001's K = 2 GPQA share (0.1291) against the book's mean over all 55 pairs: the release
+    averages random pairs, and its figure lies in the range a mean of 30 random pairs takes."""
+    pool, _, rob = _released(external_dir, "gpqa")
+    rel = next(r["gap_share_mean"] for r in rob["K_sweep"] if r["K"] == 2)
+    r = P.random_subset_means(pool, 2, 30, n_reps=2000, seed=0)
+    assert r["n_all"] == 55 and abs(r["exhaustive"] - rel) > 0.005  # not the exhaustive mean
+    assert r["lo"] <= rel <= r["hi"]

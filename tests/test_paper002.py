@@ -218,3 +218,19 @@ def test_calibration_audit_ece_by_hand_and_errors():
         P.calibration_audit(v.astype(int), c)
     with pytest.raises(ValueError, match="shape"):
         P.calibration_audit(v, c[:3])
+
+
+def test_table2_count_search_finds_counts_that_give_the_limits(tabs):
+    """Known truth: limits computed by Theorem 6 from chosen counts are found again by the search;
+    on the published Table 2, three of the four rows have no count triple at all."""
+    att = P.table2_attempt(tabs["t1"], tabs["t4"])
+    made = att[["dataset", "G_Pi_lo", "G_Pi_hi", "H_Pi_lo", "H_Pi_hi"]].round(3)
+    found = P.table2_count_search(made, tabs["t1"]).set_index("dataset")
+    for r in att.itertuples():
+        assert (r.oracle_count, r.best_policy_count, r.best_count) in found.loc[r.dataset, "fits"]
+    pub = P.table2_count_search(tabs["t2"], tabs["t1"]).set_index("dataset")
+    assert (pub["n_fits"] == 0).sum() >= 3
+    t4 = tabs["t4"].set_index("method")
+    for d, row in pub.iterrows():  # no fit uses Table 4's best family router and Table 1's counts together
+        r_best = round(float(t4.loc[list(P.PAPER_FAMILY_ROWS), d].max()) * row["n"])
+        assert (row["oracle_count"], max(r_best, row["best_count"]), row["best_count"]) not in row["fits"]

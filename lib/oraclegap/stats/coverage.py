@@ -390,8 +390,11 @@ def rauc(rates, band=(0.05, 0.30), *, k_eff: float | None = None, grid: int = 10
     """Band-averaged coverage rAUC = (1/(hi-lo)) * integral_lo^hi C(tau) dtau of one system.
 
     ``rates`` is the system's per-prompt estimate (a member's column, the row max for the
-    oracle, the row mean for the mixture). ``method="trapezoid"`` integrates the coverage curve
-    on ``grid`` equally spaced thresholds (the paper's recipe); ``"exact"`` uses the closed form
+    oracle, the row mean for the mixture). arXiv 2609.32996 defines rAUC by the integral and
+    gives no quadrature. ``method="trapezoid"`` applies the trapezoid rule on ``grid`` equally
+    spaced thresholds (spacing h = (hi - lo) / (grid - 1)); C is non-increasing in tau, so the
+    error is at most (h / 2) (C(lo) - C(hi)) / (hi - lo) <= 1 / (2 (grid - 1)), 5e-4 at the
+    default 1001 points. ``"exact"`` uses the closed form of raw rates,
     mean_i clip(p_i - lo, 0, hi - lo) / (hi - lo), which the trapezoid converges to.
     """
     lo, hi = _check_band(band)

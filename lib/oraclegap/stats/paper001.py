@@ -47,6 +47,7 @@ __all__ = [
     "pool_composition",
     "lineage_jackknife",
     "pool_size_shares",
+    "random_subset_means",
     "share_against",
     "k_sweep_band",
     "released_identities",
@@ -232,6 +233,36 @@ def pool_size_shares(x, sizes=None, *, n_subsets: int = 400, seed=0, form: str |
                      "gap_share_sd": float(np.nanstd(gs, ddof=1)) if np.isfinite(gs).sum() > 1 else float("nan"),
                      "oracle_share_mean": float(np.nanmean(os_)) if np.isfinite(os_).any() else float("nan")})
     return pd.DataFrame(rows)
+
+
+def random_subset_means(x, size: int, n_subsets: int, *, n_reps: int = 2000, level: float = 0.95, seed=0,
+                        form: str | None = None) -> dict:
+    """How far a mean over random sub-pools can sit from the mean over all of them (001's Fig. 9).
+
+    The gap share Delta / G of every sub-pool of ``size`` members (each against its own best
+    single member) is computed once; ``exhaustive`` is their mean, the book's figure. A release
+    that averages ``n_subsets`` distinct sub-pools drawn at random reports one draw of a random
+    mean: ``lo`` / ``hi`` are the central ``level`` range of that mean over ``n_reps`` draws
+    (sub-pools without replacement), ``n_all`` the number of sub-pools.
+    """
+    v, alignment, _, _ = noise._inputs(x, min_k=1)
+    form = noise._form(form, alignment)
+    M = v.shape[1]
+    size = check_int(size, "size", minimum=1, maximum=M)
+    n_all = math.comb(M, size)
+    if n_all > 5000:
+        raise ValueError(f"size {size} of {M} members gives {n_all} sub-pools; at most 5000 are enumerated")
+    n_subsets = check_int(n_subsets, "n_subsets", minimum=1, maximum=n_all)
+    n_reps = check_int(n_reps, "n_reps", minimum=1)
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    shares = np.array([_terms(v[:, list(c), :], form)["noise_share"] for c in combinations(range(M), size)])
+    shares = shares[np.isfinite(shares)]
+    rng = as_rng(seed)
+    means = np.array([rng.choice(shares, min(n_subsets, shares.size), replace=False).mean() for _ in range(n_reps)])
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return {"size": size, "n_all": n_all, "n_subsets": n_subsets, "exhaustive": float(shares.mean()),
+            "lo": float(lo), "hi": float(hi)}
 
 
 def k_sweep_band(x, ks=None, *, n_subsets: int = 50, band: float = 0.9, seed=0, form: str | None = None) -> pd.DataFrame:

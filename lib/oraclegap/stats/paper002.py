@@ -18,6 +18,10 @@ Three tables of the paper can be checked from numbers the paper prints elsewhere
   best policy's count (Clopper-Pearson limits are monotone in the count), all of which Tables 1
   and 4 publish. The computed intervals do not match the published ones; the result reports the
   differences.
+* :func:`table2_count_search` -- which integer counts (oracle, best policy, best member) give
+  Table 2's four published limits under Theorem 6's split: the text fixes the split and the
+  Clopper-Pearson construction but not which counts enter, so every triple near the published
+  figures is tried.
 * :func:`table16_counts` -- Appendix O, Table 16's rescue and loss columns against the accuracies
   of Table 6: on n items, rescue - loss = acc_m - acc_b for every model m and the frozen baseline
   b, which holds in whole items.
@@ -47,6 +51,7 @@ __all__ = [
     "table15_from_counts",
     "table3_from_tables",
     "table2_attempt",
+    "table2_count_search",
     "table16_counts",
     "calibration_audit",
 ]
@@ -409,3 +414,40 @@ def calibration_audit(verdicts, confidence, *, names=None, baseline=None, n_bins
     out = pd.DataFrame(rows)
     out["net"] = out["rescue"] - out["loss"]
     return out
+
+
+def table2_count_search(t2: pd.DataFrame, t1: pd.DataFrame, *, K: int = 8, L: int = 11, alpha: float = 0.05,
+                        radius: int = 15) -> pd.DataFrame:
+    """Every (oracle, best policy, best member) count triple within ``radius`` of Tables 1 and 4's
+    that reproduces Table 2's four limits to their three decimals under Theorem 6's split.
+
+    Theorem 6 gives the oracle's Clopper-Pearson interval failure delta/3, each member's
+    delta/(3K) and each policy's delta/(3L); G_Pi = [max(0, max L_pi - max U_m),
+    min(1, max U_pi - max L_m)], H_Pi = [max(0, L_q - max U_pi), min(1, U_q - max L_pi)]. Each
+    maximum is attained at the largest count, so the limits depend on three counts only. Returns
+    one row per dataset: the published counts, the number of matching triples and the triples.
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    alpha = check_alpha(alpha)
+    _need(t2, ["dataset", "G_Pi_lo", "G_Pi_hi", "H_Pi_lo", "H_Pi_hi"], "t2")
+    cnt = published_counts(t1).set_index("dataset")
+    out = []
+    for r in t2.itertuples():
+        n, o, b = int(cnt.loc[r.dataset, "n"]), int(cnt.loc[r.dataset, "o"]), int(cnt.loc[r.dataset, "b"])
+        x = np.arange(n + 1)
+        q_lo, q_hi = proportion_confint(x, n, alpha / 3, method="beta")
+        m_lo, m_hi = proportion_confint(x, n, alpha / (3 * K), method="beta")
+        p_lo, p_hi = proportion_confint(x, n, alpha / (3 * L), method="beta")
+        oo = np.arange(max(o - radius, 0), min(o + radius, n) + 1)[:, None, None]
+        pp = np.arange(max(b - radius, 0), min(b + 2 * radius, n) + 1)[None, :, None]
+        mm = np.arange(max(b - radius, 0), min(b + radius, n) + 1)[None, None, :]
+        lims = (np.maximum(0, p_lo[pp] - m_hi[mm]), np.minimum(1, p_hi[pp] - m_lo[mm]),
+                np.maximum(0, q_lo[oo] - p_hi[pp]), np.minimum(1, q_hi[oo] - p_lo[pp]))
+        ok = np.ones(np.broadcast_shapes(oo.shape, pp.shape, mm.shape), dtype=bool)
+        for lim, pub in zip(lims, (r.G_Pi_lo, r.G_Pi_hi, r.H_Pi_lo, r.H_Pi_hi), strict=True):
+            ok &= np.abs(lim - pub) <= 5e-4 + 1e-9
+        hits = [(int(oo[i, 0, 0]), int(pp[0, j, 0]), int(mm[0, 0, k])) for i, j, k in zip(*np.nonzero(ok), strict=True)]
+        out.append({"dataset": r.dataset, "n": n, "oracle_count": o, "best_count": b, "n_fits": len(hits),
+                    "fits": hits})
+    return pd.DataFrame(out)
