@@ -2,8 +2,8 @@
 
 One function (``oraclegap.commands._common.pool_from_args``) turns (POOL, options) into a Pool
 for every verb. The matrix below runs every verb that takes a POOL over the same option cases
-(wide-CSV options, --format, --embeddings, --score-threshold, --drop-incomplete, --split-label,
---llm-data, --model-names, --null-scores) and checks, for each, that the verb read exactly the
+(wide-CSV options, --format, --embeddings, --score-threshold, --drop-incomplete, --dedupe,
+--split-label, --llm-data, --model-names, --null-scores) and checks, for each, that the verb read exactly the
 pool ``open_pool`` gives with those options, or refused the same way. A verb that read its pool
 another way (as ``routers`` once did: a metadata column became a model, --models was ignored, a
 wrong --format was not refused) fails here: the spy sees no call, or sees the wrong pool.
@@ -76,6 +76,9 @@ def files(tmp_path_factory) -> dict:
     recs = [{"dataset_id": "math", "split": "test", "model_name": m, "record_index": i, "score": None if (i, m) == (1, "y") else float((i + j) % 2)}
             for j, m in enumerate(("x", "y")) for i in range(3)]
     (d / "lrb.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    long = pd.DataFrame({"prompt_id": np.repeat([f"p{i}" for i in range(6)], 2), "policy": ["a", "b"] * 6,
+                         "correct": (rng.random(12) < 0.5).astype(int)})
+    pd.concat([long, long]).to_csv(d / "doubled_long.csv", index=False)  # every row twice, no draw column
     return {"d": d, "E": E}
 
 
@@ -110,6 +113,9 @@ CASES = [
     ("re.npz", ["--model-names", "a,b"], None, r"model_names has 2 names but .* has 3 models"),
     ("lrb.jsonl", [], None, r"field 'score' is null"),
     ("lrb.jsonl", ["--null-scores", "wrong"], {"null_scores": "wrong"}, None),
+    ("meta.csv", ["--dedupe"], None, r"option\(s\) \['dedupe'\] do not apply"),
+    ("doubled_long.csv", [], None, r"every row appears 2 times in its \(prompt, policy\) cell"),
+    ("doubled_long.csv", ["--dedupe"], {"dedupe": True}, None),
 ]
 
 

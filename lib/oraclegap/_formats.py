@@ -317,8 +317,29 @@ def _order(codes: np.ndarray, uniq: np.ndarray, sort_key: np.ndarray | None) -> 
     return rank[codes], uniq[perm]
 
 
+def _copies(rows: _Rows, orig: np.ndarray, cell: np.ndarray) -> tuple[int, np.ndarray]:
+    """``(r, first)`` when, without draw labels, every distinct row of every (prompt, policy) cell
+    appears a multiple r >= 2 of times (a file appended to itself, rows doubled by a join): the
+    same response is then counted r times as if drawn anew. ``first`` marks the first 1/r of each
+    distinct row's occurrences, in file order. ``(1, None)`` otherwise."""
+    cols = {"cell": cell, "correct": np.asarray(rows.correct, dtype=bool)[orig]}
+    for name, vals in (("answer", rows.answer), ("cost", rows.cost)):
+        if vals is not None:
+            cols[name] = pd.Series(np.asarray(vals, dtype=object)[orig]).astype(str).to_numpy(dtype=object)
+    for name, vals in rows.per_response.items():
+        cols[f"response_{name}"] = pd.Series(np.asarray(vals)[orig]).astype(str).to_numpy(dtype=object)
+    key = pd.DataFrame(cols)
+    group = key.groupby(list(key.columns), sort=False, dropna=False).ngroup().to_numpy()
+    counts = np.bincount(group)
+    r = int(np.gcd.reduce(counts[counts > 0]))
+    if r < 2:
+        return 1, None
+    seen = pd.Series(group).groupby(group).cumcount().to_numpy()
+    return r, seen < counts[group] // r
+
+
 def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndarray | None = None,
-              alignment: str = "unknown", meta: dict | None = None) -> Pool:
+              alignment: str = "unknown", meta: dict | None = None, dedupe: bool = False) -> Pool:
     label, where = rows.label, rows.where
     N = len(rows.prompt)
     if N == 0:
@@ -367,6 +388,21 @@ def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndar
             "same number -- remove duplicated rows if they are copies"
         )
     cell = p_codes * M + m_codes
+    if rows.draw is None and k > 1:
+        r, first = _copies(rows, orig, cell)
+        if r > 1 and not dedupe:
+            raise ValueError(
+                f"{label}: every row appears {r} times in its (prompt, policy) cell ({len(orig)} rows, "
+                f"{len(orig) // r} distinct), as when a file is appended to itself; without a 'draw' column the copies "
+                f"would count as k = {k} draws instead of {k // r} -- remove them, pass dedupe=True (CLI --dedupe) to "
+                "keep one of each, or add a 'draw' column if they are distinct draws"
+            )
+        if r > 1:
+            meta["duplicates_dropped"] = {"rows": int(len(orig) - first.sum()), "copies": r, "k_before": k}
+            orig, p_codes, m_codes, cell = orig[first], p_codes[first], m_codes[first], cell[first]
+            k //= r
+    if dedupe and "duplicates_dropped" not in meta:  # asked for and nothing to drop: said, not silent
+        meta["duplicates_dropped"] = {"rows": 0, "copies": 1, "k_before": k}
     if rows.draw is None:
         j_pos = pd.Series(cell).groupby(cell, sort=False).cumcount().to_numpy()
     else:
@@ -449,6 +485,13 @@ def _load_json(path: Path):
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{path} {TOO_DEEP}") from None
+
+
+#: The words for JSON nested beyond what Python's parser can follow (a damaged or hostile file).
+TOO_DEEP = "nests JSON lists or objects too deeply to read (deeper than Python's recursion limit); it is damaged or not a " \
+           "file of records"
 
 
 def json_records(path) -> tuple[str, object]:
@@ -470,6 +513,8 @@ def json_records(path) -> tuple[str, object]:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}: line {ln} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+            except RecursionError:
+                raise ValueError(f"{path}: line {ln} {TOO_DEEP}") from None
             if not isinstance(rec, dict):
                 raise ValueError(f"{path}: line {ln} holds a JSON {type(rec).__name__}, not an object (one record per line)")
             out.append((f"line {ln}", rec))
@@ -596,7 +641,7 @@ def _lrb_result_records(f: Path, obj: dict):
 
 
 def read_llmrouterbench(path, *, score_threshold=None, null_scores: str = "error", drop_incomplete: bool = False,
-                        _parsed=None) -> Pool:
+                        dedupe: bool = False, _parsed=None) -> Pool:
     """A pool from LLMRouterBench results: a result file, a folder of them, or flat records.
 
     A prompt is (dataset, split, index): its id is ``"<dataset>/<split>/<index>"``; ``text`` is
@@ -671,7 +716,7 @@ def read_llmrouterbench(path, *, score_threshold=None, null_scores: str = "error
             "non_binary_scores": n_non, "null_scores_counted_wrong": int(nulls.sum()), **info}
     if rows.cost is not None:
         meta["cost_unit"] = "USD per response (LLMRouterBench 'cost'; mean over a cell's responses)"
-    return _assemble(rows, drop_incomplete=drop_incomplete, meta=meta)
+    return _assemble(rows, drop_incomplete=drop_incomplete, meta=meta, dedupe=dedupe)
 
 
 # ============================================================================ LLMRouter routing data
@@ -709,7 +754,7 @@ def _llm_prices(llm_data) -> dict:
 
 
 def read_llmrouter(path, *, score_threshold=None, split=None, llm_data=None, embeddings=None,
-                   drop_incomplete: bool = False, _parsed=None) -> Pool:
+                   drop_incomplete: bool = False, dedupe: bool = False, _parsed=None) -> Pool:
     """A pool from LLMRouter routing data (one JSON line per query and model).
 
     A prompt is a query: its id is ``embedding_id`` when every line has one (the same query
@@ -813,7 +858,7 @@ def read_llmrouter(path, *, score_threshold=None, split=None, llm_data=None, emb
             raise ValueError(f"embeddings need an 'embedding_id' on every line of {path}")
         E = _read_embeddings(embeddings, str(path))
         meta["embeddings_source"] = str(embeddings)
-    return _assemble(rows, drop_incomplete=drop_incomplete, embeddings=E, meta=meta)
+    return _assemble(rows, drop_incomplete=drop_incomplete, embeddings=E, meta=meta, dedupe=dedupe)
 
 
 # ============================================================================ RouterEval .npz
@@ -1040,6 +1085,51 @@ def read_routereval(path, *, score_threshold=None, model_names=None, leaf=None, 
 
 
 # ============================================================================ tables (CSV / parquet)
+_SEP_NAMES = {";": "';'", "\t": "tabs", "|": "'|'"}
+
+
+def csv_preamble(text: str, label: str) -> tuple[str, int]:
+    """A CSV's text ready for a comma-separated reader, and how many lines were skipped.
+
+    Excel's first line ``sep=,`` (it names the separator) is skipped; ``sep=`` naming another
+    separator, and a header that splits into more fields by ';', tabs or '|' than by commas (with
+    the first data line agreeing), raise ``ValueError`` saying which separator the file looks
+    separated by (and its decimal commas, as European spreadsheets write them)."""
+    import csv
+
+    first, _, rest = text.partition("\n")
+    m = re.fullmatch(r"\s*sep=(.?)\s*", first)
+    skip = 0
+    if m:
+        sep = m.group(1) or ","
+        if sep != ",":
+            raise ValueError(f"{label} starts with Excel's line 'sep={sep}': it is separated by {_SEP_NAMES.get(sep, repr(sep))}; "
+                             "oraclegap reads comma-separated files -- save it as CSV (comma delimited)")
+        text, skip = rest, 1
+        first, _, rest = text.partition("\n")
+    second = rest.partition("\n")[0]
+    by_comma = len(next(csv.reader([first]), []))
+    for sep, what in _SEP_NAMES.items():
+        n = len(next(csv.reader([first], delimiter=sep), []))
+        if n <= by_comma or (second.strip() and len(next(csv.reader([second], delimiter=sep), [])) != n):
+            continue
+        decimals = " with decimal commas (e.g. '1,0')" if re.search(r"\d,\d", second) else ""
+        head = (f"has a single column {first.strip()[:60]!r}" if by_comma == 1
+                else f"has a header of {by_comma} fields by commas but {n} by {what}")
+        how = f"sep={sep!r}" + (", decimal=','" if decimals else "")
+        raise ValueError(f"{label} {head}: it looks separated by {what}{decimals}; oraclegap reads comma-separated files "
+                         f"with '.' decimals -- save it as CSV (comma delimited), e.g. pandas.read_csv(path, {how})"
+                         ".to_csv(new_path, index=False)")
+    return text, skip
+
+
+def _csv_head(path: Path, n_bytes: int = 1 << 16) -> str:
+    """The first bytes of a CSV as text (a byte-order mark dropped; a character cut at the end ignored)."""
+    with open(path, "rb") as fh:
+        raw = fh.read(n_bytes)
+    return raw.decode("utf-8-sig", errors="ignore")
+
+
 def table_columns(path) -> list[str]:
     """Column names of a CSV (its header) or parquet file, read without loading the rows."""
     path = Path(path)
@@ -1053,7 +1143,21 @@ def table_columns(path) -> list[str]:
     import csv
 
     with open(path, encoding="utf-8-sig", newline="") as fh:
-        return [h.strip() for h in next(csv.reader(fh), [])]
+        first = fh.readline()
+        if re.fullmatch(r"\s*sep=,?\s*", first):  # Excel's separator line: the header follows
+            first = fh.readline()
+        return [h.strip() for h in next(csv.reader([first]), [])]
+
+
+def _csv_skip(path: Path) -> int:
+    """Lines before a CSV's header (Excel's ``sep=,``), after checking its separator (:func:`csv_preamble`)."""
+    try:
+        head = _csv_head(path)
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    if "\n" in head:
+        head = head[: head.rfind("\n")]  # whole lines only
+    return csv_preamble(head, str(path))[1]
 
 
 def _read_table(path: Path, dtype=None) -> pd.DataFrame:
@@ -1067,8 +1171,9 @@ def _read_table(path: Path, dtype=None) -> pd.DataFrame:
             return pd.read_parquet(path)
         except Exception as exc:  # noqa: BLE001
             raise ValueError(f"{path} is not a readable parquet file ({exc})") from None
+    skip = _csv_skip(path)
     try:
-        return pd.read_csv(path, dtype=dtype, encoding="utf-8-sig", keep_default_na=dtype is not str)
+        return pd.read_csv(path, dtype=dtype, encoding="utf-8-sig", keep_default_na=dtype is not str, skiprows=skip)
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text (byte offset {exc.start}); save it as UTF-8") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
@@ -1079,7 +1184,11 @@ def _row_word(path: Path) -> Callable[[int], str]:
     """Row i of a table as a reader sees it: "line i+2" of a CSV (after the header), "row i" of a parquet."""
     if path.suffix.lower() == ".parquet":
         return lambda i: f"row {i}"
-    return lambda i: f"line {i + 2}"
+    try:
+        skip = _csv_skip(path) if path.is_file() else 0
+    except ValueError:
+        skip = 0
+    return lambda i: f"line {i + 2 + skip}"
 
 
 def _row_namer(path: Path, ids=None, id_name: str = "") -> Callable[[int], str]:
@@ -1240,7 +1349,7 @@ def read_routerbench(path, *, score_threshold=None, split=None, drop_incomplete:
 EMBEDLLM_COLUMNS = ("model_id", "prompt_id", "label")
 
 
-def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = False) -> Pool:
+def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = False, dedupe: bool = False) -> Pool:
     """A pool from an EmbedLLM correctness table (``train.csv``/``val.csv``/``test.csv``, or
     parquet): one row per (model, question) with ``model_id``, ``prompt_id`` and a 0/1
     ``label``. Policies are ``model_name`` (else ``model_id``) in ``model_id`` order; prompts
@@ -1296,7 +1405,7 @@ def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = 
             "ignored_columns": [c for c in d.columns if c not in known]}
     if E is not None:
         meta["embeddings_source"] = str(embeddings)
-    pool = _assemble(rows, drop_incomplete=drop_incomplete, embeddings=E, meta=meta)
+    pool = _assemble(rows, drop_incomplete=drop_incomplete, embeddings=E, meta=meta, dedupe=dedupe)
     if "model_name" in d.columns:  # name the policies by model_name (distinct names required), keep model_id
         names = pool.policies["model_name"].astype(str)
         if names.duplicated().any():
@@ -1353,6 +1462,9 @@ def validate_long_table(d: pd.DataFrame, label: str, where: Callable[[int], str]
         sub = _schema_of(str(c), schema) or {}
         types = sub.get("type")
         if types is None:
+            continue
+        if c == "correct":  # the one rule of every 0/1 outcome column, wide or long (as_bool_columns)
+            as_bool_columns(d, [c], label, row_names=lambda i: where(i).removeprefix(f"{label}: "))
             continue
         types = [types] if isinstance(types, str) else list(types)
         col = d[c]
@@ -1627,7 +1739,7 @@ def _read_long_arrow(path: Path) -> Pool | None:
         raise ValueError(f"{path}: {exc}") from None
 
 
-def read_long(path) -> Pool:
+def read_long(path, *, dedupe: bool = False) -> Pool:
     """A pool from oraclegap's long table (written by :meth:`Pool.to_long`, or by hand): one row
     per response with ``prompt_id``, ``policy``, ``correct`` (0/1), optional ``draw`` (positions
     0..k-1; without it rows keep their file order), ``answer``, ``cost`` (the cell's cost per
@@ -1698,7 +1810,7 @@ def read_long(path) -> Pool:
     if isinstance(info, dict) and info.get("format") == LONG_FORMAT:  # written by Pool.to_long: restore what it kept
         alignment = info.get("alignment", "unknown")
         meta = dict(info.get("meta") or {})
-    pool = _assemble(rows, meta=meta, alignment=alignment)
+    pool = _assemble(rows, meta=meta, alignment=alignment, dedupe=dedupe)
     if isinstance(info, dict) and info.get("shape") not in (None, list(pool.shape)):
         raise ValueError(f"{path}: the rows make a pool of shape {list(pool.shape)} but the file records {info['shape']}")
     if rows.cost is not None:  # a cell's cost is written on each of its rows: the rows must agree

@@ -28,7 +28,7 @@ import socket
 from pathlib import Path
 
 __all__ = ["fsync_file", "fsync_dir", "atomic_write", "temp_path", "TMP_MARK", "make_temp_dir", "clean_dead_temps",
-           "place_new", "pid_alive", "link_problem"]
+           "place_new", "pid_alive"]
 
 #: The marker file inside every temporary folder :func:`make_temp_dir` creates.
 TMP_MARK = ".oraclegap-tmp"
@@ -224,21 +224,3 @@ def place_new(src, dst) -> Path:
     fsync_dir(dst.parent)
     return dst
 
-
-def link_problem(path) -> str | None:
-    """What is wrong with ``path`` when a symbolic link makes it unusable, as words to follow the
-    path in a message: a link that loops (to itself, or a cycle, anywhere on the path) or a link
-    whose target does not exist. None when the path resolves or is simply absent."""
-    try:
-        os.stat(path)
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "leads through a symbolic link that loops (a link to itself or a cycle of links)"
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
-            try:
-                target = os.readlink(path)
-            except OSError:
-                target = "?"
-            return f"is a symbolic link to {target!r}, which does not exist (a dangling link)"
-        return None

@@ -9,7 +9,7 @@ harmless builtins their state uses (``slice``, ``bytearray``, ``_codecs.encode``
 bytes). Every other global -- ``os.system``, ``builtins.eval``, ``subprocess.Popen``, a
 ``pandas.*`` function that is not on the list, pyarrow's buffer restorers (a frame pickled by
 pandas >= 3 with Arrow-backed strings: its buffers are not validated on load, so they stay off the
-list) -- raises :class:`UnsafePickle` naming it, at the
+list, and the refusal says to convert the file with ``to_parquet``) -- raises :class:`UnsafePickle` naming it, at the
 opcode that names it, i.e. before anything it would call can run (the idea of
 ``torch.load(weights_only=True)``). Persistent ids are refused too. Plain containers (dict,
 list, tuple, str, numbers, bytes) need no global and load as usual.
@@ -58,6 +58,12 @@ class UnsafePickle(ValueError):
     """A pickle names a global outside :data:`ALLOWED_GLOBALS` (or is not a readable pickle)."""
 
 
+def _is_arrow(module: str, name: str) -> bool:
+    """A global of pyarrow's or of pandas' Arrow-backed arrays and dtypes (what ``DataFrame.to_pickle``
+    names for Arrow strings, the default string storage of pandas >= 3)."""
+    return module.split(".")[0] == "pyarrow" or (module.split(".")[0] == "pandas" and "Arrow" in name)
+
+
 class _Restricted(pickle.Unpickler):
     def __init__(self, fh, label: str):
         super().__init__(fh)
@@ -67,6 +73,12 @@ class _Restricted(pickle.Unpickler):
         # protocol-2 files name Python 2 modules (__builtin__, commands ...): check the Python 3 global they denote
         m3, n3 = _compat_pickle.NAME_MAPPING.get((module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
         full = f"{m3}.{n3}"
+        if full not in ALLOWED_GLOBALS and _is_arrow(m3, n3):
+            raise UnsafePickle(
+                f"{self._label}: pandas >= 3 pickles with Arrow strings cannot be read safely (it names {full!r}; "
+                "Arrow buffers are not validated on load): convert it where it was written with "
+                "pandas.read_pickle(path).to_parquet('table.parquet') and pass the .parquet file"
+            )
         if full not in ALLOWED_GLOBALS:
             raise UnsafePickle(
                 f"{self._label} names the global {full!r}, which is not on oraclegap's allow-list of numpy/pandas "

@@ -136,7 +136,7 @@ def is_store(path) -> bool:
         return False
     try:
         return json.loads(p.read_text()).get("format") == FORMAT_NAME
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return False
 
 
@@ -167,6 +167,8 @@ def read_manifest(path) -> dict:
         manifest = json.loads(mpath.read_text())
     except (OSError, ValueError) as exc:
         raise ValueError(f"{str(mpath)!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{str(mpath)!r} nests JSON too deeply to read; it is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
         raise ValueError(f"{str(mpath)!r} is not a rollout-store manifest (format={fmt!r})")
@@ -199,7 +201,10 @@ def read_prompts(path, manifest: dict) -> list[dict]:
     got = hashlib.sha256(data).hexdigest()
     if got != want:
         raise ValueError(f"{str(ppath)!r} is damaged: its SHA-256 {got[:16]}... differs from the manifest's {want[:16]}...")
-    records = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+    try:
+        records = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+    except RecursionError:
+        raise ValueError(f"{str(ppath)!r} nests JSON too deeply to read; it is damaged") from None
     if len(records) != int(manifest["identity"]["prompts"]["n"]):
         raise ValueError(f"{str(ppath)!r} holds {len(records)} prompts, the manifest says {manifest['identity']['prompts']['n']}")
     return records

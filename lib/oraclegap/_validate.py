@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import errno
 import math
+import os
 import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
@@ -23,6 +25,7 @@ __all__ = [
     "as_bool_array",
     "as_counts_array",
     "as_bool_columns",
+    "link_problem",
     "read_npy",
     "read_npz",
     "read_text",
@@ -249,6 +252,25 @@ def as_bool_columns(df, columns: Sequence, source: str, row_names=None) -> np.nd
     return out
 
 
+def link_problem(path) -> str | None:
+    """What is wrong with ``path`` when a symbolic link makes it unusable, as words to follow the
+    path in a message: a link that loops (to itself, or a cycle, anywhere on the path) or a link
+    whose target does not exist. None when the path resolves or is simply absent."""
+    try:
+        os.stat(path)
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "leads through a symbolic link that loops (a link to itself or a cycle of links)"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
+            try:
+                target = os.readlink(path)
+            except OSError:
+                target = "?"
+            return f"is a symbolic link to {target!r}, which does not exist (a dangling link)"
+        return None
+
+
 def check_file(path, name: str) -> Path:
     """``path`` as a Path when it is an existing regular file; else ``ValueError`` saying what it is
     instead: "is a directory, expected a file", "does not exist", "is not a regular file"."""
@@ -256,7 +278,7 @@ def check_file(path, name: str) -> Path:
     if p.is_dir():
         raise ValueError(f"{name} {str(p)!r} is a directory, expected a file")
     if not p.exists():
-        raise ValueError(f"{name} {str(p)!r} does not exist")
+        raise ValueError(f"{name} {str(p)!r} {link_problem(p) or 'does not exist'}")
     if not p.is_file():
         raise ValueError(f"{name} {str(p)!r} is not a regular file (a device, socket or pipe?), expected a file")
     return p
@@ -266,6 +288,9 @@ def check_dir(path, name: str, *, must_exist: bool = True) -> Path:
     """``path`` as a Path when it is a directory (or, with ``must_exist=False``, absent); a file
     raises "is a file, expected a directory"."""
     p = Path(path)
+    problem = link_problem(p)
+    if problem:
+        raise ValueError(f"{name} {str(p)!r} {problem}")
     if p.exists() and not p.is_dir():
         raise ValueError(f"{name} {str(p)!r} is a file, expected a directory")
     if must_exist and not p.exists():
@@ -294,7 +319,7 @@ def _checked(path, label: str) -> Path:
     if p.is_dir():
         raise ValueError(f"{label} is a directory, expected a file")
     if not p.exists():
-        raise ValueError(f"{label} does not exist")
+        raise ValueError(f"{label} {link_problem(p) or 'does not exist'}")
     return p
 
 

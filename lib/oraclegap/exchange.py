@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from . import _formats
-from ._io import atomic_write, clean_dead_temps, fsync_file, link_problem, make_temp_dir, place_new
+from ._io import atomic_write, clean_dead_temps, fsync_file, make_temp_dir, place_new
+from ._validate import link_problem
 from .pool import Pool
 
 __all__ = ["EXPORT_FORMATS", "export_pool", "check_export_out"]

@@ -22,7 +22,15 @@ import pandas as pd
 from . import _formats, _store, datasets
 from ._datalog import declare as _declare
 from ._formats import FORMATS as ROUTER_FORMATS
-from ._validate import as_bool_columns, check_file, is_pickle_file, parse_list, read_npy, read_npz
+from ._validate import (
+    as_bool_columns,
+    check_file,
+    is_pickle_file,
+    link_problem,
+    parse_list,
+    read_npy,
+    read_npz,
+)
 from .pool import Pool
 
 __all__ = [
@@ -54,12 +62,12 @@ TEXT_COLUMNS = ("prompt", "question", "query")
 FORMAT_NAMES = ("pool", "store", "npy", "npz", "wide-csv", *ROUTER_FORMATS)
 #: The options each importer takes (every other format takes none beyond the wide-CSV ones).
 FORMAT_OPTIONS = {
-    "llmrouterbench": ("score_threshold", "null_scores", "drop_incomplete"),
-    "llmrouter": ("score_threshold", "split", "llm_data", "embeddings", "drop_incomplete"),
+    "llmrouterbench": ("score_threshold", "null_scores", "drop_incomplete", "dedupe"),
+    "llmrouter": ("score_threshold", "split", "llm_data", "embeddings", "drop_incomplete", "dedupe"),
     "routereval": ("score_threshold", "model_names", "leaf"),
-    "embedllm": ("split", "embeddings", "drop_incomplete"),
+    "embedllm": ("split", "embeddings", "drop_incomplete", "dedupe"),
     "routerbench": ("score_threshold", "split", "drop_incomplete"),
-    "long": (),
+    "long": ("dedupe",),
 }
 _ALL_OPTIONS = sorted({o for opts in FORMAT_OPTIONS.values() for o in opts})
 _TABLE_SUFFIXES = (".csv", ".parquet")
@@ -104,7 +112,10 @@ def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=
     convert them. ``options`` go to the importer (see :data:`FORMAT_OPTIONS`):
     ``score_threshold`` (a response counts as correct when its score >= t; without it any
     score other than 0 or 1 is refused), ``null_scores`` ("error" or "wrong"),
-    ``drop_incomplete`` (keep only prompts every policy answered), ``split`` (a split label for
+    ``drop_incomplete`` (keep only prompts every policy answered), ``dedupe`` (files without draw
+    labels whose every row appears r >= 2 times in its cell -- a file appended to itself -- are
+    refused, since the copies would count as draws; with ``dedupe`` one of each is kept and
+    ``pool.meta["duplicates_dropped"]`` says how many rows went), ``split`` (a split label for
     every prompt), ``llm_data`` (LLMRouter's model prices), ``embeddings`` (a ``.npy`` of prompt
     embeddings) and ``model_names`` (RouterEval). See :mod:`oraclegap._formats` for each layout.
 
@@ -122,6 +133,14 @@ def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=
     """
     if isinstance(spec, Pool):
         return spec
+    try:
+        return _open_pool(spec, format, models, prompt_columns, id_column, text_column, options)
+    except RecursionError:  # a file nested deeper than any reader can follow (JSON, a manifest, a pickle)
+        raise ValueError(f"POOL {os.fspath(spec)!r}: a file of it nests lists or objects too deeply to read (deeper than "
+                         "Python's recursion limit); it is damaged or not a pool") from None
+
+
+def _open_pool(spec, format, models, prompt_columns, id_column, text_column, options) -> Pool:
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if not isinstance(spec, str) or not spec:
@@ -200,7 +219,7 @@ def _check_suffix(fmt: str, path: Path, spec: str) -> None:
             raise ValueError(f"POOL {spec!r} names no array after the colon; use FILE.npz:KEY")
         return
     if not path.exists():
-        raise ValueError(f"POOL {spec!r} does not exist")
+        raise ValueError(f"POOL {spec!r} {link_problem(path) or 'does not exist'}")
     kinds = _SUFFIXES[fmt]
     ok = ("dir" in kinds and path.is_dir()) or (path.is_file() and path.suffix.lower() in kinds)
     if not ok:
@@ -327,6 +346,9 @@ def detect_format(spec, *, _parse: bool = False):
     elif path.exists():
         raise ValueError(f"POOL {spec!r} is neither a regular file nor a directory")
     else:
+        problem = link_problem(path)
+        if problem:
+            raise ValueError(f"POOL {spec!r} {problem}")
         try:
             datasets.describe(spec)
         except KeyError:
@@ -365,7 +387,7 @@ def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None, tex
     """A k = 1 pool from a comma-separated, UTF-8 items x models CSV (see :func:`open_pool`).
 
     Refused with a message naming the file: an empty file, a file that is not UTF-8, a file
-    that looks separated by ';' or tabs, repeated column names (pandas would rename them
+    that looks separated by ';' or tabs (Excel's ``sep=,`` first line is skipped), repeated column names (pandas would rename them
     silently), unknown declared columns, and any model cell that is not 0/1.
     """
     path = Path(path)
@@ -385,20 +407,19 @@ def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None, tex
         ) from None
     if not text.strip():
         raise ValueError(f"{label} is empty; a wide CSV needs a header row and one row per item")
+    text, skip = _formats.csv_preamble(text, label)  # Excel's sep= line; ';' or tab separators refused by name
+    if not text.strip():
+        raise ValueError(f"{label} has no header after its 'sep=,' line; a wide CSV needs a header row and one row per item")
     try:
         reader = csv.reader(io.StringIO(text))
         header = next(reader)
         for row in reader:  # every row must have the header's number of fields (pandas would shift them)
             if row and len(row) != len(header):
-                raise ValueError(f"{label}: line {reader.line_num} has {len(row)} fields but the header has {len(header)}")
+                raise ValueError(f"{label}: line {reader.line_num + skip} has {len(row)} fields but the header has "
+                                 f"{len(header)}")
     except (csv.Error, StopIteration) as exc:
         raise ValueError(f"{label} is not a readable CSV: {exc}") from None
     header = [h.strip() for h in header]
-    if len(header) == 1:
-        for sep, what in ((";", "';'"), ("\t", "tabs")):
-            if sep in header[0]:
-                raise ValueError(f"{label} has a single column {header[0][:60]!r}: it looks separated by {what}; "
-                                 "oraclegap reads comma-separated files")
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise ValueError(f"{label} repeats column names {dup}; every column needs a distinct name")
@@ -465,10 +486,11 @@ def read_wide_csv(path, *, models=None, prompt_columns=None, id_column=None, tex
     if ids is not None:
         blank = np.flatnonzero([not str(x).strip() for x in ids])
         if blank.size:
-            raise ValueError(f"{label}: id column {id_column!r} is blank on line {int(blank[0]) + 2}; every item needs an id")
+            raise ValueError(f"{label}: id column {id_column!r} is blank on line {int(blank[0]) + 2 + skip}; every item "
+                             "needs an id")
 
     def where(i: int) -> str:
-        return f"line {i + 2}" + (f" (id {ids[i]!r})" if ids is not None else "")
+        return f"line {i + 2 + skip}" + (f" (id {ids[i]!r})" if ids is not None else "")
 
     v = as_bool_columns(df, models, label, row_names=where)
     frame = pd.DataFrame(v.astype(np.int8), columns=models)

@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 from .._io import TMP_MARK as _TMP_MARK
-from .._io import atomic_write, clean_dead_temps, fsync_dir, link_problem, make_temp_dir, place_new
+from .._io import atomic_write, clean_dead_temps, fsync_dir, make_temp_dir, place_new
+from .._validate import link_problem
 from ..pool import Pool
 from . import compute
 from .compute import AuditResult
@@ -34,6 +35,8 @@ def load_numbers(path) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{str(path)!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{str(path)!r} nests JSON too deeply to read; it is damaged or not an audit") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         raise ValueError(f"{str(path)!r} is not an oraclegap audit (format {data.get('format') if isinstance(data, dict) else None!r})")
     if data.get("version", 0) > FORMAT_VERSION:
@@ -74,7 +77,7 @@ def owned_files(out) -> dict:
             data = json.loads(man.read_text(encoding="utf-8"))
             files = data["files"] if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else None
             ok = isinstance(files, dict) and all(k in AUDIT_FILES and isinstance(v, list) for k, v in files.items())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, RecursionError):
             ok = False
         if not ok or not isinstance(files, dict):  # (ok implies a dict; said again for the type checker)
             raise ValueError(f"--out {str(out)!r} has a damaged audit manifest {MANIFEST_NAME}; refusing to replace "

@@ -99,6 +99,9 @@ def add_pool_argument(parser, *, format_option: str = "--format") -> None:
                    help="LLMRouterBench: a null score is an error (default) or counts as wrong")
     f.add_argument("--drop-incomplete", action="store_true",
                    help="keep only the prompts every model answered (default: a missing answer is an error)")
+    f.add_argument("--dedupe", action="store_true",
+                   help="long tables and records without draw labels: keep one of each row that appears r >= 2 times "
+                        "in every (prompt, policy) cell (default: such copies are an error, never counted as draws)")
     f.add_argument("--split-label", default=None, metavar="NAME",
                    help="LLMRouter/EmbedLLM/RouterBench: split label for every prompt (default: from the file name)")
     f.add_argument("--llm-data", default=None, metavar="FILE", help="LLMRouter: default_llm.json with model prices (gives costs)")
@@ -112,8 +115,8 @@ def add_pool_argument(parser, *, format_option: str = "--format") -> None:
 
 
 #: The importer options :func:`add_pool_argument` defines, as attribute names of the parsed arguments.
-POOL_OPTIONS = ("format", "score_threshold", "null_scores", "drop_incomplete", "split_label", "llm_data", "embeddings",
-                "model_names", "leaf")
+POOL_OPTIONS = ("format", "score_threshold", "null_scores", "drop_incomplete", "dedupe", "split_label", "llm_data",
+                "embeddings", "model_names", "leaf")
 
 
 def pool_from_args(args):
@@ -125,7 +128,17 @@ def pool_from_args(args):
     opts["split"] = opts.pop("split_label")
     if opts.get("model_names") is not None:
         opts["model_names"] = list(parse_list(opts["model_names"], "--model-names"))
-    return open_pool(args.pool, **{k: v for k, v in opts.items() if v is not None and v is not False})
+    pool = open_pool(args.pool, **{k: v for k, v in opts.items() if v is not None and v is not False})
+    dropped = (getattr(pool, "meta", None) or {}).get("duplicates_dropped")
+    if isinstance(dropped, dict):  # --dedupe: what it did, on stderr (stdout stays the result)
+        import sys
+
+        if dropped.get("rows"):
+            print(f"note: --dedupe dropped {dropped['rows']} duplicated rows of {args.pool} (each appeared "
+                  f"{dropped['copies']} times in its cell): k = {pool.k} instead of {dropped['k_before']}", file=sys.stderr)
+        else:
+            print(f"note: --dedupe found no duplicated rows in {args.pool}", file=sys.stderr)
+    return pool
 
 
 # ---------------------------------------------------------------------------- option values
