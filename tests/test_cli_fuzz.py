@@ -6,6 +6,12 @@ other names (.npz, .npy, .txt, a torch zip), text that is not UTF-8 (--baseline,
 lines), a directory where a file is expected and the reverse, audit targets (POOL inside DIR, a
 folder of files no audit wrote, a file as parent), ids that cannot be exact, uneven draws,
 requests too costly to start, options validated alike in both output modes, and repeats.
+Issue 39 added: ';'-, tab- and '|'-separated files (European decimal commas named), Excel's
+``sep=`` first line, links that loop or dangle (POOL, other files, ``--out`` before any work),
+JSON nested past the recursion limit, pandas >= 3 pickles with Arrow strings, and rows repeated
+without draw labels (refused rather than counted as draws). Its other classes (clean-up of
+temporaries by marker only, exclusive outputs, Ctrl-C during start-up, ``--dedupe``, true/false
+in long tables) are in ``test_hardening_round3.py``.
 The option matrix over every verb is in ``test_cli_pool_options.py``, the audit's folder rules
 in ``test_audit_out.py``, the classes that succeed with a checked result in
 ``test_hardening_i19.py``.
@@ -41,7 +47,7 @@ def _files(d: Path) -> dict:
     for root, dirs, files in os.walk(d):
         for name in dirs + files:
             p = Path(root) / name
-            st = p.stat()
+            st = p.lstat()  # links as links (some inputs are links that loop)
             out[str(p.relative_to(d))] = (st.st_size, st.st_mtime_ns)
     return out
 
@@ -123,6 +129,7 @@ def inputs(tmp_path_factory) -> Path:
         else:
             (p / "policies.parquet").unlink()
     _issue19_inputs(d, v)
+    _issue39_inputs(d, v)
     old = d / "format1_flip"
     shutil.copytree(DATA / "pool_format1", old)
     b = bytearray((old / "arrays.npz").read_bytes())
@@ -183,6 +190,40 @@ def _issue19_inputs(d: Path, v: np.ndarray) -> None:
     (proj / "audit.json").write_text(json.dumps({"format": "oraclegap.audit", "version": 1}))
     (proj / "paper.tex").write_text("mine")
     (proj / "data.csv").write_text("a\n1\n")
+
+
+def _issue39_inputs(d: Path, v: np.ndarray) -> None:
+    """Hostile inputs of issue 39: other separators, Excel's sep= line, links that loop or dangle,
+    JSON nested past the recursion limit, Arrow-string pickles, rows doubled without draw labels."""
+    w = lambda name, text: (d / name).write_text(text, encoding="utf-8")  # noqa: E731
+    w("euro.csv", "id;a;b\nq0;1,0;0,0\nq1;0,0;1,0\n")
+    w("euro_long.csv", "prompt_id;policy;correct\np0;a;1\np0;b;0\n")
+    w("tabs.csv", "id\ta\tb\nq0\t1\t0\n")
+    w("pipes.csv", "id|a|b\nq0|1|0\n")
+    w("excel_semicolon.csv", "sep=;\nid;a;b\nq0;1;0\n")
+    w("excel_yes.csv", "sep=,\nid,a,b\nq0,1,0\nq1,yes,1\n")
+    w("excel_long_yes.csv", "sep=,\nprompt_id,policy,correct\np0,a,1\np0,b,yes\n")
+    w("long_yes.csv", "prompt_id,policy,correct\np0,a,TRUE\np0,b,yes\n")
+    w("deep.json", "[" * 200_000 + "]" * 200_000)
+    w("deep.jsonl", "[" * 200_000 + "]" * 200_000 + "\n")
+    deep_pool = Pool(v).save(d / "deep_pool")
+    (deep_pool / "manifest.json").write_text("{\"a\": " * 100_000 + "1" + "}" * 100_000)
+    os.symlink("self.npy", d / "self.npy")  # a link to itself
+    os.symlink("cycle_b.csv", d / "cycle_a.csv")
+    os.symlink("cycle_a.csv", d / "cycle_b.csv")
+    os.symlink("nowhere.npy", d / "dangling.npy")
+    os.symlink("gone", d / "dangling_out")
+    os.symlink("loop_dir", d / "loop_dir")
+    pd.DataFrame({"prompt": ["q0", "q1"], "a": pd.array(["x", "y"], dtype="string[pyarrow]"),
+                  "m|total_cost": [0.1, 0.2], "m": [1, 0]}).to_pickle(d / "arrow.pkl")
+    rng = np.random.default_rng(39)
+    long = pd.DataFrame({"prompt_id": np.repeat([f"p{i}" for i in range(5)], 2), "policy": ["a", "b"] * 5,
+                         "correct": (rng.random(10) < 0.5).astype(int)})
+    pd.concat([long, long]).to_csv(d / "doubled.csv", index=False)  # the file appended to itself
+    long.loc[long.index.repeat(2)].to_csv(d / "doubled_in_place.csv", index=False)  # every row twice in a row
+    recs = [{"dataset_id": "math", "split": "test", "model_name": m, "record_index": i, "score": float((i + j) % 2)}
+            for i in range(4) for j, m in enumerate(("x", "y"))]
+    (d / "doubled.jsonl").write_text("\n".join(json.dumps(r) for r in recs + recs) + "\n")
 
 
 def _npy_header_only_into(buf, shape, dtype=np.uint8) -> None:
@@ -367,12 +408,48 @@ CASES = [
     (["compose", "{d}/k1_pool", "--sizes", "1,,2"], r"--sizes must be a comma-separated list with no empty entries"),
     (["compose", "{d}/k1_pool", "--tau", "0.5"], r"the pool has k=1: --tau applies only"),
     (["routers", "{d}/k1_pool", "--tau", "0.5"], r"the pool has k=1: --tau applies only"),
+    # ---- issue 39: other separators and Excel's sep= line are named, with line numbers that count the sep= line
+    (["coverage", "{d}/euro.csv"], r"euro.csv has a single column 'id;a;b': it looks separated by ';' with decimal commas"),
+    (["coverage", "{d}/euro_long.csv"], r"euro_long.csv has a single column .* looks separated by ';'"),
+    (["coverage", "{d}/euro_long.csv", "--format", "long"], r"euro_long.csv has a single column .* looks separated by ';'"),
+    (["coverage", "{d}/tabs.csv"], r"tabs.csv has a single column .* looks separated by tabs"),
+    (["coverage", "{d}/pipes.csv"], r"pipes.csv has a single column .* looks separated by '\|'"),
+    (["coverage", "{d}/excel_semicolon.csv"], r"excel_semicolon.csv starts with Excel's line 'sep=;': it is separated by ';'"),
+    (["coverage", "{d}/excel_yes.csv"], r"excel_yes.csv: column 'a' line 4 \(id 'q1'\) holds 'yes', not a 0/1 outcome"),
+    (["coverage", "{d}/excel_long_yes.csv"], r"excel_long_yes.csv: column 'correct' line 4 holds 'yes', not a 0/1 outcome"),
+    (["coverage", "{d}/long_yes.csv"], r"long_yes.csv: column 'correct' line 3 holds 'yes', not a 0/1 outcome"),
+    # ---- links that loop or dangle are named as links, for POOL, other files and --out (before any work)
+    (["coverage", "{d}/self.npy"], r"POOL '.*self.npy' leads through a symbolic link that loops"),
+    (["coverage", "{d}/cycle_a.csv"], r"POOL '.*cycle_a.csv' leads through a symbolic link that loops"),
+    (["coverage", "{d}/self.npy", "--format", "npy"], r"POOL '.*self.npy' leads through a symbolic link that loops"),
+    (["coverage", "{d}/dangling.npy"], r"POOL '.*dangling.npy' is a symbolic link to 'nowhere.npy', which does not exist"),
+    (["coverage", "{d}/loop_dir/x.npy"], r"POOL '.*x.npy' leads through a symbolic link that loops"),
+    (["decompose", "{d}/good_pool", "--baseline", "{d}/self.npy"], r"--baseline '.*self.npy' leads through a symbolic link"),
+    (["coverage", "{d}/routing.jsonl", "--score-threshold", "0.5", "--embeddings", "{d}/dangling.npy"],
+     r"embeddings file '.*dangling.npy' is a symbolic link to 'nowhere.npy', which does not exist"),
+    (["audit", "{d}/good_pool", "--out", "{d}/dangling_out"], r"--out '.*dangling_out' is a symbolic link to 'gone', which does not"),
+    (["audit", "{d}/good_pool", "--out", "{d}/loop_dir/rep"], r"--out '.*rep' leads through a symbolic link that loops"),
+    (["export", "{d}/good_pool", "--format", "long", "--out", "{d}/dangling_out"], r"--out '.*dangling_out' is a symbolic link"),
+    (["export", "{d}/good_pool", "--format", "long", "--out", "{d}/loop_dir/x.csv"], r"--out '.*x.csv' leads through a symbolic"),
+    (["rollouts", "--status", "{d}/loop_dir"], r"--status STORE '.*loop_dir' leads through a symbolic link that loops"),
+    # ---- JSON nested past the recursion limit names the file
+    (["coverage", "{d}/deep.json"], r"deep.json nests JSON lists or objects too deeply to read"),
+    (["coverage", "{d}/deep.jsonl"], r"deep.jsonl: line 1 nests JSON lists or objects too deeply to read"),
+    (["coverage", "{d}/deep_pool"], r"POOL '.*deep_pool' \(or a file in it\) nests lists or objects too deeply"),
+    # ---- a pandas >= 3 pickle with Arrow strings: the reason and the conversion line
+    (["coverage", "{d}/arrow.pkl"], r"arrow.pkl: pandas >= 3 pickles with Arrow strings cannot be read safely .*to_parquet"),
+    # ---- rows repeated without draw labels are not counted as draws
+    (["coverage", "{d}/doubled.csv"], r"doubled.csv: every row appears 2 times in its \(prompt, policy\) cell \(20 rows, 10"),
+    (["coverage", "{d}/doubled_in_place.csv"], r"every row appears 2 times in its \(prompt, policy\) cell"),
+    (["nulls", "{d}/doubled.csv", "--json"], r"every row appears 2 times .* k = 2 draws instead of 1"),
+    (["coverage", "{d}/doubled.jsonl"], r"doubled.jsonl: every row appears 2 times in its \(prompt, policy\) cell"),
+    (["coverage", "{d}/good.npy", "--dedupe"], r"option\(s\) \['dedupe'\] do not apply"),
     ([], r"the following arguments are required: COMMAND"),
 ]
 
 
 def test_enough_cases():
-    assert len(CASES) >= 150
+    assert len(CASES) >= 185
 
 
 @pytest.mark.parametrize("argv, pattern", CASES, ids=[" ".join(a)[:60] or "<none>" for a, _ in CASES])

@@ -393,9 +393,9 @@ def _assemble(rows: _Rows, *, drop_incomplete: bool = False, embeddings: np.ndar
         if r > 1 and not dedupe:
             raise ValueError(
                 f"{label}: every row appears {r} times in its (prompt, policy) cell ({len(orig)} rows, "
-                f"{len(orig) // r} distinct), as when a file is appended to itself; without a 'draw' column the copies "
-                f"would count as k = {k} draws instead of {k // r} -- remove them, pass dedupe=True (CLI --dedupe) to "
-                "keep one of each, or add a 'draw' column if they are distinct draws"
+                f"{len(orig) // r} distinct), as when a file is appended to itself; without draw labels the copies would "
+                f"count as k = {k} draws instead of {k // r} -- remove them, pass dedupe=True (CLI --dedupe) to keep one of "
+                "each, or label the draws (a long table's 'draw' column) if they are distinct"
             )
         if r > 1:
             meta["duplicates_dropped"] = {"rows": int(len(orig) - first.sum()), "copies": r, "k_before": k}

@@ -136,8 +136,8 @@ def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=
     try:
         return _open_pool(spec, format, models, prompt_columns, id_column, text_column, options)
     except RecursionError:  # a file nested deeper than any reader can follow (JSON, a manifest, a pickle)
-        raise ValueError(f"POOL {os.fspath(spec)!r}: a file of it nests lists or objects too deeply to read (deeper than "
-                         "Python's recursion limit); it is damaged or not a pool") from None
+        raise ValueError(f"POOL {os.fspath(spec)!r} (or a file in it) nests lists or objects too deeply to read (deeper "
+                         "than Python's recursion limit); it is damaged or not a pool") from None
 
 
 def _open_pool(spec, format, models, prompt_columns, id_column, text_column, options) -> Pool:

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _formats
-from .._validate import check_file, read_npy, read_npz, read_text
+from .._validate import check_file, link_problem, read_npy, read_npz, read_text
 from ..stats import noise
 from ._common import (
     add_pool_argument,
@@ -89,7 +89,9 @@ def _read_values(spec: str) -> np.ndarray:
     if spec in ("", "-"):
         raise ValueError(f"--baseline {spec!r} is neither 'best' nor a file")
     if not path.exists():
-        raise ValueError(f"--baseline {spec!r} is neither 'best' nor an existing file")
+        problem = link_problem(path)
+        raise ValueError(f"--baseline {spec!r} {problem}" if problem else
+                         f"--baseline {spec!r} is neither 'best' nor an existing file")
     check_file(path, "--baseline")
     if path.suffix.lower() in _formats.PICKLE_SUFFIXES:
         raise ValueError(f"--baseline: {_formats.pickle_refusal(path)}")
