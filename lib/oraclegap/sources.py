@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _formats, _store, datasets
+from . import _formats, _harness, _store, datasets
 from ._datalog import declare as _declare
 from ._formats import FORMATS as ROUTER_FORMATS
 from ._validate import (
@@ -59,7 +59,7 @@ CSV_LABEL_COLUMNS = ("text", "dataset", "split")
 TEXT_COLUMNS = ("prompt", "question", "query")
 
 #: Every value ``format=`` (CLI ``--format``) takes.
-FORMAT_NAMES = ("pool", "store", "npy", "npz", "wide-csv", *ROUTER_FORMATS)
+FORMAT_NAMES = ("pool", "store", "npy", "npz", "wide-csv", *ROUTER_FORMATS, *_harness.FORMATS)
 #: The options each importer takes (every other format takes none beyond the wide-CSV ones).
 FORMAT_OPTIONS = {
     "llmrouterbench": ("score_threshold", "null_scores", "drop_incomplete", "dedupe"),
@@ -69,6 +69,7 @@ FORMAT_OPTIONS = {
     "routerbench": ("score_threshold", "split", "drop_incomplete"),
     "long": ("dedupe",),
 }
+FORMAT_OPTIONS.update(_harness.FORMAT_OPTIONS)  # evaluation harnesses (oraclegap._harness)
 _ALL_OPTIONS = sorted({o for opts in FORMAT_OPTIONS.values() for o in opts})
 _TABLE_SUFFIXES = (".csv", ".parquet")
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -79,6 +80,7 @@ _SUFFIXES = {  # what each explicit format reads ("dir" = a directory)
     "llmrouterbench": ("dir", *_JSON_SUFFIXES), "llmrouter": _JSON_SUFFIXES, "embedllm": _TABLE_SUFFIXES,
     "routerbench": (*_TABLE_SUFFIXES, *_formats.SAFE_PICKLE_SUFFIXES), "long": _TABLE_SUFFIXES,
 }
+_SUFFIXES.update(_harness.SUFFIXES)
 
 read_llmrouterbench = _formats.read_llmrouterbench
 read_llmrouter = _formats.read_llmrouter
@@ -130,6 +132,10 @@ def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=
     RouterBench-derived CSVs hold) are parsed with :func:`ast.literal_eval` into text.
     ``models``/``prompt_columns``/``id_column``/``text_column`` apply to wide-CSV input only.
     ``leaf`` picks one router dataset of a nested RouterEval ``.pkl``.
+
+    Evaluation harnesses' outputs (``lm-eval``, ``inspect``, ``lighteval``, ``opencompass``: k draws per
+    prompt and model, read by :mod:`oraclegap._harness`) are detected the same way; ``lmeval_filter`` and
+    ``inspect_scorer`` choose a filter pipeline or scorer when a run has several.
     """
     if isinstance(spec, Pool):
         return spec
@@ -202,6 +208,9 @@ def _open_pool(spec, format, models, prompt_columns, id_column, text_column, opt
         return _from_numeric(arr, spec)
     if fmt == "wide-csv":
         return read_wide_csv(path, **csv_opts)
+    if fmt in _harness.FORMATS:  # lm-eval, inspect_ai, lighteval, OpenCompass outputs
+        pool = _harness.read(fmt, path, **options)
+        return dataclasses.replace(pool, meta={**pool.meta, "read_as": {"format": fmt, "chosen_by": how}})
     reader = getattr(_formats, f"read_{fmt}")
     if parsed is not None and (fmt in ("llmrouterbench", "llmrouter") or path.suffix.lower() in _formats.SAFE_PICKLE_SUFFIXES):
         options["_parsed"] = parsed
@@ -264,6 +273,9 @@ def detect_format(spec, *, _parse: bool = False):
     suffix = path.suffix.lower()
     res = None
     parsed = None
+    hit = _harness.detect(path) if path.exists() else None  # an evaluation harness's output
+    if hit is not None:
+        return (*hit, None) if _parse else hit
     if path.is_dir():
         if _store.is_store(path):  # a rollout store (oraclegap.rollouts): every key present exactly once
             res = ("store", "a rollout store")

@@ -1,0 +1,118 @@
+"""Evaluation-harness outputs as pools (private: read them through :func:`oraclegap.sources.open_pool`).
+
+One reader per harness, each returning a :class:`~oraclegap.pool.Pool` with k draws per prompt and model, the
+prompt text, the task as the ``dataset`` column, the harness's seeds and settings in ``meta`` (``meta["models"]``,
+``meta["tasks"]``), what it assumed (``meta["assumed"]``) and what it left out (``meta["dropped"]``):
+
+* ``lm-eval`` -- EleutherAI lm-evaluation-harness ``--log_samples`` output (:mod:`.lmeval`);
+* ``inspect`` -- UK AISI inspect_ai logs, ``.json`` or ``.eval`` (:mod:`.inspect_log`);
+* ``lighteval`` -- Hugging Face lighteval ``--save-details`` parquet files (:mod:`.lighteval`);
+* ``opencompass`` -- OpenCompass ``--dump-eval-details`` prediction/result files (:mod:`.opencompass`).
+
+:func:`detect` says which of them a path is (or None); :func:`read` reads it. :func:`fixture` loads one of the
+committed real-run fixtures in ``data/harness/`` as a Pool.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..pool import Pool
+from . import inspect_log, lmeval
+
+__all__ = ["FORMATS", "FORMAT_OPTIONS", "SUFFIXES", "detect", "read", "fixture", "FIXTURES", "fixture_dir"]
+
+#: The harness layouts read here: name -> one line describing it.
+FORMATS = {
+    "lm-eval": "lm-evaluation-harness --log_samples output: an output folder, a model's folder or a "
+               "samples_<task>_<time>.jsonl (model from the results_<time>.json beside it)",
+    "inspect": "inspect_ai logs: a .json log (inspect log convert --to json), a .eval log (read with inspect_ai "
+               "when installed) or a folder of logs; epochs are the draws",
+}
+#: The options each harness reader takes.
+FORMAT_OPTIONS = {
+    "lm-eval": ("drop_incomplete", "lmeval_filter"),
+    "inspect": ("drop_incomplete", "score_threshold", "inspect_scorer"),
+}
+#: What each reads ("dir" = a directory).
+SUFFIXES = {
+    "lm-eval": ("dir", ".jsonl"),
+    "inspect": ("dir", ".json", ".eval"),
+}
+_READERS = {
+    "lm-eval": lmeval.read_lmeval,
+    "inspect": inspect_log.read_inspect,
+}
+
+
+def detect(path) -> tuple[str, str] | None:
+    """``(format, how it was recognised)`` when ``path`` is a harness output, else None (never raises for a
+    file that is simply something else)."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / "manifest.json").exists():
+            return None
+        hits = []
+        s = lmeval.folder_sample(path)
+        if s:
+            hits.append(("lm-eval", f"a folder of lm-eval samples files (e.g. {s})"))
+        s = inspect_log.folder_sample(path)
+        if s:
+            hits.append(("inspect", f"a folder of inspect_ai logs (e.g. {s})"))
+        if len(hits) > 1:
+            names = ", ".join(f"{f} ({h})" for f, h in hits)
+            raise ValueError(f"POOL {str(path)!r} holds the outputs of several harnesses: {names}; point at one "
+                             "harness's folder or pass format= (CLI --format)")
+        return hits[0] if hits else None
+    if not path.is_file():
+        return None
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl" and lmeval.is_samples_file(path):
+        return "lm-eval", "an lm-eval samples file (doc_id, resps, filtered_resps)"
+    if suffix == ".eval" and inspect_log.is_eval_file(path):
+        return "inspect", "an inspect_ai .eval log"
+    if suffix == ".json":
+        if inspect_log.is_json_log(path):
+            return "inspect", "an inspect_ai JSON log (eval, samples)"
+        if lmeval.is_results_file(path):
+            raise ValueError(f"POOL {str(path)!r} is an lm-eval results file, which holds only aggregate scores; "
+                             "point at its folder or at the samples_<task>_<time>.jsonl beside it (written by "
+                             "--log_samples)")
+    return None
+
+
+def read(fmt: str, path, **options) -> Pool:
+    """Read ``path`` as harness format ``fmt`` (one of :data:`FORMATS`) with that reader's options."""
+    if fmt not in _READERS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+    extra = sorted(set(options) - set(FORMAT_OPTIONS[fmt]))
+    if extra:
+        raise ValueError(f"option(s) {extra} do not apply to {fmt}; it takes {', '.join(FORMAT_OPTIONS[fmt])}")
+    return _READERS[fmt](path, **options)
+
+
+# ---------------------------------------------------------------------------- the committed fixtures
+_REPO = Path(__file__).resolve().parents[3]
+#: Committed real-run fixtures (``data/harness/``): name -> (format, path below data/harness).
+FIXTURES = {
+    "lm-eval-default-seed": ("lm-eval", "lmeval/default-seed"),
+    "lm-eval-per-model-seed": ("lm-eval", "lmeval/per-model-seed"),
+    "lm-eval-take-first": ("lm-eval", "lmeval-takefirst/default-seed"),
+    "inspect": ("inspect", "inspect"),
+}
+
+
+def fixture_dir() -> Path:
+    """``data/harness/``: the committed harness outputs and the script that made them."""
+    return _REPO / "data" / "harness"
+
+
+def fixture(name: str) -> Pool:
+    """One committed harness fixture (a key of :data:`FIXTURES`) read by its importer, as a Pool."""
+    if name not in FIXTURES:
+        raise ValueError(f"fixture must be one of {', '.join(FIXTURES)}; got {name!r}")
+    fmt, rel = FIXTURES[name]
+    path = fixture_dir() / rel
+    if not path.exists():
+        raise ValueError(f"harness fixture {name!r} is missing ({path}); it is committed with the project")
+    return read(fmt, path)
