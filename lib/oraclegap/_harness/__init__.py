@@ -97,7 +97,7 @@ _REPO = Path(__file__).resolve().parents[3]
 FIXTURES = {
     "lm-eval-default-seed": ("lm-eval", "lmeval/default-seed"),
     "lm-eval-per-model-seed": ("lm-eval", "lmeval/per-model-seed"),
-    "lm-eval-take-first": ("lm-eval", "lmeval-takefirst/default-seed"),
+    "lm-eval-per-draw": ("lm-eval", "lmeval-per-draw/default-seed"),
     "inspect": ("inspect", "inspect"),
 }
 

@@ -26,7 +26,8 @@ def load_json(path: Path, what: str):
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} ({what}) is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
+        raise ValueError(f"{path} ({what}) is not valid JSON: {exc.msg} (line {exc.lineno} column "
+                         f"{exc.colno})") from None
     except RecursionError:
         raise ValueError(f"{path} ({what}) nests JSON too deeply to read; it is damaged") from None
 

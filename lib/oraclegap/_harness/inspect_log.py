@@ -161,7 +161,8 @@ def _text(inp) -> str:
 
 
 # ---------------------------------------------------------------------------- the reader
-def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None, inspect_scorer: str | None = None) -> Pool:
+def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None,
+                 inspect_scorer: str | None = None) -> Pool:
     """A Pool from inspect_ai logs (a log file or a folder of them; see the module docstring for the rules)."""
     from .._formats import check_threshold
 
@@ -173,12 +174,15 @@ def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None, i
     models_seen = [str(lg["eval"].get("model")) for _, lg in logs]
     tasks_seen = [str(lg["eval"].get("task")) for _, lg in logs]
     # one name per log: eval.model when it tells the logs of a task apart, else the model path of model_args
-    need_args = any(sum(1 for m2, t2 in zip(models_seen, tasks_seen) if (m2, t2) == (m, t)) > 1
-                    for m, t in zip(models_seen, tasks_seen)) or any(m in _LOCAL for m in models_seen)
+    pairs = list(zip(models_seen, tasks_seen, strict=True))
+    shared = len(set(pairs)) < len(pairs)
+    need_args = shared or any(m in _LOCAL for m in models_seen)
     refs = []
-    for (f, lg), m in zip(logs, models_seen):
+    for (f, lg), m in zip(logs, models_seen, strict=True):
         if need_args:
             r = _model_ref(lg["eval"])
+            if r is None and not shared:
+                r = m
             if r is None:
                 raise ValueError(f"{label}: several logs name the model {m!r} and {f.name} has no model_path in "
                                  "eval.model_args to tell them apart; point at one log per model")
@@ -188,7 +192,7 @@ def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None, i
     names = short_model_names(list(dict.fromkeys(refs)))
     notes: list[str] = []
     frames, models, tasks, seen = [], {}, {}, {}
-    for (f, lg), ref, task in zip(logs, refs, tasks_seen):
+    for (f, lg), ref, task in zip(logs, refs, tasks_seen, strict=True):
         ev = lg["eval"]
         policy = names[ref]
         key = (policy, task)
@@ -219,7 +223,8 @@ def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None, i
                 raise ValueError(f"{where} has no score (errored or unscored); pass drop_incomplete to leave it out")
             if inspect_scorer is not None:
                 if inspect_scorer not in scores:
-                    raise ValueError(f"{where}: inspect_scorer {inspect_scorer!r} is not among its scorers {sorted(scores)}")
+                    raise ValueError(f"{where}: inspect_scorer {inspect_scorer!r} is not among its scorers "
+                                     f"{sorted(scores)}")
                 sc = inspect_scorer
             elif len(scores) == 1:
                 sc = next(iter(scores))
@@ -239,8 +244,8 @@ def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None, i
         short = counts.index[counts < epochs]
         if len(short):
             if not drop_incomplete:
-                raise ValueError(f"{f}: sample {short[0]!r} has {int(counts[short[0]])} of {epochs} epochs scored; pass "
-                                 "drop_incomplete to keep the samples with every epoch")
+                raise ValueError(f"{f}: sample {short[0]!r} has {int(counts[short[0]])} of {epochs} epochs scored; "
+                                 "pass drop_incomplete to keep the samples with every epoch")
             notes.append(f"{policy}/{task}: {len(short)} samples without every epoch left out")
             frame = frame[~frame["sample_id"].isin(short)]
         frames.append(frame)

@@ -41,7 +41,15 @@ from pathlib import Path
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, as_verdict, build_pool, first_jsonl_record, iter_jsonl, load_json, short_model_names
+from ._common import (
+    DROPPED,
+    as_verdict,
+    build_pool,
+    first_jsonl_record,
+    iter_jsonl,
+    load_json,
+    short_model_names,
+)
 
 NAME = "lm-eval"
 SAMPLE_KEYS = ("doc_id", "resps", "filtered_resps")
@@ -281,7 +289,8 @@ def _task_rows(run: _Run, task: str, policy: str, *, which_filter, notes: list[s
             raise ValueError(f"{path}: document {d} has filters {sorted(by_doc[d])}, others {sorted(filters)}")
     metrics = [m for m in (first.get("metrics") or []) if m in first]
     if not metrics:
-        metrics = [m["metric"] for m in cfg.get("metric_list") or [] if isinstance(m, dict) and m.get("metric") in first]
+        metrics = [m["metric"] for m in cfg.get("metric_list") or []
+                   if isinstance(m, dict) and m.get("metric") in first]
     info = {"task": task, "output_type": out_type, "filters": filters, "samples_file": str(path)}
     if out_type == "multiple_choice" or out_type.startswith("loglikelihood"):
         return _mc_rows(path, task, policy, by_doc, docs, filters, which_filter, info, notes)
@@ -401,7 +410,8 @@ def _mc_rows(path, task, policy, by_doc, docs, filters, which_filter, info, note
     for d in docs:
         rec = by_doc[d][f]
         if "acc" not in rec:
-            raise ValueError(f"{path}: line {rec['_line']} (multiple choice) has no 'acc' metric to read as the verdict")
+            raise ValueError(f"{path}: line {rec['_line']} (multiple choice) has no 'acc' metric to read as the "
+                             "verdict")
         rows.append((d, 0, as_verdict(rec["acc"], f"{path}: line {rec['_line']}", "acc"), ""))
     info.update(repeats=1, metric="acc", verdicts_from="the harness's own acc (log-likelihood choice: no draws)")
     frame = pd.DataFrame(rows, columns=["doc_id", "draw", "correct", "answer"])
@@ -449,7 +459,7 @@ def read_lmeval(path, *, drop_incomplete: bool = False, lmeval_filter: str | Non
     names = short_model_names(list(dict.fromkeys(ref for ref, _ in refs)))
     notes: list[str] = []
     frames, tasks, models, seen = [], {}, {}, {}
-    for run, (ref, source) in zip(runs, refs):
+    for run, (ref, source) in zip(runs, refs, strict=True):
         policy = names[ref]
         cfg = run.results.get("config") or {}
         seeds = {k: cfg.get(k) for k in SEED_FIELDS if k in cfg}
@@ -517,7 +527,8 @@ def _alignment(models: dict) -> tuple[str, str]:
         return "unknown", "a run's torch seed is unset or not recorded: the audit's measured check decides"
     batch = {str(r["batch_size"]) for r in runs}
     if len(set(seeds)) == 1 and len(batch) == 1:
-        return "seed-aligned", (f"every model ran with the same seeds {dict(zip(SEED_FIELDS, seeds[0]))} and batch "
+        same = dict(zip(SEED_FIELDS, seeds[0], strict=True))
+        return "seed-aligned", (f"every model ran with the same seeds {same} and batch "
                                 f"size {batch.pop()}: draw j of a document used the same random stream")
     if len(set(torch)) == len(torch):
         return "independent", f"each model ran with its own torch seed {torch}"

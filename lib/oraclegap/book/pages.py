@@ -308,6 +308,10 @@ def _generated(root: Path) -> dict[Path, str]:
     from .inventory import INVENTORY_PAGE, inventory_page
 
     out[root / INVENTORY_PAGE] = inventory_page(root)
+    from . import harness_page
+
+    if (root / harness_page.PAGE).is_file():
+        out[root / harness_page.PAGE] = harness_page.page_text(root)
     for name in ("index.qmd", "README.md"):
         out[root / name] = _with_table((root / name).read_text(encoding="utf-8"), table, name)
     inst = root / INSTRUCTORS_PAGE

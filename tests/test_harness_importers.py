@@ -1,0 +1,307 @@
+"""Evaluation-harness outputs read as pools (oraclegap._harness), checked against independent counts.
+
+The fixtures in data/harness/ are real runs of lm-evaluation-harness and inspect_ai on four of the lab's
+models (data/harness/make_fixtures.py). Every count here is made from the raw files with plain ``json``
+and a grader written for the test (the last integer of a response against the target), never with the
+importers' code; the refusals are made from copies of the real files with one thing changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from oraclegap import _harness
+from oraclegap.sources import FORMAT_NAMES, detect_format, open_pool
+
+ROOT = Path(__file__).resolve().parents[1]
+H = ROOT / "data" / "harness"
+LM_DEFAULT = H / "lmeval" / "default-seed"
+LM_PER_MODEL = H / "lmeval" / "per-model-seed"
+LM_PER_DRAW = H / "lmeval-per-draw" / "default-seed"
+INSPECT = H / "inspect"
+INSPECT_EVAL = H / "inspect-eval"
+
+
+def _last_int(text: str) -> str | None:
+    found = re.findall(r"-?\d+", text)
+    return found[-1] if found else None
+
+
+def lm_counts(folder: Path, *, per_draw: bool = False, last_int: bool = False) -> dict[str, np.ndarray]:
+    """model folder -> verdicts [n_docs, k] from the samples files, graded here as the fixture's task defines
+    it (the whole response equals the target, case ignored; with last_int, the response's last integer
+    equals it, as the per-draw task's regex extracts), or, per_draw, the harness's exact_match of the filter
+    named draw<j>."""
+    out = {}
+    for model in sorted(p for p in folder.iterdir() if p.is_dir()):
+        (samples,) = list(model.glob("samples_*.jsonl"))
+        cells: dict[int, dict[int, bool]] = defaultdict(dict)
+        for line in samples.read_text().splitlines():
+            rec = json.loads(line)
+            if per_draw:
+                j = int(rec["filter"].removeprefix("draw"))
+                cells[rec["doc_id"]][j] = rec["exact_match"] == 1
+            else:
+                for j, resp in enumerate(rec["resps"][0]):
+                    got = _last_int(resp) if last_int else resp.lower()
+                    cells[rec["doc_id"]][j] = got == str(rec["target"]).lower()
+        docs = sorted(cells)
+        out[model.name] = np.array([[cells[d][j] for j in sorted(cells[d])] for d in docs])
+    return out
+
+
+def inspect_counts(folder: Path) -> dict[str, np.ndarray]:
+    """model folder name -> verdicts [n_samples, epochs] from the JSON logs' 'C'/'I' values."""
+    out = {}
+    for f in sorted(folder.glob("*.json")):
+        log = json.loads(f.read_text())
+        name = Path(log["eval"]["model_args"]["model_path"]).name
+        cells: dict[str, dict[int, bool]] = defaultdict(dict)
+        for s in log["samples"]:
+            cells[s["id"]][s["epoch"]] = s["scores"]["match"]["value"] == "C"
+        out[name] = np.array([[cells[i][e] for e in sorted(cells[i])] for i in sorted(cells)])
+    return out
+
+
+def _check_against(pool, counts: dict[str, np.ndarray]) -> None:
+    assert sorted(pool.policy_names) == sorted(counts)
+    n, k = next(iter(counts.values())).shape
+    assert (pool.n_prompts, pool.n_policies, pool.k) == (n, len(counts), k)
+    for name, v in counts.items():
+        m = list(pool.policy_names).index(name)
+        assert pool.verdicts[:, m, :].sum() == v.sum(), name
+        assert pool.verdicts[:, m, :].mean() == pytest.approx(v.mean()), name
+
+
+# ---------------------------------------------------------------------------- lm-evaluation-harness
+def test_lmeval_folder_is_detected_and_read_as_the_independent_count():
+    assert detect_format(LM_DEFAULT)[0] == "lm-eval"
+    pool = open_pool(LM_DEFAULT)
+    counts = lm_counts(LM_DEFAULT)
+    _check_against(pool, counts)
+    assert pool.meta["read_as"]["format"] == "lm-eval"
+    assert "re-graded" in pool.meta["tasks"]["lab48"]["verdicts_from"]
+    # per-prompt totals, not only the means: every cell's count of successes
+    for name, v in counts.items():
+        m = list(pool.policy_names).index(name)
+        assert np.array_equal(pool.verdicts[:, m, :].sum(axis=1), v.sum(axis=1))
+
+
+def test_lmeval_default_seeds_are_seed_aligned_and_per_model_seeds_independent():
+    a = open_pool(LM_DEFAULT)
+    b = open_pool(LM_PER_MODEL)
+    assert a.alignment == "seed-aligned" and "1234" in a.meta["alignment_from"]
+    assert b.alignment == "independent"
+    _check_against(b, lm_counts(LM_PER_MODEL))
+
+    def same_text(p):  # share of (prompt, draw) with the same response, per pair of models
+        ans = p.answers
+        M = ans.shape[1]
+        return [float((ans[:, i] == ans[:, j]).mean()) for i in range(M) for j in range(i + 1, M)]
+
+    # common random numbers make the same response at the same (prompt, draw) more common
+    assert np.mean(same_text(a)) > np.mean(same_text(b))
+
+
+def test_lmeval_per_draw_filters_are_the_harness_own_verdicts():
+    pool = open_pool(LM_PER_DRAW)
+    harness = lm_counts(LM_PER_DRAW, per_draw=True)
+    _check_against(pool, harness)
+    assert "per-draw filters" in pool.meta["tasks"]["lab48_per_draw"]["verdicts_from"]
+    # draw j of the pool is response j: the harness's per-draw verdicts equal the test's own grading
+    own = lm_counts(LM_PER_DRAW, last_int=True)
+    assert all(np.array_equal(harness[m], own[m]) for m in harness)
+
+
+def test_lmeval_one_samples_file_and_a_model_folder(tmp_path):
+    model = LM_DEFAULT / "lab-base"
+    (samples,) = list(model.glob("samples_*.jsonl"))
+    assert detect_format(samples)[0] == "lm-eval"
+    one = open_pool(samples)
+    assert one.policy_names == ["lab-base"] and one.meta["models"]["lab-base"]["named_from"].startswith("results")
+    assert np.array_equal(one.verdicts[:, 0], open_pool(model).verdicts[:, 0])
+    # without the results file beside it, the model is named from its folder and the pool says so
+    alone = tmp_path / "my-model"
+    alone.mkdir()
+    shutil.copy(samples, alone / samples.name)
+    p = open_pool(alone / samples.name)
+    assert p.policy_names == ["my-model"] and "folder name" in p.meta["models"]["my-model"]["named_from"]
+
+
+def test_lmeval_results_file_alone_is_refused_with_the_way():
+    (res,) = list((LM_DEFAULT / "lab-base").glob("results_*.json"))
+    with pytest.raises(ValueError, match="aggregate scores.*samples_<task>"):
+        open_pool(res)
+
+
+def test_lmeval_two_runs_of_one_model_are_never_counted_twice():
+    with pytest.raises(ValueError, match="twice.*counted once"):
+        open_pool(H / "lmeval")
+
+
+def _copy_one_model(tmp_path: Path, edit) -> Path:
+    out = tmp_path / "run" / "lab-base"
+    shutil.copytree(LM_DEFAULT / "lab-base", out)
+    (samples,) = list(out.glob("samples_*.jsonl"))
+    lines = [json.loads(x) for x in samples.read_text().splitlines()]
+    samples.write_text("".join(json.dumps(edit(i, r)) + "\n" for i, r in enumerate(lines)))
+    return out
+
+
+def test_lmeval_a_metric_it_cannot_regrade_is_refused_with_the_recipe(tmp_path):
+    def to_bleu(i, r):
+        r["bleu"] = r.pop("exact_match")
+        r["metrics"] = ["bleu"]
+        return r
+
+    folder = _copy_one_model(tmp_path, to_bleu)
+    with pytest.raises(ValueError, match=r"scores only draw 0.*'bleu'.*draw<j>.*utils\.py") as e:
+        open_pool(folder)
+    assert "\n" not in str(e.value)
+
+
+def test_lmeval_a_regrade_that_disagrees_with_the_harness_is_refused(tmp_path):
+    def flip(i, r):
+        if i == 5:
+            r["exact_match"] = 1.0 - r["exact_match"]
+        return r
+
+    with pytest.raises(ValueError, match="disagrees with the harness's own score on 1 of 48"):
+        open_pool(_copy_one_model(tmp_path, flip))
+
+
+def test_lmeval_documents_that_differ_between_models_are_refused(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(LM_DEFAULT, run)
+    (samples,) = list((run / "lab-base").glob("samples_*.jsonl"))
+    lines = [json.loads(x) for x in samples.read_text().splitlines()]
+    lines[3]["doc_hash"] = "0" * 64
+    samples.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(ValueError, match="differs between models"):
+        open_pool(run)
+
+
+def test_lmeval_a_missing_document_is_named_or_dropped(tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(LM_DEFAULT, folder)
+    (samples,) = list((folder / "lab-base").glob("samples_*.jsonl"))
+    lines = samples.read_text().splitlines()
+    samples.write_text("\n".join(lines[1:]) + "\n")
+    with pytest.raises(ValueError, match="did not answer the same prompts"):
+        open_pool(folder)
+    p = open_pool(folder, drop_incomplete=True)
+    assert p.n_prompts == 47 and p.meta["dropped"]
+
+
+# ---------------------------------------------------------------------------- inspect_ai
+def test_inspect_folder_is_read_as_the_independent_count():
+    assert detect_format(INSPECT)[0] == "inspect"
+    pool = open_pool(INSPECT)
+    _check_against(pool, inspect_counts(INSPECT))
+    # every log says hf/local: the models are told apart by model_args.model_path
+    assert {m["model"] for m in pool.meta["models"].values()} == {"hf/local"}
+    assert pool.alignment == "independent"  # per-model --seed
+    assert pool.meta["read_as"]["format"] == "inspect"
+
+
+def test_inspect_logs_that_cannot_be_told_apart_are_refused(tmp_path):
+    for f in sorted(INSPECT.glob("*.json"))[:2]:
+        log = json.loads(f.read_text())
+        log["eval"]["model_args"] = {}
+        (tmp_path / f.name).write_text(json.dumps(log))
+    with pytest.raises(ValueError, match="several logs name the model 'hf/local'.*no model_path"):
+        open_pool(tmp_path)
+
+
+def test_inspect_partial_scores_need_a_threshold(tmp_path):
+    f = sorted(INSPECT.glob("*.json"))[0]
+    log = json.loads(f.read_text())
+    log["samples"][0]["scores"]["match"]["value"] = "P"
+    out = tmp_path / f.name
+    out.write_text(json.dumps(log))
+    with pytest.raises(ValueError, match="'P' \\(partial credit"):
+        open_pool(out)
+    first_was_wrong = json.loads(f.read_text())["samples"][0]["scores"]["match"]["value"] == "I"
+    base = inspect_counts(INSPECT)[Path(log["eval"]["model_args"]["model_path"]).name].sum()
+    assert open_pool(out, score_threshold=0.5).verdicts.sum() == base + int(first_was_wrong)
+    assert open_pool(out, score_threshold=0.6).verdicts.sum() == base - int(not first_was_wrong)
+
+
+def test_inspect_eval_log_without_inspect_ai_says_how_to_convert(monkeypatch):
+    (ev,) = list(INSPECT_EVAL.glob("*.eval"))
+    assert detect_format(ev)[0] == "inspect"
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+    with pytest.raises(ValueError, match="inspect log convert .* --to json") as e:
+        open_pool(ev)
+    assert "\n" not in str(e.value)
+
+
+# ---------------------------------------------------------------------------- every verb, the fixture loader
+def test_every_harness_format_is_a_format_name():
+    for fmt in _harness.FORMATS:
+        assert fmt in FORMAT_NAMES
+
+
+@pytest.mark.parametrize("name", list(_harness.FIXTURES))
+def test_fixture_loader_reads_each_committed_fixture(name):
+    pool = _harness.fixture(name)
+    assert pool.k >= 1 and pool.n_policies >= 2
+
+
+def _cli(capsys, *argv):
+    from oraclegap.cli import main
+
+    rc = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_cli_audit_of_an_lmeval_folder_names_the_models_and_the_alignment(capsys, tmp_path):
+    rc, _, err = _cli(capsys, "audit", LM_DEFAULT, "--out", tmp_path / "a", "--small", "--no-report", "--quiet")
+    assert rc == 0, err[-2000:]
+    text = (tmp_path / "a" / "audit.json").read_text()
+    counts = lm_counts(LM_DEFAULT)
+    n, k = next(iter(counts.values())).shape
+    assert f'"n_prompts": {n}' in text and f'"k": {k}' in text and f'"n_policies": {len(counts)}' in text
+    assert '"alignment": "seed-aligned"' in text
+    for name in counts:
+        assert f'"{name}"' in text
+
+
+def test_cli_coverage_reads_an_inspect_folder_and_refuses_a_bad_one_in_one_line(capsys, tmp_path):
+    rc, out, err = _cli(capsys, "coverage", INSPECT, "--json")
+    assert rc == 0, err[-2000:]
+    (tmp_path / "x.json").write_text(json.dumps({"eval": {"model": "hf/local"}, "samples": []}))
+    rc, out, err = _cli(capsys, "coverage", tmp_path / "x.json")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "no samples" in err
+
+
+def test_eval_log_through_inspect_ai_when_installed():
+    pytest.importorskip("inspect_ai")
+    (ev,) = list(INSPECT_EVAL.glob("*.eval"))
+    pool = open_pool(ev)
+    assert (pool.n_prompts, pool.n_policies, pool.k) == (2, 1, 2)
+
+
+def test_harness_page_is_in_the_book_and_current():
+    from oraclegap.book import harness_page, quarto_pages
+
+    assert harness_page.PAGE in [p.file for p in quarto_pages(ROOT)]
+    assert (ROOT / harness_page.PAGE).read_text(encoding="utf-8") == harness_page.page_text(ROOT)
+
+
+def test_harness_page_without_its_markers_is_refused(tmp_path):
+    from oraclegap.book import harness_page
+
+    (tmp_path / harness_page.PAGE).write_text("# From your evaluation harness {.unnumbered}\n")
+    with pytest.raises(ValueError, match="markers"):
+        harness_page.page_text(tmp_path)
