@@ -305,3 +305,25 @@ def test_harness_page_without_its_markers_is_refused(tmp_path):
     (tmp_path / harness_page.PAGE).write_text("# From your evaluation harness {.unnumbered}\n")
     with pytest.raises(ValueError, match="markers"):
         harness_page.page_text(tmp_path)
+
+
+# ---------------------------------------------------------------------------- long tables written by hand
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_long_table_with_a_model_or_text_column_says_what_to_rename(tmp_path, suffix):
+    import pandas as pd
+
+    d = pd.DataFrame({"prompt_id": ["p1", "p1", "p2", "p2"], "model": ["a", "b", "a", "b"], "correct": [1, 0, 0, 1]})
+    f = tmp_path / f"m{suffix}"
+    d.to_csv(f, index=False) if suffix == ".csv" else d.to_parquet(f)
+    with pytest.raises(ValueError, match="rename 'model' to 'policy'"):
+        open_pool(f)
+    t = d.rename(columns={"model": "policy"}).assign(text=["hi", "hi", "yo", "yo"])
+    f2 = tmp_path / f"t{suffix}"
+    t.to_csv(f2, index=False) if suffix == ".csv" else t.to_parquet(f2)
+    with pytest.raises(ValueError, match="rename 'text' to 'prompt_text'"):
+        open_pool(f2)
+    f3 = tmp_path / f"ok{suffix}"
+    ok = t.rename(columns={"text": "prompt_text"})
+    ok.to_csv(f3, index=False) if suffix == ".csv" else ok.to_parquet(f3)
+    p = open_pool(f3)
+    assert p.policy_names == ["a", "b"] and list(p.prompts["text"]) == ["hi", "yo"]

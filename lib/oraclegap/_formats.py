@@ -1418,6 +1418,15 @@ def read_embedllm(path, *, split=None, embeddings=None, drop_incomplete: bool = 
 
 # ============================================================================ oraclegap long table
 LONG_REQUIRED = ("prompt_id", "policy", "correct")
+#: Names a long table is often written with, and the long format's name for each (said when a file uses them).
+LONG_ALIASES = {"model": "policy", "model_name": "policy", "model_id": "policy", "text": "prompt_text",
+                "question": "prompt_text", "response": "answer", "dataset": "prompt_dataset", "split": "prompt_split"}
+
+
+def long_alias_hint(columns) -> str:
+    """'; rename 'model' to 'policy', ...' for the common names among ``columns`` (empty when none)."""
+    pairs = [f"'{c}' to '{LONG_ALIASES[c]}'" for c in map(str, columns) if c in LONG_ALIASES]
+    return f"; rename {', '.join(pairs)}" if pairs else ""
 #: The long format's JSON Schema (one row = one object), shipped in ``oraclegap/schemas/``.
 LONG_SCHEMA_FILE = "long.schema.json"
 
@@ -1451,13 +1460,13 @@ def validate_long_table(d: pd.DataFrame, label: str, where: Callable[[int], str]
     if absent:
         raise ValueError(f"{label} lacks long-table columns {absent}; a long table has prompt_id, policy, correct "
                          "(and optional draw, answer, cost, prompt_*, policy_*, response_*) -- see the schema "
-                         f"oraclegap/schemas/{LONG_SCHEMA_FILE}")
+                         f"oraclegap/schemas/{LONG_SCHEMA_FILE}{long_alias_hint(d.columns)}")
     other = [c for c in d.columns if _schema_of(str(c), schema) is None]
     if other:
         raise ValueError(f"{label} has columns {other[:5]} that are not part of the long format; name prompt fields "
                          "prompt_<name>, policy fields policy_<name> and numeric per-response fields response_<name>, drop "
                          "the rest, or build the pool in Python with Pool.from_long(df, prompt_columns=..., "
-                         f"policy_columns=...) (schema oraclegap/schemas/{LONG_SCHEMA_FILE})")
+                         f"policy_columns=...) (schema oraclegap/schemas/{LONG_SCHEMA_FILE}){long_alias_hint(other)}")
     for c in d.columns:
         sub = _schema_of(str(c), schema) or {}
         types = sub.get("type")
@@ -1759,7 +1768,7 @@ def read_long(path, *, dedupe: bool = False) -> Pool:
     absent = [c for c in LONG_REQUIRED if c not in d.columns]
     if absent:
         raise ValueError(f"{path} lacks long-table columns {absent}; a long table has prompt_id, policy, correct "
-                         "(and optional draw, answer, cost, prompt_*, policy_*)")
+                         f"(and optional draw, answer, cost, prompt_*, policy_*){long_alias_hint(d.columns)}")
     if len(d) == 0:
         raise ValueError(f"{path} has a header but no rows; a pool needs at least one response")
     other = [c for c in d.columns if c not in (*LONG_REQUIRED, "draw", "answer", "cost")
@@ -1768,7 +1777,7 @@ def read_long(path, *, dedupe: bool = False) -> Pool:
         raise ValueError(f"{path} has columns {other[:5]} that are not part of the long format; name prompt fields "
                          "prompt_<name>, policy fields policy_<name> and numeric per-response fields response_<name>, "
                          "drop the rest, or build the pool in Python with Pool.from_long(df, prompt_columns=..., "
-                         "policy_columns=...)")
+                         f"policy_columns=...){long_alias_hint(other)}")
     where = _row_namer(path)
     for c in ("prompt_id", "policy"):
         blank = (d[c].isna() | (d[c].astype(str).str.strip() == "")).to_numpy()

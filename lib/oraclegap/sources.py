@@ -261,6 +261,8 @@ def _table_candidates(cols: list[str]) -> list[tuple[str, str]]:
         out.append(("routerbench", f"{len(cost)} '<model>|total_cost' columns"))
     if set(_formats.LONG_REQUIRED) <= c:
         out.append(("long", "columns prompt_id, policy, correct"))
+    elif {"prompt_id", "correct"} <= c and "policy" not in c and c & {"model", "model_name"}:  # a long table's
+        out.append(("long", "columns prompt_id, correct and a model column"))  # reader names the rename
     return out
 
 
