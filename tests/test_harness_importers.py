@@ -327,3 +327,45 @@ def test_long_table_with_a_model_or_text_column_says_what_to_rename(tmp_path, su
     ok.to_csv(f3, index=False) if suffix == ".csv" else ok.to_parquet(f3)
     p = open_pool(f3)
     assert p.policy_names == ["a", "b"] and list(p.prompts["text"]) == ["hi", "yo"]
+
+
+# ---------------------------------------------------------------------------- Every Eval Ever, both ways
+def test_every_eval_ever_export_round_trip_and_schema(capsys, tmp_path):
+    pool = open_pool(LM_DEFAULT)
+    out = tmp_path / "eee.jsonl"
+    rc, stdout, err = _cli(capsys, "export", LM_DEFAULT, "--format", "every-eval-ever", "--out", out)
+    assert rc == 0, err
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(recs) == pool.n_prompts * pool.n_policies * pool.k
+    required = ("schema_version", "evaluation_id", "model_id", "evaluation_name", "sample_id", "interaction_type",
+                "input", "answer_attribution", "evaluation")
+    for r in recs[:50]:
+        assert all(f in r for f in required) and r["schema_version"].startswith("instance_level_eval")
+        assert set(r["input"]) >= {"raw", "reference"} and isinstance(r["output"]["raw"], list)
+        assert isinstance(r["evaluation"]["is_correct"], bool)
+        assert all(isinstance(v, str) for v in r["metadata"].values())
+    # an independent count from the records: per model, the correct records
+    for name, v in lm_counts(LM_DEFAULT).items():
+        assert sum(r["evaluation"]["is_correct"] for r in recs if r["model_id"] == name) == v.sum()
+    back = open_pool(out)
+    assert back.meta["read_as"]["format"] == "every-eval-ever"
+    assert np.array_equal(back.verdicts, pool.verdicts) and (back.answers == pool.answers).all()
+    assert list(back.prompt_ids) == list(pool.prompt_ids) and back.policy_names == pool.policy_names
+    assert list(back.prompts["gold"]) == list(pool.prompts["gold"]) and back.alignment == pool.alignment
+
+
+def test_every_eval_ever_without_draw_labels_reads_file_order_and_refuses_a_repeat(tmp_path):
+    pool = open_pool(INSPECT)
+    from oraclegap._harness import eee
+
+    recs, _ = eee.records(pool)
+    plain = [{k: v for k, v in r.items() if k != "metadata"} for r in recs]
+    f = tmp_path / "plain.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in plain))
+    p = open_pool(f)
+    assert np.array_equal(p.verdicts, pool.verdicts) and "file order" in " ".join(p.meta["assumed"])
+    dup = recs[:1] + recs
+    g = tmp_path / "dup.jsonl"
+    g.write_text("".join(json.dumps(r) + "\n" for r in dup))
+    with pytest.raises(ValueError, match="repeats draw 0 .*no draw is counted twice"):
+        open_pool(g)

@@ -53,11 +53,14 @@ EXPORT_FORMATS = {
     "llmrouterbench": "a folder (LLMRouterBench results: <dataset>/<split>/<model>/<...>.json)",
     "routerbench": "a .parquet or .csv file (RouterBench wide table)",
     "embedllm": "a .csv file (EmbedLLM long table)",
+    "every-eval-ever": "a .jsonl file (Every Eval Ever instance-level records; one per draw, the draw in "
+                       "metadata.draw: the schema has no epoch field)",
 }
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 _SUFFIXES = {"long": (".parquet", ".csv"), "llmrouterbench": (), "routerbench": (".parquet", ".csv"), "embedllm": (".csv",)}
+_SUFFIXES["every-eval-ever"] = (".jsonl",)
 
 
 def _check_out(out, suffixes) -> Path:
@@ -233,6 +236,17 @@ def _export_embedllm(pool: Pool, out: Path) -> dict:
                         if p]}
 
 
+def _export_eee(pool: Pool, out: Path) -> dict:
+    from ._harness import eee
+
+    out = _check_out(out, (".jsonl",))
+    recs, dropped = eee.records(pool)
+    body = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in recs).encode("utf-8")
+    _write_new(out, lambda path: atomic_write(path, body))
+    return {"rows": len(recs), "dropped": dropped,
+            "note": "the schema has no epoch field: each draw is one record, its index in metadata.draw"}
+
+
 def export_pool(pool: Pool, format: str, out) -> dict:
     """Write ``pool`` as ``format`` (one of :data:`EXPORT_FORMATS`) to ``out``; returns what was
     written and what the format cannot hold (``dropped``). Refused: an existing ``out``, a suffix
@@ -242,6 +256,6 @@ def export_pool(pool: Pool, format: str, out) -> dict:
     if format not in EXPORT_FORMATS:
         raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}; got {format!r}")
     writer = {"long": _export_long, "llmrouterbench": _export_llmrouterbench, "routerbench": _export_routerbench,
-              "embedllm": _export_embedllm}[format]
+              "embedllm": _export_embedllm, "every-eval-ever": _export_eee}[format]
     info = writer(pool, Path(out))
     return {"format": format, "out": str(out), **info}

@@ -7,7 +7,9 @@ prompt text, the task as the ``dataset`` column, the harness's seeds and setting
 * ``lm-eval`` -- EleutherAI lm-evaluation-harness ``--log_samples`` output (:mod:`.lmeval`);
 * ``inspect`` -- UK AISI inspect_ai logs, ``.json`` or ``.eval`` (:mod:`.inspect_log`);
 * ``lighteval`` -- Hugging Face lighteval ``--save-details`` parquet files (:mod:`.lighteval`);
-* ``opencompass`` -- OpenCompass ``--dump-eval-details`` prediction/result files (:mod:`.opencompass`).
+* ``opencompass`` -- OpenCompass ``--dump-eval-details`` prediction/result files (:mod:`.opencompass`);
+* ``every-eval-ever`` -- the cross-harness instance-level records of evaleval/every_eval_ever (:mod:`.eee`), which
+  :func:`oraclegap.exchange.export_pool` also writes.
 
 :func:`detect` says which of them a path is (or None); :func:`read` reads it. :func:`fixture` loads one of the
 committed real-run fixtures in ``data/harness/`` as a Pool.
@@ -18,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..pool import Pool
-from . import inspect_log, lmeval
+from . import eee, inspect_log, lmeval
 
 __all__ = ["FORMATS", "FORMAT_OPTIONS", "SUFFIXES", "detect", "read", "fixture", "FIXTURES", "fixture_dir"]
 
@@ -28,20 +30,25 @@ FORMATS = {
                "samples_<task>_<time>.jsonl (model from the results_<time>.json beside it)",
     "inspect": "inspect_ai logs: a .json log (inspect log convert --to json), a .eval log (read with inspect_ai "
                "when installed) or a folder of logs; epochs are the draws",
+    "every-eval-ever": "Every Eval Ever instance-level records (.jsonl, schema instance_level_eval): one line per "
+                       "sample and model; the draw in metadata.draw (oraclegap export writes it), else file order",
 }
 #: The options each harness reader takes.
 FORMAT_OPTIONS = {
     "lm-eval": ("drop_incomplete", "lmeval_filter"),
     "inspect": ("drop_incomplete", "score_threshold", "inspect_scorer"),
+    "every-eval-ever": ("drop_incomplete",),
 }
 #: What each reads ("dir" = a directory).
 SUFFIXES = {
     "lm-eval": ("dir", ".jsonl"),
     "inspect": ("dir", ".json", ".eval"),
+    "every-eval-ever": (".jsonl", ".json"),
 }
 _READERS = {
     "lm-eval": lmeval.read_lmeval,
     "inspect": inspect_log.read_inspect,
+    "every-eval-ever": eee.read_eee,
 }
 
 
@@ -69,6 +76,8 @@ def detect(path) -> tuple[str, str] | None:
     suffix = path.suffix.lower()
     if suffix == ".jsonl" and lmeval.is_samples_file(path):
         return "lm-eval", "an lm-eval samples file (doc_id, resps, filtered_resps)"
+    if suffix in (".jsonl", ".json") and eee.is_file(path):
+        return "every-eval-ever", "Every Eval Ever instance-level records (schema_version instance_level_eval)"
     if suffix == ".eval" and inspect_log.is_eval_file(path):
         return "inspect", "an inspect_ai .eval log"
     if suffix == ".json":

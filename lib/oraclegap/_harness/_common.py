@@ -117,7 +117,7 @@ def build_pool(rows: pd.DataFrame, *, alignment: str, meta: dict, label: str) ->
         d = rows[rows.duplicated(["prompt_id", "policy", "draw"], keep=False)].iloc[0]
         raise ValueError(f"{label}: draw {d['draw']} of prompt {d['prompt_id']!r} under {d['policy']!r} appears twice; "
                          "no draw is counted twice -- point at one run per model")
-    prompt_cols = [c for c in ("text", "dataset") if c in rows.columns]
+    prompt_cols = [c for c in ("text", "dataset", "gold") if c in rows.columns]
     policy_cols = [c for c in ("seed",) if c in rows.columns]
     pool = Pool.from_long(rows, prompt="prompt_id", policy="policy", correct="correct", draw="draw",
                           answer="answer" if "answer" in rows.columns else None, prompt_columns=prompt_cols,

@@ -236,8 +236,10 @@ def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None,
             if not 1 <= e <= epochs:
                 raise ValueError(f"{where}: epoch {e} is outside 1..{epochs} (eval.config.epochs)")
             out = s.get("output") or {}
-            rows.append((task, s.get("id"), e - 1, ok, str(out.get("completion", "")), _text(s.get("input"))))
-        frame = pd.DataFrame(rows, columns=["task", "sample_id", "draw", "correct", "answer", "text"])
+            tgt = s.get("target")
+            gold = " | ".join(map(str, tgt)) if isinstance(tgt, list) else ("" if tgt is None else str(tgt))
+            rows.append((task, s.get("id"), e - 1, ok, str(out.get("completion", "")), _text(s.get("input")), gold))
+        frame = pd.DataFrame(rows, columns=["task", "sample_id", "draw", "correct", "answer", "text", "gold"])
         frame.insert(0, "policy", policy)
         frame["seed"] = gen.get("seed")
         counts = frame.groupby("sample_id")["draw"].nunique()

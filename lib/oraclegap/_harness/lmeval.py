@@ -398,6 +398,7 @@ def _task_rows(run: _Run, task: str, policy: str, *, which_filter, notes: list[s
     texts = {d: _prompt_text(by_doc[d][filters[0]]) for d in docs}
     hashes = {d: by_doc[d][filters[0]].get("doc_hash") for d in docs}
     frame["text"] = frame["doc_id"].map(texts)
+    frame["gold"] = frame["doc_id"].map({d: _gold(by_doc[d][filters[0]]) for d in docs})
     frame["doc_hash"] = frame["doc_id"].map(hashes)
     return frame, info
 
@@ -416,8 +417,14 @@ def _mc_rows(path, task, policy, by_doc, docs, filters, which_filter, info, note
     info.update(repeats=1, metric="acc", verdicts_from="the harness's own acc (log-likelihood choice: no draws)")
     frame = pd.DataFrame(rows, columns=["doc_id", "draw", "correct", "answer"])
     frame["text"] = frame["doc_id"].map({d: _prompt_text(by_doc[d][f]) for d in docs})
+    frame["gold"] = frame["doc_id"].map({d: _gold(by_doc[d][f]) for d in docs})
     frame["doc_hash"] = frame["doc_id"].map({d: by_doc[d][f].get("doc_hash") for d in docs})
     return frame, info
+
+
+def _gold(rec: dict) -> str:
+    t = rec.get("target")
+    return " | ".join(map(str, t)) if isinstance(t, list) else ("" if t is None else str(t))
 
 
 def _one_metric(metrics: list[str], path: Path, task: str) -> str:
