@@ -369,3 +369,63 @@ def test_every_eval_ever_without_draw_labels_reads_file_order_and_refuses_a_repe
     g.write_text("".join(json.dumps(r) + "\n" for r in dup))
     with pytest.raises(ValueError, match="repeats draw 0 .*no draw is counted twice"):
         open_pool(g)
+
+
+# ---------------------------------------------------------------------------- lighteval
+LIGHTEVAL = H / "lighteval"
+
+
+def lighteval_counts(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """model folder -> verdicts [n_docs, n] graded here (stripped response == stripped gold choice), and the
+    harness's own mean pass@1 over documents."""
+    import pandas as pd
+
+    out, harness = {}, {}
+    for model in sorted(p for p in folder.iterdir() if p.is_dir()):
+        (f,) = list(model.glob("details_*.parquet"))
+        d = pd.read_parquet(f)
+        rows = []
+        for doc, resp in zip(d["doc"], d["model_response"], strict=True):
+            gold = str(doc["choices"][int(doc["gold_index"])]).strip()
+            rows.append([str(t).strip() == gold for t in resp["text"]])
+        out[model.name] = np.array(rows)
+        harness[model.name] = float(np.mean([m["pass@k:k=1&n=4"] for m in d["metric"]]))
+    return out, harness
+
+
+def test_lighteval_folder_is_read_as_the_independent_count_and_the_harness_mean():
+    assert detect_format(LIGHTEVAL)[0] == "lighteval"
+    pool = open_pool(LIGHTEVAL)
+    counts, harness = lighteval_counts(LIGHTEVAL)
+    _check_against(pool, counts)
+    for name, mean in harness.items():  # pass@1 with n = 4 is the mean of the four verdicts
+        assert pool.verdicts[:, list(pool.policy_names).index(name)].mean() == pytest.approx(mean)
+    assert pool.alignment == "independent" and "reduced" in " ".join(pool.meta["dropped"])
+
+
+def _lighteval_copy(tmp_path: Path, edit) -> Path:
+    import pandas as pd
+
+    src = next((LIGHTEVAL / "lab-base").glob("details_*.parquet"))
+    out = tmp_path / "lab-base"
+    out.mkdir()
+    d = pd.read_parquet(src)
+    d["metric"] = [edit(i, dict(m)) for i, m in enumerate(d["metric"])]
+    d.to_parquet(out / src.name)
+    return out / src.name
+
+
+def test_lighteval_a_reduced_metric_that_the_regrade_does_not_reproduce_is_refused(tmp_path):
+    def off(i, m):
+        if i == 2:
+            m["pass@k:k=1&n=4"] = 1.0 - m["pass@k:k=1&n=4"] + 0.25
+        return m
+
+    with pytest.raises(ValueError, match="row 2: re-grading the 4 responses"):
+        open_pool(_lighteval_copy(tmp_path, off))
+
+
+def test_lighteval_a_majority_vote_alone_is_no_per_draw_verdict(tmp_path):
+    f = _lighteval_copy(tmp_path, lambda i, m: {"maj@n:n=4": m.pop("pass@k:k=1&n=4")})
+    with pytest.raises(ValueError, match="reduced metric is no per-draw verdict"):
+        open_pool(f)

@@ -25,6 +25,9 @@ Stages (each can be run alone; ``all`` runs them in order):
   written as ``.eval`` logs and converted with ``inspect log convert --to json``; the JSON logs are kept without
   each sample's ``events`` (the transcript), rewritten by inspect_ai's ``write_eval_log``, then unindented. A tiny
   ``.eval`` log (2 samples, 2 epochs) is kept as it is.
+* ``lighteval`` -- ``lighteval accelerate`` on each model from its own environment (``--lighteval-venv``), a custom
+  task with pass@1 over n = 4 sampled responses, a ``seed`` per model, ``--save-details`` (see
+  :func:`stage_lighteval` for what an offline run needed).
 * ``collect`` -- copies the small output files into ``data/harness/`` (the samples/results files, the JSON
   logs and one ``.eval`` log) and writes ``versions.json`` with the harness and library versions.
 
@@ -254,15 +257,88 @@ def slim_logs(src: Path, dest: Path) -> None:
         (dest / f.name).write_text(json.dumps(obj, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
 
 
+LIGHTEVAL_TASK = '''\
+"""The lab's 48 prompts as a lighteval custom task: 4 sampled responses per prompt, pass@1 over them."""
+from lighteval.metrics.metrics import Metrics
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.requests import Doc
+
+
+def lab48_prompt(line, task_name: str = None):
+    return Doc(task_name=task_name, query=line["text"], choices=[line["answer"]], gold_index=0)
+
+
+lab48 = LightevalTaskConfig(
+    name="lab48",
+    prompt_function=lab48_prompt,
+    hf_repo={data!r},
+    hf_subset="default",
+    hf_avail_splits=["test"],
+    evaluation_splits=["test"],
+    few_shots_split=None,
+    few_shots_select=None,
+    generation_size={max_tokens},
+    stop_sequence=["\\n"],
+    metrics=[Metrics.pass_at_k(sample_params={{"k": 1, "n": {k}}})],
+    version=0,
+)
+TASKS_TABLE = [lab48]
+'''
+#: lighteval's per-model sampling seeds
+LIGHTEVAL_SEEDS = {"lab-base": 21, "lab-primary-light-s1": 22, "lab-secondary-light-s1": 23,
+                   "lab-primary-stronger-s1": 24}
+
+
+def stage_lighteval(work: Path, venv: Path) -> None:
+    """lighteval 0.13 in its own environment (``venv``), offline.
+
+    Four things an offline run of lighteval 0.13.0 needed here, each worked around in the throwaway environment or
+    in the run, never in the outputs: (1) it imports every bundled task module at start, and three of them reach the
+    network on import (``tiny_benchmarks`` downloads a pickle: an empty placeholder file stops it; ``mt_bench`` and
+    ``mix_eval`` packages and ``hle.py`` check a judge model on the Hub: moved aside); (2) it hashes str with xxhash,
+    which xxhash 4 refuses (``pip install "xxhash<4"``); (3) it never sets ``do_sample``, so sampling n responses
+    needs ``do_sample: true`` in the model's ``generation_config.json`` (copies of the model folders under
+    ``WORK/models-sampling``); (4) ``max_new_tokens`` in ``generation_parameters`` caps the *prompt* at that many
+    tokens, so the task's ``generation_size`` sets it instead."""
+    lighteval = str(venv / "bin" / "lighteval")
+    ds = work / "lighteval" / "ds"
+    ds.mkdir(parents=True, exist_ok=True)
+    shutil.copy(work / "data" / "lab48.jsonl", ds / "test.jsonl")
+    task = work / "lighteval" / "lab48_task.py"
+    task.write_text(LIGHTEVAL_TASK.format(data=str(ds), max_tokens=MAX_TOKENS, k=K))
+    for name in MODELS:
+        src, dst = work / "models" / name, work / "models-sampling" / name
+        if not dst.is_dir():
+            shutil.copytree(src, dst)
+            gc = json.loads((dst / "generation_config.json").read_text())
+            (dst / "generation_config.json").write_text(json.dumps({**gc, "do_sample": True}, indent=2))
+        out = work / "lighteval" / "out"
+        done = work / "lighteval" / f".done-{name}"
+        if done.is_file():
+            continue
+        _run([lighteval, "accelerate",
+              f"model_name={dst},dtype=float32,batch_size=16,"
+              f"generation_parameters={{temperature:1.0,seed:{LIGHTEVAL_SEEDS[name]}}}",
+              "lab48|0", "--custom-tasks", str(task), "--save-details", "--output-dir", str(out)],
+             cwd=work / "lighteval")
+        done.write_text("")
+
+
 def _versions() -> dict:
     from importlib import metadata
 
     out = {}
-    for pkg in ("lm_eval", "inspect_ai", "transformers", "torch", "peft", "datasets", "lighteval"):
+    for pkg in ("lm_eval", "inspect_ai", "transformers", "torch", "peft", "datasets"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             pass
+    lv = Path("/tmp/lighteval-venv/bin/python")
+    if lv.is_file():
+        got = subprocess.run([str(lv), "-c", "from importlib.metadata import version as v; print(v('lighteval'))"],
+                             capture_output=True, text=True)
+        if got.returncode == 0:
+            out["lighteval"] = got.stdout.strip()
     out["python"] = sys.version.split()[0]
     return out
 
@@ -287,17 +363,27 @@ def stage_collect(work: Path) -> None:
     if tiny:
         (dest / "inspect-eval").mkdir(parents=True, exist_ok=True)
         shutil.copy(tiny[0], dest / "inspect-eval" / tiny[0].name)
+    details = work / "lighteval" / "out" / "details"
+    for f in sorted(details.rglob("details_*.parquet")):
+        model = f.parent.parent.name  # details/<model path>/<time>/details_<task>_<time>.parquet
+        (dest / "lighteval" / model).mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, dest / "lighteval" / model / f.name.replace("|", "_"))
+        res = next((work / "lighteval" / "out" / "results").rglob(f"results_{f.parent.name}.json"), None)
+        if res is not None:
+            shutil.copy(res, dest / "lighteval" / model / res.name)
     (dest / "versions.json").write_text(json.dumps(_versions(), indent=1) + "\n")
     print(f"collected into {dest}")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("stage", choices=["models", "data", "lmeval", "inspect", "collect", "all"])
+    ap.add_argument("stage", choices=["models", "data", "lmeval", "inspect", "lighteval", "collect", "all"])
     ap.add_argument("--work", type=Path, default=Path("/tmp/harness-work"))
+    ap.add_argument("--lighteval-venv", type=Path, default=Path("/tmp/lighteval-venv"),
+                    help="the environment with lighteval (it pins other versions than lm-eval)")
     a = ap.parse_args(argv)
     a.work.mkdir(parents=True, exist_ok=True)
-    todo = ["models", "data", "lmeval", "inspect", "collect"] if a.stage == "all" else [a.stage]
+    todo = ["models", "data", "lmeval", "inspect", "lighteval", "collect"] if a.stage == "all" else [a.stage]
     for s in todo:
         if s == "models":
             stage_models(a.work)
@@ -307,6 +393,8 @@ def main(argv=None) -> int:
             stage_lmeval(a.work)
         elif s == "inspect":
             stage_inspect(a.work)
+        elif s == "lighteval":
+            stage_lighteval(a.work, a.lighteval_venv)
         else:
             stage_collect(a.work)
     return 0

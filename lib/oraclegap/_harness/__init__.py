@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..pool import Pool
-from . import eee, inspect_log, lmeval
+from . import eee, inspect_log, lighteval, lmeval
 
 __all__ = ["FORMATS", "FORMAT_OPTIONS", "SUFFIXES", "detect", "read", "fixture", "FIXTURES", "fixture_dir"]
 
@@ -30,6 +30,9 @@ FORMATS = {
                "samples_<task>_<time>.jsonl (model from the results_<time>.json beside it)",
     "inspect": "inspect_ai logs: a .json log (inspect log convert --to json), a .eval log (read with inspect_ai "
                "when installed) or a folder of logs; epochs are the draws",
+    "lighteval": "lighteval --save-details parquet files (details_<task>|<fewshot>_<time>.parquet) or their folder: "
+                 "the n responses per document re-graded with lighteval's default exact match, checked against "
+                 "pass@k/avg@n",
     "every-eval-ever": "Every Eval Ever instance-level records (.jsonl, schema instance_level_eval): one line per "
                        "sample and model; the draw in metadata.draw (oraclegap export writes it), else file order",
 }
@@ -37,17 +40,20 @@ FORMATS = {
 FORMAT_OPTIONS = {
     "lm-eval": ("drop_incomplete", "lmeval_filter"),
     "inspect": ("drop_incomplete", "score_threshold", "inspect_scorer"),
+    "lighteval": ("drop_incomplete",),
     "every-eval-ever": ("drop_incomplete",),
 }
 #: What each reads ("dir" = a directory).
 SUFFIXES = {
     "lm-eval": ("dir", ".jsonl"),
     "inspect": ("dir", ".json", ".eval"),
+    "lighteval": ("dir", ".parquet"),
     "every-eval-ever": (".jsonl", ".json"),
 }
 _READERS = {
     "lm-eval": lmeval.read_lmeval,
     "inspect": inspect_log.read_inspect,
+    "lighteval": lighteval.read_lighteval,
     "every-eval-ever": eee.read_eee,
 }
 
@@ -66,6 +72,9 @@ def detect(path) -> tuple[str, str] | None:
         s = inspect_log.folder_sample(path)
         if s:
             hits.append(("inspect", f"a folder of inspect_ai logs (e.g. {s})"))
+        s = lighteval.folder_sample(path)
+        if s:
+            hits.append(("lighteval", f"a folder of lighteval details files (e.g. {s})"))
         if len(hits) > 1:
             names = ", ".join(f"{f} ({h})" for f, h in hits)
             raise ValueError(f"POOL {str(path)!r} holds the outputs of several harnesses: {names}; point at one "
@@ -87,6 +96,8 @@ def detect(path) -> tuple[str, str] | None:
             raise ValueError(f"POOL {str(path)!r} is an lm-eval results file, which holds only aggregate scores; "
                              "point at its folder or at the samples_<task>_<time>.jsonl beside it (written by "
                              "--log_samples)")
+    if suffix == ".parquet" and lighteval.is_details_file(path):
+        return "lighteval", "a lighteval details file (doc, model_response, metric)"
     return None
 
 
@@ -108,6 +119,7 @@ FIXTURES = {
     "lm-eval-per-model-seed": ("lm-eval", "lmeval/per-model-seed"),
     "lm-eval-per-draw": ("lm-eval", "lmeval-per-draw/default-seed"),
     "inspect": ("inspect", "inspect"),
+    "lighteval": ("lighteval", "lighteval"),
 }
 
 

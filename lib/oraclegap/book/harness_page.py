@@ -23,6 +23,7 @@ WHAT = {
     "lm-eval-per-model-seed": "lm-eval, `repeats: 4`, `--seed S,S,S,S` with S different per model",
     "lm-eval-per-draw": "lm-eval, `repeats: 4`, one filter pipeline per draw, `--limit 12`",
     "inspect": "inspect_ai, `--epochs 4`, `--seed` per model, `--limit 12`, JSON logs",
+    "lighteval": "lighteval, `pass@k` with k = 1 and n = 4, a `seed` per model, `--save-details`",
 }
 
 
@@ -54,7 +55,7 @@ def section() -> str:
         rows.append(f"| `{name}` | {WHAT.get(name, '')} | {p.n_prompts} x {p.n_policies} x {p.k} | {means} | "
                     f"{p.alignment} |")
     v = versions()
-    ran = ", ".join(f"{k} {v[k]}" for k in ("lm_eval", "inspect_ai", "transformers", "torch") if k in v)
+    ran = ", ".join(f"{k} {v[k]}" for k in ("lm_eval", "inspect_ai", "lighteval", "transformers", "torch") if k in v)
     out = ["\n".join(rows), ""]
     if ran:
         out.append(f"The fixtures were made with {ran} on CPU, offline (`data/harness/make_fixtures.py`).")
