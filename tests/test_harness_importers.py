@@ -429,3 +429,44 @@ def test_lighteval_a_majority_vote_alone_is_no_per_draw_verdict(tmp_path):
     f = _lighteval_copy(tmp_path, lambda i, m: {"maj@n:n=4": m.pop("pass@k:k=1&n=4")})
     with pytest.raises(ValueError, match="reduced metric is no per-draw verdict"):
         open_pool(f)
+
+
+# ---------------------------------------------------------------------------- OpenCompass
+OPENCOMPASS = H / "opencompass"
+
+
+def opencompass_counts(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """model -> verdicts [n_examples, n] from the results files' per-copy 'correct' lists, and the harness's own
+    'score (n runs average)' as a share."""
+    out, harness = {}, {}
+    for f in sorted((folder / "results").glob("*/*.json")):
+        obj = json.loads(f.read_text())
+        out[f.parent.name] = np.array([e["correct"] for e in obj["details"]])
+        harness[f.parent.name] = next(v for k, v in obj.items() if k.startswith("score")) / 100
+    return out, harness
+
+
+def test_opencompass_run_is_read_as_the_independent_count_and_the_harness_score():
+    assert detect_format(OPENCOMPASS)[0] == "opencompass"
+    pool = open_pool(OPENCOMPASS)
+    counts, harness = opencompass_counts(OPENCOMPASS)
+    _check_against(pool, counts)
+    for name, score in harness.items():
+        assert pool.verdicts[:, list(pool.policy_names).index(name)].mean() == pytest.approx(score)
+    # the prompt text from the predictions file kept beside the results
+    pred = json.loads((OPENCOMPASS / "predictions" / "lab-base" / "lab48.json").read_text())
+    assert pool.prompts["text"].iloc[0] == pred["0"]["origin_prompt"] and pool.alignment == "unknown"
+
+
+def test_opencompass_two_runs_and_missing_verdicts_are_refused(tmp_path):
+    for run in ("20260101_000000", "20260102_000000"):
+        shutil.copytree(OPENCOMPASS, tmp_path / "work" / run)
+    with pytest.raises(ValueError, match="2 OpenCompass runs.*counted once"):
+        open_pool(tmp_path / "work", format="opencompass")
+    assert open_pool(tmp_path / "work" / "20260101_000000").n_policies == 4
+    f = tmp_path / "work" / "20260101_000000" / "results" / "lab-base" / "lab48.json"
+    obj = json.loads(f.read_text())
+    del obj["details"][3]["correct"]
+    f.write_text(json.dumps(obj))
+    with pytest.raises(ValueError, match="example 3 has no 'correct'"):
+        open_pool(tmp_path / "work" / "20260101_000000")

@@ -28,6 +28,9 @@ Stages (each can be run alone; ``all`` runs them in order):
 * ``lighteval`` -- ``lighteval accelerate`` on each model from its own environment (``--lighteval-venv``), a custom
   task with pass@1 over n = 4 sampled responses, a ``seed`` per model, ``--save-details`` (see
   :func:`stage_lighteval` for what an offline run needed).
+* ``opencompass`` -- ``opencompass CONFIG --dump-eval-details`` from its own environment (``--opencompass-venv``):
+  the prompts as a custom dataset with ``n = 4`` copies and ``EMEvaluator``, the four models in one run (see
+  :func:`stage_opencompass` for what an offline run needed).
 * ``collect`` -- copies the small output files into ``data/harness/`` (the samples/results files, the JSON
   logs and one ``.eval`` log) and writes ``versions.json`` with the harness and library versions.
 
@@ -324,6 +327,66 @@ def stage_lighteval(work: Path, venv: Path) -> None:
         done.write_text("")
 
 
+OPENCOMPASS_CONFIG = '''\
+"""The lab's 48 prompts as an OpenCompass custom dataset, n = 4 copies, exact match, one HF model per lab model."""
+from opencompass.datasets.custom import CustomDataset
+from opencompass.models import HuggingFaceBaseModel
+from opencompass.openicl.icl_evaluator import EMEvaluator
+from opencompass.openicl.icl_inferencer import GenInferencer
+from opencompass.openicl.icl_prompt_template import PromptTemplate
+from opencompass.openicl.icl_retriever import ZeroRetriever
+
+datasets = [
+    dict(
+        type=CustomDataset, abbr="lab48", path={data!r}, n={k}, k=1,
+        reader_cfg=dict(input_columns=["question"], output_column="answer"),
+        infer_cfg=dict(
+            prompt_template=dict(type=PromptTemplate, template="{{question}}"),
+            retriever=dict(type=ZeroRetriever),
+            inferencer=dict(type=GenInferencer)),
+        eval_cfg=dict(evaluator=dict(type=EMEvaluator)),
+    )
+]
+models = [
+{models}
+]
+'''
+
+
+def stage_opencompass(work: Path, venv: Path) -> None:
+    """OpenCompass 0.5.4 in its own environment (``venv``), offline, all four models in one run.
+
+    What an offline run of OpenCompass 0.5.4 needed here: (1) ``pyarrow<18`` (OpenCompass pins numpy 1.x, newer
+    pyarrow needs numpy 2) and ``transformers<5`` (its HF wrapper calls ``batch_encode_plus``); (2) copies of the model
+    folders whose ``tokenizer_config.json`` names ``PreTrainedTokenizerFast`` (transformers 4 does not know the
+    ``TokenizersBackend`` class transformers 5 writes) and ``model_input_names`` without ``token_type_ids``; (3) a
+    Python config (``--dataset-num-runs`` fails on custom datasets, which have no ``n``); (4) the answer as a list
+    (``EMEvaluator`` adds the reference to a list)."""
+    oc = str(venv / "bin" / "opencompass")
+    d = work / "opencompass"
+    d.mkdir(parents=True, exist_ok=True)
+    with open(work / "data" / "lab48.jsonl") as fh, open(d / "lab48.jsonl", "w") as out:
+        for line in fh:
+            r = json.loads(line)
+            out.write(json.dumps({"question": r["text"], "answer": [r["answer"]]}) + "\n")
+    entries = []
+    for name in MODELS:
+        dst = work / "models-oc" / name
+        if not dst.is_dir():
+            shutil.copytree(work / "models" / name, dst)
+            tc = json.loads((dst / "tokenizer_config.json").read_text())
+            tc.pop("backend", None)
+            tc.update(tokenizer_class="PreTrainedTokenizerFast", model_input_names=["input_ids", "attention_mask"])
+            (dst / "tokenizer_config.json").write_text(json.dumps(tc, indent=2))
+        entries.append(f"    dict(type=HuggingFaceBaseModel, abbr={name!r}, path={str(dst)!r}, "
+                       f"max_out_len={MAX_TOKENS}, max_seq_len=64, batch_size=16, run_cfg=dict(num_gpus=0), "
+                       "generation_kwargs=dict(do_sample=True, temperature=1.0)),")
+    cfg = d / "eval_lab48.py"
+    cfg.write_text(OPENCOMPASS_CONFIG.format(data=str(d / "lab48.jsonl"), k=K, models="\n".join(entries)))
+    if not any((d / "out").rglob("results/*/lab48.json")):
+        _run([oc, str(cfg), "--dump-eval-details", "-w", str(d / "out")], cwd=d)
+
+
 def _versions() -> dict:
     from importlib import metadata
 
@@ -333,12 +396,12 @@ def _versions() -> dict:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             pass
-    lv = Path("/tmp/lighteval-venv/bin/python")
-    if lv.is_file():
-        got = subprocess.run([str(lv), "-c", "from importlib.metadata import version as v; print(v('lighteval'))"],
-                             capture_output=True, text=True)
-        if got.returncode == 0:
-            out["lighteval"] = got.stdout.strip()
+    for pkg, py in (("lighteval", "/tmp/lighteval-venv/bin/python"), ("opencompass", "/tmp/oc-venv/bin/python")):
+        if Path(py).is_file():
+            got = subprocess.run([py, "-c", f"from importlib.metadata import version as v; print(v({pkg!r}))"],
+                                 capture_output=True, text=True)
+            if got.returncode == 0:
+                out[pkg] = got.stdout.strip()
     out["python"] = sys.version.split()[0]
     return out
 
@@ -371,19 +434,32 @@ def stage_collect(work: Path) -> None:
         res = next((work / "lighteval" / "out" / "results").rglob(f"results_{f.parent.name}.json"), None)
         if res is not None:
             shutil.copy(res, dest / "lighteval" / model / res.name)
+    runs = sorted((work / "opencompass" / "out").glob("*/results"))
+    if runs:  # the latest run's per-model details (results/<model>/<dataset>.json), not its predictions
+        for f in sorted(runs[-1].glob("*/*.json")):
+            (dest / "opencompass" / "results" / f.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, dest / "opencompass" / "results" / f.parent.name / f.name)
+        # one model's predictions file, for the prompt text (the others' are the same prompts)
+        pred = runs[-1].parent / "predictions" / "lab-base" / "lab48.json"
+        (dest / "opencompass" / "predictions" / "lab-base").mkdir(parents=True, exist_ok=True)
+        shutil.copy(pred, dest / "opencompass" / "predictions" / "lab-base" / pred.name)
     (dest / "versions.json").write_text(json.dumps(_versions(), indent=1) + "\n")
     print(f"collected into {dest}")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("stage", choices=["models", "data", "lmeval", "inspect", "lighteval", "collect", "all"])
+    ap.add_argument("stage", choices=["models", "data", "lmeval", "inspect", "lighteval", "opencompass", "collect",
+                                      "all"])
     ap.add_argument("--work", type=Path, default=Path("/tmp/harness-work"))
     ap.add_argument("--lighteval-venv", type=Path, default=Path("/tmp/lighteval-venv"),
                     help="the environment with lighteval (it pins other versions than lm-eval)")
+    ap.add_argument("--opencompass-venv", type=Path, default=Path("/tmp/oc-venv"),
+                    help="the environment with opencompass (numpy 1, transformers 4)")
     a = ap.parse_args(argv)
     a.work.mkdir(parents=True, exist_ok=True)
-    todo = ["models", "data", "lmeval", "inspect", "lighteval", "collect"] if a.stage == "all" else [a.stage]
+    every = ["models", "data", "lmeval", "inspect", "lighteval", "opencompass", "collect"]
+    todo = every if a.stage == "all" else [a.stage]
     for s in todo:
         if s == "models":
             stage_models(a.work)
@@ -395,6 +471,8 @@ def main(argv=None) -> int:
             stage_inspect(a.work)
         elif s == "lighteval":
             stage_lighteval(a.work, a.lighteval_venv)
+        elif s == "opencompass":
+            stage_opencompass(a.work, a.opencompass_venv)
         else:
             stage_collect(a.work)
     return 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..pool import Pool
-from . import eee, inspect_log, lighteval, lmeval
+from . import eee, inspect_log, lighteval, lmeval, opencompass
 
 __all__ = ["FORMATS", "FORMAT_OPTIONS", "SUFFIXES", "detect", "read", "fixture", "FIXTURES", "fixture_dir"]
 
@@ -33,6 +33,8 @@ FORMATS = {
     "lighteval": "lighteval --save-details parquet files (details_<task>|<fewshot>_<time>.parquet) or their folder: "
                  "the n responses per document re-graded with lighteval's default exact match, checked against "
                  "pass@k/avg@n",
+    "opencompass": "OpenCompass --dump-eval-details results (results/<model>/<dataset>.json with per-copy 'correct' "
+                   "lists), a results folder, or one run's folder: n copies per example",
     "every-eval-ever": "Every Eval Ever instance-level records (.jsonl, schema instance_level_eval): one line per "
                        "sample and model; the draw in metadata.draw (oraclegap export writes it), else file order",
 }
@@ -41,6 +43,7 @@ FORMAT_OPTIONS = {
     "lm-eval": ("drop_incomplete", "lmeval_filter"),
     "inspect": ("drop_incomplete", "score_threshold", "inspect_scorer"),
     "lighteval": ("drop_incomplete",),
+    "opencompass": ("drop_incomplete",),
     "every-eval-ever": ("drop_incomplete",),
 }
 #: What each reads ("dir" = a directory).
@@ -48,12 +51,14 @@ SUFFIXES = {
     "lm-eval": ("dir", ".jsonl"),
     "inspect": ("dir", ".json", ".eval"),
     "lighteval": ("dir", ".parquet"),
+    "opencompass": ("dir", ".json"),
     "every-eval-ever": (".jsonl", ".json"),
 }
 _READERS = {
     "lm-eval": lmeval.read_lmeval,
     "inspect": inspect_log.read_inspect,
     "lighteval": lighteval.read_lighteval,
+    "opencompass": opencompass.read_opencompass,
     "every-eval-ever": eee.read_eee,
 }
 
@@ -75,6 +80,9 @@ def detect(path) -> tuple[str, str] | None:
         s = lighteval.folder_sample(path)
         if s:
             hits.append(("lighteval", f"a folder of lighteval details files (e.g. {s})"))
+        s = opencompass.folder_sample(path)
+        if s:
+            hits.append(("opencompass", f"an OpenCompass output folder (e.g. {s})"))
         if len(hits) > 1:
             names = ", ".join(f"{f} ({h})" for f, h in hits)
             raise ValueError(f"POOL {str(path)!r} holds the outputs of several harnesses: {names}; point at one "
@@ -92,6 +100,8 @@ def detect(path) -> tuple[str, str] | None:
     if suffix == ".json":
         if inspect_log.is_json_log(path):
             return "inspect", "an inspect_ai JSON log (eval, samples)"
+        if opencompass.is_details_file(path):
+            return "opencompass", "an OpenCompass results file with per-copy details"
         if lmeval.is_results_file(path):
             raise ValueError(f"POOL {str(path)!r} is an lm-eval results file, which holds only aggregate scores; "
                              "point at its folder or at the samples_<task>_<time>.jsonl beside it (written by "
@@ -120,6 +130,7 @@ FIXTURES = {
     "lm-eval-per-draw": ("lm-eval", "lmeval-per-draw/default-seed"),
     "inspect": ("inspect", "inspect"),
     "lighteval": ("lighteval", "lighteval"),
+    "opencompass": ("opencompass", "opencompass"),
 }
 
 

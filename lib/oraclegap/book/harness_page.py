@@ -24,6 +24,7 @@ WHAT = {
     "lm-eval-per-draw": "lm-eval, `repeats: 4`, one filter pipeline per draw, `--limit 12`",
     "inspect": "inspect_ai, `--epochs 4`, `--seed` per model, `--limit 12`, JSON logs",
     "lighteval": "lighteval, `pass@k` with k = 1 and n = 4, a `seed` per model, `--save-details`",
+    "opencompass": "OpenCompass, a custom dataset with `n = 4` copies, `EMEvaluator`, `--dump-eval-details`",
 }
 
 
@@ -55,7 +56,8 @@ def section() -> str:
         rows.append(f"| `{name}` | {WHAT.get(name, '')} | {p.n_prompts} x {p.n_policies} x {p.k} | {means} | "
                     f"{p.alignment} |")
     v = versions()
-    ran = ", ".join(f"{k} {v[k]}" for k in ("lm_eval", "inspect_ai", "lighteval", "transformers", "torch") if k in v)
+    ran = ", ".join(f"{k} {v[k]}" for k in ("lm_eval", "inspect_ai", "lighteval", "opencompass", "transformers",
+                                             "torch") if k in v)
     out = ["\n".join(rows), ""]
     if ran:
         out.append(f"The fixtures were made with {ran} on CPU, offline (`data/harness/make_fixtures.py`).")
