@@ -470,3 +470,20 @@ def test_opencompass_two_runs_and_missing_verdicts_are_refused(tmp_path):
     f.write_text(json.dumps(obj))
     with pytest.raises(ValueError, match="example 3 has no 'correct'"):
         open_pool(tmp_path / "work" / "20260101_000000")
+
+
+def test_cli_names_the_filter_or_scorer_to_read(capsys, tmp_path):
+    # a second scorer on every sample: refused without --inspect-scorer, read with it
+    f = sorted(INSPECT.glob("*.json"))[0]
+    log = json.loads(f.read_text())
+    for s in log["samples"]:
+        s["scores"]["other"] = {"value": "C"}
+    (tmp_path / f.name).write_text(json.dumps(log))
+    rc, _, err = _cli(capsys, "coverage", tmp_path / f.name, "--json")
+    assert rc == 2 and "inspect_scorer" in err
+    rc, out, err = _cli(capsys, "coverage", tmp_path / f.name, "--json", "--inspect-scorer", "other")
+    assert rc == 0, err
+    rc, _, err = _cli(capsys, "coverage", LM_DEFAULT, "--json", "--lmeval-filter", "strict-match")
+    assert rc == 2 and "'strict-match' is not a filter" in err
+    rc, _, err = _cli(capsys, "coverage", INSPECT, "--json", "--lmeval-filter", "x")
+    assert rc == 2 and "do not apply" in err

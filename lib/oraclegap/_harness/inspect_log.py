@@ -229,7 +229,8 @@ def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None,
             elif len(scores) == 1:
                 sc = next(iter(scores))
             else:
-                raise ValueError(f"{where} has several scorers {sorted(scores)}; choose one with inspect_scorer=NAME")
+                raise ValueError(f"{where} has several scorers {sorted(scores)}; choose one with inspect_scorer=NAME "
+                                 "(CLI --inspect-scorer)")
             val = scores[sc].get("value") if isinstance(scores[sc], dict) else scores[sc]
             ok = _value(val, where, threshold)
             e = int(s.get("epoch", 1))

@@ -358,7 +358,8 @@ def _task_rows(run: _Run, task: str, policy: str, *, which_filter, notes: list[s
             what = (f"{len(tf)} take_first pipelines {tf}" if tf else "no take_first pipeline whose steps "
                     "oraclegap can repeat (regex, lowercase, uppercase, remove_whitespace)")
             if len(tf) > 1:
-                raise ValueError(f"{path}: task {task!r} has {what}; choose one with lmeval_filter=NAME")
+                raise ValueError(f"{path}: task {task!r} has {what}; choose one with lmeval_filter=NAME "
+                                 "(CLI --lmeval-filter)")
             raise ValueError(f"{path}: task {task!r} (repeats {K}) has {what} and no per-draw filters, so only a "
                              f"summary of the {K} responses is scored; {RECIPE}")
         f = tf[0]
@@ -406,7 +407,8 @@ def _task_rows(run: _Run, task: str, policy: str, *, which_filter, notes: list[s
 def _mc_rows(path, task, policy, by_doc, docs, filters, which_filter, info, notes):
     f = which_filter or (filters[0] if len(filters) == 1 else None)
     if f is None:
-        raise ValueError(f"{path}: task {task!r} has filters {filters}; choose one with lmeval_filter=NAME")
+        raise ValueError(f"{path}: task {task!r} has filters {filters}; choose one with lmeval_filter=NAME "
+                         "(CLI --lmeval-filter)")
     rows = []
     for d in docs:
         rec = by_doc[d][f]

@@ -61,7 +61,8 @@ DEFAULT_MAX_BYTES = 4 << 30
 POOL_HELP = (
     "a pool directory, a .npy verdict array [n, M, k], FILE.npz:KEY (numeric array), "
     "a wide CSV (items x models, 0/1), a file another router tool wrote (LLMRouterBench, LLMRouter, "
-    "RouterEval, EmbedLLM, RouterBench; see --format), a long table (Pool.to_long), "
+    "RouterEval, EmbedLLM, RouterBench; see --format), an evaluation harness's output (lm-eval, inspect_ai, "
+    "lighteval, OpenCompass), a long table (Pool.to_long), "
     "or a registry name (see `oraclegap.datasets.available()`)"
 )
 
@@ -112,11 +113,15 @@ def add_pool_argument(parser, *, format_option: str = "--format") -> None:
                         "'model' list or model_names array, else m0, m1, ...)")
     f.add_argument("--leaf", default=None, metavar="KEYS",
                    help="RouterEval .pkl: which router dataset of a nested file, keys joined by / (e.g. easy/3/0)")
+    f.add_argument("--lmeval-filter", default=None, metavar="NAME",
+                   help="lm-eval: the filter pipeline to read when a task has several (e.g. strict-match)")
+    f.add_argument("--inspect-scorer", default=None, metavar="NAME",
+                   help="inspect_ai: the scorer to read when the samples have several")
 
 
 #: The importer options :func:`add_pool_argument` defines, as attribute names of the parsed arguments.
 POOL_OPTIONS = ("format", "score_threshold", "null_scores", "drop_incomplete", "dedupe", "split_label", "llm_data",
-                "embeddings", "model_names", "leaf")
+                "embeddings", "model_names", "leaf", "lmeval_filter", "inspect_scorer")
 
 
 def pool_from_args(args):
