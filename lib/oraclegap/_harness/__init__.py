@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import _store
 from ..pool import Pool
 from . import eee, inspect_log, lighteval, lmeval, opencompass
 
@@ -68,7 +69,7 @@ def detect(path) -> tuple[str, str] | None:
     file that is simply something else)."""
     path = Path(path)
     if path.is_dir():
-        if (path / "manifest.json").exists():
+        if (path / "manifest.json").exists() or _store.is_store(path):
             return None
         hits = []
         s = lmeval.folder_sample(path)

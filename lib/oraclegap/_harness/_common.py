@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -54,6 +55,26 @@ def iter_jsonl(path: Path, what: str) -> Iterator[tuple[int, dict]]:
                 yield ln, rec
         except UnicodeDecodeError as exc:
             raise ValueError(f"{path} ({what}) is not UTF-8 text (byte offset {exc.start})") from None
+
+
+#: How many directory entries a format check looks at below a folder before it gives up (a large folder that is no
+#: harness output is not walked to its end just to say so).
+SNIFF_ENTRIES = 5000
+
+
+def files_below(path: Path, limit: int = SNIFF_ENTRIES):
+    """Files below ``path`` in a stable order (sorted within each folder), stopping after ``limit`` entries."""
+    seen = 0
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            seen += 1
+            if seen > limit:
+                return
+            yield Path(root) / name
+        seen += len(dirs)
+        if seen > limit:
+            return
 
 
 def first_jsonl_record(path: Path) -> dict | None:

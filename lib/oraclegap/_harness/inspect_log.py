@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, build_pool, load_json, short_model_names
+from ._common import DROPPED, build_pool, files_below, load_json, short_model_names
 
 NAME = "inspect"
 SCORE_RULE = ("C = right, I = wrong, N (no answer) = wrong; P (partial = 0.5) and numbers other than 0/1 need "
@@ -74,11 +74,9 @@ def is_eval_file(path: Path) -> bool:
     return "header.json" in names or "_journal/start.json" in names or any(n.startswith("samples/") for n in names)
 
 
-def folder_sample(path: Path, limit: int = 2000) -> str | None:
-    for i, f in enumerate(sorted(path.rglob("*"))):
-        if i >= limit:
-            break
-        if f.is_file() and ((f.suffix == ".eval" and is_eval_file(f)) or (f.suffix == ".json" and is_json_log(f))):
+def folder_sample(path: Path) -> str | None:
+    for f in files_below(path):
+        if (f.suffix == ".eval" and is_eval_file(f)) or (f.suffix == ".json" and is_json_log(f)):
             return str(f.relative_to(path))
     return None
 

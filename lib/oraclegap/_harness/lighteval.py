@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, build_pool, load_json, short_model_names
+from ._common import DROPPED, build_pool, files_below, load_json, short_model_names
 
 NAME = "lighteval"
 _DETAILS = re.compile(r"^details_(?P<task>.+?)[|_](?P<shots>\d+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-:]+)\.parquet$")
@@ -46,11 +46,9 @@ def is_details_file(path: Path) -> bool:
     return {"doc", "model_response", "metric"} <= names
 
 
-def folder_sample(path: Path, limit: int = 2000) -> str | None:
-    for i, f in enumerate(path.rglob("details_*.parquet")):
-        if i >= limit:
-            break
-        if f.is_file() and is_details_file(f):
+def folder_sample(path: Path) -> str | None:
+    for f in files_below(path):
+        if f.name.startswith("details_") and f.suffix == ".parquet" and is_details_file(f):
             return str(f.relative_to(path))
     return None
 

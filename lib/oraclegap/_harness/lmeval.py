@@ -45,6 +45,7 @@ from ._common import (
     DROPPED,
     as_verdict,
     build_pool,
+    files_below,
     first_jsonl_record,
     iter_jsonl,
     load_json,
@@ -92,12 +93,10 @@ def is_results_file(path: Path) -> bool:
         return False
 
 
-def folder_sample(path: Path, limit: int = 2000) -> str | None:
-    """The first lm-eval samples file below ``path`` (searched through at most ``limit`` entries), else None."""
-    for i, f in enumerate(path.rglob("samples_*.jsonl")):
-        if i >= limit:
-            break
-        if f.is_file() and is_samples_file(f):
+def folder_sample(path: Path) -> str | None:
+    """The first lm-eval samples file below ``path`` (within the first entries a format check looks at), else None."""
+    for f in files_below(path):
+        if f.name.startswith("samples_") and f.suffix == ".jsonl" and is_samples_file(f):
             return str(f.relative_to(path))
     return None
 

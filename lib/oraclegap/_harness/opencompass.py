@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, as_verdict, build_pool, load_json
+from ._common import DROPPED, as_verdict, build_pool, files_below, load_json
 
 NAME = "opencompass"
 _VERDICT_KEYS = ("correct", "is_correct")
@@ -49,16 +49,10 @@ def _results_files(path: Path) -> list[Path]:
     return sorted(f for f in path.rglob("results/*/*.json") if f.is_file() and is_details_file(f))
 
 
-def folder_sample(path: Path, limit: int = 2000) -> str | None:
-    for i, f in enumerate(path.rglob("results/*/*.json")):
-        if i >= limit:
-            break
-        if f.is_file() and is_details_file(f):
+def folder_sample(path: Path) -> str | None:
+    for f in files_below(path):
+        if f.suffix == ".json" and is_details_file(f):
             return str(f.relative_to(path))
-    if path.name == "results":
-        for f in path.glob("*/*.json"):
-            if is_details_file(f):
-                return str(f.relative_to(path))
     return None
 
 
