@@ -487,3 +487,10 @@ def test_cli_names_the_filter_or_scorer_to_read(capsys, tmp_path):
     assert rc == 2 and "'strict-match' is not a filter" in err
     rc, _, err = _cli(capsys, "coverage", INSPECT, "--json", "--lmeval-filter", "x")
     assert rc == 2 and "do not apply" in err
+
+
+@pytest.mark.parametrize("verb", ["nulls", "certify", "decompose", "integrity"])
+def test_every_verb_reads_a_harness_folder(capsys, verb):
+    folder = {"nulls": LM_PER_MODEL, "certify": LIGHTEVAL, "decompose": OPENCOMPASS, "integrity": INSPECT}[verb]
+    rc, out, err = _cli(capsys, verb, folder)
+    assert rc == 0, err[-2000:]
