@@ -494,3 +494,14 @@ def test_every_verb_reads_a_harness_folder(capsys, verb):
     folder = {"nulls": LM_PER_MODEL, "certify": LIGHTEVAL, "decompose": OPENCOMPASS, "integrity": INSPECT}[verb]
     rc, out, err = _cli(capsys, verb, folder)
     assert rc == 0, err[-2000:]
+
+
+def test_the_public_fixture_loader_reads_every_committed_harness_fixture():
+    from oraclegap.sources import HARNESS_FIXTURES, harness_fixture
+
+    assert set(HARNESS_FIXTURES) == {"lm-eval-default-seed", "lm-eval-per-model-seed", "lm-eval-per-draw", "inspect",
+                                     "lighteval", "opencompass"}
+    pool = harness_fixture("lm-eval-default-seed")
+    assert pool.alignment == "seed-aligned" and np.array_equal(pool.verdicts, open_pool(LM_DEFAULT).verdicts)
+    with pytest.raises(ValueError, match="fixture must be one of"):
+        harness_fixture("nope")

@@ -48,6 +48,8 @@ __all__ = [
     "ID_COLUMNS",
     "CSV_LABEL_COLUMNS",
     "TEXT_COLUMNS",
+    "harness_fixture",
+    "HARNESS_FIXTURES",
 ]
 
 #: Column names taken as the prompt id of a wide CSV (the first one present).
@@ -88,6 +90,10 @@ read_routereval = _formats.read_routereval
 read_embedllm = _formats.read_embedllm
 read_routerbench = _formats.read_routerbench
 read_long = _formats.read_long
+#: The committed evaluation-harness fixtures (``data/harness/``): name -> (format, folder); one Pool each from
+#: :func:`harness_fixture` (e.g. ``harness_fixture("lm-eval-default-seed")``).
+HARNESS_FIXTURES = _harness.FIXTURES
+harness_fixture = _harness.fixture
 
 
 def open_pool(spec, *, format=None, models=None, prompt_columns=None, id_column=None, text_column=None, **options) -> Pool:
