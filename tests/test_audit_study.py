@@ -33,8 +33,45 @@ def test_truth_pools_carry_their_truth():
     order = np.argsort(p, axis=1)
     ranked = np.take_along_axis(v, order[:, :, None], axis=1)
     assert np.all(np.diff(ranked.astype(int), axis=1) >= 0)
+    pool, p = study.truth_pool("quality-probability", n, k, M, seed=1)
+    inner = (p > 0.002) & (p < 0.998)
+    d = p - p[:, :1]
+    assert np.allclose(d[inner.all(axis=1)], d[inner.all(axis=1)][:1])  # constant offsets on the rate scale
+    pool, p = study.truth_pool("dominant", n, k, M, seed=1)
+    assert np.all(p[:, 0] > p[:, 1:].max(axis=1))  # member 0 beats every other member on every prompt
     with pytest.raises(ValueError, match="truth"):
         study.truth_pool("planted", n, k, M)
+
+
+def test_a_seed_aligned_pool_read_from_a_long_csv_declares_nothing_and_keeps_its_verdicts():
+    pool, _ = study.truth_pool("seed-aligned", 40, 4, 3, seed=2)
+    back = study.via_long_csv(pool)
+    assert back.alignment == "unknown" and np.array_equal(back.verdicts, pool.verdicts)
+
+
+def test_population_value_is_zero_on_identical_members_and_exact_at_k1():
+    rng = np.random.default_rng(0)
+    q = rng.random(50)
+    same = np.repeat(q[:, None], 4, axis=1)
+    assert abs(study.population_value(same, 8, 0.3)) < 1e-12
+    assert abs(study.population_value(same, 8, 0.3, aligned=True, reps=3)) < 1e-12  # aligned: equal verdicts
+    p = rng.random((50, 3))
+    want = float((1 - np.prod(1 - p, axis=1)).mean() - p.mean(axis=0).max())
+    assert study.population_value(p, 1, 0.5) == pytest.approx(want)
+
+
+def test_scores_follow_the_truth_table():
+    assert study.score("exchangeable", 16, "noise") == "correct"
+    assert study.score("exchangeable", 16, "certified") == "wrong"
+    assert study.score("exchangeable", 16, "quality-only") == "acceptable"
+    assert study.score("quality-only", 16, "quality-only") == "correct"
+    assert study.score("exchangeable", 1, "certified-recoverable") == "wrong"
+    assert study.score("specialist-text", 16, "certified") == "acceptable"
+    assert study.score("specialist-no-text", 16, "certified-recoverable") == "wrong"
+    assert study.score("dominant", 16, "certified") == "wrong"
+    assert study.score("diffuse-weak", 4, "noise") == "acceptable"
+    with pytest.raises(ValueError, match="truth"):
+        study.score("planted", 4, "noise")
 
 
 @pytest.fixture(scope="module")
@@ -132,22 +169,42 @@ def test_committed_study_is_current_and_holds_the_rule():
     assert s.meta["rules"] == study.rules_signature(), "the verdict rules changed: rerun `make study`"
     d = s.meta["design"]
     assert set(s.runs["truth"]) == set(d["truths"]) and len(s.runs) == (
-        len(d["truths"]) * len(d["ks"]) * len(d["ns"]) * d["n_pools"])
+        (len(d["truths"]) * len(d["ks"]) * len(d["ns"]) + len(d["extra_cells"])) * d["n_pools"])
     fc = s.false_claims()
-    assert len(fc) == len([t for t in d["truths"] if t not in study.SPECIALIZED]) * len(d["ks"]) * len(d["ns"])
-    assert (fc["rate"] <= s.alpha).all(), fc[fc["rate"] > s.alpha]
+    assert (fc["lo"] <= s.alpha).all(), fc[fc["lo"] > s.alpha]  # no cell shown to exceed alpha
+    no_spec = s.runs[~s.runs["truth"].isin(study.SPECIALIZED)]
+    strong = no_spec["code"].isin(["certified", "certified-recoverable"]).sum()
+    assert strong == 0 and int(fc["false"].sum()) <= s.alpha * int(fc["pools"].sum())
+    # the certified quantity: covers its population value, and on identical members stays <= 0
+    cov = s.coverage()
+    assert (cov["hi"] >= 0.95).all(), cov[cov["hi"] < 0.95]  # no cell shown to cover less than 95%
+    by_truth = cov.groupby("truth")[["covers", "pools"]].sum()
+    assert (by_truth["covers"] >= 0.95 * by_truth["pools"]).all(), by_truth
+    ll = s.lower_limits()
+    ident = ll[ll["truth"] == "exchangeable"]
+    assert (ident["rate"] >= 0.95).all() and ident["certified"].sum() == 0 and ident["promises"].sum() == 0
+    assert set(ident["k"]) >= {4, 16, 30} and ident["n"].max() >= 8000
+    # quality-only: on quality pools with n >= 1500 and k >= 16, and at most alpha on identical members
+    q = s.code_rate("quality-only")
+    big = q[(q["truth"] == "quality-only") & (q["n"] >= 1500) & (q["k"] >= 16)]
+    assert len(big) and (big["rate"] >= 0.8).all(), big
+    exch = q[(q["truth"] == "exchangeable") & (q["k"] > 1)]
+    assert exch["given"].sum() <= s.alpha * exch["pools"].sum()
+    # seed-aligned pools read from a long CSV are found seed-aligned
+    al = s.alignment_found()
+    assert (al.loc[al["truth"] == "seed-aligned", "rate"] >= 0.9).all()
     exch1 = s.runs.query("truth == 'exchangeable' and k == 1")["code"]
     assert not exch1.isin(["certified", "certified-recoverable"]).any()
 
 
 @pytest.mark.skipif(not (STUDY_DIR / study.RUNS_FILE).is_file(), reason="no committed study (make study)")
 def test_committed_study_rebuilds_reduced():
-    """Pool 0 of every truth at n = 200 and k in {1, 16}, audited again here: the committed codes come
-    back. Codes are Monte Carlo decisions, so a pool on a threshold could flip between CPUs (floating
-    point): all but one of the 14 must agree."""
+    """Pool 0 of every truth at the design's smallest n and k in {1, 16}, audited again here: the
+    committed codes come back. Codes are Monte Carlo decisions, so a pool on a threshold could flip
+    between CPUs (floating point): all but one must agree."""
     s = study.load_study()
     d = s.meta["design"]
-    again = study.verdict_study(d["truths"], ks=(1, 16), ns=(200,), n_pools=1, M=d["M"], alpha=d["alpha"],
+    again = study.verdict_study(d["truths"], ks=(1, 16), ns=(min(d["ns"]),), n_pools=1, M=d["M"], alpha=d["alpha"],
                                 seed=d["seed"]).runs
     cols = ["truth", "n", "k", "rep", "seed"]
     merged = again.merge(s.runs, on=cols, suffixes=("", "_committed"))

@@ -138,7 +138,7 @@ def split_certificate_prompts(split, alpha: float, *, target: float = 0.0,
     """Smallest multiple f * n of the prompts at which the split-draw certificate
     (:class:`oraclegap.stats.split_gap.SplitGap`) would have a lower limit above ``target`` if each
     member's mean and standard deviation of the per-prompt differences d_im held: the limit
-    min_m [mean_m - t_{1 - alpha/(2M), f n - 1} sd_m / sqrt(f n)]. When the estimate, min_m mean_m,
+    min_m [mean_m - t_{1 - alpha/(2M), f n + 1} sd_m / sqrt(f n + 2)] (the certificate's adjusted moments). When the estimate, min_m mean_m,
     is at most ``target`` no number of prompts suffices (``n_needed`` None): under exchangeable
     members that estimate has expectation <= 0, so the planner does not promise a positive gap."""
     from scipy import stats as sps
@@ -152,7 +152,7 @@ def split_certificate_prompts(split, alpha: float, *, target: float = 0.0,
     if split.estimate > target:
         for f in factors:
             nf = n * f
-            lo = float((mean - sps.t.ppf(1 - alpha / (2 * M), nf - 1) * sd / np.sqrt(nf)).min())
+            lo = float((mean - sps.t.ppf(1 - alpha / (2 * M), nf + 1) * sd / np.sqrt(nf + 2)).min())
             if lo > target:
                 return CertificatePlan(float(target), split.estimate, split.lo, n, False, nf, f, top)
     return CertificatePlan(float(target), split.estimate, split.lo, n, False, None, None, top)

@@ -1,32 +1,48 @@
-"""A verdict study: audits of simulated pools whose truth is known, counted as
-a confusion table (truth x verdict code) with Wilson intervals, each claim code's precision and the
-rate of false claims of specialization.
+"""A verdict study: audits of simulated pools whose truth is known, counted as a confusion table
+(truth x verdict code) with Wilson intervals, each claim code's precision, the rate of false claims
+of specialization, each verdict scored against the truth table of ``shared/notes`` (correct,
+acceptable, wrong), and the coverage of the certified quantity's interval of its population value.
 
 Truth classes (:data:`TRUTHS`; M members, prompt rates q_i ~ Beta(0.347, 0.601), the Geometry3K
 fit of arXiv 2609.32996, and p_im the true rate of member m on prompt i):
 
-* ``exchangeable`` -- p_im = q_i: no member differs from another;
+* ``exchangeable`` -- p_im = q_i: identical members;
 * ``quality-only`` -- logit p_im = logit q_i + c_m with constant offsets c_m evenly spaced in
-  [-0.6, 0.6]: members differ in quality only;
+  [-0.6, 0.6]: members differ in quality only, on the logit scale;
+* ``quality-probability`` -- p_im = q_i + d_m clipped to [0.001, 0.999], d_m evenly spaced in
+  [-:data:`QUALITY_PROB_SPREAD`, +:data:`QUALITY_PROB_SPREAD`]: quality on the probability scale (the margin
+  null's log-odds model does not hold, arXiv 2609.32996 App. C);
+* ``dominant`` -- members 2..M specialize among themselves (one of them boosted per prompt) and
+  member 1 is better than all of them on every prompt: p_i1 = 1 - (1 - max_m>1 p_im)(1 - :data:`DOMINANT_BOOST`);
+  the reproducible gap over the best member is 0;
+* ``seed-aligned`` -- the quality-only rates sampled with common random numbers (draw j of a prompt:
+  one uniform for every member), as seed-aligned rollouts are; the study reads these pools back from a
+  long CSV, which cannot declare alignment, so the audit must measure it;
 * ``diffuse`` -- logit p_im = logit q_i + sigma z_im, z standard normal (sigma = :data:`DIFFUSE_SIGMA`):
   prompt-by-member effects everywhere; ``diffuse-weak`` the same at sigma = :data:`DIFFUSE_WEAK_SIGMA`;
 * ``specialist-text`` -- one specialist per prompt (uniform over members) with
   p = 1 - (1 - q_i)(1 - :data:`SPECIALIST_BOOST`), the others q_i; the prompt text names the
   specialist's topic, so a router can see it;
-* ``specialist-no-text`` -- the same rates, no text (real, not routable);
-* ``seed-aligned`` -- the quality-only rates sampled with common random numbers (draw j of a prompt:
-  one uniform for every member), as seed-aligned rollouts are.
+* ``specialist-no-text`` -- the same rates, no text (real, not routable).
 
 Specialization is real in both ``diffuse`` classes and both ``specialist`` classes (:data:`SPECIALIZED`). A
 *false claim* is a code that asserts more than noise (:data:`CLAIM_CODES`) on a pool without
 specialization, or ``quality-only`` on a pool whose members do not differ at all (``exchangeable``).
+:func:`score` grades every (truth, k, code) by the truth table of ``shared/notes/verdict-truth-table.md``.
+
+Every audited pool also records the certified quantity at the primary threshold (k > 1: the
+split-draw coverage gap, :mod:`oraclegap.stats.split_gap`; k = 1: paper 002's outcome-oracle gap)
+with its interval and its *population value*, computed from the true rates p of that pool's prompts
+(:func:`population_value`; exact for independent draws, by simulation of the draws for seed-aligned
+ones). :func:`certificate_study` runs that section alone on many more pools, including identical
+members at n up to 8000, for the coverage and lower-limit tables.
 
 :func:`verdict_study` runs one :func:`~oraclegap.audit.compute.run_audit` per pool (``small=True``
 by default) over truth x n x k with ``n_pools`` pools per cell. :func:`build_study` runs the committed
 design (:data:`STUDY`) cell by cell -- resumable, in parallel processes, identical for any number of
-them since every pool has its own seed -- adds the *stability* check (the first pools of every cell
-audited again at the full Monte Carlo sizes) and writes ``data/study/`` (``make study``);
-:func:`load_study` reads it back.
+them since every pool has its own seed -- adds the *stability* check (the first pools of some cells
+audited again at the full Monte Carlo sizes) and the certificate study, and writes ``data/study/``
+(``make study``); :func:`load_study` reads it back.
 """
 
 from __future__ import annotations
@@ -50,19 +66,24 @@ from ..stats.simulate import GEOMETRY3K_AB
 from ..stats.studies import rate_interval
 from .compute import run_audit
 
-__all__ = ["TRUTHS", "SPECIALIZED", "CLAIM_CODES", "STUDY", "STUDY_DIR", "truth_pool", "VerdictStudy",
-           "verdict_study", "build_study", "load_study"]
+__all__ = ["TRUTHS", "SPECIALIZED", "QUALITY", "CLAIM_CODES", "STUDY", "STUDY_DIR", "truth_pool", "via_long_csv",
+           "population_value", "score", "certificate_runs", "VerdictStudy", "verdict_study", "build_study",
+           "load_study"]
 
-TRUTHS = ("exchangeable", "quality-only", "seed-aligned", "diffuse-weak", "diffuse", "specialist-text",
-          "specialist-no-text")
+TRUTHS = ("exchangeable", "quality-only", "quality-probability", "dominant", "seed-aligned", "diffuse-weak",
+          "diffuse", "specialist-text", "specialist-no-text")
 #: Truth classes with real prompt-by-member specialization.
 SPECIALIZED = frozenset({"diffuse-weak", "diffuse", "specialist-text", "specialist-no-text"})
+#: Truth classes whose members differ in quality and in nothing else.
+QUALITY = frozenset({"quality-only", "quality-probability", "seed-aligned"})
 #: Verdict codes that assert more than sampling noise and member quality.
 CLAIM_CODES = ("certified-recoverable", "certified", "luck", "detected-not-certified")
 DIFFUSE_SIGMA = 1.0
 DIFFUSE_WEAK_SIGMA = 0.5
 SPECIALIST_BOOST = 0.6
 QUALITY_SPREAD = 0.6
+QUALITY_PROB_SPREAD = 0.1
+DOMINANT_BOOST = 0.3
 
 
 def _logit(p):
@@ -71,6 +92,13 @@ def _logit(p):
 
 def _expit(x):
     return 1.0 / (1.0 + np.exp(-x))
+
+
+def _specialists(q, M, rng):
+    spec = rng.integers(0, M, q.size)
+    p = np.repeat(q[:, None], M, axis=1)
+    p[np.arange(q.size), spec] = 1 - (1 - q) * (1 - SPECIALIST_BOOST)
+    return p, spec
 
 
 def truth_pool(truth: str, n: int, k: int, M: int = 5, seed=0) -> tuple[Pool, np.ndarray]:
@@ -87,13 +115,17 @@ def truth_pool(truth: str, n: int, k: int, M: int = 5, seed=0) -> tuple[Pool, np
         p = np.repeat(q[:, None], M, axis=1)
     elif truth in ("quality-only", "seed-aligned"):
         p = _expit(_logit(q)[:, None] + offsets[None, :])
+    elif truth == "quality-probability":
+        p = np.clip(q[:, None] + np.linspace(-QUALITY_PROB_SPREAD, QUALITY_PROB_SPREAD, M)[None, :], 1e-3, 1 - 1e-3)
+    elif truth == "dominant":
+        rest, _ = _specialists(q, M - 1, rng)
+        top = 1 - (1 - rest.max(axis=1)) * (1 - DOMINANT_BOOST)
+        p = np.column_stack([top, rest])
     elif truth in ("diffuse", "diffuse-weak"):
         sigma = DIFFUSE_SIGMA if truth == "diffuse" else DIFFUSE_WEAK_SIGMA
         p = _expit(_logit(q)[:, None] + sigma * rng.standard_normal((n, M)))
     else:
-        spec = rng.integers(0, M, n)
-        p = np.repeat(q[:, None], M, axis=1)
-        p[np.arange(n), spec] = 1 - (1 - q) * (1 - SPECIALIST_BOOST)
+        p, spec = _specialists(q, M, rng)
         if truth == "specialist-text":
             prompts = pd.DataFrame({"id": [f"p{i}" for i in range(n)],
                                     "text": [f"a question on topic{m} number {i}" for i, m in enumerate(spec)]})
@@ -103,6 +135,84 @@ def truth_pool(truth: str, n: int, k: int, M: int = 5, seed=0) -> tuple[Pool, np
     else:
         pool = Pool.from_array(rng.random((n, M, k)) < p[:, :, None], prompts, alignment="independent")
     return pool, p
+
+
+def via_long_csv(pool: Pool) -> Pool:
+    """The pool written as a long CSV (:meth:`Pool.to_long`) and read back
+    (:func:`oraclegap.sources.open_pool`): what a practitioner's export gives the audit. A CSV
+    cannot declare how the draws were sampled, so the result's alignment is ``unknown``."""
+    import tempfile
+
+    from ..sources import open_pool
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "pool.csv"
+        pool.to_long(path)
+        return open_pool(str(path))
+
+
+def population_value(p: np.ndarray, k: int, tau: float, *, aligned: bool = False, reps: int = 40,
+                     seed=0) -> float:
+    """The population value of the audit's certified quantity for true rates ``p`` [n, M] with k draws,
+    averaged over these prompts: k > 1, the split-draw coverage gap at ``tau``
+    (:func:`oraclegap.stats.split_gap.split_draw_population`, exact for independent draws; for
+    ``aligned`` draws, common random numbers, the mean over ``reps`` simulated draws of every prompt
+    of min_m mean_i E[d_im] estimated by the draws' average); k = 1, paper 002's outcome-oracle gap
+    E[max_m Y_im] - max_m E[Y_im] (independent: 1 - prod_m (1 - p_im); aligned: max_m p_im)."""
+    from ..stats.split_gap import _differences, split_draw_counts, split_draw_population, split_halves
+
+    p = np.asarray(p, dtype=float)
+    if k == 1:
+        oracle = p.max(axis=1) if aligned else 1 - np.prod(1 - p, axis=1)
+        return float(oracle.mean() - p.mean(axis=0).max())
+    if not aligned:
+        return float(split_draw_population(p, k, [tau])[0])
+    rng = as_rng(seed)
+    n, M = p.shape
+    ka, kb = split_halves(k)
+    acc = np.zeros(M)
+    for _ in range(reps):
+        v = rng.random((n, 1, k)) < p[:, :, None]
+        ca, cb = split_draw_counts(v)
+        d, _, _ = _differences(ca, cb, ka, kb, tau, rng.random((n, M)), rng.random((n, M)))
+        acc += d.mean(axis=0)
+    return float((acc / reps).min())
+
+
+# ---------------------------------------------------------------------------- scoring (shared/notes)
+_NO_SPEC_K = {"correct": {"noise", "no-gap", "quality-only"}, "acceptable": {"inconclusive", "luck"}}
+_NO_SPEC_1 = {"correct": {"noise", "luck-not-excluded", "no-gap"}, "acceptable": set()}
+_SCORES = {
+    ("specialist-text", True): {"correct": {"certified-recoverable"},
+                                "acceptable": {"certified", "detected-not-certified", "inconclusive"}},
+    ("specialist-text", False): {"correct": {"certified-recoverable"}, "acceptable": {"luck-not-excluded"}},
+    ("specialist-no-text", True): {"correct": {"certified"}, "acceptable": {"detected-not-certified", "inconclusive"}},
+    ("specialist-no-text", False): {"correct": {"luck-not-excluded"}, "acceptable": set()},
+    ("diffuse", True): {"correct": {"certified", "detected-not-certified", "luck"},
+                        "acceptable": {"noise", "quality-only", "inconclusive"}},
+    ("diffuse", False): {"correct": {"noise", "luck-not-excluded"}, "acceptable": set()},
+    ("dominant", True): {"correct": {"noise", "quality-only", "luck"},
+                         "acceptable": {"inconclusive", "detected-not-certified"}},
+}
+
+
+def score(truth: str, k: int, code: str) -> str:
+    """``correct``, ``acceptable`` (conservative) or ``wrong`` for verdict ``code`` on a pool of
+    ``truth`` with k draws, by the truth table of ``shared/notes/verdict-truth-table.md``
+    (``diffuse`` is graded as weak diffuse interaction; exchangeable members given ``quality-only``
+    are graded ``acceptable``, a minor error: it says members differ)."""
+    if truth not in TRUTHS:
+        raise ValueError(f"truth must be one of {TRUTHS}, got {truth!r}")
+    key = "diffuse" if truth == "diffuse-weak" else truth
+    if key in ("dominant",) and k == 1 or key not in {t for t, _ in _SCORES}:
+        table = _NO_SPEC_K if k > 1 else _NO_SPEC_1
+        if truth == "exchangeable" and code == "quality-only":
+            return "acceptable"
+    else:
+        table = _SCORES[(key, k > 1)]
+    if code in table["correct"]:
+        return "correct"
+    return "acceptable" if code in table["acceptable"] else "wrong"
 
 
 def _false_claim(truth: str, code: str) -> bool:
@@ -125,6 +235,66 @@ class VerdictStudy(Result):
     alpha: float = 0.05
     stability_runs: pd.DataFrame | None = None
     meta: dict = dataclasses.field(default_factory=dict)
+    certificate_runs: pd.DataFrame | None = None
+
+    def scores(self) -> pd.DataFrame:
+        """Per (truth, k): pools whose verdict is correct, acceptable or wrong by :func:`score`,
+        with the wrong rate and its Wilson interval."""
+        r = self.runs.assign(grade=[score(t, int(k), c) for t, k, c in
+                                    zip(self.runs["truth"], self.runs["k"], self.runs["code"], strict=True)])
+        out = (r.groupby(["truth", "k"])["grade"].value_counts().unstack(fill_value=0)
+               .reindex(columns=["correct", "acceptable", "wrong"], fill_value=0).reset_index())
+        out["pools"] = out[["correct", "acceptable", "wrong"]].sum(axis=1)
+        out = _with_interval(out, "wrong", "pools", self.alpha)
+        return out.sort_values(["truth", "k"], key=_order).reset_index(drop=True)
+
+    def _cert_sample(self) -> pd.DataFrame:
+        c = self.certificate_runs
+        return self.runs if c is None or c.empty else c
+
+    def coverage(self) -> pd.DataFrame:
+        """Per (truth, n, k): how often the certified quantity's interval covers its population
+        value (from the certificate study when present, else the audits), with Wilson intervals."""
+        c = self._cert_sample().dropna(subset=["cert_lo"])
+        out = c.groupby(["truth", "n", "k"]).agg(covers=("covers", "sum"), pools=("covers", "size"),
+                                                 population=("population", "mean")).reset_index()
+        return _with_interval(out, "covers", "pools", self.alpha).sort_values(["truth", "n", "k"], key=_order)
+
+    def lower_limits(self) -> pd.DataFrame:
+        """Per cell of a truth without specialization: the share of pools whose certified lower limit
+        is <= 0 (Wilson interval), how many were certified and how many planners named a prompt count
+        that would certify a useful gap."""
+        c = self._cert_sample().dropna(subset=["cert_lo"])
+        c = c[~c["truth"].isin(SPECIALIZED)].assign(le0=lambda d: d["cert_lo"] <= 0,
+                                                      promise=lambda d: d["plan_n"].notna())
+        out = c.groupby(["truth", "n", "k"]).agg(le0=("le0", "sum"), pools=("le0", "size"),
+                                                 certified=("certified", "sum"),
+                                                 apparent_certified=("apparent_certified", "sum"),
+                                                 promises=("promise", "sum")).reset_index()
+        return _with_interval(out, "le0", "pools", self.alpha).sort_values(["truth", "n", "k"], key=_order)
+
+    def certification(self) -> pd.DataFrame:
+        """Per cell of a specialized truth: the share of pools certified by the certified quantity and
+        by the apparent gap's paired interval beside it (the power the certificate keeps)."""
+        c = self._cert_sample().dropna(subset=["cert_lo"])
+        c = c[c["truth"].isin(SPECIALIZED)]
+        out = c.groupby(["truth", "n", "k"]).agg(certified=("certified", "sum"),
+                                                 apparent_certified=("apparent_certified", "sum"),
+                                                 pools=("certified", "size")).reset_index()
+        return _with_interval(out, "certified", "pools", self.alpha).sort_values(["truth", "n", "k"], key=_order)
+
+    def code_rate(self, code: str) -> pd.DataFrame:
+        """Per (truth, n, k): the share of pools given ``code``, with its Wilson interval."""
+        r = self.runs.assign(hit=self.runs["code"] == code)
+        out = r.groupby(["truth", "n", "k"]).agg(given=("hit", "sum"), pools=("hit", "size")).reset_index()
+        return _with_interval(out, "given", "pools", self.alpha).sort_values(["truth", "n", "k"], key=_order)
+
+    def alignment_found(self) -> pd.DataFrame:
+        """Per (truth, n, k) with k > 1: the share of pools whose verdict lists ``seed-aligned``."""
+        r = self.runs[self.runs["k"] > 1]
+        out = r.groupby(["truth", "n", "k"]).agg(found=("aligned_found", "sum"),
+                                                 pools=("aligned_found", "size")).reset_index()
+        return _with_interval(out, "found", "pools", self.alpha).sort_values(["truth", "n", "k"], key=_order)
 
     def stability(self) -> pd.DataFrame | None:
         """Of the pools audited at both sizes, the share given the same code at ``--small`` and at
@@ -163,14 +333,15 @@ class VerdictStudy(Result):
 
     def precision(self) -> pd.DataFrame:
         """Per claim code and ``quality-only``: of the pools given it, the share whose truth bears it
-        out (specialization for a claim code, quality-only truth for ``quality-only``), with its
-        Wilson interval."""
+        out (specialization for a claim code; members that differ in quality, :data:`QUALITY` or
+        ``dominant``, for ``quality-only``), with its Wilson interval."""
         rows = []
         for code in (*CLAIM_CODES, "quality-only"):
             given = self.runs[self.runs["code"] == code]
             if given.empty:
                 continue
-            right = given["truth"].isin(SPECIALIZED) if code != "quality-only" else given["truth"] == "quality-only"
+            right = (given["truth"].isin(SPECIALIZED) if code != "quality-only"
+                     else given["truth"].isin(QUALITY | {"dominant"}))
             rows.append({"code": code, "given": len(given), "right": int(right.sum())})
         out = pd.DataFrame(rows, columns=["code", "given", "right"])
         return _with_interval(out, "right", "given", self.alpha) if len(out) else out
@@ -187,6 +358,41 @@ def pool_seed(truth: str, n: int, k: int, rep: int, seed: int = 0) -> int:
     return int(ss.generate_state(1, np.uint32)[0])
 
 
+def _certificate_fields(numbers: dict, p: np.ndarray, k: int, tau: float, aligned: bool, seed: int) -> dict:
+    """The certified quantity at the primary threshold, its population value and whether its
+    interval covers it; the apparent gap's lower limit beside it."""
+    certs = numbers["certificates"]["levels"]
+    key = "outcome" if k == 1 else numbers["coverage"]["primary_key"]
+    c = certs[key].get("certificate") or {}
+    pop = population_value(p, k, tau, aligned=aligned, seed=seed)
+    lo, hi = c.get("lo", float("nan")), c.get("hi", float("nan"))
+    return {"cert_estimate": c.get("estimate"), "cert_lo": lo, "cert_hi": hi, "cert_level": c.get("level"),
+            "population": pop, "covers": bool(lo <= pop + 1e-12 and pop - 1e-12 <= hi),
+            "certified": bool(certs[key]["certified"]), "apparent_lo": certs[key]["paired"]["lo"],
+            "apparent_certified": bool(certs[key]["paired"]["lo"] > 0),
+            "plan_n": certs[key]["plan"]["n_needed"]}
+
+
+def _study_pool(truth: str, n: int, k: int, M: int, seed: int) -> tuple[Pool, np.ndarray]:
+    pool, p = truth_pool(truth, n, k, M, seed=seed)
+    return (via_long_csv(pool) if truth == "seed-aligned" else pool), p
+
+
+def _audit_row(pool: Pool, p: np.ndarray, truth: str, alpha: float, small: bool, seed: int) -> dict:
+    try:
+        res = run_audit(pool, alpha=alpha, seed=0, small=small)
+    except ValueError:  # a pool with every verdict equal (tiny n): nothing to audit
+        return {"code": "not-auditable"}
+    j = res.numbers
+    nl = j["nulls"]
+    row = {"code": res.verdict.code, "findings": " ".join(res.verdict.findings),
+           "quality_p": (nl.get("quality") or {}).get("p"),
+           "aligned_found": "seed-aligned" in res.verdict.findings}
+    tau = j["settings"]["primary_tau"]
+    row.update(_certificate_fields(j, p, pool.k, tau, truth == "seed-aligned", seed))
+    return row
+
+
 def _audit_code(pool: Pool, alpha: float, small: bool) -> str:
     try:
         return run_audit(pool, alpha=alpha, seed=0, small=small).verdict.code
@@ -198,10 +404,34 @@ def _cell_runs(truth: str, n: int, k: int, reps, M: int, alpha: float, seed: int
     rows = []
     for r in reps:
         s = pool_seed(truth, n, k, r, seed)
-        pool, _ = truth_pool(truth, n, k, M, seed=s)
+        pool, p = _study_pool(truth, n, k, M, s)
         t0 = time.perf_counter()
-        code = _audit_code(pool, alpha, small)
-        rows.append({"truth": truth, "n": n, "k": k, "rep": r, "seed": s, "code": code, "small": small,
+        row = _audit_row(pool, p, truth, alpha, small, s)
+        rows.append({"truth": truth, "n": n, "k": k, "rep": r, "seed": s, **row, "small": small,
+                     "seconds": round(time.perf_counter() - t0, 4)})
+    return rows
+
+
+def certificate_runs(truth: str, n: int, k: int, reps, M: int = 5, alpha: float = 0.05, seed: int = 0,
+                     tau: float | None = None) -> list[dict]:
+    """The audit's certificates section alone (:func:`~oraclegap.audit.compute.certificates_section`,
+    default thresholds) on pools ``reps`` of cell (truth, n, k): one row per pool with the certified
+    quantity at the primary threshold, its population value, coverage, and the apparent gap's lower
+    limit (the sample the coverage and lower-limit tables read; far cheaper than whole audits)."""
+    from .compute import certificates_section, coverage_section
+    from .settings import audit_settings
+
+    st = audit_settings(alpha=alpha, seed=0, small=True)
+    tau = st.primary_tau if tau is None else tau
+    rows = []
+    for r in reps:
+        s = pool_seed(truth, n, k, r, seed + 1)
+        pool, p = truth_pool(truth, n, k, M, seed=s)
+        t0 = time.perf_counter()
+        cov = coverage_section(pool, st)
+        num = {"coverage": cov.numbers, "certificates": certificates_section(pool, st, cov).numbers}
+        row = _certificate_fields(num, p, k, tau, truth == "seed-aligned", s)
+        rows.append({"truth": truth, "n": n, "k": k, "rep": r, "seed": s, **row,
                      "seconds": round(time.perf_counter() - t0, 4)})
     return rows
 
@@ -235,13 +465,23 @@ def verdict_study(truths=TRUTHS, ks=(1, 4, 16), ns=(200,), n_pools: int = 4, *, 
     return VerdictStudy(pd.DataFrame(rows), alpha)
 
 
-#: The committed design (``make study``): every truth class at k in {1, 4, 16} and n in {200, 1000},
-#: 20 pools per cell audited with the ``--small`` sizes, the first 4 of each n = 200 cell again at full
-#: sizes (a full audit costs about five small ones; at n = 1000 the reruns would double the study).
-STUDY = {"truths": TRUTHS, "ks": (1, 4, 16), "ns": (200, 1000), "n_pools": 20, "stability_pools": 4,
-         "stability_ns": (200,), "M": 5, "alpha": 0.05, "seed": 0}
+#: The committed design (``make study``): every truth class at k in {1, 4, 16} and n in {300, 1500},
+#: 20 pools per cell audited with the ``--small`` sizes, plus the ``extra_cells`` (identical members at
+#: k = 30 and at n = 8000, quality-only at k = 30); the first 3 pools of each n = 300 cell again at full
+#: sizes; and the certificate study: the certificates section alone on ``certificate_pools`` pools of
+#: each ``certificate_cells`` cell (every truth at n 300/1500 and k 4/16, identical members at n up to
+#: 8000 and k up to 30). About 3,000 CPU-seconds on two cores of the machines this project runs on.
+STUDY = {"truths": TRUTHS, "ks": (1, 4, 16), "ns": (300, 1500), "n_pools": 20, "stability_pools": 3,
+         "stability_ns": (300,), "M": 5, "alpha": 0.05, "seed": 0,
+         "extra_cells": (("exchangeable", 1500, 30), ("quality-only", 1500, 30), ("exchangeable", 8000, 4),
+                         ("exchangeable", 8000, 30)),
+         "certificate_cells": tuple((t, n, k) for t in TRUTHS for n, k in ((300, 4), (1500, 4), (1500, 16)))
+         + (("exchangeable", 1500, 30), ("exchangeable", 8000, 4), ("exchangeable", 8000, 16),
+            ("exchangeable", 8000, 30)),
+         "certificate_pools": 200}
 STUDY_DIR = Path(__file__).resolve().parents[3] / "data" / "study"
 RUNS_FILE, STABILITY_FILE, META_FILE = "verdict_study.csv", "verdict_stability.csv", "study.json"
+CERT_FILE = "certificate_study.csv"
 
 
 def _cell_file(cells_dir: Path, truth: str, n: int, k: int, what: str) -> Path:
@@ -249,14 +489,17 @@ def _cell_file(cells_dir: Path, truth: str, n: int, k: int, what: str) -> Path:
 
 
 def _extend(path: Path, truth: str, n: int, k: int, reps: int, M: int, alpha: float, seed: int,
-            small: bool, chunk: int = 4) -> None:
+            small: bool, chunk: int = 4, runner=None) -> None:
     """Make the cell file at ``path`` hold pools 0..reps-1, running only the missing ones and
     saving every ``chunk`` pools (an interrupted cell resumes from its last save)."""
     have = pd.read_csv(path) if path.exists() else None
     start = 0 if have is None else int(have["rep"].max()) + 1
     while start < reps:
         stop = min(reps, start + chunk)
-        new = pd.DataFrame(_cell_runs(truth, n, k, range(start, stop), M, alpha, seed, small))
+        if runner is None:
+            new = pd.DataFrame(_cell_runs(truth, n, k, range(start, stop), M, alpha, seed, small))
+        else:
+            new = pd.DataFrame(runner(truth, n, k, range(start, stop), M, alpha, seed))
         have = new if have is None else pd.concat([have, new])
         atomic_write(path, have.to_csv(index=False))
         start = stop
@@ -264,6 +507,10 @@ def _extend(path: Path, truth: str, n: int, k: int, reps: int, M: int, alpha: fl
 
 def _run_cell(args) -> tuple[str, int, int]:
     cells_dir, truth, n, k, n_pools, stab, M, alpha, seed = args
+    if stab == "cert":
+        _extend(_cell_file(cells_dir, truth, n, k, "cert"), truth, n, k, n_pools, M, alpha, seed, True, 50,
+                certificate_runs)
+        return truth, n, k
     _extend(_cell_file(cells_dir, truth, n, k, "runs"), truth, n, k, n_pools, M, alpha, seed, True)
     if stab:
         _extend(_cell_file(cells_dir, truth, n, k, "full"), truth, n, k, stab, M, alpha, seed, False)
@@ -311,7 +558,8 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
     cells_dir = Path(cells_dir) if cells_dir is not None else STUDY_DIR.parents[1] / ".cache" / "study"
     # the cells' folder is keyed by what decides a pool's code -- the design's fixed settings, the
     # rules and the library code that samples and audits -- not by how many pools (more extend it)
-    sizes = ("n_pools", "stability_pools", "stability_ns", "truths", "ks", "ns")
+    sizes = ("n_pools", "stability_pools", "stability_ns", "truths", "ks", "ns", "extra_cells", "certificate_cells",
+             "certificate_pools")
     fixed = {k: v for k, v in d.items() if k not in sizes}
     key = hashlib.sha256(json.dumps([fixed, rules_signature(), _code_digest()], sort_keys=True,
                                     default=list).encode()).hexdigest()
@@ -319,9 +567,15 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
     cells_dir.mkdir(parents=True, exist_ok=True)
     jobs = check_int(jobs if jobs is not None else (os.cpu_count() or 1), "jobs", minimum=1)
     stab_ns = [check_int(n, "stability_ns", minimum=20) for n in d.get("stability_ns", ns)]
-    work = [(cells_dir, t, n, k, n_pools, stab * (n in stab_ns), d["M"], d["alpha"], seed)
-            for n in ns for k in ks for t in truths]
+    grid = [(t, n, k) for n in ns for k in ks for t in truths]
+    extra = [tuple(c) for c in d.get("extra_cells", ()) if tuple(c) not in grid]
+    work = [(cells_dir, t, n, k, n_pools, stab * (n in stab_ns and (t, n, k) in grid), d["M"], d["alpha"], seed)
+            for t, n, k in grid + extra]
     work.sort(key=lambda w: w[2] * (1 + (w[3] > 1)))  # the cheapest cells first: a cut run keeps most cells
+    cert_cells = [tuple(c) for c in d.get("certificate_cells", ())]
+    n_cert = check_int(d.get("certificate_pools", 0), "certificate_pools", minimum=0)
+    if n_cert and cert_cells:
+        work += [(cells_dir, t, n, k, n_cert, "cert", d["M"], d["alpha"], seed) for t, n, k in cert_cells]
     t0 = time.perf_counter()
     done: Iterable
     if jobs == 1:
@@ -340,24 +594,33 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
         pass
     if jobs > 1:
         ex.shutdown()
-    files = [_cell_file(cells_dir, t, n, k, "runs") for _, t, n, k, *_ in work]
+    files = [_cell_file(cells_dir, t, n, k, "runs") for _, t, n, k, _, st, *_ in work if st != "cert"]
     runs = pd.concat([_read_cell(f, n_pools) for f in files]).sort_values(["truth", "n", "k", "rep"], key=_order)
+    certs = None
+    if n_cert and cert_cells:
+        certs = pd.concat([_read_cell(_cell_file(cells_dir, t, n, k, "cert"), n_cert) for t, n, k in cert_cells])
+        certs = certs.sort_values(["truth", "n", "k", "rep"], key=_order).reset_index(drop=True)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / RUNS_FILE, runs.to_csv(index=False))
     stability = None
     if stab:
         full = pd.concat([_read_cell(_cell_file(cells_dir, t, n, k, "full"), stab)
-                          for _, t, n, k, _, st, *_ in work if st])
+                          for _, t, n, k, _, st, *_ in work if st and st != "cert"])
         stability = _stability_rows(runs, full)
         atomic_write(out / STABILITY_FILE, stability.to_csv(index=False))
-    meta = {"design": {**d, "truths": list(truths), "ks": ks, "ns": ns, "stability_ns": stab_ns},
+    if certs is not None:
+        atomic_write(out / CERT_FILE, certs.to_csv(index=False))
+    meta = {"design": {**d, "truths": list(truths), "ks": ks, "ns": ns, "stability_ns": stab_ns,
+                       "extra_cells": [list(c) for c in extra], "certificate_cells": [list(c) for c in cert_cells]},
             "rules": rules_signature(),
             "audits": int(len(runs) + (0 if stability is None else len(stability))),
+            "certificate_pools": 0 if certs is None else int(len(certs)),
             "cpu_seconds": round(float(runs["seconds"].sum() + (0 if stability is None else
-                                                                 stability["seconds_full"].sum())), 1),
+                                                                 stability["seconds_full"].sum())
+                                       + (0 if certs is None else certs["seconds"].sum())), 1),
             "wall_seconds_this_run": round(time.perf_counter() - t0, 1), "jobs": jobs}
     atomic_write(out / META_FILE, json.dumps(meta, indent=1) + "\n")
-    return VerdictStudy(runs.reset_index(drop=True), float(d["alpha"]), stability)
+    return VerdictStudy(runs.reset_index(drop=True), float(d["alpha"]), stability, meta, certs)
 
 
 def _order(col: pd.Series) -> pd.Series:
@@ -379,7 +642,8 @@ def load_study(path: Path | str | None = None) -> VerdictStudy:
     meta = json.loads((d / META_FILE).read_text()) if (d / META_FILE).is_file() else {}
     alpha = float(meta.get("design", {}).get("alpha", 0.05))
     stab = pd.read_csv(d / STABILITY_FILE) if (d / STABILITY_FILE).is_file() else None
-    return VerdictStudy(pd.read_csv(d / RUNS_FILE), alpha, stab, meta)
+    certs = pd.read_csv(d / CERT_FILE) if (d / CERT_FILE).is_file() else None
+    return VerdictStudy(pd.read_csv(d / RUNS_FILE), alpha, stab, meta, certs)
 
 
 def main(argv=None) -> int:
@@ -406,7 +670,13 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"oraclegap study: {e}")
         return 2
-    print(s.false_claims().to_string(index=False))
+    for title, table in (("false claims", s.false_claims()), ("scores", s.scores()),
+                         ("coverage of the certified interval", s.coverage()),
+                         ("lower limits without specialization", s.lower_limits()),
+                         ("certification of specialists", s.certification())):
+        print(f"== {title}")
+        print(table.to_string(index=False))
+    print(f"cpu seconds: {s.meta.get('cpu_seconds')}")
     return 0
 
 

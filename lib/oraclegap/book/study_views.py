@@ -12,7 +12,9 @@ and, for the column order, the audit's verdict codes.
 * :func:`precision_table` -- per claim code: pools given it, how many bear it out, the precision;
 * :func:`plot_false_claims` -- the false-claim rate of every cell without specialization with its
   interval, against alpha;
-* :func:`plot_code_shares` -- per truth class and k, the share of each code.
+* :func:`plot_code_shares` -- per truth class and k, the share of each code;
+* :func:`rate_summary` -- a per-cell rate table (the study's ``coverage()``, ``lower_limits()``,
+  ``certification()``, ``scores()`` ...) pooled per truth class, with the worst cell beside it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pandas as pd
 from ..report import PALETTE, fmt_interval
 
 __all__ = ["PRECISION_ROW", "PRECISION_COLUMN", "CODE_COLOURS", "confusion_table", "code_by_truth", "precision_table",
-           "plot_false_claims", "plot_code_shares", "code_order"]
+           "plot_false_claims", "plot_code_shares", "code_order", "rate_summary"]
 
 #: The label of the confusion table's last row (each claim code's precision).
 PRECISION_ROW = "precision [95%]"
@@ -197,3 +199,24 @@ def plot_code_shares(study, codes: Sequence[str] | None = None, ax=None):
     ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / max(len(labels), 1)),
               ncol=3, frameon=False)
     return ax.figure
+
+
+def rate_summary(cells: pd.DataFrame, count: str, total: str = "pools", *, worst: str = "min") -> pd.DataFrame:
+    """Per truth class of a per-cell table (columns truth, n, k, ``count``, ``total``, rate): the
+    pooled count out of the pooled total, its rate as text with the Wilson 95% interval, and the
+    cell with the lowest (``worst="min"``) or highest (``"max"``) rate, as "rate (n = .., k = ..)"."""
+    from ..stats.studies import rate_interval
+
+    need = {"truth", "n", "k", count, total, "rate"} - set(cells.columns)
+    if need:
+        raise ValueError(f"cells lacks the columns {sorted(need)}")
+    if worst not in ("min", "max"):
+        raise ValueError(f"worst must be 'min' or 'max', got {worst!r}")
+    rows = []
+    for truth, g in cells.groupby("truth", sort=False):
+        c, t = int(g[count].sum()), int(g[total].sum())
+        lo, hi = rate_interval(c, t)
+        w = g.loc[g["rate"].idxmin() if worst == "min" else g["rate"].idxmax()]
+        rows.append({"truth": truth, count: c, total: t, "rate": fmt_interval(c / t, float(lo), float(hi)),
+                     "worst cell": f"{w['rate']:.2f} (n = {int(w['n'])}, k = {int(w['k'])})"})
+    return pd.DataFrame(rows)

@@ -29,7 +29,9 @@ BA, hence every E[d_im] = 0 and G_split = 0. The plug-in estimate mean(Y) - max_
 expectation <= 0 (the max of means has expectation >= the max of expectations), for every n and k.
 
 The interval. For each member, a two-sided Student interval for E[d_im] from the n prompts (d is
-bounded in [-1, 1]; prompts independent) at level 1 - alpha/M; by the union bound all M cover
+bounded in [-1, 1]; prompts independent) at level 1 - alpha/M, with one pseudo-prompt at each bound
+added (:func:`_adjusted_moments`, so that a member whose differences are all 0 on the sample does
+not get a zero-width interval); by the union bound all M cover
 with probability >= 1 - alpha and, min being non-decreasing in each argument, G_split lies in
 [min_m l_m, min_m u_m]. No assumption on the dependence between members is used. The interval is
 asymptotic in n (the central limit theorem over prompts); the verdict study measures its coverage
@@ -160,6 +162,20 @@ def _differences(ca, cb, ka, kb, tau, ua, ub):
     return chosen[:, None] - fixed, chosen, fixed
 
 
+def _adjusted_moments(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation of every column of d [n, M] with two pseudo-prompts added, one at
+    each bound (d = +1 and d = -1): the sum is unchanged and the mean shrinks towards 0 by a factor
+    n / (n + 2), while the standard deviation can no longer be 0 when every observed d is (a member
+    that ties the choice on all n prompts would otherwise get the one-point interval [0, 0]); the
+    Agresti-Caffo device for paired differences of proportions."""
+    n = d.shape[0]
+    s1 = d.sum(axis=0)
+    s2 = (d * d).sum(axis=0) + 2.0
+    mean = s1 / (n + 2)
+    var = np.maximum(s2 - (n + 2) * mean * mean, 0.0) / (n + 1)
+    return mean, np.sqrt(var)
+
+
 def split_draw_gap(x, taus=(0.05, 0.10, 0.20, 0.30), alpha: float = 0.05, *, seed=0,
                    model_names=None) -> tuple[SplitGap, ...]:
     """The split-draw coverage gap at each threshold with its selection-valid interval.
@@ -180,12 +196,12 @@ def split_draw_gap(x, taus=(0.05, 0.10, 0.20, 0.30), alpha: float = 0.05, *, see
     ca, cb = split_draw_counts(v)
     rng = as_rng(seed)
     ua, ub = rng.random((n, M)), rng.random((n, M))
-    q = float(sps.t.ppf(1 - alpha / (2 * M), n - 1))
+    q = float(sps.t.ppf(1 - alpha / (2 * M), n + 1))
     out = []
     for tau in t.tolist():
         d, chosen, fixed = _differences(ca, cb, ka, kb, tau, ua, ub)
-        mean, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
-        half = q * sd / np.sqrt(n)
+        mean, sd = _adjusted_moments(d)
+        half = q * sd / np.sqrt(n + 2)
         lo_m, hi_m = mean - half, mean + half
         fm = fixed.mean(axis=0)
         b = int(np.argmax(fm))
