@@ -106,7 +106,7 @@ from oraclegap.audit.display import verdict_markdown
 from oraclegap.audit.verdict_text import latex
 from oraclegap.cli import command_line, run_in_process
 from oraclegap.rollouts.generate import dir_digest
-from oraclegap.sources import open_pool
+from oraclegap.sources import harness_fixture, open_pool
 from oraclegap.stats import nulls
 
 R.use_style()
@@ -490,6 +490,47 @@ if real is not None:
               g=c["estimate"], lo=c["lo"], hi=c["hi"], a=cr["paired"]["gap"],
               w="certified" if c["lo"] > 0 else "not certified", elo=ex["lo"], ehi=ex["hi"],
               w2="certifies it too" if ex["lo"] > 0 else "does not certify it")
+
+# %% [markdown]
+# ### From an evaluation harness {#sec-byop-harness}
+#
+# Often the responses are on disk already, written by an evaluation harness. The fixtures in
+# `data/harness/` are real runs of lm-evaluation-harness and inspect_ai on four of the lab's
+# models, four sampled responses per prompt (the [harness page](../harness.qmd) says how they were
+# made and what each importer assumes); the audit reads the output folder itself, as in
+# `oraclegap audit data/harness/lmeval/default-seed --out audit-lmeval`. Unless told otherwise,
+# lm-evaluation-harness samples every model with one default seed, which aligns the draws across
+# models; the second lm-evaluation-harness run gave each model its own seed.
+
+# %%
+HARNESS_RUNS = ("lm-eval-default-seed", "lm-eval-per-model-seed", "inspect")
+harness = {name: audit.run_audit(harness_fixture(name), TAUS, ALPHA, SEED, small=True, source=name)
+           for name in HARNESS_RUNS}
+h_rows = []
+for name, res in harness.items():
+    j = res.to_json()
+    al = j["nulls"]["draw_alignment"]
+    h_rows.append({"run": name, "prompts": j["pool"]["n_prompts"], "models": j["pool"]["n_policies"],
+                   "k": j["pool"]["k"], "declared": al["declared"], "matched": al["matched"],
+                   "shuffled": al["shuffled"], "p": R.fmt_p(al["p"]), "verdict": res.verdict.code})
+h_tab = pd.DataFrame(h_rows)
+
+# %%
+#| label: tbl-byop-harness
+#| tbl-cap: >-
+#|   Audits of real harness outputs: the pool each importer read, the alignment it declares from
+#|   the source, the measured agreement of same-index draws against within-cell shuffles (p from
+#|   the shuffle law), and the verdict.
+R.table(h_tab)
+
+# %%
+dflt = h_tab.set_index("run").loc["lm-eval-default-seed"]
+per = h_tab.set_index("run").loc["lm-eval-per-model-seed"]
+R.show_md("Reading: with the default seed the importer marks the lm-evaluation-harness run "
+          "{d1}, and same-index draws agree {m1} of the time against {s1} after shuffling "
+          "(p = {p1}); with one seed per model it is {d2}, {m2} against {s2} (p = {p2}).",
+          d1=dflt["declared"], m1=dflt["matched"], s1=dflt["shuffled"], p1=dflt["p"],
+          d2=per["declared"], m2=per["matched"], s2=per["shuffled"], p2=per["p"])
 
 # %% [markdown]
 # ## How the verdict moves with more responses

@@ -134,7 +134,8 @@ def test_a_cell_draws_the_same_pools_whatever_else_runs(tiny):
 
 def test_build_study_writes_resumes_and_extends(tmp_path, tiny):
     design = {**study.STUDY, "truths": ("exchangeable", "specialist-text"), "ks": (1,), "ns": (60,),
-              "n_pools": 1, "stability_pools": 1, "stability_ns": (60,), "seed": 3}
+              "n_pools": 1, "stability_pools": 1, "stability_ns": (60,), "seed": 3, "extra_cells": (),
+              "certificate_cells": (("exchangeable", 60, 4),), "certificate_pools": 3}
     tiny_k1 = tiny.runs[tiny.runs["k"] == 1]
     cells = tmp_path / "cells"
     s1 = study.build_study(tmp_path / "out", design=design, jobs=1, cells_dir=cells, progress=False)
@@ -150,6 +151,9 @@ def test_build_study_writes_resumes_and_extends(tmp_path, tiny):
                            progress=False)
     assert s3.runs[cols].reset_index(drop=True).equals(tiny_k1[cols].reset_index(drop=True))
     back = study.load_study(tmp_path / "out")
+    cert = back.certificate_runs  # the certificate study: its own pools, each with its population value
+    assert len(cert) == 3 and set(cert["truth"]) == {"exchangeable"} and (cert["population"].abs() < 1e-9).all()
+    assert back.coverage()["pools"].sum() == 3
     assert back.runs.equals(s3.runs.reset_index(drop=True)) and back.meta["rules"] == study.rules_signature()
     st = back.stability()
     runs = back.stability_runs
@@ -214,7 +218,7 @@ def test_committed_study_rebuilds_reduced():
 
 def test_cached_cells_are_not_reused_after_the_code_changes(tmp_path, monkeypatch):
     design = {**study.STUDY, "truths": ("exchangeable",), "ks": (1,), "ns": (60,), "n_pools": 1,
-              "stability_pools": 0, "seed": 3}
+              "stability_pools": 0, "seed": 3, "extra_cells": (), "certificate_cells": ()}
     cells = tmp_path / "cells"
     study.build_study(tmp_path / "out", design=design, jobs=1, cells_dir=cells, progress=False)
     first = {p.parent.name for p in cells.rglob("*.csv")}
