@@ -510,9 +510,10 @@ h_rows = []
 for name, res in harness.items():
     j = res.to_json()
     al = j["nulls"]["draw_alignment"]
-    h_rows.append({"run": name, "prompts": j["pool"]["n_prompts"], "models": j["pool"]["n_policies"],
-                   "k": j["pool"]["k"], "declared": al["declared"], "matched": al["matched"],
-                   "shuffled": al["shuffled"], "p": R.fmt_p(al["p"]), "verdict": res.verdict.code})
+    pl = j["pool"]
+    h_rows.append({"run": name, "prompts": pl["n_prompts"], "models": pl["n_policies"], "k": pl["k"],
+                   "declared": al["declared"], "matched": al["matched"], "shuffled": al["shuffled"],
+                   "p": R.fmt_p(al["p"]), "verdict": res.verdict.code})
 h_tab = pd.DataFrame(h_rows)
 
 # %%
@@ -769,19 +770,21 @@ lost = pw[pw["certified"] < pw["apparent_certified"]]
 
 # %%
 R.show_lines([R.md(
-    "Reading: the certified interval covers its population value in {c} of {p} pools, the lowest "
-    "cell rate being {cmin:.2f}. On identical members (n up to {nmax:,}, k up to {kmax}) the lower "
-    "limit stays at or below zero in {le} of {pi} pools and the planner promises a certificate in "
-    "{pr}. `quality-only` is the verdict on {qb} of {qbp} quality-only pools with n >= 1500 and "
-    "k >= 16, and on {qe} of {qep} identical-member pools with k > 1. The seed-aligned pools read "
-    "from a long CSV are found seed-aligned in {af} of {ap}. On specialists the split-draw "
-    "certificate certifies {sc} pools where the apparent gap certifies {sa}{lost}.",
+    "Reading: the certified interval covers its population value in {c:,} of {p:,} pools, the "
+    "lowest cell rate being {cmin:.2f}. On identical members (n up to {nmax:,}, k up to {kmax}) "
+    "the lower limit stays at or below zero in {le:,} of {pi:,} pools and the planner promises a "
+    "certificate in {pr}. `quality-only` is the verdict on {qb} of {qbp} quality-only pools with "
+    "n >= 1500 and k >= 16, and on {qe} of {qep} identical-member pools with k > 1. The "
+    "seed-aligned pools read from a long CSV are found seed-aligned in {af} of {ap}. On "
+    "specialists the split-draw certificate certifies {sc:,} pools where the apparent gap "
+    "certifies {sa:,}{lost}; the apparent gap also certifies {ai:,} of the {pi:,} "
+    "identical-member pools, so its count measures no power.",
     c=int(cov_all["covers"].sum()), p=int(cov_all["pools"].sum()), cmin=cov_all["rate"].min(),
     nmax=int(ident["n"].max()), kmax=int(ident["k"].max()), le=int(ident["le0"].sum()),
     pi=int(ident["pools"].sum()), pr=int(ident["promises"].sum()), qb=int(q_big["given"].sum()),
     qbp=int(q_big["pools"].sum()), qe=int(q_ex["given"].sum()), qep=int(q_ex["pools"].sum()),
     af=int(al_sa["found"].sum()), ap=int(al_sa["pools"].sum()), sc=int(pw["certified"].sum()),
-    sa=int(pw["apparent_certified"].sum()),
+    sa=int(pw["apparent_certified"].sum()), ai=int(ident["apparent_certified"].sum()),
     lost="" if lost.empty else R.md(" (fewer in {m} of {t} cells)", m=len(lost), t=len(pw)))])
 
 # %%
@@ -1310,7 +1313,8 @@ claims.add("verdict study: on identical members the certified lower limit is at 
            R.md("{le} of {pi}; {qb} of {qbp}", le=int(ident["le0"].sum()),
                 pi=int(ident["pools"].sum()), qb=int(q_big["given"].sum()),
                 qbp=int(q_big["pools"].sum())),
-           bool((ident["rate"] >= 0.95).all() and q_big["given"].sum() >= 0.8 * q_big["pools"].sum()),
+           bool((ident["rate"] >= 0.95).all()
+                and q_big["given"].sum() >= 0.8 * q_big["pools"].sum()),
            kind="simulation")
 
 # %%

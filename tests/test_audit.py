@@ -15,10 +15,10 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from oraclegap import audit
+from oraclegap.audit.settings import ALIGN_MAX_PROMPTS
 from oraclegap.audit.verdict_text import latex
 from oraclegap.pool import Pool
 from oraclegap.stats import certify, noise, nulls, simulate, studies
-from oraclegap.audit.settings import ALIGN_MAX_PROMPTS
 from oraclegap.stats.coverage import coverage, coverage_from_rates, need, pass1_oracle_gap
 from oraclegap.stats.nulls.quality import member_quality
 from oraclegap.stats.split_gap import split_draw_gap, split_groups

@@ -404,3 +404,12 @@ def test_a_bad_link_as_out_is_refused_before_the_pool_is_read(tmp_path, pools, m
     assert re.search(r"is a symbolic link to .*which does not exist" if link == "dangling" else
                      r"leads through a symbolic link that loops", err), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_separator_check_leaves_binary_text_to_its_own_reader():
+    """A pickle's bytes decoded as text can hold a bare carriage return, which the csv module refuses:
+    the separator check then says nothing and the file's own reader decides (it raised csv.Error)."""
+    from oraclegap._formats import csv_preamble
+
+    junk = "\x80\x04\x95\r\x00abc,def\rxyz\n\x00\x01;\x02"
+    assert csv_preamble(junk, "f.pkl") == (junk, 0)

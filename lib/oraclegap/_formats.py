@@ -1108,10 +1108,16 @@ def csv_preamble(text: str, label: str) -> tuple[str, int]:
         text, skip = rest, 1
         first, _, rest = text.partition("\n")
     second = rest.partition("\n")[0]
-    by_comma = len(next(csv.reader([first]), []))
+    try:
+        by_comma = len(next(csv.reader([first]), []))
+    except csv.Error:  # not line-structured text (a binary file): the reader that follows says what it is
+        return text, skip
     for sep, what in _SEP_NAMES.items():
-        n = len(next(csv.reader([first], delimiter=sep), []))
-        if n <= by_comma or (second.strip() and len(next(csv.reader([second], delimiter=sep), [])) != n):
+        try:
+            n = len(next(csv.reader([first], delimiter=sep), []))
+            if n <= by_comma or (second.strip() and len(next(csv.reader([second], delimiter=sep), [])) != n):
+                continue
+        except csv.Error:
             continue
         decimals = " with decimal commas (e.g. '1,0')" if re.search(r"\d,\d", second) else ""
         head = (f"has a single column {first.strip()[:60]!r}" if by_comma == 1
@@ -1182,7 +1188,7 @@ def _read_table(path: Path, dtype=None) -> pd.DataFrame:
 
 def _row_word(path: Path) -> Callable[[int], str]:
     """Row i of a table as a reader sees it: "line i+2" of a CSV (after the header), "row i" of a parquet."""
-    if path.suffix.lower() == ".parquet":
+    if path.suffix.lower() == ".parquet" or path.suffix.lower() in SAFE_PICKLE_SUFFIXES:
         return lambda i: f"row {i}"
     try:
         skip = _csv_skip(path) if path.is_file() else 0

@@ -26,10 +26,10 @@ from .._result import Result
 from .._validate import as_rng, check_int
 from ..pool import Pool
 from ..stats import certify, noise, nulls, studies
-from ..stats.nulls.quality import member_quality
-from ..stats.split_gap import split_draw_gap, split_groups
 from ..stats.coverage import coverage, need, pass1_oracle_gap, routing_account
 from ..stats.multiplicity import holm as _holm  # NaN entries stay NaN and are not counted
+from ..stats.nulls.quality import member_quality
+from ..stats.split_gap import split_draw_gap, split_groups
 from . import display
 from .planners import certificate_prompts, effect_centres, split_certificate_prompts, useful_effect
 from .settings import (
@@ -40,8 +40,8 @@ from .settings import (
     K1_PLAN,
     LUCK_SHARE,
     PLAN_K_REACH,
-    POWER_DECISION_ALPHA,
     PLAN_N_REACH,
+    POWER_DECISION_ALPHA,
     ROUTER_MIN_PROMPTS,
     AuditSettings,
     _current_power,
