@@ -511,7 +511,8 @@ for name, res in harness.items():
     j = res.to_json()
     al = j["nulls"]["draw_alignment"]
     pl = j["pool"]
-    h_rows.append({"run": name, "prompts": pl["n_prompts"], "models": pl["n_policies"], "k": pl["k"],
+    h_rows.append({"run": name, "prompts": pl["n_prompts"], "models": pl["n_policies"],
+                   "k": pl["k"],
                    "declared": al["declared"], "matched": al["matched"], "shuffled": al["shuffled"],
                    "p": R.fmt_p(al["p"]), "verdict": res.verdict.code})
 h_tab = pd.DataFrame(h_rows)
