@@ -64,8 +64,8 @@ LARGE_N_EXCESS_DRAWS = (20, 10)
 def trial_draws(alpha: float) -> int:
     """Null draws of one power trial in the large-n design: 2 / alpha - 1 (39 at alpha = 0.05).
 
-    A trial rejects when p = #{draws >= observed} / N <= alpha, i.e. when at most one of the N = 39
-    draws reaches the observed statistic: with the observed table exchangeable with the draws under
+    A trial rejects when p = (1 + #{draws >= observed}) / (N + 1) <= alpha, i.e. when at most one of
+    the N = 39 draws reaches the observed statistic: with the observed table exchangeable with the draws under
     the null that is an exact level-alpha Monte Carlo test (rank 1 or 2 of 40; Barnard 1963, Hope
     1968). Against an alternative whose infinite-draw p-value is pi the trial rejects with
     probability P[Bin(N, pi) <= 1], so a trial loses 1 - P[Bin(39, pi) <= 1] of power: 0.06 at
