@@ -229,3 +229,116 @@ def test_the_book_cites_no_tracker_issue():
             for m in re.finditer(r"\bissues? \d+\b|another branch", t)]
     assert not hits, hits
     assert re.search(r"\bissues? \d+\b", "as in issue 21 section 1")  # the scan can fail
+
+
+#: The project's technical terms beyond abbreviations: the headword the glossary must carry (in a
+#: bold headword, case-insensitive) and the pattern of the term's uses in a chapter's prose.
+TERMS = {
+    "matched agreement": r"matched agreement",
+    "budget-matched mixture": r"budget-matched mixture",
+    "cross-fitting": r"cross-fit(?:ting|ted)?\b",
+    "calibration half": r"calibration half",
+    "test half": r"test half",
+    "separation threshold": r"separation threshold",
+    "identity router": r"identity router",
+    "positive control": r"positive controls?",
+    "negative control": r"negative controls?",
+    "union bound": r"union bound",
+    "Hoeffding interval": r"Hoeffding",
+    "comonotone": r"comonoton",
+    "falsifier": r"falsifier",
+    "power planner": r"power planner|the planner",
+    "verdict study": r"verdict study",
+    "knapsack": r"knapsack",
+    "partial enumeration": r"partial enumeration",
+    "hindsight optimum": r"hindsight (?:optimum|pool)",
+    "support strata": r"support strat(?:a|um)",
+    "effective pool size": r"effective pool size",
+    "heat-bath move": r"heat-bath",
+    "Metropolis move": r"Metropolis",
+    "multivariate hypergeometric": r"multivariate hypergeometric",
+    "quick router": r"quick (?:held-out )?router",
+    "split-draw coverage gap": r"split-draw coverage gap",
+    "apparent gap": r"apparent gap",
+    "quality test": r"quality test",
+    "re-deal null": r"re-deal null",
+    "margin-preserving null": r"margin-preserving null",
+    "winner's curse": r"winner's curse",
+    "single-draw luck": r"single-draw luck",
+    "reproducible ceiling": r"reproducible ceiling",
+    "break-even error": r"break-even",
+    "disagreement error": r"disagreement error",
+    "selection-valid interval": r"selection-valid",
+    "paired interval": r"paired interval",
+    "family certificate": r"family certificate",
+    "split-half scoring": r"split-half",
+}
+_APPENDIX = re.compile(r"^#{2}\s.*\{#sec-[\w-]*appendix\}", re.M)
+_CAPTION = re.compile(r"^#\|\s*(?:tbl|fig)-cap:(.*(?:\n#\|\s{2,}.*)*)", re.M)
+
+
+def main_line(src: Path) -> str:
+    """The prose a reader meets before a chapter's appendix: its Markdown cells, and in code cells
+    the string literals (sentences built from computed values) and the table and figure captions."""
+    import io
+    import tokenize
+
+    parts = []
+    for cell in book.structure._read_cells(src):
+        if cell.cell_type == "markdown":
+            if _APPENDIX.search(cell.source):
+                parts.append(cell.source[:_APPENDIX.search(cell.source).start()])
+                break
+            parts.append(cell.source)
+        elif cell.cell_type == "code":
+            parts += [m.group(1).replace("#|", " ") for m in _CAPTION.finditer(cell.source)]
+            try:
+                tokens = list(tokenize.generate_tokens(io.StringIO(cell.source).readline))
+            except (tokenize.TokenError, IndentationError, SyntaxError):
+                parts.append(cell.source)
+                continue
+            kinds = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+            parts += [t.string for t in tokens if t.type in kinds]
+    return "\n".join(parts)
+
+
+def unglossed_terms(glossary: str, texts: dict[str, str], terms: dict[str, str] = TERMS) -> list[str]:
+    """Terms of ``terms`` without a glossary headword: each with the texts (chapters) whose prose
+    uses it, or "no chapter's main line" for a listed term used elsewhere (an appendix, the audit)."""
+    heads = " ".join(re.findall(r"^\*\*([^*]+)\*\*", glossary, re.M)).lower()
+    out = []
+    for head, pattern in terms.items():
+        if head.lower() in heads:
+            continue
+        where = [name for name, text in texts.items() if re.search(pattern, text, re.I)]
+        out.append(f"{head} ({', '.join(where) or 'no chapter main line'})")
+    return out
+
+
+def test_glossary_defines_the_technical_terms_of_the_main_lines():
+    glossary = (ROOT / "glossary.qmd").read_text(encoding="utf-8")
+    texts = {src.stem[:2]: main_line(src) for src in CHAPTERS}
+    missing = unglossed_terms(glossary, texts)
+    assert not missing, ("technical terms without a glossary entry (a bold headword in glossary.qmd), "
+                         f"with the chapters whose main line uses them: {missing}")
+
+
+def test_the_term_scan_reads_main_lines_and_can_fail():
+    glossary = "**Re-deal null.** A null.\n\n**Heat-bath move, Metropolis move.** Two moves.\n"
+    texts = {"02": "The chain uses a heat-bath move; matched agreement is high."}
+    terms = {"re-deal null": "re-deal", "heat-bath move": "heat-bath", "Metropolis move": "Metropolis",
+             "matched agreement": "matched agreement", "quality test": "quality test"}
+    assert unglossed_terms(glossary, texts, terms) == ["matched agreement (02)", "quality test (no chapter main line)"]
+    ch = next(c for c in CHAPTERS if c.name.startswith("02"))
+    line = main_line(ch)
+    assert "matched agreement" in line and "re-deal null" in line
+    appendix_only = "Non-rejection means something only when the test had a fair chance"
+    assert appendix_only in ch.read_text(encoding="utf-8") and appendix_only not in line
+
+
+def test_every_listed_term_is_used_in_the_book():
+    """The term list stays the book's: each term occurs in a chapter or in the audit's report text."""
+    text = "\n".join(src.read_text(encoding="utf-8") for src in CHAPTERS)
+    text += (ROOT / "lib" / "oraclegap" / "audit" / "display.py").read_text(encoding="utf-8")
+    unused = [head for head, pattern in TERMS.items() if not re.search(pattern, text, re.I)]
+    assert not unused, f"listed terms no chapter and no audit report uses: {unused}"
