@@ -342,3 +342,22 @@ def test_every_listed_term_is_used_in_the_book():
     text += (ROOT / "lib" / "oraclegap" / "audit" / "display.py").read_text(encoding="utf-8")
     unused = [head for head, pattern in TERMS.items() if not re.search(pattern, text, re.I)]
     assert not unused, f"listed terms no chapter and no audit report uses: {unused}"
+
+
+#: Symbols the chapters use that the notation page must define in the first column of a table.
+NOTATION_SYMBOLS = [r"O_{\mathrm{agg}}", r"R_k", r"\Delta_{\mathrm{lower}}", r"\rho", "$J$", "$o", "c_m",
+                    r"O_{\exp}", "$q", r"p_{\mathrm{re}}", "$S$"]
+
+
+def undefined_symbols(notation: str, symbols: list[str] = NOTATION_SYMBOLS) -> list[str]:
+    """Symbols not in the first cell of any row of the notation page's tables."""
+    firsts = " ".join(m.group(1) for m in re.finditer(r"^\|([^|]*)\|", notation, re.M))
+    return [s for s in symbols if s not in firsts]
+
+
+def test_notation_defines_the_symbols_the_chapters_use():
+    notation = (ROOT / "notation.qmd").read_text(encoding="utf-8")
+    assert not undefined_symbols(notation), f"symbols without a row on the notation page: {undefined_symbols(notation)}"
+    assert undefined_symbols("| $q = P(Y = 1)$ | oracle accuracy |\n| symbol | meaning |\n", ["$q", r"R_k"]) == ["R_k"]
+    for heading in ("$q$ and $O_{\\exp}$", "$p$ and $p_m$", "Best-of-$M$ and best-of-$k$", "**$S$.**"):
+        assert heading in notation, f"the notation page does not tell apart: {heading}"
