@@ -171,8 +171,8 @@ settings_rows = [  # (data, what, used)
      True),
     ("real pools (OG_EXTERNAL_DIR)", "MMLU-Pro, RouterBench, RouterDC, LLMRouter (2 sets), k = 30 "
      "tensors", bool(present & {"mmlu-pro", "routerbench-all"})),
-    ("routers for router gain", "routers.py max_confidence on simulated confidences; real pools: "
-     f"{ROUTER} on {EMBED} embeddings, {ROUTER_FOLDS} folds", True),
+    ("routers for router gain", "`routers.py` `max_confidence` on simulated confidences; "
+     f"real pools: {ROUTER} on {EMBED} embeddings, {ROUTER_FOLDS} folds", True),
 ]
 
 # %%
@@ -378,8 +378,9 @@ display(table(t10, columns={"pool": "pool", "dataset": "dataset", "greedy": "gre
 ts = t10[t10["pool"] == "simulated, topic skill"]
 vs = vs_accuracy(sim).set_index("dataset")["vs_acc"]
 va = vs.value_counts()
-shown10 = ts.set_index("dataset")[["greedy", "accuracy", "diversity", "kmedoids", "dpp"]].round(3)
-top = {d: list(r.index[r == r.max()]) for d, r in shown10.iterrows()}  # as the table prints them
+rules10 = ["greedy", "accuracy", "diversity", "kmedoids", "dpp"]
+shown10 = ts.set_index("dataset")[rules10].map(lambda v: float(fmt(v)))  # as the table rounds
+top = {d: list(r.index[r == r.max()]) for d, r in shown10.iterrows()}
 best = {d: " = ".join(RULE_NAMES[c] for c in t)
         + (" (greedy and accuracy rank tied)" if vs[d] == "tie" and
            len({"greedy", "accuracy"} & set(t)) == 1 else "") for d, t in top.items()}

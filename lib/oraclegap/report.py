@@ -44,6 +44,8 @@ __all__ = [
     "fmt_interval",
     "fmt_signed",
     "table",
+    "DISPLAY_NAMES",
+    "display_name",
     "md",
     "show_md",
     "claim_table",
@@ -181,6 +183,40 @@ def fmt_signed_interval(estimate, lo=None, hi=None, digits: int = 3) -> str:
     return f"{fmt_signed(estimate, digits)} [{fmt_signed(lo, digits)}, {fmt_signed(hi, digits)}]"
 
 
+#: Code keys that tables show as labels, with the names a reader reads: benchmark and task keys of
+#: the released pools and the papers' tables, pool-construction rules, and the keys of
+#: 2607.03436's released summaries. Registry names ("routerdc-mmlu") and router family keys
+#: ("embed_knn") have their own names (:func:`display_name`).
+DISPLAY_NAMES = {
+    "arc_challenge": "ARC-Challenge", "arc-challenge": "ARC-Challenge", "hellaswag": "HellaSwag",
+    "gsm8k": "GSM8K", "mmlu": "MMLU", "mmlu_pro": "MMLU-Pro", "mbpp": "MBPP", "winogrande": "Winogrande",
+    "humaneval": "HumanEval", "humaneval_plus": "HumanEval+", "math500": "MATH-500", "math_500": "MATH-500",
+    "gpqa": "GPQA",
+    "dpp": "DPP", "kmedoids": "k-medoids", "k_medoids": "k-medoids",
+    "one_per_lineage": "one member per lineage", "known_p_tv": "known-rate check (TV distance)",
+    "per_response": "per response", "per_policy": "per policy",
+}
+
+
+def display_name(key):
+    """The name a table shows for a code key: :data:`DISPLAY_NAMES`, else a registry name's title
+    (``datasets.title``), else a router family's label; anything else is returned as it is."""
+    if not isinstance(key, str):
+        return key
+    if key in DISPLAY_NAMES:
+        return DISPLAY_NAMES[key]
+    if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", key):
+        from . import datasets
+
+        if key in set(datasets.registry()["name"]):
+            return datasets.title(key)
+    elif re.fullmatch(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", key):
+        from .deploy import routers
+
+        return routers.LABELS.get(key, key)
+    return key
+
+
 _SHARE_NAME = re.compile(r"\b(shares?|proportions?)\b", re.I)
 
 
@@ -209,7 +245,9 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
     the mapping's order); ``percent`` names columns (after renaming) shown as percentages. Text
     cells are HTML-escaped, so a claim such as "0 <= L <= D" shows as written; column names and
     text cells may break after ``_`` and ``/`` (a zero-width space), so identifiers such as
-    ``p_holm_across_pools`` do not force a table wider than the book's text column. Returns a
+    ``p_holm_across_pools`` do not force a table wider than the book's text column. A text cell
+    that is a bare code key (``arc_challenge``, ``routerdc-mmlu``, ``embed_knn``) shows its
+    :func:`display_name`. Returns a
     pandas ``Styler`` (renders as an HTML table in notebooks and in Quarto).
     """
     if not isinstance(df, pd.DataFrame):
@@ -234,7 +272,7 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         elif pd.api.types.is_integer_dtype(s):
             fmts[col] = lambda v: fmt(int(v))
         elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
-            texts[col] = lambda v: v if not isinstance(v, str) else _code_spans(_breakable(_html.escape(v)))
+            texts[col] = lambda v: v if not isinstance(v, str) else _code_spans(_breakable(_html.escape(display_name(v))))
     sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
     if texts:  # escaped by hand, so that a code span can become <code> after escaping; only
         # these columns: a dict formatter without a subset resets every other column to pandas'
@@ -267,9 +305,9 @@ _P_COLUMN = re.compile(r"^(p|pᵣₑ|pₘₚ|p_m|p_re|p_mp|p_holm\w*|p-value|(ad
 
 def _is_p_column(name: str) -> bool:
     """A shown p-value column: ``p``, ``pᵣₑ``, ``adjusted p`` ..., also after a qualifier
-    (``Pass@1 pᵣₑ``)."""
-    name = name.strip()
-    return bool(_P_COLUMN.match(name) or _P_COLUMN.match(name.rsplit(" ", 1)[-1]))
+    (``Pass@1 pᵣₑ``) or before a correction's name (``McNemar p, Holm``)."""
+    parts = [part.strip() for part in name.split(",")]
+    return any(_P_COLUMN.match(part) or _P_COLUMN.match(part.rsplit(" ", 1)[-1]) for part in parts if part)
 
 
 #: a text cell that is only a number, an interval or a count ("0.087 (0.079)", "[0.1, 0.2]", "3 of 4")
