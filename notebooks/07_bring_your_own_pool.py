@@ -758,7 +758,9 @@ R.table(SV.rate_summary(lower, "le0").rename(columns={"le0": "lower limit <= 0"}
 #| tbl-cap: >-
 #|   Truths with specialization: pools certified by the split-draw certificate and, for
 #|   comparison, by the apparent gap's paired interval, per cell.
-R.table(vs.certification()[["truth", "n", "k", "certified", "apparent_certified", "pools"]])
+R.table(vs.certification(), columns={"truth": "truth", "n": "n", "k": "k",
+                                     "certified": "split-draw certified",
+                                     "apparent_certified": "apparent certified", "pools": "pools"})
 
 # %%
 cov_all, pw = vs.coverage(), vs.certification()
@@ -1302,6 +1304,8 @@ claims.add("verdict study: the false-claim rate is at most α in every cell with
 claims.add("verdict study: exchangeable pools at k = 1 are never `certified`",
            "`oraclegap.audit.verdict` (rule k1-certified)", ex1_txt or "none in the study",
            len(ex_k1) > 0 and not (ex_k1 == "certified").any(), kind="simulation")
+
+# %%
 claims.add("verdict study: the certified interval covers its population value in at least 95% "
            "of pools of every class", "`oraclegap.stats.split_gap`",
            R.md("lowest class {r:.3f}", r=cov_all.groupby("truth")["covers"].sum().div(
