@@ -2283,7 +2283,7 @@ if comps["primary"].routing is not None:
     ro = comps["primary"].routing
     checks.add("the routed policy's rAUC is the mean of its routed members' per-prompt "
                "contributions",
-               "2609.32996 §3.3", f"{ro.chosen}: {ro.test_rauc[ro.chosen]:.4f}",
+               "2609.32996 §3.3", f"{R.display_name(ro.chosen)}: {ro.test_rauc[ro.chosen]:.4f}",
                np.isclose(ro.test_rauc[ro.chosen], comps["primary"].row("routing")["rauc"]),
                kind="identity")
 

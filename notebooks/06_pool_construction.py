@@ -90,10 +90,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from oraclegap import datasets
-from oraclegap.datasets import paper_table
 from oraclegap.deploy import compose as C
 from oraclegap.report import (
     check,
+    display_name,
     draw_saturation,
     fmt,
     md,
@@ -321,7 +321,8 @@ show_md("The models' true success rates (the mean over items of $p_{{im}}$) rang
 #| tbl-cap: >-
 #|   Greedy/optimum on the calibration half over all cells of the sweep, simulated pools and
 #|   Shihab et al. (published, App. J).
-pv = {(r.statistic, r.dataset): r.value for r in paper_table("002_appJ_sweep").itertuples()}
+appj = datasets.paper_table("002_appJ_sweep")
+pv = {(r.statistic, r.dataset): r.value for r in appj.itertuples()}
 cal_rows = [{"pool": name, "cells": len(sw.cells), "ratio min": sw.cells["ratio"].min(),
              "ratio mean": sw.cells["ratio"].mean(),
              "cells at the optimum": (sw.cells["ratio"] >= 1 - 1e-12).mean(),
@@ -358,7 +359,7 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
 #|   Held-out complementary coverage at |S| = 2, mean over folds (Table 10 analog): greedy, the four
 #|   baselines and random pools. Last rows: Shihab et al.'s Table 10 (published; its diversity
 #|   column is error correlation; it has no k-medoids or DPP column).
-published10 = paper_table("002_table10_pool_baselines").drop(columns="size")
+published10 = datasets.paper_table("002_table10_pool_baselines").drop(columns="size")
 t10 = pd.concat([sw.table10(2).assign(pool=name) for name, sw in sims.items()]
                 + [published10.assign(pool="Shihab et al. (published)")], ignore_index=True)
 t10 = t10[["pool"] + [c for c in t10.columns if c != "pool"]]
@@ -679,7 +680,8 @@ fig, ax = plt.subplots(figsize=(7, 3.8))
 # one colour and marker per method; the wider ones stay visible where the lines coincide
 styles = zip(("C0", "C1", "C2", "C4"), "osD^", (4, 7, 4, 5), (1.2, 2.8, 1.2, 1.2), strict=True)
 for (m, d), (c, mk, ms, lw) in zip(curve.groupby("method", sort=False), styles, strict=True):
-    ax.plot(d["budget"], d["fit"], marker=mk, ms=ms, lw=lw, mfc="none", color=c, label=m)
+    ax.plot(d["budget"], d["fit"], marker=mk, ms=ms, lw=lw, mfc="none", color=c,
+            label=display_name(m))
     ax.plot(d["budget"], d["test"], ls="--", color=c, lw=1)
 ax.plot([], [], color="0.4", marker="o", ms=4, mfc="none", label="calibration half (solid)")
 ax.plot([], [], color="0.4", ls="--", lw=1, label="test half (dashed)")
@@ -733,7 +735,7 @@ rb = pd.DataFrame(brow)
 #|   greedy pool (|S| = 2) over the anchor's, from the sweep. A dash: a ratio that is undefined
 #|   (the reading names the datasets and why).
 if len(rb):
-    display(table(rb.drop(columns="knap_max")))
+    display(table(rb.drop(columns="knap_max").rename(columns=display_name)))
     show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} "
             "over {n} datasets (without: {p0}; cost-blind order: {cb}); querying the anchor and a "
             "greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
@@ -790,7 +792,7 @@ show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_a
 #|   the anchor, and the cost of querying the pool relative to the anchor. Last rows:
 #|   Shihab et al.'s Table 9 (published; its cost is a latency ratio).
 t9 = pd.concat([sw.table9(2).assign(pool=name) for name, sw in routed.items()], ignore_index=True)
-p9 = (paper_table("002_table9_pool_construction")
+p9 = (datasets.paper_table("002_table9_pool_construction")
       .rename(columns={"relative_cost": "pool_cost_ratio"}).drop(columns="size"))
 t9 = pd.concat([t9.drop(columns="routed_cost_ratio"), p9.assign(pool="Shihab et al. (published)")],
                ignore_index=True)

@@ -191,10 +191,14 @@ DISPLAY_NAMES = {
     "arc_challenge": "ARC-Challenge", "arc-challenge": "ARC-Challenge", "hellaswag": "HellaSwag",
     "gsm8k": "GSM8K", "mmlu": "MMLU", "mmlu_pro": "MMLU-Pro", "mbpp": "MBPP", "winogrande": "Winogrande",
     "humaneval": "HumanEval", "humaneval_plus": "HumanEval+", "math500": "MATH-500", "math_500": "MATH-500",
-    "gpqa": "GPQA",
+    "gpqa": "GPQA", "commonsense_qa": "CommonsenseQA", "human_eval": "HumanEval", "natural_qa": "Natural Questions",
+    "openbook_qa": "OpenBookQA", "trivia_qa": "TriviaQA",
     "dpp": "DPP", "kmedoids": "k-medoids", "k_medoids": "k-medoids",
-    "one_per_lineage": "one member per lineage", "known_p_tv": "known-rate check (TV distance)",
+    "one_per_lineage": "one member per lineage", "qwen_size_sweep": "Qwen size sweep",
+    "known_p_tv": "known-rate check (TV distance)",
     "per_response": "per response", "per_policy": "per policy",
+    "cost-benefit greedy (partial=3)": "cost-benefit greedy, partial enumeration",
+    "cost-benefit greedy (partial=0)": "cost-benefit greedy",
 }
 
 
