@@ -156,3 +156,134 @@ def test_boosted_histogram_trees_equal_exact_split_trees_when_features_fit_the_b
     assert hist.n_iter_ == 100 and max(tree.get_max_depth() for stage in hist._predictors for tree in stage) <= 3
     np.testing.assert_allclose(hist.predict(F), exact.predict(F), atol=1e-7)
     assert np.abs(hist.predict(F) - y.mean()).max() > 0.1  # the trees did split
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Each preset against an independent re-implementation of App. B.2's stated rule on a tiny k = 1 pool, written
+# here with numpy and scikit-learn directly. App. B.2 names no tie rule; the presets break ties towards the
+# lowest member index (a plain argmax), so the re-implementations use np.argmax. The pool is built so that this
+# matters: member 0 is the weakest on average (the incumbent-first rule of the library's families would choose
+# otherwise on tied prompts), and at k = 1 many prompts are solved by every member or by none.
+_VOCAB = np.array(["angle", "circle", "radius", "triangle", "area", "side", "find", "value", "the", "of", "x",
+                   "length", "chord", "arc", "point", "line", "segment", "degree", "square", "sum"])
+
+
+def _k1_pool(n=140, M=4, seed=11):
+    rng = np.random.default_rng(seed)
+    topic = rng.integers(0, 2, n)
+    texts = []
+    for t in topic:
+        words = rng.choice(_VOCAB[:10] if t == 0 else _VOCAB[8:], rng.integers(5, 11))
+        texts.append(" ".join(words) + f" {rng.integers(1, 90)}")
+    p = np.array([[0.30, 0.55, 0.60, 0.50], [0.30, 0.50, 0.45, 0.65]])[topic][:, :M]
+    v = (rng.random((n, M)) < p)[:, :, None]
+    prompts = pd.DataFrame({"id": [f"q{i}" for i in range(n)], "text": texts})
+    return Pool.from_array(v, prompts)
+
+
+def _halves(pool, n_cal=90):
+    idx = np.arange(pool.n_prompts)
+    X = router_inputs(pool.select(prompts=idx[:n_cal])), router_inputs(pool.select(prompts=idx[n_cal:]))
+    Y = pool.rates()
+    return X, (Y[:n_cal], Y[n_cal:]), list(pool.prompts["text"][:n_cal]), list(pool.prompts["text"][n_cal:])
+
+
+def _incumbent_choice(U, Ycal):
+    return R.choose(U, R._rank(Ycal.mean(axis=0)))
+
+
+def test_k1_pool_makes_the_tie_rule_matter():
+    pool = _k1_pool()
+    Y = pool.rates()
+    assert Y.mean(axis=0).argmax() != 0 and Y.mean(axis=0).argmin() == 0
+    tied = (Y == Y.max(axis=1, keepdims=True)).sum(axis=1) > 1
+    assert tied.mean() > 0.3  # all-right / all-wrong / several-right prompts
+
+
+def test_knn_equals_an_independent_tfidf_cosine_15nn():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.neighbors import NearestNeighbors
+
+    (Xc, Xt), (Yc, Yt), tc, tt = _halves(_k1_pool())
+    vec = TfidfVectorizer(ngram_range=(1, 2), max_features=4000).fit(tc)
+    nn = NearestNeighbors(n_neighbors=15, metric="cosine", algorithm="brute").fit(vec.transform(tc))
+    idx = nn.kneighbors(vec.transform(tt), return_distance=False)
+    mean = Yc[idx].mean(axis=1)
+    want = mean.argmax(axis=1)
+    r = make_router("paper000_knn").fit(Xc, Yc)
+    np.testing.assert_array_equal(r.predict(Xt), want)
+    np.testing.assert_allclose(r.predict_utility(Xt), mean)
+    assert (_incumbent_choice(mean, Yc) != want).sum() >= 3  # the tie rule is what the test checks
+
+
+def test_linear_equals_an_independent_multinomial_logit_on_argmax_labels():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    (Xc, Xt), (Yc, Yt), tc, tt = _halves(_k1_pool())
+    vec = TfidfVectorizer(ngram_range=(1, 2), max_features=4000).fit(tc)
+    labels = Yc.argmax(axis=1)  # ties (every member right, or none) to the lowest index
+    clf = LogisticRegression(C=1.0, max_iter=10000, tol=1e-10).fit(vec.transform(tc), labels)
+    want = clf.predict(vec.transform(tt))
+    r = make_router("paper000_linear").fit(Xc, Yc)
+    np.testing.assert_array_equal(r.labels_, labels)
+    np.testing.assert_array_equal(r.predict(Xt), want)
+    P = np.zeros((len(tt), Yc.shape[1]))
+    P[:, clf.classes_] = clf.predict_proba(vec.transform(tt))
+    # one optimum, two solvers: the preset's Newton-CG stops at scikit-learn's default tolerance (1e-4), the
+    # reference runs L-BFGS to 1e-10, so the probabilities agree to a few 1e-4 and the choices exactly
+    np.testing.assert_allclose(r.predict_utility(Xt), P, atol=2e-3)
+    assert (R.choose(Yc, R._rank(Yc.mean(axis=0))) != labels).sum() >= 5  # incumbent-first ties would differ
+
+
+def test_boosted_equals_independent_per_member_ensembles():
+    """One histogram gradient-boosted ensemble per member (the sizes the preset states: 100 depth-3 trees,
+    learning rate 0.1, leaves of any size, no early stopping) on the preset's text features, written here with
+    scikit-learn directly: equal utilities and equal choices. Exact-split trees (GradientBoostingRegressor) are
+    not the reference here: on 0/1 targets several splits of the calibration prompts tie in gain and the two
+    algorithms break those ties differently, so their choices on new prompts differ even where every split
+    point is a bin edge (on MMLU-Pro's held-out half the two accuracies differ by 0.002, inventory row App. B.2)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    (Xc, Xt), (Yc, Yt), tc, tt = _halves(_k1_pool())
+    Fc = np.hstack([R.handcrafted_features(tc).to_numpy(float), R.keyword_counts(tc)])
+    Ft = np.hstack([R.handcrafted_features(tt).to_numpy(float), R.keyword_counts(tt)])
+    P = np.column_stack([HistGradientBoostingRegressor(max_iter=100, max_depth=3, learning_rate=0.1, max_leaf_nodes=None,
+                                                       min_samples_leaf=1, early_stopping=False, random_state=0)
+                         .fit(Fc, Yc[:, m]).predict(Ft) for m in range(Yc.shape[1])])
+    P = np.clip(P, 0.0, 1.0)
+    r = make_router("paper000_boosted").fit(Xc, Yc)
+    np.testing.assert_allclose(r.predict_utility(Xt), P, atol=1e-9)
+    np.testing.assert_array_equal(r.predict(Xt), P.argmax(axis=1))
+
+
+def test_best_single_is_the_first_of_the_best_validation_means():
+    (Xc, Xt), (Yc, _), _, _ = _halves(_k1_pool())
+    r = make_router("paper000_best_single").fit(Xc, Yc)
+    assert (r.predict(Xt) == Yc.mean(axis=0).argmax()).all()
+    Y2 = np.zeros((4, 3))
+    Y2[[0, 1], 2] = 1.0
+    Y2[[2, 3], 1] = 1.0  # members 1 and 2 tie for the best mean: the lower index is chosen
+    X2 = router_inputs(_k1_pool(n=4, M=3))
+    assert (make_router("paper000_best_single").fit(X2, Y2).predict(X2) == 1).all()
+
+
+def test_tie_order_is_the_presets_own():
+    """The presets' lowest-index ties leave the library's families on incumbent-first ties."""
+    pool = _k1_pool()
+    X, Y = router_inputs(pool), pool.rates()
+    for name in PAPER000_FAMILIES:
+        np.testing.assert_array_equal(make_router(name).fit(X, Y).rank_, np.arange(Y.shape[1]))
+    for name in ("tfidf_knn", "best_single"):
+        np.testing.assert_array_equal(make_router(name).fit(X, Y).rank_, R._rank(Y.mean(axis=0)))
+    knn = make_router("paper000_knn").fit(X, Y)
+    np.testing.assert_array_equal(knn.with_targets(Y[:, ::-1]).rank_, np.arange(Y.shape[1]))
+
+
+def test_registry_is_built_once():
+    """The presets sit in the one registry: FAMILIES, PRE_ANSWER and the labels all come from it."""
+    assert PRE_ANSWER == tuple(f for f, v in FAMILIES.items() if v["regime"] == "pre-answer")
+    assert PRE_ANSWER[-4:] == PAPER000_FAMILIES
+    for name in PAPER000_FAMILIES:
+        assert R._CLASSES[name].family == name and R.label(name) == FAMILIES[name]["label"] == R._CLASSES[name].label
+        assert FAMILIES[name]["needs"] == R.family_requirements(name)
