@@ -23,6 +23,9 @@ Families (``FAMILIES`` lists each with the inputs it needs):
   per member on handcrafted prompt features, TF-IDF 15-nearest-neighbour mean targets,
   embedding -> standardise -> PCA(64) -> multinomial logistic regression, embedding cosine 15-NN;
   plus the dataset-identity router (each prompt to the member trained on its dataset);
+* 000's text routers as its App. B.2 states them (``PAPER000_FAMILIES``: k-NN, linear on the hard
+  best-member label, boosted, validation best single; ties to the lowest member index), beside
+  the stronger variants above;
 * 002's K-way correctness predictors on embeddings -- multi-output logistic regression, a
   multi-output MLP, KMeans cluster-best (the embedding k-NN above is 002's k-NN too);
 * mechanism adaptations (not the authors' systems): cluster-then-best over the nearest
