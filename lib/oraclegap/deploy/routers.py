@@ -1260,11 +1260,12 @@ def _lowest_index_ties(means: np.ndarray) -> np.ndarray:
     return np.arange(np.asarray(means).size, dtype=np.int64)
 
 
+_PAPER000_MAX_FEATURES = 4000
 #: Word 1-2-gram TF-IDF of the two text presets, fitted on validation text. App. B.2 gives the n-grams for the
 #: linear router ("individual words and adjacent word pairs") and TF-IDF for the nearest-neighbour router; the
 #: vocabulary cap (the 4,000 most frequent terms) and the use of one vectoriser for both are not in the text
 #: and are the settings of the authors' released code.
-PAPER000_TFIDF = {"ngram_range": (1, 2), "max_features": 4000}
+PAPER000_TFIDF = {"ngram_range": (1, 2), "max_features": _PAPER000_MAX_FEATURES}
 
 
 class Paper000KNN(_KNNMean):
@@ -1282,7 +1283,7 @@ class Paper000KNN(_KNNMean):
     family = "paper000_knn"
     _tie_order = staticmethod(_lowest_index_ties)
 
-    def __init__(self, n_neighbors: int = 15, max_features: int | None = PAPER000_TFIDF["max_features"],
+    def __init__(self, n_neighbors: int = 15, max_features: int | None = _PAPER000_MAX_FEATURES,
                  max_reference: int | None = None, random_state=0):
         super().__init__(n_neighbors=n_neighbors, max_reference=max_reference, random_state=random_state)
         self.max_features = max_features
@@ -1313,7 +1314,7 @@ class Paper000Linear(Router):
     family = "paper000_linear"
     _tie_order = staticmethod(_lowest_index_ties)
 
-    def __init__(self, C: float = 1.0, max_iter: int = 1000, max_features: int | None = PAPER000_TFIDF["max_features"]):
+    def __init__(self, C: float = 1.0, max_iter: int = 1000, max_features: int | None = _PAPER000_MAX_FEATURES):
         self.C = C
         self.max_iter = max_iter
         self.max_features = max_features
