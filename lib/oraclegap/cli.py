@@ -50,6 +50,7 @@ try:  # the package itself imports nothing heavy; these are the command's own im
     import os
     import pkgutil
     import shlex
+    import signal
     import subprocess
     import time
     import traceback
@@ -175,9 +176,23 @@ def _message(exc: BaseException, args=None) -> str:
     return f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
 
 
+_SIGINT_SEEN = False
+
+
+def _on_sigint(signum, frame):
+    """Python's own Ctrl-C behaviour (raise KeyboardInterrupt), remembering that it happened: a C
+    extension interrupted while it loads may report an ImportError that carries no trace of it."""
+    global _SIGINT_SEEN
+    _SIGINT_SEEN = True
+    raise KeyboardInterrupt
+
+
 def _by_interrupt(exc: BaseException) -> bool:
-    """Whether ``exc`` stems from Ctrl-C: a C extension interrupted while it loads turns the
-    KeyboardInterrupt into an ImportError, with the interrupt as its cause or context."""
+    """Whether ``exc`` stems from Ctrl-C: a SIGINT arrived while the CLI ran (numpy interrupted while
+    it loads reports "PyCapsule_Import could not import module" without chaining the interrupt),
+    or the KeyboardInterrupt is the exception's cause or context."""
+    if _SIGINT_SEEN:
+        return True
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):
@@ -200,6 +215,8 @@ def main(argv=None) -> int:
     """Run the CLI; return the exit status (0 success, 2 error, 130 interrupted, 141 broken pipe)."""
     prog = "oraclegap"
     try:
+        if _launched_as_command():  # the command's own process: a library caller keeps its handler
+            signal.signal(signal.SIGINT, _on_sigint)
         argv = list(sys.argv[1:] if argv is None else argv)
         try:
             parser = build_parser()  # imports every verb's modules: Ctrl-C here is an interrupt like any other
