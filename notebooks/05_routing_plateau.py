@@ -84,6 +84,7 @@ N_POWER = 2000  # simulated test halves for the family certificate's power
 # %%
 import dataclasses
 import json
+import re
 import time
 import warnings
 
@@ -715,7 +716,7 @@ base_rows = []
 for b, pool in tensors.items():
     bl = {"best single": None}
     if b == "humanevalplus":
-        bl["released q_router"] = datasets.chen_release(b, "q_router").astype(float)
+        bl["released TF-IDF router"] = datasets.chen_release(b, "q_router").astype(float)
     if pool.prompts["text"].notna().any():
         cf = evaluate_routers(pool, ["tfidf_knn", "embed_knn"], tau=0.5, cv=5, seed=SEED,
                               inputs=budget_inputs(pool, minilm_limit=MINILM_LIMIT), n_boot=300,
@@ -1787,7 +1788,8 @@ if "gpqa" in comp:
 K10 = [n for n in pools if REAL[n][1] == "k10"]
 k10_gates = {n: noise.assumption_checks(pools[n], form="independent", n_perm=99, seed=SEED)
              for n in K10}
-fr = pd.DataFrame([{"pool": SHORT[n], **g.frechet, "flag": g.flag("o_exp")}
+named = lambda text: re.sub(r"\w+", lambda m: R.display_name(m.group()), text)  # noqa: E731
+fr = pd.DataFrame([{"pool": SHORT[n], **g.frechet, "flag": named(g.flag("o_exp"))}
                    for n, g in k10_gates.items()])
 
 # %%

@@ -504,10 +504,10 @@ if real is not None:
 
 # %%
 HARNESS_RUNS = ("lm-eval-default-seed", "lm-eval-per-model-seed", "inspect")
-harness = {name: audit.run_audit(harness_fixture(name), TAUS, ALPHA, SEED, small=True, source=name)
-           for name in HARNESS_RUNS}
+h_audits = {name: audit.run_audit(harness_fixture(name), TAUS, ALPHA, SEED, small=True, source=name)
+            for name in HARNESS_RUNS}
 h_rows = []
-for name, res in harness.items():
+for name, res in h_audits.items():
     j = res.to_json()
     al = j["nulls"]["draw_alignment"]
     pl = j["pool"]
@@ -1033,11 +1033,11 @@ else:
 
 # %%
 exchange = lab_pool.to_long(WORK / "seed-pool.parquet")
-harness = pd.read_parquet(exchange).rename(columns={"prompt_id": "question_id", "policy": "model",
+harness = pd.read_parquet(exchange).rename(columns={"prompt_id": "qid", "policy": "model",
                                                     "draw": "sample", "correct": "passed",
                                                     "prompt_text": "question"})
-harness = harness[["question_id", "question", "model", "sample", "passed"]]
-from_long = Pool.from_long(harness, prompt="question_id", policy="model", draw="sample",
+harness = harness[["qid", "question", "model", "sample", "passed"]]
+from_long = Pool.from_long(harness, prompt="qid", policy="model", draw="sample",
                            correct="passed", prompt_columns=["question"], alignment="independent")
 from_long.prompts["text"] = from_long.prompts.pop("question")
 display(R.table(harness.head(3)))
@@ -1218,7 +1218,7 @@ for fmt, out in outs.items():
     order = np.argsort(back.prompts["index"].to_numpy()) if lrb else np.arange(back.n_prompts)
     trips.append({"format": fmt, "verdicts": np.array_equal(back.verdicts[order], k1c.verdicts),
                   "names": back.policy_names == k1c.policy_names,
-                  "not_held": ", ".join(info["dropped"]) or "—"})
+                  "not_held": ", ".join(map(R.display_name, info["dropped"])) or "—"})
 trips = pd.DataFrame(trips)
 
 # %%
@@ -1255,7 +1255,7 @@ if held:
     claims.add("the live responses reproduce the lab's stored ones (same seeds)",
                "`oraclegap.rollouts`; data/lab/README.md",
                f"answers agree on {same_answers:.1%} of draws", same_answers == 1.0, kind="sanity")
-claims.add("audit.json equals run_audit on the same pool and seed", "`audit.run_audit`",
+claims.add("audit.json equals audit.run_audit on the same pool and seed", "`audit.run_audit`",
            "identical" if json_equal else "different", json_equal, kind="sanity")
 must.append(len(claims) - 1)
 
@@ -1287,7 +1287,8 @@ claims.add("a long table gives the same audit in every section but the router",
            "equal",
            all(v for s, v in equal.items() if s != "router"), kind="identity")
 must.append(len(claims) - 1)
-claims.add("to_long / open_pool round trip keeps verdicts, answers, confidences, alignment",
+claims.add("Pool.to_long / sources.open_pool round trip keeps verdicts, answers, confidences, "
+           "alignment",
            "README (Pools from other router tools)", ", ".join(k for k, v in trip.items() if v),
            all(trip.values()), kind="identity")
 must.append(len(claims) - 1)

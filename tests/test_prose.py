@@ -409,6 +409,8 @@ P_ZERO_TEXT = re.compile(r"(?<![\w@])p(?:_\{?[\w\\{}]*\}?|ᵣₑ|ₘₚ)?\s*(?:=
 #: code keys shown as labels: snake_case identifiers and keyword settings ("partial=3")
 SNAKE = re.compile(r"(?<![\w.@/\\-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w(/.\\-])")
 KEY_SETTING = re.compile(r"\b[a-z][a-z_]+=\d")
+#: a quoted literal in a table cell ('<model>|total_cost'): a name the reader types, not a label
+QUOTED = re.compile(r"'[^'\s][^']*'")
 
 
 def _code_keys() -> set[str]:
@@ -437,7 +439,8 @@ def printed_problems(outputs: list[tuple[str, str]], keys: set[str]) -> list[str
                 for j, (t, is_head) in enumerate(r):
                     if not is_head and j in pcols and ZERO.match(t):
                         out.append(f"p-value of 0 in column {heads[j][0]!r}")
-                    bad = SNAKE.findall(t) + KEY_SETTING.findall(t) + ([t] if t in keys else [])
+                    bare = QUOTED.sub(" ", t)  # a name in quotes is shown as the literal it is
+                    bad = SNAKE.findall(bare) + KEY_SETTING.findall(bare) + ([t] if t in keys else [])
                     out += [f"code key {b!r} in table cell {t[:60]!r}" for b in dict.fromkeys(bad)]
     return out
 

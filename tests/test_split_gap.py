@@ -156,3 +156,26 @@ def test_quality_test_ignores_specialists_without_persistent_identity():
     assert member_quality(v, n_draws=199, seed=0).p > 0.01
     with pytest.raises(ValueError, match="M >= 2"):
         member_quality(np.zeros((5, 1), dtype=int))
+
+
+def test_split_planner_names_the_first_size_that_certifies_and_never_promises_on_noise():
+    from oraclegap.audit.planners import split_certificate_prompts
+
+    rng = np.random.default_rng(8)
+    noise = sg.split_draw_gap(_exchangeable(300, 5, 8, rng), (0.3,), 0.05, seed=0)[0]
+    plan = split_certificate_prompts(noise, 0.05, target=0.01)
+    assert noise.estimate <= 0.01 and plan.n_needed is None and not plan.certified_now
+    n, M, k = 30, 4, 8  # a small pool of specialists: certified only with more prompts
+    q = rng.beta(0.6, 0.8, n)
+    p = np.repeat(q[:, None], M, axis=1)
+    p[np.arange(n), rng.integers(0, M, n)] = 1 - (1 - q) * 0.5
+    g = sg.split_draw_gap(rng.random((n, M, k)) < p[:, :, None], (0.3,), 0.05, seed=0)[0]
+    plan = split_certificate_prompts(g, 0.05, target=0.05)
+    assert g.estimate > 0.05 and not plan.certified_now and plan.n_needed is not None
+
+    def lo(nf):  # the projected limit at nf prompts, from the certificate's own moments
+        from scipy import stats as sps
+        mean, sd = np.array(g.member_mean), np.array(g.member_sd)
+        return (mean - sps.t.ppf(1 - 0.05 / (2 * M), nf + 1) * sd / np.sqrt(nf + 2)).min()
+
+    assert lo(plan.n_needed) > 0.05 and (plan.factor == 2 or lo(plan.n_needed // 2) <= 0.05)

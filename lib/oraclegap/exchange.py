@@ -232,7 +232,7 @@ def _export_embedllm(pool: Pool, out: Path) -> dict:
     _write_table(df, out)
     return {"rows": n * M, "prompt_ids": "0..n-1 in pool order (EmbedLLM indexes embeddings by them)",
             "dropped": [x for x, p in (("costs", pool.cost is not None), ("answers", pool.answers is not None),
-                                       ("embeddings (save them as .npy, row r = prompt_id r)", pool.embeddings is not None))
+                                       ("embeddings (save them as .npy, row r = prompt r)", pool.embeddings is not None))
                         if p]}
 
 

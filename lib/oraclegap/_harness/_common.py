@@ -117,6 +117,15 @@ def as_verdict(value, where: str, field: str) -> bool:
     raise ValueError(f"{where}: {field} is {value!r}, not a 0/1 verdict")
 
 
+def keep_complete(rows: pd.DataFrame, notes: list) -> pd.DataFrame:
+    """The rows of the prompts every model answered (``drop_incomplete``), with a note of how many were left out."""
+    per = rows.groupby("prompt_id")["policy"].nunique()
+    full = per.index[per == rows["policy"].nunique()]
+    if len(full) < len(per):
+        notes.append(f"{len(per) - len(full)} prompts not answered by every model (drop_incomplete)")
+    return rows[rows["prompt_id"].isin(full)]
+
+
 def build_pool(rows: pd.DataFrame, *, alignment: str, meta: dict, label: str) -> Pool:
     """The Pool of a long frame of responses: prompt_id, policy, draw, correct, answer, text, dataset (+ seed).
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, build_pool, first_jsonl_record, iter_jsonl
+from ._common import DROPPED, build_pool, first_jsonl_record, iter_jsonl, keep_complete
 
 NAME = "every-eval-ever"
 SCHEMA_VERSION = "instance_level_eval_0.2.1"
@@ -142,11 +142,7 @@ def read_eee(path, *, drop_incomplete: bool = False) -> Pool:
                              f"{r['policy']!r}; no draw is counted twice")
     notes: list[str] = []
     if drop_incomplete:
-        per = d.groupby("prompt_id")["policy"].nunique()
-        full = per.index[per == d["policy"].nunique()]
-        if len(full) < len(per):
-            notes.append(f"{len(per) - len(full)} prompts not answered by every model (drop_incomplete)")
-        d = d[d["prompt_id"].isin(full)]
+        d = keep_complete(d, notes)
     meta = {"source": label, "format": NAME, "assumed": assumed, DROPPED: notes}
     # metadata.alignment is oraclegap's own statement (its export writes it); anything else leaves it unknown
     alignment = aligns.pop() if len(aligns) == 1 and None not in aligns else "unknown"

@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, build_pool, files_below, load_json, short_model_names
+from ._common import DROPPED, build_pool, files_below, keep_complete, load_json, short_model_names
 
 NAME = "inspect"
 SCORE_RULE = ("C = right, I = wrong, N (no answer) = wrong; P (partial = 0.5) and numbers other than 0/1 need "
@@ -262,11 +262,7 @@ def read_inspect(path, *, drop_incomplete: bool = False, score_threshold=None,
     rows["prompt_id"] = rows["task"] + "/" + rows["sample_id"].astype(str)
     rows["dataset"] = rows["task"]
     if drop_incomplete:
-        per = rows.groupby("prompt_id")["policy"].nunique()
-        full = per.index[per == rows["policy"].nunique()]
-        if len(full) < len(per):
-            notes.append(f"{len(per) - len(full)} prompts not answered by every model (drop_incomplete)")
-        rows = rows[rows["prompt_id"].isin(full)]
+        rows = keep_complete(rows, notes)
     seeds = [m["seed"] for m in models.values()]
     if len(models) > 1 and all(s is not None for s in seeds) and len(set(seeds)) == len(seeds):
         alignment, why = "independent", f"each model ran with its own seed {seeds}"

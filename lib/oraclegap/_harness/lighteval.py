@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, build_pool, files_below, load_json, short_model_names
+from ._common import DROPPED, build_pool, files_below, keep_complete, load_json, short_model_names
 
 NAME = "lighteval"
 _DETAILS = re.compile(r"^details_(?P<task>.+?)[|_](?P<shots>\d+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-:]+)\.parquet$")
@@ -188,11 +188,7 @@ def read_lighteval(path, *, drop_incomplete: bool = False) -> Pool:
     rows["prompt_id"] = rows["task"] + "/" + rows["doc_id"]
     rows["dataset"] = rows["task"]
     if drop_incomplete:
-        per = rows.groupby("prompt_id")["policy"].nunique()
-        full = per.index[per == rows["policy"].nunique()]
-        if len(full) < len(per):
-            notes.append(f"{len(per) - len(full)} prompts not answered by every model (drop_incomplete)")
-        rows = rows[rows["prompt_id"].isin(full)]
+        rows = keep_complete(rows, notes)
     rows = rows.sort_values(["task", "doc_id", "draw"], kind="stable",
                             key=lambda c: c.map(lambda x: (len(x), x)) if c.name == "doc_id" else c)
     seeds = [m["seed"] for m in models.values()]

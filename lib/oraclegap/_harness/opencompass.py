@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..pool import Pool
-from ._common import DROPPED, as_verdict, build_pool, files_below, load_json
+from ._common import DROPPED, as_verdict, build_pool, files_below, keep_complete, load_json
 
 NAME = "opencompass"
 _VERDICT_KEYS = ("correct", "is_correct")
@@ -136,11 +136,7 @@ def read_opencompass(path, *, drop_incomplete: bool = False) -> Pool:
     text = rows[rows["text"] != ""].groupby("prompt_id")["text"].first()
     rows["text"] = rows["prompt_id"].map(text).fillna("")
     if drop_incomplete:
-        per = rows.groupby("prompt_id")["policy"].nunique()
-        full = per.index[per == rows["policy"].nunique()]
-        if len(full) < len(per):
-            notes.append(f"{len(per) - len(full)} prompts not answered by every model (drop_incomplete)")
-        rows = rows[rows["prompt_id"].isin(full)]
+        rows = keep_complete(rows, notes)
     rows = rows.sort_values(["task", "idx", "draw"], kind="stable",
                             key=lambda c: c.map(lambda x: (len(x), x)) if c.name == "idx" else c)
     meta = {"source": label, "format": NAME, "harness": NAME, "models": models,

@@ -120,15 +120,23 @@ def certificate_prompts(R, alpha: float, *, target: float = 0.0, factors=(2, 4, 
     c = X.sum(axis=0)
     o = int(X.any(axis=1).sum())
     now = certify.selection_valid_gap(c, o, n, alpha, "paired")
+    return _first_factor(lambda f: certify.selection_valid_gap(c * f, o * f, n * f, alpha, "paired").lo,
+                         now.estimate, now.lo, n, target, factors)
+
+
+def _first_factor(lo_at, estimate: float, lo_now: float, n: int, target: float, factors) -> CertificatePlan:
+    """The plan of the smallest factor f in ``factors`` whose projected lower limit ``lo_at(f)``
+    exceeds ``target``: none when ``estimate`` is at most the target (more prompts at these rates
+    move the limit towards the estimate, not past it)."""
     factors = [check_int(f, "factors", minimum=2) for f in factors]
     top = int(max(factors))
-    if now.lo > target:
-        return CertificatePlan(float(target), now.estimate, now.lo, n, True, n, 1, top)
-    if now.estimate > target:
+    if lo_now > target:
+        return CertificatePlan(float(target), float(estimate), float(lo_now), n, True, n, 1, top)
+    if estimate > target:
         for f in factors:
-            if certify.selection_valid_gap(c * f, o * f, n * f, alpha, "paired").lo > target:
-                return CertificatePlan(float(target), now.estimate, now.lo, n, False, n * f, f, top)
-    return CertificatePlan(float(target), now.estimate, now.lo, n, False, None, None, top)
+            if lo_at(f) > target:
+                return CertificatePlan(float(target), float(estimate), float(lo_now), n, False, n * f, f, top)
+    return CertificatePlan(float(target), float(estimate), float(lo_now), n, False, None, None, top)
 
 
 
@@ -145,14 +153,8 @@ def split_certificate_prompts(split, alpha: float, *, target: float = 0.0,
 
     mean, sd = np.asarray(split.member_mean), np.asarray(split.member_sd)
     n, M = int(split.n), mean.size
-    factors = [check_int(f, "factors", minimum=2) for f in factors]
-    top = int(max(factors))
-    if split.lo > target:
-        return CertificatePlan(float(target), split.estimate, split.lo, n, True, n, 1, top)
-    if split.estimate > target:
-        for f in factors:
-            nf = n * f
-            lo = float((mean - sps.t.ppf(1 - alpha / (2 * M), nf + 1) * sd / np.sqrt(nf + 2)).min())
-            if lo > target:
-                return CertificatePlan(float(target), split.estimate, split.lo, n, False, nf, f, top)
-    return CertificatePlan(float(target), split.estimate, split.lo, n, False, None, None, top)
+
+    def lo_at(f):
+        return float((mean - sps.t.ppf(1 - alpha / (2 * M), n * f + 1) * sd / np.sqrt(n * f + 2)).min())
+
+    return _first_factor(lo_at, split.estimate, split.lo, n, target, factors)
