@@ -57,3 +57,17 @@ def test_layer_check_can_fail(tmp_path):
     assert res.returncode != 0
     assert "BROKEN" in res.stdout, res.stdout[-2000:]
     shutil.rmtree(tmp_path / "src")
+
+
+def test_every_module_is_on_the_module_map():
+    """lib/README.md names every module of the library (its map cannot lose a module), and names
+    none that is gone."""
+    import re
+    from pathlib import Path
+
+    lib = Path(__file__).resolve().parents[1] / "lib"
+    pkg = lib / "oraclegap"
+    mods = {p.relative_to(pkg).as_posix() for p in pkg.rglob("*.py") if "notebooks" not in p.parts}
+    named = set(re.findall(r"^\| `([^`]+\.py)` \|", (lib / "README.md").read_text(encoding="utf-8"), re.M))
+    assert not mods - named, f"modules missing from lib/README.md: {sorted(mods - named)}"
+    assert not named - mods, f"lib/README.md names modules that do not exist: {sorted(named - mods)}"
