@@ -37,6 +37,7 @@ from ._result import Interval
 
 __all__ = [
     "path_words",
+    "versus",
     "PALETTE",
     "use_style",
     "fmt",
@@ -486,6 +487,26 @@ def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below
         return _expected(word, expect, what, f"a = {av:.6g} [{lo:.6g}, {hi:.6g}], b = {bv:.6g}")
     word = more if av > bv + tv else less if av < bv - tv else same
     return _expected(word, expect, what, f"a = {av:.6g}, b = {bv:.6g}, tol = {tv:g}")
+
+
+def versus(a, b, tol: float, *, digits: int = 3, more: str = "more", less: str = "less",
+           same: str = "as", within: str = "; the gap of {d} lies within the tolerance of {t}") -> str:
+    """The word for how ``a`` compares with a reference ``b`` that carries a tolerance ``tol``
+    (e.g. two Monte Carlo standard errors): ``same`` only when the two print alike at ``digits``
+    decimals, otherwise ``more`` or ``less`` from the sign of ``a - b`` -- a tolerance decides
+    whether a gap is distinguishable, never that two different numbers are equal. When the gap
+    is within ``tol``, ``within`` (formatted with the gap ``d`` and the tolerance ``t``) follows
+    the word, so "0.40 against 0.65" reads "less often; the gap of 0.25 lies within the
+    tolerance of 0.41", never "as often"."""
+    av, bv, tv = _as_float(a, "a"), _as_float(b, "b"), _as_float(tol, "tol")
+    if tv < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    if fmt(av, digits) == fmt(bv, digits):
+        return same
+    word = more if av > bv else less
+    if abs(av - bv) <= tv + 1e-12 and within:
+        word += within.format(d=fmt(abs(av - bv), digits), t=fmt(tv, digits))
+    return word
 
 
 def path_words(xs, ys, tol: float, *, var: str = "n", value: str = "%") -> str:
