@@ -494,30 +494,39 @@ TOO_DEEP = "nests JSON lists or objects too deeply to read (deeper than Python's
            "file of records"
 
 
+def iter_json_lines(path, what: str = "one record per line"):
+    """(line number, record) of a JSON-lines file, read as a stream: blank lines skipped; a line
+    that is not JSON, nests too deeply, or is not an object, and text that is not UTF-8, are
+    refused naming the file and the line (``what`` says what a line should hold)."""
+    path = Path(path)
+    try:
+        fh = open(path, encoding="utf-8-sig")
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    with fh:
+        try:
+            for ln, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}: line {ln} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+                except RecursionError:
+                    raise ValueError(f"{path}: line {ln} {TOO_DEEP}") from None
+                if not isinstance(rec, dict):
+                    raise ValueError(f"{path}: line {ln} holds a JSON {type(rec).__name__}, not an object ({what})")
+                yield ln, rec
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path} is not UTF-8 text (byte offset {exc.start}); save it as UTF-8") from None
+
+
 def json_records(path) -> tuple[str, object]:
     """Read a ``.json`` or ``.jsonl`` file: ``("object", dict)`` for a JSON object, else
     ``("records", [(where, dict), ...])`` for a JSON list or JSON lines (blank lines skipped)."""
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        try:
-            raw = path.read_bytes().decode("utf-8-sig")
-        except OSError as exc:
-            raise ValueError(f"{path} cannot be read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{path} is not UTF-8 text (byte offset {exc.start}); save it as UTF-8") from None
-        out = []
-        for ln, line in enumerate(raw.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {ln} is not valid JSON: {exc.msg} (column {exc.colno})") from None
-            except RecursionError:
-                raise ValueError(f"{path}: line {ln} {TOO_DEEP}") from None
-            if not isinstance(rec, dict):
-                raise ValueError(f"{path}: line {ln} holds a JSON {type(rec).__name__}, not an object (one record per line)")
-            out.append((f"line {ln}", rec))
+        out = [(f"line {ln}", rec) for ln, rec in iter_json_lines(path)]
         if not out:
             raise ValueError(f"{path} is empty; JSON lines need one record per line")
         return "records", out

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 import numpy as np
 import pandas as pd
 
+from .._formats import iter_json_lines
 from ..pool import Pool
 
 #: Where a reader puts the harness's own words on what it kept and dropped.
@@ -34,27 +35,8 @@ def load_json(path: Path, what: str):
 
 
 def iter_jsonl(path: Path, what: str) -> Iterator[tuple[int, dict]]:
-    """(line number, record) of a JSON-lines file; blank lines skipped, a non-object line refused."""
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"{path} ({what}) cannot be read: {exc.strerror or exc}") from None
-    with fh:
-        try:
-            for ln, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}: line {ln} is not valid JSON: {exc.msg} (column {exc.colno})") from None
-                except RecursionError:
-                    raise ValueError(f"{path}: line {ln} nests JSON too deeply to read") from None
-                if not isinstance(rec, dict):
-                    raise ValueError(f"{path}: line {ln} holds a JSON {type(rec).__name__}, not an object ({what})")
-                yield ln, rec
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{path} ({what}) is not UTF-8 text (byte offset {exc.start})") from None
+    """(line number, record) of a JSON-lines file (:func:`oraclegap._formats.iter_json_lines`)."""
+    return iter_json_lines(path, what)
 
 
 #: How many directory entries a format check looks at below a folder before it gives up (a large folder that is no
