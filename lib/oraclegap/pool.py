@@ -57,6 +57,7 @@ import pandas as pd
 
 from ._io import fsync_dir as _fsync_dir
 from ._io import fsync_file as _fsync_file
+from ._io import pid_alive
 from ._validate import as_bool_array, as_bool_columns, as_counts_array, as_rng, check_int, check_tau, read_npz
 
 __all__ = ["Pool", "need", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
@@ -1077,13 +1078,7 @@ def _pid_alive(pid: int) -> bool:
     """Whether process ``pid`` may still be saving (True when unsure: its files are then left alone)."""
     if pid == os.getpid() or os.name == "nt":  # on Windows os.kill(pid, 0) would signal the process
         return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def _recover(path: Path) -> None:

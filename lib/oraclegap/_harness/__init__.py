@@ -55,6 +55,11 @@ SUFFIXES = {
     "opencompass": ("dir", ".json"),
     "every-eval-ever": (".jsonl", ".json"),
 }
+#: Folder layouts :func:`detect` looks for: (format, reader module, what such a folder is).
+_FOLDERS = (("lm-eval", lmeval, "a folder of lm-eval samples files"),
+            ("inspect", inspect_log, "a folder of inspect_ai logs"),
+            ("lighteval", lighteval, "a folder of lighteval details files"),
+            ("opencompass", opencompass, "an OpenCompass output folder"))
 _READERS = {
     "lm-eval": lmeval.read_lmeval,
     "inspect": inspect_log.read_inspect,
@@ -72,18 +77,10 @@ def detect(path) -> tuple[str, str] | None:
         if (path / "manifest.json").exists() or _store.is_store(path):
             return None
         hits = []
-        s = lmeval.folder_sample(path)
-        if s:
-            hits.append(("lm-eval", f"a folder of lm-eval samples files (e.g. {s})"))
-        s = inspect_log.folder_sample(path)
-        if s:
-            hits.append(("inspect", f"a folder of inspect_ai logs (e.g. {s})"))
-        s = lighteval.folder_sample(path)
-        if s:
-            hits.append(("lighteval", f"a folder of lighteval details files (e.g. {s})"))
-        s = opencompass.folder_sample(path)
-        if s:
-            hits.append(("opencompass", f"an OpenCompass output folder (e.g. {s})"))
+        for name, module, words in _FOLDERS:
+            s = module.folder_sample(path)
+            if s:
+                hits.append((name, f"{words} (e.g. {s})"))
         if len(hits) > 1:
             names = ", ".join(f"{f} ({h})" for f, h in hits)
             raise ValueError(f"POOL {str(path)!r} holds the outputs of several harnesses: {names}; point at one "
