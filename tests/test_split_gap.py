@@ -115,7 +115,7 @@ def test_split_gap_inputs_and_determinism():
     assert sg.split_groups((0.05, 0.1, 0.2, 0.3), 4) == [(1, 1)] * 4  # one statistic at k = 4
     with pytest.raises(ValueError, match="k >= 2"):
         sg.split_draw_gap(v[:, :, :1])
-    with pytest.raises(ValueError, match="rank"):
+    with pytest.raises(ValueError, match="3 dimensions"):
         sg.split_draw_gap(v[:, :, 0])
     with pytest.raises(ValueError, match="rates"):
         sg.split_draw_population(np.full((3, 2), 1.5), 4)

@@ -393,13 +393,6 @@ def _audit_row(pool: Pool, p: np.ndarray, truth: str, alpha: float, small: bool,
     return row
 
 
-def _audit_code(pool: Pool, alpha: float, small: bool) -> str:
-    try:
-        return run_audit(pool, alpha=alpha, seed=0, small=small).verdict.code
-    except ValueError:  # a pool with every verdict equal (tiny n): nothing to audit
-        return "not-auditable"
-
-
 def _cell_runs(truth: str, n: int, k: int, reps, M: int, alpha: float, seed: int, small: bool) -> list[dict]:
     rows = []
     for r in reps:

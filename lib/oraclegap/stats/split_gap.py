@@ -56,7 +56,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._result import Interval, Result
-from .._validate import as_rng, check_alpha, check_taus
+from .._validate import as_bool_array, as_rng, check_alpha, check_taus
 from .coverage import need
 
 __all__ = ["SplitGap", "split_halves", "split_groups", "split_draw_gap", "split_draw_population",
@@ -130,12 +130,7 @@ class SplitGap(Result):
 
 
 def _verdicts(x) -> np.ndarray:
-    v = np.asarray(x.verdicts if hasattr(x, "verdicts") else x)
-    if v.ndim != 3:
-        raise ValueError(f"x must be a Pool or verdicts [n, M, k], got an array of rank {v.ndim}")
-    if v.dtype != bool and not np.isin(v, (0, 1)).all():
-        raise ValueError("x must hold 0/1 (or boolean) verdicts")
-    return v.astype(bool, copy=False)
+    return x.verdicts if hasattr(x, "verdicts") else as_bool_array(x, "x (verdicts [n, M, k])", ndim=3)
 
 
 def split_draw_counts(x) -> tuple[np.ndarray, np.ndarray]:
