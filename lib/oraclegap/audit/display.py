@@ -10,7 +10,7 @@ import pandas as pd
 from ..report import md
 from .settings import LUCK_SHARE, _num
 from .verdict import Verdict
-from .verdict_text import _alignment_caveat, _cert_step, _power_sentence, _taus_text, latex
+from .verdict_text import _alignment_caveat, _cert_step, _power_sentence, _quality_sentence, _taus_text, latex
 
 __all__ = ["texts", "frames", "verdict_markdown", "plot_coverage", "plot_nulls", "plot_power", "plot_noise"]
 
@@ -94,11 +94,9 @@ def texts(numbers: dict) -> dict:
                       o=L["observed"], mr=L["redeal"]["mean"], mm=_num(L["margin"].get("mean")), e=ex["excess"], lvl=ex["level"],
                       lo=ex["lo"], hi=ex["hi"])
         out["nulls"] = head + body
-        q = nl.get("quality")
-        if q:
-            out["nulls"] += " " + md("The exact quality test (spread of the member totals against labels permuted "
-                                     "within each prompt) gives p = {p:p}: the members' overall quality {w}.", p=q["p"],
-                                     w="differs" if q["reject"] else "does not differ detectably")
+        qs = _quality_sentence(numbers)
+        if qs:
+            out["nulls"] += " " + qs
         caveat = _alignment_caveat(numbers)
         if caveat is not None:
             out["nulls"] += " " + caveat[0]

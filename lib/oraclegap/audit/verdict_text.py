@@ -399,8 +399,9 @@ def k1_certified(f) -> Prose:
 
 
 # ============================================================================ k > 1: the nulls
-def _quality_sentence(f) -> str | None:
-    q = f.numbers["nulls"].get("quality")
+def _quality_sentence(numbers: dict) -> str | None:
+    """The exact quality test in one sentence (None for audits without it)."""
+    q = (numbers.get("nulls") or {}).get("quality")
     if not q:
         return None
     lo, hi = q["range"]
@@ -425,7 +426,7 @@ def no_rejection(f) -> Prose:
     if "mean" in Lp.get("redeal", {}):
         reasons.append(md("At tau = {t:g} the observed gap L = {L} against a re-deal null mean of {m}: excess {e}.",
                           t=cov[pkey]["tau"], L=Lp["observed"], m=Lp["redeal"]["mean"], e=Lp["redeal"]["excess"]))
-    qs = _quality_sentence(f)
+    qs = _quality_sentence(f.numbers)
     if qs:
         reasons.append(qs)
     if f.luck:
@@ -443,7 +444,7 @@ def quality_only(f) -> Prose:
                   "null, which allows for quality differences, rejects at no threshold: no specialization beyond "
                   "quality is detected, and the best single member ({b}) is the natural deployment.", p=q["p"],
                   b=best)
-    reasons = [_quality_sentence(f)]
+    reasons = [_quality_sentence(f.numbers)]
     if f.redeal:
         reasons.append(md("The re-deal null of L rejects at tau = {ts}; it assumes members of equal quality, so "
                           "quality differences alone can make it reject.", ts=_taus_text(f.redeal, f.numbers)))
@@ -462,7 +463,7 @@ def never_both(f) -> Prose:
         "the margin-preserving null rejects nowhere" if not f.margin else "they never reject at the same threshold")
     headline = ("The evidence is mixed: " + " and ".join(parts) + ", but " + missing
                 + "; specialization needs both at one threshold.")
-    reasons = [r for r in (_quality_sentence(f), _power_sentence(f.numbers)) if r]
+    reasons = [r for r in (_quality_sentence(f.numbers), _power_sentence(f.numbers)) if r]
     return Prose(headline, reasons, _plan_steps(f.numbers), f.cov[f.primary_key]["tau"])
 
 
