@@ -187,6 +187,16 @@ def _on_sigint(signum, frame):
     raise KeyboardInterrupt
 
 
+def _redeliver_interrupt(unraisable) -> None:
+    """An interrupt that landed in a callback Python cannot raise from (a weak-reference callback of
+    the import machinery) is sent again, to land where it can, instead of printing a traceback;
+    anything else goes to Python's own hook."""
+    if issubclass(unraisable.exc_type, KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def _by_interrupt(exc: BaseException) -> bool:
     """Whether ``exc`` stems from Ctrl-C: a SIGINT arrived while the CLI ran (numpy interrupted while
     it loads reports "PyCapsule_Import could not import module" without chaining the interrupt),
@@ -217,6 +227,7 @@ def main(argv=None) -> int:
     try:
         if _launched_as_command():  # the command's own process: a library caller keeps its handler
             signal.signal(signal.SIGINT, _on_sigint)
+            sys.unraisablehook = _redeliver_interrupt
         argv = list(sys.argv[1:] if argv is None else argv)
         try:
             parser = build_parser()  # imports every verb's modules: Ctrl-C here is an interrupt like any other
