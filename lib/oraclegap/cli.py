@@ -192,7 +192,11 @@ def _redeliver_interrupt(unraisable) -> None:
     the import machinery) is sent again, to land where it can, instead of printing a traceback;
     anything else goes to Python's own hook."""
     if issubclass(unraisable.exc_type, KeyboardInterrupt):
-        os.kill(os.getpid(), signal.SIGINT)
+        import threading  # sent from another thread a moment later: raised here, it would be unraisable too
+
+        later = threading.Timer(0.005, os.kill, (os.getpid(), signal.SIGINT))
+        later.daemon = True
+        later.start()
         return
     sys.__unraisablehook__(unraisable)
 
