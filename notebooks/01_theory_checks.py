@@ -80,6 +80,7 @@ SEED = 0
 N_PROMPTS = 240  # n, prompts in the simulated pools (the shape of the seed pool of 2609.32996)
 M = 5  # members of each simulated pool
 K = 16  # k, responses per member and prompt
+TOY_TAU = 0.5  # the threshold at which the toy pool of @fig-toy is worked by hand
 SIGMA = 1.0  # spread of the diffuse pool's log-odds perturbations
 N_REPLICATES = 400  # Monte Carlo replicates for the bias checks
 TAUS = [0.05, 0.10, 0.20, 0.30]  # reporting thresholds
@@ -171,10 +172,9 @@ R.table(settings)
 #| label: fig-toy
 #| fig-cap: >-
 #|   A toy pool: three prompts, members A and B, four responses each (filled square: a correct
-#|   response). At threshold 0.5 a cell is covered when two or more of its four responses are
-#|   correct.
-TOY, TOY_TAU = np.array([[[1, 1, 1, 0], [1, 0, 0, 0]], [[0, 0, 0, 0], [1, 1, 1, 0]],
-                         [[1, 1, 0, 0], [1, 1, 1, 1]]], bool), 0.5
+#|   response).
+TOY = np.array([[[1, 1, 1, 0], [1, 0, 0, 0]], [[0, 0, 0, 0], [1, 1, 1, 0]],
+                [[1, 1, 0, 0], [1, 1, 1, 1]]], bool)
 toy = Pool.from_array(TOY, policies=pd.DataFrame({"name": ["A", "B"]}))
 fig, ax = plt.subplots(figsize=(5, 2.3))
 R.draw_outcomes(ax, TOY.reshape(-1, 4),
@@ -188,24 +188,27 @@ hit = cov.covered(cov.member_rates(toy), TOY_TAU, toy.k)
 dis = np.flatnonzero(hit.any(axis=1) & ~hit.all(axis=1))
 choice = np.array([0, 0, 1])  # the router picks A, A, B
 acc = cov.routing_account(toy, choice, TOY_TAU)
+right = int(hit[dis, choice[dis]].sum())  # disagreement prompts where the router's pick covers
+dis_txt = ("prompt " if len(dis) == 1 else "prompts ") + " and ".join(str(i + 1) for i in dis)
+toy_verdict = R.compare(acc.e_D, acc.break_even, more="it loses to the best member",
+                        less="it beats the best member",
+                        same="exactly break-even, it only ties the best member")
 
 # %%
-R.show_callout("At $\\tau = {t:g}$ member A covers {ca} of the prompts and B covers {cb}, so "
+R.show_callout("At $\\tau = {t:g}$ a cell is covered when at least {nd} of its {k} responses are "
+               "correct. Member A covers {ca} of the prompts and B covers {cb}, so "
                "$C_{{\\mathrm{{best}}}} = {cbest}$; the oracle takes the better member on each "
-               "prompt and covers {co}, so $L = {L}$. The members disagree on prompts {dis}: $D = "
+               "prompt and covers {co}, so $L = {L}$. The members disagree on {dis}: $D = "
                "{D}$, and the break-even error is $L/D = {be}$. A router that picks A, A, B is "
-               "right on one of the two disagreement prompts, $e_D = {e}$, so it covers "
+               "right on {r} of the {n} disagreement prompts, $e_D = {e}$, so it covers "
                "$C_{{\\mathrm{{orac}}}} - D\\,e_D = {cr}$ and gains $L - D\\,e_D = {g}$ over the "
                "best member: {verdict}.",
-               t=TOY_TAU, ca=R.fmt_frac(tt.member[0, 0]), cb=R.fmt_frac(tt.member[0, 1]),
+               t=TOY_TAU, nd=cov.need(TOY_TAU, toy.k), k=toy.k, r=right, n=len(dis),
+               ca=R.fmt_frac(tt.member[0, 0]), cb=R.fmt_frac(tt.member[0, 1]),
                cbest=R.fmt_frac(tt.best[0]), co=R.fmt_frac(tt.oracle[0]), L=R.fmt_frac(tt.L[0]),
-               dis=" and ".join(str(i + 1) for i in dis), D=R.fmt_frac(tt.D[0]),
-               be=R.fmt_frac(tt.break_even[0]), e=R.fmt_frac(acc.e_D), cr=R.fmt_frac(acc.routed),
-               g=R.fmt_frac(acc.gain),
-               verdict=R.compare(acc.e_D, acc.break_even, more="it loses to the best member",
-                                 less="it beats the best member",
-                                 same="exactly break-even, it only ties the best member"),
-               kind="tip", title="A hand-worked toy pool")
+               dis=dis_txt, D=R.fmt_frac(tt.D[0]), be=R.fmt_frac(tt.break_even[0]),
+               e=R.fmt_frac(acc.e_D), cr=R.fmt_frac(acc.routed), g=R.fmt_frac(acc.gain),
+               verdict=toy_verdict, kind="tip", title="A hand-worked toy pool")
 
 # %% [markdown]
 # ## Plug-in estimates from $k$ responses {#sec-theory-plugin}
@@ -813,19 +816,10 @@ R.show_lines(lines)  # the bullets are filled already: shown as they are
 # %% [markdown]
 # ## Exercises
 #
-# 1. **The toy pool at another threshold.** *(about 10 min in class)*
-#    At $\tau = 0.25$ a cell of the toy pool needs one
-#    correct response of four. Predict $C_{\mathrm{best}}$, $L$, $D$ and the break-even error,
-#    then rerun the toy cell with `TOY_TAU = 0.25`.
-# 2. **More responses, less curse.** *(about 10 min in class)*
-#    Predict whether the plug-in gap $\hat L(0.10)$ of an
-#    equal-rate pool grows or shrinks when every member gets $k = 64$ responses instead of 16,
-#    then rerun the chapter with `-p K 64` and compare with the first simulation of the
-#    section on which way plug-in gaps err (@sec-theory-bias).
-# 3. **Pen and paper: when best-of-$M$ loses.** *(about 15 min in class)*
-#    Two members each solve a prompt with probability
-#    one half and never together. Compute $O_{\exp}$, $O_{\mathrm{repro}}$, $\Delta$ and the
-#    success probability of best-of-2 on one member. Which assumption of Theorem 2(b) fails?
+# 1. **The toy pool at another threshold.**
+#    At $\tau = 0.25$ a cell of the toy pool needs one correct response of four. Predict
+#    $C_{\mathrm{best}}$, $L$, $D$ and the break-even error, then rerun with `-p TOY_TAU 0.25` and
+#    read the callout under @fig-toy.
 
 # %%
 e1 = cov.coverage(toy, [0.25])
@@ -834,13 +828,34 @@ R.solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D
            "can beat it, and any error costs coverage.",
            cb=R.fmt_frac(e1.best[0]), L=R.fmt_frac(e1.L[0]), D=R.fmt_frac(e1.D[0]),
            be=R.fmt_frac(e1.break_even[0]))
-L64 = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, 64, seed=rng).pool, [0.10]).L[0]
-                for _ in range(max(N_REPLICATES // 8, 10))])
-R.solution("2. With $k = 64$ the equal-rate pools' $\\hat L(0.10)$ averages {a} over {r} pools, "
-           "against {b} at $k = {k}$: more responses make each estimate less noisy, so the "
-           "maximum over members picks less favourable noise and the manufactured gap {w}.",
-           a=L64.mean(), r=L64.size, b=L_null.mean(), k=K,
-           w=R.compare(L64.mean(), L_null.mean(), more="grows", less="shrinks"))
+
+# %% [markdown]
+# 2. **More responses, less curse.**
+#    Predict whether the plug-in gap $\hat L(0.10)$ of an equal-rate pool grows or shrinks when
+#    every member gets $k = 64$ responses instead of 16, then rerun the chapter with `-p K 64` and
+#    compare with the first simulation of the section on which way plug-in gaps err
+#    (@sec-theory-bias).
+
+# %%
+k_alt = 16 if K == 64 else 64  # the exercise's other number of responses
+L_alt = np.array([cov.coverage(simulate.exchangeable(N_PROMPTS, M, k_alt, seed=rng).pool,
+                               [0.10]).L[0] for _ in range(max(N_REPLICATES // 8, 10))])
+by_k = {K: L_null.mean(), k_alt: L_alt.mean()}
+k_lo, k_hi = sorted(by_k)
+R.solution("2. The equal-rate pools' $\\hat L(0.10)$ averages {a} at $k = {hi}$ and {b} at "
+           "$k = {lo}$ ({r} pools at $k = {ka}$; this run's simulation used $k = {k}$): more "
+           "responses make each estimate less noisy, so the maximum over members picks less "
+           "favourable noise and the manufactured gap {w} as $k$ grows.",
+           a=by_k[k_hi], b=by_k[k_lo], hi=k_hi, lo=k_lo, r=L_alt.size, ka=k_alt, k=K,
+           w=R.compare(by_k[k_hi], by_k[k_lo], more="grows", less="shrinks"))
+
+# %% [markdown]
+# 3. **Pen and paper: when best-of-$M$ loses.**
+#    Two members each solve a prompt with probability one half and never together. Compute
+#    $O_{\exp}$, $O_{\mathrm{repro}}$, $\Delta$ and the success probability of best-of-2 on one
+#    member. Which assumption of Theorem 2(b) fails?
+
+# %%
 R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\\mathrm{{repro}}}} "
            "= {orp}$, $\\Delta = {d}$; best-of-2 on one member succeeds with probability $1 - "
            "(1/2)^2 = {b}$. Theorem 2(b) compares with the oracle of independent draws; here the "
