@@ -228,7 +228,7 @@ def test_build_executes_only_what_changed(tmp_path, capsys, monkeypatch):
     _tiny_book(tmp_path)
     from oraclegap.book import quarto as bq
 
-    monkeypatch.setattr(book, "find_quarto", lambda root, install=True: bq.Quarto(None, tried=("no quarto here (test)",)))
+    monkeypatch.setattr(bq, "find_quarto", lambda root, install=True: bq.Quarto(None, tried=("no quarto here (test)",)))
     r1 = book.build(tmp_path, small=True)
     assert r1["executed"] == ["01_c"] and r1["renderer"] == "fallback" and r1["small"]
     out = capsys.readouterr().out
@@ -289,8 +289,8 @@ def test_an_unchanged_rebuild_skips_the_render(tmp_path, capsys, monkeypatch):
         (out / "chapters" / "01_c.html").write_text("<html><body><main>c</main></body></html>")
         return True, "Output created: _book/index.html\n"
 
-    monkeypatch.setattr(book, "find_quarto", lambda root, install=True: bq.Quarto("/fake/quarto", "a stub", "1.7.34"))
-    monkeypatch.setattr(book, "render", fake_render)
+    monkeypatch.setattr(bq, "find_quarto", lambda root, install=True: bq.Quarto("/fake/quarto", "a stub", "1.7.34"))
+    monkeypatch.setattr(bq, "render", fake_render)
     assert book.build(tmp_path, small=True)["executed"] == ["01_c"] and len(calls) == 1
     r = book.build(tmp_path, small=True)
     assert r["render_skipped"] and r["executed"] == [] and len(calls) == 1

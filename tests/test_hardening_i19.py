@@ -165,7 +165,7 @@ BAD = {
     "coverage": [["--taus", "0.1,0.1"], ["--estimator", "x"]],
     "nulls": [["--n-draws", "0"], ["--thin", "0"], ["--statistics", "L,L"], ["--seed", "-1"]],
     "certify": [["--alpha", "1"], ["--tau", "0"], ["--draw", "-2"]],
-    "decompose": [["--thin", "-1"], ["--n-boot", "0"], ["--level", "1"], ["--seed", "-1"], ["--n-boot", "1e9"],
+    "decompose": [["--thin", "-1"], ["--n-boot", "0"], ["--alpha", "1"], ["--seed", "-1"], ["--n-boot", "1e9"],
                   ["--baseline", "nope.txt"]],
     "routers": [["--cv", "1"], ["--n-boot", "5"], ["--alpha", "0"], ["--families", "a,a"], ["--tau", "2"], ["--n-boot", "1e9"]],
     "compose": [["--sizes", "1,1"], ["--max-subsets", "0"], ["--tau", "-1"], ["--sizes", "x"]],
@@ -255,7 +255,7 @@ def test_book_build_never_deletes_a_file_of_yours_in_book(tmp_path, capsys, monk
     (tmp_path / "index.qmd").write_text("# Preface {.unnumbered}\n")
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "01_c.py").write_text(_CHAPTER)
-    monkeypatch.setattr(book, "find_quarto", lambda root, install=True: bq.Quarto(None, tried=("no quarto here (test)",)))
+    monkeypatch.setattr(bq, "find_quarto", lambda root, install=True: bq.Quarto(None, tried=("no quarto here (test)",)))
     book.build(tmp_path, small=True)
     b = tmp_path / "_book"
     assert "chapters/01_c.html" in json.loads((b / ".og-build.json").read_text())["files"]

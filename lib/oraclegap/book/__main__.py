@@ -1,7 +1,7 @@
-"""``python -m oraclegap.book``: see :mod:`oraclegap.book`."""
+"""``python -m oraclegap.book``: see `oraclegap.book`."""
 
 import sys
 
-from . import main
+from .cli import main
 
 sys.exit(main())

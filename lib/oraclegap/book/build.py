@@ -1,0 +1,495 @@
+"""Building the book: execute the chapters whose inputs changed, then render every edition.
+
+:func:`build` runs jupytext -> papermill for each chapter (cached by :mod:`.cache`, several side
+by side) and renders ``_book/`` with Quarto (:mod:`.quarto`) or the nbconvert fallback
+(:mod:`.fallback`), skipping the render when its inputs are unchanged (:func:`render_key`);
+:func:`render_student` and :func:`render_slides` render the other editions (:mod:`.editions`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .. import _buildinfo, _datalog
+from . import buildline, cache, editions, mathjax
+from . import quarto as quarto_tools
+from .execute import error_outputs, execute_chapter
+from .fallback import render_fallback
+from .quarto import Quarto
+from .structure import (
+    BOOK_DIR,
+    EXECUTED_DIR,
+    chapter_sources,
+    numbering_notes,
+    project_root,
+    quarto_pages,
+    structure_problems,
+)
+
+__all__ = [
+    "SMALL_PROFILE",
+    "SMALL_NOTE",
+    "STUDENT_NOTE",
+    "build",
+    "default_jobs",
+    "expected_seconds",
+    "longest_first",
+    "render_key",
+    "render_student",
+    "render_slides",
+    "unowned_book_files",
+]
+
+SMALL_PROFILE = "small"  # _quarto-small.yml: the reduced-build banner on every page
+SMALL_NOTE = (
+    "Reduced build: the chapters ran with SMALL = True (fewer prompts, draws and repetitions), so "
+    "every number here is from a smaller run than the full book's; make book builds the full version."
+)
+
+
+def _library_dir() -> Path:
+    import oraclegap
+
+    return Path(oraclegap.__file__).resolve().parent
+
+
+def _environment_key() -> dict:
+    from .. import datasets
+
+    return {"OG_EXTERNAL_DIR": str(datasets.external_dir().resolve())}
+
+
+def _data_roots(root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """Where the kernel's reads count as data (the project, the external folder), and what is
+    excluded (sources hashed on their own, build output, hidden folders, temporary files)."""
+    from .. import datasets
+
+    roots = (root, datasets.external_dir())
+    ignore = [_library_dir(), root / "lib", root / "notebooks", root / EXECUTED_DIR, root / BOOK_DIR, root / "screenshots"]
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if tmp not in root.resolve().parents:  # a project inside the temporary folder keeps its data
+        ignore.append(tmp)
+    ignore += [p for p in root.iterdir() if p.name.startswith(".")]
+    if os.environ.get("MPLCONFIGDIR"):
+        ignore.append(Path(os.environ["MPLCONFIGDIR"]))
+    return tuple(p.resolve() for p in roots), tuple(p.resolve() for p in ignore)
+
+
+def default_jobs() -> int:
+    """Chapters executed at a time by default: ``$OG_BOOK_JOBS``, else the CPU count, at most 4."""
+    env = os.environ.get("OG_BOOK_JOBS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"OG_BOOK_JOBS must be a whole number of chapters, got {env!r}") from None
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def expected_seconds(root: Path, *, small: bool) -> dict[str, float]:
+    """Chapter stem -> its last recorded run time (:data:`.pages.RUNTIMES`, the mode's record:
+    ``small`` or ``full``); empty when none is recorded or the record cannot be read."""
+    from .pages import RUNTIMES
+
+    try:
+        rec = json.loads((Path(root) / RUNTIMES).read_text(encoding="utf-8"))
+        chapters = rec["small" if small else "full"]["chapters"]
+        return {str(k): float(v) for k, v in chapters.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def longest_first(todo: list, expected: dict[str, float]) -> list:
+    """The chapters to execute, longest expected first (ties and chapters without a record keep
+    book order, after the recorded ones): with chapters side by side, starting the longest first
+    keeps the last one from running alone at the end (longest-processing-time scheduling)."""
+    known = [t for t in todo if t[0].stem in expected]
+    known.sort(key=lambda t: -expected[t[0].stem])  # stable: ties keep book order
+    return known + [t for t in todo if t[0].stem not in expected]
+
+
+def _files_digest(base: Path, files) -> str | None:
+    """sha256 over the relative names and SHA-256s (:func:`.cache.file_sha256`) of ``files``
+    under ``base``, in the order given; None when one of them is gone."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for rel in files:
+        try:
+            h.update(f"{rel}\0{cache.file_sha256(Path(base) / rel)}\n".encode())
+        except OSError:
+            return None
+    return h.hexdigest()
+
+
+def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -> str:
+    """What the rendered book depends on, hashed: every page source and setting Quarto reads
+    (the project's ``*.qmd``, ``_quarto*.yml`` and ``*.bib``, the Lua filters ``_quarto.yml``
+    names, the executed chapters), the
+    renderer, the profile and the build line's facts other than its date (commit, dirty flag,
+    lock, versions). The library itself needs no place here: any change to it re-executes the
+    chapters, and a build that executed a chapter always renders."""
+    import hashlib
+
+    root = Path(root)
+    info = _buildinfo.build_info(root, renderer=renderer, small=small)
+    info.pop("date", None)
+    files = sorted({f.relative_to(root).as_posix() for f in (
+        *root.glob("*.qmd"), *root.glob("_quarto*.yml"), *root.glob("*.bib"), *editions.book_inputs(root),
+        *(root / EXECUTED_DIR).glob("*.ipynb"))})
+    facts = json.dumps({"info": info, "profile": profile, "files": _files_digest(root, files)},
+                       sort_keys=True, default=str)
+    return hashlib.sha256(facts.encode()).hexdigest()
+
+
+def _rendered_is_current(root: Path, key: str) -> bool:
+    """``_book/`` was rendered from inputs with this :func:`render_key` and still holds exactly
+    the files that build wrote (same names, same bytes: a page re-rendered by hand, edited or
+    deleted since means a new render)."""
+    rec = root / BOOK_DIR / _BUILD_RECORD
+    try:
+        manifest = json.loads(rec.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(manifest, dict) or manifest.get("render_key") != key:
+        return False
+    files, digest = manifest.get("files"), manifest.get("files_digest")
+    return isinstance(files, list) and digest is not None and _files_digest(root / BOOK_DIR, files) == digest
+
+
+def _ran_small(executed: Path) -> bool:
+    key = cache.read_key(executed)
+    return bool(key and (key.get("parameters") or {}).get("SMALL"))
+
+
+def _say(msg: str) -> None:
+    from tqdm.auto import tqdm
+
+    tqdm.write(msg)
+    sys.stdout.flush()
+
+
+#: What ``python -m oraclegap.book pdf`` adds to ``_book/`` (and may be rebuilt with it).
+_PDF_OUTPUTS = ("book.pdf", "pdf/")
+_BUILD_RECORD = ".og-build.json"
+
+
+def unowned_book_files(book: Path) -> list[str]:
+    """Files under ``_book/`` that no build (its record lists what it wrote) and no ``pdf`` run
+    wrote: a note of yours. A folder without a record of its files (an older build) has none."""
+    rec = book / _BUILD_RECORD
+    if not rec.is_file():
+        return []
+    try:
+        files = set(json.loads(rec.read_text(encoding="utf-8"))["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return sorted(rel for rel in (p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file() or p.is_symlink())
+                  if rel not in files and rel != _BUILD_RECORD and not rel.startswith(_PDF_OUTPUTS))
+
+
+def _refuse_unowned(book: Path) -> None:
+    theirs = unowned_book_files(book)
+    if theirs:
+        raise ValueError(f"{book} holds files no build wrote ({', '.join(theirs[:4])}{', ...' if len(theirs) > 4 else ''}); "
+                         f"the book is rendered into {book.name}/ from scratch: move them out first")
+
+
+def build(
+    root: Path | None = None,
+    *,
+    small: bool = False,
+    parameters: dict | None = None,
+    only: list[str] | None = None,
+    renderer: str = "auto",
+    force: bool = False,
+    quarto: Quarto | None = None,
+    student: bool = False,
+    jobs: int | None = None,
+) -> dict:
+    """Execute the chapters whose inputs changed (all with ``force``) and render the book with
+    ``quarto`` (default: the one :func:`.quarto.find_quarto` finds or installs); returns a summary dict
+    (raises ``ValueError``/``RuntimeError`` on failure). ``student``: render the student edition
+    (no exercise solutions, a banner saying so) into ``_book-student/`` instead of ``_book/``
+    (:mod:`.editions`). ``jobs``: chapters executed side by side (default :func:`default_jobs`:
+    the machine's cores, at most 4; each chapter in its own kernel, outputs the same)."""
+    import nbformat
+    from tqdm.auto import tqdm
+
+    if renderer not in ("auto", "quarto", "fallback"):
+        raise ValueError(f"renderer must be 'auto', 'quarto' or 'fallback', got {renderer!r}")
+    t_start = time.perf_counter()
+    root = project_root(root)
+    _refuse_unowned(root / BOOK_DIR)  # before any work: _book/ is replaced, and nothing of yours goes with it
+    problems = structure_problems(root)
+    if problems and only:
+        print("warning: the book's structure has problems:\n  " + "\n  ".join(problems), file=sys.stderr)
+    elif problems:
+        raise ValueError("the book's structure has problems:\n  " + "\n  ".join(problems))
+    for note in numbering_notes(root):
+        print(f"note: {note}")
+    params = dict(parameters or {})
+    if small:
+        params["SMALL"] = True
+    sources = chapter_sources(root)
+    if only:
+        sources = [s for s in sources if any(s.name.startswith(o) for o in only)]
+        if not sources:
+            raise ValueError(f"--only {only} matches no chapter in notebooks/")
+    lib_dir = _library_dir()
+    env_key = _environment_key()
+    data_roots, data_ignore = _data_roots(root)
+    executed, cached, failures, times = [], [], [], {}
+    t_exec = time.perf_counter()
+    lock = cache.lock_key(root)
+    todo = []
+    for src in sources:
+        out = root / EXECUTED_DIR / f"{src.stem}.ipynb"
+        static = cache.static_key(src, lib_dir, params, env_key, lock=lock)
+        reasons = ["--force"] if force else cache.stale_reasons(out, static, root)
+        if not reasons:
+            cached.append(src.stem)
+            _say(f"  {src.stem}: cached (source, library, parameters and data unchanged)")
+        else:
+            todo.append((src, out, static, reasons))
+
+    def run_one(src: Path, out: Path, static: dict, reasons: list[str]) -> tuple[bool, str | None, float]:
+        """Execute one chapter; (ran, failure or None, seconds). Chapters never read each other's
+        outputs, so they may run side by side (each in its own kernel process)."""
+        _say(f"  {src.stem}: executing ({'; '.join(reasons)})")
+        cache.drop_key(out)
+        log = out.with_name(f".{src.stem}.datalog")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        failure = None
+        try:
+            execute_chapter(src, out, params, cwd=root, datalog=log, data_roots=data_roots, data_ignore=data_ignore)
+        except Exception as exc:  # papermill raises its own error types; report and go on
+            failure = f"{src.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        secs = time.perf_counter() - t0
+        ran = out.exists()
+        if ran:
+            errs = error_outputs(nbformat.read(out, as_version=4))
+            if errs and failure is None:
+                failure = f"{src.name}: {errs[0]}"
+        if failure is None:
+            started, declared, read = _datalog.read_log(log)
+            if not started:
+                _say(f"  {src.stem}: warning: the kernel did not record its data reads; it will run again next time")
+            cache.write_key(out, static, cache.data_fingerprints(declared + read, root) if started else None)
+        log.unlink(missing_ok=True)
+        _say(f"  {src.stem}: {secs:.1f} s")
+        return ran, failure, secs
+
+    n_jobs = max(1, min(int(jobs or default_jobs()), len(todo) or 1))
+    todo = longest_first(todo, expected_seconds(root, small=bool(params.get("SMALL"))))
+    results: dict[str, tuple[bool, str | None, float]] = {}
+    with tqdm(total=len(todo), desc=f"chapters ({n_jobs} at a time)", unit="chapter") as bar:
+        if n_jobs == 1:
+            for item in todo:
+                results[item[0].stem] = run_one(*item)
+                bar.update(1)
+        else:
+            from concurrent.futures import ThreadPoolExecutor, as_completed
+
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                futs = {pool.submit(run_one, *item): item[0].stem for item in todo}
+                for fut in as_completed(futs):
+                    results[futs[fut]] = fut.result()
+                    bar.update(1)
+    for src, *_ in todo:  # in book order, whatever finished first
+        ran, failure, secs = results[src.stem]
+        times[src.stem] = secs
+        if ran:
+            executed.append(src.stem)
+        if failure:
+            failures.append(failure)
+    exec_s = time.perf_counter() - t_exec
+    if failures:
+        raise RuntimeError("chapters failed:\n  " + "\n  ".join(failures))
+
+    # ------------------------------------------------------------------ render
+    pages = quarto_pages(root)
+    chapter_pages = [p for p in pages if p.is_chapter]
+    have = [root / p.file for p in chapter_pages if (root / p.file).is_file()]
+    missing = [Path(p.file).stem for p in chapter_pages if not (root / p.file).is_file()]
+    small_book = any(_ran_small(p) for p in have)
+    reason = None
+    if renderer == "fallback":
+        reason = "asked for (--renderer fallback)"
+    elif missing:
+        reason = f"chapters not executed yet: {', '.join(missing)} (Quarto renders every page of _quarto.yml)"
+    else:
+        quarto = quarto or quarto_tools.find_quarto(root, install=True)
+        if not quarto:
+            reason = quarto.describe()
+    if renderer == "quarto" and reason:
+        raise ValueError(f"renderer='quarto' but Quarto cannot render: {reason}")
+    if student:
+        if reason is not None:
+            raise ValueError(f"the student edition needs Quarto: {reason}")
+        t_render = time.perf_counter()
+        info = render_student(root, quarto, small=small_book)
+        render_s = time.perf_counter() - t_render
+        total = time.perf_counter() - t_start
+        print(f"book: student edition ({info['solutions_removed']} solutions removed) rendered in {render_s:.1f} s "
+              f"into {root / editions.STUDENT_DIR}/; total {total:.1f} s")
+        return {"renderer": "quarto", "detail": quarto.describe(), "executed": executed, "cached": cached,
+                "seconds": times, "render_seconds": render_s, "total_seconds": total, "small": small_book,
+                "student": info, "jobs": n_jobs}
+    t_render = time.perf_counter()
+    _refuse_unowned(root / BOOK_DIR)
+    profile = SMALL_PROFILE if small_book and (root / f"_quarto-{SMALL_PROFILE}.yml").is_file() else None
+    key = render_key(root, quarto.describe(), small=small_book, profile=profile) if reason is None else None
+    if key is not None and not executed and not force and _rendered_is_current(root, key):
+        total = time.perf_counter() - t_start
+        print(f"book: {len(cached)} chapter(s) from the cache and _book/ rendered from these same pages, "
+              f"notebooks and settings: render skipped; total {total:.1f} s")
+        return {"renderer": "quarto", "detail": quarto.describe(), "executed": executed, "cached": cached,
+                "seconds": times, "render_seconds": 0.0, "total_seconds": total, "small": small_book,
+                "jobs": n_jobs, "render_skipped": True}
+    shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
+    if reason is None:
+        print(f"book: rendering with {quarto.describe()}{' (reduced-build banner)' if profile else ''}", flush=True)
+        ok, output = quarto_tools.render(root, quarto, profile=profile)
+        if not ok:
+            raise RuntimeError("quarto render failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
+        used, kind = quarto.describe(), "quarto"
+        es5 = mathjax.local_mathjax(root)
+        n_math = mathjax.localize(root / BOOK_DIR, es5)
+        print(f"book: math: {'MathJax ' + mathjax.MATHJAX_VERSION + ' copied into _book/site_libs/mathjax/ (' + str(n_math) + ' pages, works offline)' if n_math else 'MathJax from the CDN (run `make quarto` with npm to render math offline)'}")
+    else:
+        print(f"book: rendering with the nbconvert fallback: {reason}", flush=True)
+        note = "Rendered with the nbconvert fallback: " + reason + "."
+        if small_book:
+            note = SMALL_NOTE + " " + note
+        render_fallback(root, have, note=note)
+        used, kind = "the nbconvert fallback", "fallback"
+    render_s = time.perf_counter() - t_render
+    rendered = ["index.html"] + [p.html for p in pages if p.file != "index.qmd" and (root / BOOK_DIR / p.html).is_file()]
+    info = _buildinfo.build_info(root, renderer=used, small=small_book)
+    line = _buildinfo.build_line(info)
+    n_links = buildline.add_downloads(root / BOOK_DIR, _chapter_files(root, root))
+    n_stamped = buildline.stamp_pages(root / BOOK_DIR, line)
+    print(f"book: notebook source and executed notebook linked for download on {n_links} chapter page(s)")
+    print(f"book: build line on {n_stamped} page(s): {line}")
+    files = sorted(p.relative_to(root / BOOK_DIR).as_posix() for p in (root / BOOK_DIR).rglob("*") if p.is_file())
+    manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
+                "executed": executed, "cached": cached, "build": info, "build_line": line, "files": files,
+                "render_key": key, "files_digest": _files_digest(root / BOOK_DIR, files)}
+    (root / BOOK_DIR / _BUILD_RECORD).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    total = time.perf_counter() - t_start
+    print(
+        f"book: {len(executed)} chapter(s) executed ({exec_s:.1f} s), {len(cached)} from the cache; "
+        f"rendered with {used} in {render_s:.1f} s into {root / BOOK_DIR}/; total {total:.1f} s"
+        + (" [reduced build: SMALL]" if small_book else "")
+    )
+    return {"renderer": kind, "detail": used, "executed": executed, "cached": cached, "seconds": times,
+            "render_seconds": render_s, "total_seconds": total, "small": small_book, "jobs": n_jobs}
+
+
+STUDENT_NOTE = ("**Student edition.** The exercises' solutions are left out of this edition; the "
+                "default build (`make book`) shows them folded under each exercise.")
+
+
+def _banner(*notes: str) -> str:
+    body = "\n\n".join(notes)
+    return "book:\n  body-header: |\n    ::: {.callout-warning appearance=\"simple\"}\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()) + "    :::\n"
+
+
+def _publish(src: Path, dest: Path) -> None:
+    """Move a rendered folder into place (the old one removed only once the new one is there).
+    Like ``_book/``, a folder holding files no build wrote is refused (:func:`unowned_book_files`)."""
+    _refuse_unowned(dest)
+    files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
+    rec = src / _BUILD_RECORD
+    record = json.loads(rec.read_text(encoding="utf-8")) if rec.is_file() else {}
+    rec.write_text(json.dumps(dict(record, files=files), indent=1), encoding="utf-8")
+    old = dest.with_name(f".{dest.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        os.replace(dest, old)
+    os.replace(src, dest)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _chapter_files(root: Path, executed_root: Path) -> dict[str, tuple[Path, Path]]:
+    """Page -> (jupytext source, executed notebook) for every chapter of the book."""
+    return {p.html: (root / "notebooks" / f"{Path(p.file).stem}.py", executed_root / p.file)
+            for p in quarto_pages(root) if p.is_chapter}
+
+
+def _finish_pages(root: Path, out: Path, renderer: str, small: bool) -> str:
+    es5 = mathjax.local_mathjax(root)
+    mathjax.localize(out, es5)
+    line = _buildinfo.build_line(_buildinfo.build_info(root, renderer=renderer, small=small))
+    buildline.stamp_pages(out, line)
+    return line
+
+
+def render_student(root: Path, quarto: Quarto, *, small: bool = False) -> dict:
+    """Render the student edition of the executed chapters into ``_book-student/``
+    (:func:`.editions.stage_student`; the banner says which edition it is)."""
+    _refuse_unowned(root / editions.STUDENT_DIR)
+    stage = root / ".student-stage"
+    removed = editions.stage_student(root, stage)
+    notes = ([SMALL_NOTE] if small else []) + [STUDENT_NOTE]
+    banner = stage / f"_quarto-{editions.STUDENT_PROFILE}.yml"
+    banner.unlink(missing_ok=True)  # the staged project's entries are links: never write through one
+    banner.write_text(_banner(*notes), encoding="utf-8")
+    try:
+        ok, output = quarto_tools.render(stage, quarto, profile=editions.STUDENT_PROFILE)
+        if not ok:
+            raise RuntimeError("quarto render (student edition) failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
+        out = stage / BOOK_DIR
+        pages = ["index.html"] + [p.html for p in quarto_pages(root) if p.file != "index.qmd" and (out / p.html).is_file()]
+        buildline.add_downloads(out, _chapter_files(root, stage))
+        line = _finish_pages(root, out, quarto.describe() + ", student edition", small)
+        (out / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "student", "pages": pages,
+                                                        "small": small, "solutions_removed": removed,
+                                                        "build_line": line}, indent=1), encoding="utf-8")
+        _publish(out, root / editions.STUDENT_DIR)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return {"dir": str(root / editions.STUDENT_DIR), "solutions_removed": sum(removed.values()), "per_chapter": removed}
+
+
+def render_slides(root: Path | None = None, quarto: Quarto | None = None) -> dict:
+    """Render the class deck (:func:`.editions.slide_deck`) with Quarto revealjs into ``_slides/``
+    (``_slides/index.html``)."""
+    root = project_root(root)
+    quarto = quarto or quarto_tools.find_quarto(root, install=True)
+    if not quarto:
+        raise ValueError(f"the slides need Quarto: {quarto.describe()}")
+    _refuse_unowned(root / editions.SLIDES_DIR)
+    stage = root / ".slides-stage"
+    deck = editions.write_slides(root, stage)
+    try:
+        proc = __import__("subprocess").run([quarto.path, "render", deck.name, "--to", "revealjs", "--no-execute"],
+                                            cwd=stage, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+            raise RuntimeError("quarto render (slides) failed:\n  " + "\n  ".join(tail))
+        (stage / "slides.html").rename(stage / "index.html")
+        for leftover in (deck,):
+            leftover.unlink()
+        small = any(_ran_small(root / p.file) for p in quarto_pages(root) if p.is_chapter and (root / p.file).is_file())
+        line = _finish_pages(root, stage, quarto.describe() + ", revealjs slides", small)
+        n_slides = (stage / "index.html").read_text(encoding="utf-8").count("<section")
+        (stage / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "slides", "pages": ["index.html"],
+                                                          "small": small, "build_line": line}, indent=1), encoding="utf-8")
+        dest = root / editions.SLIDES_DIR
+        tmp = root / ".slides-done"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.replace(stage, tmp)
+        _publish(tmp, dest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return {"dir": str(dest), "slides": n_slides}
