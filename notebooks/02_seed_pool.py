@@ -76,7 +76,7 @@ from oraclegap.deploy.routers import label as family_label
 from oraclegap.pool import Pool
 from oraclegap.sources import open_pool
 from oraclegap.stats import coverage as cov
-from oraclegap.stats import nulls, simulate, studies
+from oraclegap.stats import multiplicity, nulls, simulate, studies
 
 # %%
 #| echo: false
@@ -207,7 +207,7 @@ if real is not None:
     family["MATH-500"] = gap_tests(gt_real)
 members = [(pool_name, t) for pool_name, tests in family.items() for t in tests
            if np.ptp(t.draws) > 0]  # a test whose null draws never vary cannot reject
-bh = nulls.benjamini_hochberg([t for _, t in members], alpha=0.05)
+bh = multiplicity.benjamini_hochberg([t for _, t in members], alpha=0.05)
 bh_df = bh.frame().assign(pool=[p for p, _ in members], statistic=[t.statistic for _, t in members],
                           name=[R.test_name(t.statistic, t.tau, t.null) for _, t in members])
 bh_df = bh_df.sort_values(["p_adjusted", "p", "pool", "name"], kind="stable")
@@ -1256,7 +1256,7 @@ R.show_lines(take, sep="")
 # 4. **A stricter false-discovery rate.** *(about 10 min in class)*
 #    Predict whether lowering the false-discovery rate from $\alpha = 0.05$ to $\alpha = 0.01$
 #    removes most of the discoveries counted in @tbl-bh or only a few. Then rerun
-#    `nulls.benjamini_hochberg` on the same tests (the `members` list) with `alpha=0.01`.
+#    `multiplicity.benjamini_hochberg` on the same tests (the `members` list) with `alpha=0.01`.
 
 # %%
 sizes = list(gt.sizes.sizes)
@@ -1290,7 +1290,7 @@ R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} 
            pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
 
 # %%
-bh01 = nulls.benjamini_hochberg([t for _, t in members], alpha=0.01)
+bh01 = multiplicity.benjamini_hochberg([t for _, t in members], alpha=0.01)
 R.solution("4. At $\\alpha = 0.01$ {r} of the {n} tests remain discoveries, against {r5} at "
            "$\\alpha = 0.05$: the count {w}. Only discoveries whose adjusted p-value lies between "
            "the two levels drop out, and {tiny} of the {r5} have the smallest raw p-value the "

@@ -23,6 +23,7 @@ from oraclegap import datasets as D
 from oraclegap.pool import FORMAT_VERSION, Pool
 from oraclegap.sources import open_pool
 from oraclegap.stats import certify, coverage, nulls
+from oraclegap.stats.nulls import margin_null, redeal_null
 
 DATA = Path(__file__).parent / "data"
 
@@ -283,8 +284,8 @@ def test_chunked_kernels_give_the_same_draws(monkeypatch):
     kw = dict(k=6, n_draws=25, seed=3, burn_in=4000, n_chains=3)
     ref = nulls.null_tests(c, (0.3,), thin=700, **kw)
     ref_big = nulls.null_tests(c, (0.3,), thin=2500, **kw)
-    monkeypatch.setattr(nulls.tests, "_CHUNK", 1000)  # the constants live where they are read
-    monkeypatch.setattr(nulls.tests, "_REDEAL_CHUNK_CELLS", 300)
+    monkeypatch.setattr(margin_null, "_CHUNK", 1000)  # the constants live where they are read
+    monkeypatch.setattr(redeal_null, "_REDEAL_CHUNK_CELLS", 300)
     small = nulls.null_tests(c, (0.3,), thin=700, **kw)
     small_big = nulls.null_tests(c, (0.3,), thin=2500, **kw)  # thin > chunk: every kept table in pieces
     for a, b in ((ref, small), (ref_big, small_big)):

@@ -9,7 +9,7 @@ from statsmodels.stats.multitest import multipletests
 
 from oraclegap import audit
 from oraclegap.deploy import evaluate
-from oraclegap.stats import certify, multiplicity, nulls
+from oraclegap.stats import certify, multiplicity
 
 # a hand example: sorted 0.005, 0.01, 0.03, 0.04 (m = 4)
 HAND_P = [0.01, 0.04, 0.03, 0.005]
@@ -110,5 +110,5 @@ def test_every_caller_uses_the_shared_adjustments():
     np.testing.assert_allclose(df["p_holm"], multiplicity.holm(df["p_mcnemar"].to_numpy()), rtol=0, atol=0)
     np.testing.assert_allclose(df["p_holm"], multipletests(df["p_mcnemar"].to_numpy(), method="holm")[1],
                                rtol=0, atol=1e-15)
-    bh = nulls.benjamini_hochberg(HAND_P, alpha=0.05)
+    bh = multiplicity.benjamini_hochberg(HAND_P, alpha=0.05)
     np.testing.assert_allclose(bh.p_adjusted, HAND_BH, rtol=0, atol=1e-15)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import multivariate_hypergeom
 from statsmodels.stats.multitest import multipletests
 
-from oraclegap.stats import coverage, nulls, simulate
+from oraclegap.stats import coverage, multiplicity, nulls, simulate
 
 TAUS = (0.05, 0.10, 0.20, 0.30)
 
@@ -423,19 +423,19 @@ def test_excess_bootstrap_interval():
 
 def test_benjamini_hochberg_matches_statsmodels():
     p = np.array([0.001, 0.02, 0.03, 0.2, 0.5, 0.04])
-    bh = nulls.benjamini_hochberg(p, alpha=0.05)
+    bh = multiplicity.benjamini_hochberg(p, alpha=0.05)
     rej, adj, _, _ = multipletests(p, alpha=0.05, method="fdr_bh")
     np.testing.assert_allclose(bh.p_adjusted, adj)
     np.testing.assert_array_equal(bh.reject, rej)
     assert (bh.p_adjusted >= p - 1e-15).all()
     sim = simulate.exchangeable(40, 3, 8, seed=1)
     res = nulls.null_tests(sim.pool, (0.1,), n_draws=20, seed=1)
-    fam = nulls.benjamini_hochberg(res)
+    fam = multiplicity.benjamini_hochberg(res)
     assert len(fam.labels) == len(res.tests) and "[redeal]" in fam.labels[0]
     with pytest.raises(ValueError, match="alpha"):
-        nulls.benjamini_hochberg(p, alpha=1.5)
+        multiplicity.benjamini_hochberg(p, alpha=1.5)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        nulls.benjamini_hochberg([0.5, 1.5])
+        multiplicity.benjamini_hochberg([0.5, 1.5])
 
 
 def test_gap_table_collects_the_table_1_columns():

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from oraclegap.stats import nulls, simulate
-from oraclegap.stats.nulls import _kernels
-from oraclegap.stats.nulls import tests as nt
+from oraclegap.stats.nulls import _kernels, margin_null, redeal_null, tables
 
 TAUS = (0.05, 0.10, 0.20, 0.30)
 # six movable prompts, two members, k = 2: 70 tables share its margins
@@ -24,7 +23,7 @@ def _empirical(tables) -> dict:
 
 @pytest.mark.parametrize("move", ["heatbath", "metropolis"])
 def test_blocked_chain_matches_the_exact_margin_law(monkeypatch, move):
-    monkeypatch.setattr(nt, "chain_block", lambda M: 2)  # three blocks of two prompts, reshuffled
+    monkeypatch.setattr(margin_null, "chain_block", lambda M: 2)  # three blocks of two prompts, reshuffled
     law = nulls.exact_margin_law(BLOCK_TABLE, k=2)
     assert len(law.prob) == 70
     sample = nulls.margin_chain(BLOCK_TABLE, 60_000, k=2, seed=3, move=move, thin=4 * BLOCK_TABLE.size)
@@ -45,16 +44,16 @@ def test_blocked_chain_matches_the_exact_margin_law(monkeypatch, move):
 def test_blocked_chain_is_used_on_large_tables_and_leaves_small_ones_unchanged():
     # one block: the blocked driver gives the draws of the global kernel
     sim = simulate.exchangeable(60, 4, 8, seed=2)
-    prep = nt._prepare(sim.pool, TAUS, None)
-    burn, th = nt._default_steps(prep.n, prep.M, None, None)
-    a = nt._run_margin(prep, np.uint64(9), 30, burn, th, 3, "heatbath", False, False, None, True)[0]
-    b = nt._run_margin(prep, np.uint64(9), 30, burn, th, 3, "heatbath", False, False, None, False)[0]
+    prep = tables._prepare(sim.pool, TAUS, None)
+    burn, th = margin_null._default_steps(prep.n, prep.M, None, None)
+    a = margin_null._run_margin(prep, np.uint64(9), 30, burn, th, 3, "heatbath", False, False, None, True)[0]
+    b = margin_null._run_margin(prep, np.uint64(9), 30, burn, th, 3, "heatbath", False, False, None, False)[0]
     np.testing.assert_array_equal(a, b)
     assert _kernels.chain_block(10) < 100_000
 
 
 def test_blocked_draws_do_not_depend_on_threads_or_kernel_pieces(monkeypatch):
-    monkeypatch.setattr(nt, "chain_block", lambda M: 16)
+    monkeypatch.setattr(margin_null, "chain_block", lambda M: 16)
     sim = simulate.exchangeable(300, 4, 8, seed=7)
     kw = dict(nulls=("margin", "redeal"), n_draws=64, seed=11)
     old = numba.get_num_threads()
@@ -62,11 +61,11 @@ def test_blocked_draws_do_not_depend_on_threads_or_kernel_pieces(monkeypatch):
         numba.set_num_threads(1)
         one = nulls.null_tests(sim.pool, TAUS, **kw)
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        monkeypatch.setattr(nt, "_PARALLEL_WORK", 1)  # force the threaded kernels
-        monkeypatch.setattr(nt, "_REDEAL_PARALLEL_CELLS", 1)
+        monkeypatch.setattr(margin_null, "_PARALLEL_WORK", 1)  # force the threaded kernels
+        monkeypatch.setattr(redeal_null, "_REDEAL_PARALLEL_CELLS", 1)
         two = nulls.null_tests(sim.pool, TAUS, **kw)
-        monkeypatch.setattr(nt, "_CHUNK", 97)  # many short kernel calls, burn-in and thinning cut anywhere
-        monkeypatch.setattr(nt, "_REDEAL_CHUNK_CELLS", 50)
+        monkeypatch.setattr(margin_null, "_CHUNK", 97)  # many short kernel calls, burn-in and thinning cut anywhere
+        monkeypatch.setattr(redeal_null, "_REDEAL_CHUNK_CELLS", 50)
         cut = nulls.null_tests(sim.pool, TAUS, **kw)
     finally:
         numba.set_num_threads(old)
@@ -81,7 +80,7 @@ def test_blocked_draws_do_not_depend_on_threads_or_kernel_pieces(monkeypatch):
 
 def test_blocked_kernels_serial_and_threaded_agree():
     sim = simulate.exchangeable(200, 3, 6, seed=5)
-    prep = nt._prepare(sim.pool, TAUS, None)
+    prep = tables._prepare(sim.pool, TAUS, None)
     na, M = prep.active.size, prep.M
     outs = []
     for kern in (_kernels.run_block_chains, _kernels.run_block_chains_parallel):
@@ -107,11 +106,11 @@ def test_preset_keys_give_the_draws_of_the_generator_and_consume_it_alike():
     sim = simulate.exchangeable(120, 4, 8, seed=5)
     a, b = np.random.default_rng(21), np.random.default_rng(21)
     direct = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=a)
-    preset = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=nt._PresetKeys.draw(b))
+    preset = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=tables._PresetKeys.draw(b))
     for t1, t2 in zip(direct.tests, preset.tests, strict=True):
         np.testing.assert_array_equal(t1.draws, t2.draws)
     assert a.integers(0, 2**62) == b.integers(0, 2**62)  # both Generators advanced by the same draws
-    other = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=nt._PresetKeys.draw(np.random.default_rng(22)))
+    other = nulls.null_tests(sim.pool, TAUS, n_draws=40, seed=tables._PresetKeys.draw(np.random.default_rng(22)))
     assert not np.array_equal(direct.tests[0].draws, other.tests[0].draws)
 
 

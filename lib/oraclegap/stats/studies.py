@@ -24,6 +24,7 @@ from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus
 from ..pool import Pool
 from . import nulls as _nulls
 from .coverage import as_counts
+from .nulls.tables import _PresetKeys
 from .simulate import Simulated, effect_generator, population_L
 
 __all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power", "sweep", "rate_interval",
@@ -134,7 +135,7 @@ def study(
         pending: collections.deque = collections.deque()
         for rep in range(n_reps):
             sim = _as_sim(generator(rng))
-            keys = _nulls.tests._PresetKeys.draw(rng)
+            keys = _PresetKeys.draw(rng)
             pending.append((rep, sim, ex.submit(test, sim, keys)))
             while len(pending) > workers:
                 finish(*pending.popleft())

@@ -53,26 +53,28 @@ Around the two nulls: :func:`excess_bootstrap` (prompt bootstrap of the excess, 
 null on each resample), :func:`split_half` (select on half the responses, score on the other
 half), :func:`pool_size_curve` (statistics averaged over all member subsets of each size and
 the re-deal null of their rise), :func:`member_spread` (spread of member coverage against
-labels permuted within prompts), :func:`similarity` (App. B.1 pairwise diagnostics) and
-:func:`benjamini_hochberg` (false-discovery-rate adjustment over a family of tests).
+labels permuted within prompts) and :func:`similarity` (App. B.1 pairwise diagnostics). A family
+of these tests is adjusted by :func:`oraclegap.stats.multiplicity.benjamini_hochberg`.
 
 Randomness. Every function takes ``seed`` (an int or a ``numpy.random.Generator``); the
 generator supplies 64-bit keys for the compiled kernels' SplitMix64 streams, one stream per
 re-deal draw and per chain, so the same seed gives the same draws whatever the thread count
 or batch size.
 
-Layout. The package has three layers, each importing only the ones before it:
-:mod:`._kernels` (compiled kernels: random streams, alias tables, re-deal batches, chains),
-:mod:`.tests` (the null tests, their result types, the exact margin law, the cost model and the
-degenerate cases) and :mod:`.diagnostics` (excess bootstrap, split-half, pool-size curve, spread,
-alignment, similarity, the Table 1 layout). Every name below is importable from
+Layout. The package has layers, each importing only the ones before it: :mod:`._kernels`
+(compiled kernels: random streams, alias tables, re-deal batches, chains); :mod:`.tables` (input
+preparation, stream keys, statistics of count tables); :mod:`.limits` (cost bounds, progress);
+:mod:`.results` (the result types); :mod:`.redeal_null` and :mod:`.margin_null` (the two nulls, the
+exact margin law, the effective sample size); :mod:`.run` (:func:`null_tests`, the degenerate cases,
+the cost model); :mod:`.quality` and :mod:`.diagnostics` (excess bootstrap, split-half, pool-size
+curve, spread, alignment, similarity, the Table 1 layout). Every name below is importable from
 ``oraclegap.stats.nulls`` itself.
 """
 
 from __future__ import annotations
 
-# The compiled kernels and the `_alias`/`_prepare` helpers the tests use stay reachable as
-# `nulls.NAME`, as before the split (hence F401: imported to re-export, outside __all__).
+# The compiled kernels and the `_alias`/`_prepare` helpers are reachable as `nulls.NAME` for the
+# tests (F401: imported to re-export, outside __all__).
 from ._kernels import (  # noqa: F401
     _alias,
     build_alias,
@@ -108,35 +110,12 @@ from .diagnostics import (  # noqa: F401
     split_half,
     warm_up,
 )
-from .tests import (  # noqa: F401
-    ALIGNMENT_NOTE,
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_PROPOSALS,
-    NULLS,
-    STATISTICS,
-    BHResult,
-    ChainDiagnostics,
-    ChainSample,
-    ExactMarginLaw,
-    NullCost,
-    NullTest,
-    NullTests,
-    SkippedTest,
-    TableStatistics,
-    _prepare,
-    alignment_note,
-    benjamini_hochberg,
-    degenerate_prompts,
-    degenerate_tests,
-    effective_sample_size,
-    exact_margin_law,
-    margin_chain,
-    null_cost,
-    null_tests,
-    redeal,
-    table_statistics,
-    tests_frame,
-)
+from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROPOSALS, NullCost
+from .margin_null import ChainSample, ExactMarginLaw, effective_sample_size, exact_margin_law, margin_chain
+from .redeal_null import redeal
+from .results import ChainDiagnostics, NullTest, NullTests, SkippedTest, tests_frame
+from .run import ALIGNMENT_NOTE, alignment_note, degenerate_tests, null_cost, null_tests
+from .tables import NULLS, STATISTICS, TableStatistics, _prepare, degenerate_prompts, table_statistics  # noqa: F401
 
 __all__ = [
     "STATISTICS",
@@ -151,7 +130,6 @@ __all__ = [
     "SplitHalf",
     "PoolSizeCurve",
     "Similarity",
-    "BHResult",
     "tests_frame",
     "table_statistics",
     "degenerate_prompts",
@@ -178,7 +156,6 @@ __all__ = [
     "ALIGNMENT_NOTE",
     "disjoint_draws",
     "similarity",
-    "benjamini_hochberg",
     "warm_up",
     "GapTable",
     "gap_table",

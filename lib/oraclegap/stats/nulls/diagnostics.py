@@ -26,25 +26,12 @@ from ._kernels import (
     size_curve_redeal,
     spread_draws,
 )
-from .tests import (
-    _P_CONVENTIONS,
-    _TOL,
-    NULLS,
-    ChainDiagnostics,
-    NullTest,
-    NullTests,
-    _check_choice,
-    _check_statistics,
-    _keys,
-    _prepare,
-    _progress,
-    _redeal_active_tables,
-    effective_sample_size,
-    margin_chain,
-    null_tests,
-    redeal,
-    tests_frame,
-)
+from .limits import _progress
+from .margin_null import effective_sample_size, margin_chain
+from .redeal_null import _redeal_active_tables, redeal
+from .results import _P_CONVENTIONS, _TOL, ChainDiagnostics, NullTest, NullTests, tests_frame
+from .run import null_tests
+from .tables import NULLS, _check_choice, _check_statistics, _keys, _prepare
 
 
 # ============================================================================ excess bootstrap

@@ -27,7 +27,8 @@ from numba import njit, prange
 
 from ..._validate import as_rng, check_int
 from .._streams import _int_below_exact, _stream_start
-from .tests import NullTest, _keys
+from .results import NullTest
+from .tables import _keys
 
 __all__ = ["member_quality", "quality_spread"]
 
