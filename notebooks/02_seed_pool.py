@@ -208,8 +208,9 @@ if real is not None:
 members = [(pool_name, t) for pool_name, tests in family.items() for t in tests
            if np.ptp(t.draws) > 0]  # a test whose null draws never vary cannot reject
 bh = multiplicity.benjamini_hochberg([t for _, t in members], alpha=0.05)
-bh_df = bh.frame().assign(pool=[p for p, _ in members], statistic=[t.statistic for _, t in members],
-                          name=[R.test_name(t.statistic, t.tau, t.null) for _, t in members])
+bh_df = bh.frame().assign(pool=[p for p, _ in members],
+                          statistic=[t.statistic_name for _, t in members],
+                          name=[R.test_name(t.statistic_name, t.tau, t.null) for _, t in members])
 bh_df = bh_df.sort_values(["p_adjusted", "p", "pool", "name"], kind="stable")
 lab_rej = int(bh_df.loc[bh_df["pool"] != "MATH-500", "reject"].sum())
 
@@ -1345,7 +1346,8 @@ R.show_callout("Under the re-deal null {these} one value in every draw: {names}.
                "null is a single point has $p = 1$ whatever the data (the paper's Table 1 prints "
                "{pp} there too) and can never reject, so it is not run (the table leaves its "
                "p-value empty) and stays out of the multiple-testing family (@sec-seed-many).",
-               names=", ".join([R.test_name(t.statistic, t.tau, t.null) for t in const] + point)
+               names=", ".join([R.test_name(t.statistic_name, t.tau, t.null) for t in const]
+                               + point)
                or "none", these=these, t=TAUS[0], k=K, a=cov.need(TAUS[0], K),
                b=cov.need(TAUS[0], M * K), mk=M * K, pp=R.published("000.T1.omm_p_005").text,
                kind="tip", title="Why a test statistic can be constant under a null")

@@ -216,8 +216,8 @@ def test_k1_margin_null_is_skipped_with_reason_and_pointer():
     margin = [t for t in res.skipped if t.null == "margin"]
     assert len(margin) == 3 * 2 + 1 and not [t for t in res.tests if t.null == "margin"]
     assert all("k = 1" in t.reason and "certify" in t.instead for t in margin)
-    assert {(t.statistic, t.null) for t in res.skipped if t.null == "redeal"} == {("D", "redeal"), ("oracle_minus_mixture", "redeal")}
-    assert {t.statistic for t in res.tests} == {"L", "pass1"} and res.chain is None
+    assert {(t.statistic_name, t.null) for t in res.skipped if t.null == "redeal"} == {("D", "redeal"), ("oracle_minus_mixture", "redeal")}
+    assert {t.statistic_name for t in res.tests} == {"L", "pass1"} and res.chain is None
     assert any("same test" in n for n in res.notes)
     d = res.to_dict()
     assert d["taus"]["0.05"]["L"]["margin"]["skipped"] is True and "certify" in d["taus"]["0.05"]["L"]["margin"]["instead"]
@@ -237,7 +237,7 @@ def test_every_skipped_test_is_a_point_mass_and_every_run_test_is_not_always(k, 
     skip = nulls.degenerate_tests(c, taus, k=k)
     full = nulls.null_tests(c, taus, k=k, n_draws=40, seed=seed, skip_degenerate=False, thin=5, burn_in=50)
     for t in full.tests:
-        key = (t.statistic, None if math.isnan(t.tau) else t.tau, t.null)
+        key = (t.statistic_name, None if math.isnan(t.tau) else t.tau, t.null)
         if key in skip:
             assert np.all(t.draws == t.observed), (key, skip[key])
 
@@ -249,7 +249,7 @@ def test_run_tests_do_vary_on_a_generic_pool():
     rng = np.random.default_rng(0)
     c = rng.binomial(8, rng.beta(1, 1, (60, 1)).repeat(4, axis=1))
     res = nulls.null_tests(c, (0.1, 0.5), k=8, n_draws=200, seed=1)
-    assert [(t.statistic, t.tau) for t in res.skipped] == [("oracle_minus_mixture", 0.1)] * 2
+    assert [(t.statistic_name, t.tau) for t in res.skipped] == [("oracle_minus_mixture", 0.1)] * 2
     assert all(np.ptp(t.draws) > 0 for t in res.tests)
 
 

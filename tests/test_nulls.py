@@ -223,7 +223,7 @@ def test_null_tests_result_and_json():
     df = res.frame()
     # at tau = 0.05 <= 1/k one success covers a prompt: oracle-minus-mixture is fixed by the
     # prompt totals under both nulls, so those two tests are skipped with a reason
-    assert [(t.statistic, t.tau, t.null) for t in res.skipped] == [("oracle_minus_mixture", 0.05, n) for n in ("redeal", "margin")]
+    assert [(t.statistic_name, t.tau, t.null) for t in res.skipped] == [("oracle_minus_mixture", 0.05, n) for n in ("redeal", "margin")]
     assert len(df) == 2 * (3 * len(TAUS) + 1) - 2
     assert {"statistic", "tau", "null", "observed", "mean", "band_lo", "band_hi", "p", "p_lower", "excess"} <= set(df)
     assert ((df["band_lo"] <= df["mean"] + 1e-12) & (df["mean"] <= df["band_hi"] + 1e-12)).all()
@@ -384,7 +384,7 @@ def test_similarity_diagnostics_definitions():
     res = nulls.similarity(sim.pool, n_draws=200, seed=1)
     corr = np.corrcoef((c / 16).T)
     iu = np.triu_indices(4, 1)
-    by = {t.statistic: t for t in res.tests}
+    by = {t.statistic_name: t for t in res.tests}
     assert by["mean_pairwise_corr"].observed == pytest.approx(corr[iu].mean(), abs=1e-12)
     assert by["frac_rates_differ"].observed == pytest.approx(((c.max(1) - c.min(1)) / 16 > 0.25).mean())
     assert 0.5 < by["mean_pairwise_corr"].mean < 1
@@ -478,7 +478,7 @@ def test_redeal_without_alias_tables_uses_the_same_law(monkeypatch):
     res = nulls.null_tests(c, (0.25,), k=4, nulls=("redeal",), n_draws=50, seed=1)
     assert res.get("L", 0.25).n_draws == 50
     curve = nulls.pool_size_curve(np.array([[1, 2, 0], [3, 1, 1]]), (0.25,), k=4, n_draws=5, seed=1, statistic="D")
-    assert curve.rise[0].statistic.startswith("rise_D")
+    assert curve.rise[0].statistic_name.startswith("rise_D")
 
 
 def test_heat_bath_with_log_weights_for_large_k():

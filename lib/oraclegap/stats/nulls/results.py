@@ -26,7 +26,9 @@ _TOL = 1e-9
 class NullTest(Result):
     """One randomisation test: an observed statistic against draws from a reference law.
 
-    ``mean`` is the null mean, ``band`` the 5th-95th percentile range of the draws (where 90% of
+    ``statistic_name`` names the statistic (one of :data:`~oraclegap.stats.nulls.STATISTICS`, or a
+    diagnostic's name such as ``rise_L_2_to_5``), ``observed`` is its value on the data and
+    ``draws`` its values under the reference law ``null``. ``mean`` is the null mean, ``band`` the 5th-95th percentile range of the draws (where 90% of
     randomised statistics fall; not an interval for a population quantity), ``p`` the upper-tail
     fraction of draws >= observed (``p_convention="plus-one"``: (1 + #)/(1 + B)), ``p_lower`` the
     fraction <= observed, ``excess`` = observed - mean. ``tau`` is NaN for threshold-free
@@ -34,7 +36,7 @@ class NullTest(Result):
     independent draws), ``acceptance`` the chain's fraction of proposals that changed the table.
     """
 
-    statistic: str
+    statistic_name: str
     tau: float
     null: str
     observed: float
@@ -92,14 +94,14 @@ class NullTest(Result):
     @property
     def label(self) -> str:
         t = "" if math.isnan(self.tau) else f" tau={self.tau:g}"
-        return f"{self.statistic}{t} [{self.null}]"
+        return f"{self.statistic_name}{t} [{self.null}]"
 
     def frame(self) -> pd.DataFrame:
         """One tidy row (the draws themselves are left out)."""
         return pd.DataFrame(
             [
                 {
-                    "statistic": self.statistic,
+                    "statistic": self.statistic_name,
                     "tau": self.tau,
                     "null": self.null,
                     "observed": self.observed,
@@ -197,12 +199,12 @@ class NullTests(Result):
         Raises ``KeyError`` when there is no such test; for a skipped test the message says why.
         """
         for t in self.tests:
-            if t.statistic != statistic or t.null != null:
+            if t.statistic_name != statistic or t.null != null:
                 continue
             if math.isnan(t.tau) or (tau is not None and abs(t.tau - float(tau)) < 1e-12):
                 return t
         for t in self.skipped:
-            if t.statistic == statistic and t.null == null and (
+            if t.statistic_name == statistic and t.null == null and (
                     math.isnan(t.tau) or (tau is not None and abs(t.tau - float(tau)) < 1e-12)):
                 raise KeyError(f"the test of {statistic!r} at tau={tau!r} under {null!r} was skipped: {t.reason}; "
                                f"instead: {t.instead}")
@@ -211,7 +213,7 @@ class NullTests(Result):
     def is_skipped(self, statistic: str, tau=None, null: str = "redeal") -> SkippedTest | None:
         """The :class:`SkippedTest` for this test, or None when it ran (or was not requested)."""
         for t in self.skipped:
-            if t.statistic == statistic and t.null == null and (
+            if t.statistic_name == statistic and t.null == null and (
                     math.isnan(t.tau) or (tau is not None and abs(t.tau - float(tau)) < 1e-12)):
                 return t
         return None
@@ -225,18 +227,18 @@ class NullTests(Result):
         cols = ["mean", "band_lo", "band_hi", "p", "p_lower", "excess"]
         order = []
         for t in list(self.tests) + list(self.skipped):
-            key = (t.statistic, -1.0 if math.isnan(t.tau) else t.tau)
+            key = (t.statistic_name, -1.0 if math.isnan(t.tau) else t.tau)
             if key not in order:
                 order.append(key)
         first = {key: i for i, key in enumerate(order)}
         rank = {key: i for i, key in enumerate(sorted(order, key=lambda kt: (STATISTICS.index(kt[0]), first[kt])))}
         obs: dict[tuple[str, float], float] = {}
         for t in list(self.tests) + list(self.skipped):
-            obs.setdefault((t.statistic, -1.0 if math.isnan(t.tau) else t.tau), t.observed)
+            obs.setdefault((t.statistic_name, -1.0 if math.isnan(t.tau) else t.tau), t.observed)
         out = pd.DataFrame([{"statistic": s_, "tau": t_, "observed": obs[(s_, t_)]} for s_, t_ in order])
         nulls_seen = list(dict.fromkeys([t.null for t in self.tests] + [t.null for t in self.skipped]))
         for null in nulls_seen:
-            vals = {(t.statistic, -1.0 if math.isnan(t.tau) else t.tau): [getattr(t, c) for c in cols]
+            vals = {(t.statistic_name, -1.0 if math.isnan(t.tau) else t.tau): [getattr(t, c) for c in cols]
                     for t in self.tests if t.null == null}
             arr = np.array([vals.get(key, [np.nan] * len(cols)) for key in order], dtype=float)
             for i, c in enumerate(cols):
@@ -244,7 +246,7 @@ class NullTests(Result):
         if self.skipped:
             notes: dict = {}
             for t in self.skipped:
-                key = (t.statistic, -1.0 if math.isnan(t.tau) else t.tau)
+                key = (t.statistic_name, -1.0 if math.isnan(t.tau) else t.tau)
                 notes.setdefault(key, []).append(f"{t.null}: {t.short}")
             out["skipped"] = ["; ".join(notes.get(key, [])) for key in order]
         out["_rank"] = [rank[key] for key in order]
@@ -260,7 +262,7 @@ class NullTests(Result):
             if math.isnan(t.tau):
                 slot = out["pass1"]
             else:
-                slot = out["taus"].setdefault(tau_key(t.tau), {}).setdefault(t.statistic, {})
+                slot = out["taus"].setdefault(tau_key(t.tau), {}).setdefault(t.statistic_name, {})
             slot["observed"] = t.observed
             slot[t.null] = t.to_dict()
         if not out["pass1"]:
@@ -273,7 +275,7 @@ class NullTests(Result):
                 "ess": {f"{s}" + ("" if math.isnan(tt) else f"@{tau_key(tt)}"): e for (s, tt), e in ch.ess.items()},
             }
         if self.skipped:
-            out["skipped"] = [{"statistic": t.statistic, "tau": None if math.isnan(t.tau) else t.tau, "null": t.null,
+            out["skipped"] = [{"statistic": t.statistic_name, "tau": None if math.isnan(t.tau) else t.tau, "null": t.null,
                                "reason": t.reason, "instead": t.instead} for t in self.skipped]
         if self.notes:
             out["notes"] = list(self.notes)
@@ -285,10 +287,10 @@ class NullTests(Result):
 class SkippedTest(Result):
     """A test that was not run because its null is degenerate: the statistic is a function of
     what the null holds fixed, so every null draw equals the observed value and p = 1 by
-    construction. ``reason`` says why, ``short`` is a label for tables, ``instead`` says what
-    does apply."""
+    construction. ``statistic_name`` names the statistic and ``observed`` is its value;
+    ``reason`` says why, ``short`` is a label for tables, ``instead`` says what does apply."""
 
-    statistic: str
+    statistic_name: str
     tau: float
     null: str
     observed: float
@@ -299,10 +301,10 @@ class SkippedTest(Result):
     @property
     def label(self) -> str:
         t = "" if math.isnan(self.tau) else f" tau={self.tau:g}"
-        return f"{self.statistic}{t} [{self.null}]"
+        return f"{self.statistic_name}{t} [{self.null}]"
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"statistic": self.statistic, "tau": self.tau, "null": self.null, "observed": self.observed,
+        return pd.DataFrame([{"statistic": self.statistic_name, "tau": self.tau, "null": self.null, "observed": self.observed,
                               "skipped": self.short, "reason": self.reason, "instead": self.instead}])
 
     def to_dict(self) -> dict:
