@@ -138,7 +138,7 @@ class _NoMemo(dict):
 
 
 def case_tables() -> bool:
-    from oraclegap import pool as P
+    from oraclegap.pool import _fields as P
     from oraclegap.stats import paper000 as P000
 
     margins = P000.margins_from_table(datasets.paper_table("000_seed_pool"))

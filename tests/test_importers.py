@@ -490,7 +490,7 @@ def test_to_long_is_atomic_when_a_write_fails(tmp_path, monkeypatch):
         Path(path).write_bytes(b"half a file")
         raise OSError("disk full")
 
-    monkeypatch.setattr("oraclegap.pool._write_long_rows", boom)
+    monkeypatch.setattr("oraclegap.pool._long._write_long_rows", boom)
     with pytest.raises(OSError, match="disk full"):
         pool.to_long(out, overwrite=True)
     assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["p.parquet"]

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from oraclegap import _formats
-from oraclegap import pool as pool_mod
 from oraclegap.pool import Pool
+from oraclegap.pool import _long as pool_mod
 from oraclegap.sources import open_pool
 
 RNG = np.random.default_rng(5)

@@ -26,7 +26,7 @@ from oraclegap.pool import Pool
 CHILD = r'''
 import os, signal, sys
 import numpy as np
-import oraclegap.pool as P
+import oraclegap.pool._storage as P
 from oraclegap.pool import Pool
 
 path, mode = sys.argv[1], sys.argv[2]

@@ -224,13 +224,14 @@ def test_pool_sweep_router_gain_equal_with_and_without_sharing(monkeypatch):
 
 # ---------------------------------------------------------------- default pool tables built once per shape
 def test_default_tables_are_fresh_copies_equal_to_a_new_build(monkeypatch):
-    from oraclegap import pool as P
+    from oraclegap.pool import Pool
+    from oraclegap.pool import _fields as P
 
     v = np.zeros((30, 4, 2), dtype=bool)
-    a = P.Pool.from_array(v)
+    a = Pool.from_array(v)
     a.prompts.loc[0, "text"] = "changed"  # a pool's table is its own
     a.policies.loc[0, "base"] = "changed"
-    b = P.Pool.from_array(v)
+    b = Pool.from_array(v)
     assert b.prompts.loc[0, "text"] is None and b.policies.loc[0, "base"] is None
     monkeypatch.setattr(P, "_DEFAULT_TABLES", {})
     fresh = P._table(P.pd.DataFrame({"id": [f"p{i}" for i in range(30)]}), 30, "id", P.PROMPT_COLUMNS, "prompts",

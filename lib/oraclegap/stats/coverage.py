@@ -46,7 +46,8 @@ import pandas as pd
 
 from .._result import Result
 from .._validate import as_bool_array, as_counts_array, check_int, check_tau, check_taus, tau_key
-from ..pool import _NEED_EPS, Pool, need  # need: the success threshold, defined on the pool floor
+from ..pool import Pool, need  # need: the success threshold, defined on the pool floor
+from ..pool._fields import _NEED_EPS
 
 __all__ = [
     "need",
