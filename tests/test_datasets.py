@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from oraclegap import datasets as D
+from oraclegap.datasets import download
 from oraclegap.stats.certify import selection_valid_gap
 
 EXTERNAL = D.external_dir()
@@ -282,7 +283,7 @@ def test_fetch_records_failures_and_successes(tmp_path, monkeypatch):
     src = tmp_path / "src.csv"
     src.write_text("a,b\n1,2\n")
     monkeypatch.setattr(
-        D, "_fetch_list", lambda: [("x/ok.csv", src.as_uri()), ("x/missing.csv", (tmp_path / "nope.csv").as_uri())]
+        download, "_fetch_list", lambda: [("x/ok.csv", src.as_uri()), ("x/missing.csv", (tmp_path / "nope.csv").as_uri())]
     )
     res = D.fetch(tmp_path / "dest", timeout=1, mmlu_pro=False)
     st = dict(zip(res["path"], res["status"], strict=True))
@@ -293,8 +294,8 @@ def test_fetch_records_failures_and_successes(tmp_path, monkeypatch):
 
 
 def test_fetch_cli_exits_zero_and_summarises(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(D, "_fetch_list", lambda: [("y/gone.csv", (tmp_path / "gone").as_uri())])
-    monkeypatch.setattr(D, "_MMLUPRO_RAW", (tmp_path / "nozips").as_uri())
+    monkeypatch.setattr(download, "_fetch_list", lambda: [("y/gone.csv", (tmp_path / "gone").as_uri())])
+    monkeypatch.setattr(download, "_MMLUPRO_RAW", (tmp_path / "nozips").as_uri())
     assert D.main(["fetch", "--dest", str(tmp_path / "d"), "--timeout", "1"]) == 0
     out = capsys.readouterr().out
     assert "could not be fetched" in out and "y/gone.csv" in out

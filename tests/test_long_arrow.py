@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from oraclegap import _formats
+from oraclegap._formats import long_arrow
 from oraclegap.pool import Pool
 from oraclegap.pool import _long as pool_mod
 from oraclegap.sources import open_pool
@@ -33,7 +33,7 @@ def _pool(n=7, M=3, k=4) -> Pool:
 
 def _general(path: Path, monkeypatch) -> Pool:
     with monkeypatch.context() as m:
-        m.setattr(_formats, "_read_long_arrow", lambda p: None)
+        m.setattr(long_arrow, "_read_long_arrow", lambda p: None)
         return open_pool(str(path))
 
 
@@ -54,10 +54,10 @@ def _same_pool(a: Pool, b: Pool) -> None:
 def test_arrow_reader_gives_the_pool_the_row_reader_gives(tmp_path, monkeypatch, rows):
     if rows is not None:
         monkeypatch.setattr(pool_mod, "_LONG_ROWS", rows)
-        monkeypatch.setattr(_formats, "_LONG_BATCH", 29)
+        monkeypatch.setattr(long_arrow, "_LONG_BATCH", 29)
     pool = _pool()
     out = pool.to_long(tmp_path / "p.parquet")
-    fast = _formats._read_long_arrow(out)
+    fast = long_arrow._read_long_arrow(out)
     assert fast is not None  # the columnar path took it
     _same_pool(open_pool(str(out)), _general(out, monkeypatch))
     np.testing.assert_array_equal(fast.verdicts, pool.verdicts)
@@ -84,7 +84,7 @@ def test_edited_files_take_the_row_reader_with_its_refusals(tmp_path, monkeypatc
         e.attrs = attrs
         f = tmp_path / f"{name.replace(' ', '_')}.parquet"
         e.to_parquet(f, index=False)
-        assert _formats._read_long_arrow(f) is None, name
+        assert long_arrow._read_long_arrow(f) is None, name
         try:
             general = _general(f, monkeypatch)
         except ValueError as exc:
@@ -111,7 +111,7 @@ def test_files_written_by_pandas_still_read(tmp_path, monkeypatch):
 def test_long_layout_slices_are_the_division_formulas(M, k):
     """Row r of a [n, M, k] table in C order is prompt r // (M k), policy (r // k) % M, draw r % k;
     the layout's slices give exactly that for runs starting anywhere, longer ones included."""
-    lay = _formats._LongLayout(M, k, 50)
+    lay = long_arrow._LongLayout(M, k, 50)
     rng = np.random.default_rng(M * 100 + k)
     runs = np.column_stack([rng.integers(0, 10_000, 20), rng.integers(1, 130, 20)])
     for r0, b in [(0, 1), (0, 50), (49, 50), (M * k, 3), *runs.tolist()]:
