@@ -6,8 +6,8 @@ from __future__ import annotations
 import base64
 import json
 
-from oraclegap import report as R
 from oraclegap.book import editions
+from oraclegap.report import markdown as R
 
 PNG = base64.b64encode(b"\\x89PNG\\r\\n\\x1a\\nfake").decode()
 
