@@ -96,7 +96,7 @@ _LONG_ROWS = 1 << 20
 
 def _write_long_rows(pool: Pool, tmp: Path, info: dict) -> None:
     """``to_long``'s parquet file at ``tmp``, through Arrow: the same columns, values and file
-    metadata as the pandas frame it replaces, built one row group at a time (about a million
+    metadata as ``DataFrame.to_parquet`` of the same rows would write, built one row group at a time (about a million
     rows) from the per-prompt and per-policy tables (text as dictionary columns: each text once
     per row group, never one Python object per row). The caller renames it into place."""
     import pyarrow as pa
