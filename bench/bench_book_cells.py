@@ -4,9 +4,9 @@ Every shortcut here returns the very numbers of the computation it replaces; eac
 CPU seconds of A and B (``time.process_time``: on a shared machine CPU seconds, not wall time), the
 ratio A/B and whether the outputs are equal (``array_equal`` / ``DataFrame.equals``):
 
-1. ``cp`` -- chapter 04's coverage grid (``certify.gap_coverage`` over the lead x n grid): the
+1. ``cp`` -- chapter 04's coverage grid (``studies.gap_coverage`` over the lead x n grid): the
    Clopper-Pearson and binomial-percentile limits once per distinct count
-   (``certify._on_unique``) against once per element;
+   (``certify.binomial._on_unique``) against once per element;
 2. ``features`` -- ``evaluate_routers`` with every text family on one pool (chapter 05): the
    TF-IDF of 000's two presets and the handcrafted prompt statistics computed once per
    settings and texts (``routers._SHARED``) against once per fit;
@@ -43,7 +43,8 @@ from oraclegap.deploy import compose as CO
 from oraclegap.deploy import features as FE
 from oraclegap.deploy import routers as RT
 from oraclegap.deploy.evaluate import evaluate_routers
-from oraclegap.stats import certify as C
+from oraclegap.stats import studies
+from oraclegap.stats.certify import binomial
 
 CASES = ("cp", "features", "neighbours", "embeddings", "tables")
 
@@ -65,18 +66,19 @@ def case_cp(reps: int) -> bool:
         rng = np.random.default_rng(0)
         rows = []
         for d in (0.0, 0.01, 0.03, 0.05, 0.10, 0.20):
-            pop = C.mixture_population(np.r_[0.6, np.full(7, 0.6 - d)])
+            pop = studies.mixture_population(np.r_[0.6, np.full(7, 0.6 - d)])
             for n in (25, 50, 100, 200, 400, 800):
-                rows.append(C.gap_coverage(pop, n, reps=reps, alpha=0.05, seed=rng,
-                                           methods=("naive", "naive-percentile", "exact", "paired")))
+                rows.append(studies.gap_coverage(pop, n, reps=reps, alpha=0.05, seed=rng,
+                                                 methods=("naive", "naive-percentile", "exact",
+                                                          "paired")))
         return pd.concat(rows, ignore_index=True)
 
-    keep = C._UNIQUE_MIN
-    C._UNIQUE_MIN = 10**15  # A: every element evaluated
+    keep = binomial._UNIQUE_MIN
+    binomial._UNIQUE_MIN = 10**15  # A: every element evaluated
     try:
         a, ga = _cpu(grid)
     finally:
-        C._UNIQUE_MIN = keep
+        binomial._UNIQUE_MIN = keep
     b, gb = _cpu(grid)
     return _report("cp", a, b, ga.equals(gb), f"6 x 6 coverage cells, {reps:,} samples each, M = 8")
 

@@ -86,7 +86,7 @@ from oraclegap import datasets
 from oraclegap import report as R
 from oraclegap.stats import certify as C
 from oraclegap.stats import coverage as cov
-from oraclegap.stats import noise
+from oraclegap.stats import noise, studies
 
 # %%
 R.use_style()
@@ -364,10 +364,10 @@ R.show_md("Reading: over {na} simulated arrangements per task and {nr} splits ea
 # %%
 grid_rows = []
 for d in TIE_GRID:
-    pop = C.mixture_population(np.r_[P_BEST, np.full(M_SIM - 1, P_BEST - d)])
+    pop = studies.mixture_population(np.r_[P_BEST, np.full(M_SIM - 1, P_BEST - d)])
     for n in N_GRID:
-        df = C.gap_coverage(pop, n, reps=REPS, alpha=ALPHA,
-                            methods=("naive", "naive-percentile", "exact", "paired"), seed=rng)
+        df = studies.gap_coverage(pop, n, reps=REPS, alpha=ALPHA, seed=rng,
+                                  methods=("naive", "naive-percentile", "exact", "paired"))
         grid_rows.append(df.assign(lead=d, gap=pop.gap))
 grid = pd.concat(grid_rows, ignore_index=True)
 lows = {m: grid[grid["method"] == m].groupby("n")["coverage"].min()
@@ -687,8 +687,8 @@ else:
 # types, each with its own specialist, and the item type observable (@tbl-cert-sim-family).
 
 # %%
-spec_pop = C.mixture_population([[0.85, 0.35, 0.5], [0.3, 0.85, 0.5], [0.25, 0.3, 0.65]],
-                                weights=[0.4, 0.35, 0.25], signal=[0, 1, 2])
+spec_pop = studies.mixture_population([[0.85, 0.35, 0.5], [0.3, 0.85, 0.5], [0.25, 0.3, 0.65]],
+                                      weights=[0.4, 0.35, 0.25], signal=[0, 1, 2])
 Rs, zs = spec_pop.sample_outcomes(1500 if not SMALL else 600, seed=rng)
 fit_s, noise_sig = C.random_halves(len(zs), seed=rng), rng.integers(0, 4, len(zs))
 aud_s = C.signal_rule_audit(Rs, {"item type": zs, "random tag": noise_sig}, fit_s, ALPHA,
@@ -1043,11 +1043,14 @@ R.solution("3. At $\\alpha = {ah:g}$ Theorem 4 certifies {kh} of the {t} pilot g
 # difficulty classes), and an almost exact tie among eight members.
 
 # %%
-configs = {"independent": C.mixture_population([0.55, 0.6, 0.7, 0.5, 0.65]),
-           "correlated": C.mixture_population([[0.95, 0.9, 0.92, 0.85], [0.6, 0.5, 0.55, 0.45],
-                                               [0.15, 0.1, 0.2, 0.05]], weights=[0.4, 0.35, 0.25]),
-           "near-tied": C.mixture_population([0.6] * 7 + [0.61])}
-cfg = pd.concat([C.gap_coverage(pop, n, reps=REPS, alpha=ALPHA, seed=rng).assign(population=name)
+configs = {"independent": studies.mixture_population([0.55, 0.6, 0.7, 0.5, 0.65]),
+           "correlated": studies.mixture_population([[0.95, 0.9, 0.92, 0.85],
+                                                     [0.6, 0.5, 0.55, 0.45],
+                                                     [0.15, 0.1, 0.2, 0.05]],
+                                                    weights=[0.4, 0.35, 0.25]),
+           "near-tied": studies.mixture_population([0.6] * 7 + [0.61])}
+cfg = pd.concat([studies.gap_coverage(pop, n, reps=REPS, alpha=ALPHA, seed=rng)
+                 .assign(population=name)
                  for name, pop in configs.items() for n in (60, 300)], ignore_index=True)
 cfg["method"] = cfg["method"].map(METHOD)
 cov_wide = cfg.pivot_table(index=["population", "n"], columns="method",
@@ -1346,13 +1349,13 @@ if "routerbench-all" in present_ext:
 
 # %%
 checks = R.Claims()
-small_pops = {"M = 2 tie, n = 30": (C.mixture_population([0.5, 0.5]), 30),
-              "M = 2 correlated, n = 25": (C.mixture_population([[0.9, 0.85], [0.2, 0.3]],
+small_pops = {"M = 2 tie, n = 30": (studies.mixture_population([0.5, 0.5]), 30),
+              "M = 2 correlated, n = 25": (studies.mixture_population([[0.9, 0.85], [0.2, 0.3]],
         weights=[0.5, 0.5]), 25),
-              "M = 3 near tie, n = 12": (C.mixture_population([0.4, 0.42, 0.38]), 12)}
-exact_cov = pd.concat([C.exact_gap_coverage(pop, n, alpha=ALPHA,
-                                            methods=("naive", "exact", "paired",
-                                                     "hoeffding")).assign(population=lab)
+              "M = 3 near tie, n = 12": (studies.mixture_population([0.4, 0.42, 0.38]), 12)}
+exact_cov = pd.concat([studies.exact_gap_coverage(pop, n, alpha=ALPHA,
+                                                  methods=("naive", "exact", "paired",
+                                                           "hoeffding")).assign(population=lab)
                        for lab, (pop, n) in small_pops.items()], ignore_index=True)
 ex_min, pa_min, nv_min = (exact_cov.loc[exact_cov["method"] == m, "coverage"].min()
                           for m in ("exact", "paired", "naive"))
@@ -1387,16 +1390,16 @@ R.show_md("Enumerating every sample, Theorem 4 covers {e} and the paired interva
 # item type to a member.
 
 # %%
-near_tie = C.mixture_population([0.6] * 7 + [0.61])
-sim_cov = pd.concat([C.gap_coverage(near_tie, n, reps=REPS_CHECK, seed=rng) for n in (50, 200)],
-                    ignore_index=True)
+near_tie = studies.mixture_population([0.6] * 7 + [0.61])
+sim_cov = pd.concat([studies.gap_coverage(near_tie, n, reps=REPS_CHECK, seed=rng)
+                     for n in (50, 200)], ignore_index=True)
 for m, src in (("exact", "Shihab et al. Thm 4"), ("paired", "this chapter")):
     cmin = sim_cov.loc[sim_cov["method"] == m, "coverage"].min()
     checks.add(f"{METHOD[m]} interval ≥ {1 - ALPHA:.2f} in an 8-member near tie", src,
                f"min {cmin:.4f}", cmin >= 1 - ALPHA, kind="simulation")
-fam_c = C.family_coverage(spec_pop, np.array([[0, 1, 2], [0, 0, 0], [1, 1, 2], [2, 1, 0]]), 300,
-                          reps=REPS_CHECK, seed=rng).set_index("method")
-sig_c = C.signal_coverage(spec_pop, 300, reps=REPS_CHECK, seed=rng).set_index("method")
+fam_c = studies.family_coverage(spec_pop, np.array([[0, 1, 2], [0, 0, 0], [1, 1, 2], [2, 1, 0]]),
+                                300, reps=REPS_CHECK, seed=rng).set_index("method")
+sig_c = studies.signal_coverage(spec_pop, 300, reps=REPS_CHECK, seed=rng).set_index("method")
 for label, val, src in (("G_Π and H_Π intervals cover simultaneously",
                          fam_c.loc["G_Pi and H_Pi", "coverage"], "Shihab et al. Thm 6"),
                         ("finite-signal interval for q_Z covers", sig_c.loc["q_Z", "coverage"],

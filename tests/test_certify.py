@@ -11,6 +11,7 @@ import pytest
 from oraclegap.datasets import paper_table
 from oraclegap.pool import Pool
 from oraclegap.stats import certify as C
+from oraclegap.stats import studies
 
 # ---------------------------------------------------------------------- published tables (known truths)
 
@@ -178,8 +179,8 @@ def test_paired_narrower_than_thm4_on_pilot():
     ],
 )
 def test_exact_enumeration_coverage_and_prop3(p, weights, n):
-    pop = C.mixture_population(p, weights)
-    ex = C.exact_gap_coverage(pop, n).set_index("method")
+    pop = studies.mixture_population(p, weights)
+    ex = studies.exact_gap_coverage(pop, n).set_index("method")
     assert ex["total_probability"].iloc[0] == pytest.approx(1.0, abs=1e-9)
     for m in C.GAP_METHODS:
         assert ex.loc[m, "coverage"] >= 0.95 - 1e-9, (m, ex.loc[m, "coverage"])
@@ -187,32 +188,33 @@ def test_exact_enumeration_coverage_and_prop3(p, weights, n):
 
 
 def test_exact_enumeration_agrees_with_simulation():
-    pop = C.mixture_population([0.5, 0.52, 0.48])
-    ex = C.exact_gap_coverage(pop, 10, methods=("naive", "paired")).set_index("method")
-    mc = C.gap_coverage(pop, 10, reps=20000, methods=("naive", "paired"), seed=3).set_index("method")
+    pop = studies.mixture_population([0.5, 0.52, 0.48])
+    ex = studies.exact_gap_coverage(pop, 10, methods=("naive", "paired")).set_index("method")
+    mc = studies.gap_coverage(pop, 10, reps=20000, methods=("naive", "paired"),
+                              seed=3).set_index("method")
     for m in ("naive", "paired"):
         assert abs(ex.loc[m, "coverage"] - mc.loc[m, "coverage"]) < 4 * mc.loc[m, "mc_se"] + 1e-3
     # the enumeration is over every composition of n items into the 8 outcome patterns
     assert ex["samples"].iloc[0] == math.comb(10 + 7, 7)
     with pytest.raises(ValueError, match="exceed max_samples"):
-        C.exact_gap_coverage(C.mixture_population([0.5] * 6), 200)
+        studies.exact_gap_coverage(studies.mixture_population([0.5] * 6), 200)
 
 
 # ---------------------------------------------------------------------- simulated coverage
 
 CONFIGS = {
-    "independent": C.mixture_population([0.55, 0.6, 0.7, 0.5, 0.65]),
-    "correlated": C.mixture_population(
+    "independent": studies.mixture_population([0.55, 0.6, 0.7, 0.5, 0.65]),
+    "correlated": studies.mixture_population(
         [[0.95, 0.9, 0.92, 0.85], [0.6, 0.5, 0.55, 0.45], [0.15, 0.1, 0.2, 0.05]], weights=[0.4, 0.35, 0.25]
     ),
-    "near-tied": C.mixture_population([0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.61]),
+    "near-tied": studies.mixture_population([0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.61]),
 }
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 @pytest.mark.parametrize("n", [60, 300])
 def test_simulated_coverage_thm4_and_paired(name, n):
-    df = C.gap_coverage(CONFIGS[name], n, reps=10000, seed=11).set_index("method")
+    df = studies.gap_coverage(CONFIGS[name], n, reps=10000, seed=11).set_index("method")
     for m in ("exact", "paired", "hoeffding", "hoeffding-paired"):
         assert df.loc[m, "coverage"] >= 0.95, (name, n, m, df.loc[m, "coverage"])
     # Prop 3 in simulation: the mean plug-in gap does not exceed the truth beyond Monte Carlo
@@ -222,18 +224,19 @@ def test_simulated_coverage_thm4_and_paired(name, n):
 
 
 def test_naive_undercovers_near_ties():
-    df = C.gap_coverage(CONFIGS["near-tied"], 100, reps=4000, seed=5).set_index("method")
+    df = studies.gap_coverage(CONFIGS["near-tied"], 100, reps=4000, seed=5).set_index("method")
     assert df.loc["naive", "coverage"] < 0.93
     assert df.loc["naive-percentile", "coverage"] < 0.93
     assert df.loc["paired", "coverage"] >= 0.95
 
 
 def test_family_and_signal_coverage():
-    pop = C.mixture_population([[0.9, 0.3, 0.5], [0.3, 0.9, 0.5], [0.2, 0.25, 0.6]], signal=[0, 1, 2])
+    pop = studies.mixture_population([[0.9, 0.3, 0.5], [0.3, 0.9, 0.5], [0.2, 0.25, 0.6]],
+                                     signal=[0, 1, 2])
     rules = np.array([[0, 1, 2], [1, 0, 2], [0, 0, 1]])
-    fam = C.family_coverage(pop, rules, 200, reps=3000, seed=2).set_index("method")
+    fam = studies.family_coverage(pop, rules, 200, reps=3000, seed=2).set_index("method")
     assert fam.loc["G_Pi and H_Pi", "coverage"] >= 0.95
-    sig = C.signal_coverage(pop, 200, reps=3000, seed=3).set_index("method")
+    sig = studies.signal_coverage(pop, 200, reps=3000, seed=3).set_index("method")
     assert (sig["coverage"] >= 0.95).all()
     assert pop.q_signal == pytest.approx(pop.rule_accuracy([0, 1, 2]))
     assert pop.p.max() <= pop.q_signal <= pop.q  # Thm 2 sandwich in the population
@@ -241,7 +244,7 @@ def test_family_and_signal_coverage():
 
 def test_population_truth_independent():
     p = np.array([0.2, 0.5, 0.7])
-    pop = C.mixture_population(p)
+    pop = studies.mixture_population(p)
     assert pop.q == pytest.approx(1 - np.prod(1 - p))
     np.testing.assert_allclose(pop.p, p)
     s = pop.sample_counts(50, 7, seed=0)
@@ -469,7 +472,8 @@ def test_signal_builders_are_frozen_on_fit_items():
 
 
 def test_signal_rule_audit_on_planted_specialists():
-    pop = C.mixture_population([[0.9, 0.3, 0.5], [0.3, 0.9, 0.5], [0.2, 0.25, 0.6]], signal=[0, 1, 2])
+    pop = studies.mixture_population([[0.9, 0.3, 0.5], [0.3, 0.9, 0.5], [0.2, 0.25, 0.6]],
+                                     signal=[0, 1, 2])
     R, z = pop.sample_outcomes(1200, seed=4)
     noise = np.random.default_rng(0).integers(0, 3, 1200)
     fit = C.random_halves(1200, seed=1)

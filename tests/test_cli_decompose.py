@@ -76,7 +76,7 @@ def test_baseline_files(capsys, tmp_path, pool_dir):
     [
         (["--baseline", "missing.npy"], "neither 'best' nor an existing file"),
         (["--n-boot", "0"], "--n-boot"),
-        (["--alpha", "2"], "--alpha"),
+        (["--level", "2"], "--level"),
     ],
 )
 def test_errors(capsys, pool_dir, extra, match):

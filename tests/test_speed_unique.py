@@ -1,12 +1,13 @@
-"""Special functions evaluated once per distinct argument (stats.certify._on_unique) give the very
-floats of the elementwise call, on the shapes the coverage simulations use."""
+"""Special functions evaluated once per distinct argument (stats.certify.binomial._on_unique) give
+the very floats of the elementwise call, on the shapes the coverage simulations use."""
 
 import numpy as np
 import pytest
 from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
-from oraclegap.stats import certify as C
+from oraclegap.stats import studies
+from oraclegap.stats.certify import binomial, gap
 
 
 def _direct_cp(s, n, alpha):
@@ -18,7 +19,7 @@ def _direct_cp(s, n, alpha):
 @pytest.mark.parametrize("n", [25, 800])
 def test_cp_equals_elementwise_with_scalar_n(n):
     s = np.random.default_rng(n).binomial(n, 0.6, size=(3000, 8)).astype(float)
-    lo, hi = C._cp(s, n, 0.05 / 16)
+    lo, hi = binomial._cp(s, n, 0.05 / 16)
     dlo, dhi = _direct_cp(s, n, 0.05 / 16)
     assert lo.shape == s.shape and np.array_equal(lo, dlo) and np.array_equal(hi, dhi)
 
@@ -27,7 +28,7 @@ def test_cp_equals_elementwise_with_array_n():
     rng = np.random.default_rng(1)
     n = rng.integers(1, 60, size=(2000, 1)) * np.ones((1, 3))
     s = rng.binomial(n.astype(int), 0.3).astype(float)
-    lo, hi = C._cp(s, n, 0.05)
+    lo, hi = binomial._cp(s, n, 0.05)
     dlo, dhi = _direct_cp(s, n, 0.05)
     assert np.array_equal(lo, dlo) and np.array_equal(hi, dhi)
 
@@ -36,7 +37,7 @@ def test_naive_percentile_equals_elementwise():
     rng = np.random.default_rng(2)
     c = rng.binomial(100, 0.5, size=(4000, 4))
     o = c.max(axis=1) + rng.integers(0, 20, size=4000)
-    lo, hi = C._naive_bounds(c, o, 100, 0.05, "percentile")
+    lo, hi = gap._naive_bounds(c, o, 100, 0.05, "percentile")
     g = (o - c.max(axis=1)) / 100.0
     assert np.array_equal(lo, binom.ppf(0.025, 100, g) / 100)
     assert np.array_equal(hi, binom.ppf(0.975, 100, g) / 100)
@@ -50,23 +51,23 @@ def test_on_unique_falls_back_and_keeps_shapes():
         return np.asarray(a) * 2 + np.asarray(b)
 
     x = np.tile(np.arange(5.0), 200).reshape(40, 25)
-    out = C._on_unique(f, x, 1.0)
+    out = binomial._on_unique(f, x, 1.0)
     assert np.array_equal(out, x * 2 + 1) and calls[-1] == 5  # five distinct values, one call each
     y = x.copy()
     y[0, 0] = np.nan  # non-finite: the direct call
-    assert np.array_equal(C._on_unique(f, y, 1.0), y * 2 + 1, equal_nan=True) and calls[-1] == y.size
+    assert np.array_equal(binomial._on_unique(f, y, 1.0), y * 2 + 1, equal_nan=True) and calls[-1] == y.size
     z = np.linspace(0, 1, 1000)  # all distinct: the direct call
-    assert np.array_equal(C._on_unique(f, z, z[::-1]), z * 2 + z[::-1]) and calls[-1] == z.size
+    assert np.array_equal(binomial._on_unique(f, z, z[::-1]), z * 2 + z[::-1]) and calls[-1] == z.size
     w = np.arange(10.0)  # below the size threshold: the direct call
-    assert np.array_equal(C._on_unique(f, w, 0.0), w * 2) and calls[-1] == w.size
+    assert np.array_equal(binomial._on_unique(f, w, 0.0), w * 2) and calls[-1] == w.size
 
 
 def test_gap_coverage_same_with_and_without_sharing(monkeypatch):
-    pop = C.mixture_population(np.r_[0.6, np.full(4, 0.57)])
+    pop = studies.mixture_population(np.r_[0.6, np.full(4, 0.57)])
     meth = ("naive", "naive-percentile", "exact", "paired")
-    a = C.gap_coverage(pop, 60, reps=3000, methods=meth, seed=3)
-    monkeypatch.setattr(C, "_UNIQUE_MIN", 10**12)  # every call elementwise
-    b = C.gap_coverage(pop, 60, reps=3000, methods=meth, seed=3)
+    a = studies.gap_coverage(pop, 60, reps=3000, methods=meth, seed=3)
+    monkeypatch.setattr(binomial, "_UNIQUE_MIN", 10**12)  # every call elementwise
+    b = studies.gap_coverage(pop, 60, reps=3000, methods=meth, seed=3)
     assert a.equals(b)
 
 

@@ -1,19 +1,26 @@
-"""Simulation studies: the nulls run on generated pools with known truth.
+"""Simulation studies: the nulls run on generated pools with known truth, and the coverage of
+paper 002's certificates simulated on finite outcome populations with known truth.
 
 Paper 000 (arXiv 2609.32996, App. C) calibrates its tests by simulation: false-positive rates on
 pools drawn under a null (:func:`null_world`), power against diffuse, specialist and planted
 effects (:func:`power`), and a planner that finds the smallest design reaching a target power
 (:func:`plan_power`). The generators live in :mod:`oraclegap.stats.simulate`; this module sits
 above both ``simulate`` and ``nulls`` so that the generators never import a test.
-"""
 
+Paper 002's intervals (:mod:`oraclegap.stats.certify`) are checked on a finite law for the
+outcomes and a signal (:class:`OutcomePopulation`, e.g. latent classes of independent models:
+:func:`mixture_population`), whose gap, signal accuracy and rule accuracies are exact: simulated
+coverage of the gap intervals (:func:`gap_coverage`), exact coverage over every possible sample
+(:func:`exact_gap_coverage`), and simulated coverage of the family (Thm 6,
+:func:`family_coverage`) and finite-signal (Thm 7, :func:`signal_coverage`) certificates.
+"""
 from __future__ import annotations
 
 import collections
 import concurrent.futures
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numba as _numba
 import numpy as np
@@ -23,12 +30,16 @@ from .._result import Result
 from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus
 from ..pool import Pool
 from . import nulls as _nulls
+from .certify.family import _family_bounds
+from .certify.gap import GAP_METHODS, _check_method, _gap_bounds, _naive_bounds
+from .certify.signal import _signal_bounds
 from .coverage import as_counts
 from .nulls.tables import _PresetKeys
 from .simulate import Simulated, effect_generator, population_L
 
 __all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power", "sweep", "rate_interval",
-           "compare_rates"]
+           "compare_rates", "OutcomePopulation", "mixture_population", "gap_coverage", "exact_gap_coverage",
+           "family_coverage", "signal_coverage"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -351,3 +362,265 @@ def compare_rates(x1: int, n1: int, x2: int, n2: int, alpha: float = 0.05) -> di
     lo, hi = rate_interval(x1 + x2, n1 + n2, alpha)
     return {"rate1": x1 / n1, "rate2": x2 / n2, "p_equal": p, "pooled": (x1 + x2) / (n1 + n2),
             "pooled_lo": float(lo), "pooled_hi": float(hi), "n": n1 + n2}
+
+
+# ============================================================================ certificate coverage
+@dataclasses.dataclass(frozen=True)
+class OutcomePopulation:
+    """A finite law for (Z, R_1..R_K): ``probs[z, pattern]`` = P(Z = z, R = pattern).
+
+    Patterns index the 2^K outcome vectors (bit m of the index is R_m). Every population value
+    of this module is exact: p_m, q, G, theta_zm, q_Z, G_Z and the accuracy of any Z-measurable
+    rule. Sampling n i.i.d. items is a multinomial draw over the J * 2^K cells, so coverage
+    checks need only counts and run fast.
+    """
+
+    probs: np.ndarray
+    K: int
+
+    def __post_init__(self):
+        P = np.asarray(self.probs, dtype=float)
+        if P.ndim == 1:
+            P = P[None]
+        K = check_int(self.K, "K", minimum=1, maximum=16)
+        if P.ndim != 2 or P.shape[1] != 2**K:
+            raise ValueError(f"probs must have shape [J, 2^K={2**K}], got {P.shape}")
+        if (P < -1e-12).any() or not np.isclose(P.sum(), 1.0):
+            raise ValueError("probs must be non-negative and sum to 1")
+        P = np.clip(P, 0, None)
+        P = P / P.sum()
+        P.setflags(write=False)
+        object.__setattr__(self, "probs", P)
+
+    @property
+    def J(self) -> int:
+        return self.probs.shape[0]
+
+    @property
+    def patterns(self) -> np.ndarray:
+        idx = np.arange(2**self.K)
+        return ((idx[:, None] >> np.arange(self.K)[None, :]) & 1).astype(bool)
+
+    @property
+    def theta(self) -> np.ndarray:
+        """theta[z, m] = P(Z = z, R_m = 1)."""
+        return self.probs @ self.patterns.astype(float)
+
+    @property
+    def p(self) -> np.ndarray:
+        return self.theta.sum(axis=0)
+
+    @property
+    def q(self) -> float:
+        return float(self.probs[:, 1:].sum())
+
+    @property
+    def gap(self) -> float:
+        return self.q - float(self.p.max())
+
+    @property
+    def q_signal(self) -> float:
+        return float(self.theta.max(axis=1).sum())
+
+    @property
+    def signal_gap(self) -> float:
+        return self.q_signal - float(self.p.max())
+
+    def rule_accuracy(self, rule) -> float:
+        """Population accuracy of the Z-measurable rule z -> rule[z]."""
+        r = np.asarray(rule)
+        if r.shape != (self.J,):
+            raise ValueError(f"rule must map each of the J={self.J} levels to a model")
+        return float(self.theta[np.arange(self.J), r].sum())
+
+    def sample_counts(self, n: int, reps: int, seed=0) -> dict:
+        """``reps`` samples of n items as counts: cell [reps, J, K], models [reps, K], oracle [reps]."""
+        n = check_int(n, "n", minimum=1)
+        reps = check_int(reps, "reps", minimum=1)
+        rng = as_rng(seed)
+        draws = rng.multinomial(n, self.probs.ravel(), size=reps).reshape(reps, self.J, -1)
+        cell = np.einsum("rjp,pk->rjk", draws, self.patterns.astype(np.int64))
+        return {"cell": cell, "models": cell.sum(axis=1), "oracle": draws[:, :, 1:].sum(axis=(1, 2))}
+
+    def sample_outcomes(self, n: int, seed=0) -> tuple[np.ndarray, np.ndarray]:
+        """n i.i.d. items: outcomes bool[n, K] and signal levels int[n]."""
+        n = check_int(n, "n", minimum=1)
+        rng = as_rng(seed)
+        flat = rng.choice(self.probs.size, size=n, p=self.probs.ravel())
+        z, pat = np.divmod(flat, 2**self.K)
+        return self.patterns[pat], z
+
+
+def mixture_population(p, weights=None, signal=None) -> OutcomePopulation:
+    """Latent classes c with weights w_c; in class c the K models are independent Bernoulli(p[c, m]).
+
+    One class gives independent models; several classes with a shared difficulty give
+    positively correlated models; ``signal`` (int[C]) maps each class to an observable level z,
+    so the rule that sees Z can exploit class-specific strengths (J = max(signal) + 1).
+    """
+    P = np.atleast_2d(np.asarray(p, dtype=float))
+    if P.ndim != 2 or P.shape[1] == 0:
+        raise ValueError(f"p must be [K] or [C, K] with K >= 1, got shape {np.shape(p)}")
+    if (P < 0).any() or (P > 1).any() or np.isnan(P).any():
+        raise ValueError("p must hold probabilities in [0, 1]")
+    C, K = P.shape
+    w = np.full(C, 1.0 / C) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (C,) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
+        raise ValueError(f"weights must be {C} non-negative numbers summing to 1")
+    z = np.zeros(C, dtype=int) if signal is None else np.asarray(signal)
+    if z.shape != (C,) or not np.issubdtype(z.dtype, np.integer) or z.min() < 0:
+        raise ValueError(f"signal must map each of the {C} classes to a level 0, 1, ...")
+    J = int(z.max()) + 1
+    pats = ((np.arange(2**K)[:, None] >> np.arange(K)[None, :]) & 1).astype(float)
+    like = np.prod(np.where(pats[None] == 1, P[:, None, :], 1 - P[:, None, :]), axis=2)  # [C, 2^K]
+    probs = np.zeros((J, 2**K))
+    np.add.at(probs, z, w[:, None] * like)
+    return OutcomePopulation(probs, K)
+
+
+def _coverage_row(name, lo, hi, truth, est) -> dict:
+    cov = (lo <= truth + 1e-12) & (truth - 1e-12 <= hi)
+    reps = lo.size
+    return {
+        "method": name,
+        "coverage": float(cov.mean()),
+        "mc_se": float(np.sqrt(max(cov.mean() * (1 - cov.mean()), 1e-12) / reps)),
+        "mean_width": float((hi - lo).mean()),
+        "mean_lo": float(lo.mean()),
+        "lo_positive": float((lo > 0).mean()),
+        "truth": truth,
+        "mean_estimate": float(est.mean()),
+        "reps": reps,
+    }
+
+
+def gap_coverage(
+    population: OutcomePopulation,
+    n: int,
+    *,
+    reps: int = 2000,
+    alpha: float = 0.05,
+    methods: Sequence[str] = ("naive", "naive-percentile", "exact", "paired", "hoeffding", "hoeffding-paired"),
+    seed=0,
+) -> pd.DataFrame:
+    """Simulated coverage of G = q - p* by each interval, ``reps`` samples of ``n`` items.
+
+    Columns: method, coverage, mc_se (binomial Monte Carlo s.e.), mean_width, mean_lo,
+    lo_positive (share of samples with a positive lower limit), truth, mean_estimate (the
+    plug-in G^'s mean; mean_estimate <= truth is Prop 3), reps, n.
+    """
+    if not isinstance(population, OutcomePopulation):
+        raise TypeError("population must be an OutcomePopulation (see mixture_population)")
+    alpha = check_alpha(alpha)
+    s = population.sample_counts(n, reps, seed)
+    truth = population.gap
+    rows = []
+    for m in methods:
+        if m == "naive":
+            lo, hi = _naive_bounds(s["models"], s["oracle"], n, alpha, "cp")
+            est = (s["oracle"] - s["models"].max(axis=1)) / n
+        elif m == "naive-percentile":
+            lo, hi = _naive_bounds(s["models"], s["oracle"], n, alpha, "percentile")
+            est = (s["oracle"] - s["models"].max(axis=1)) / n
+        else:
+            est, lo, hi = _gap_bounds(s["models"], s["oracle"], n, alpha, _check_method(m))
+        rows.append(_coverage_row(m, np.asarray(lo), np.asarray(hi), truth, np.asarray(est)))
+    return pd.DataFrame(rows).assign(n=n, K=population.K, alpha=alpha)
+
+
+def _compositions(n: int, parts: int) -> np.ndarray:
+    """All vectors of ``parts`` non-negative integers summing to n (stars and bars), as int[M, parts]."""
+    import itertools
+
+    bars = np.array(list(itertools.combinations(range(n + parts - 1), parts - 1)), dtype=np.int64).reshape(-1, parts - 1)
+    edges = np.concatenate([np.full((bars.shape[0], 1), -1), bars, np.full((bars.shape[0], 1), n + parts - 1)], axis=1)
+    return np.diff(edges, axis=1) - 1
+
+
+def exact_gap_coverage(
+    population: OutcomePopulation, n: int, *, alpha: float = 0.05, methods: Sequence[str] = GAP_METHODS, max_samples: int = 2_000_000
+) -> pd.DataFrame:
+    """Exact coverage of G by each interval: every possible sample of n items, weighted by its multinomial probability.
+
+    Feasible for small populations (J * 2^K cells) and n; raises when the number of distinct
+    samples exceeds ``max_samples``. Also returns E[G^] exactly (Prop 3: E[G^] <= G).
+    """
+    from scipy.special import comb, gammaln
+
+    if not isinstance(population, OutcomePopulation):
+        raise TypeError("population must be an OutcomePopulation (see mixture_population)")
+    alpha = check_alpha(alpha)
+    n = check_int(n, "n", minimum=1)
+    P = population.probs.ravel()
+    size = comb(n + P.size - 1, P.size - 1, exact=True)
+    if size > max_samples:
+        raise ValueError(f"{size:,} distinct samples exceed max_samples={max_samples:,}; use gap_coverage (simulation)")
+    comp = _compositions(n, P.size)
+    with np.errstate(divide="ignore"):
+        logP = np.log(P)
+    terms = np.where(comp > 0, comp * logP[None, :], 0.0)
+    w = np.exp(gammaln(n + 1) - gammaln(comp + 1).sum(axis=1) + terms.sum(axis=1))
+    pats = np.tile(population.patterns.astype(np.int64), (population.J, 1))
+    models = comp @ pats
+    oracle = comp.reshape(-1, population.J, 2**population.K)[:, :, 1:].sum(axis=(1, 2))
+    truth = population.gap
+    rows = []
+    for m in methods:
+        if m in ("naive", "naive-percentile"):
+            lo, hi = _naive_bounds(models, oracle, n, alpha, "cp" if m == "naive" else "percentile")
+            est = (oracle - models.max(axis=1)) / n
+        else:
+            est, lo, hi = _gap_bounds(models, oracle, n, alpha, _check_method(m))
+        cov = (np.asarray(lo) <= truth + 1e-12) & (truth - 1e-12 <= np.asarray(hi))
+        rows.append(
+            {
+                "method": m,
+                "coverage": float(w[cov].sum()),
+                "mean_width": float((w * (np.asarray(hi) - np.asarray(lo))).sum()),
+                "truth": truth,
+                "mean_estimate": float((w * est).sum()),
+                "samples": int(comp.shape[0]),
+                "total_probability": float(w.sum()),
+            }
+        )
+    return pd.DataFrame(rows).assign(n=n, K=population.K, alpha=alpha)
+
+
+def family_coverage(population: OutcomePopulation, rules, n: int, *, reps: int = 2000, alpha: float = 0.05, seed=0) -> pd.DataFrame:
+    """Simulated simultaneous coverage of Thm 6 for a family of Z-measurable rules plus the constants.
+
+    ``rules``: int[L', J] (row l maps each level to a model). Rows: G_Pi, H_Pi and both
+    (the theorem's simultaneous claim).
+    """
+    alpha = check_alpha(alpha)
+    R = np.atleast_2d(np.asarray(rules))
+    J, K = population.J, population.K
+    if R.shape[1] != J or not np.issubdtype(R.dtype, np.integer) or R.min() < 0 or R.max() >= K:
+        raise ValueError(f"rules must be int[L, J={J}] with entries in [0, K={K})")
+    s = population.sample_counts(n, reps, seed)
+    pol = s["cell"][:, np.arange(J)[None, :], R].sum(axis=2)  # [reps, L']
+    S = np.concatenate([s["models"], pol], axis=1)
+    g_lo, g_hi, h_lo, h_hi, _ = _family_bounds(s["oracle"], s["models"], S, n, alpha)
+    acc = np.concatenate([population.p, [population.rule_accuracy(r) for r in R]])
+    qpi = acc.max()
+    G, H = qpi - population.p.max(), population.q - qpi
+    g_est = (S.max(axis=1) - s["models"].max(axis=1)) / n
+    h_est = (s["oracle"] - S.max(axis=1)) / n
+    rows = [_coverage_row("G_Pi", g_lo, g_hi, G, g_est), _coverage_row("H_Pi", h_lo, h_hi, H, h_est)]
+    both = ((g_lo <= G + 1e-12) & (G - 1e-12 <= g_hi) & (h_lo <= H + 1e-12) & (H - 1e-12 <= h_hi)).mean()
+    rows.append({"method": "G_Pi and H_Pi", "coverage": float(both), "mc_se": float(np.sqrt(both * (1 - both) / reps)), "reps": reps})
+    return pd.DataFrame(rows).assign(n=n, K=K, L=S.shape[1], alpha=alpha)
+
+
+def signal_coverage(population: OutcomePopulation, n: int, *, reps: int = 2000, alpha: float = 0.05, cell_share: float = 0.5, seed=0) -> pd.DataFrame:
+    """Simulated coverage of the Thm 7 interval for q_Z and the M.2 interval for G_Z."""
+    alpha = check_alpha(alpha)
+    s = population.sample_counts(n, reps, seed)
+    q_lo, q_hi, g_lo, g_hi, _ = _signal_bounds(s["cell"], s["models"], n, alpha, cell_share)
+    q_est = s["cell"].max(axis=2).sum(axis=1) / n
+    g_est = q_est - s["models"].max(axis=1) / n
+    rows = [
+        _coverage_row("q_Z", q_lo, q_hi, population.q_signal, q_est),
+        _coverage_row("G_Z", g_lo, g_hi, population.signal_gap, g_est),
+    ]
+    return pd.DataFrame(rows).assign(n=n, K=population.K, J=population.J, alpha=alpha)
