@@ -41,7 +41,9 @@ def test_certify_k_gt_1_pool_dir(tmp_path, capsys):
     v = rng.random((60, 3, 5)) < np.array([0.3, 0.5, 0.4])[None, :, None]
     pool = Pool.from_array(v)
     pool.save(tmp_path / "pool")
-    rc, out, _ = _run(capsys, "certify", str(tmp_path / "pool"), "--json")
+    rc, _, err = _run(capsys, "certify", str(tmp_path / "pool"), "--json")
+    assert rc == 2 and "pass --tau T" in err and "--draw J" in err  # no silent reduction
+    rc, out, _ = _run(capsys, "certify", str(tmp_path / "pool"), "--draw", "0", "--json")
     res = json.loads(out)
     expect = selection_valid_gap_from_outcomes(v[:, :, 0])
     assert rc == 0 and res["pool"]["reduction"] == "draw 0 of k=5"

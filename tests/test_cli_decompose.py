@@ -76,7 +76,7 @@ def test_baseline_files(capsys, tmp_path, pool_dir):
     [
         (["--baseline", "missing.npy"], "neither 'best' nor an existing file"),
         (["--n-boot", "0"], "--n-boot"),
-        (["--level", "2"], "--level"),
+        (["--alpha", "2"], "--alpha"),
     ],
 )
 def test_errors(capsys, pool_dir, extra, match):

@@ -388,7 +388,7 @@ CASES = [
     # ---- options validated before the output mode is chosen, and refused alike
     (["decompose", "{d}/good_pool", "--thin", "-1"], r"--thin must be >= 0"),
     (["decompose", "{d}/good_pool", "--thin", "-1", "--json"], r"--thin must be >= 0"),
-    (["decompose", "{d}/good_pool", "--level", "1.5"], r"--level must lie in \(0, 1\)"),
+    (["decompose", "{d}/good_pool", "--alpha", "1.5"], r"--alpha must lie in \(0, 1\)"),
     (["decompose", "{d}/good_pool", "--n-boot", "0", "--json"], r"--n-boot must be >= 1"),
     (["decompose", "{d}/good_pool", "--seed", "-3"], r"--seed must be >= 0"),
     (["routers", "{d}/good_pool", "--tau", "0.5", "--cv", "1"], r"--cv must be >= 2"),

@@ -25,7 +25,7 @@ heavy = sorted(m for m in ("numba", "sklearn", "torch") if m in sys.modules)
 from oraclegap.deploy.features import simulated_router_pool
 pool = simulated_router_pool(n=60, M=3, k=4, seed=1).pool
 calls = {"coverage": lambda: og.coverage(pool), "nulls": lambda: og.nulls(pool, n_draws=200),
-         "certify": lambda: og.certify(pool), "decompose": lambda: og.decompose(pool, n_boot=200),
+         "certify": lambda: og.certify(pool, tau=0.5), "decompose": lambda: og.decompose(pool, n_boot=200),
          "routers": lambda: og.routers(pool, tau=0.5, n_boot=200), "compose": lambda: og.compose(pool, tau=0.5),
          "audit": lambda: og.audit(pool, small=True)}
 out = {"heavy": heavy, "results": {}}
@@ -83,8 +83,8 @@ def test_coverage_and_certify_match_the_cli(pool_dir, capsys):
     for key in ours:
         for field, value in ours[key].items():
             assert cli["taus"][key][field] == pytest.approx(value, nan_ok=True), (key, field)
-    cert = _cli_json(capsys, "certify", str(path))["results"][0]
-    gi = og.certify(pool)
+    cert = _cli_json(capsys, "certify", str(path), "--draw", "0")["results"][0]
+    gi = og.certify(pool, draw=0)
     assert (gi.method, gi.lo, gi.hi, gi.estimate) == ("exact", pytest.approx(cert["lo"]), pytest.approx(cert["hi"]),
                                                       pytest.approx(cert["gap"]))
     paired = _cli_json(capsys, "certify", str(path), "--method", "paired", "--tau", "0.5")["results"][0]
@@ -139,3 +139,40 @@ def test_verbs_refuse_what_is_not_a_pool():
     pool4 = simulated_router_pool(n=20, M=2, k=4, seed=0).pool
     with pytest.raises(ValueError, match="pass tau"):
         og.compose(pool4)
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        og.certify(pool1, alpha=1.0)
+
+
+@pytest.mark.parametrize("verb", ["certify", "routers", "compose"])
+def test_verbs_share_one_rule_for_several_draws(verb):
+    """A verb that needs one success bit per cell asks for tau on a k > 1 pool in the same words,
+    and refuses tau on a k = 1 pool in the same words; with tau it runs."""
+    call = {"certify": lambda p, **kw: og.certify(p, **kw),
+            "routers": lambda p, **kw: og.routers(p, ["best_single"], n_boot=200, **kw),
+            "compose": lambda p, **kw: og.compose(p, **kw)}[verb]
+    pool4 = simulated_router_pool(n=40, M=3, k=4, seed=3).pool
+    pool1 = simulated_router_pool(n=40, M=3, k=1, seed=3).pool
+    with pytest.raises(ValueError, match=r"the pool has k=4 draws per cell: pass tau=T \(success = coverage at T\)"):
+        call(pool4)
+    with pytest.raises(ValueError, match="the pool has k=1: tau applies only to pools with several draws"):
+        call(pool1, tau=0.5)
+    assert len(call(pool4, tau=0.5).frame()) > 0 and len(call(pool1).frame()) > 0
+
+
+def test_the_verbs_docstring_examples_run():
+    """The numpydoc Examples of the seven verbs are doctests, run here."""
+    import doctest
+
+    import oraclegap.deploy.verbs as dv
+    import oraclegap.stats.verbs as sv
+    import oraclegap.verbs as v
+
+    for mod in (sv, dv, v):
+        res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        assert res.attempted > 0 and res.failed == 0, (mod.__name__, res)
+    import importlib
+
+    for name, where in og.VERBS.items():
+        module, func = where.split(":")
+        doc = getattr(importlib.import_module(module), func).__doc__
+        assert all(s in doc for s in ("Parameters\n", "Returns\n", "Examples\n", ">>> ")), name

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .deploy.verbs import compose, routers
 from .pool import Pool
-from .stats.verbs import certify, coverage, decompose, nulls
+from .stats.verbs import certify, check_alpha, check_pool, coverage, decompose, nulls
 
 __all__ = ["VERBS", "coverage", "nulls", "certify", "decompose", "routers", "compose", "audit"]
 
@@ -23,15 +23,51 @@ VERBS = ("coverage", "nulls", "certify", "decompose", "routers", "compose", "aud
 def audit(pool: Pool, out=None, *, taus: Sequence[float] | None = None, alpha: float = 0.05, seed: int = 0,
           small: bool = False, effect: float = 0.05, power_tau: float | None = None, report: bool = True,
           progress: bool = False, source: str | None = None):
-    """The pre-routing audit of ``pool`` (:func:`oraclegap.audit.run_audit`; an ``AuditResult``
-    with the verdict, the sections' results and every number). With ``out`` (a folder) it also
-    writes ``report.html``, ``audit.ipynb`` and ``audit.json`` there, as ``oraclegap audit POOL
-    --out DIR`` does (``report=False``: the JSON only)."""
+    """The pre-routing audit of a pool: one verdict code with the numbers behind it.
+
+    Coverage functionals, paper 000's null tests, the quality test, the certified gap
+    (the split-draw coverage gap at k > 1, paper 002's outcome-oracle gap at k = 1), paper
+    001's decomposition, planners and a router check, read together by the first rule of
+    :data:`oraclegap.audit.verdict.RULES` that holds (:func:`oraclegap.audit.run_audit`).
+
+    Parameters
+    ----------
+    pool : Pool
+        k = 1 or k > 1 (both handled; the sections that need k > 1 say why they are skipped).
+    out : path, optional
+        A folder: also write ``report.html``, ``audit.ipynb`` and ``audit.json`` there, as
+        ``oraclegap audit POOL --out DIR`` does (``report=False``: the JSON only).
+    taus : sequence of float, optional
+        Thresholds (default :data:`oraclegap.audit.DEFAULT_TAUS`).
+    alpha : float
+        Error rate in (0, 1) of every test and interval.
+    seed : int
+    small : bool
+        Smaller Monte Carlo sizes (faster, wider intervals).
+    effect, power_tau
+        The gap the power planner asks about, and its threshold.
+    report, progress, source
+        Write the HTML report; show progress; the pool's name in the report.
+
+    Returns
+    -------
+    AuditResult
+        ``verdict`` (code, headline, reasons), each section's result and ``.frame()``.
+
+    Examples
+    --------
+    >>> import oraclegap as og
+    >>> from oraclegap.deploy.features import simulated_router_pool
+    >>> pool = simulated_router_pool(n=60, M=3, k=4, seed=1).pool
+    >>> res = og.audit(pool, small=True)
+    >>> from oraclegap.audit.verdict import VERDICTS
+    >>> res.verdict.code in VERDICTS
+    True
+    """
     from . import audit as _audit
 
-    if not isinstance(pool, Pool):
-        raise TypeError(f"audit: pool must be an oraclegap.Pool, got {type(pool).__name__}")
-    kw = dict(taus=_audit.DEFAULT_TAUS if taus is None else taus, alpha=alpha, seed=seed, small=small,
+    pool = check_pool(pool, "audit")
+    kw = dict(alpha=check_alpha(alpha), taus=_audit.DEFAULT_TAUS if taus is None else taus, seed=seed, small=small,
               effect=effect, power_tau=power_tau, progress=progress, source=source)
     if out is None:
         return _audit.run_audit(pool, **kw)

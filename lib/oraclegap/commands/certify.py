@@ -2,8 +2,8 @@
 
 A selection-valid interval for the outcome-oracle gap G = q - max_m p_m (paper 002, Thm 4; the
 paired interval; the Hoeffding variants) with the naive interval beside it. k = 1 pools are
-used directly; k > 1 pools are reduced to one draw (``--draw J``, default 0) or to coverage at a
-threshold (``--tau T``). ``--by COLUMN`` certifies every level of a prompt-table column
+used directly; a k > 1 pool needs a reduction: coverage at a threshold (``--tau T``) or one draw
+(``--draw J``), as every front-door verb asks. ``--by COLUMN`` certifies every level of a prompt-table column
 separately (e.g. ``--by category`` on ``mmlu-pro``). POOL may be a registry name.
 """
 
@@ -23,9 +23,9 @@ def register(sub) -> None:
     p.add_argument("--method", choices=GAP_METHODS, default="exact")
     p.add_argument("--naive", choices=NAIVE_METHODS, default="cp", help="the naive interval shown beside it")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--draw", type=int_arg("--draw", minimum=0), default=None, help="for k > 1: use draw J (default 0)")
+    g.add_argument("--draw", type=int_arg("--draw", minimum=0), default=None, help="for k > 1: success = draw J")
     g.add_argument("--tau", type=float_arg("--tau", 0, 1, open_low=True), default=None,
-                   help="for k > 1: use coverage at threshold tau in (0, 1] instead of one draw")
+                   help="for k > 1: success = coverage at threshold tau in (0, 1]")
     p.add_argument("--by", default=None, metavar="COLUMN", help="certify each level of this prompt-table column separately")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
@@ -41,10 +41,12 @@ def run(args) -> int:
     elif args.tau is not None:
         R = outcomes_from_pool(pool, tau=args.tau)
         reduction = f"coverage at tau={args.tau}"
+    elif args.draw is not None:
+        R = outcomes_from_pool(pool, draw=args.draw)
+        reduction = f"draw {args.draw} of k={pool.k}"
     else:
-        j = 0 if args.draw is None else args.draw
-        R = outcomes_from_pool(pool, draw=j)
-        reduction = f"draw {j} of k={pool.k}"
+        raise ValueError(f"the pool has k={pool.k} draws per cell: pass --tau T (success = coverage at T) "
+                         "or --draw J (success = draw J)")
     names = pool.policy_names
     groups = [("all", slice(None))]
     if args.by is not None:

@@ -30,6 +30,7 @@ import numpy as np
 from .. import _formats
 from .._validate import check_file, link_problem, read_npy, read_npz, read_text
 from ..stats import noise
+from ..stats.noise.intervals import _BEST_SPLITS
 from ._common import (
     add_pool_argument,
     add_resource_arguments,
@@ -52,8 +53,8 @@ def register(sub) -> None:
     p.add_argument("--baseline-kind", choices=KINDS, default="auto", help="how to read --baseline FILE (default: from its values)")
     p.add_argument("--n-boot", type=int_arg("--n-boot", minimum=1), default=2000, help="prompt-bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=seed_arg(), default=0, help="random seed, a whole number >= 0")
-    p.add_argument("--level", type=float_arg("--level", 0, 1, open_low=True, open_high=True), default=0.95,
-                   help="interval level in (0, 1)")
+    p.add_argument("--alpha", type=float_arg("--alpha", 0, 1, open_low=True, open_high=True), default=0.05,
+                   help="1 - confidence level of every interval, in (0, 1)")
     p.add_argument("--form", choices=("seed-aligned", "independent"), default=None,
                    help="O_exp estimator (default: seed-aligned when the pool says its draws are)")
     p.add_argument("--split", choices=("loo", "half"), default="loo", help="split-draw estimator behind the brackets")
@@ -151,9 +152,9 @@ def bootstrap_cost(n: int, M: int, n_boot: int) -> tuple[int, int]:
     """(steps, bytes) of the prompt bootstrap of :func:`noise.decomposition` on n prompts and M
     policies, the same whatever the output mode: a step is one resampled prompt (n per
     resample); the resampled columns are 7 per-prompt terms, the M member rates and the 2 x 8 M
-    split-draw rates of the best member's partner (:data:`noise._BEST_SPLITS`), one float each
+    split-draw rates of the best member's partner (:data:`noise.intervals._BEST_SPLITS`), one float each
     per resample, and the statistics built from them hold about four such arrays at once."""
-    cols = 7 + M + 2 * noise._BEST_SPLITS * M
+    cols = 7 + M + 2 * _BEST_SPLITS * M
     steps = int(n_boot) * int(n)
     bytes_ = int(n_boot) * cols * 8 * 4 + min(256, int(n_boot)) * int(n) * 8 * 2
     return steps, bytes_
@@ -169,7 +170,7 @@ def run(args) -> int:
     if args.baseline not in ("best", "best-single"):
         baseline = _as_baseline(_read_values(args.baseline), args.baseline_kind, pool.policy_names, pool.n_prompts)
         label = args.baseline
-    common = dict(form=args.form, n_boot=args.n_boot, seed=args.seed, level=args.level)
+    common = dict(form=args.form, n_boot=args.n_boot, seed=args.seed, level=1.0 - args.alpha)
     dec = noise.decomposition(pool, baseline=baseline, split=args.split, checks=not args.no_checks, n_perm=args.n_perm, **common)
     frame = dec.frame()
     if not args.json:
@@ -195,7 +196,7 @@ def run(args) -> int:
         "k_sweep": {s: noise.k_sweep(pool, subsets=s, seed=args.seed, baseline=baseline, form=args.form).to_dict(orient="records")
                     for s in ("random", "first")},
         "pool_size_sweep": noise.pool_size_sweep(pool, seed=args.seed, form=args.form).to_dict(orient="records"),
-        "best_of_k": noise.best_of_k_check(pool, n_boot=args.n_boot, seed=args.seed, level=args.level, form=args.form).frame().to_dict(orient="records"),
+        "best_of_k": noise.best_of_k_check(pool, n_boot=args.n_boot, seed=args.seed, level=1.0 - args.alpha, form=args.form).frame().to_dict(orient="records"),
     }
     if dec.assumptions is not None:
         payload["assumptions"] = dec.assumptions.to_dict()
