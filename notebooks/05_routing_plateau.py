@@ -858,39 +858,32 @@ R.show_lines(lines)
 # %% [markdown]
 # ## Exercises
 #
-# 1. **A stricter coverage threshold.** *(about 15 min in class)*
-#    Predict how the opportunity $G_b$ and the best router's
-#    gain on RouterDC's GSM8K test counts move when a prompt needs eight of ten samples right
-#    ($\tau = 0.8$) instead of five. Then rerun with `-p TAU_K10 0.8`.
-# 2. **Pen and paper: the routing identity.** *(about 15 min in class)*
-#    Show that for any router $r$ at one threshold
-#    $C_{\mathrm{orac}} - C_r = D\,e_D$, hence that $r$ beats the best member exactly when
-#    $e_D < L/D$. Check it with the numbers of the embedding 15-NN router on the simulated
-#    $k = 8$ pool.
-# 3. **A larger predeclared family.** *(about 10 min in class)*
-#    Predict what happens to the interval for $G_\Pi$ when
-#    $\Pi$ holds every fitted router instead of three, on the simulated pool with planted
-#    specialists.
-# 4. **The share against the best committed router.** *(about 10 min in class)*
-#    What is the noise share against a
-#    router that scores exactly $O_{\mathrm{repro}}$? Compute it on MATH-500 with the in-sample
-#    per-prompt maximiser as baseline.
+# 1. **A stricter coverage threshold.**
+#    Predict how the opportunity $G_b$ and the best router's gain on RouterDC's GSM8K test counts
+#    move when a prompt needs eight of ten samples right ($\tau = 0.8$) instead of five. Then
+#    rerun with `-p TAU_K10 0.8`.
 
 # %%
-ex_fams = ["embed_knn", "tfidf_knn", "multi_logreg"]
-if "routerdc-gsm8k-test" in pools:
-    g8 = pools["routerdc-gsm8k-test"]
-    ex = {t: evaluate_routers(g8, ex_fams, tau=t, split="half", seed=SEED,
-                              inputs=inputs["routerdc-gsm8k-test"], n_boot=300)
-          for t in sorted({TAU_K10, 0.8})}
-    row = {t: PL.plateau_table({"g": r}).iloc[0] for t, r in ex.items()}
-    R.solution("1. {body}",
+if "routerdc-gsm8k-test" in comps:  # the main line's evaluation at TAU_K10, the same call at 0.8
+    g8 = "routerdc-gsm8k-test"
+    ex = {TAU_K10: comps[g8]} | {t: evaluate_routers(
+        pools[g8], None, tau=t, split="half", seed=SEED, inputs=inputs[g8], cost=costs[g8],
+        n_boot=N_BOOT, alpha=ALPHA, params=PARAMS) for t in (0.5, 0.8) if t != TAU_K10}
+    row = {t: PL.plateau_table({"g": ex[t]}).iloc[0] for t in sorted(ex)}
+    R.solution("1. {body} Every family of the main line is fitted at each threshold.",
                body=" ".join(R.md("At $\\tau = {t:g}$ the frozen member covers {b}, the oracle "
-                                  "{o}, so $G_b = {g}$; the best of three routers gains {gain:+}.",
-                                  t=t, b=r["baseline"], o=r["oracle"], g=r["G_b"], gain=r["gain"])
+                                  "{o}, so $G_b = {g}$; the best router ({f}) gains {gain:+}.",
+                                  t=t, b=r["baseline"], o=r["oracle"], g=r["G_b"],
+                                  f=family_label(r["best_router"]), gain=r["gain"])
                              for t, r in row.items()))
 else:
     R.solution("1. The RouterDC counts are absent on this run; the solution needs them.")
+
+# %% [markdown]
+# 2. **Pen and paper: the routing identity.**
+#    Show that for any router $r$ at one threshold $C_{\mathrm{orac}} - C_r = D\,e_D$, hence that
+#    $r$ beats the best member exactly when $e_D < L/D$. Check it with the numbers of the
+#    embedding 15-NN router on the simulated $k = 8$ pool.
 
 # %%
 e8 = sim8_res.evaluation("embed_knn")
@@ -903,6 +896,11 @@ R.solution("2. $C_{{\\mathrm{{orac}}}} - C_r$ counts the prompts where some memb
            "best member ({gb:+}; residual of the identity {res:.1e}).",
            D=e8.D, e=e8.e_D, De=e8.D * e8.e_D, L=e8.L, g=e8.L - e8.D * e8.e_D, gb=e8.gain_best,
            res=e8.identity_residual)
+
+# %% [markdown]
+# 3. **A larger predeclared family.**
+#    Predict what happens to the interval for $G_\Pi$ when $\Pi$ holds every fitted router instead
+#    of three, on the simulated pool with planted specialists.
 
 # %%
 c3, call = PL.certificate(sim_res, sim.pool, PL.PAPER_FAMILY), PL.certificate(sim_res, sim.pool,
@@ -919,6 +917,11 @@ R.solution("3. The budget per family member is $\\alpha/(3\\lvert\\Pi\\rvert)$, 
            b=iv(call.G_estimate, call.G_lo, call.G_hi),
            w=R.compare(call.G_lo, c3.G_lo, more="rises here", less="falls",
                        same="stays where it was"))
+
+# %% [markdown]
+# 4. **The share against the best committed router.**
+#    What is the noise share against a router that scores exactly $O_{\mathrm{repro}}$? Compute it
+#    on MATH-500 with the in-sample per-prompt maximiser as baseline.
 
 # %%
 if "math500" in tensors:
