@@ -119,7 +119,7 @@ def comparison():
 
 
 def test_router_evaluation_is_built_on_intervals(comparison):
-    from oraclegap.deploy.evaluate import _FRAME_COLUMNS
+    from oraclegap.deploy.evaluate.results import _FRAME_COLUMNS
 
     for ev in comparison.evaluations.values():
         for name, iv in ev.intervals().items():
@@ -144,3 +144,13 @@ def test_router_evaluation_is_built_on_intervals(comparison):
 def test_field_summary_is_the_old_summary(comparison):
     pd.testing.assert_frame_equal(comparison.field_summary(), comparison.summary())
     assert {"gain_at_b", "gap_at_o_lo"} <= set(comparison.field_summary().columns)
+
+
+def test_small_numeric_arrays_show_their_values_large_ones_their_shape():
+    from oraclegap._result import SHOWN_VALUES, short_value
+
+    assert short_value(np.array([0.5, 0.25])) == "[0.5, 0.25]"
+    assert short_value(np.array([[1, 2], [3, 4]])) == "[[1, 2], [3, 4]]"
+    big = np.zeros(SHOWN_VALUES + 1)
+    assert short_value(big) == f"array({SHOWN_VALUES + 1},) float64"
+    assert short_value(np.array(["a", "b"])).startswith("array(")  # text arrays stay shapes

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Interval", "Result", "MAX_LINES", "short_value"]
+__all__ = ["Interval", "Result", "MAX_LINES", "SHOWN_VALUES", "short_value"]
 
 #: A result's repr never runs longer than this many lines (field lines plus the two frame lines).
 MAX_LINES = 24
@@ -94,9 +94,20 @@ class Interval:
         return self._short()
 
 
+#: Numeric arrays with at most this many entries show their values, larger ones their shape.
+SHOWN_VALUES = 12
+
+
+def _array_values(v: np.ndarray) -> str:
+    if v.ndim == 2:
+        return "[" + ", ".join(_array_values(row) for row in v) + "]"
+    return "[" + ", ".join(_num(x) for x in v.tolist()) + "]"
+
+
 def short_value(v: Any) -> str:
     """A one-line description of a field value: numbers to four significant digits, intervals as
-    ``value [lo, hi]``, arrays and tables as their shapes, containers as their sizes."""
+    ``value [lo, hi]``, small numeric arrays (at most :data:`SHOWN_VALUES` entries) as their
+    values and larger arrays and tables as their shapes, containers as their sizes."""
     if isinstance(v, Interval):
         return v._short()
     if v is None or isinstance(v, (bool, np.bool_)):
@@ -106,6 +117,8 @@ def short_value(v: Any) -> str:
     if isinstance(v, str):
         return repr(v if len(v) <= 60 else v[:57] + "...")
     if isinstance(v, np.ndarray):
+        if v.size <= SHOWN_VALUES and v.ndim <= 2 and v.dtype.kind in "biuf":
+            return _array_values(v)
         return f"array{tuple(v.shape)} {v.dtype}"
     kind = type(v).__name__
     if kind == "DataFrame":
