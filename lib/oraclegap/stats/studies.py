@@ -37,9 +37,9 @@ from .coverage import as_counts
 from .nulls.tables import _PresetKeys
 from .simulate import Simulated, effect_generator, population_L
 
-__all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power", "sweep", "rate_interval",
-           "compare_rates", "OutcomePopulation", "mixture_population", "gap_coverage", "exact_gap_coverage",
-           "family_coverage", "signal_coverage"]
+__all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power", "sweep",
+           "rate_interval", "compare_rates", "OutcomePopulation", "mixture_population", "gap_coverage",
+           "exact_gap_coverage", "family_coverage", "signal_coverage"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

@@ -13,9 +13,8 @@ import pandas as pd
 
 from ..._result import Result
 from ..._validate import as_bool_array, check_alpha
-from ...pool import Pool
 from .binomial import _cp
-from .outcomes import _as_outcomes, _names, _policy_outcomes
+from .outcomes import _outcomes_named, _policy_outcomes
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -87,11 +86,8 @@ def family_certificate(
     H_Pi in [max(0, L_q - max_pi U_pi), min(1, U_q - max_pi L_pi)].
     """
     alpha = check_alpha(alpha)
-    if isinstance(R, Pool) and model_names is None:
-        model_names = R.policy_names
-    X = _as_outcomes(R)
+    X, mnames = _outcomes_named(R, model_names)
     n, K = X.shape
-    mnames = _names(model_names, K, "model_names", "m")
     S1, n1 = _policy_outcomes(X, choices, policy_names if not isinstance(choices, Mapping) else None)
     Y = np.asarray(X.any(axis=1))
     if policy_outcomes is not None:

@@ -13,8 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..._result import Result
-from ...pool import Pool
-from .outcomes import _as_outcomes, _names, _policy_outcomes, _signal_codes
+from .outcomes import _outcomes_named, _policy_outcomes, _signal_codes
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -65,11 +64,8 @@ class OpportunityLadder(Result):
 
 def opportunity_ladder(R, choices=None, signal=None, *, model_names=None, policy_names=None) -> OpportunityLadder:
     """The opportunity ladder from test outcomes ``R`` bool[n, K], router ``choices`` and a finite ``signal``."""
-    if isinstance(R, Pool) and model_names is None:
-        model_names = R.policy_names
-    X = _as_outcomes(R)
+    X, mnames = _outcomes_named(R, model_names)
     n, K = X.shape
-    mnames = _names(model_names, K, "model_names", "m")
     S1, n1 = _policy_outcomes(X, choices, policy_names if not isinstance(choices, Mapping) else None)
     S = np.concatenate([X, S1], axis=1)
     names = mnames + list(n1)

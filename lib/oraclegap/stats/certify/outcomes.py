@@ -55,6 +55,15 @@ def _names(names, size: int, arg: str, prefix: str) -> list[str]:
     return names
 
 
+def _outcomes_named(R, model_names) -> tuple[np.ndarray, list[str]]:
+    """The outcomes bool[n, K] of ``R`` (a 0/1 matrix or a k = 1 Pool) and the K model names:
+    ``model_names``, else a Pool's policy names, else m0, m1, ..."""
+    if isinstance(R, Pool) and model_names is None:
+        model_names = R.policy_names
+    X = _as_outcomes(R)
+    return X, _names(model_names, X.shape[1], "model_names", "m")
+
+
 def _check_binary_vector(x, name: str, n: int | None = None) -> np.ndarray:
     a = as_bool_array(np.asarray(x), name, ndim=1)
     if a.size == 0:

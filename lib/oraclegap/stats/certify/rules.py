@@ -14,10 +14,9 @@ import pandas as pd
 
 from ..._result import Result
 from ..._validate import check_alpha
-from ...pool import Pool
 from .family import FamilyCertificate, family_certificate
 from .ladder import OpportunityLadder, opportunity_ladder
-from .outcomes import _as_outcomes, _names
+from .outcomes import _outcomes_named
 from .paired import paired_family, rescue_loss
 from .signal import finite_signal_certificate, fit_cell_rule
 
@@ -68,11 +67,8 @@ def signal_rule_audit(
     :func:`length_bins`, :func:`frozen_text_clusters`); ``fit``: bool[n], True = calibration.
     """
     alpha = check_alpha(alpha)
-    if isinstance(R, Pool) and model_names is None:
-        model_names = R.policy_names
-    X = _as_outcomes(R)
+    X, mnames = _outcomes_named(R, model_names)
     n, K = X.shape
-    mnames = _names(model_names, K, "model_names", "m")
     f = np.asarray(fit)
     if f.dtype != bool or f.shape != (n,):
         raise ValueError(f"fit must be a bool mask of length n={n}")

@@ -14,9 +14,8 @@ import pandas as pd
 
 from ..._result import Result
 from ..._validate import as_rng, check_alpha, check_int, check_prob
-from ...pool import Pool
 from .binomial import _cp
-from .outcomes import _as_outcomes, _names, _signal_codes
+from .outcomes import _as_outcomes, _outcomes_named, _signal_codes
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -87,11 +86,8 @@ def finite_signal_certificate(
     """
     alpha = check_alpha(alpha)
     cell_share = check_prob(cell_share, "cell_share", open_low=True, open_high=True)
-    if isinstance(R, Pool) and model_names is None:
-        model_names = R.policy_names
-    X = _as_outcomes(R)
+    X, mnames = _outcomes_named(R, model_names)
     n, K = X.shape
-    mnames = _names(model_names, K, "model_names", "m")
     codes, levels = _signal_codes(signal, n, levels)
     J = len(levels)
     onehot = np.zeros((n, J), dtype=np.int64)

@@ -111,11 +111,24 @@ from .diagnostics import (  # noqa: F401
     warm_up,
 )
 from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROPOSALS, NullCost
-from .margin_null import ChainSample, ExactMarginLaw, effective_sample_size, exact_margin_law, margin_chain
+from .margin_null import (
+    ChainSample,
+    ExactMarginLaw,
+    effective_sample_size,
+    exact_margin_law,
+    margin_chain,
+)
 from .redeal_null import redeal
 from .results import ChainDiagnostics, NullTest, NullTests, SkippedTest, tests_frame
 from .run import ALIGNMENT_NOTE, alignment_note, degenerate_tests, null_cost, null_tests
-from .tables import NULLS, STATISTICS, TableStatistics, _prepare, degenerate_prompts, table_statistics  # noqa: F401
+from .tables import (  # noqa: F401
+    NULLS,
+    STATISTICS,
+    TableStatistics,
+    _prepare,
+    degenerate_prompts,
+    table_statistics,
+)
 
 __all__ = [
     "STATISTICS",

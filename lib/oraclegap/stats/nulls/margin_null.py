@@ -25,7 +25,13 @@ from ._kernels import (
     run_block_chains,
     run_block_chains_parallel,
 )
-from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROPOSALS, NullCost, _check_table_bytes, _progress_bar
+from .limits import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_PROPOSALS,
+    NullCost,
+    _check_table_bytes,
+    _progress_bar,
+)
 from .results import _TOL
 from .tables import (
     _check_choice,
@@ -53,7 +59,8 @@ def _default_steps(n: int, M: int, burn_in, thin) -> tuple[int, int]:
     return b, t
 
 
-def _margin_cost(prep: _Prepared, n_draws: int, burn: int, thin: int, n_chains: int) -> tuple[int, int]:
+def _margin_cost(prep: _Prepared, n_draws: int, burn: int, thin: int,
+                 n_chains: int) -> tuple[int, int]:
     """(proposals, bytes) of ``n_draws`` tables from ``n_chains`` chains: the chains' proposals,
     the statistics of every draw and the chains' states. Nothing runs with fewer than two
     movable prompts."""

@@ -28,7 +28,8 @@ class NullTest(Result):
 
     ``statistic_name`` names the statistic (one of :data:`~oraclegap.stats.nulls.STATISTICS`, or a
     diagnostic's name such as ``rise_L_2_to_5``), ``observed`` is its value on the data and
-    ``draws`` its values under the reference law ``null``. ``mean`` is the null mean, ``band`` the 5th-95th percentile range of the draws (where 90% of
+    ``draws`` its values under the reference law ``null``. ``mean`` is the null mean, ``band``
+    the 5th-95th percentile range of the draws (where 90% of
     randomised statistics fall; not an interval for a population quantity), ``p`` the upper-tail
     fraction of draws >= observed (``p_convention="plus-one"``: (1 + #)/(1 + B)), ``p_lower`` the
     fraction <= observed, ``excess`` = observed - mean. ``tau`` is NaN for threshold-free
@@ -238,8 +239,8 @@ class NullTests(Result):
         out = pd.DataFrame([{"statistic": s_, "tau": t_, "observed": obs[(s_, t_)]} for s_, t_ in order])
         nulls_seen = list(dict.fromkeys([t.null for t in self.tests] + [t.null for t in self.skipped]))
         for null in nulls_seen:
-            vals = {(t.statistic_name, -1.0 if math.isnan(t.tau) else t.tau): [getattr(t, c) for c in cols]
-                    for t in self.tests if t.null == null}
+            vals = {(t.statistic_name, -1.0 if math.isnan(t.tau) else t.tau):
+                    [getattr(t, c) for c in cols] for t in self.tests if t.null == null}
             arr = np.array([vals.get(key, [np.nan] * len(cols)) for key in order], dtype=float)
             for i, c in enumerate(cols):
                 out[f"{null}_{c}"] = arr[:, i]
@@ -275,8 +276,9 @@ class NullTests(Result):
                 "ess": {f"{s}" + ("" if math.isnan(tt) else f"@{tau_key(tt)}"): e for (s, tt), e in ch.ess.items()},
             }
         if self.skipped:
-            out["skipped"] = [{"statistic": t.statistic_name, "tau": None if math.isnan(t.tau) else t.tau, "null": t.null,
-                               "reason": t.reason, "instead": t.instead} for t in self.skipped]
+            out["skipped"] = [{"statistic": t.statistic_name, "tau": None if math.isnan(t.tau) else t.tau,
+                               "null": t.null, "reason": t.reason, "instead": t.instead}
+                              for t in self.skipped]
         if self.notes:
             out["notes"] = list(self.notes)
         out["pool"] = {"n_prompts": self.n_prompts, "n_policies": self.n_policies, "k": self.k, "n_degenerate": self.n_degenerate}
@@ -304,8 +306,9 @@ class SkippedTest(Result):
         return f"{self.statistic_name}{t} [{self.null}]"
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"statistic": self.statistic_name, "tau": self.tau, "null": self.null, "observed": self.observed,
-                              "skipped": self.short, "reason": self.reason, "instead": self.instead}])
+        return pd.DataFrame([{"statistic": self.statistic_name, "tau": self.tau, "null": self.null,
+                              "observed": self.observed, "skipped": self.short, "reason": self.reason,
+                              "instead": self.instead}])
 
     def to_dict(self) -> dict:
         return {"skipped": True, "reason": self.reason, "instead": self.instead}

@@ -125,7 +125,8 @@ def _cost(prep: _Prepared, nulls, n_tests: int, skip: dict, statistics, n_draws:
     per_null = {nl: any((st, tau, nl) not in skip for st in statistics
                         for tau in ([None] if st == "pass1" else [float(t) for t in prep.taus]))
                 for nl in nulls}
-    proposals, margin_bytes = _margin_cost(prep, n_draws, burn, thin, n_chains) if per_null.get("margin") else (0, 0)
+    proposals, margin_bytes = (_margin_cost(prep, n_draws, burn, thin, n_chains)
+                               if per_null.get("margin") else (0, 0))
     redeal_cells, redeal_bytes = _redeal_cost(prep, n_draws) if per_null.get("redeal") else (0, 0)
     bytes_ = margin_bytes + redeal_bytes
     bytes_ += n_tests * n_draws * 8 * 2  # each test keeps its draws (and a copy while it is built)

@@ -1,8 +1,8 @@
 """Count tables for the nulls of :mod:`oraclegap.stats.nulls`: the statistics they test
 (:data:`STATISTICS`) and the reference laws (:data:`NULLS`), input preparation (a pool, verdicts or
-counts to the count table with its movable prompts and the success counts each threshold needs), the
-two random-stream keys a seed gives, the statistics of many tables at once (:func:`table_statistics`)
-and the prompts no null can move (:func:`degenerate_prompts`).
+counts to the count table with its movable prompts and the success counts each threshold needs),
+the two random-stream keys a seed gives, the statistics of many tables at once
+(:func:`table_statistics`) and the prompts no null can move (:func:`degenerate_prompts`).
 """
 
 from __future__ import annotations
@@ -97,19 +97,24 @@ def _stat_columns(statistic: str, T: int):
     return [3 * T] if statistic == "pass1" else [i * T + t for t in range(T)]
 
 
-def _check_statistics(statistics) -> tuple[str, ...]:
-    if isinstance(statistics, str):
-        statistics = (statistics,)
+def _check_subset(values, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """``values`` (one name or several) as a tuple: a non-empty subset of ``allowed`` without
+    repeats, or an error naming ``name``."""
+    if isinstance(values, str):
+        values = (values,)
     try:
-        out = tuple(statistics)
+        out = tuple(values)
     except TypeError:
-        raise TypeError(f"statistics must be a subset of {STATISTICS}, got {statistics!r}") from None
-    bad = [s for s in out if s not in STATISTICS]
-    if bad or not out:
-        raise ValueError(f"statistics must be a non-empty subset of {STATISTICS}, got {statistics!r}")
+        raise TypeError(f"{name} must be a subset of {allowed}, got {values!r}") from None
+    if not out or any(v not in allowed for v in out):
+        raise ValueError(f"{name} must be a non-empty subset of {allowed}, got {values!r}")
     if len(set(out)) != len(out):
-        raise ValueError(f"statistics repeats an entry: {statistics!r}")
+        raise ValueError(f"{name} repeats an entry: {values!r}")
     return out
+
+
+def _check_statistics(statistics) -> tuple[str, ...]:
+    return _check_subset(statistics, "statistics", STATISTICS)
 
 
 def _check_choice(value, name: str, choices) -> str:
@@ -119,17 +124,7 @@ def _check_choice(value, name: str, choices) -> str:
 
 
 def _check_nulls(nulls) -> tuple[str, ...]:
-    if isinstance(nulls, str):
-        nulls = (nulls,)
-    try:
-        nulls = tuple(nulls)
-    except TypeError:
-        raise TypeError(f"nulls must be a subset of {NULLS}, got {nulls!r}") from None
-    if not nulls or any(nl not in NULLS for nl in nulls):
-        raise ValueError(f"nulls must be a non-empty subset of {NULLS}, got {nulls!r}")
-    if len(set(nulls)) != len(nulls):
-        raise ValueError(f"nulls repeats an entry: {nulls!r}")
-    return nulls
+    return _check_subset(nulls, "nulls", NULLS)
 
 
 # ============================================================================ statistics of tables
