@@ -84,6 +84,10 @@ EMBED = "cached"
 ROUTER_POOLS = ["routerbench-all", "llmrouter-routeprofile", "llmrouter-dcrouter",
                 "routerdc-k1-all"]
 ROUTER_FOLDS = 10  # folds per real pool for router gain
+# exercise 2's fixed anchor on the simulated pool: "weakest" or "strongest" (by observed
+# accuracy), or a model index from 0 to M_SIM - 1
+EXERCISE_ANCHOR = "weakest"
+WORST_SCALES = [1, 2, 4, 8, 16]  # exercise 3: weights of the worst case's grid (whole numbers)
 
 # %%
 import time
@@ -91,7 +95,7 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from oraclegap import datasets
 from oraclegap.deploy import compose as C
@@ -104,6 +108,7 @@ from oraclegap.report import (
     placeholder_figure,
     show_lines,
     show_md,
+    solution,
     table,
     use_style,
 )
@@ -127,10 +132,6 @@ ROUTER_POOLS = ROUTER_POOLS[:3] if SMALL else ROUTER_POOLS
 def than(a, b, more="more than", less="less than", same="the same as", tol=1e-9):
     """The comparison word for a versus b, so sentences never state a direction by hand."""
     return more if a > b + tol else less if a < b - tol else same
-
-
-def solution(text: str) -> None:
-    display(Markdown(f'::: {{.callout-tip collapse="true"}}\n## Solution\n\n{text}\n:::'))
 
 
 # %%
@@ -1092,78 +1093,86 @@ check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 a
 # %% [markdown]
 # ## Exercises
 #
-# **1.** *(about 15 min in class)*
-# Remove the model-by-topic skill from the simulated pool (`TOPIC_SD = 0`). Predict
-# before rerunning: does greedy clear the random p95 more or less often, and does the
-# calibration ratio change?
+# 1. **Without topic skill.**
+#    Predict before reading the solution: without the model-by-topic skill (the contrast pool,
+#    `topic_sd = 0`), does greedy clear the random p95 more or less often, and does the
+#    calibration ratio change? Rerun with `-p TOPIC_SD 2` for a pool with more skill.
 
 # %%
-solution(md("Without topic skill greedy clears the random p95 at |S| = 2 in {pf:%} of folds "
-            "against "
-            "{p:%} with it, and beats {bf:%} of random pools against {b:%}; its calibration ratio "
-            "is {rf} (mean) against {r}. {why}",
-            pf=fl["folds above p95"].mean(), p=sk["folds above p95"].mean(),
-            bf=fl["random beaten"].mean(), b=sk["random beaten"].mean(),
-            rf=sim_flat.cells["ratio"].mean(), r=sim.cells["ratio"].mean(),
-            why="Removing topic skill makes greedy easier to tell from random pools: with "
-                "specialists many different pairs rescue similar amounts, so random pools come "
-                "close."
-            if fl["folds above p95"].mean() > sk["folds above p95"].mean()
-            else "Removing topic skill does not make greedy easier to tell from random pools."))
+solution("1. Without topic skill greedy clears the random p95 at |S| = 2 in {pf:%} of folds "
+         "against {p:%} with topic skill of sd {sd:g}, and beats {bf:%} of random pools against "
+         "{b:%}; its calibration ratio is {rf} (mean) against {r}. {why}",
+         pf=fl["folds above p95"].mean(), p=sk["folds above p95"].mean(), sd=TOPIC_SD,
+         bf=fl["random beaten"].mean(), b=sk["random beaten"].mean(),
+         rf=sim_flat.cells["ratio"].mean(), r=sim.cells["ratio"].mean(),
+         why="This run's pool has no topic skill either (`TOPIC_SD` is 0): both are the same "
+             "pool." if TOPIC_SD == 0 else
+             "Removing topic skill makes greedy easier to tell from random pools: with "
+             "specialists many different pairs rescue similar amounts, so random pools come "
+             "close." if fl["folds above p95"].mean() > sk["folds above p95"].mean()
+         else "Removing topic skill does not make greedy easier to tell from random pools.")
 
 # %% [markdown]
-# **2.** *(about 10 min in class)*
-# Use the *weakest* model as the anchor instead of the most accurate one. How does the
-# coverage at $|S| = 2$ change, and is greedy then easier to tell from random pools?
+# 2. **Another anchor.**
+#    Anchor the simulated pool on its *weakest* model instead of the calibration-best one (the
+#    default of `EXERCISE_ANCHOR`). How does the coverage at $|S| = 2$ change, and is greedy then
+#    easier to tell from random pools? Rerun with `-p EXERCISE_ANCHOR strongest` or a model
+#    index.
 
 # %%
-weak = int(np.argmin(world.pool.verdicts[:, :, 0].mean(axis=0)))
-sw_weak = C.pool_sweep(world.pool, anchor=weak, sizes=[1, 2, 3], n_folds=max(4, N_FOLDS // 4),
-                       n_random=N_RANDOM, seed=SEED, baselines=())
-w2 = sw_weak.summary()
+acc_obs = world.pool.verdicts[:, :, 0].mean(axis=0)
+named = {"weakest": int(np.argmin(acc_obs)), "strongest": int(np.argmax(acc_obs))}
+anchor_ex = named.get(EXERCISE_ANCHOR, EXERCISE_ANCHOR)
+if not isinstance(anchor_ex, int) or not 0 <= anchor_ex < world.pool.n_policies:
+    raise ValueError(f"EXERCISE_ANCHOR must be 'weakest', 'strongest' or a model index from 0 to "
+                     f"{world.pool.n_policies - 1}, got {EXERCISE_ANCHOR!r}")
+sw_ex = C.pool_sweep(world.pool, anchor=anchor_ex, sizes=[1, 2, 3],
+                     n_folds=max(4, N_FOLDS // 4), n_random=N_RANDOM, seed=SEED, baselines=())
+w2 = sw_ex.summary()
 w2 = w2[w2["size"] == 2]
-solution(md("With anchor {a} (observed accuracy {acc} on the sampled outcomes; true rate "
-            "{tr}) greedy covers {g} held out at |S| = 2 (best anchor: "
-            "{gb}), and clears the random p95 in {p:%} of folds (best anchor: {pb:%}): with a "
-            "weak anchor greedy is {easier} to tell from random pools.",
-            a=world.pool.policy_names[weak], acc=world.pool.verdicts[:, weak, 0].mean(),
-            tr=world.p[:, weak].mean(),
-            g=w2["greedy_test"].mean(), gb=sk["greedy"].mean(), p=w2["above_p95"].mean(),
-            pb=sk["folds above p95"].mean(),
-            easier=than(w2["above_p95"].mean(), sk["folds above p95"].mean(), "easier", "harder",
-                        "no easier")))
-
-# %% [markdown]
-# **3.** *(about 15 min in class)*
-# In the worst-case family, the private item of each greedy model decides ties. What
-# happens to the ratio as `scale` (the weight of the grid against the private items) grows?
 
 # %%
-sc = pd.DataFrame([{"scale": k,
-                    "ratio": C.greedy_worst_case(3, k)[1] / C.greedy_worst_case(3, k)[2]}
-                   for k in (1, 2, 4, 8, 16)])
-solution(md("At |S| = 3 the ratio falls from {r1} (scale 1) to {r16} (scale 16), towards "
-            "1 - (2/3)^3 "
-            "= {lim}; the private items are worth less and less. The limit itself decreases in |S| "
-            "towards 1 - 1/e = {b}, so the guarantee is tight.",
-            r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], lim=1 - (2 / 3) ** 3,
-            b=C.GREEDY_BOUND))
+solution("2. With anchor {a} (observed accuracy {acc} on the sampled outcomes; true rate {tr}) "
+         "greedy covers {g} held out at |S| = 2 (calibration-best anchor: {gb}), and clears "
+         "the random p95 in {p:%} of folds (calibration-best anchor: {pb:%}): with this anchor "
+         "greedy is {easier} to tell from random pools.",
+         a=world.pool.policy_names[anchor_ex], acc=acc_obs[anchor_ex],
+         tr=world.p[:, anchor_ex].mean(), g=w2["greedy_test"].mean(), gb=sk["greedy"].mean(),
+         p=w2["above_p95"].mean(), pb=sk["folds above p95"].mean(),
+         easier=than(w2["above_p95"].mean(), sk["folds above p95"].mean(), "easier", "harder",
+                     "no easier"))
 
 # %% [markdown]
-# **4.** *(about 10 min in class)*
-# In @fig-compose-budget, where does plain cost-benefit greedy (no partial enumeration)
-# lose to the knapsack optimum, and why can enumeration of small seeds repair it?
+# 3. **A heavier grid.**
+#    In the worst-case family, the private item of each greedy model decides ties. What happens
+#    to the ratio as `scale` (the weight of the grid against the private items) grows? Rerun with
+#    `-p WORST_SCALES "[1, 1000]"`.
+
+# %%
+sc = pd.DataFrame([{"scale": k, "ratio": (lambda w: w[1] / w[2])(C.greedy_worst_case(3, k))}
+                   for k in sorted(WORST_SCALES)])
+solution("3. At |S| = 3 the ratio {moves} from {r1} (scale {s1}) to {r16} (scale {s16}), towards "
+         "1 - (2/3)^3 = {lim}; the private items are worth less and less. The limit itself "
+         "decreases in |S| towards 1 - 1/e = {b}, so the guarantee is tight.",
+         r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], s1=sc["scale"].iloc[0],
+         s16=sc["scale"].iloc[-1], lim=1 - (2 / 3) ** 3, b=C.GREEDY_BOUND,
+         moves=than(sc["ratio"].iloc[-1], sc["ratio"].iloc[0], "rises", "falls", "stays"))
+
+# %% [markdown]
+# 4. **Cost-benefit greedy under a budget.**
+#    In @fig-compose-budget, where does plain cost-benefit greedy (no partial enumeration) lose to
+#    the knapsack optimum, and why can enumeration of small seeds repair it?
 
 # %%
 p0 = curve[curve["method"] == "cost-benefit greedy (partial=0)"].set_index("budget")["fit"]
 gap = (knap - p0)[lambda x: x > 1e-12]
-solution(md("Plain cost-benefit greedy falls short of the optimum at {k} of {n} budgets{where}. A "
-            "cheap model with a good gain per unit cost can use up budget that one expensive, "
-            "highly complementary model would have used better; starting from every feasible set "
-            "of three models lets the expensive choice be tried explicitly.",
-            k=len(gap), n=len(knap),
-            where=md(" (largest shortfall {g} at B = {b})", g=gap.max(), b=gap.idxmax()) if len(gap)
-            else ""))
+solution("4. Plain cost-benefit greedy falls short of the optimum at {k} of {n} budgets{where}. "
+         "A cheap model with a good gain per unit cost can use up budget that one expensive, "
+         "highly complementary model would have used better; starting from every feasible set "
+         "of three models lets the expensive choice be tried explicitly.",
+         k=len(gap), n=len(knap),
+         where=md(" (largest shortfall {g} at B = {b})", g=gap.max(), b=gap.idxmax()) if len(gap)
+         else "")
 
 # %% [markdown]
 # ## Appendix: stability and the large case {#sec-compose-appendix}
