@@ -48,7 +48,8 @@ N_AGREE = 200  # index shuffles in the draw-alignment check
 CV_FOLDS = 5  # folds of the cross-fitting on validation that chooses the router family
 N_FP_POOLS = 100  # null datasets per null for the false-positive rates
 N_STUDY_DRAWS = 400  # null draws per test in the simulation studies
-N_POWER_REPS = 24  # replicates per setting in the power and planting studies
+# replicates per setting in the power and planting studies (None: 24, or 6 with SMALL)
+N_POWER_REPS = None
 N_A3_REPS = 20  # replicates per setting in the excess-versus-truth study
 N_A4_REPS = 16  # replicates per setting in the link-sensitivity study
 N_PLAN_REPS = 40  # replicates per grid point of the power planner
@@ -86,7 +87,8 @@ R.use_style()
 if SMALL:
     N_DRAWS, N_SPLITS, N_BOOT, N_BOOT_DRAWS, N_CHECK_REPS = 400, 40, 60, 40, 40
     N_RULE_BOOT, N_SUBSAMPLES, N_AGREE, CV_FOLDS = 300, 40, 40, 3
-    N_FP_POOLS, N_STUDY_DRAWS, N_POWER_REPS, N_A3_REPS, N_A4_REPS, N_PLAN_REPS = 30, 100, 6, 5, 5, 8
+    N_FP_POOLS, N_STUDY_DRAWS, N_A3_REPS, N_A4_REPS, N_PLAN_REPS = 30, 100, 5, 5, 8
+N_POWER_REPS = N_POWER_REPS or (6 if SMALL else 24)  # a value given on the command line is kept
 rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
 # the lab's own facts (validation twin, base, soup, replications) exist only for the lab pool
 LAB = not POOL
@@ -1242,32 +1244,29 @@ R.show_lines(take, sep="")
 # %% [markdown]
 # ## Exercises
 #
-# 1. **A smaller pool.** *(about 10 min in class)*
-#    Predict whether the re-deal null mean of $L(0.10)$ is larger for three
-#    members or for all of them, then read it off the pool-size curve (`gt.sizes.null_L`) or
-#    rerun with `-p M 3`.
-# 2. **Pen and paper: a constant statistic.** *(about 10 min in class)*
-#    For which thresholds $\tau$ is the
-#    oracle-minus-mixture statistic constant under the re-deal null when $k = 16$ and $M = 5$?
-# 3. **Shared random numbers.** *(about 15 min in class)*
-#    Two members with the same rate $p$ on a prompt draw their
-#    responses with the same random number per draw index, so that their $j$-th responses are
-#    equal. Predict their matched agreement and its shuffled value, then compare with what
-#    `nulls.draw_alignment` gives on a pool made of two copies of one member.
-# 4. **A stricter false-discovery rate.** *(about 10 min in class)*
-#    Predict whether lowering the false-discovery rate from $\alpha = 0.05$ to $\alpha = 0.01$
-#    removes most of the discoveries counted in @tbl-bh or only a few. Then rerun
-#    `multiplicity.benjamini_hochberg` on the same tests (the `members` list) with `alpha=0.01`.
+# 1. **A smaller pool.**
+#    Predict whether the re-deal null mean of $L(0.10)$ is larger for three members or for all of
+#    them, then read it off the pool-size curve (`gt.sizes.null_L`) or rerun with `-p M 3`.
 
 # %%
 sizes = list(gt.sizes.sizes)
-R.solution("1. The re-deal mean of $L(0.10)$ is {a} with {m3} members and {b} with {mM}: every "
-           "added member gives the oracle one more noisy estimate to pick from, so the null gap "
-           "{w} with pool size. (The pool-size study draws its own re-deal samples, so its value "
-           "with all {mM} members can differ in the last digit from the Table 1 run's.)",
-           a=gt.sizes.null_L[1, sizes.index(min(3, M))], m3=min(3, M), b=gt.sizes.null_L[1, -1],
-           mM=M, w=R.compare(gt.sizes.null_L[1, -1], gt.sizes.null_L[1, sizes.index(min(3, M))],
-                             more="grows", less="shrinks", same="stays"))
+j10 = int(np.argmin(np.abs(np.asarray(gt.sizes.taus) - 0.10)))  # the curve's row nearest 0.10
+m_few = 3 if M > 3 else sizes[0]  # three members, or the curve's smallest pool when M <= 3
+few, full = gt.sizes.null_L[j10, sizes.index(m_few)], gt.sizes.null_L[j10, -1]
+R.solution("1. The re-deal mean of $L({t:.2f})$ is {a} with {m3} members and {b} with all {mM} of "
+           "this run: every added member gives the oracle one more noisy estimate to pick from, "
+           "so the null gap {w} with pool size. (The pool-size study draws its own re-deal "
+           "samples, so its value with all {mM} members can differ in the last digit from the "
+           "Table 1 run's.)",
+           t=gt.sizes.taus[j10], a=few, m3=m_few, b=full, mM=M,
+           w=R.compare(full, few, more="grows", less="shrinks", same="stays"))
+
+# %% [markdown]
+# 2. **Pen and paper: a constant statistic.**
+#    For which thresholds $\tau$ is the oracle-minus-mixture statistic constant under the re-deal
+#    null when $k = 16$ and $M = 5$?
+
+# %%
 t_const = [t for t in np.round(np.linspace(0.01, 0.5, 50), 2) if cov.need(t, 16) == 1]
 R.solution("2. The mixture's count rule always depends on the prompt total alone; the oracle's "
            "does exactly when one success suffices, $\\lceil \\tau k \\rceil = 1$, i.e. $\\tau "
@@ -1275,6 +1274,13 @@ R.solution("2. The mixture's count rule always depends on the prompt total alone
            "this chapter's thresholds that is {q}.",
            inv=1 / 16, lo=t_const[0], hi=t_const[-1],
            q=", ".join(f"$\\tau = {t:g}$" for t in TAUS if cov.need(t, 16) == 1) or "none")
+
+# %% [markdown]
+# 3. **Shared random numbers.**
+#    Two members with the same rate $p$ on a prompt draw their responses with the same random
+#    number per draw index, so that their $j$-th responses are equal. Predict their matched
+#    agreement and its shuffled value, then compare with what `nulls.draw_alignment` gives on a
+#    pool made of two copies of one member.
 
 # %%
 # two copies of one member: equal responses at every index
@@ -1289,6 +1295,12 @@ R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} 
            "or 1 on some prompts raise the average.)",
            o=tw.test.observed, e=tw.expected, m=who(seed_pool.policy_names[0]),
            pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
+
+# %% [markdown]
+# 4. **A stricter false-discovery rate.**
+#    Predict whether lowering the false-discovery rate from $\alpha = 0.05$ to $\alpha = 0.01$
+#    removes most of the discoveries counted in @tbl-bh or only a few. Then rerun
+#    `multiplicity.benjamini_hochberg` on the same tests (the `members` list) with `alpha=0.01`.
 
 # %%
 bh01 = multiplicity.benjamini_hochberg([t for _, t in members], alpha=0.01)
