@@ -72,7 +72,8 @@ SEED = 0
 ALPHA = 0.05  # intervals have confidence 1 - ALPHA; tests level ALPHA
 N_BOOT = 1000  # prompt-bootstrap resamples per router evaluation
 TAU_K10 = 0.5  # coverage threshold for the RouterDC counts of ten samples
-MAX_PROMPTS = None  # subsample every real pool to at most this many prompts (None: all)
+# subsample every real pool to at most this many prompts (None: all; SMALL: at most 400)
+MAX_PROMPTS = None
 # compute MiniLM embeddings from scratch only for pools this small (else cached or TF-IDF + SVD)
 MINILM_LIMIT = 300
 N_SIM = 400  # prompts of the simulated pools with known truth
@@ -109,7 +110,8 @@ R.use_style()  # one plot style; SMALL shrinks resamples, pools and fits; FAST: 
 warnings.simplefilter("ignore", TqdmWarning)  # no progress widgets in a rendered page
 PARAMS = None  # full-size fits use each family's defaults
 if SMALL:
-    N_BOOT, MAX_PROMPTS, MINILM_LIMIT, N_SIM = 300, 400, 0, 300
+    N_BOOT, MINILM_LIMIT, N_SIM = 300, 0, 300
+    MAX_PROMPTS = min(MAX_PROMPTS or 400, 400)  # keeps a smaller value given on the command line
     N_STUDY_POOLS, N_DECOMP_BOOT, N_SUBSETS = 20, 500, 8
     PARAMS = {"gbr_features": {"max_iter": 30}, "mlp": {"max_iter": 80},
               "encoder_head": {"epochs": 10}, "matrix_factorization": {"max_iter": 100},
