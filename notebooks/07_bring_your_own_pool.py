@@ -71,15 +71,18 @@
 # a quick run: fewer live prompts and responses, reduced Monte Carlo sizes in every audit
 SMALL = False
 SEED = 0
-N_LIVE = 48  # lab primary test prompts sampled live (a multiple of 8: the lab's sampling chunks)
-K_LIVE = 16  # responses per prompt and adapter sampled live
+# lab primary test prompts sampled live, a multiple of 8 (the lab's sampling chunks); None: 48,
+# or 16 with SMALL
+N_LIVE = None
+K_LIVE = None  # responses per prompt and adapter sampled live (None: 16, or 8 with SMALL)
 ADAPTERS = ["primary-light-s1", "primary-light-s2"]  # two of the lab's light primary adapters
 LAB_POOL = "lab-seed-primary"  # the lab's seed pool: 240 prompts x 5 seeds x 16 responses
 LAB_K64 = "lab-primary-k64"  # the same prompts and seeds with 64 responses each
 LAB_ALIGNED = "lab-seed-primary-aligned"  # the seed pool's seeds and prompts sampled seed-aligned
 # the released MATH-500 tensors, 30 responses each (needs OG_EXTERNAL_DIR)
 REAL_POOL = "chen2026-math500"
-K_GRID = [2, 4, 8, 16, 32, 64]  # responses per prompt in the sweep
+# responses per prompt in the sweep, up to 64 (None: 2, 4, 8, 16, 32, 64; with SMALL 2, 8, 16, 64)
+K_GRID = None
 TAUS = [0.05, 0.10, 0.20, 0.30]  # the audit's thresholds (2609.32996's)
 ALPHA = 0.05
 
@@ -110,8 +113,10 @@ from oraclegap.sources import harness_fixture, open_pool
 from oraclegap.stats import nulls
 
 R.use_style()
-if SMALL:
-    N_LIVE, K_LIVE, K_GRID = 16, 8, [k for k in K_GRID if k in (2, 8, 16, 64)]
+# SMALL shrinks the sizes left at None; a value given on the command line is kept
+N_LIVE = N_LIVE or (16 if SMALL else 48)
+K_LIVE = K_LIVE or (8 if SMALL else 16)
+K_GRID = K_GRID or ([2, 8, 16, 64] if SMALL else [2, 4, 8, 16, 32, 64])
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 LAB, WORK = datasets.lab_dir(), Path(tempfile.mkdtemp(prefix="og-ch07-"))
 SETTINGS = audit.audit_settings(TAUS, ALPHA, SEED, small=SMALL)
@@ -931,19 +936,11 @@ R.show_callout("{body}", kind="tip", title="In short", body="".join(answer))
 # %% [markdown]
 # ## Exercises
 #
-# 1. **A larger useful effect.** *(about 10 min in class)*
-#    The planner plans for a population gap of the useful size
-#    at the primary threshold (`--effect`, `effect=0.05` by default). Predict how the responses per
-#    prompt it asks for on the lab's seed pool change when only a gap twice as large would be
-#    worth a router, then rerun the audit with `effect=0.1`.
-# 2. **One response per prompt.** *(about 15 min in class)*
-#    Audit only the first draw of every cell of the seed pool.
-#    Which verdict rule applies, what do the certificates say, and why can the verdict not tell
-#    single-draw luck from specialisation?
-# 3. **Reading a verdict where both nulls reject.** *(about 10 min in class)*
-#    At the largest $k$ of the sweep, at which threshold do
-#    both nulls reject, what disagreement error $e_D$ would a router need there, and did the
-#    quick router reach it?
+# 1. **A larger useful effect.**
+#    The planner plans for a population gap of the useful size at the primary threshold
+#    (`--effect`, `effect=0.05` by default). Predict how the responses per prompt it asks for on
+#    the lab's seed pool change when only a gap twice as large would be worth a router, then
+#    rerun the audit with `effect=0.1`.
 
 # %%
 ex1 = audit.run_audit(lab_pool, TAUS, ALPHA, SEED, small=SMALL, effect=0.1)
@@ -974,6 +971,12 @@ R.solution("1. A larger effect is easier to detect, so the prediction is fewer r
                          same="the same grid point (the grid doubles k, so a smaller need can "
                               "round to the same value)"))
 
+# %% [markdown]
+# 2. **One response per prompt.**
+#    Audit only the first draw of every cell of the seed pool. Which verdict rule applies, what
+#    do the certificates say, and why can the verdict not tell single-draw luck from
+#    specialisation?
+
 # %%
 ex2 = audit.run_audit(lab_pool.draws([0]), TAUS, ALPHA, SEED, small=True)
 c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
@@ -991,6 +994,11 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the ce
            f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"], cal=cal_note,
            c=ex2.verdict.code, step=latex(next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
                                                "collect k >= 2 responses per prompt.")))
+
+# %% [markdown]
+# 3. **Reading a verdict where both nulls reject.**
+#    At the largest $k$ of the sweep, at which threshold do both nulls reject, what disagreement
+#    error $e_D$ would a router need there, and did the quick router reach it?
 
 # %%
 top = sweep_res[max(sweep_res)].numbers
