@@ -4,16 +4,16 @@ loop over resamples.
 Both resample the per-prompt columns that :func:`oraclegap.stats.noise.decomposition` resamples
 (O_exp, plug-in and LOO O_repro, the independence form, the Frechet upper bound, every member's
 rate and its rates on 8 random half splits of the draws) and derive the noise share against the
-best member re-selected per resample; :func:`oraclegap.stats.noise.boot_means` draws the
-weights of a block of resamples at once and takes one matrix product, the loop draws indices
-and averages once per resample. Prints both wall times, the ratio, and checks that
+best member re-selected per resample; :func:`oraclegap.stats.bootstrap.bootstrap_means` counts
+the draws of a block of resamples at once and takes exact matrix products, the loop draws
+indices and averages once per resample. Prints both wall times, the ratio, and checks that
 the two agree in distribution (the 2.5% and 97.5% quantiles of the noise share within 0.01).
 
 Second, the within-cell permutation null of 001's assumption checks
 (:func:`oraclegap.stats.noise.permutation_checks`) on a simulated seed-aligned pool of
 ``--perm-n`` prompts x 10 members x 16 draws: the compiled keyed kernel (one random subset per
-mixed cell, :func:`oraclegap.stats.noise._permuted_stats`) against the array reference it
-replaced (argsort of fresh uniforms per cell, reordered verdicts, :func:`noise._draw_stats`),
+mixed cell, :func:`oraclegap.stats.noise._permutations._permuted_stats`) against an array
+reference (argsort of fresh uniforms per cell, reordered verdicts, :func:`_draw_stats`),
 with the ratio and the agreement of the two null means (within 4 standard errors).
 The pool is the k = 30 MATH-500 tensor when ``$OG_EXTERNAL_DIR`` holds it, else a simulated
 pool of the same shape (500 x 11 x 30). Timings are printed, never asserted by tests.
@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT / "lib"))
 from oraclegap import datasets  # noqa: E402
 from oraclegap.pool import Pool  # noqa: E402
 from oraclegap.stats import noise  # noqa: E402
+from oraclegap.stats.bootstrap import bootstrap_means  # noqa: E402
+from oraclegap.stats.noise import _permutations  # noqa: E402
 
 
 def pool_for_bench(seed: int) -> tuple[Pool, str]:
@@ -78,7 +80,8 @@ def loop_bootstrap(X: np.ndarray, B: int, seed: int) -> np.ndarray:
 def reference_permutation_null(v: np.ndarray, n_perm: int, seed: int) -> np.ndarray:
     """[n_perm, 3] statistics of within-cell permutations drawn as the argsort of uniforms."""
     rng = np.random.default_rng(seed)
-    out = [noise._draw_stats(np.take_along_axis(v, rng.random(v.shape).argsort(axis=-1), axis=-1))
+    draw = _permutations._draw_stats
+    out = [draw(np.take_along_axis(v, rng.random(v.shape).argsort(axis=-1), -1))
            for _ in range(n_perm)]
     return np.stack(out)
 
@@ -88,10 +91,12 @@ def permutation_bench(n: int, n_perm: int, seed: int) -> bool:
     v = rng.random((n, 10, 16)) < rng.beta(0.347, 0.601, (n, 10, 1))
     c = v.sum(axis=-1).astype(np.int64)
     q = (c / 16)[None]
-    pb, den = noise._poisson_binomial(q[0]).mean(axis=0), 16 * (q * (1 - q)).sum(axis=(-2, -1))
-    noise._permuted_stats(c[:50], 16, 1, 0, 2, pb, den)  # compiled (or loaded) before timing
+    pb = _permutations._poisson_binomial(q[0]).mean(axis=0)
+    den = 16 * (q * (1 - q)).sum(axis=(-2, -1))
+    # compiled (or loaded) before timing
+    _permutations._permuted_stats(c[:50], 16, 1, 0, 2, pb, den)
     t0 = time.perf_counter()
-    fast = noise._permuted_stats(c, 16, 12345, 0, n_perm, pb, den)
+    fast = _permutations._permuted_stats(c, 16, 12345, 0, n_perm, pb, den)
     t_fast = time.perf_counter() - t0
     t0 = time.perf_counter()
     ref = reference_permutation_null(v, n_perm, seed + 1)  # not the stream that drew v
@@ -121,7 +126,7 @@ def main(argv=None) -> int:
     X = columns(v, args.seed)
     M = v.shape[1]
     t0 = time.perf_counter()
-    share_vec = share(noise.boot_means(X, args.boot, seed=args.seed), M)
+    share_vec = share(bootstrap_means(X, args.boot, seed=args.seed), M)
     t_vec = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -12,6 +12,7 @@ import pytest
 from oraclegap import audit
 from oraclegap.audit import compute, settings
 from oraclegap.stats import noise, nulls, simulate, studies
+from oraclegap.stats.noise import _permutations
 
 
 # ---------------------------------------------------------------------------- permutation statistics
@@ -28,7 +29,8 @@ def _pieces(v):
     k = v.shape[-1]
     c = v.sum(axis=-1).astype(np.int64)
     q = (c / k)[None]
-    return c, noise._poisson_binomial(q[0]).mean(axis=0), k * (q * (1 - q)).sum(axis=(-2, -1))
+    pb = _permutations._poisson_binomial(q[0]).mean(axis=0)
+    return c, pb, k * (q * (1 - q)).sum(axis=(-2, -1))
 
 
 @pytest.mark.parametrize("n,M,k,seed", [(40, 3, 4, 0), (257, 5, 16, 1), (9, 2, 2, 2), (120, 4, 7, 3),
@@ -37,19 +39,19 @@ def test_permuted_stats_are_the_statistics_of_the_permuted_verdicts(n, M, k, see
     v = _verdicts(n, M, k, seed)
     c, pb, den = _pieces(v)
     key = np.uint64(2**64 - 1 - seed)
-    P = noise._permuted_verdicts(c, k, key, 0, 4)
+    P = _permutations._permuted_verdicts(c, k, key, 0, 4)
     assert P.shape == (4, n, M, k)
     np.testing.assert_array_equal(P.sum(axis=-1), np.broadcast_to(c, (4, n, M)))  # counts kept
-    ref = noise._draw_stats(P)
-    got = noise._permuted_stats(c, k, key, 0, 4, pb, den)
+    ref = _permutations._draw_stats(P)
+    got = _permutations._permuted_stats(c, k, key, 0, 4, pb, den)
     assert got.shape == ref.shape == (4, 3)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
     # permutation b is the same in any block of permutations and on any chunking of the prompts
-    parts = np.concatenate([noise._permuted_stats(c, k, key, 0, 1, pb, den),
-                            noise._permuted_stats(c, k, key, 1, 3, pb, den)])
+    parts = np.concatenate([_permutations._permuted_stats(c, k, key, 0, 1, pb, den),
+                            _permutations._permuted_stats(c, k, key, 1, 3, pb, den)])
     np.testing.assert_array_equal(parts, got)
-    T, U, H = noise._permuted_counts(c, k, key, 0, 4, 7)
+    T, U, H = _permutations._permuted_counts(c, k, key, 0, 4, 7)
     np.testing.assert_array_equal(T, P.sum(axis=1))
     np.testing.assert_array_equal(H.sum(axis=-1), np.full(4, n * k))
     assert (U == n * k - H[:, 0]).all()
@@ -63,10 +65,10 @@ def test_permuted_counts_do_not_depend_on_the_thread_count():
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = noise._permuted_counts(c, 16, key, 3, 5, 11)
+        one = _permutations._permuted_counts(c, 16, key, 3, 5, 11)
     finally:
         numba.set_num_threads(before)
-    for a, b in zip(one, noise._permuted_counts(c, 16, key, 3, 5, 11), strict=True):
+    for a, b in zip(one, _permutations._permuted_counts(c, 16, key, 3, 5, 11), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -80,7 +82,7 @@ def test_within_cell_permutations_are_uniform_and_independent():
 
     k, n, B = 5, 4000, 10
     c = np.full((n, 2), 2, np.int64)
-    P = noise._permuted_verdicts(c, k, np.uint64(12345), 0, B)
+    P = _permutations._permuted_verdicts(c, k, np.uint64(12345), 0, B)
     code = {sum(1 << j for j in s): r for r, s in enumerate(combinations(range(k), 2))}
     words = (P * (1 << np.arange(k))).sum(axis=-1)  # [B, n, 2]
     idx = np.vectorize(code.__getitem__)(words)  # every word is one of the 10 arrangements
@@ -91,7 +93,7 @@ def test_within_cell_permutations_are_uniform_and_independent():
         assert chi2_contingency(table).pvalue > 1e-3
     # a large k (beyond one 64-bit word): each position is a success with probability c / k
     c70 = np.full((3000, 1), 21, np.int64)
-    share = noise._permuted_verdicts(c70, 70, np.uint64(5), 0, 2).mean(axis=(0, 1, 2))
+    share = _permutations._permuted_verdicts(c70, 70, np.uint64(5), 0, 2).mean(axis=(0, 1, 2))
     assert np.abs(share - 0.3).max() < 4 * math.sqrt(0.3 * 0.7 / 6000)
 
 
@@ -130,7 +132,7 @@ def test_permutation_checks_use_the_keyed_permutations(n, M, k):
     disp, coup, tv = noise.permutation_checks(Pool.from_array(v, alignment="seed-aligned"), n_perm=99, seed=5)
     key = np.random.default_rng(5).integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
     c, _, _ = _pieces(v)
-    ref = noise._draw_stats(noise._permuted_verdicts(c, k, key, 0, 99))
+    ref = _permutations._draw_stats(_permutations._permuted_verdicts(c, k, key, 0, 99))
     assert disp.p_value == pytest.approx(float((1 + np.sum(ref[:, 0] >= _obs(v)[0] - 1e-12)) / 100))
     mu = ref[:, 1].mean()
     two = (1 + np.sum(np.abs(ref[:, 1] - mu) >= abs(_obs(v)[1] - mu) - 1e-12)) / 100
@@ -140,7 +142,7 @@ def test_permutation_checks_use_the_keyed_permutations(n, M, k):
 
 
 def _obs(v):
-    return noise._draw_stats(v)
+    return _permutations._draw_stats(v)
 
 
 # ---------------------------------------------------------------------------- settings
@@ -321,10 +323,10 @@ def test_warm_kernels_readies_the_serial_threaded_and_noise_kernels():
 
     code = (
         "from oraclegap.audit.compute import warm_kernels\n"
-        "from oraclegap.stats import noise\n"
+        "from oraclegap.stats.noise import _permutations\n"
         "from oraclegap.stats.nulls import _kernels as K\n"
         "ks = (K.redeal_stats, K.redeal_stats_parallel, K.run_chains_parallel, K.many_table_stats,"
-        " noise._permuted_counts)\n"
+        " _permutations._permuted_counts)\n"
         "before = [bool(k.signatures) for k in ks]\n"
         "warm_kernels()\n"
         "print(before, [bool(k.signatures) for k in ks])\n")

@@ -1,4 +1,4 @@
-"""noise.py (single-draw decomposition, ladder) and report.py (formatting, prose)."""
+"""stats.noise (single-draw decomposition, ladder) and report.py (formatting, prose)."""
 
 from __future__ import annotations
 

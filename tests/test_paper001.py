@@ -19,6 +19,7 @@ from oraclegap.cli import main
 from oraclegap.pool import Pool
 from oraclegap.stats import noise
 from oraclegap.stats import paper001 as P
+from oraclegap.stats.noise import _permutations, checks
 
 CHEN = "chen2026_routing_oracle_k30"
 
@@ -41,7 +42,7 @@ def _comonotone(n=300, M=4, k=12, seed=0):
 @pytest.mark.parametrize("k", [4, 7, 10])
 def test_runs_null_table_equals_enumeration(k):
     z = 1.959963984540054
-    table = noise._runs_null(k, z)
+    table = checks._runs_null(k, z)
     for n1 in range(k + 1):
         arr = np.array([[1 if j in ones else 0 for j in range(k)] for ones in itertools.combinations(range(k), n1)])
         runs = 1 + (np.diff(arr, axis=1) != 0).sum(axis=1)
@@ -77,7 +78,8 @@ def test_dispersion_index_has_null_mean_one():
     v = pool.verdicts
     rng = np.random.default_rng(0)
     order = rng.random((400,) + v.shape).argsort(axis=-1)
-    stats = noise._draw_stats(np.take_along_axis(np.broadcast_to(v, (400,) + v.shape), order, axis=-1))
+    permuted = np.take_along_axis(np.broadcast_to(v, (400,) + v.shape), order, axis=-1)
+    stats = _permutations._draw_stats(permuted)
     se = stats[:, 0].std() / math.sqrt(400)
     assert abs(stats[:, 0].mean() - 1.0) < 4 * se
 

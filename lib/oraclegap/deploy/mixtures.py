@@ -47,8 +47,9 @@ from scipy.stats import hypergeom
 from .._result import Result
 from .._validate import as_bool_array, as_rng, check_alpha, check_int, check_taus
 from ..pool import Pool
+from ..stats.bootstrap import bootstrap_means
 from ..stats.coverage import BetaPrior, as_counts, covered, fit_beta_prior, member_rates, mixture_rates
-from ..stats.noise import answer_codes, boot_means, plurality_vote
+from ..stats.noise import answer_codes, plurality_vote
 
 __all__ = [
     "DEFAULT_BANDS",
@@ -338,7 +339,7 @@ def deployment_rules(
     ]
     systems += [(name, "extra", con, p1) for name, (con, p1) in extras.items()]
     Xs = np.column_stack([s[2] for s in systems])
-    boot = boot_means(Xs, n_boot, rng)
+    boot = bootstrap_means(Xs, n_boot, rng)
     pt = Xs.mean(axis=0)
     j_test = int(pt[:M].argmax())
     best_b, best_p = (boot[:, :M].max(axis=1) if reselect else boot[:, j_test]), pt[:M].max()
@@ -504,7 +505,7 @@ def vote_comparison(
         own = _subsample_vote(codes, v, valid, r, n_subsamples, rng, "self-consistency", progress, replace)  # [n, M]
     X = np.column_stack([rauc_contributions(pooled, band, grid=grid), rauc_contributions(own, band, grid=grid)])
     pt = X.mean(axis=0)
-    boot = boot_means(X, n_boot, rng)
+    boot = bootstrap_means(X, n_boot, rng)
     d_b = boot[:, 0] - boot[:, 1:].max(axis=1)
     lo, hi = np.quantile(d_b, (alpha / 2, 1 - alpha / 2))
     j = int(pt[1:].argmax())

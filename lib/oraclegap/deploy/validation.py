@@ -39,8 +39,8 @@ from sklearn.base import clone
 from .._result import Result
 from .._validate import as_rng, check_alpha, check_int, check_taus
 from ..pool import Pool
+from ..stats.bootstrap import bootstrap_means
 from ..stats.coverage import need, routing_account
-from ..stats.noise import boot_means
 from .evaluate import make_protocol
 from .features import router_inputs
 from .mixtures import DeploymentTable, _count_rate, _prior_for, deployment_rules, rauc_contributions
@@ -271,7 +271,7 @@ def _cells(test: Pool, fams, choices, taus, n_boot, alpha, rng) -> pd.DataFrame:
     for tau in taus:
         O = c >= need(tau, k)
         S = np.column_stack([O[rows, choices[f]] for f in fams])
-        boot = boot_means(np.column_stack([O, S]).astype(float), n_boot, rng)
+        boot = bootstrap_means(np.column_stack([O, S]).astype(float), n_boot, rng)
         gain_b = boot[:, M:] - boot[:, :M].max(axis=1, keepdims=True)
         lo, hi = np.quantile(gain_b, (alpha / 2, 1 - alpha / 2), axis=0)
         best = O.mean(axis=0).max()

@@ -39,6 +39,8 @@ import pandas as pd
 from .._result import Result
 from .._validate import as_rng, check_int
 from . import noise
+from .noise.inputs import _form, _inputs, _o_exp_prompt
+from .noise.sweeps import _finish, _parts, _subset_draws
 
 __all__ = [
     "FamilyCorrelation",
@@ -93,7 +95,7 @@ def family_correlation(x, lineages) -> FamilyCorrelation:
     matrix. A member whose rate is constant over prompts has no correlation (NaN; excluded from
     the means, and the participation ratio is then computed on the others).
     """
-    v, _, names, _ = noise._inputs(x, min_k=1)
+    v, _, names, _ = _inputs(x, min_k=1)
     lab = _lineages(lineages, names)
     r = v.mean(axis=2)
     if r.shape[0] < 3:
@@ -118,7 +120,7 @@ def family_correlation(x, lineages) -> FamilyCorrelation:
 
 def strongest_per_lineage(x, lineages) -> list[str]:
     """001's one-per-lineage pool: the member with the highest mean rate in each lineage, in pool order."""
-    v, _, names, _ = noise._inputs(x, min_k=1)
+    v, _, names, _ = _inputs(x, min_k=1)
     lab = _lineages(lineages, names)
     mean = v.mean(axis=(0, 2))
     keep = set()
@@ -130,7 +132,7 @@ def strongest_per_lineage(x, lineages) -> list[str]:
 
 def _terms(v: np.ndarray, form: str) -> dict:
     """Plug-in terms of a sub-pool against its own best single member."""
-    row = noise._finish(noise._parts(v, form, None))
+    row = _finish(_parts(v, form, None))
     row["oracle_share"] = row["delta"] / row["o_exp"] if row["o_exp"] > 0 else float("nan")
     return row
 
@@ -145,8 +147,8 @@ def pool_composition(x, lineages, pools: Mapping | None = None, *, n_boot: int =
     ``n_boot`` > 0 also the 95% bracket of the share and its plain prompt-percentile interval
     (:func:`oraclegap.stats.noise.decomposition`).
     """
-    v, alignment, names, _ = noise._inputs(x, min_k=1)
-    form = noise._form(form, alignment)
+    v, alignment, names, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
     lab = _lineages(lineages, names)
     if pools is None:
         pools = {"full": list(names), "one_per_lineage": strongest_per_lineage(v, lab.tolist())}
@@ -183,8 +185,8 @@ def lineage_jackknife(x, lineages, *, form: str | None = None) -> pd.DataFrame:
     o_repro, delta, gap, noise_share, oracle_share; a lineage that holds the whole pool is
     skipped (nothing would be left).
     """
-    v, alignment, names, _ = noise._inputs(x, min_k=1)
-    form = noise._form(form, alignment)
+    v, alignment, names, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
     lab = _lineages(lineages, names)
     rows = []
     for lin in dict.fromkeys(lab.tolist()):
@@ -207,8 +209,8 @@ def pool_size_shares(x, sizes=None, *, n_subsets: int = 400, seed=0, form: str |
     gap share over sub-pools (``gap_share_sd``), from which the Monte Carlo error of a mean
     over m random sub-pools is sd / sqrt(m).
     """
-    v, alignment, _, _ = noise._inputs(x, min_k=1)
-    form = noise._form(form, alignment)
+    v, alignment, _, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
     M = v.shape[1]
     rng = as_rng(seed)
     if sizes is None:
@@ -245,8 +247,8 @@ def random_subset_means(x, size: int, n_subsets: int, *, n_reps: int = 2000, lev
     mean: ``lo`` / ``hi`` are the central ``level`` range of that mean over ``n_reps`` draws
     (sub-pools without replacement), ``n_all`` the number of sub-pools.
     """
-    v, alignment, _, _ = noise._inputs(x, min_k=1)
-    form = noise._form(form, alignment)
+    v, alignment, _, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
     M = v.shape[1]
     size = check_int(size, "size", minimum=1, maximum=M)
     n_all = math.comb(M, size)
@@ -274,8 +276,8 @@ def k_sweep_band(x, ks=None, *, n_subsets: int = 50, band: float = 0.9, seed=0, 
     for every member, so seed alignment survives) the mean and the central ``band`` quantiles
     of each subset's noise share and O_repro (``random_*``). At k' = k every set is the first.
     """
-    v, alignment, _, _ = noise._inputs(x, min_k=1)
-    form = noise._form(form, alignment)
+    v, alignment, _, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
     k = v.shape[2]
     rng = as_rng(seed)
     if ks is None:
@@ -289,7 +291,7 @@ def k_sweep_band(x, ks=None, *, n_subsets: int = 50, band: float = 0.9, seed=0, 
     rows = []
     for kk in ks:
         first = _terms(v[:, :, :kk], form)
-        sets = noise._subset_draws(k, kk, n_subsets, rng, "random")
+        sets = _subset_draws(k, kk, n_subsets, rng, "random")
         parts = [_terms(v[:, :, idx], form) for idx in sets]
         share = np.array([p["noise_share"] for p in parts], dtype=float)
         orp = np.array([p["o_repro"] for p in parts], dtype=float)
@@ -314,12 +316,12 @@ def share_against(x, score: float, *, form: str | None = None) -> dict:
     sets the gap G = O_exp - score, so the share is Delta / G: returns score, o_exp, o_repro,
     delta, gap, g_rec and noise_share.
     """
-    v, alignment, _, _ = noise._inputs(x, min_k=1)
-    form = noise._form(form, alignment)
+    v, alignment, _, _ = _inputs(x, min_k=1)
+    form = _form(form, alignment)
     score = float(score)
     if not 0 <= score <= 1:
         raise ValueError(f"score must be a router accuracy in [0, 1], got {score}")
-    oe = float(noise._o_exp_prompt(v, form).mean())
+    oe = float(_o_exp_prompt(v, form).mean())
     orp = float(v.mean(axis=2).max(axis=1).mean())
     gap = oe - score
     return {"score": score, "o_exp": oe, "o_repro": orp, "delta": oe - orp, "gap": gap, "g_rec": orp - score,
