@@ -108,7 +108,6 @@ from oraclegap.report import (
     placeholder_figure,
     show_lines,
     show_md,
-    solution,
     table,
     use_style,
 )
@@ -1099,6 +1098,8 @@ check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 a
 #    calibration ratio change? Rerun with `-p TOPIC_SD 2` for a pool with more skill.
 
 # %%
+from oraclegap.report import solution  # folded, and left out of the student edition
+
 solution("1. Without topic skill greedy clears the random p95 at |S| = 2 in {pf:%} of folds "
          "against {p:%} with topic skill of sd {sd:g}, and beats {bf:%} of random pools against "
          "{b:%}; its calibration ratio is {rf} (mean) against {r}. {why}",
