@@ -1,126 +1,31 @@
-"""No result typed by hand: every decimal number or percentage in a chapter's Markdown cells is a
-claim being checked, a setting, a reference, or a published figure that the text cites.
+"""Prose checks of the chapters (the scans live in :mod:`oraclegap.book.prose`, which
+``python -m oraclegap.book check-params`` runs too).
 
-Numbers that interpret results belong in cells that build the sentence from computed values
-(``oraclegap.report.md`` / ``show_md``). In the Markdown cells of ``notebooks/NN_*.py`` (every
-chapter, present and future) a decimal number or a percentage is allowed only when it is
-
-1. inside the chapter's claims list (a ``**Claims checked**`` paragraph and the list after it:
-   claims say what is checked, the outcome comes from code);
-2. a setting written as LaTeX math on a parameter symbol (``$\\tau = 0.10$``,
-   ``$\\sigma \\in \\{0.25, 0.5, 1\\}$``, ``$\\alpha = 0.05$``), or a confidence convention
-   ("95% interval", "90% band", "nominal 5%");
-3. part of a reference (§3.2, Section 3.4, Table A2, App. C.1, arXiv 2609.32996, Quarto 1.7);
-4. a figure the papers print, registered in ``data/paper/published_figures.csv`` (checked
-   against the papers' text below), in a paragraph that cites a paper.
+No result typed by hand: every decimal number or percentage in a chapter's Markdown cells is a
+claim being checked, a setting, a reference, or a published figure that the text cites (the rules
+are :func:`oraclegap.book.prose.typed_numbers`'s); numbers that interpret results belong in cells
+that build the sentence from computed values (``oraclegap.report.md`` / ``show_md``). Executed
+chapters print no p-value of exactly 0 and no code key where a reader expects a name.
 """
 
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from oraclegap import book
+from oraclegap.book import prose
+from oraclegap.book.prose import printed_problems, typed_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = book.chapter_sources(ROOT)
 
-NUMBER = re.compile(r"(?<![\w.])(?:(?<![\d%])[+\-−])?(?:\d+(?:\.\d+)?\s?%|\d*\.\d+)(?![\w])")
-REFERENCE_BEFORE = re.compile(
-    r"(§|\b(?:Sections?|Sec\.|Appendix|Appendices|App\.|Tables?|Figures?|Figs?\.|Thms?\.?|Theorems?|Props?\.|"
-    r"Propositions?|Cor\.|Corollary|Lemma|Algorithm|Quarto|Python|version|v))\s*$"
-)
-CONVENTION_AFTER = re.compile(
-    r"^\s*(?:two-sided\s+|one-sided\s+|simultaneous\s+|prompt-bootstrap\s+|bootstrap\s+|Wilson\s+|"
-    r"Clopper[-–]Pearson\s+|exact\s+|confidence\s+|null\s+)*"
-    r"(?:intervals?|confidence|bands?|ranges?|bootstrap|CIs?|level|percentile|coverage|(?:upper|lower)\s+(?:bounds?|limits?))\b"
-)
-CONVENTION_BEFORE = re.compile(r"\b(?:nominal|level|at)\s*$")
-PARAM_SETTING = re.compile(
-    r"(\\tau|\\alpha|\\sigma|\\delta|\\lambda|\\epsilon|\\varepsilon|(?<![\w\\])[fs](?![\w]))\s*_?\{?\w*\}?\s*"
-    r"(=|\\le|\\leq|\\ge|\\geq|<|>|\\in)\s*(\\\{[^$]*?\\\}|[\d.,\s]+)"
-)
-CITATION = re.compile(r"paper|publish|report|print|arXiv|Shihab|Chen|\b00[012]\b|review|released", re.I)
-
-
-def _strip(text: str) -> str:
-    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
-    text = re.sub(r"```.*?```", " ", text, flags=re.S)
-    text = re.sub(r"`[^`]*`", " ", text)
-    text = re.sub(r"https?://\S+", " ", text)
-    text = re.sub(r"\{#[^}]*\}", " ", text)
-    return re.sub(r"\b\d{4}\.\d{4,5}\b", "arXiv", text)  # arXiv ids (they still cite)
-
-
-def _claims_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of claims lists: the '**Claims checked' line and the list that follows."""
-    spans = []
-    for m in re.finditer(r"^\*\*Claims[^\n]*$", text, flags=re.M | re.I):
-        end = m.end()
-        for line in re.finditer(r"\n([^\n]*)", text[m.end():]):
-            content = line.group(1)
-            if content.strip() == "" or re.match(r"^\s*(\d+\.|[-*])\s", content) or content.startswith((" ", "\t")):
-                end = m.end() + line.end()
-                continue
-            break
-        spans.append((m.start(), end))
-    return spans
-
-
-def _math_setting_spans(text: str) -> list[tuple[int, int]]:
-    """Settings inside LaTeX math: values of parameter symbols, and thresholds as arguments, $L(0.10)$."""
-    spans = []
-    for seg in re.finditer(r"\$\$.*?\$\$|\$[^$\n]+\$", text, flags=re.S):
-        for m in PARAM_SETTING.finditer(seg.group(0)):
-            spans.append((seg.start() + m.start(3), seg.start() + m.end(3)))
-        for m in re.finditer(r"(?<=[A-Za-z}]\()\s*\d*\.\d+\s*(?=\))", seg.group(0)):
-            spans.append((seg.start() + m.start(), seg.start() + m.end()))
-    return spans
-
-
-def _norm(num: str) -> str:
-    return num.replace("−", "-").replace(" ", "").lstrip("+")
-
-
-def _published_values() -> set[str]:
-    df = pd.read_csv(ROOT / "data" / "paper" / "published_figures.csv", dtype=str)
-    return {_norm(v) for v in df["value"]} | {_norm(v).lstrip("-") for v in df["value"]}
-
-
-def typed_numbers(markdown: str, published: set[str]) -> list[str]:
-    """The decimal numbers and percentages in one Markdown text that none of the rules allows."""
-    text = _strip(markdown)
-    allowed = _claims_spans(text) + _math_setting_spans(text)
-    paragraphs = [(m.start(), m.end()) for m in re.finditer(r"(?:[^\n]+\n?)+", text)]
-    bad = []
-    for m in NUMBER.finditer(text):
-        s, e, num = m.start(), m.end(), m.group(0)
-        if any(a <= s and e <= b for a, b in allowed):
-            continue
-        before, after = text[max(0, s - 24):s], text[e:e + 40]
-        if REFERENCE_BEFORE.search(before):
-            continue
-        if num.endswith("%") and (CONVENTION_AFTER.match(after) or CONVENTION_BEFORE.search(before)):
-            continue
-        para = next((text[a:b] for a, b in paragraphs if a <= s < b), "")
-        if _norm(num) in published and CITATION.search(para):
-            continue
-        line = text[text.rfind("\n", 0, s) + 1:text.find("\n", e) if text.find("\n", e) >= 0 else len(text)]
-        bad.append(f"{num!r} in: {line.strip()[:140]}")
-    return bad
-
-
 @pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_no_result_typed_by_hand(src):
-    published = _published_values()
-    problems = []
-    for i, cell in enumerate(book.structure._read_cells(src)):
-        if cell.cell_type == "markdown":
-            problems += [f"cell {i}: {p}" for p in typed_numbers(cell.source, published)]
+    problems = prose.markdown_problems(src, prose.published_values(ROOT))
     assert not problems, (
         f"{src.name}: numbers typed in Markdown cells (emit them from code with report.md/show_md, "
         "move them into the claims list, write settings as $\\tau = ...$, or register a published figure "
@@ -366,95 +271,6 @@ def test_notation_defines_the_symbols_the_chapters_use():
 
 
 # ---------------------------------------------------------------- what the executed chapters print
-class _Tables(HTMLParser):
-    """The tables of one HTML output: rows of (cell text outside <code>, is a header cell)."""
-
-    def __init__(self):
-        super().__init__()
-        self.tables, self._cell, self._code = [], None, 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr" and self.tables:
-            self.tables[-1].append([])
-        elif tag in ("td", "th") and self.tables and self.tables[-1]:
-            self._cell = [tag == "th", ""]
-        elif tag == "code":
-            self._code += 1
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self.tables[-1][-1].append((self._cell[1].replace("\u200b", "").strip(), self._cell[0]))
-            self._cell = None
-        elif tag == "code":
-            self._code = max(0, self._code - 1)
-
-    def handle_data(self, data):
-        if self._cell is not None and not self._code:
-            self._cell[1] += data
-
-
-def html_tables(html: str) -> list[list[list[tuple[str, bool]]]]:
-    parser = _Tables()
-    parser.feed(html)
-    return parser.tables
-
-
-#: a p-value column's header: "p", "pᵣₑ", "pₘₚ", "p-value", "McNemar p, Holm", "Pass@1 pᵣₑ"
-P_HEADER = re.compile(r"(?<![\w@])p(?:ᵣₑ|ₘₚ|-values?)?(?![\w@])")
-ZERO = re.compile(r"^[+\-−]?0(?:\.0*)?$")
-#: a p-value of exactly zero in a sentence: "p = 0.000", "$p_{\mathrm{re}} = 0$", "p-value of 0"
-P_ZERO_TEXT = re.compile(r"(?<![\w@])p(?:_\{?[\w\\{}]*\}?|ᵣₑ|ₘₚ)?\s*(?:=|:)\s*0(?:\.0*)?(?![.\d])"
-                         r"|p-values?\s+(?:of|is|=)\s+0(?:\.0*)?(?![.\d])")
-#: code keys shown as labels: snake_case identifiers and keyword settings ("partial=3")
-SNAKE = re.compile(r"(?<![\w.@/\\-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w(/.\\-])")
-KEY_SETTING = re.compile(r"\b[a-z][a-z_]+=\d")
-#: a quoted literal in a table cell ('<model>|total_cost'): a name the reader types, not a label
-QUOTED = re.compile(r"'[^'\s][^']*'")
-
-
-def _code_keys() -> set[str]:
-    """Keys with a display name elsewhere: hyphenated registry names, router family keys with an
-    underscore, and the pool-construction baselines' keys."""
-    from oraclegap import datasets
-    from oraclegap.deploy import routers
-
-    names = {n.split("@")[0] for n in datasets.registry()["name"] if "-" in n}
-    return names | {k for k in routers.LABELS if "_" in k} | {"dpp", "kmedoids"}
-
-
-def printed_problems(outputs: list[tuple[str, str]], keys: set[str]) -> list[str]:
-    """p-values printed as exactly 0 and code keys shown as labels, in (mime type, text) outputs."""
-    out = []
-    for mime, text in outputs:
-        if mime == "text/markdown":
-            flat = re.sub(r"[$`*]|\\mathrm|\\text", "", re.sub(r"`[^`]*`", " ", text)).replace("−", "-")
-            out += [f"p-value of 0 in: …{flat[max(0, m.start() - 60):m.end() + 20]}…"
-                    for m in P_ZERO_TEXT.finditer(flat)]
-            continue
-        for rows in html_tables(text):
-            heads = next((r for r in rows if r and all(h for _, h in r)), [])
-            pcols = {j for j, (t, _) in enumerate(heads) if P_HEADER.search(t)}
-            for r in rows:
-                for j, (t, is_head) in enumerate(r):
-                    if not is_head and j in pcols and ZERO.match(t):
-                        out.append(f"p-value of 0 in column {heads[j][0]!r}")
-                    bare = QUOTED.sub(" ", t)  # a name in quotes is shown as the literal it is
-                    bad = SNAKE.findall(bare) + KEY_SETTING.findall(bare) + ([t] if t in keys else [])
-                    out += [f"code key {b!r} in table cell {t[:60]!r}" for b in dict.fromkeys(bad)]
-    return out
-
-
-def _outputs(nb: Path) -> list[tuple[str, str]]:
-    import json
-
-    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
-    return [(mime, "".join(o["data"][mime]) if isinstance(o["data"][mime], list) else o["data"][mime])
-            for c in cells for o in c.get("outputs", []) for mime in ("text/markdown", "text/html")
-            if mime in o.get("data", {})]
-
-
 @pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_executed_chapter_prints_no_zero_p_value_and_no_code_key(src):
     """In the executed chapter (chapters/NN_*.ipynb, written by the book build): no table or
@@ -464,7 +280,7 @@ def test_executed_chapter_prints_no_zero_p_value_and_no_code_key(src):
     nb = ROOT / "chapters" / f"{src.stem}.ipynb"
     if not nb.is_file():
         pytest.skip(f"{nb.relative_to(ROOT)} not executed yet (python -m oraclegap.book build --only {src.stem[:2]})")
-    problems = printed_problems(_outputs(nb), _code_keys())
+    problems = printed_problems(prose.notebook_outputs(nb), prose.code_keys())
     assert not problems, f"{nb.name}:\n  " + "\n  ".join(dict.fromkeys(problems))
 
 
@@ -490,9 +306,9 @@ def test_tables_show_names_for_code_keys():
     for name in ("ARC-Challenge", "RouterDC MMLU", "DPP", "k-medoids", "embedding 15-NN", "greedy", "re-deal"):
         assert name in html, name
     assert "<code>arc_\u200bchallenge</code>" in html  # a code span stays code
-    problems = printed_problems([("text/html", html)], _code_keys())
+    problems = printed_problems([("text/html", html)], prose.code_keys())
     assert not problems, problems
-    assert printed_problems([("text/html", df.to_html())], _code_keys())  # unmapped, the scan fails
+    assert printed_problems([("text/html", df.to_html())], prose.code_keys())  # unmapped, the scan fails
 
 
 def test_chapter_06_rounds_its_winners_as_its_tables_print_them():
