@@ -149,7 +149,7 @@ class _Draws:
         self.carry: list[int] = []
         self.high: int | None = None  # the high half of the last raw word drawn
         if self.fast:
-            st = self.bg.state
+            st = dict(self.bg.state)
             if st["has_uint32"]:
                 self.carry = [int(st["uinteger"])]
                 st["has_uint32"] = 0
@@ -180,7 +180,7 @@ class _Draws:
         """Leave the generator's state as numpy's 32-bit draws leave it: an unused half-word
         pending (``has_uint32``), else the last high half drawn in ``uinteger``."""
         if self.fast and (self.carry or self.high is not None):
-            st = self.bg.state
+            st = dict(self.bg.state)
             st["has_uint32"] = int(bool(self.carry))
             st["uinteger"] = self.carry[0] if self.carry else self.high
             self.bg.state = st

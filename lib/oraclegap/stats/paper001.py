@@ -40,7 +40,7 @@ from .._result import Result
 from .._validate import as_rng, check_int
 from . import noise
 from .noise.inputs import _form, _inputs, _o_exp_prompt
-from .noise.sweeps import _finish, _parts, _subset_draws
+from .noise.sweeps import _finish, _member_subsets, _parts, _subset_draws
 
 __all__ = [
     "FamilyCorrelation",
@@ -220,13 +220,8 @@ def pool_size_shares(x, sizes=None, *, n_subsets: int = 400, seed=0, form: str |
     rows = []
     for size in sizes:
         exhaustive = math.comb(M, size) <= n_subsets
-        if exhaustive:
-            sets = [list(c) for c in combinations(range(M), size)]
-        else:
-            seen: set = set()
-            while len(seen) < n_subsets:
-                seen.add(tuple(np.sort(rng.choice(M, size, replace=False)).tolist()))
-            sets = [list(c) for c in sorted(seen)]
+        subsets = _member_subsets(M, size, n_subsets, rng)
+        sets = [list(c) for c in (subsets if exhaustive else sorted(subsets))]
         parts = [_terms(v[:, s, :], form) for s in sets]
         gs = np.array([p["noise_share"] for p in parts], dtype=float)
         os_ = np.array([p["oracle_share"] for p in parts], dtype=float)

@@ -5,6 +5,7 @@ subsets of draws (k') and of members (pool size), and the reliable fractions.
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -165,6 +166,22 @@ def k_sweep(
     return out
 
 
+def _member_subsets(M: int, size: int, n_subsets: int, rng) -> list[tuple]:
+    """Subsets of ``size`` of the M members: all of them (in lexicographic order) when there are
+    at most ``n_subsets``, else ``n_subsets`` distinct ones drawn uniformly from ``rng`` (each a
+    sorted ``rng.choice`` without replacement, repeats redrawn), in the order drawn."""
+    if math.comb(M, size) <= n_subsets:
+        return list(combinations(range(M), size))
+    seen: set = set()
+    subsets = []
+    while len(subsets) < n_subsets:
+        c = tuple(np.sort(rng.choice(M, size, replace=False)).tolist())
+        if c not in seen:
+            seen.add(c)
+            subsets.append(c)
+    return subsets
+
+
 def pool_size_sweep(
     x, sizes=None, *, n_subsets: int = 100, seed=0, form: str | None = None
 ) -> pd.DataFrame:
@@ -185,18 +202,7 @@ def pool_size_sweep(
     n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
     rows = []
     for size in sizes:
-        total = math.comb(M, size)
-        if total <= n_subsets:
-            from itertools import combinations
-
-            sets = [np.array(c) for c in combinations(range(M), size)]
-        else:
-            seen, sets = set(), []
-            while len(sets) < n_subsets:
-                c = tuple(np.sort(rng.choice(M, size, replace=False)).tolist())
-                if c not in seen:
-                    seen.add(c)
-                    sets.append(np.array(c))
+        sets = [np.array(c) for c in _member_subsets(M, size, n_subsets, rng)]
         parts = [_finish(_parts(v[:, idx, :], form, None)) for idx in sets]
         row = {"size": size, "n_subsets": len(sets)}
         row.update(
