@@ -9,7 +9,7 @@ ratio A/B and whether the outputs are equal (``array_equal`` / ``DataFrame.equal
    (``certify.binomial._on_unique``) against once per element;
 2. ``features`` -- ``evaluate_routers`` with every text family on one pool (chapter 05): the
    TF-IDF of 000's two presets and the handcrafted prompt statistics computed once per
-   settings and texts (``routers._SHARED``) against once per fit;
+   settings and texts (``routers.featurise._SHARED``) against once per fit;
 3. ``neighbours`` -- chapter 06's router-gain sweep (``compose.pool_sweep`` with the embedding
    k-NN router): one neighbour search per split (``routers.shared_neighbours``) against one per
    sub-pool;
@@ -43,6 +43,7 @@ from oraclegap.deploy import compose as CO
 from oraclegap.deploy import features as FE
 from oraclegap.deploy import routers as RT
 from oraclegap.deploy.evaluate import evaluate_routers
+from oraclegap.deploy.routers import featurise as RF
 from oraclegap.stats import studies
 from oraclegap.stats.certify import binomial
 
@@ -97,15 +98,15 @@ def case_features(pool, label) -> bool:
     X = FE.router_inputs(pool, embed="none")
 
     def run():
-        RT._SHARED.clear()
+        RF._SHARED.clear()
         return evaluate_routers(pool, fams, split="half", seed=0, inputs=X, n_boot=300)
 
-    keep = RT._SHARED_SIZE
-    RT._SHARED_SIZE = 0  # A: nothing kept
+    keep = RF._SHARED_SIZE
+    RF._SHARED_SIZE = 0  # A: nothing kept
     try:
         a, ra = _cpu(run)
     finally:
-        RT._SHARED_SIZE = keep
+        RF._SHARED_SIZE = keep
     b, rb = _cpu(run)
     same = all(np.array_equal(ra.evaluation(f).utility, rb.evaluation(f).utility) for f in ["best_single", *fams])
     return _report("features", a, b, same, f"{len(fams)} text families on {label}")

@@ -433,7 +433,7 @@ R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a bre
 #
 # Random and half-split choices are not what anyone deploys. The identity holds for any choice,
 # so it must also hold, to rounding, for routers that learned their choice from data. We fit
-# eight families of `deploy/routers.py` (the calibration-best member, a random router, embedding
+# eight families of `deploy/routers/` (the calibration-best member, a random router, embedding
 # nearest neighbours, multi-output logistic regression, k-means cluster-best, TF-IDF logistic
 # regression, gradient boosting on prompt features and a small MLP) on half of the prompts of a
 # pool whose members specialise by a topic that every router input reveals

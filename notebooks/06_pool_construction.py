@@ -76,7 +76,7 @@ MMLU_FOLDS = 10  # folds for MMLU-Pro (29 models, 10k items)
 MAX_SUBSETS = 30000  # enumerate the optimum up to this many subsets, bound it beyond
 MAX_NODES = 20000  # branch-and-bound nodes per size in the MMLU-Pro large case
 CONF_NOISE = 0.15  # sd of simulated confidences around the true success probabilities
-# the prompt router for router gain on real pools: a routers.py family ("auto": embed_knn); None
+# the prompt router for router gain on real pools: a deploy.routers family ("auto": embed_knn); None
 # skips it
 ROUTER = "auto"
 # its embedding: the pool's own, cached MiniLM, else TF-IDF + SVD (compose.sweep_embedding)
@@ -175,7 +175,7 @@ settings_rows = [  # (data, what, used)
      True),
     ("real pools (OG_EXTERNAL_DIR)", "MMLU-Pro, RouterBench, RouterDC, LLMRouter (2 sets), k = 30 "
      "tensors", bool(present & {"mmlu-pro", "routerbench-all"})),
-    ("routers for router gain", "`routers.py` `max_confidence` on simulated confidences; "
+    ("routers for router gain", "`deploy.routers` `max_confidence` on simulated confidences; "
      f"real pools: {ROUTER} on {EMBED} embeddings, {ROUTER_FOLDS} folds", True),
 ]
 
@@ -771,7 +771,7 @@ if len(rb):
 # querying the pool. No released real pool here carries per-answer confidences, so this
 # section first uses the simulated pools with a *simulated* confidence: each model's true
 # success probability on the item plus Gaussian noise (sd `CONF_NOISE`), clipped to [0, 1],
-# read by the `max_confidence` selector of `deploy/routers.py` (ties go to the member best on
+# read by the `max_confidence` selector of `deploy/routers/` (ties go to the member best on
 # calibration); @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with Shihab et al.'s
 # published table in its last rows. The second part repeats the comparison on real pools with a
 # prompt router (`ROUTER`) fitted on the calibration half.
@@ -858,7 +858,7 @@ show_md("Reading: the correlation between coverage and gain across cells is {c1}
 
 # %% [markdown]
 # On real pools the router has to choose before any member answers. With `ROUTER = "auto"` it is
-# the nearest-neighbour router of `deploy/routers.py` (`embed_knn`): for a test prompt, each
+# the nearest-neighbour router of `deploy/routers/` (`embed_knn`): for a test prompt, each
 # member's mean outcome over the calibration prompts nearest to it in embedding space (cosine),
 # and the member with the highest mean is called (ties go to the member best on calibration). It is
 # fitted per fold on the calibration half, to the outcomes of the pool's own members only, for

@@ -109,7 +109,7 @@ def test_softmax_regression_equals_replicated_sklearn():
 def test_per_policy_targets_spread_credit_over_every_right_member():
     # two prompts: on the first members 0 and 2 are right, on the second only member 1; the third carries no information
     Y = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
-    from oraclegap.deploy.routers import _choice_distribution
+    from oraclegap.deploy.routers.base import _choice_distribution
 
     rows, T = _choice_distribution(Y)
     np.testing.assert_array_equal(rows, [True, True, False])

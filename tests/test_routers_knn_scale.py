@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import normalize
 
-from oraclegap.deploy import routers
+from oraclegap.deploy.routers import knn as routers
 
 
 @pytest.mark.parametrize("sparse", [False, True])

@@ -8,7 +8,16 @@ import pandas as pd
 import pytest
 
 from oraclegap.deploy import routers as R
-from oraclegap.deploy.routers import FAMILIES, PAPER000_FAMILIES, PRE_ANSWER, make_router, router_inputs
+from oraclegap.deploy.routers import (
+    FAMILIES,
+    PAPER000_FAMILIES,
+    PRE_ANSWER,
+    make_router,
+    paper000,
+    router_inputs,
+)
+from oraclegap.deploy.routers.base import _rank
+from oraclegap.deploy.routers.featurise import _tfidf_transform
 from oraclegap.pool import Pool
 
 
@@ -70,7 +79,7 @@ def test_linear_is_the_penalised_likelihood_optimum():
     pool, _ = _text_pool(n=200, seed=3)
     X, Y = router_inputs(pool), pool.rates()
     r = R.Paper000Linear().fit(X, Y)
-    Z = R._tfidf_transform(r.vectorizer_, X.text)
+    Z = _tfidf_transform(r.vectorizer_, X.text)
     m, n = r.model_, pool.n_prompts
     onehot = (r.labels_[:, None] == m.classes_[None, :]).astype(float)
     resid = onehot - m.predict_proba(Z)
@@ -150,7 +159,7 @@ def test_boosted_histogram_trees_equal_exact_split_trees_when_features_fit_the_b
     X = router_inputs(Pool.from_array(np.zeros((400, 2, 1), bool), pd.DataFrame({"id": texts, "text": texts})))
     import unittest.mock as mock
 
-    with mock.patch.object(R, "_paper000_text_features", lambda t: F):
+    with mock.patch.object(paper000, "_paper000_text_features", lambda t: F):
         r.fit(X, np.column_stack([y, y[::-1]]))
     hist = r.models_[0]
     assert hist.n_iter_ == 100 and max(tree.get_max_depth() for stage in hist._predictors for tree in stage) <= 3
@@ -189,7 +198,7 @@ def _halves(pool, n_cal=90):
 
 
 def _incumbent_choice(U, Ycal):
-    return R.choose(U, R._rank(Ycal.mean(axis=0)))
+    return R.choose(U, _rank(Ycal.mean(axis=0)))
 
 
 def test_k1_pool_makes_the_tie_rule_matter():
@@ -233,7 +242,7 @@ def test_linear_equals_an_independent_multinomial_logit_on_argmax_labels():
     # one optimum, two solvers: the preset's Newton-CG stops at scikit-learn's default tolerance (1e-4), the
     # reference runs L-BFGS to 1e-10, so the probabilities agree to a few 1e-4 and the choices exactly
     np.testing.assert_allclose(r.predict_utility(Xt), P, atol=2e-3)
-    assert (R.choose(Yc, R._rank(Yc.mean(axis=0))) != labels).sum() >= 5  # incumbent-first ties would differ
+    assert (R.choose(Yc, _rank(Yc.mean(axis=0))) != labels).sum() >= 5  # incumbent-first ties would differ
 
 
 def test_boosted_equals_independent_per_member_ensembles():
@@ -277,7 +286,7 @@ def test_tie_order_is_the_presets_own():
     for name in PAPER000_FAMILIES:
         np.testing.assert_array_equal(make_router(name).fit(X, Y).rank_, np.arange(Y.shape[1]))
     for name in ("tfidf_knn", "best_single"):
-        np.testing.assert_array_equal(make_router(name).fit(X, Y).rank_, R._rank(Y.mean(axis=0)))
+        np.testing.assert_array_equal(make_router(name).fit(X, Y).rank_, _rank(Y.mean(axis=0)))
     knn = make_router("paper000_knn").fit(X, Y)
     np.testing.assert_array_equal(knn.with_targets(Y[:, ::-1]).rank_, np.arange(Y.shape[1]))
 
@@ -287,7 +296,8 @@ def test_registry_is_built_once():
     assert PRE_ANSWER == tuple(f for f, v in FAMILIES.items() if v["regime"] == "pre-answer")
     assert PRE_ANSWER[-4:] == PAPER000_FAMILIES
     for name in PAPER000_FAMILIES:
-        assert R._CLASSES[name].family == name and R.label(name) == FAMILIES[name]["label"] == R._CLASSES[name].label
+        cls = type(make_router(name))
+        assert cls.family == name and R.label(name) == FAMILIES[name]["label"] == cls.label
         assert FAMILIES[name]["needs"] == R.family_requirements(name)
 
 

@@ -125,9 +125,9 @@ def test_router_inputs_tfidf_svd_reads_the_cache(tmp_path):
 def test_shared_featurisations_give_the_fits_of_fresh_ones(monkeypatch):
     """Every family that reads text gives the same utilities with the shared featurisations as
     with each fit computing its own (the memo switched off)."""
-    from oraclegap.deploy import routers as RT
     from oraclegap.deploy.evaluate import evaluate_routers
     from oraclegap.deploy.features import router_inputs, simulated_router_pool
+    from oraclegap.deploy.routers import featurise as RT
 
     sim = simulated_router_pool(160, 3, 1, strength=0.3, seed=5)
     X = router_inputs(sim.pool, embed="tfidf-svd", cache=False)
@@ -150,7 +150,8 @@ def test_shared_featurisations_give_the_fits_of_fresh_ones(monkeypatch):
 
 
 def test_shared_featurisations_are_copies():
-    from oraclegap.deploy import routers as RT
+    from oraclegap.deploy.routers import featurise as RT
+    from oraclegap.deploy.routers.paper000 import _paper000_text_features
 
     texts = ["what is 2 + 2?", "find the angle of a triangle", "def f(x): return x"] * 4
     a, b = RT._handcrafted(texts), RT._handcrafted(texts)
@@ -163,15 +164,16 @@ def test_shared_featurisations_are_copies():
     assert RT._tfidf_fit(texts, ngram_range=(1, 2))[1].sum() > 0
     v3, _ = RT._tfidf_fit(texts, ngram_range=(1, 1))  # other settings: another vectorizer
     assert v3 is not v1
-    P = RT._paper000_text_features(texts)
+    P = _paper000_text_features(texts)
     P[:] = 0
-    assert RT._paper000_text_features(texts).any()
+    assert _paper000_text_features(texts).any()
 
 
 # ---------------------------------------------------------------- one neighbour search per split
 def test_shared_neighbours_equal_fresh_searches():
     from oraclegap.deploy import routers as RT
     from oraclegap.deploy.features import router_inputs, simulated_router_pool
+    from oraclegap.deploy.routers import featurise, knn
 
     sim = simulated_router_pool(200, 4, 1, strength=0.3, seed=7)
     X = router_inputs(sim.pool, embed="tfidf-svd", cache=False)
@@ -181,13 +183,13 @@ def test_shared_neighbours_equal_fresh_searches():
     subsets = [[0, 1], [1, 2, 3], [0, 3], [0, 1, 2, 3]]
     fresh = [RT.make_router("embed_knn").fit(Xc, Y[np.ix_(cal, s)]).predict_utility(Xt) for s in subsets]
     calls = []
-    real = RT.cosine_topk
+    real = knn.cosine_topk
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    RT.cosine_topk = counting
+    knn.cosine_topk = counting
     try:
         with RT.shared_neighbours():
             shared = [RT.make_router("embed_knn").fit(Xc, Y[np.ix_(cal, s)]).predict_utility(Xt) for s in subsets]
@@ -195,12 +197,12 @@ def test_shared_neighbours_equal_fresh_searches():
             RT.make_router("embed_knn", max_reference=50).fit(Xc, Y[cal]).predict_utility(Xt)
         outside = RT.make_router("embed_knn").fit(Xc, Y[cal]).predict_utility(Xt)
     finally:
-        RT.cosine_topk = real
+        knn.cosine_topk = real
     assert len(calls) == 3  # one search for the four sub-pools, one for the capped router, one outside
     for a, b in zip(fresh, shared, strict=True):
         assert np.array_equal(a, b)
     assert np.array_equal(outside, fresh[-1])
-    assert getattr(RT._NEIGHBOURS, "memo", None) is None  # the memo ends with the block
+    assert getattr(featurise._NEIGHBOURS, "memo", None) is None  # the memo ends with the block
 
 
 def test_pool_sweep_router_gain_equal_with_and_without_sharing(monkeypatch):
