@@ -23,26 +23,25 @@ from .._result import Result
 from .._validate import as_rng, check_int, check_prob
 from ..pool import Pool
 from .compose import (
-    _DEFAULT_MAX_SUBSETS,
     BASELINES,
     GREEDY_BOUND,
     RULES,
-    _branch_and_bound,
-    _counts_chunked,
-    _greedy_core,
-    _kmedoids_set,
-    _n_subsets,
-    _order_accuracy,
-    _order_diversity,
-    _order_dpp,
-    _pad_set,
-    _subsets_by_size,
     check_sizes,
     model_costs,
     outcome_matrix,
     pack_bits,
     popcount,
     resolve_anchor,
+)
+from .compose.baselines import _kmedoids_set, _order_accuracy, _order_diversity, _order_dpp
+from .compose.search import (
+    _DEFAULT_MAX_SUBSETS,
+    _branch_and_bound,
+    _counts_chunked,
+    _greedy_core,
+    _n_subsets,
+    _pad_set,
+    _subsets_by_size,
 )
 
 __all__ = ["SWEEP_EMBEDS", "sweep_embedding", "PoolSweep", "pool_sweep"]
