@@ -1,6 +1,7 @@
 """Helpers that moved from the chapters into the library: the lab slicer (chapter 02), the
-dcrouter price reader and the Chen release reader (05), the embedding reason (05) and the one
-registry of router labels (02, 03, 05)."""
+dcrouter price reader and the Chen release reader (05), the embedding reason (05), the one
+registry of router labels (02, 03, 05), members' names (02, 05) and the family certificate's
+power (05)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,79 @@ def test_cell_options_read_folded_captions():
                     "echo": "false"}
     assert body == "show(1)"
     assert cell_options('#| fig-cap: "Short."\nx')[0] == {"fig-cap": "Short."}
+
+
+def test_member_name_reads_lab_seeds_base_and_hub_names():
+    from oraclegap import report as R
+
+    assert R.member_name("primary-light-s1") == "seed 1"
+    assert R.member_name("secondary-light-s12") == "seed 12"
+    assert R.member_name("base") == "base model"
+    assert R.member_name("meta-llama/Meta-Llama-3-8B") == "Meta-Llama-3-8B"
+    # a soup, another recipe or a plain model keeps its name
+    for name in ("primary-light-soup", "primary-heavy-s1", "gpt-4o"):
+        assert R.member_name(name) == name
+    for bad in (None, float("nan")):
+        with pytest.raises(ValueError, match="member's name"):
+            R.member_name(bad)
+
+
+def _theorem6_certifies(p, rule, alpha, seed):
+    """One simulated test set as family_power draws it (all N prompts, seed ``seed``), certified
+    by the library's Theorem 6 on the family of the constants and the rule: G_Pi's lower limit
+    above zero."""
+    from oraclegap.stats import certify
+
+    rng = np.random.default_rng(seed)
+    X = (rng.random((1, *p.shape), dtype=np.float32) < p)[0]
+    return certify.family_certificate(X, rule, alpha).G.lo > 0
+
+
+def test_family_power_is_theorem6_on_simulated_test_sets():
+    from oraclegap.stats import studies
+
+    rng = np.random.default_rng(4)
+    N, K = 80, 3
+    p = rng.uniform(0.2, 0.5, (N, K))
+    rule = rng.integers(0, K, N)
+    p[np.arange(N), rule] = 0.85  # the rule knows each prompt's strong member
+    # one test set per seed: the power is Theorem 6's verdict on that set (L = K + 1: the family
+    # is the constants and the rule, so family_certificate spends the same budget)
+    verdicts = [studies.family_power(p, rule, N, L=K + 1, reps=1, seed=s) for s in range(20)]
+    assert verdicts == [float(_theorem6_certifies(p, rule, 0.05, s)) for s in range(20)]
+    assert 0 < sum(verdicts) < len(verdicts)  # both verdicts occur, so the match means something
+
+
+def test_family_power_grows_with_n_and_keeps_its_level_without_a_gain():
+    from oraclegap.stats import studies
+
+    rng = np.random.default_rng(5)
+    N, K = 200, 4
+    p = rng.uniform(0.3, 0.6, (N, K))
+    rule = rng.integers(0, K, N)
+    p[np.arange(N), rule] += 0.3
+    power = [studies.family_power(p, rule, n, L=K + 3, reps=400, seed=1) for n in (100, 200, 800)]
+    assert power[0] < power[1] < power[2] and power[2] > 0.9
+    # every member equally good everywhere: the gain is 0 and a certificate is a false one, at
+    # most alpha of the time (Theorem 6's guarantee; the Monte Carlo error of 2000 reps is 0.005)
+    flat = np.full((N, K), 0.5)
+    assert studies.family_power(flat, rule, 300, L=K + 1, reps=2000, seed=2) <= 0.05
+    # the same seed gives the same share
+    assert studies.family_power(p, rule, 100, L=K + 3, reps=50, seed=3) == \
+        studies.family_power(p, rule, 100, L=K + 3, reps=50, seed=3)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"p": np.full((4, 2), 1.5)}, "probabilities"),
+    ({"rule": np.array([0, 1, 2, 0])}, "rule must be"),
+    ({"rule": np.array([0.0, 1.0, 0.0, 1.0])}, "rule must be"),
+    ({"n": 0}, "n"),
+    ({"L": 2}, "L"),
+    ({"alpha": 1.5}, "alpha"),
+])
+def test_family_power_refuses_bad_input(kw, match):
+    from oraclegap.stats import studies
+
+    args = {"p": np.full((4, 2), 0.5), "rule": np.array([0, 1, 0, 1]), "n": 4, "L": 3} | kw
+    with pytest.raises(ValueError, match=match):
+        studies.family_power(args.pop("p"), args.pop("rule"), args.pop("n"), **args)

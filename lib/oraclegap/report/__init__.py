@@ -7,8 +7,8 @@ and call every helper as ``R.<name>``; each lives in one module:
   (call it in a notebook; importing this package changes nothing).
 * :mod:`~oraclegap.report.numbers` -- ``fmt``/``fmt_interval`` and the other ``fmt_*`` format
   numbers the same way everywhere (``0.113 [0.079, 0.113]``).
-* :mod:`~oraclegap.report.names` -- ``DISPLAY_NAMES``/``display_name`` for code keys and
-  ``test_name`` for the null tests.
+* :mod:`~oraclegap.report.names` -- ``DISPLAY_NAMES``/``display_name`` for code keys,
+  ``member_name`` for pool members and ``test_name`` for the null tests.
 * :mod:`~oraclegap.report.markdown` -- ``md`` turns a template with computed values into
   Markdown, so numbers in the book's prose always come from code; ``callout`` and ``solution``
   emit Quarto callouts (a collapsed one for exercise solutions) filled in at build time.
@@ -29,7 +29,7 @@ and call every helper as ``R.<name>``; each lives in one module:
 from .claims import PAPER_IDS, PUBLISHED_FILE, Claims, Published, claim_table, published, published_table
 from .drawing import draw_counts, draw_outcomes, draw_saturation, placeholder_figure
 from .markdown import callout, md, show_callout, show_lines, show_md, skipped_callout, solution
-from .names import DISPLAY_NAMES, NULL_NAMES, STATISTIC_NAMES, display_name, test_name
+from .names import DISPLAY_NAMES, NULL_NAMES, STATISTIC_NAMES, display_name, member_name, test_name
 from .numbers import fmt, fmt_frac, fmt_interval, fmt_p, fmt_range, fmt_rate, fmt_signed, fmt_signed_interval
 from .prose import (
     ProseError,
@@ -57,6 +57,7 @@ __all__ = [
     "table",
     "DISPLAY_NAMES",
     "display_name",
+    "member_name",
     "md",
     "show_md",
     "claim_table",

@@ -1,5 +1,5 @@
 """Names a reader reads: the display names of code keys (benchmarks, tasks, rules, registry
-names, router families) and the human names of the null tests.
+names, router families), pool members' names and the human names of the null tests.
 """
 
 from __future__ import annotations
@@ -43,6 +43,21 @@ def display_name(key):
 
         return routers.LABELS.get(key, key)
     return key
+
+
+#: a lab policy trained with the light recipe under one seed: "primary-light-s1"
+_LAB_SEED = re.compile(r"[\w-]+-light-s(\d+)")
+
+
+def member_name(name) -> str:
+    """The name a reader reads for a pool member: a lab seed ``primary-light-s1`` is "seed 1", the
+    lab's ``base`` is "base model", and a hub name keeps its model without the organisation
+    (``meta-llama/Meta-Llama-3-8B`` is "Meta-Llama-3-8B"); any other name is returned as text."""
+    if name is None or (isinstance(name, float) and math.isnan(name)):
+        raise ValueError(f"name must be a member's name, got {name!r}")
+    text = str(name).rsplit("/", 1)[-1]
+    m = _LAB_SEED.fullmatch(text)
+    return f"seed {m.group(1)}" if m else "base model" if text == "base" else text
 
 
 STATISTIC_NAMES = {

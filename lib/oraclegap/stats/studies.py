@@ -12,7 +12,9 @@ outcomes and a signal (:class:`OutcomePopulation`, e.g. latent classes of indepe
 :func:`mixture_population`), whose gap, signal accuracy and rule accuracies are exact: simulated
 coverage of the gap intervals (:func:`gap_coverage`), exact coverage over every possible sample
 (:func:`exact_gap_coverage`), and simulated coverage of the family (Thm 6,
-:func:`family_coverage`) and finite-signal (Thm 7, :func:`signal_coverage`) certificates.
+:func:`family_coverage`) and finite-signal (Thm 7, :func:`signal_coverage`) certificates, and the
+family certificate's power to certify a rule's gain on prompts with known success probabilities
+(:func:`family_power`).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from .._result import Result
 from .._validate import as_rng, check_alpha, check_int, check_prob, check_taus
 from ..pool import Pool
 from . import nulls as _nulls
+from .certify.binomial import clopper_pearson
 from .certify.family import _family_bounds
 from .certify.gap import GAP_METHODS, _check_method, _gap_bounds, _naive_bounds
 from .certify.signal import _signal_bounds
@@ -39,7 +42,7 @@ from .simulate import Simulated, effect_generator, population_L
 
 __all__ = ["Study", "study", "null_world", "PowerResult", "power", "PowerPlan", "plan_power", "sweep",
            "rate_interval", "compare_rates", "OutcomePopulation", "mixture_population", "gap_coverage",
-           "exact_gap_coverage", "family_coverage", "signal_coverage"]
+           "exact_gap_coverage", "family_coverage", "family_power", "signal_coverage"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -610,6 +613,41 @@ def family_coverage(population: OutcomePopulation, rules, n: int, *, reps: int =
     both = ((g_lo <= G + 1e-12) & (G - 1e-12 <= g_hi) & (h_lo <= H + 1e-12) & (H - 1e-12 <= h_hi)).mean()
     rows.append({"method": "G_Pi and H_Pi", "coverage": float(both), "mc_se": float(np.sqrt(both * (1 - both) / reps)), "reps": reps})
     return pd.DataFrame(rows).assign(n=n, K=K, L=S.shape[1], alpha=alpha)
+
+
+def family_power(p, rule, n: int, *, L: int, alpha: float = 0.05, reps: int = 2000,
+                 seed=0) -> float:
+    """Power of the family certificate (paper 002, Thm 6) to certify a rule's gain: the share of
+    ``reps`` simulated test sets of ``n`` prompts on which the lower limit of G_Pi is positive.
+
+    ``p`` float[N, K] holds each of K members' success probability on each of N prompts and
+    ``rule`` int[N] the member a rule picks on each prompt. A test set is all N prompts in order
+    when ``n == N``, else ``n`` prompts drawn from the N with replacement, with one Bernoulli(p)
+    outcome per (prompt, member). Thm 6's budget for a family of ``L`` policies (the K constants,
+    the rule and L - K - 1 others that are not simulated): Clopper-Pearson upper limits at
+    alpha/(3K) for the K members, lower limits at alpha/(3L) for the constants and the rule;
+    G_Pi is certified when the largest lower limit exceeds the largest upper limit. So the share
+    is the power against a family whose best policy is the rule.
+    """
+    P = np.asarray(p, dtype=float)
+    if P.ndim != 2 or 0 in P.shape or not np.all((P >= 0) & (P <= 1)):
+        raise ValueError("p must be a non-empty [N, K] array of probabilities in [0, 1], got "
+                         f"shape {P.shape}")
+    N, K = P.shape
+    r = np.asarray(rule)
+    if r.shape != (N,) or not np.issubdtype(r.dtype, np.integer) or r.min() < 0 or r.max() >= K:
+        raise ValueError(f"rule must be int[N={N}] with members in [0, K={K})")
+    n = check_int(n, "n", minimum=1)
+    L = check_int(L, "L", minimum=K + 1)
+    alpha, reps = check_alpha(alpha), check_int(reps, "reps", minimum=1)
+    rng = as_rng(seed)
+    rows = np.arange(N) if n == N else rng.integers(0, N, n)
+    p_n, r_n = P[rows], r[rows]
+    X = rng.random((reps, *p_n.shape), dtype=np.float32) < p_n  # [rep, prompt, member]
+    c, s_rule = X.sum(axis=1), X[:, np.arange(n), r_n].sum(axis=1)
+    _, upper = clopper_pearson(c, n, alpha / (3 * K))
+    lower, _ = clopper_pearson(np.column_stack([c, s_rule]), n, alpha / (3 * L))
+    return float((lower.max(axis=1) > upper.max(axis=1)).mean())
 
 
 def signal_coverage(population: OutcomePopulation, n: int, *, reps: int = 2000, alpha: float = 0.05, cell_share: float = 0.5, seed=0) -> pd.DataFrame:
