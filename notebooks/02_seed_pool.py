@@ -59,7 +59,6 @@ TAUS_REAL = [0.10, 0.30, 0.50, 0.70, 0.90]
 # %%
 #| echo: false
 import dataclasses
-import re
 import time
 from pathlib import Path
 
@@ -68,6 +67,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
+import oraclegap as og
 from oraclegap import datasets
 from oraclegap import report as R
 from oraclegap._io import atomic_write
@@ -105,10 +105,7 @@ def lab(task, split, role="member"):
     return datasets.lab_slice(cross, task, split, role)
 
 
-def who(name):
-    """A policy's name in words: 'primary-light-s1' is seed 1 of its task."""
-    m = re.fullmatch(r"[\w-]+-light-s(\d+)", str(name))
-    return f"seed {m.group(1)}" if m else {"base": "base model"}.get(name, name)
+who = R.member_name  # a policy's name in words: 'primary-light-s1' is "seed 1"
 
 
 def parts(p):
@@ -425,12 +422,15 @@ rows = {"main pool": f"{POOL or 'lab seed pool, primary test prompts'}: {N_PROMP
 R.table(pd.DataFrame({"item": list(rows), "value": list(rows.values())}))
 
 # %% [markdown]
-# Before any test, a first look at the pool: the members' mean success rates, and the prompts
-# that no null can move because all their responses are wrong, or all right, across the pool.
+# Before any test, a first look at the pool: the members' mean success rates, the prompts that
+# no null can move because all their responses are wrong, or all right, across the pool, and the
+# coverage at each threshold from the library's front door (`og.coverage(pool)`, the numbers of
+# `oraclegap coverage` on the command line).
 
 # %%
 deg, means = nulls.degenerate_prompts(seed_pool), seed_pool.rates().mean(axis=0)
-tab0 = cov.coverage(seed_pool, TAUS)
+tab0 = og.coverage(seed_pool, TAUS)  # the front door: coverage, D and L at each threshold
+c10 = tab0.frame().set_index("tau").loc[0.10]
 R.show_md("Member mean success rates range from {lo} to {hi} (the paper's five Geometry3K seeds: "
           "{plo} to {phi}). {d} of {n} prompts are degenerate ({w} all wrong, {r} all right) and "
           "carry no randomisation variance. At $\\tau = 0.10$ the members disagree on $\\hat D = "
@@ -440,8 +440,8 @@ R.show_md("Member mean success rates range from {lo} to {hi} (the paper's five G
           "$\\hat D = {pD}$, $\\hat L = {pL}$).",
           lo=means.min(), hi=means.max(), plo=R.published("000.S3.member_lo").text,
           phi=R.published("000.S3.member_hi").text, d=deg["degenerate"], n=deg["n_prompts"],
-          w=deg["all_wrong"], r=deg["all_right"], D=row["D"], L=row["L"],
-          be=1 - row["L"] / row["D"], pD=R.published("000.T1.D_010").text,
+          w=deg["all_wrong"], r=deg["all_right"], D=c10["D"], L=c10["L"],
+          be=1 - c10["L"] / c10["D"], pD=R.published("000.T1.D_010").text,
           pL=R.published("000.T1.L_010").text)
 
 # %% [markdown]

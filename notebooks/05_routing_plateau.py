@@ -95,15 +95,15 @@ import pandas as pd
 from IPython.display import display
 from tqdm import TqdmWarning
 
+import oraclegap as og
 from oraclegap import Interval, datasets
 from oraclegap import report as R
 from oraclegap.deploy import plateau as PL
 from oraclegap.deploy.evaluate import evaluate_routers, outcome_matrix, router_targets
 from oraclegap.deploy.features import budget_inputs, router_inputs, simulated_router_pool
 from oraclegap.deploy.routers import label as family_label  # the library's one registry of names
-from oraclegap.stats import noise
+from oraclegap.stats import noise, studies
 from oraclegap.stats import paper001 as P1
-from oraclegap.stats.certify import clopper_pearson
 
 # %%
 R.use_style()  # one plot style; SMALL shrinks resamples, pools and fits; FAST: the study's fits
@@ -120,13 +120,7 @@ FAST = {"gbr_features": {"max_iter": 20}, "mlp": {"max_iter": 60}, "encoder_head
         "matrix_factorization": {"max_iter": 60}, "paper000_boosted": {"n_estimators": 20}}
 rng, t_start, skipped = np.random.default_rng(SEED), time.perf_counter(), []
 iv = R.fmt_interval  # an Interval, or an estimate with its limits
-
-
-def human(name):
-    """A member's name without its organisation prefix ('meta-llama/Meta-Llama-3-8B' ->
-    'Meta-Llama-3-8B')."""
-    return str(name).rsplit("/", 1)[-1]
-
+human = R.member_name  # a member's name without its organisation prefix
 
 BENCH = {"math500": "MATH-500", "humanevalplus": "HumanEval+", "gpqa": "GPQA", "gsm8k": "GSM8K"}
 
@@ -355,9 +349,9 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
 comps = {}
 for name in pools:
     pool = pools[name]
-    comps[name] = evaluate_routers(pool, None, tau=TAU_K10 if pool.k > 1 else None, split="half",
-                                   seed=SEED, inputs=inputs[name], cost=costs[name], n_boot=N_BOOT,
-                                   alpha=ALPHA, params=PARAMS)
+    comps[name] = og.routers(pool, None, tau=TAU_K10 if pool.k > 1 else None, split="half",
+                             seed=SEED, inputs=inputs[name], cost=costs[name], n_boot=N_BOOT,
+                             alpha=ALPHA, params=PARAMS)
 if not comps:
     skipped.append("every real-pool section (routers, plateau, certificates, costs)")
 
@@ -528,23 +522,13 @@ p_ev, topic_ev = sim.p[ev], sim.info["topic"][ev]
 g_planted = p_ev[np.arange(ev.size), topic_ev].mean() - p_ev.mean(axis=0).max()
 
 # %%
-def family_power(n, seed):
-    """Share of simulated test halves of n prompts (drawn from the planted test prompts) on which
-    Theorem 6 certifies G_Pi > 0 for a family of c_sim's size holding the topic rule."""
-    rng_pw = np.random.default_rng(seed)
-    rows = np.arange(ev.size) if n == ev.size else rng_pw.integers(0, ev.size, n)
-    p_n, t_n = p_ev[rows], topic_ev[rows]
-    X = rng_pw.random((N_POWER, *p_n.shape), dtype=np.float32) < p_n  # [draw, prompt, member]
-    c, s_t = X.sum(axis=1), X[:, np.arange(n), t_n].sum(axis=1)
-    _, U_m = clopper_pearson(c, n, c_sim.alpha / (3 * c_sim.K))
-    L_pi, _ = clopper_pearson(np.column_stack([c, s_t]), n, c_sim.alpha / (3 * c_sim.L))
-    return float((L_pi.max(axis=1) > U_m.max(axis=1)).mean())
-
-# %%
-g_power = family_power(ev.size, SEED)
+R.check(p_ev.shape[1] == c_sim.K, "the planted pool's members are the family's constants")
+power = lambda n, seed: studies.family_power(p_ev, topic_ev, n, L=c_sim.L,
+                                             alpha=c_sim.alpha, reps=N_POWER, seed=seed)
+g_power = power(ev.size, SEED)
 n_small, n_big = (int(fam_df["n test"].min()), int(fam_df["n test"].max())) if len(fam_df) \
     else (ev.size, ev.size)
-g_power_small, g_power_big = family_power(n_small, SEED + 1), family_power(n_big, SEED + 2)
+g_power_small, g_power_big = power(n_small, SEED + 1), power(n_big, SEED + 2)
 
 # %%
 real_n = "" if not len(fam_df) else R.md(
@@ -592,7 +576,7 @@ def rel001(bench, section, quantity):
 CHEN = [b for b in ("math500", "humanevalplus", "gpqa")
         if datasets.load_optional(f"chen2026-{b}")[0] is not None]
 tensors = {b: datasets.load(f"chen2026-{b}") for b in CHEN}
-decs = {b: noise.decomposition(p, n_boot=N_DECOMP_BOOT, seed=SEED) for b, p in tensors.items()}
+decs = {b: og.decompose(p, n_boot=N_DECOMP_BOOT, seed=SEED) for b, p in tensors.items()}
 released = {}
 for b in CHEN:
     f = datasets.external_dir() / datasets.CHEN / b / "decomposition.json"
