@@ -60,7 +60,6 @@ from .base import (
     check_targets,
     choose,
 )
-from .base import _one_thread as _one_thread  # the evaluation's thread limit (deploy.evaluate)
 from .embedding import (
     ClusterBest,
     EmbedPCALogReg,
