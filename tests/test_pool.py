@@ -423,3 +423,16 @@ def test_save_overwrite_keeps_files_that_are_not_the_pools(tmp_path):
     assert Pool.load(d).shape == b.shape
     assert (d / "notes.txt").read_text() == "mine" and (d / "extra" / "figure.png").read_bytes() == b"png"
     assert not (d / "answers.parquet").exists()  # the pool's own files are replaced, not carried
+
+
+def test_check_pool_returns_the_pool_and_names_the_argument():
+    from oraclegap.pool import check_pool
+
+    pool = small_pool()
+    assert check_pool(pool) is pool
+    with pytest.raises(TypeError, match=r"^pool must be an oraclegap\.Pool, got ndarray \(open one with"):
+        check_pool(pool.verdicts)
+    with pytest.raises(TypeError, match=r"^test must be an oraclegap\.Pool, got dict"):
+        check_pool({}, "test")
+    with pytest.raises(TypeError, match=r"^coverage: pool must be an oraclegap\.Pool, got list"):
+        check_pool([], verb="coverage")

@@ -43,7 +43,7 @@ import pandas as pd
 from . import _formats
 from ._io import atomic_write, clean_dead_temps, fsync_file, make_temp_dir, place_new
 from ._validate import link_problem
-from .pool import Pool
+from .pool import Pool, check_pool
 
 __all__ = ["EXPORT_FORMATS", "export_pool", "check_export_out"]
 
@@ -251,8 +251,7 @@ def export_pool(pool: Pool, format: str, out) -> dict:
     """Write ``pool`` as ``format`` (one of :data:`EXPORT_FORMATS`) to ``out``; returns what was
     written and what the format cannot hold (``dropped``). Refused: an existing ``out``, a suffix
     the format does not write, k > 1 for the one-response formats, routerbench without costs."""
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     if format not in EXPORT_FORMATS:
         raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}; got {format!r}")
     writer = {"long": _export_long, "llmrouterbench": _export_llmrouterbench, "routerbench": _export_routerbench,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .deploy.verbs import compose, routers
-from .pool import Pool
-from .stats.verbs import certify, check_alpha, check_pool, coverage, decompose, nulls
+from .pool import Pool, check_pool
+from .stats.verbs import certify, check_alpha, coverage, decompose, nulls
 
 __all__ = ["VERBS", "coverage", "nulls", "certify", "decompose", "routers", "compose", "audit"]
 
@@ -66,7 +66,7 @@ def audit(pool: Pool, out=None, *, taus: Sequence[float] | None = None, alpha: f
     """
     from . import audit as _audit
 
-    pool = check_pool(pool, "audit")
+    pool = check_pool(pool, verb="audit")
     kw = dict(alpha=check_alpha(alpha), taus=_audit.DEFAULT_TAUS if taus is None else taus, seed=seed, small=small,
               effect=effect, power_tau=power_tau, progress=progress, source=source)
     if out is None:

@@ -24,7 +24,7 @@ import pandas as pd
 from .. import __version__
 from .._result import Result
 from .._validate import as_rng, check_int
-from ..pool import Pool
+from ..pool import Pool, check_pool
 from ..stats import certify, noise, nulls, studies
 from ..stats.coverage import coverage, need, pass1_oracle_gap, routing_account
 from ..stats.multiplicity import holm as _holm  # NaN entries stay NaN and are not counted
@@ -721,8 +721,7 @@ def draws_sweep(pool: Pool, ks, *, progress: bool = False, **kwargs) -> tuple[pd
     :func:`run_audit` (the same seed for every k). Returns one :func:`summary` row per k (a
     DataFrame in the order of ``ks``) and the :class:`AuditResult` of each k.
     """
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     ks = [check_int(k, "ks", minimum=1) for k in np.atleast_1d(ks).tolist()]
     if not ks or len(set(ks)) != len(ks):
         raise ValueError(f"ks must be distinct response counts, got {ks}")

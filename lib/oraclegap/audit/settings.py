@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_alpha, check_int, check_prob, check_taus
-from ..pool import Pool
+from ..pool import check_pool
 
 FORMAT_NAME = "oraclegap.audit"
 FORMAT_VERSION = 1
@@ -244,8 +244,7 @@ def section_seeds(seed: int) -> dict:
 def check_auditable(pool) -> None:
     """Raise ``ValueError`` when ``pool`` cannot be audited: fewer than two policies or two
     prompts, or every verdict equal (all correct or all incorrect)."""
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     n, M, k = pool.shape
     if M < 2:
         raise ValueError(f"the pool has {M} policy; the audit compares the members of a pool and needs at least 2 policies")

@@ -42,7 +42,7 @@ import pandas as pd
 
 from .._io import atomic_write
 from .._validate import as_rng, check_int, check_prob
-from ..pool import PROMPT_COLUMNS, Pool
+from ..pool import PROMPT_COLUMNS, Pool, check_pool
 from ..stats.simulate import GEOMETRY3K_AB, Simulated, sample_pool
 
 __all__ = [
@@ -236,8 +236,7 @@ def router_inputs(
     (the share of its k answers equal to its committed answer). ``cache`` overrides the embedding
     cache folder (``False`` disables the cache).
     """
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     if embed not in EMBED_SOURCES:
         raise ValueError(f"embed must be one of {EMBED_SOURCES}, got {embed!r}")
     n, M, k = pool.shape
@@ -458,8 +457,7 @@ def budget_inputs(pool: Pool, rows=None, *, minilm_limit: int = 1000, cache=None
     Without text the rows get :func:`router_inputs` with ``embed="auto"`` (features or nothing).
     ``X.source`` names the embedding and ``X.notes`` says why it was chosen.
     """
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     minilm_limit = check_int(minilm_limit, "minilm_limit", minimum=0)
     sub = pool if rows is None else pool.select(prompts=rows)
     texts = _pool_texts(pool)

@@ -41,7 +41,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .._result import Result
 from .._validate import check_int, literal_list
-from ..pool import Pool
+from ..pool import Pool, check_pool
 from .evaluate import Protocol, make_protocol, outcome_matrix
 
 __all__ = [
@@ -165,8 +165,7 @@ def check_duplicates(pool: Pool, *, near: bool = True, near_threshold: float = N
     routers use (``split``/``cv``/``seed`` as in :func:`~oraclegap.deploy.evaluate.evaluate_routers`;
     default: the pool's ``test`` split when it has one, else 5-fold cross-fitting with seed 0);
     ``test`` (a boolean mask or positions of the test prompts) gives the split directly."""
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     if isinstance(near_threshold, bool) or not isinstance(near_threshold, (int, float)) or not 0 < near_threshold <= 1:
         raise ValueError(f"near_threshold must be a cosine in (0, 1], got {near_threshold!r}")
     n = pool.n_prompts

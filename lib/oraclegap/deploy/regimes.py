@@ -30,7 +30,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from .._result import Result
 from .._validate import check_alpha, check_int
-from ..pool import Pool
+from ..pool import Pool, check_pool
 from ..stats.certify import FamilyCertificate, _cp, family_certificate
 from .bandit import bandit_contexts, regret_curve, run_bandit
 from .binary import STYLES, BinaryRouter
@@ -218,8 +218,7 @@ class RegimeComparison(Result):
 
 
 def _check_inputs(pool, inputs, cost):
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     if not isinstance(inputs, RouterInputs) or inputs.embeddings is None:
         raise ValueError(
             "inputs must be RouterInputs with embeddings (the cascade scorer, the bandit and the binary routers read them)"

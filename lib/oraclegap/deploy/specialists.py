@@ -40,7 +40,7 @@ import pandas as pd
 
 from .._result import Result
 from .._validate import check_int, check_prob
-from ..pool import Pool
+from ..pool import Pool, check_pool
 from ..stats import nulls
 from ..stats.coverage import coverage, need, routing_account
 from ..stats.simulate import plant
@@ -64,12 +64,6 @@ __all__ = [
     "ControlResult",
     "join_members",
 ]
-
-
-def _check_pool(pool, name: str = "pool") -> Pool:
-    if not isinstance(pool, Pool):
-        raise TypeError(f"{name} must be an oraclegap Pool, got {type(pool).__name__}")
-    return pool
 
 
 def _taus(taus) -> list[float]:
@@ -130,7 +124,7 @@ def cross_table(pool: Pool, taus, *, n_draws: int = 2000, seed=0, progress: bool
     Degenerate (point-mass) nulls raise: a cross-dataset pool with k > 1 and two or more members
     has none at thresholds with ceil(tau k) > 1.
     """
-    pool = _check_pool(pool)
+    pool = check_pool(pool)
     t = _taus(taus)
     tests = nulls.null_tests(pool, t, statistics=("L", "D"), n_draws=check_int(n_draws, "n_draws", minimum=1), seed=seed,
                              progress=progress)
@@ -164,7 +158,7 @@ def coverage_by_group(pool: Pool, taus, *, by: str = "dataset", owner: str = "da
     prompt column ``by`` (the dataset halves), member and threshold, with each member's mean
     success rate on the group. Columns: group, n_prompts, tau, policy, trained_on (the policy
     column ``owner``), own (trained_on == group), coverage, mean_rate."""
-    pool = _check_pool(pool)
+    pool = check_pool(pool)
     t = _taus(taus)
     g = _group_labels(pool, by)
     own = _owners(pool, owner)
@@ -263,7 +257,7 @@ def router_sweep(pool: Pool, families: Sequence[str], taus, *, split: str = "tes
     :func:`~oraclegap.deploy.evaluate.evaluate_routers` with the same ``seed``, so the prompt
     resamples of one threshold are shared by every family. ``inputs`` defaults to
     :func:`~oraclegap.deploy.features.router_inputs` of the pool (its own embeddings first)."""
-    pool = _check_pool(pool)
+    pool = check_pool(pool)
     t = _taus(taus)
     if not isinstance(families, (list, tuple)) or not families:
         raise ValueError("families must be a non-empty list of router family names")
@@ -283,7 +277,7 @@ def rule_account(pool: Pool, rule, taus, *, split: str | None = "test") -> pd.Da
     ``rule``: an int array of member positions, one per prompt of the whole pool (the rows of
     ``split`` are taken), or a callable ``tau -> that array`` when the rule depends on the
     threshold (a member selected per threshold on validation)."""
-    pool = _check_pool(pool)
+    pool = check_pool(pool)
     t = _taus(taus)
     rows_sel = np.ones(pool.n_prompts, bool) if split is None else (pool.prompts["split"].astype(str) == split).to_numpy()
     if not rows_sel.any():
@@ -375,7 +369,7 @@ def plant_predictable(pool: Pool, delta: float, *, fit_split: str = "validation"
     pool (both splits) its specialist by that fixed rule, and plant round(delta k) successes
     towards it with :func:`~oraclegap.stats.simulate.plant` (donors among the other members,
     stopping when the specialist is full or no donor has a success; prompt totals kept)."""
-    pool = _check_pool(pool)
+    pool = check_pool(pool)
     if pool.embeddings is None:
         raise ValueError("pool has no embeddings; the planting rule is fitted on prompt embeddings")
     if fit_split not in pool.splits:
@@ -425,7 +419,7 @@ def positive_control(pool: Pool, taus, rule, *, families: Sequence[str] = ("embe
     """A Table A5 block: both nulls on the test prompts of ``split``, the routers ``families``
     fitted on the other prompts and scored on ``split``, and the fixed ``rule`` (see
     :func:`rule_account`), all at every tau."""
-    pool = _check_pool(pool)
+    pool = check_pool(pool)
     if split not in pool.splits:
         raise ValueError(f"split {split!r} is not a split of this pool; it has {pool.splits}")
     gaps = cross_table(pool.split(split), taus, n_draws=n_draws, seed=seed)
@@ -440,7 +434,7 @@ def join_members(first: Pool, *others: Pool) -> Pool:
     first pool's prompt table and embeddings, answers and per-response arrays where every pool
     has them. All pools need the same k and distinct policy names; the alignment is kept when
     every pool has the same, else ``"unknown"``."""
-    pools = [_check_pool(first, "first")] + [_check_pool(p, "others") for p in others]
+    pools = [check_pool(first, "first")] + [check_pool(p, "others") for p in others]
     if len(pools) < 2:
         raise ValueError("join_members needs at least two pools")
     ks = {p.k for p in pools}

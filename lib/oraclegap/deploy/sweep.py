@@ -21,7 +21,7 @@ import pandas as pd
 
 from .._result import Result
 from .._validate import as_rng, check_int, check_prob
-from ..pool import Pool
+from ..pool import Pool, check_pool
 from .compose import (
     BASELINES,
     GREEDY_BOUND,
@@ -79,8 +79,7 @@ def sweep_embedding(pool: Pool, embed: str = "cached") -> str:
     nothing). The cache file looked for is declared to the book's data log, so an executed chapter
     is re-run once the cache appears.
     """
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     if embed not in SWEEP_EMBEDS:
         raise ValueError(f"embed must be one of {SWEEP_EMBEDS}, got {embed!r}")
     if embed != "cached":

@@ -32,7 +32,7 @@ import pandas as pd
 
 from .._result import Result
 from .._validate import as_rng, check_int, check_prob
-from ..pool import Pool
+from ..pool import Pool, check_pool
 from ..stats.coverage import routing_account
 from .compose import GREEDY_BOUND, coverage_lattice, greedy_pool, outcome_matrix
 from .features import RouterInputs, router_inputs
@@ -82,8 +82,7 @@ def fit_choices(pool: Pool, families, *, test_fraction: float = 0.5, seed=0, emb
     k = 1, success rates at k > 1; the pool's costs when it has them) and record the member it
     commits to on every remaining (test) prompt. ``inputs`` default to
     ``routers.router_inputs(pool, embed=embed)``."""
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     fams = [families] if isinstance(families, str) else list(families)
     if not fams:
         raise ValueError("families must name at least one router family")
@@ -189,8 +188,7 @@ def recoverability(pool: Pool, p, families, *, n_fresh: int = 400, K: int | None
     single-draw oracle's budget) on the per-prompt maximiser with the independent-pool oracle.
     ``n_fresh`` must be a multiple of K (fresh draws are grouped into best-of-K replicates)."""
     p = np.asarray(p, dtype=float)
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     if p.shape != pool.shape[:2]:
         raise ValueError(f"p must have the pool's shape [n={pool.n_prompts}, M={pool.n_policies}], got {p.shape}")
     M = p.shape[1]

@@ -38,7 +38,7 @@ from sklearn.base import clone
 
 from .._result import Result
 from .._validate import as_rng, check_alpha, check_int, check_taus
-from ..pool import Pool
+from ..pool import Pool, check_pool
 from ..stats.bootstrap import bootstrap_means
 from ..stats.coverage import need, routing_account
 from .evaluate import make_protocol
@@ -171,8 +171,7 @@ def fit_on_validation(
     missing are skipped with the reason; ``params`` maps a family to router parameters;
     ``seed`` fixes the folds.
     """
-    if not isinstance(validation, Pool):
-        raise TypeError(f"validation must be an oraclegap Pool, got {type(validation).__name__}")
+    check_pool(validation, "validation")
     names = _family_names(families)
     cv = check_int(cv, "cv", minimum=2)
     fold_seed = int(as_rng(seed).integers(2**31 - 1))
@@ -224,8 +223,7 @@ def route_on_validation(
     test split is skipped with the reason. ``seed`` fixes the validation folds and the bootstrap
     resamples.
     """
-    if not isinstance(test, Pool):
-        raise TypeError(f"test must be an oraclegap Pool, got {type(test).__name__}")
+    check_pool(test, "test")
     n_boot = check_int(n_boot, "n_boot", minimum=100)
     alpha = check_alpha(1 - float(level), "1 - level")
     rng = as_rng(seed)
@@ -340,8 +338,7 @@ def deployment_comparison(
     validation fit for several test splits). All systems share one set of paired prompt resamples
     (:func:`~oraclegap.deploy.mixtures.deployment_rules`).
     """
-    if not isinstance(test, Pool):
-        raise TypeError(f"test must be an oraclegap Pool, got {type(test).__name__}")
+    check_pool(test, "test")
     rng = as_rng(seed)
     extra = {}
     for name, block in (("base", base), ("soup", soup)):

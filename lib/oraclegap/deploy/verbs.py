@@ -7,8 +7,8 @@ when called, so importing this module (and ``oraclegap``) stays cheap. A k > 1 p
 
 from __future__ import annotations
 
-from ..pool import Pool
-from ..stats.verbs import check_alpha, check_pool
+from ..pool import Pool, check_pool
+from ..stats.verbs import check_alpha
 
 __all__ = ["routers", "compose"]
 
@@ -56,7 +56,7 @@ def routers(pool: Pool, families=None, *, tau: float | None = None, cv: int | No
     """
     from .evaluate import evaluate_routers
 
-    pool = check_pool(pool, "routers")
+    pool = check_pool(pool, verb="routers")
     alpha = check_alpha(alpha)
     if pool.k == 1 and tau is not None:
         raise ValueError("the pool has k=1: tau applies only to pools with several draws per cell")
@@ -109,7 +109,7 @@ def compose(pool: Pool, anchor: str = "best", sizes=None, *, tau: float | None =
     """
     from .compose import compose_pools
 
-    pool = check_pool(pool, "compose")
+    pool = check_pool(pool, verb="compose")
     if pool.k > 1 and tau is None:
         raise ValueError(f"the pool has k={pool.k} draws per cell: pass tau=T (success = coverage at T)")
     if pool.k == 1 and tau is not None:

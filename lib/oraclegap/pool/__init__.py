@@ -26,11 +26,12 @@ saved atomically (:meth:`Pool.save`, :meth:`Pool.load`; the format and its crash
 
 The package: ``_fields`` (the threshold ``need``, table and array checks), ``_pool`` (the class,
 its views and sub-pools), ``_build`` (constructors), ``_storage`` (the directory format),
-``_long`` (the long table).
+``_long`` (the long table), ``_checks`` (``check_pool``, the type check of a pool argument).
 """
 
+from ._checks import check_pool
 from ._fields import ALIGNMENTS, POLICY_COLUMNS, PROMPT_COLUMNS, need
 from ._pool import Pool
 from ._storage import FORMAT_NAME, FORMAT_VERSION, POOL_FILES
 
-__all__ = ["Pool", "need", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "POOL_FILES", "PROMPT_COLUMNS", "POLICY_COLUMNS"]
+__all__ = ["Pool", "check_pool", "need", "ALIGNMENTS", "FORMAT_NAME", "FORMAT_VERSION", "POOL_FILES", "PROMPT_COLUMNS", "POLICY_COLUMNS"]

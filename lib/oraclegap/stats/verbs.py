@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..pool import Pool
+from ..pool import Pool, check_pool
 
 __all__ = ["DEFAULT_TAUS", "CERTIFY_METHODS", "coverage", "nulls", "certify", "decompose"]
 
@@ -27,14 +27,6 @@ DEFAULT_TAUS = (0.05, 0.1, 0.2, 0.3)
 #: each stands for ("thm4" is paper 002's Theorem 4, the CLI's default ``exact``).
 CERTIFY_METHODS = {"thm4": "exact", "exact": "exact", "paired": "paired", "hoeffding": "hoeffding",
                    "hoeffding-paired": "hoeffding-paired"}
-
-def check_pool(pool, verb: str) -> Pool:
-    """``pool`` itself when it is a :class:`~oraclegap.pool.Pool`, else a TypeError naming ``verb``."""
-    if not isinstance(pool, Pool):
-        raise TypeError(f"{verb}: pool must be an oraclegap.Pool, got {type(pool).__name__} "
-                        "(open one with oraclegap.sources.open_pool or oraclegap.datasets.load)")
-    return pool
-
 
 def check_alpha(alpha) -> float:
     """``alpha`` as a float in (0, 1), else a ValueError naming it."""
@@ -81,7 +73,7 @@ def coverage(pool: Pool, taus: Sequence[float] = DEFAULT_TAUS, *, estimator: str
     """
     from . import coverage as _coverage
 
-    return _coverage.coverage(check_pool(pool, "coverage"), taus, estimator=estimator)
+    return _coverage.coverage(check_pool(pool, verb="coverage"), taus, estimator=estimator)
 
 
 def nulls(pool: Pool, taus: Sequence[float] = DEFAULT_TAUS, *, n_draws: int = 2000, seed: int = 0, **options):
@@ -122,7 +114,7 @@ def nulls(pool: Pool, taus: Sequence[float] = DEFAULT_TAUS, *, n_draws: int = 20
     """
     from .nulls import null_tests
 
-    return null_tests(check_pool(pool, "nulls"), taus, n_draws=n_draws, seed=seed, **options)
+    return null_tests(check_pool(pool, verb="nulls"), taus, n_draws=n_draws, seed=seed, **options)
 
 
 def certify(pool: Pool, method: str = "thm4", *, alpha: float = 0.05, naive: str = "cp",
@@ -163,7 +155,7 @@ def certify(pool: Pool, method: str = "thm4", *, alpha: float = 0.05, naive: str
     """
     from .certify import outcomes_from_pool, selection_valid_gap_from_outcomes
 
-    pool = check_pool(pool, "certify")
+    pool = check_pool(pool, verb="certify")
     alpha = check_alpha(alpha)
     if method not in CERTIFY_METHODS:
         raise ValueError(f"method must be one of {sorted(CERTIFY_METHODS)}, got {method!r}")
@@ -227,7 +219,7 @@ def decompose(pool: Pool, baseline=None, *, n_boot: int = 2000, seed: int = 0, a
     """
     from . import noise
 
-    pool = check_pool(pool, "decompose")
+    pool = check_pool(pool, verb="decompose")
     level = 1.0 - check_alpha(alpha)
     if pool.k < 2:
         raise ValueError(f"decompose needs k >= 2 draws per cell; the pool has k={pool.k} "

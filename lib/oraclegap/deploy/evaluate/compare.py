@@ -15,7 +15,7 @@ from sklearn.base import clone
 
 from ..._result import Interval
 from ..._validate import check_alpha, check_int
-from ...pool import Pool
+from ...pool import Pool, check_pool
 from ...stats.bootstrap import bootstrap_means
 from ...stats.certify import _cp, family_certificate, paired_comparison, rescue_loss
 from ...stats.coverage import routing_account
@@ -124,8 +124,7 @@ def evaluate_routers(
     name -> router parameters, ``cost`` [n, M] or [M] overrides the pool's costs, ``lambdas`` the
     cost-penalty grid (each >= 0), ``strong`` / ``weak`` the pair for PGR (names or positions).
     """
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     n, M, k = pool.shape
     if M < 2:
         raise ValueError(f"the pool has {M} policy; routing needs at least two policies")

@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from ..._validate import check_int, check_tau
-from ...pool import Pool
+from ...pool import Pool, check_pool
 from ...stats.certify import random_halves
 
 TARGETS = ("rate", "covered")
@@ -23,8 +23,7 @@ def outcome_matrix(pool: Pool, tau=None) -> tuple[np.ndarray, float]:
     k > 1: O_im = 1[c_im >= need(tau, k)]; ``tau`` is required. The outcomes are
     :meth:`oraclegap.pool.Pool.outcomes`.
     """
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     if pool.k == 1:
         return pool.outcomes(), 1.0
     if tau is None:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validate import as_bool_array
-from ...pool import Pool
+from ...pool import Pool, check_pool
 
 
 def _as_outcomes(R, name: str = "R") -> np.ndarray:
@@ -41,8 +41,7 @@ def outcomes_from_pool(pool: Pool, *, draw: int | None = None, tau: float | None
     threshold t (c_im >= need(t, k) = max(1, ceil(t*k - 1e-9))). Exactly one of them for k > 1.
     This is :meth:`oraclegap.pool.Pool.outcomes`, with a type check on ``pool``.
     """
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     return pool.outcomes(tau=tau, draw=draw)
 
 

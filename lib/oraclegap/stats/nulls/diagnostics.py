@@ -407,10 +407,9 @@ def disjoint_draws(pool, k_each: int, *, offset: int = 0):
     and per-response arrays are cut the same way; the result's ``alignment`` is ``independent``
     and ``meta["disjoint_draws"]`` records the blocks.
     """
-    from ...pool import Pool
+    from ...pool import check_pool
 
-    if not isinstance(pool, Pool):
-        raise TypeError(f"pool must be an oraclegap Pool, got {type(pool).__name__}")
+    check_pool(pool)
     n, M, k = pool.shape
     k_each = check_int(k_each, "k_each", minimum=1)
     offset = check_int(offset, "offset", minimum=0)
