@@ -101,11 +101,13 @@ from oraclegap import datasets
 from oraclegap.deploy import compose as C
 from oraclegap.report import (
     check,
+    compare,
     display_name,
     draw_saturation,
     fmt,
     md,
     placeholder_figure,
+    rounded,
     show_lines,
     show_md,
     table,
@@ -125,12 +127,6 @@ skipped: list[str] = [f"router gain on {datasets.title(name)} (SMALL run)"
                       for name in ROUTER_POOLS[3:]] if SMALL else []
 # embedding the text of the largest pool takes most of a small run
 ROUTER_POOLS = ROUTER_POOLS[:3] if SMALL else ROUTER_POOLS
-
-
-# %%
-def than(a, b, more="more than", less="less than", same="the same as", tol=1e-9):
-    """The comparison word for a versus b, so sentences never state a direction by hand."""
-    return more if a > b + tol else less if a < b - tol else same
 
 
 # %%
@@ -344,8 +340,8 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
         "cells and never below {m}; its mean ratio {r} is {cmp} the paper's {rp}. {verdict}",
         a=cal_tbl["cells at the optimum"].iloc[0], m=cal_tbl["ratio min"].iloc[0],
         r=cal_tbl["ratio mean"].iloc[0],
-        cmp=than(round(cal_tbl["ratio mean"].iloc[0], 3),
-                 round(pv[("greedy_over_optimum_mean", "all")], 3), "above", "below", "equal to"),
+        cmp=compare(rounded(cal_tbl["ratio mean"].iloc[0], 3),
+                    rounded(pv[("greedy_over_optimum_mean", "all")], 3)),
         rp=pv[("greedy_over_optimum_mean", "all")],
         verdict="Near-optimality on the calibration objective is the rule, as in the paper."
         if cal_tbl["ratio mean"].iloc[0] >= 0.99
@@ -1140,8 +1136,8 @@ solution("2. With anchor {a} (observed accuracy {acc} on the sampled outcomes; t
          a=world.pool.policy_names[anchor_ex], acc=acc_obs[anchor_ex],
          tr=world.p[:, anchor_ex].mean(), g=w2["greedy_test"].mean(), gb=sk["greedy"].mean(),
          p=w2["above_p95"].mean(), pb=sk["folds above p95"].mean(),
-         easier=than(w2["above_p95"].mean(), sk["folds above p95"].mean(), "easier", "harder",
-                     "no easier"))
+         easier=compare(w2["above_p95"].mean(), sk["folds above p95"].mean(), more="easier",
+                        less="harder", same="no easier"))
 
 # %% [markdown]
 # 3. **A heavier grid.**
@@ -1157,7 +1153,8 @@ solution("3. At |S| = 3 the ratio {moves} from {r1} (scale {s1}) to {r16} (scale
          "decreases in |S| towards 1 - 1/e = {b}, so the guarantee is tight.",
          r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], s1=sc["scale"].iloc[0],
          s16=sc["scale"].iloc[-1], lim=1 - (2 / 3) ** 3, b=C.GREEDY_BOUND,
-         moves=than(sc["ratio"].iloc[-1], sc["ratio"].iloc[0], "rises", "falls", "stays"))
+         moves=compare(sc["ratio"].iloc[-1], sc["ratio"].iloc[0], more="rises", less="falls",
+                       same="stays"))
 
 # %% [markdown]
 # 4. **Cost-benefit greedy under a budget.**
@@ -1210,8 +1207,8 @@ ac = stab[(stab["rule"] == "accuracy") & (stab["size"] == 2)].iloc[0]
 show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {g:%} of folds, {cmp} the "
         "accuracy-ranked pool ({a:%}); the anchor itself is the same in {an:%} of folds.",
         g=gs["modal_pool_share"], a=ac["modal_pool_share"],
-        cmp=than(gs["modal_pool_share"], ac["modal_pool_share"], "more often than",
-                 "less often than", "as often as"), an=gs["modal_anchor_share"])
+        cmp=compare(gs["modal_pool_share"], ac["modal_pool_share"], more="more often than",
+                    less="less often than", same="as often as"), an=gs["modal_anchor_share"])
 
 # %% [markdown]
 # ### Stability on the real datasets
