@@ -272,7 +272,7 @@ for r in t12.itertuples():
     rows.append({"dataset": r.dataset, "anchor (published)": r.anchor,
                  "rescues": f"{res.rescue_count} of {n_test}", "G_b": res.estimate,
                  "Cor 5": iv(res.lo, res.hi), "published": iv(r.lo, r.hi),
-                 "matches": (round(res.lo, 3), round(res.hi, 3)) == (r.lo, r.hi)})
+                 "matches": (R.rounded(res.lo, 3), R.rounded(res.hi, 3)) == (r.lo, r.hi)})
 split_df = pd.DataFrame(rows)
 R.table(split_df.assign(dataset=split_df["dataset"].map(human)))
 

@@ -1964,7 +1964,7 @@ R.show_md("Reading: Table 2 does not follow from the figures the paper publishes
           "released, so the source of the difference cannot be traced here.",
           nm=int(p2["matches"].sum()),
           n=len(p2), lo=v2["dmax"].min(), hi=v2["dmax"].max(), gz=int((p2["G_Pi_lo"] == 0).sum()),
-          hp=int((np.round(p2["H_Pi_lo"], 3) > 0).sum()), hpp=int((p2["H_Pi_lo_paper"] > 0).sum()),
+          hp=int((R.rounded(p2["H_Pi_lo"], 3) > 0).sum()), hpp=int((p2["H_Pi_lo_paper"] > 0).sum()),
           w="above" if (dg > 0).all() else ("below" if (dg < 0).all() else "not uniformly off"))
 
 # %% [markdown]

@@ -30,7 +30,17 @@ from .claims import PAPER_IDS, PUBLISHED_FILE, Claims, Published, claim_table, p
 from .drawing import draw_counts, draw_outcomes, draw_saturation, placeholder_figure
 from .markdown import callout, md, show_callout, show_lines, show_md, skipped_callout, solution
 from .names import DISPLAY_NAMES, NULL_NAMES, STATISTIC_NAMES, display_name, member_name, test_name
-from .numbers import fmt, fmt_frac, fmt_interval, fmt_p, fmt_range, fmt_rate, fmt_signed, fmt_signed_interval
+from .numbers import (
+    fmt,
+    fmt_frac,
+    fmt_interval,
+    fmt_p,
+    fmt_range,
+    fmt_rate,
+    fmt_signed,
+    fmt_signed_interval,
+    rounded,
+)
 from .prose import (
     ProseError,
     PValues,
@@ -85,6 +95,7 @@ __all__ = [
     "draw_saturation",
     "test_name",
     "fmt_signed_interval",
+    "rounded",
     "show_lines",
     "TABLE_ATTRIBUTES",
     "SHORT_WORD",

@@ -41,6 +41,22 @@ def _round_half_up(xf: float, digits: int) -> str:
     return f"{q:.{digits}f}"
 
 
+def rounded(x, digits: int = 3):
+    """``x`` rounded to ``digits`` decimals by the book's one rule, the rule of :func:`fmt`
+    (half up after snapping to 12 significant digits), as a float; arrays and pandas objects
+    element-wise (NaN stays NaN). Python's ``round``, ``np.round`` and pandas' ``.round`` round
+    half to even, so a value compared or counted after them can disagree with the same value
+    printed by :func:`fmt` (0.0625 -> 0.062 against 0.063)."""
+    if hasattr(x, "map") and hasattr(x, "index"):  # a pandas Series or DataFrame
+        return x.map(lambda v: rounded(v, digits))
+    if isinstance(x, np.ndarray):
+        return np.vectorize(lambda v: rounded(v, digits), otypes=[float])(x) if x.size else x.astype(float)
+    xf = float(x)
+    if not math.isfinite(xf):
+        return xf
+    return float(_round_half_up(xf, digits))
+
+
 def fmt_signed(x, digits: int = 3) -> str:
     """Like :func:`fmt` with an explicit sign (``+0.017``); a value that rounds to zero at ``digits``
     (``-0.0004``, ``1e-17``) carries no sign: its sign is not readable at that rounding."""

@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from .markdown import md
-from .numbers import fmt, fmt_p
+from .numbers import fmt, fmt_p, rounded
 
 
 # ---------------------------------------------------------------------------- directions
@@ -46,7 +46,7 @@ def _expected(word: str, expect, what: str, detail: str) -> str:
 
 
 def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below", same: str = "equal to",
-            expect=None, what: str = "", interval=None) -> str:
+            expect=None, what: str = "", interval=None, digits: int | None = None) -> str:
     """The word for how ``a`` compares with ``b``: ``more`` when a > b + tol, ``less`` when
     a < b - tol, otherwise ``same`` (the default ``tol`` absorbs rounding, so 1/2 computed two
     ways compares as equal).
@@ -56,12 +56,18 @@ def compare(a, b, *, tol: float = 1e-12, more: str = "above", less: str = "below
     ``same`` when the interval covers ``b`` (so a sentence never says "beats" of a difference
     whose interval includes zero).
 
+    ``digits``: compare the two numbers as the book prints them (:func:`~.numbers.rounded`, the
+    rule of ``fmt``), so a sentence showing both at ``digits`` decimals never calls printed
+    equals different.
+
     ``expect`` (a word or a set of words) is the direction the surrounding text relies on; when
     the computed word differs, :class:`ProseError` stops the chapter, so a sentence can never
     state a direction its numbers have stopped supporting. ``what`` names the comparison in the
     error message.
     """
     av, bv = _as_float(a, "a"), _as_float(b, "b")
+    if digits is not None:
+        av, bv = rounded(av, digits), rounded(bv, digits)
     tv = _as_float(tol, "tol")
     if tv < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
