@@ -294,6 +294,8 @@ def test_the_output_scan_can_fail():
                      "code key 'dpp' in table cell 'dpp'", "code key 'partial=3' in table cell 'greedy (partial=3)'"]
     assert printed_problems([("text/markdown", "the re-deal test gives $p_{\\mathrm{re}} = 0.000$ here")], set())
     assert printed_problems([("text/markdown", "McNemar p = 0 on GSM8K")], set())
+    assert printed_problems([("text/markdown", "The test gives p = 0.000.")], set())  # at a full stop
+    assert not printed_problems([("text/markdown", "It gives p = 0.05. And p = 0.004.")], set())
     assert not printed_problems([("text/markdown", "p = 0.001 and p < 0.001; `p = 0`; a gap of 0.000")], set())
 
 

@@ -192,8 +192,9 @@ def html_tables(html: str) -> list[list[list[tuple[str, bool]]]]:
 _P_HEADER = re.compile(r"(?<![\w@])p(?:ᵣₑ|ₘₚ|-values?)?(?![\w@])")
 _ZERO = re.compile(r"^[+\-−]?0(?:\.0*)?$")
 #: a p-value of exactly zero in a sentence: "p = 0.000", "$p_{\mathrm{re}} = 0$", "p-value of 0"
-_P_ZERO_TEXT = re.compile(r"(?<![\w@])p(?:_\{?[\w\\{}]*\}?|ᵣₑ|ₘₚ)?\s*(?:=|:)\s*0(?:\.0*)?(?![.\d])"
-                          r"|p-values?\s+(?:of|is|=)\s+0(?:\.0*)?(?![.\d])")
+#: (a sentence's full stop after it included; "p = 0.05" and "p = 0.001" are not zero)
+_P_ZERO_TEXT = re.compile(r"(?<![\w@])p(?:_\{?[\w\\{}]*\}?|ᵣₑ|ₘₚ)?\s*(?:=|:)\s*0(?:\.0*)?(?!\.?\d)"
+                          r"|p-values?\s+(?:of|is|=)\s+0(?:\.0*)?(?!\.?\d)")
 #: code keys shown as labels: snake_case identifiers and keyword settings ("partial=3")
 _SNAKE = re.compile(r"(?<![\w.@/\\-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w(/.\\-])")
 _KEY_SETTING = re.compile(r"\b[a-z][a-z_]+=\d")
