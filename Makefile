@@ -80,6 +80,14 @@ book: setup quarto
 	mkdir -p $(MPLCONFIGDIR)
 	$(PY) -m oraclegap.book build $(BOOK_ARGS)
 
+# Every parameter change the book promises to survive (oraclegap.book.params), executed at --small
+# into .cache/check-params/ and read by the prose checks; unchanged runs come from the cache. CI
+# runs it after `make test` (it takes longer than the test budget). e.g. CHECK_PARAMS_ARGS='--only 03'
+.PHONY: check-params
+check-params: setup
+	mkdir -p $(MPLCONFIGDIR)
+	$(PY) -m oraclegap.book check-params $(CHECK_PARAMS_ARGS)
+
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the page check"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }

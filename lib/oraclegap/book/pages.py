@@ -320,6 +320,11 @@ def _generated(root: Path) -> dict[Path, str]:
                                 RT_BEGIN, RT_END)
         if AU_BEGIN in out[inst]:
             out[inst] = _with_table(out[inst], audit_time_sentence(root), INSTRUCTORS_PAGE, AU_BEGIN, AU_END)
+        from . import params
+
+        if params.BEGIN in out[inst]:
+            out[inst] = _with_table(out[inst], params.instructors_table(root), INSTRUCTORS_PAGE,
+                                    params.BEGIN, params.END)
     return out
 
 
