@@ -14,11 +14,10 @@ import pandas as pd
 
 from .._validate import check_alpha, check_int, check_prob, check_taus
 from ..pool import check_pool
+from ..stats.coverage import DEFAULT_TAUS
 
 FORMAT_NAME = "oraclegap.audit"
 FORMAT_VERSION = 1
-#: Thresholds audited by default (those of arXiv 2609.32996).
-DEFAULT_TAUS = (0.05, 0.10, 0.20, 0.30)
 #: The power planner and the headline read the threshold closest to this one (2609.32996's primary tau).
 PRIMARY_TAU = 0.10
 #: Seed of each section = ``seed + offset`` (recorded in ``audit.json`` under settings.seeds).

@@ -5,14 +5,14 @@ JSON keys of thresholds are exact (``repr(float(tau))``), and a threshold given 
 
 from __future__ import annotations
 
-from ..stats.coverage import coverage, pass1_oracle_gap
+from ..stats.coverage import DEFAULT_TAUS, coverage, pass1_oracle_gap
 from ._common import add_pool_argument, emit, parse_taus, pool_from_args
 
 
 def register(sub) -> None:
     p = sub.add_parser("coverage", help="oracle, best, mixture coverage, D, L and the oracle-minus-mixture gap")
     add_pool_argument(p)
-    p.add_argument("--taus", default="0.05,0.1,0.2,0.3", help="comma-separated distinct thresholds in (0, 1]")
+    p.add_argument("--taus", default=",".join(f"{t:g}" for t in DEFAULT_TAUS), help="comma-separated distinct thresholds in (0, 1]")
     p.add_argument("--estimator", choices=("raw", "smoothed"), default="raw")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+from ..stats.coverage import DEFAULT_TAUS
 from ..stats.nulls import NULLS, STATISTICS, null_cost, null_tests
 from ._common import (
     add_pool_argument,
@@ -51,7 +52,7 @@ def _duration(sec: float) -> str:
 def register(sub) -> None:
     p = sub.add_parser("nulls", help="is the oracle gap sampling noise? re-deal and margin-preserving null tests")
     add_pool_argument(p)
-    p.add_argument("--taus", default="0.05,0.1,0.2,0.3", help="comma-separated distinct thresholds in (0, 1]")
+    p.add_argument("--taus", default=",".join(f"{t:g}" for t in DEFAULT_TAUS), help="comma-separated distinct thresholds in (0, 1]")
     p.add_argument("--n-draws", type=int_arg("--n-draws", minimum=1), default=2000, help="null draws per null (default 2000)")
     p.add_argument("--seed", type=seed_arg(), default=0, help="random seed, a whole number >= 0 (same seed, same draws)")
     p.add_argument("--nulls", default=",".join(NULLS), help="comma-separated subset of redeal,margin")

@@ -50,6 +50,7 @@ from ..pool import Pool, need  # need: the success threshold, defined on the poo
 from ..pool._fields import _NEED_EPS
 
 __all__ = [
+    "DEFAULT_TAUS",
     "need",
     "as_counts",
     "mixture_rates",
@@ -69,6 +70,10 @@ __all__ = [
     "mixture_bound",
     "GEOMETRY3K_PRIOR",
 ]
+
+#: The thresholds every verb, the CLI and the audit use by default: a member covers a prompt
+#: when at least 5%, 10%, 20% or 30% of its k draws succeed (arXiv 2609.32996's thresholds).
+DEFAULT_TAUS = (0.05, 0.10, 0.20, 0.30)
 
 _EPS = _NEED_EPS
 

@@ -57,7 +57,7 @@ from scipy import stats as sps
 
 from .._result import Interval, Result
 from .._validate import as_bool_array, as_rng, check_alpha, check_taus
-from .coverage import need
+from .coverage import DEFAULT_TAUS, need
 
 __all__ = ["SplitGap", "split_halves", "split_groups", "split_draw_gap", "split_draw_population",
            "split_draw_counts"]
@@ -171,7 +171,7 @@ def _adjusted_moments(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.sqrt(var)
 
 
-def split_draw_gap(x, taus=(0.05, 0.10, 0.20, 0.30), alpha: float = 0.05, *, seed=0,
+def split_draw_gap(x, taus=DEFAULT_TAUS, alpha: float = 0.05, *, seed=0,
                    model_names=None) -> tuple[SplitGap, ...]:
     """The split-draw coverage gap at each threshold with its selection-valid interval.
 
@@ -234,7 +234,7 @@ def _choice_probabilities(p: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def split_draw_population(p, k: int, taus=(0.05, 0.10, 0.20, 0.30)) -> np.ndarray:
+def split_draw_population(p, k: int, taus=DEFAULT_TAUS) -> np.ndarray:
     """G_split(tau) of a pool whose draws are independent Bernoulli(p_im), averaged over its
     prompts: the value :func:`split_draw_gap` estimates, computed exactly from the rates ``p``
     [n, M] (n prompts, M members) with k draws per cell. Returns one value per threshold."""

@@ -18,11 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..pool import Pool, check_pool
+from .coverage import DEFAULT_TAUS
 
 __all__ = ["DEFAULT_TAUS", "CERTIFY_METHODS", "coverage", "nulls", "certify", "decompose"]
 
-#: The thresholds of ``oraclegap coverage`` / ``oraclegap nulls`` by default.
-DEFAULT_TAUS = (0.05, 0.1, 0.2, 0.3)
 #: ``certify(method=...)``: the front door's names and the :data:`~oraclegap.stats.certify.GAP_METHODS`
 #: each stands for ("thm4" is paper 002's Theorem 4, the CLI's default ``exact``).
 CERTIFY_METHODS = {"thm4": "exact", "exact": "exact", "paired": "paired", "hoeffding": "hoeffding",

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..._result import Result
 from ..._validate import as_bool_array, as_rng, check_int, check_prob, check_taus
-from ..coverage import as_counts, need
+from ..coverage import DEFAULT_TAUS, as_counts, need
 from ._kernels import (
     _alias,
     chain_dtype,
@@ -138,7 +138,7 @@ class SplitHalf(Result):
         })
 
 
-def split_half(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_splits: int = 200, seed=0) -> SplitHalf:
+def split_half(x, taus=DEFAULT_TAUS, *, k: int | None = None, n_splits: int = 200, seed=0) -> SplitHalf:
     """Split-half selection and scoring (arXiv 2609.32996, App. C.1).
 
     For each of ``n_splits`` random splits, every cell's k responses are split into a selection
@@ -217,7 +217,7 @@ class PoolSizeCurve(Result):
         return pd.DataFrame(rows)
 
 
-def pool_size_curve(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, seed=0,
+def pool_size_curve(x, taus=DEFAULT_TAUS, *, k: int | None = None, n_draws: int = 2000, seed=0,
                     statistic: str = "L", max_policies: int = 14) -> PoolSizeCurve:
     """Average L and D over every subset of each size 2..M (Section 3.4), and test the rise of
     ``statistic`` (``"L"`` or ``"D"``) from 2 to M members against the re-deal null: each draw
@@ -259,7 +259,7 @@ def pool_size_curve(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n
 
 
 # ============================================================================ member spread
-def member_spread(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, seed=0,
+def member_spread(x, taus=DEFAULT_TAUS, *, k: int | None = None, n_draws: int = 2000, seed=0,
                   p_convention: str = "plus-one") -> NullTests:
     """Spread of member coverage, max_m C_m(tau) - min_m C_m(tau), against a reference that
     permutes the policy labels independently within every prompt (App. C.5). The reference keeps
@@ -296,7 +296,7 @@ class MemberCoverage(Result):
         return tests_frame(self.tests).assign(member=list(self.members))
 
 
-def member_coverage(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, seed=0,
+def member_coverage(x, taus=DEFAULT_TAUS, *, k: int | None = None, n_draws: int = 2000, seed=0,
                     burn_in: int | None = None, thin: int | None = None, p_convention: str = "plus-one") -> MemberCoverage:
     """Coverage C_m(tau) = (1/n) sum_i 1[c_im >= need(tau, k)] of every member against its law
     under the margin-preserving null, which keeps the member's total successes t_m = sum_i c_im
@@ -562,7 +562,7 @@ def _test_or_point_mass(tests: NullTests, statistic: str, tau):
     return tests.get(statistic, tau, "redeal")
 
 
-def gap_table(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, n_draws: int = 2000, n_splits: int = 200,
+def gap_table(x, taus=DEFAULT_TAUS, *, k: int | None = None, n_draws: int = 2000, n_splits: int = 200,
               seed=0, nulls=NULLS) -> GapTable:
     """Run everything Table 1 of 2609.32996 reports for one pool: L, D and oracle-minus-mixture
     against the re-deal null (and L against the margin-preserving null), split-half selection

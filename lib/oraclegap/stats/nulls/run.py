@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._validate import as_rng, check_int
+from ..coverage import DEFAULT_TAUS
 from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROPOSALS, NullCost
 from .margin_null import _MOVES, _default_steps, _margin_cost, _run_margin, effective_sample_size
 from .redeal_null import _redeal_cost, _redeal_stats_chunked
@@ -31,7 +32,7 @@ _CERTIFY_HINT = ("the selection-valid certificates apply at k = 1: `oraclegap ce
                  "(oraclegap.stats.certify.selection_valid_gap)")
 
 
-def degenerate_tests(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, nulls=NULLS,
+def degenerate_tests(x, taus=DEFAULT_TAUS, *, k: int | None = None, nulls=NULLS,
                      statistics=STATISTICS) -> dict:
     """Which (statistic, tau, null) tests are degenerate by construction, with the reason.
 
@@ -133,7 +134,7 @@ def _cost(prep: _Prepared, nulls, n_tests: int, skip: dict, statistics, n_draws:
     return NullCost(int(proposals), int(redeal_cells), int(bytes_))
 
 
-def null_cost(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, nulls=NULLS, statistics=STATISTICS,
+def null_cost(x, taus=DEFAULT_TAUS, *, k: int | None = None, nulls=NULLS, statistics=STATISTICS,
               n_draws: int = 2000, burn_in: int | None = None, thin: int | None = None, n_chains: int = 4,
               skip_degenerate: bool = True) -> NullCost:
     """The :class:`NullCost` of :func:`null_tests` with these arguments, computed without running it."""
@@ -151,7 +152,7 @@ def null_cost(x, taus=(0.05, 0.10, 0.20, 0.30), *, k: int | None = None, nulls=N
 
 def null_tests(
     x,
-    taus=(0.05, 0.10, 0.20, 0.30),
+    taus=DEFAULT_TAUS,
     *,
     k: int | None = None,
     nulls=NULLS,
