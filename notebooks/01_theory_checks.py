@@ -135,7 +135,7 @@ equal = simulate.exchangeable(N_PROMPTS, M, K, seed=rng)
 spec = simulate.diffuse(N_PROMPTS, M, K, sigma=SIGMA, seed=rng)
 settings = pd.DataFrame({"pool": ["equal-rate", "diffuse"],
                          "truth": [f"pᵢₘ = pᵢ ~ Beta({prior.a:g}, {prior.b:g})",
-                                   f"logit pᵢₘ = logit pᵢ + {SIGMA:g} zᵢₘ, zᵢₘ ~ N(0, 1)"],
+                                   f"logit pᵢₘ = logit pᵢ + σ zᵢₘ, zᵢₘ ~ N(0, 1), σ = {SIGMA:g}"],
                          "n × M × k": [f"{N_PROMPTS} × {M} × {K}"] * 2,
                          "population L(0.10)": [simulate.population_L(s.p, [0.10])[0]
                                                 for s in (equal, spec)]})
