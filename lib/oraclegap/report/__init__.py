@@ -4,7 +4,8 @@ Nothing here computes statistics. Chapters use the package as ``import oraclegap
 and call every helper as ``R.<name>``; each lives in one module:
 
 * :mod:`~oraclegap.report.style` -- ``use_style()`` sets one seaborn theme and ``PALETTE``
-  (call it in a notebook; importing this package changes nothing).
+  (call it in a notebook; importing this package changes nothing); ``sequential_colors`` for an
+  ordered variable.
 * :mod:`~oraclegap.report.numbers` -- ``fmt``/``fmt_interval`` and the other ``fmt_*`` format
   numbers the same way everywhere (``0.113 [0.079, 0.113]``).
 * :mod:`~oraclegap.report.names` -- ``DISPLAY_NAMES``/``display_name`` for code keys,
@@ -18,7 +19,8 @@ and call every helper as ``R.<name>``; each lives in one module:
   flipped; ``check`` does the same for a statement typed in a Markdown cell;
   ``direction_problems`` and ``share_problems`` scan rendered Markdown, and ``PValues`` keeps one
   p-value per (test, pool) in a chapter.
-* :mod:`~oraclegap.report.tables` -- ``table``: a DataFrame formatted for display.
+* :mod:`~oraclegap.report.tables` -- ``table``: a DataFrame formatted for display;
+  ``csv_download`` writes a long table's rows to the CSV file a chapter links.
 * :mod:`~oraclegap.report.claims` -- ``Claims`` keeps a chapter's claims table and stops the
   chapter when one fails; ``published`` looks up a figure the papers print
   (``data/paper/published_figures.csv``) so a chapter can set it beside its own.
@@ -52,19 +54,21 @@ from .prose import (
     share_problems,
     versus,
 )
-from .style import PALETTE, use_style
-from .tables import SHORT_WORD, TABLE_ATTRIBUTES, table
+from .style import PALETTE, sequential_colors, use_style
+from .tables import SHORT_WORD, TABLE_ATTRIBUTES, csv_download, table
 
 __all__ = [
     "path_words",
     "versus",
     "PALETTE",
     "use_style",
+    "sequential_colors",
     "fmt",
     "fmt_p",
     "fmt_interval",
     "fmt_signed",
     "table",
+    "csv_download",
     "DISPLAY_NAMES",
     "display_name",
     "member_name",

@@ -1,6 +1,6 @@
 """Tables as the book shows them: one function that formats a DataFrame for display (numbers,
 p-values, yes/no, display names, escaped text that may break inside long identifiers) with
-reproducible HTML ids.
+reproducible HTML ids, and the CSV download that carries a long table's every row.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import html as _html
 import itertools
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -158,3 +159,29 @@ def _code_spans(text: str) -> str:
 def _breakable(text: str) -> str:
     """``text`` with a zero-width space after each ``_`` and ``/`` (line-break opportunities)."""
     return text.replace("_", "_\u200b").replace("/", "/\u200b")
+
+
+#: A chapter's data download: ``NN_name-what.csv``, written beside the executed notebook
+#: (``chapters/``); the book copies it to ``downloads/`` and the chapter's text links it there.
+_DOWNLOAD_NAME = re.compile(r"\d\d_[a-z0-9_]+-[a-z0-9][a-z0-9-]*")
+
+
+def csv_download(df: pd.DataFrame, name: str, *, text: str = "a CSV file",
+                 folder="chapters") -> str:
+    """Write every row of ``df`` to ``folder/name.csv`` (``name`` is the chapter's stem and what
+    the file holds: ``02_seed_pool-p000-reruns``) and return the Markdown link a chapter's text
+    gives it, ``[text](../downloads/name.csv)``: a long table shows a summary on the page and
+    keeps its rows in this file. The book's build copies ``chapters/NN_name-*.csv`` into the
+    rendered book's ``downloads/`` folder, which the link reaches from a chapter's page."""
+    from .._io import atomic_write
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if not isinstance(name, str) or not _DOWNLOAD_NAME.fullmatch(name):
+        raise ValueError("name must be a chapter's stem and what the file holds, like "
+                         f"'02_seed_pool-bh-tests', got {name!r}")
+    if not isinstance(text, str) or not text.strip() or "]" in text:
+        raise ValueError(f"text must be the link's words (no ']'), got {text!r}")
+    path = Path(folder) / f"{name}.csv"
+    atomic_write(path, df.to_csv(index=False))
+    return f"[{text}](../downloads/{path.name})"
