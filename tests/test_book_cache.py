@@ -291,19 +291,118 @@ def test_an_unchanged_rebuild_skips_the_render(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(bq, "find_quarto", lambda root, install=True: bq.Quarto("/fake/quarto", "a stub", "1.7.34"))
     monkeypatch.setattr(bq, "render", fake_render)
-    assert book.build(tmp_path, small=True)["executed"] == ["01_c"] and len(calls) == 1
-    r = book.build(tmp_path, small=True)
+    assert book.build(tmp_path, small=True, kit=False)["executed"] == ["01_c"] and len(calls) == 1
+    r = book.build(tmp_path, small=True, kit=False)
     assert r["render_skipped"] and r["executed"] == [] and len(calls) == 1
     assert "render skipped" in capsys.readouterr().out
     (tmp_path / "index.qmd").write_text("# Preface, edited {.unnumbered}\n")
-    assert not book.build(tmp_path, small=True).get("render_skipped") and len(calls) == 2
+    assert not book.build(tmp_path, small=True, kit=False).get("render_skipped") and len(calls) == 2
     (tmp_path / "_book" / "index.html").unlink()  # a page of the last render gone: render again
-    assert not book.build(tmp_path, small=True).get("render_skipped") and len(calls) == 3
-    assert book.build(tmp_path, small=True)["render_skipped"] and len(calls) == 3
+    assert not book.build(tmp_path, small=True, kit=False).get("render_skipped") and len(calls) == 3
+    assert book.build(tmp_path, small=True, kit=False)["render_skipped"] and len(calls) == 3
     (tmp_path / "_book" / "chapters" / "01_c.html").write_text("re-rendered by hand")  # not ours now
-    assert not book.build(tmp_path, small=True).get("render_skipped") and len(calls) == 4
-    assert book.build(tmp_path, small=True)["render_skipped"] and len(calls) == 4
-    assert book.build(tmp_path, small=True, force=True)["executed"] == ["01_c"] and len(calls) == 5
+    assert not book.build(tmp_path, small=True, kit=False).get("render_skipped") and len(calls) == 4
+    assert book.build(tmp_path, small=True, kit=False)["render_skipped"] and len(calls) == 4
+    assert book.build(tmp_path, small=True, kit=False, force=True)["executed"] == ["01_c"] and len(calls) == 5
+
+
+def _stub_quarto(monkeypatch) -> dict[str, list]:
+    """Quarto stubbed for a build with the classroom kit: every render writes the pages of the
+    book it is asked for and is counted (``calls``: "book" or "student" renders, "slides")."""
+    import importlib
+
+    from oraclegap.book import quarto as bq
+
+    build_module = importlib.import_module("oraclegap.book.build")
+    calls: dict[str, list] = {"book": [], "student": [], "slides": []}
+
+    def fake_render(root, quarto, profile=None, quiet=False):
+        calls["student" if profile == "student" else "book"].append(profile)
+        out = Path(root) / "_book"
+        (out / "chapters").mkdir(parents=True, exist_ok=True)
+        (out / "index.html").write_text('<html><body><main><a href="./oraclegap.pdf">PDF</a></main></body></html>')
+        (out / "chapters" / "01_c.html").write_text('<html><body><main><a href="../oraclegap.pdf">c</a></main></body></html>')
+        return True, "Output created: _book/index.html\n"
+
+    def fake_deck(stage, quarto, deck):
+        calls["slides"].append(deck.name)
+        (Path(stage) / "slides.html").write_text("<html><body><section>deck</section></body></html>")
+        return True, ""
+
+    monkeypatch.setattr(bq, "find_quarto", lambda root, install=True: bq.Quarto("/fake/quarto", "a stub", "1.7.34"))
+    monkeypatch.setattr(bq, "render", fake_render)
+    monkeypatch.setattr(build_module, "_render_deck", fake_deck)
+    return calls
+
+
+@pytest.mark.notebooks
+def test_the_classroom_kit_is_cached_like_the_book(tmp_path, capsys, monkeypatch):
+    """make book puts the student edition, the slides and the PDF (or, with no Chromium, the page
+    that says how to make it) into _book/; an unchanged rebuild touches none of it, a render of the
+    book alone reuses the editions, and a changed page renders them again."""
+    _tiny_book(tmp_path)
+    (tmp_path / "instructors.qmd").write_text("## A 90-minute plan\n\n| minutes | what | where |\n|---|---|---|\n"
+                                             "| 0-90 | All of it | @sec-c |\n")
+    calls = _stub_quarto(monkeypatch)
+    monkeypatch.setattr("oraclegap.book.check.chromium", lambda: None)
+    b = tmp_path / "_book"
+    r = book.build(tmp_path, small=True)
+    assert [len(v) for v in calls.values()] == [1, 1, 1]
+    assert r["kit"]["student"] == "rendered" and r["kit"]["slides"] == "rendered" and r["kit"]["pdf"] is None
+    assert (b / "student" / "index.html").is_file() and (b / "slides" / "index.html").is_file()
+    assert "make pdf" in (b / "oraclegap-pdf.html").read_text()
+    assert 'href="../oraclegap-pdf.html"' in (b / "chapters" / "01_c.html").read_text()
+    assert "no Chromium" in capsys.readouterr().out
+    assert book.unowned_book_files(b) == []
+    assert book.build(tmp_path, small=True)["render_skipped"] and [len(v) for v in calls.values()] == [1, 1, 1]
+    (b / "index.html").unlink()  # the book renders again; its editions are reused
+    r = book.build(tmp_path, small=True)
+    assert [len(v) for v in calls.values()] == [2, 1, 1] and r["kit"]["student"] == r["kit"]["slides"] == "reused"
+    assert (b / "student" / "index.html").is_file() and (b / "slides" / "index.html").is_file()
+    (tmp_path / "index.qmd").write_text("# Preface, edited {.unnumbered}\n")
+    r = book.build(tmp_path, small=True)
+    assert [len(v) for v in calls.values()] == [3, 2, 2] and r["kit"]["student"] == "rendered"
+    r = book.build(tmp_path, small=True, only=["01"])  # a rerun of one chapter leaves the kit out
+    assert [len(v) for v in calls.values()] == [4, 2, 2] and r["kit"]["student"] is None
+    assert "make book" in (b / "student" / "index.html").read_text()
+
+
+def test_the_pdf_is_printed_once_per_book_and_linked(tmp_path):
+    """kit.place_pdf prints through the printer it is given and keeps the print for the same
+    book; kit.point_pdf_links points every page's PDF link at the PDF or at the page that says
+    how to make one; kit.make_pdf records what it changed, so the build still owns every file."""
+    from oraclegap.book import kit
+
+    printed = []
+
+    def printer(root, out, pages, parts):
+        printed.append(list(pages))
+        Path(parts).mkdir(parents=True, exist_ok=True)
+        Path(out).write_bytes(b"%PDF-1.4 " + ",".join(pages).encode())
+        return Path(out)
+
+    b = tmp_path / "_book"
+    (b / "chapters").mkdir(parents=True)
+    (b / "index.html").write_text('<a href="./oraclegap.pdf">x</a>')
+    (b / "chapters" / "a.html").write_text('<a href="../oraclegap.pdf">x</a> <a href="../other.pdf">y</a>')
+    pdf, cached = kit.place_pdf(tmp_path, "k1", ["index.html", "chapters/a.html"], printer)
+    assert not cached and pdf.read_bytes().startswith(b"%PDF") and len(printed) == 1
+    assert kit.place_pdf(tmp_path, "k1", ["index.html"], printer)[1] and len(printed) == 1
+    assert not kit.place_pdf(tmp_path, "k2", ["index.html"], printer)[1] and len(printed) == 2
+    assert not (tmp_path / kit.PDF_CACHE / "pages").exists()
+    assert kit.point_pdf_links(b, present=False, why="a test") == 2
+    assert '<a href="../oraclegap-pdf.html">x</a> <a href="../other.pdf">y</a>' == (b / "chapters" / "a.html").read_text()
+    assert "a test" in (b / kit.PDF_HELP).read_text()
+    assert kit.point_pdf_links(b, present=True) == 2 and not (b / kit.PDF_HELP).exists()
+    assert (b / "index.html").read_text() == '<a href="./oraclegap.pdf">x</a>'
+    with pytest.raises(ValueError, match="make book"):
+        kit.make_pdf(tmp_path, printer)
+    files = sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
+    (b / ".og-build.json").write_text(json.dumps({"pages": ["index.html"], "render_key": "k2", "files": files}))
+    kit.point_pdf_links(b, present=False)
+    kit.make_pdf(tmp_path, printer)
+    assert book.unowned_book_files(b) == [] and len(printed) == 2  # the print of book k2, from the cache
+    assert 'href="./oraclegap.pdf"' in (b / "index.html").read_text()
 
 
 def test_render_key_follows_the_configured_filters(tmp_path):

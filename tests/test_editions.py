@@ -1,5 +1,5 @@
-"""The student edition and the slides (oraclegap.book.editions) on synthetic notebooks; the Quarto
-renders of both are in tests/test_quarto.py."""
+"""The student edition (oraclegap.book.editions) on synthetic notebooks; the Quarto renders of it
+are in tests/test_quarto.py, the slides' tests in tests/test_slides.py."""
 
 from __future__ import annotations
 
@@ -50,26 +50,32 @@ def test_strip_solutions_removes_both_forms_and_keeps_the_rest():
     assert stripped["cells"][:-1] == nb["cells"][:-1]
 
 
-def test_chapter_digest_reads_title_question_figures_takeaways():
-    d = editions.chapter_digest(_nb())
-    assert d["title"] == "A chapter" and d["question"] == "Does the gap survive?"
-    assert [f["label"] for f in d["figures"]] == ["fig-one"] and d["figures"][0]["png"].startswith(b"\\x89PNG")
-    assert d["takeaways"] == ["- first takeaway", "- second"]
-    assert editions.chapter_digest(_nb(), max_figures=0)["figures"] == []
+def test_student_tools_link_back_and_up_a_folder():
+    tools = [{"icon": "mortarboard", "text": "Kit", "menu": [
+        {"text": "Student edition", "href": "student/index.html"},
+        {"text": "Slides", "href": "slides/index.html"},
+        {"text": "PDF", "href": "oraclegap.pdf"},
+        {"text": "Setup", "href": "preclass.qmd"},
+        {"text": "Elsewhere", "href": "https://example.org/x.html"}]}]
+    menu = editions.student_tools(tools)[0]["menu"]
+    assert [m["href"] for m in menu] == ["../index.html", "../slides/index.html", "../oraclegap.pdf",
+                                         "preclass.qmd", "https://example.org/x.html"]
+    assert menu[0]["text"] != "Student edition"
+    assert tools[0]["menu"][0]["href"] == "student/index.html"  # the input is not modified
 
 
-def test_slide_deck_from_a_project(tmp_path):
-    (tmp_path / "_quarto.yml").write_text("project:\n  type: book\nbook:\n  title: T\n  chapters:\n"
-                                          "    - index.qmd\n    - chapters/01_a.ipynb\n")
-    (tmp_path / "chapters").mkdir()
-    (tmp_path / "chapters" / "01_a.ipynb").write_text(json.dumps(_nb()))
-    deck = editions.slide_deck(tmp_path, tmp_path / "stage" / "img")
-    assert deck.startswith("---\ntitle: \"T\"") and "revealjs" in deck
-    assert "# A chapter" in deck and "## Takeaways" in deck and "- first takeaway" in deck
-    assert "![The first figure. Longer.](img/01_a-fig-one.png)" in deck
-    assert (tmp_path / "stage" / "img" / "01_a-fig-one.png").read_bytes().startswith(b"\\x89PNG")
-    assert "Yes." not in deck  # solutions never reach the slides
-
-
-def test_slides_drop_the_books_cross_references():
-    assert editions._clean_markdown("- as @sec-nulls shows (@fig-one).") == "- as (in the book) shows (in the book)."
+def test_stage_student_site_rewrites_only_the_staged_config(tmp_path):
+    root = tmp_path / "p"
+    (root / "chapters").mkdir(parents=True)
+    (root / "_quarto.yml").write_text(
+        "project:\n  type: book\nbook:\n  title: T\n  sidebar:\n    tools:\n      - icon: x\n        menu:\n"
+        "          - text: S\n            href: student/index.html\n  chapters:\n    - index.qmd\n"
+        "    - chapters/01_a.ipynb\n")
+    (root / "index.qmd").write_text("# I\n")
+    (root / "chapters" / "01_a.ipynb").write_text(json.dumps(_nb()))
+    original = (root / "_quarto.yml").read_text()
+    removed = editions.stage_student_site(root, tmp_path / "stage")
+    assert removed == {"chapters/01_a.ipynb": 2}
+    staged = (tmp_path / "stage" / "_quarto.yml")
+    assert not staged.is_symlink() and "../index.html" in staged.read_text()
+    assert (root / "_quarto.yml").read_text() == original

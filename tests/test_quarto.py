@@ -7,6 +7,7 @@ installs one from the offline kit first when the kit exists.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -203,6 +204,18 @@ SMALL = False
 '''
 
 
+FIXTURE_PLAN = """# For instructors
+
+## A 90-minute plan
+
+| minutes | what | where |
+|---|---|---|
+| 0-10 | Warm-up with the symbols | [notation](notation.qmd) |
+| 10-60 | The curve of the first chapter | @sec-first |
+| 60-90 | What comes later | @sec-later |
+"""
+
+
 def _fixture_book(dest: Path) -> Path:
     (dest / "notebooks").mkdir(parents=True)
     (dest / "notebooks" / "01_first.py").write_text(FIXTURE_CHAPTER_1)
@@ -226,6 +239,7 @@ def _fixture_book(dest: Path) -> Path:
     shutil.copytree(ROOT / "_filters", dest / "_filters")
     (dest / "index.qmd").write_text("# Preface {.unnumbered}\n\nWelcome.\n\n::: {.callout-note}\nA preface note.\n:::\n")
     (dest / "notation.qmd").write_text("# Notation {.unnumbered}\n\nThe curve of @fig-curve.\n")
+    (dest / "instructors.qmd").write_text(FIXTURE_PLAN)  # read by the slides; not a page of this book
     return dest
 
 
@@ -308,6 +322,9 @@ def test_references_page_lists_the_bibliography(rendered):
     assert book.bibliography_problems(rendered) == []  # shown, not hidden
 
 
+TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+
+
 def test_project_config_renders_with_quarto(quarto, tmp_path):
     """The real _quarto.yml and its pages, with stand-in chapters: Quarto accepts the config,
     warns about nothing, lists every page in the sidebar, and leaves the preface unnumbered."""
@@ -319,10 +336,16 @@ def test_project_config_renders_with_quarto(quarto, tmp_path):
         shutil.copy(ROOT / name, dest / name)
     shutil.copytree(ROOT / "_filters", dest / "_filters")
     (dest / "chapters").mkdir()
+    (dest / "chapters" / "dot.png").write_bytes(base64.b64decode(TINY_PNG))
+    front = "".join((ROOT / p.file).read_text(encoding="utf-8") for p in pages if not p.is_chapter)
+    floats = set(re.findall(r"@((?:fig|tbl)-[\w-]*\w)", front))  # the front matter's figure and table references
     for p in pages:
-        if p.is_chapter:  # a stand-in with the chapter's section labels (the front matter links to them)
-            secs = [lab for lab in book.structure._labels_and_refs(ROOT, p)[0] if lab.startswith("sec-")]
+        if p.is_chapter:  # a stand-in with the chapter's section labels and the floats the front matter cites
+            labels = book.structure._labels_and_refs(ROOT, p)[0]
+            secs = [lab for lab in labels if lab.startswith("sec-")]
             heads = "".join(f"\n\n## Section {i} {{#{lab}}}\n\nText." for i, lab in enumerate(secs))
+            heads += "".join(f"\n\n![A figure.](dot.png){{#{lab}}}" if lab.startswith("fig-") else
+                             f"\n\n| a |\n|---|\n| 1 |\n\n: A table. {{#{lab}}}" for lab in sorted(floats & set(labels)))
             nb = nbformat.v4.new_notebook()
             nb.cells = [nbformat.v4.new_markdown_cell(f"# Stand-in for {Path(p.file).stem}\n\nText.{heads}")]
             nbformat.write(nb, dest / p.file)
@@ -384,11 +407,13 @@ def test_student_edition_drops_solutions_only(rendered, quarto):
     assert "It is 9." not in dl and "A rising curve." in dl  # the student's executed notebook has no solutions
 
 
-def test_slides_from_the_chapters_figures_and_takeaways(rendered, quarto):
+def test_slides_follow_the_plan_with_the_chapters_figures_and_readings(rendered, quarto):
     res = book.render_slides(rendered, quarto)
     deck = (rendered / "_slides" / "index.html").read_text(encoding="utf-8")
     assert res["slides"] >= 4 and "reveal" in deck
-    assert "First chapter" in deck and "Second chapter" in deck and "The curve rises." in deck
+    order = [deck.find(t) for t in ("Warm-up with the symbols", "The curve of the first chapter", "What comes later")]
+    assert -1 not in order and order == sorted(order)
+    assert "The curve rises." in deck and "It is 9." not in deck
     imgs = re.findall(r'<img[^>]*src="([^"]+\.png)"', deck)
     assert imgs and all((rendered / "_slides" / src).is_file() for src in imgs)
     from oraclegap.book.buildline import page_build_line

@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from .. import _buildinfo, _datalog
-from . import buildline, cache, editions, mathjax
+from . import buildline, cache, editions, mathjax, slides
+from . import kit as classroom
 from . import quarto as quarto_tools
 from .execute import error_outputs, execute_chapter
 from .fallback import render_fallback
@@ -44,6 +45,8 @@ __all__ = [
     "render_student",
     "render_slides",
     "unowned_book_files",
+    "files_digest",
+    "BUILD_RECORD",
 ]
 
 SMALL_PROFILE = "small"  # _quarto-small.yml: the reduced-build banner on every page
@@ -114,7 +117,7 @@ def longest_first(todo: list, expected: dict[str, float]) -> list:
     return known + [t for t in todo if t[0].stem not in expected]
 
 
-def _files_digest(base: Path, files) -> str | None:
+def files_digest(base: Path, files) -> str | None:
     """sha256 over the relative names and SHA-256s (:func:`.cache.file_sha256`) of ``files``
     under ``base``, in the order given; None when one of them is gone."""
     import hashlib
@@ -128,13 +131,14 @@ def _files_digest(base: Path, files) -> str | None:
     return h.hexdigest()
 
 
-def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -> str:
+def render_key(root: Path, renderer: str, *, small: bool, profile: str | None, with_kit: bool = False) -> str:
     """What the rendered book depends on, hashed: every page source and setting Quarto reads
     (the project's ``*.qmd``, ``_quarto*.yml`` and ``*.bib``, the Lua filters ``_quarto.yml``
     names, the executed chapters), the
     renderer, the profile and the build line's facts other than its date (commit, dirty flag,
-    lock, versions). The library itself needs no place here: any change to it re-executes the
-    chapters, and a build that executed a chapter always renders."""
+    lock, versions), and whether the classroom kit goes with it (``with_kit``). The library itself
+    needs no place here: any change to it re-executes the chapters, and a build that executed a
+    chapter always renders."""
     import hashlib
 
     root = Path(root)
@@ -143,7 +147,8 @@ def render_key(root: Path, renderer: str, *, small: bool, profile: str | None) -
     files = sorted({f.relative_to(root).as_posix() for f in (
         *root.glob("*.qmd"), *root.glob("_quarto*.yml"), *root.glob("*.bib"), *editions.book_inputs(root),
         *(root / EXECUTED_DIR).glob("*.ipynb"))})
-    facts = json.dumps({"info": info, "profile": profile, "files": _files_digest(root, files)},
+    facts = json.dumps({"info": info, "profile": profile, "files": files_digest(root, files),
+                        **({"kit": True} if with_kit else {})},
                        sort_keys=True, default=str)
     return hashlib.sha256(facts.encode()).hexdigest()
 
@@ -152,7 +157,7 @@ def _rendered_is_current(root: Path, key: str) -> bool:
     """``_book/`` was rendered from inputs with this :func:`render_key` and still holds exactly
     the files that build wrote (same names, same bytes: a page re-rendered by hand, edited or
     deleted since means a new render)."""
-    rec = root / BOOK_DIR / _BUILD_RECORD
+    rec = root / BOOK_DIR / BUILD_RECORD
     try:
         manifest = json.loads(rec.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -160,7 +165,7 @@ def _rendered_is_current(root: Path, key: str) -> bool:
     if not isinstance(manifest, dict) or manifest.get("render_key") != key:
         return False
     files, digest = manifest.get("files"), manifest.get("files_digest")
-    return isinstance(files, list) and digest is not None and _files_digest(root / BOOK_DIR, files) == digest
+    return isinstance(files, list) and digest is not None and files_digest(root / BOOK_DIR, files) == digest
 
 
 def _ran_small(executed: Path) -> bool:
@@ -175,15 +180,15 @@ def _say(msg: str) -> None:
     sys.stdout.flush()
 
 
-#: What ``python -m oraclegap.book pdf`` adds to ``_book/`` (and may be rebuilt with it).
-_PDF_OUTPUTS = ("book.pdf", "pdf/")
-_BUILD_RECORD = ".og-build.json"
+#: What ``python -m oraclegap.book pdf`` adds to ``_book/`` after a build (:data:`.classroom.KIT_OUTPUTS`).
+_PDF_OUTPUTS = classroom.KIT_OUTPUTS
+BUILD_RECORD = ".og-build.json"
 
 
 def unowned_book_files(book: Path) -> list[str]:
     """Files under ``_book/`` that no build (its record lists what it wrote) and no ``pdf`` run
     wrote: a note of yours. A folder without a record of its files (an older build) has none."""
-    rec = book / _BUILD_RECORD
+    rec = book / BUILD_RECORD
     if not rec.is_file():
         return []
     try:
@@ -191,7 +196,7 @@ def unowned_book_files(book: Path) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError):
         return []
     return sorted(rel for rel in (p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file() or p.is_symlink())
-                  if rel not in files and rel != _BUILD_RECORD and not rel.startswith(_PDF_OUTPUTS))
+                  if rel not in files and rel != BUILD_RECORD and not rel.startswith(_PDF_OUTPUTS))
 
 
 def _refuse_unowned(book: Path) -> None:
@@ -212,13 +217,18 @@ def build(
     quarto: Quarto | None = None,
     student: bool = False,
     jobs: int | None = None,
+    kit: bool | None = None,
+    render: bool = True,
 ) -> dict:
     """Execute the chapters whose inputs changed (all with ``force``) and render the book with
     ``quarto`` (default: the one :func:`.quarto.find_quarto` finds or installs); returns a summary dict
     (raises ``ValueError``/``RuntimeError`` on failure). ``student``: render the student edition
     (no exercise solutions, a banner saying so) into ``_book-student/`` instead of ``_book/``
     (:mod:`.editions`). ``jobs``: chapters executed side by side (default :func:`default_jobs`:
-    the machine's cores, at most 4; each chapter in its own kernel, outputs the same)."""
+    the machine's cores, at most 4; each chapter in its own kernel, outputs the same). ``kit``:
+    put the classroom kit (:mod:`.kit`: student edition, slides, PDF) into ``_book/`` with the
+    book (default: yes, unless ``only`` names chapters); ``render=False`` executes the chapters
+    and stops (``make notebooks``: no Quarto needed)."""
     import nbformat
     from tqdm.auto import tqdm
 
@@ -313,6 +323,12 @@ def build(
     exec_s = time.perf_counter() - t_exec
     if failures:
         raise RuntimeError("chapters failed:\n  " + "\n  ".join(failures))
+    if not render:
+        total = time.perf_counter() - t_start
+        print(f"book: {len(executed)} chapter(s) executed ({exec_s:.1f} s), {len(cached)} from the cache, into "
+              f"{root / EXECUTED_DIR}/ (not rendered); total {total:.1f} s")
+        return {"renderer": None, "executed": executed, "cached": cached, "seconds": times,
+                "render_seconds": 0.0, "total_seconds": total, "small": bool(params.get("SMALL")), "jobs": n_jobs}
 
     # ------------------------------------------------------------------ render
     pages = quarto_pages(root)
@@ -346,7 +362,9 @@ def build(
     t_render = time.perf_counter()
     _refuse_unowned(root / BOOK_DIR)
     profile = SMALL_PROFILE if small_book and (root / f"_quarto-{SMALL_PROFILE}.yml").is_file() else None
-    key = render_key(root, quarto.describe(), small=small_book, profile=profile) if reason is None else None
+    with_kit = (not only) if kit is None else bool(kit)
+    key = render_key(root, quarto.describe(), small=small_book, profile=profile,
+                     with_kit=with_kit) if reason is None else None
     if key is not None and not executed and not force and _rendered_is_current(root, key):
         total = time.perf_counter() - t_start
         print(f"book: {len(cached)} chapter(s) from the cache and _book/ rendered from these same pages, "
@@ -355,10 +373,15 @@ def build(
                 "seconds": times, "render_seconds": 0.0, "total_seconds": total, "small": small_book,
                 "jobs": n_jobs, "render_skipped": True}
     shutil.rmtree(root / BOOK_DIR, ignore_errors=True)
+    kit_job = classroom.start_kit(root, quarto, small=small_book) if with_kit and reason is None else None
     if reason is None:
-        print(f"book: rendering with {quarto.describe()}{' (reduced-build banner)' if profile else ''}", flush=True)
+        print(f"book: rendering with {quarto.describe()}{' (reduced-build banner)' if profile else ''}"
+              + (f"; the classroom kit's {' and '.join(kit_job.futures)} beside it" if kit_job and kit_job.futures else ""),
+              flush=True)
         ok, output = quarto_tools.render(root, quarto, profile=profile)
         if not ok:
+            if kit_job is not None:
+                classroom.wait_kit(kit_job)
             raise RuntimeError("quarto render failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
         used, kind = quarto.describe(), "quarto"
         es5 = mathjax.local_mathjax(root)
@@ -379,19 +402,29 @@ def build(
     n_stamped = buildline.stamp_pages(root / BOOK_DIR, line)
     print(f"book: notebook source and executed notebook linked for download on {n_links} chapter page(s)")
     print(f"book: build line on {n_stamped} page(s): {line}")
+    t_kit = time.perf_counter()
+    kit_info: dict | None = None
+    if kit_job is not None:
+        kit_info = classroom.finish_kit(kit_job, key=key, pages=rendered)
+    elif reason is None:  # the pages link the kit: say on its pages why this build has none
+        why = "--only renders some chapters" if kit is None else "built with --no-kit"
+        kit_info = classroom.without_kit(root, why)
+        print(f"book: no classroom kit in this build ({why}); make book builds it")
+    kit_s = time.perf_counter() - t_kit
     files = sorted(p.relative_to(root / BOOK_DIR).as_posix() for p in (root / BOOK_DIR).rglob("*") if p.is_file())
     manifest = {"renderer": kind, "detail": used, "pages": rendered, "small": small_book,
                 "executed": executed, "cached": cached, "build": info, "build_line": line, "files": files,
-                "render_key": key, "files_digest": _files_digest(root / BOOK_DIR, files)}
-    (root / BOOK_DIR / _BUILD_RECORD).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+                "render_key": key, "files_digest": files_digest(root / BOOK_DIR, files), "kit": kit_info}
+    (root / BOOK_DIR / BUILD_RECORD).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     total = time.perf_counter() - t_start
     print(
         f"book: {len(executed)} chapter(s) executed ({exec_s:.1f} s), {len(cached)} from the cache; "
-        f"rendered with {used} in {render_s:.1f} s into {root / BOOK_DIR}/; total {total:.1f} s"
-        + (" [reduced build: SMALL]" if small_book else "")
+        f"rendered with {used} in {render_s:.1f} s into {root / BOOK_DIR}/ (the classroom kit "
+        f"{kit_s:.1f} s more); total {total:.1f} s" + (" [reduced build: SMALL]" if small_book else "")
     )
     return {"renderer": kind, "detail": used, "executed": executed, "cached": cached, "seconds": times,
-            "render_seconds": render_s, "total_seconds": total, "small": small_book, "jobs": n_jobs}
+            "render_seconds": render_s, "kit_seconds": kit_s, "kit": kit_info, "total_seconds": total,
+            "small": small_book, "jobs": n_jobs}
 
 
 STUDENT_NOTE = ("**Student edition.** The exercises' solutions are left out of this edition; the "
@@ -408,10 +441,11 @@ def _publish(src: Path, dest: Path) -> None:
     """Move a rendered folder into place (the old one removed only once the new one is there).
     Like ``_book/``, a folder holding files no build wrote is refused (:func:`unowned_book_files`)."""
     _refuse_unowned(dest)
-    files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
-    rec = src / _BUILD_RECORD
+    files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file() and p.name != BUILD_RECORD)
+    rec = src / BUILD_RECORD
     record = json.loads(rec.read_text(encoding="utf-8")) if rec.is_file() else {}
-    rec.write_text(json.dumps(dict(record, files=files), indent=1), encoding="utf-8")
+    rec.write_text(json.dumps(dict(record, files=files, files_digest=files_digest(src, files)), indent=1),
+                   encoding="utf-8")
     old = dest.with_name(f".{dest.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():
@@ -434,18 +468,22 @@ def _finish_pages(root: Path, out: Path, renderer: str, small: bool) -> str:
     return line
 
 
-def render_student(root: Path, quarto: Quarto, *, small: bool = False) -> dict:
+def render_student(root: Path, quarto: Quarto, *, small: bool = False, key: str | None = None,
+                   staged: dict[str, int] | None = None, quiet: bool = False) -> dict:
     """Render the student edition of the executed chapters into ``_book-student/``
-    (:func:`.editions.stage_student`; the banner says which edition it is)."""
+    (:func:`.editions.stage_student_site`; the banner says which edition it is), recording ``key``
+    (the :func:`render_key` of its inputs) for the classroom kit's cache. ``staged``: what
+    :func:`.editions.stage_student_site` returned when ``.student-stage/`` is staged already;
+    ``quiet``: Quarto's progress lines are not printed (a render beside the book's own)."""
     _refuse_unowned(root / editions.STUDENT_DIR)
     stage = root / ".student-stage"
-    removed = editions.stage_student(root, stage)
+    removed = staged if staged is not None else editions.stage_student_site(root, stage)
     notes = ([SMALL_NOTE] if small else []) + [STUDENT_NOTE]
     banner = stage / f"_quarto-{editions.STUDENT_PROFILE}.yml"
     banner.unlink(missing_ok=True)  # the staged project's entries are links: never write through one
     banner.write_text(_banner(*notes), encoding="utf-8")
     try:
-        ok, output = quarto_tools.render(stage, quarto, profile=editions.STUDENT_PROFILE)
+        ok, output = quarto_tools.render(stage, quarto, profile=editions.STUDENT_PROFILE, quiet=quiet)
         if not ok:
             raise RuntimeError("quarto render (student edition) failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
         out = stage / BOOK_DIR
@@ -454,29 +492,38 @@ def render_student(root: Path, quarto: Quarto, *, small: bool = False) -> dict:
         line = _finish_pages(root, out, quarto.describe() + ", student edition", small)
         (out / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "student", "pages": pages,
                                                         "small": small, "solutions_removed": removed,
-                                                        "build_line": line}, indent=1), encoding="utf-8")
+                                                        "build_line": line, "render_key": key}, indent=1),
+                                            encoding="utf-8")
         _publish(out, root / editions.STUDENT_DIR)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return {"dir": str(root / editions.STUDENT_DIR), "solutions_removed": sum(removed.values()), "per_chapter": removed}
 
 
-def render_slides(root: Path | None = None, quarto: Quarto | None = None) -> dict:
-    """Render the class deck (:func:`.editions.slide_deck`) with Quarto revealjs into ``_slides/``
-    (``_slides/index.html``)."""
+def _render_deck(stage: Path, quarto: Quarto, deck: Path) -> tuple[bool, str]:
+    """``quarto render DECK --to revealjs --no-execute`` in ``stage``: (ok, output)."""
+    import subprocess
+
+    proc = subprocess.run([quarto.path, "render", deck.name, "--to", "revealjs", "--no-execute"],
+                          cwd=stage, capture_output=True, text=True)
+    return proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def render_slides(root: Path | None = None, quarto: Quarto | None = None, *, key: str | None = None) -> dict:
+    """Render the class deck (:func:`.slides.slide_deck`) with Quarto revealjs into ``_slides/``
+    (``_slides/index.html``), recording ``key`` (the :func:`render_key` of its inputs) for the
+    classroom kit's cache."""
     root = project_root(root)
     quarto = quarto or quarto_tools.find_quarto(root, install=True)
     if not quarto:
         raise ValueError(f"the slides need Quarto: {quarto.describe()}")
     _refuse_unowned(root / editions.SLIDES_DIR)
     stage = root / ".slides-stage"
-    deck = editions.write_slides(root, stage)
+    deck = slides.write_slides(root, stage)
     try:
-        proc = __import__("subprocess").run([quarto.path, "render", deck.name, "--to", "revealjs", "--no-execute"],
-                                            cwd=stage, capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
-            raise RuntimeError("quarto render (slides) failed:\n  " + "\n  ".join(tail))
+        ok, output = _render_deck(stage, quarto, deck)
+        if not ok:
+            raise RuntimeError("quarto render (slides) failed:\n  " + "\n  ".join(output.strip().splitlines()[-15:]))
         (stage / "slides.html").rename(stage / "index.html")
         for leftover in (deck,):
             leftover.unlink()
@@ -484,7 +531,8 @@ def render_slides(root: Path | None = None, quarto: Quarto | None = None) -> dic
         line = _finish_pages(root, stage, quarto.describe() + ", revealjs slides", small)
         n_slides = (stage / "index.html").read_text(encoding="utf-8").count("<section")
         (stage / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "slides", "pages": ["index.html"],
-                                                          "small": small, "build_line": line}, indent=1), encoding="utf-8")
+                                                          "small": small, "build_line": line, "render_key": key},
+                                                         indent=1), encoding="utf-8")
         dest = root / editions.SLIDES_DIR
         tmp = root / ".slides-done"
         shutil.rmtree(tmp, ignore_errors=True)

@@ -319,10 +319,13 @@ def _check_edition(root: Path, book: Path, pages: list[str], browser: str, out: 
     return problems
 
 
-def print_pdf(root: Path | None = None, out: Path | None = None) -> Path:
-    """Print every rendered page of the last build to PDF with headless Chromium and join them
-    (in book order) into ``_book/book.pdf`` (needs ``pypdf`` to join; without it the per-page
-    PDFs stay in ``_book/pdf/``). Returns the joined file, or the folder."""
+def print_pdf(root: Path | None = None, out: Path | None = None, *, pages: list[str] | None = None,
+              parts: Path | None = None) -> Path:
+    """Print the rendered ``pages`` (default: every page of the last build, in book order) to PDF
+    with headless Chromium, one file per page in ``parts`` (default ``_book/pdf/``), and join them
+    into ``out`` (default ``_book/oraclegap.pdf``; needs ``pypdf`` to join: without it the per-page
+    PDFs stay in ``parts``). Returns the joined file, or the folder of parts."""
+    from .kit import PDF_NAME
     from .structure import project_root
 
     root = project_root(root)
@@ -330,10 +333,11 @@ def print_pdf(root: Path | None = None, out: Path | None = None) -> Path:
     browser = chromium()
     if not browser:
         raise ValueError("no Chromium found: install Debian's `chromium` (apt-get install chromium)")
-    _, pages = book_pages(root)
-    parts_dir = book / "pdf"
+    if pages is None:
+        _, pages = book_pages(root)
+    parts_dir = Path(parts) if parts is not None else book / "pdf"
     parts_dir.mkdir(parents=True, exist_ok=True)
-    parts = []
+    printed = []
     for i, page in enumerate(pages):
         path = book / page
         if not path.is_file():
@@ -343,16 +347,16 @@ def print_pdf(root: Path | None = None, out: Path | None = None) -> Path:
                                       f"--print-to-pdf={part}", path.resolve().as_uri()], timeout=300)
         if res.returncode != 0 or not part.is_file():
             raise RuntimeError(f"Chromium could not print {page}: {res.stderr.strip()[-200:]}")
-        parts.append(part)
-        print(f"  {page}: {part.relative_to(root)}")
+        printed.append(part)
+        print(f"  {page}: {part.relative_to(root) if part.is_relative_to(root) else part}")
     try:
         from pypdf import PdfWriter
     except ImportError:
-        print("pypdf is not installed: the pages stay separate in " + str(parts_dir.relative_to(root)))
+        print(f"pypdf is not installed: the pages stay separate in {parts_dir}")
         return parts_dir
-    target = Path(out or book / "book.pdf")
+    target = Path(out or book / PDF_NAME)
     writer = PdfWriter()
-    for part in parts:
+    for part in printed:
         writer.append(str(part))
     tmp = target.with_name(f".tmp-{target.name}")
     with open(tmp, "wb") as fh:

@@ -1,7 +1,7 @@
 """The book's command line, ``python -m oraclegap.book``: build, pages, slides, checks, Quarto and PDF.
 
 Each subcommand calls one function of the package (:func:`.build.build`, :func:`.build.render_slides`,
-:func:`.check.check_pages`, :func:`.check.print_pdf`, ...) and turns its errors into one line on
+:func:`.check.check_pages`, :func:`.kit.make_pdf`, ...) and turns its errors into one line on
 standard error and a non-zero exit status.
 """
 
@@ -14,7 +14,8 @@ import time
 
 from . import mathjax
 from .build import build, render_slides
-from .check import check_pages, print_pdf
+from .check import check_pages
+from .kit import make_pdf
 from .quarto import find_quarto
 from .structure import numbering_notes, project_root, structure_problems
 
@@ -40,6 +41,11 @@ def main(argv=None) -> int:
                    help="chapters executed side by side (default: CPU count, at most 4; $OG_BOOK_JOBS)")
     b.add_argument("--student", action="store_true",
                    help="render the student edition (no exercise solutions) into _book-student/")
+    b.add_argument("--no-kit", dest="kit", action="store_false", default=None,
+                   help="leave the classroom kit (student edition, slides, PDF) out of _book/ "
+                        "(it is left out anyway with --only)")
+    b.add_argument("--no-render", dest="render", action="store_false",
+                   help="execute the chapters into chapters/ and stop (no Quarto needed: make notebooks)")
     pg = sub.add_parser("pages", help="rewrite the pages generated from the library (data.qmd from the dataset registry)")
     pg.add_argument("--time-audit", action="store_true",
                     help="first time the instructors' class audit (needs its released data) and record it")
@@ -47,7 +53,8 @@ def main(argv=None) -> int:
     sub.add_parser("check", help="check the rendered pages statically and in headless Chromium")
     sub.add_parser("structure", help="check _quarto.yml against notebooks/ and cross-references")
     sub.add_parser("quarto", help="find or install Quarto (PATH, .quarto-kit/, $OG_QUARTO_KIT, PyPI) and say which")
-    sub.add_parser("pdf", help="print the rendered pages to _book/book.pdf with headless Chromium")
+    sub.add_parser("pdf", help="print the rendered pages to _book/oraclegap.pdf with headless Chromium "
+                              "and link it from the book")
     args = ap.parse_args(argv)
     if args.cmd == "build":
         params = {}
@@ -58,7 +65,8 @@ def main(argv=None) -> int:
                 params[name] = value
         try:
             res = build(small=args.small, parameters=params, only=args.only, renderer=args.renderer,
-                        force=args.force, student=args.student, jobs=args.jobs)
+                        force=args.force, student=args.student, jobs=args.jobs, kit=args.kit,
+                        render=args.render)
             if args.record_times:
                 from .pages import record_times
 
@@ -102,7 +110,7 @@ def main(argv=None) -> int:
         return 0
     if args.cmd == "pdf":
         try:
-            print(f"pdf: {print_pdf(root)}")
+            print(f"pdf: {make_pdf(root)}")
         except (ValueError, RuntimeError) as exc:
             print(f"pdf failed: {exc}", file=sys.stderr)
             return 1

@@ -8,17 +8,14 @@ execution cache) are never modified: :func:`stage_student` copies the book's sou
 solution-free copies of the chapters into a staging folder, Quarto renders that folder, and the
 result lands in ``_book-student/``.
 
-**Slides** (``python -m oraclegap.book slides``, ``make slides``): a Quarto revealjs deck for a
-90-minute class, :func:`slide_deck` built from the executed chapters' own labelled figures and
-takeaways (nothing recomputed): per chapter a title slide with its opening question, up to
-:data:`FIGURES_PER_CHAPTER` figures (one per slide, with their captions), and the takeaways. The
-deck renders into ``_slides/``, offline like the book (Quarto ships reveal.js; math as plain HTML,
-since reveal.js's math plugin would load MathJax 2 from a CDN).
+**Slides** (``python -m oraclegap.book slides``, ``make slides``): the class deck of
+:mod:`.slides`, rendered into ``_slides/``. Both editions also go into the site with the book
+(:mod:`.kit`: ``_book/student/``, ``_book/slides/``); the student edition shows the sidebar's
+classroom-kit menu from there (:func:`student_tools`).
 """
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import os
@@ -33,22 +30,19 @@ __all__ = [
     "STUDENT_DIR",
     "STUDENT_PROFILE",
     "SLIDES_DIR",
-    "FIGURES_PER_CHAPTER",
     "is_solution",
     "strip_solutions",
     "book_inputs",
     "stage_book",
     "stage_student",
-    "chapter_digest",
-    "slide_deck",
-    "write_slides",
+    "student_tools",
+    "stage_student_site",
 ]
 
 SOLUTION_CLASS = "og-solution"
 STUDENT_DIR = "_book-student"
 STUDENT_PROFILE = "student"  # _quarto-student.yml: the banner on every page
 SLIDES_DIR = "_slides"
-FIGURES_PER_CHAPTER = 3
 _OLD_SOLUTION = re.compile(r"^:::\s*\{\.callout-tip[^}]*\}\s*\n##\s*Solution\b")
 
 
@@ -150,110 +144,41 @@ def stage_student(root: Path, stage: Path) -> dict[str, int]:
     return stage_book(root, stage, chapter=strip)
 
 
-# ---------------------------------------------------------------------------- slides
-def _source(cell: dict) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
+def student_tools(tools: list) -> list:
+    """The sidebar tools of ``_quarto.yml`` (``book.sidebar.tools``) as the student edition shows
+    them from its place in the site, ``_book/student/``: the link to the student edition becomes a
+    link to the edition with solutions (``../index.html``), and every other link to a file beside
+    the book (not a page of it: those end in ``.qmd`` or ``.ipynb``, and Quarto resolves them in
+    either edition) gains ``../``."""
+
+    def item(entry):
+        if not isinstance(entry, dict):
+            return entry
+        entry = dict(entry)
+        if isinstance(entry.get("menu"), list):
+            entry["menu"] = [item(e) for e in entry["menu"]]
+        href = entry.get("href")
+        if isinstance(href, str) and not re.match(r"^[a-z]+:|/|#", href) and not href.endswith((".qmd", ".ipynb")):
+            if href.split("#")[0] in ("student/index.html", "student/"):
+                entry.update(text="The book with solutions", href="../index.html")
+            else:
+                entry["href"] = "../" + href
+        return entry
+
+    return [item(t) for t in tools]
 
 
-def _options(src: str) -> dict[str, str]:
-    out = {}
-    for line in src.splitlines():
-        m = re.match(r"^#\|\s*([\w-]+):\s*(.*)$", line)
-        if not m:
-            if line.strip() and not line.startswith("#|"):
-                break
-            continue
-        out[m.group(1)] = m.group(2).strip().strip('"').strip("'")
-    return out
+def stage_student_site(root: Path, stage: Path) -> dict[str, int]:
+    """Stage the student edition (:func:`stage_student`) with its own ``_quarto.yml``: the book's,
+    with the sidebar tools of :func:`student_tools`. Returns ``{chapter file: solutions removed}``."""
+    import yaml
 
-
-def chapter_digest(nb: dict, max_figures: int = FIGURES_PER_CHAPTER) -> dict:
-    """What the slides take from one executed chapter: ``title`` (its first ``#`` heading),
-    ``question`` (the first paragraph after it), ``figures`` (label, caption, PNG bytes; the first
-    ``max_figures`` labelled figures) and ``takeaways`` (the Markdown outputs under the
-    ``## Takeaways`` heading, up to the next heading)."""
-    title, question, figures, takeaways = None, None, [], []
-    in_take = False
-    for cell in nb.get("cells", []):
-        src = _source(cell)
-        if cell.get("cell_type") == "markdown":
-            heads = re.findall(r"^(#{1,2})\s+(.+)$", src, re.M)
-            if title is None:
-                m = re.search(r"^#\s+(.+)$", src, re.M)
-                if m:
-                    title = re.sub(r"\s*\{[^}]*\}\s*$", "", m.group(1)).strip()
-                    rest = src[m.end():].strip().split("\n\n")
-                    question = rest[0].strip() if rest and rest[0].strip() else None
-                    continue
-            if title is not None and question is None and src.strip() and not heads:
-                question = src.strip().split("\n\n")[0]
-            if heads:
-                in_take = any(h[0] == "##" and h[1].strip().lower().startswith("takeaways") for h in heads)
-            continue
-        if cell.get("cell_type") != "code":
-            continue
-        opts = _options(src)
-        if in_take:
-            takeaways += [t for t in (_markdown_of(o).strip() for o in cell.get("outputs", [])) if t]
-        label = opts.get("label", "")
-        if label.startswith("fig-") and len(figures) < max_figures:
-            png = next((o["data"]["image/png"] for o in cell.get("outputs", [])
-                        if "image/png" in (o.get("data") or {})), None)
-            if png:
-                data = "".join(png) if isinstance(png, list) else png
-                figures.append({"label": label, "caption": opts.get("fig-cap", ""),
-                                "png": base64.b64decode(data)})
-    return {"title": title or "Chapter", "question": question, "figures": figures, "takeaways": takeaways}
-
-
-_XREF = re.compile(r"\s*\(?@((?:sec|fig|tbl|eq)-[\w-]*\w)\)?")
-
-
-def _clean_markdown(text: str) -> str:
-    """Markdown from a notebook output, made safe inside a slide (callout fences dropped; the book's
-    cross-references, which the deck cannot resolve, replaced by "(in the book)")."""
-    lines = [ln for ln in text.splitlines() if not ln.startswith(":::")]
-    text = "\n".join(ln for ln in lines if not ln.startswith("## ")).strip()
-    return _XREF.sub(" (in the book)", text)
-
-
-def slide_deck(root: Path, images_dir: Path, title: str | None = None) -> str:
-    """The revealjs deck (Quarto Markdown) from the executed chapters of ``root``; figures are
-    written as PNG files into ``images_dir`` (referenced relative to the deck's folder, its parent)."""
-    root, images_dir = Path(root), Path(images_dir)
-    images_dir.mkdir(parents=True, exist_ok=True)
-    from .structure import quarto_book
-
-    book_title = title or quarto_book(root).get("title", "oraclegap")
-    parts = ["---", f"title: {json.dumps(str(book_title))}", 'subtitle: "A 90-minute class from the book\'s own figures"',
-             "format:", "  revealjs:", "    slide-number: true", "    embed-resources: false",
-             "    smaller: true", "    scrollable: true",
-             # math as HTML: reveal.js would fetch MathJax 2 from a CDN, and the deck works offline
-             "    html-math-method: plain", "---", ""]
-    chapters = [p for p in quarto_pages(root) if p.is_chapter and (root / p.file).is_file()]
-    if not chapters:
-        raise ValueError(f"no executed chapters under {root / EXECUTED_DIR}; run `make book` first")
-    for page in chapters:
-        d = chapter_digest(json.loads((root / page.file).read_text(encoding="utf-8")))
-        parts += [f"# {d['title']}", ""]
-        if d["question"]:
-            parts += [_clean_markdown(d["question"]), ""]
-        for fig in d["figures"]:
-            name = f"{Path(page.file).stem}-{fig['label']}.png"
-            (images_dir / name).write_bytes(fig["png"])
-            parts += [f"## {fig['caption'].split('. ')[0][:90] or fig['label']}", "",
-                      f"![{fig['caption']}]({images_dir.name}/{name}){{fig-align=\"center\" height=\"480\"}}", ""]
-        if d["takeaways"]:
-            parts += ["## Takeaways", "", *(_clean_markdown(t) for t in d["takeaways"]), ""]
-    return "\n".join(parts) + "\n"
-
-
-def write_slides(root: Path, stage: Path) -> Path:
-    """Write ``stage/slides.qmd`` and its images (``stage/slide-images/``); returns the deck's path."""
-    stage = Path(stage)
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir(parents=True)
-    deck = stage / "slides.qmd"
-    deck.write_text(slide_deck(root, stage / "slide-images"), encoding="utf-8")
-    return deck
+    removed = stage_student(root, stage)
+    config = quarto_config(root)
+    tools = ((config.get("book") or {}).get("sidebar") or {}).get("tools")
+    if isinstance(tools, list) and tools:
+        config["book"]["sidebar"]["tools"] = student_tools(tools)
+        target = Path(stage) / "_quarto.yml"
+        target.unlink(missing_ok=True)  # the staged entry is a link to the book's own file
+        target.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return removed

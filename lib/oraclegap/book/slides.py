@@ -1,0 +1,462 @@
+"""The class deck: one section per block of the instructors' 90-minute plan, from the executed chapters.
+
+``python -m oraclegap.book slides`` (and ``make book``, which puts it at ``_book/slides/``) renders
+a Quarto revealjs deck that follows the plan table on the instructors' page (``instructors.qmd``,
+section "A 90-minute plan"), block by block and in its order. A block names where it teaches
+from in its last column: cross-references to sections of the executed chapters (``@sec-...``)
+and links to pages of the book (``[text](page.qmd)``). For each block the deck has
+
+- a title slide: the block's minutes and what it does, where in the book, and the opening
+  sentence of each place it names;
+- up to :data:`FIGURES_PER_BLOCK` figure slides: the labelled figures of the named sections, each
+  with the first sentence of its caption as the slide title and the chapter's own reading of it
+  (the first Markdown output after the figure) below;
+- a takeaway slide: the first sentences of the section's other readings.
+
+Every text is the chapters' own, computed on the run (nothing is typed or recomputed here), cut
+to whole sentences of at most :data:`MAX_WORDS` words per slide (:func:`short_text`). A section
+named by ``@sec-x`` reaches from its heading to the next heading that carries an identifier, or
+to the chapter's takeaways, exercises or appendix. The deck renders offline like the book
+(Quarto ships reveal.js; math as plain HTML, since reveal.js's math plugin would load MathJax 2
+from a CDN).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .structure import EXECUTED_DIR, quarto_book, quarto_pages
+
+__all__ = [
+    "PLAN_PAGE",
+    "PLAN_HEADING",
+    "MAX_WORDS",
+    "FIGURES_PER_BLOCK",
+    "PlanBlock",
+    "Item",
+    "plan_blocks",
+    "chapter_items",
+    "section_items",
+    "readings_after",
+    "short_text",
+    "slide_words",
+    "deck_slides",
+    "slide_deck",
+    "write_slides",
+]
+
+PLAN_PAGE = "instructors.qmd"
+PLAN_HEADING = "A 90-minute plan"
+MAX_WORDS = 60
+FIGURES_PER_BLOCK = 3
+_TITLE_CHARS = 90
+_STOP_HEADINGS = ("takeaways", "exercises", "appendix")
+
+
+@dataclass(frozen=True)
+class PlanBlock:
+    """One row of the plan table: ``minutes`` ("10-25"), ``what`` the block does, ``where`` (the
+    cell as written), the section identifiers it cross-references (``refs``, in order) and the
+    pages it links (``pages``: (link text, file))."""
+
+    minutes: str
+    what: str
+    where: str
+    refs: tuple[str, ...]
+    pages: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing of an executed chapter, in reading order: a heading (``kind`` "heading": its
+    ``level``, ``text`` and identifier ``ident``), a labelled figure ("fig": ``ident`` its label,
+    ``text`` its caption, ``png`` the image), a labelled table ("tbl") or a Markdown output of a
+    code cell ("md": ``text``; exercise solutions never count)."""
+
+    kind: str
+    text: str = ""
+    ident: str | None = None
+    level: int = 0
+    png: bytes | None = None
+
+
+# ---------------------------------------------------------------------------- text
+_XREF = re.compile(r"\s*\(?@((?:sec|fig|tbl|eq)-[\w-]*\w)\)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z$*`(\[])")
+
+
+def _plain(markdown: str) -> str:
+    """One paragraph of Markdown from a notebook output or a page: callout fences, headings,
+    tables, HTML comments and code blocks dropped, a leading "Reading:" label dropped, the book's
+    cross-references (which the deck cannot resolve) replaced by "(in the book)"."""
+    text = re.sub(r"<!--.*?-->", " ", markdown, flags=re.S)
+    text = re.sub(r"^```.*?^```", " ", text, flags=re.S | re.M)
+    lines = [ln.strip() for ln in text.splitlines()]
+    keep = [ln for ln in lines if ln and not ln.startswith((":::", "#", "|", "<"))]
+    text = " ".join(keep)
+    text = re.sub(r"^\**Reading\**:\s*", "", text)
+    text = re.sub(r"(?<!!)\[([^\]]+)\]\([^)]*\)", r"\1", text)  # a link's text: the deck has no pages to link
+    text = _XREF.sub(" (in the book)", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _balanced(text: str) -> bool:
+    """No inline math, parenthesis or bracket left open in ``text``."""
+    return text.count("$") % 2 == 0 and text.count("(") == text.count(")") and text.count("[") == text.count("]")
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences of ``text``, never split inside inline math, parentheses or brackets."""
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        if _balanced(text[start:m.start()]):
+            out.append(text[start:m.start()].strip())
+            start = m.end()
+    tail = text[start:].strip()
+    return out + ([tail] if tail else [])
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
+def short_text(text: str, limit: int = MAX_WORDS, *, whole: bool = False) -> str:
+    """The leading whole sentences of ``text`` (Markdown, cleaned to one paragraph) that fit in
+    ``limit`` words, ending in a full stop. When even the first does not fit: empty with
+    ``whole``; else its leading clauses (cut at "; " or ": ") that fit with an ellipsis, and
+    failing that its first words (never inside inline math, parentheses or brackets)."""
+    sentences = [x for x in _sentences(_plain(text)) if x[-1:] in ".!?"]
+    kept: list[str] = []
+    for x in sentences:
+        if _words(" ".join(kept + [x])) > limit:
+            break
+        kept.append(x)
+    if kept or whole or not sentences or limit < 2:
+        return _capital(" ".join(kept))
+    first, budget = sentences[0], limit - 1  # the ellipsis is a word too
+    clause = word = ""
+    for m in re.finditer(r"[;:]?\s", first):
+        cand = first[:m.start()].strip()
+        if _words(cand) > budget:
+            break
+        if _balanced(cand):
+            word = cand
+            if m.group(0)[0] in ";:":
+                clause = cand
+    part = clause or word
+    return _capital(part.rstrip(";:,") + " …") if part else ""
+
+
+def slide_words(slide: str) -> int:
+    """Words a reader sees on one slide of the deck's Markdown: its heading and text, without
+    images, attribute blocks or speaker notes."""
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)(\{[^}]*\})?", " ", slide)
+    text = re.sub(r"^#+\s*", "", text, flags=re.M)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"^:::.*$", " ", text, flags=re.M)
+    return _words(text)
+
+
+# ---------------------------------------------------------------------------- the plan
+def plan_blocks(root: Path) -> list[PlanBlock]:
+    """The rows of the plan table of ``instructors.qmd`` (the first table under the heading
+    "A 90-minute plan"), in order; raises ``ValueError`` when the page, the heading or the table
+    is missing."""
+    page = Path(root) / PLAN_PAGE
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError:
+        raise ValueError(f"{page} is missing: the slides follow its 90-minute plan") from None
+    m = re.search(r"^##\s+" + re.escape(PLAN_HEADING) + r".*$", text, re.M)
+    if not m:
+        raise ValueError(f"{page} has no '## {PLAN_HEADING}' section: the slides follow its plan table")
+    rows = []
+    for line in text[m.end():].splitlines():
+        if line.startswith("## "):
+            break
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    body = [r for r in rows[2:] if len(r) >= 3]  # header and alignment rows first
+    if not body:
+        raise ValueError(f"{page}: the '{PLAN_HEADING}' section holds no table with minutes, what and where")
+    blocks = []
+    for minutes, what, where, *_ in body:
+        refs = tuple(re.findall(r"@((?:sec|fig|tbl)-[\w-]*\w)", where))
+        pages = tuple(re.findall(r"\[([^\]]+)\]\(([^)#]+\.qmd)[^)]*\)", where))
+        blocks.append(PlanBlock(minutes=minutes, what=what, where=where, refs=refs, pages=pages))
+    return blocks
+
+
+# ---------------------------------------------------------------------------- chapters
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def _markdown_of(output: dict) -> str:
+    text = (output.get("data") or {}).get("text/markdown", "")
+    return "".join(text) if isinstance(text, list) else str(text)
+
+
+def _options(src: str) -> dict[str, str]:
+    out = {}
+    for line in src.splitlines():
+        m = re.match(r"^#\|\s*([\w-]+):\s*(.*)$", line)
+        if not m:
+            if line.strip() and not line.startswith("#|"):
+                break
+            continue
+        out[m.group(1)] = m.group(2).strip().strip('"').strip("'")
+    return out
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*$", re.M)
+
+
+def _heading_parts(raw: str) -> tuple[str, str | None]:
+    m = re.search(r"\{([^}]*)\}\s*$", raw)
+    ident = None
+    if m:
+        ids = re.findall(r"#([\w-]+)", m.group(1))
+        ident = ids[0] if ids else None
+        raw = raw[:m.start()]
+    return raw.strip(), ident
+
+
+def chapter_items(nb: dict) -> list[Item]:
+    """The headings, labelled figures and tables and Markdown outputs of one executed chapter
+    (nbformat JSON as a dict), in reading order (:class:`Item`). A heading's paragraphs come as
+    "prose" items (its typed text, for openings)."""
+    from .editions import is_solution
+
+    items: list[Item] = []
+    for cell in nb.get("cells", []):
+        src = _source(cell)
+        if cell.get("cell_type") == "markdown":
+            pos = 0
+            for m in _HEADING.finditer(src):
+                items.append(Item("prose", _first_paragraph(src[pos:m.start()])))
+                title, ident = _heading_parts(m.group(2))
+                items.append(Item("heading", title, ident, len(m.group(1))))
+                pos = m.end()
+            items.append(Item("prose", _first_paragraph(src[pos:])))
+            continue
+        if cell.get("cell_type") != "code":
+            continue
+        label = _options(src).get("label", "")
+        outs = cell.get("outputs", [])
+        if label.startswith("fig-"):
+            png = next((o["data"]["image/png"] for o in outs if "image/png" in (o.get("data") or {})), None)
+            if png:
+                data = "".join(png) if isinstance(png, list) else png
+                items.append(Item("fig", _options(src).get("fig-cap", ""), label, png=base64.b64decode(data)))
+        elif label.startswith("tbl-"):
+            items.append(Item("tbl", _options(src).get("tbl-cap", ""), label))
+        for o in outs:
+            md = _markdown_of(o).strip()
+            if md and not is_solution(o) and not md.startswith("|"):
+                items.append(Item("md", md))
+    return [it for it in items if it.kind != "prose" or it.text]
+
+
+def section_items(items: list[Item], ident: str) -> list[Item]:
+    """The items of the section headed ``{#ident}``: from its heading to the next heading of the
+    same or a higher level (empty when no heading carries ``ident``)."""
+    for i, it in enumerate(items):
+        if it.kind == "heading" and it.ident == ident:
+            out = []
+            for later in items[i + 1:]:
+                if later.kind == "heading" and later.level <= it.level:
+                    break
+                out.append(later)
+            return out
+    return []
+
+
+def readings_after(items: list[Item], ident: str) -> list[str]:
+    """The Markdown outputs that follow the figure or table labelled ``ident``, up to the next
+    heading, figure or table: the chapter's reading of it."""
+    out: list[str] = []
+    for i, it in enumerate(items):
+        if it.kind in ("fig", "tbl") and it.ident == ident:
+            for later in items[i + 1:]:
+                if later.kind in ("heading", "fig", "tbl"):
+                    break
+                if later.kind == "md":
+                    out.append(later.text)
+            return out
+    return []
+
+
+def _first_paragraph(markdown: str) -> str:
+    """The first paragraph of prose in ``markdown`` (headings, tables, callouts, lists skipped)."""
+    paras = [p for p in re.split(r"\n\s*\n", markdown)
+             if p.strip() and not p.lstrip().startswith(("#", "|", ":::", "<!--", "```", "- ", "* ", "$$"))]
+    return _plain(paras[0]) if paras else ""
+
+
+def _page_opening(root: Path, file: str) -> tuple[str, str]:
+    """(title, first paragraph) of a Quarto page of the book."""
+    text = (Path(root) / file).read_text(encoding="utf-8")
+    text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
+    m = re.search(r"^#\s+(.+)$", text, re.M)
+    title = _heading_parts(m.group(1))[0] if m else Path(file).stem
+    return title, _first_paragraph(text[m.end():] if m else text)
+
+
+# ---------------------------------------------------------------------------- the deck
+@dataclass(frozen=True)
+class _Place:
+    """One thing a plan block names: a section, figure or table of a chapter, with its items."""
+
+    ref: str
+    chapter: str
+    title: str
+    items: tuple[Item, ...]
+
+
+def _places(chapters: dict[str, list[Item]], refs: tuple[str, ...]) -> list[_Place]:
+    out = []
+    for ref in refs:
+        for stem, items in chapters.items():
+            if ref.startswith("sec-"):
+                head = next((it for it in items if it.kind == "heading" and it.ident == ref), None)
+                if head is not None:
+                    out.append(_Place(ref, stem, head.text, tuple(section_items(items, ref))))
+                    break
+            else:
+                hit = next((i for i, it in enumerate(items) if it.kind in ("fig", "tbl") and it.ident == ref), None)
+                if hit is not None:
+                    out.append(_Place(ref, stem, _title(items[hit].text, 50) or ref, (items[hit],)))
+                    break
+    return out
+
+
+def _where_text(block: PlanBlock, places: list[_Place]) -> str:
+    names = {p.ref: p.title for p in places}
+    text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", block.where)
+    return re.sub(r"@((?:sec|fig|tbl)-[\w-]*\w)", lambda m: names.get(m.group(1), "(in the book)"), text)
+
+
+def _title(text: str, chars: int = _TITLE_CHARS) -> str:
+    """A slide title from a caption or a plan cell: its first sentence, or what comes before its
+    first colon, cut at a comma or parenthesis to fit ``chars`` characters."""
+    first = (_sentences(_plain(text)) or [""])[0].rstrip(".")
+    if len(first) > chars and ":" in first and _balanced(first.split(":")[0]):
+        first = first.split(":")[0]
+    if len(first) > chars:
+        cut = max(first.rfind(", ", 0, chars), first.rfind(" (", 0, chars))
+        if cut > 20 and _balanced(first[:cut]):
+            first = first[:cut]
+        else:
+            words = first[:chars - 2].split(" ")
+            first = " ".join(words[:-1] if len(words) > 1 else words) + " …"
+    while not _balanced(first) and " " in first:
+        first = first.rsplit(" ", 1)[0]
+    return first
+
+
+def _alt(caption: str) -> str:
+    return _plain(caption).replace('"', "'")
+
+
+def _pack(texts: list[str], budget: int, *, fallback: bool = True) -> list[str]:
+    """Whole sentences of ``texts``, in order, that fit in ``budget`` words together; a text whose
+    first sentence does not fit is passed over (with ``fallback``, the first text's leading
+    clauses stand in when nothing fits)."""
+    out: list[str] = []
+    for t in texts:
+        if _plain(t).endswith(":"):  # an introduction to what follows it (a listing, a table)
+            continue
+        piece = short_text(t, budget - _words(" ".join(out)), whole=True)
+        if piece:
+            out.append(piece)
+    if not out and texts and fallback:
+        first = short_text(texts[0], budget)
+        out = [first] if first else []
+    return out
+
+
+def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]]]:
+    """The deck's slides block by block: for each block of :func:`plan_blocks`, in order, its
+    slides as Markdown (the block's title slide ``# ...``, then ``## ...`` slides); figures are
+    written as PNG files into ``images_dir`` and referenced relative to its parent."""
+    root, images_dir = Path(root), Path(images_dir)
+    pages = [p for p in quarto_pages(root) if p.is_chapter and (root / p.file).is_file()]
+    if not pages:
+        raise ValueError(f"no executed chapters under {root / EXECUTED_DIR}; run `make book` first")
+    chapters = {Path(p.file).stem: chapter_items(json.loads((root / p.file).read_text(encoding="utf-8")))
+                for p in pages}
+    images_dir.mkdir(parents=True, exist_ok=True)
+    out = []
+    for block in plan_blocks(root):
+        places = _places(chapters, block.refs)
+        head = f"# {block.minutes} min: {_title(block.what)}"
+        where = f"In the book: {_where_text(block, places)}."
+        openings = [_page_opening(root, f)[1] for _, f in block.pages if (root / f).is_file()]
+        openings += [next((it.text for it in p.items if it.kind == "prose"), "") for p in places
+                     if p.ref.startswith("sec-")]
+        intro = _pack([o for o in openings if o], MAX_WORDS - slide_words(head + "\n" + where), fallback=False)
+        slides = ["\n\n".join([head, where, *intro])]
+        shown: set[str] = set()
+        for place in places:
+            for it in place.items:
+                if it.kind != "fig" or it.ident in shown or len(shown) >= FIGURES_PER_BLOCK:
+                    continue
+                shown.add(it.ident)
+                name = f"{place.chapter}-{it.ident}.png"
+                (images_dir / name).write_bytes(it.png or b"")
+                title = f"## {_title(it.text) or it.ident}"
+                body = _pack(readings_after(chapters[place.chapter], it.ident)[:1], MAX_WORDS - slide_words(title))
+                image = f'![]({images_dir.name}/{name}){{fig-align="center" height="420" fig-alt="{_alt(it.text)}"}}'
+                slides.append("\n\n".join([title, image, *body]))
+        used = {r for f in shown for p in places for r in readings_after(chapters[p.chapter], f)[:1]}
+        texts = []
+        for place in places:
+            if place.ref.startswith("tbl-"):
+                texts += readings_after(chapters[place.chapter], place.ref)
+            elif place.ref.startswith("sec-"):
+                texts += [it.text for it in place.items if it.kind == "md"]
+            elif place.ref not in shown:
+                texts += readings_after(chapters[place.chapter], place.ref)[:1]
+        take = _pack([t for t in texts if t not in used], MAX_WORDS - 1)
+        if take:
+            slides.append("\n\n".join(["## Takeaway", *take]))
+        out.append((block, slides))
+    return out
+
+
+def slide_deck(root: Path, images_dir: Path, title: str | None = None) -> str:
+    """The revealjs deck (Quarto Markdown) of :func:`deck_slides`, with its front matter."""
+    root = Path(root)
+    book_title = title or quarto_book(root).get("title", "oraclegap")
+    parts = ["---", f"title: {json.dumps(str(book_title))}",
+             'subtitle: "A 90-minute class, block by block as the instructors\' page plans it"',
+             "format:", "  revealjs:", "    slide-number: true", "    embed-resources: false",
+             "    smaller: true", "    scrollable: true",
+             # math as HTML: reveal.js would fetch MathJax 2 from a CDN, and the deck works offline
+             "    html-math-method: plain", "---", ""]
+    for _, slides in deck_slides(root, images_dir):
+        parts += [s + "\n" for s in slides]
+    return "\n".join(parts) + "\n"
+
+
+def write_slides(root: Path, stage: Path) -> Path:
+    """Write ``stage/slides.qmd`` and its images (``stage/slide-images/``); returns the deck's path."""
+    stage = Path(stage)
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    deck = stage / "slides.qmd"
+    deck.write_text(slide_deck(root, stage / "slide-images"), encoding="utf-8")
+    return deck
