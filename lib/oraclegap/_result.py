@@ -5,9 +5,10 @@
   ``method`` (how it was built: ``"percentile"``, ``"clopper-pearson"``, ``"bracket"`` ...).
 * :class:`Result` -- mixed into the library's frozen result dataclasses (declared with
   ``repr=False`` so that the mixin's ``__repr__`` is used): a short ``repr`` (class name, the
-  headline fields, arrays and tables as shapes; at most :data:`MAX_LINES` lines), and
-  ``_repr_markdown_`` / ``_repr_html_`` so that a notebook shows a readable summary. Tidy data
-  stays in each class's ``frame()``.
+  headline fields first, small arrays as values, larger arrays and tables as shapes; at most
+  :data:`MAX_LINES` lines), ``_repr_markdown_`` / ``_repr_html_`` so that a notebook shows a
+  readable summary, and ``to_dict()``, every field as a JSON value (:func:`jsonable`). Tidy data
+  is each class's ``frame()``. A result that is one interval subclasses both (``Result`` first).
 
 This module is on the ground floor: it imports only numpy and the standard library (pandas is
 looked at by type name, never imported), so every floor may import it.
@@ -23,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Interval", "Result", "MAX_LINES", "SHOWN_VALUES", "short_value"]
+__all__ = ["Interval", "Result", "MAX_LINES", "SHOWN_VALUES", "short_value", "jsonable"]
 
 #: A result's repr never runs longer than this many lines (field lines plus the two frame lines).
 MAX_LINES = 24
@@ -79,7 +80,7 @@ class Interval:
         return float(self.hi - self.lo)
 
     def to_dict(self) -> dict:
-        """JSON-ready: {value, lo, hi, level, method}."""
+        """{value, lo, hi, level, method} as plain numbers (:func:`jsonable` turns NaN into null)."""
         return dataclasses.asdict(self)
 
     def _short(self) -> str:
@@ -140,6 +141,38 @@ def short_value(v: Any) -> str:
     return text if len(text) <= 60 else f"<{kind}>"
 
 
+def jsonable(v: Any) -> Any:
+    """``v`` as a JSON value: numpy scalars as Python numbers, NaN and infinities as None, arrays,
+    tuples and sets as lists, a table (DataFrame) as its records, a Series as a list, mappings with
+    string keys, an Interval or a result as its ``to_dict()``, another dataclass as a dict of its
+    fields; anything else as its ``str``."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(v, (Result, Interval)):
+        return jsonable(v.to_dict())
+    if isinstance(v, np.ndarray):
+        return jsonable(v.tolist())
+    if isinstance(v, Mapping):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [jsonable(x) for x in v]
+    kind = type(v).__name__
+    if kind == "DataFrame":
+        return jsonable(v.to_dict(orient="records"))
+    if kind == "Series":
+        return jsonable(v.tolist())
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: jsonable(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    return str(v)
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -152,6 +185,10 @@ class Result:
     """
 
     _repr_fields: ClassVar[Sequence[str] | None] = None
+
+    def to_dict(self) -> dict:
+        """Every field as a JSON value (:func:`jsonable`); classes with a specific layout override it."""
+        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def _repr_items(self) -> tuple[list[tuple[str, str]], list[str]]:
         names = list(self._repr_fields) if self._repr_fields is not None else [
