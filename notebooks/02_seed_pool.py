@@ -631,7 +631,7 @@ edges = np.arange(min(lr.draws.min(), lm.draws.min(), lr.observed) - 0.5 / N_PRO
                   max(lr.draws.max(), lm.draws.max(), lr.observed) + 1 / N_PROMPTS, 1 / N_PROMPTS)
 ax.hist(lr.draws, bins=edges, alpha=0.6, label="re-deal null")
 ax.hist(lm.draws, bins=edges, alpha=0.6, label="margin-preserving null")
-ax.axvspan(lr.band_lo, lr.band_hi, color="C0", alpha=0.08, label="re-deal 90% band")
+ax.axvspan(lr.band.lo, lr.band.hi, color="C0", alpha=0.08, label="re-deal 90% band")
 ax.axvline(lr.observed, color="k", lw=2, label="observed L̂")
 ax.set(xlabel="oracle gap L̂ at τ = 0.10", ylabel="null draws",
        title="Where the observed gap falls")
@@ -644,9 +644,9 @@ R.show_md("Reading: the observed gap lies {where} the re-deal 90% band {band}, a
           "means differ by {dm}. The chain changed the table on {acc:%} of its {prop:,} "
           "proposals; its ESS for $\\hat L$ is {lo:.2f} to {hi:.2f} times the {n:,} draws across "
           "thresholds{anti}.",
-          where=R.position(lr.observed, lr.band_lo, lr.band_hi, above="above", below="below"),
-          band=R.fmt_interval(None, *lr.band), dm=abs(lr.mean - lm.mean), acc=ch.acceptance,
-          prop=ch.proposals, lo=min(ess), hi=max(ess), n=N_DRAWS,
+          where=R.position(lr.observed, lr.band.lo, lr.band.hi, above="above", below="below"),
+          band=R.fmt_interval(None, lr.band.lo, lr.band.hi), dm=abs(lr.mean - lm.mean),
+          acc=ch.acceptance, prop=ch.proposals, lo=min(ess), hi=max(ess), n=N_DRAWS,
           anti=" (a ratio above 1, which an ESS estimate can reach, shows no positive "
                "autocorrelation)" if max(ess) > 1 else "")
 
@@ -894,7 +894,7 @@ R.table(al, columns={"pool": "pool", "agreement": "matched agreement (shuffled)"
 # %%
 def band_word(a):
     """Where a pool's matched agreement falls against its shuffle band, in words."""
-    return R.position(a.test.observed, a.test.band_lo, a.test.band_hi,
+    return R.position(a.test.observed, a.test.band.lo, a.test.band.hi,
                       inside="within the shuffle band", above="above the shuffle band",
                       below="below the shuffle band")
 
@@ -1101,7 +1101,7 @@ votes = {t: mixtures.vote_comparison(d["test"], VOTE_R, d["band"], n_subsamples=
                                      n_boot=N_RULE_BOOT, seed=rng) for t, d in tasks.items()
          if d["test"].answers is not None}
 vt = pd.DataFrame([{"task": t, "pooled": v.pooled_rauc, "sc": v.best_sc_rauc,
-                    "member": who(v.best_member), "diff": signed_ci(v.difference, v.lo, v.hi),
+                    "member": who(v.best_member), "diff": signed_ci(v.difference),
                     "acc_p": v.frame()["pooled_accuracy"][0],
                     "acc_sc": v.frame()["best_sc_accuracy"][0],
                     "paper": {"primary": R.published("000.S34.vote_p").text,
@@ -1133,10 +1133,12 @@ if votes:
                                  "{m}, is the one whose own vote scores best, {same} the best "
                                  "member on test in @tbl-table3, {m3}, chosen by its responses' "
                                  "rAUC",
-                                 t=t, w=R.compare(v.difference, 0, interval=(v.lo, v.hi),
+                                 t=t, w=R.compare(v.difference.value, 0,
+                                                  interval=(v.difference.lo, v.difference.hi),
                                                   more="beats", less="trails",
                                                   same="cannot be told apart from"),
-                                 d=v.difference, s=side(v.lo, v.hi), m=who(v.best_member),
+                                 d=v.difference.value, s=side(v.difference.lo, v.difference.hi),
+                                 m=who(v.best_member),
                                  m3=who(comps[t].rules.test_member),
                                  same="the same as" if v.best_member == comps[t].rules.test_member
                                  else "not")
@@ -1216,8 +1218,8 @@ extra_rules = "" if "routing" not in prim.index else R.md("; the soup {s}, routi
         ["diff_test", "lo_test", "hi_test"]]), f=family_label(comps["primary"].routing.chosen),
                                                           r=signed_ci(*prim.loc["routing",
         ["diff_test", "lo_test", "hi_test"]]),
-                                                          v=signed_ci(votes["primary"].difference,
-        votes["primary"].lo, votes["primary"].hi) if "primary" in votes else "—")
+                                                          v=signed_ci(votes["primary"].difference)
+        if "primary" in votes else "—")
 
 # %%
 take.append(R.md("- Deployable rules: of the oracle's rAUC gain of {og:+} over the test-selected "
@@ -2204,7 +2206,7 @@ st = nulls.table_statistics(c_obs, TAUS, K)
 checks.add("count-table L, D, oracle − mixture and Pass@1 gap equal the coverage module's",
            "2609.32996 §2, App. C.5", "4 statistics × 4 thresholds",
            np.allclose(st.L[0], tab0.L) and np.allclose(st.D[0], tab0.D)
-           and np.allclose(st.oracle_minus_mixture[0], tab0.gap)
+           and np.allclose(st.oracle_minus_mixture[0], tab0.oracle_minus_mixture)
            and abs(st.pass1[0] - cov.pass1_oracle_gap(seed_pool).gap) < 1e-12, kind="sanity")
 
 # %% [markdown]

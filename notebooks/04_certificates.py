@@ -170,8 +170,8 @@ for ds, d in counts.groupby("dataset", sort=False):
     ex = C.selection_valid_gap(c, o, n, ALPHA, "exact", naive="percentile",
                                model_names=models["policy"])
     pa, pub = C.selection_valid_gap(c, o, n, ALPHA, "paired"), t11.loc[ds]
-    rows.append({"dataset": ds, "n": n, "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi),
-                 "thm4_pub": iv(pub["sv_lo"], pub["sv_hi"]), "naive": iv(ex.naive_lo, ex.naive_hi),
+    rows.append({"dataset": ds, "n": n, "gap": ex.value, "thm4": iv(ex.lo, ex.hi),
+                 "thm4_pub": iv(pub["sv_lo"], pub["sv_hi"]), "naive": iv(ex.naive.lo, ex.naive.hi),
                  "naive_pub": iv(pub["naive_lo"], pub["naive_hi"]), "paired": iv(pa.lo, pa.hi),
                  "ratio": pa.width / ex.width, "ex": ex, "pa": pa})
 pilot_df = pd.DataFrame(rows)
@@ -223,8 +223,8 @@ for r in t1.itertuples():
     ex, pa = C.selection_valid_gap([b] * Mr, o, n, ALPHA, "exact",
                                    naive="cp"), C.selection_valid_gap([b] * Mr, o, n, ALPHA,
             "paired")
-    rows.append({"dataset": r.dataset, "n": n, "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi),
-                 "thm4_pub": iv(r.sv_lo, r.sv_hi), "naive": iv(ex.naive_lo, ex.naive_hi),
+    rows.append({"dataset": r.dataset, "n": n, "gap": ex.value, "thm4": iv(ex.lo, ex.hi),
+                 "thm4_pub": iv(r.sv_lo, r.sv_hi), "naive": iv(ex.naive.lo, ex.naive.hi),
                  "naive_pub": iv(r.naive_lo, r.naive_hi), "paired": iv(pa.lo, pa.hi),
                  "ratio": pa.width / ex.width})
 confirm_df = pd.DataFrame(rows)
@@ -270,7 +270,7 @@ for r in t12.itertuples():
     n_test = pilot[r.dataset][2] // 2
     res = C.split_selected_gap_from_counts(round(r.G_b * n_test), n_test, ALPHA)
     rows.append({"dataset": r.dataset, "anchor (published)": r.anchor,
-                 "rescues": f"{res.rescue_count} of {n_test}", "G_b": res.estimate,
+                 "rescues": f"{res.rescue_count} of {n_test}", "G_b": res.value,
                  "Cor 5": iv(res.lo, res.hi), "published": iv(r.lo, r.hi),
                  "matches": (R.rounded(res.lo, 3), R.rounded(res.hi, 3)) == (r.lo, r.hi)})
 split_df = pd.DataFrame(rows)
@@ -295,7 +295,7 @@ reseeds = pd.concat(rows, ignore_index=True)
 g = reseeds.groupby("dataset", sort=False)
 stab = pd.DataFrame({"splits": g["lo"].size(),
                      "positive": g["lo"].apply(lambda x: float((x > 0).mean())),
-                     "median lower limit": g["lo"].median(), "median G_b": g["G_b"].median()})
+                     "median lower limit": g["lo"].median(), "median G_b": g["value"].median()})
 by_arrangement = reseeds.groupby(["dataset", "arrangement"], sort=False)["lo"]
 stab["arrangements with every reseed positive"] = by_arrangement.apply(
     lambda x: bool((x > 0).all())).groupby(level=0, sort=False).mean()
@@ -550,7 +550,7 @@ for name, (pool, Rm) in real_pools.items():
     pa = C.selection_valid_gap_from_outcomes(Rm, ALPHA, "paired")
     real_rows.append({"pool": name, "title": human(name), "outcome": hows[name], "n": ex.n,
                       "M": ex.K,
-                      "best": ex.best_rate, "oracle": ex.oracle_rate, "gap": ex.estimate,
+                      "best": ex.best_rate, "oracle": ex.oracle_rate, "gap": ex.value,
                       "thm4": iv(ex.lo, ex.hi), "paired": iv(pa.lo, pa.hi),
                       "ratio": pa.width / ex.width, "ex": ex, "pa": pa,
                       "certified by": "both" if ex.lo > 0 else "paired only" if pa.lo > 0
@@ -610,7 +610,7 @@ if not real_df.empty:
     d = real_df.sort_values("gap").reset_index(drop=True)
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(d) + 1.2))
     for i, r in d.iterrows():
-        for lo, hi, y, color, name in ((r["ex"].naive_lo, r["ex"].naive_hi, i + 0.22, "0.6",
+        for lo, hi, y, color, name in ((r["ex"].naive.lo, r["ex"].naive.hi, i + 0.22, "0.6",
                                         "naive (ignores selection)"),
                                        (r["ex"].lo, r["ex"].hi, i, "C0", "Theorem 4"),
                                        (r["pa"].lo, r["pa"].hi, i - 0.22, "C1", "paired")):
@@ -709,7 +709,7 @@ fam_s, sig_s = aud_s.family.frame().set_index("quantity"), aud_s.signals.set_ind
 #| tbl-cap: >-
 #|   Family (Theorem 6) and finite-signal (Theorem 7, App. M.2) certificates on a simulated pool
 #|   with planted specialists, against the population values.
-sim_rows = ([(q, fam_s.loc[q, "estimate"], fam_s.loc[q, "lo"], fam_s.loc[q, "hi"])
+sim_rows = ([(q, fam_s.loc[q, "value"], fam_s.loc[q, "lo"], fam_s.loc[q, "hi"])
              for q in ("G_Pi", "H_Pi")]
             + [(f"G_Z ({s})", sig_s.loc[s, "G_Z"], sig_s.loc[s, "G_Z_lo"], sig_s.loc[s, "G_Z_hi"])
                for s in ("item type", "random tag")])
@@ -768,12 +768,12 @@ if not audits:
 fam_df = pd.DataFrame([{"pool": human(name), "n test": a.family.n, "M": a.family.K,
                         "|Π|": a.family.L,
                         "best fixed": a.family.best_fixed,
-                        "best family member": a.family.best_policy_name,
-                        "its accuracy": a.family.best_policy, "oracle": a.family.oracle,
-                        "G_Π": R.fmt_interval(a.family.G_estimate, a.family.G_lo, a.family.G_hi),
-                        "H_Π": R.fmt_interval(a.family.H_estimate, a.family.H_lo, a.family.H_hi),
-                        "glo": a.family.G_lo, "hlo": a.family.H_lo,
-                        "share": (a.family.G_estimate / (a.family.oracle - a.family.best_fixed))
+                        "best family member": a.family.best_family_name,
+                        "its accuracy": a.family.best_family, "oracle": a.family.oracle,
+                        "G_Π": R.fmt_interval(a.family.G),
+                        "H_Π": R.fmt_interval(a.family.H),
+                        "glo": a.family.G.lo, "hlo": a.family.H.lo,
+                        "share": (a.family.G.value / (a.family.oracle - a.family.best_fixed))
                         if a.family.oracle > a.family.best_fixed else np.nan}
                        for name, a in audits.items()])
 
@@ -1104,8 +1104,8 @@ if "mmlu-pro" in real_pools:
                                                       model_names=pool.policy_names),
              C.selection_valid_gap_from_outcomes(Rm[cat == lvl], ALPHA, "paired"))
             for lvl in sorted(set(cat))]
-    cat_df = pd.DataFrame([{"category": lvl, "n": ex.n, "best model": ex.best_name,
-                            "gap": ex.estimate, "thm4": iv(ex.lo, ex.hi),
+    cat_df = pd.DataFrame([{"category": lvl, "n": ex.n, "best model": ex.best_member,
+                            "gap": ex.value, "thm4": iv(ex.lo, ex.hi),
                             "paired": iv(pa.lo, pa.hi), "lo4": ex.lo, "lop": pa.lo,
                             "ratio": pa.width / ex.width} for lvl, ex, pa in cats])
     display(R.table(cat_df, columns={"category": "category", "n": "n", "best model": "best model",
@@ -1140,7 +1140,7 @@ def draw_intervals(bench):
     pool = datasets.load(f"chen2026-{bench}")
     res = [(j, m, C.selection_valid_gap_from_outcomes(C.outcomes_from_pool(pool, draw=j), ALPHA, m))
            for j in range(min(N_DRAWS, pool.k)) for m in ("exact", "paired")]
-    return pd.DataFrame([{"bench": bench, "draw": j, "method": m, "gap": r.estimate, "lo": r.lo,
+    return pd.DataFrame([{"bench": bench, "draw": j, "method": m, "gap": r.value, "lo": r.lo,
                           "hi": r.hi} for j, m, r in res])
 
 
@@ -1240,8 +1240,8 @@ for name in audits:
 #|   with M heads, fitted on the prompt embedding): best member of each family and simultaneous 95%
 #|   intervals for G_Π and H_Π (the family sizes are in the reading below).
 def fam_cols(c, who):
-    return {f"best {who}": c.best_policy_name, f"G_Π {who}": iv(c.G_lo, c.G_hi),
-            f"H_Π {who}": iv(c.H_lo, c.H_hi)}
+    return {f"best {who}": c.best_family_name, f"G_Π {who}": iv(c.G.lo, c.G.hi),
+            f"H_Π {who}": iv(c.H.lo, c.H.hi)}
 
 
 pf = pd.DataFrame([{"pool": human(r["pool"]), "n test": r["n test"],
@@ -1250,7 +1250,7 @@ pf = pd.DataFrame([{"pool": human(r["pool"]), "n test": r["n test"],
 if len(pf):
     display(R.table(pf))
     fam_lo = fam_df.set_index("pool")[["glo", "hlo"]]
-    R.check(all((r["ours"].G_lo, r["ours"].H_lo) == tuple(fam_lo.loc[human(r["pool"])])
+    R.check(all((r["ours"].G.lo, r["ours"].H.lo) == tuple(fam_lo.loc[human(r["pool"])])
                 for r in pf_rows),
             "our family's rows are those of the family table (same split, same certificate)")
 else:
@@ -1270,10 +1270,10 @@ if pf_rows:
                   "calibration half.)", m=MAX_FAMILY_PROMPTS),
               sizes="; ".join(R.md("{p} {a} (ours) and {b} (the paper's)", p=human(r["pool"]),
                                    a=r["ours"].L, b=r["paper"].L) for r in pf_rows),
-              gp=g("paper", lambda c: c.G_lo > 0), t=len(pf_rows),
-              hp=g("paper", lambda c: c.H_lo > 0), go=g("ours", lambda c: c.G_lo > 0),
-              ho=g("ours", lambda c: c.H_lo > 0),
-              hi=sum(r["paper"].best_policy > r["ours"].best_policy for r in pf_rows),
+              gp=g("paper", lambda c: c.G.lo > 0), t=len(pf_rows),
+              hp=g("paper", lambda c: c.H.lo > 0), go=g("ours", lambda c: c.G.lo > 0),
+              ho=g("ours", lambda c: c.H.lo > 0),
+              hi=sum(r["paper"].best_family > r["ours"].best_family for r in pf_rows),
               pg=int((t2p["G_Pi_lo"] == 0).sum()), ph=int((t2p["H_Pi_lo"] > 0).sum()), pt=len(t2p))
 
 # %% [markdown]

@@ -473,10 +473,10 @@ fam_rows = []
 for name, res in comps.items():
     c = PL.certificate(res, pools[name], PL.PAPER_FAMILY)
     fam_rows.append({"pool": SHORT[name], "n test": c.n, "|Π|": c.L,
-                     "best member of Π": human(family_label(c.best_policy_name)),
-                     "G_Π": iv(c.G_estimate, c.G_lo, c.G_hi),
-                     "H_Π": iv(c.H_estimate, c.H_lo, c.H_hi), "glo": c.G_lo, "hlo": c.H_lo,
-                     "const": c.best_policy_name in pools[name].policy_names,
+                     "best member of Π": human(family_label(c.best_family_name)),
+                     "G_Π": iv(c.G.value, c.G.lo, c.G.hi),
+                     "H_Π": iv(c.H.value, c.H.lo, c.H.hi), "glo": c.G.lo, "hlo": c.H.lo,
+                     "const": c.best_family_name in pools[name].policy_names,
                      "n pool": pools[name].n_prompts})
 fam_df = pd.DataFrame(fam_rows)
 if len(fam_df):
@@ -541,8 +541,8 @@ R.show_md("Reading: on the planted pool's {n} test prompts the topic rule's popu
           "the best constant member is {g}, and the fitted family's $G_\\Pi$ is {iv} ({cw}). With "
           "$\\lvert\\Pi\\rvert = {L}$ the certificate certifies a gain of that size in {pw:%} of "
           "{B} simulated test halves: at this $n$ it {verdict}{real_n}.",
-          n=ev.size, g=g_planted, iv=iv(c_sim.G_estimate, c_sim.G_lo, c_sim.G_hi), L=c_sim.L,
-          cw="certified" if c_sim.G_lo > 0 else "not certified", pw=g_power, B=N_POWER,
+          n=ev.size, g=g_planted, iv=iv(c_sim.G.value, c_sim.G.lo, c_sim.G.hi), L=c_sim.L,
+          cw="certified" if c_sim.G.lo > 0 else "not certified", pw=g_power, B=N_POWER,
           real_n=real_n, verdict="has little power" if g_power < 0.5 else "has some power"
           if g_power < 0.8 else "has good power")
 
@@ -899,9 +899,9 @@ R.solution("3. The budget per family member is $\\alpha/(3\\lvert\\Pi\\rvert)$, 
            "of simulated test halves, so {exp}.", n=ev.size, gp=g_planted, pw=g_power,
            exp="an uncertified $G_\\Pi$ here says little" if g_power < 0.5
            else "it has the power to certify such a gain", l3=c3.L, la=call.L,
-           a=iv(c3.G_estimate, c3.G_lo, c3.G_hi),
-           b=iv(call.G_estimate, call.G_lo, call.G_hi),
-           w=R.compare(call.G_lo, c3.G_lo, more="rises here", less="falls",
+           a=iv(c3.G.value, c3.G.lo, c3.G.hi),
+           b=iv(call.G.value, call.G.lo, call.G.hi),
+           w=R.compare(call.G.lo, c3.G.lo, more="rises here", less="falls",
                        same="stays where it was"))
 
 # %% [markdown]
@@ -2217,9 +2217,9 @@ R.show_md("Reading: in the lab AUROC runs from {a0} to {a1} and ECE from {e0} to
 #|   Π.
 if regs:
     cert = {p: r.certificate for p, r in regs.items()}
-    rf = pd.DataFrame([{"pool": p, "|Π|": c.L, "best": human(c.best_policy_name), "glo": c.G_lo,
-                        "hlo": c.H_lo, "G": iv(c.G_estimate, c.G_lo, c.G_hi),
-                        "H": iv(c.H_estimate, c.H_lo, c.H_hi)} for p, c in cert.items()])
+    rf = pd.DataFrame([{"pool": p, "|Π|": c.L, "best": human(c.best_family_name), "glo": c.G.lo,
+                        "hlo": c.H.lo, "G": iv(c.G.value, c.G.lo, c.G.hi),
+                        "H": iv(c.H.value, c.H.lo, c.H.hi)} for p, c in cert.items()])
     display(R.table(rf, columns={"pool": "pool", "|Π|": "|Π|", "best": "best member of Π",
                                  "G": "G_Π [95%]", "H": "H_Π [95%]"}))
     R.show_md("Reading: $G_\\Pi$ is certified positive on {g} of {t} pools and $H_\\Pi$ on {h}.",
@@ -2351,11 +2351,11 @@ RANK_KEY = [  # the figure's three encodings
 #|   distinguishable from the best (Holm-adjusted exact McNemar tests at α = 0.05).
 fig, axes = plt.subplots(1, len(rank_of), figsize=(3.2 * len(rank_of), 3.6), squeeze=False)
 for ax, (p, d) in zip(axes[0], rank_df.groupby("pool", sort=False), strict=True):
-    d = d.sort_values("rank", ascending=False)
+    d = d.sort_values("value", ascending=False)
     y = np.arange(len(d))
-    ax.hlines(y, d["rank_lo"], d["rank_hi"], color="0.5", lw=1.5)
+    ax.hlines(y, d["lo"], d["hi"], color="0.5", lw=1.5)
     fill = np.where(d["indistinguishable"], R.PALETTE[0], "white")
-    ax.scatter(d["rank"], y, c=fill, edgecolors=R.PALETTE[0], zorder=3)
+    ax.scatter(d["value"], y, c=fill, edgecolors=R.PALETTE[0], zorder=3)
     ax.set_yticks(y, [family_label(f) for f in d["family"]], fontsize=6)
     ax.set(title=p, xlabel="rank (1 = best)")
     ax.invert_xaxis()
@@ -2365,7 +2365,7 @@ plt.show()
 
 # %%
 tied = {p: r.tied_with_best for p, r in rank_of.items()}
-wide_iv = int(((rank_df["rank_hi"] - rank_df["rank_lo"]) >= 2).sum())
+wide_iv = int(((rank_df["hi"] - rank_df["lo"]) >= 2).sum())
 fam_name = family_label
 real = "; ".join(R.md("on {p} {k} are not distinguishable from {b}", p=p, k=len(t) - 1,
                       b=fam_name(rank_of[p].best)) for p, t in tied.items() if p != "simulated")

@@ -492,7 +492,7 @@ if real is not None:
     c, ex = cr["certificate"], cr["exact"]
     R.show_md("At $\\tau$ = {t:g} the split-draw gap is {g} [{lo}, {hi}], {w}; the apparent gap "
               "is {a} and its Theorem 4 interval [{elo}, {ehi}] {w2}.", t=cr["tau"],
-              g=c["estimate"], lo=c["lo"], hi=c["hi"], a=cr["paired"]["gap"],
+              g=c["value"], lo=c["lo"], hi=c["hi"], a=cr["paired"]["value"],
               w="certified" if c["lo"] > 0 else "not certified", elo=ex["lo"], ehi=ex["hi"],
               w2="certifies it too" if ex["lo"] > 0 else "does not certify it")
 
@@ -991,7 +991,7 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the ce
            "reliably better on a prompt from one that was lucky once: the single-draw oracle's "
            "gap includes single-draw luck (@sec-single-draw), which is why the next step reads: "
            "{step}{cal}",
-           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["gap"], cal=cal_note,
+           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["value"], cal=cal_note,
            c=ex2.verdict.code, step=latex(next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
                                                "collect k >= 2 responses per prompt.")))
 

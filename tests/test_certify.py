@@ -34,11 +34,11 @@ def test_table11_from_appendix_p_counts():
         assert r.n == row["n"] and r.K == 4
         assert round(r.best_rate, 3) == pytest.approx(row["best"], abs=1e-9)
         assert round(r.oracle_rate, 3) == pytest.approx(row["oracle"], abs=1e-9)
-        assert round(r.estimate, 3) == pytest.approx(row["gap"], abs=1e-9)
+        assert round(r.value, 3) == pytest.approx(row["gap"], abs=1e-9)
         assert round(r.lo, 3) == pytest.approx(row["sv_lo"], abs=1e-9)
         assert round(r.hi, 3) == pytest.approx(row["sv_hi"], abs=1e-9)
-        assert round(r.naive_lo, 3) == pytest.approx(row["naive_lo"], abs=1e-9)
-        assert round(r.naive_hi, 3) == pytest.approx(row["naive_hi"], abs=1e-9)
+        assert round(r.naive.lo, 3) == pytest.approx(row["naive_lo"], abs=1e-9)
+        assert round(r.naive.hi, 3) == pytest.approx(row["naive_hi"], abs=1e-9)
 
 
 def test_pilot_counts_match_table13_accuracies():
@@ -56,9 +56,9 @@ def test_table1_from_best_and_oracle_accuracies():
         # Thm 4's limits depend on the model counts only through the best count (CP limits grow
         # with the count) and K, so the seven other models can take any count <= best.
         r = C.selection_valid_gap([best] * K, orac, n, 0.05, "exact", naive="cp")
-        assert round(r.estimate, 3) == pytest.approx(row.gap, abs=1e-9)
+        assert round(r.value, 3) == pytest.approx(row.gap, abs=1e-9)
         assert (round(r.lo, 3), round(r.hi, 3)) == pytest.approx((row.sv_lo, row.sv_hi), abs=1e-9)
-        assert (round(r.naive_lo, 3), round(r.naive_hi, 3)) == pytest.approx((row.naive_lo, row.naive_hi), abs=1e-9)
+        assert (round(r.naive.lo, 3), round(r.naive.hi, 3)) == pytest.approx((row.naive_lo, row.naive_hi), abs=1e-9)
 
 
 def test_exact_interval_depends_only_on_best_count():
@@ -80,7 +80,7 @@ def test_table1_arc_from_table6_all_model_counts():
     counts = np.round(t6["arc_accuracy"].to_numpy() * 300).astype(int)
     np.testing.assert_allclose(np.round(counts / 300, 3), t6["arc_accuracy"].to_numpy(), atol=1e-9)
     r = C.selection_valid_gap(counts, round(t1["oracle"] * 300), 300, model_names=t6["checkpoint"])
-    assert r.best_name == "microsoft/Phi-3.5-mini-instruct"
+    assert r.best_member == "microsoft/Phi-3.5-mini-instruct"
     assert (round(r.lo, 3), round(r.hi, 3)) == (t1["sv_lo"], t1["sv_hi"])
 
 
@@ -91,7 +91,7 @@ def test_table12_split_selected_from_counts():
     for ds, row in t12.iterrows():
         n_test = ns[ds] // 2
         r = C.split_selected_gap_from_counts(round(row["G_b"] * n_test), n_test)
-        assert round(r.estimate, 3) == pytest.approx(row["G_b"], abs=1e-9)
+        assert round(r.value, 3) == pytest.approx(row["G_b"], abs=1e-9)
         assert (round(r.lo, 3), round(r.hi, 3)) == pytest.approx((row["lo"], row["hi"]), abs=1e-9)
 
 
@@ -121,10 +121,10 @@ def test_table15_mcnemar_holm_and_recovered():
         S, B, Y = _paired_vectors(n, b, o, r.accuracy, int(r.n10), int(r.n01))
         res = C.paired_comparison(S, B, oracle=Y, n_boot=500, seed=0)
         assert (res.n10, res.n01) == (r.n10, r.n01)
-        assert (round(res.accuracy_lo, 3), round(res.accuracy_hi, 3)) == pytest.approx((r.ci_lo, r.ci_hi), abs=1e-9)
+        assert (round(res.accuracy.lo, 3), round(res.accuracy.hi, 3)) == pytest.approx((r.ci_lo, r.ci_hi), abs=1e-9)
         assert res.recovered_reported  # G_b's CP lower limit is positive on every dataset
-        assert round(100 * res.recovered, 1) == pytest.approx(r.recovered_percent, abs=1e-9)
-        assert res.recovered_lo <= res.recovered <= res.recovered_hi
+        assert round(100 * res.recovered.value, 1) == pytest.approx(r.recovered_percent, abs=1e-9)
+        assert res.recovered.lo <= res.recovered.value <= res.recovered.hi
         rows.append(res.p_mcnemar)
     from statsmodels.stats.multitest import multipletests
 
@@ -158,7 +158,7 @@ def test_paired_from_outcomes_uses_true_discordant_counts():
     lo, hi = C.clopper_pearson(d, 120, alpha=0.05 / 5)
     assert r.lo == pytest.approx(max(0, lo.min()))
     assert r.hi == pytest.approx(min(1, hi.min()))
-    assert r.lo <= r.estimate <= r.hi
+    assert r.lo <= r.value <= r.hi
 
 
 def test_paired_narrower_than_thm4_on_pilot():
@@ -166,7 +166,7 @@ def test_paired_narrower_than_thm4_on_pilot():
         a = C.selection_valid_gap(c, o, n, method="exact")
         b = C.selection_valid_gap(c, o, n, method="paired")
         assert b.width < a.width
-        assert b.lo <= b.estimate <= b.hi
+        assert b.lo <= b.value <= b.hi
 
 
 @pytest.mark.parametrize(
@@ -267,9 +267,9 @@ def test_split_selected_gap_and_reseeds():
     Rt = R[mask]
     assert r.rescue_count == int((Rt.any(axis=1) & ~Rt[:, r.anchor]).sum())
     fixed = C.split_selected_gap(R, mask, anchor=2)
-    assert fixed.anchor == 2 and fixed.estimate >= r.estimate - 1  # a valid interval for another anchor
+    assert fixed.anchor == 2 and fixed.value >= r.value - 1  # a valid interval for another anchor
     df = C.split_reseeds(R, n_seeds=5, seed=1)
-    assert len(df) == 5 and (df["lo"] <= df["G_b"]).all() and (df["G_b"] <= df["hi"]).all()
+    assert len(df) == 5 and (df["lo"] <= df["value"]).all() and (df["value"] <= df["hi"]).all()
 
 
 def test_family_certificate_constants_only_and_routers():
@@ -279,7 +279,7 @@ def test_family_certificate_constants_only_and_routers():
     p = np.array([[0.9, 0.3, 0.4], [0.3, 0.9, 0.4], [0.3, 0.3, 0.8]])[z]
     R = rng.random((n, K)) < p
     const = C.family_certificate(R)
-    assert const.L == K and const.G_estimate == 0 and const.G_lo == 0
+    assert const.L == K and const.G.value == 0 and const.G.lo == 0
     fit = C.random_halves(n, seed=1, test_fraction=0.5)
     rule = C.fit_cell_rule(R, z, fit)
     test = ~fit
@@ -289,8 +289,8 @@ def test_family_certificate_constants_only_and_routers():
     assert lad.G_out == pytest.approx(lad.G_Pi + lad.H_Pi)
     assert lad.best_fixed <= lad.best_family <= lad.oracle
     assert lad.best_family <= lad.signal + 1e-12  # the plug-in q_Z bounds every Z-measurable rule
-    assert fam.G_lo <= fam.G_estimate <= fam.G_hi and fam.H_lo <= fam.H_estimate <= fam.H_hi
-    assert fam.G_estimate > 0.1  # the planted specialists are found on held-out items
+    assert fam.G.lo <= fam.G.value <= fam.G.hi and fam.H.lo <= fam.H.value <= fam.H.hi
+    assert fam.G.value > 0.1  # the planted specialists are found on held-out items
     with pytest.raises(ValueError, match="no model is right"):
         C.family_certificate(R, policy_outcomes=np.ones(n, dtype=bool) | ~R.any(axis=1))
 
@@ -299,9 +299,9 @@ def test_finite_signal_single_level_equals_best_fixed():
     rng = np.random.default_rng(9)
     R = rng.random((150, 4)) < np.array([0.3, 0.6, 0.5, 0.4])
     cert = C.finite_signal_certificate(R, np.zeros(150, dtype=int))
-    assert cert.J == 1 and cert.q_estimate == pytest.approx(R.mean(axis=0).max())
+    assert cert.J == 1 and cert.q.value == pytest.approx(R.mean(axis=0).max())
     lo, hi = C.clopper_pearson(R.sum(axis=0), 150, alpha=0.05 / 4)
-    assert (cert.q_lo, cert.q_hi) == pytest.approx((lo.max(), hi.max()))
+    assert (cert.q.lo, cert.q.hi) == pytest.approx((lo.max(), hi.max()))
     tagged = C.finite_signal_certificate(R, np.arange(150) % 3, levels=[0, 1, 2, 3])
     assert tagged.J == 4 and tagged.cells.loc[3, "n"] == 0
 
@@ -322,12 +322,12 @@ def test_recovered_fraction_hidden_when_gb_not_certified():
     # no item is rescuable (Y = B): G_b's exact lower limit is 0, so no recovered fraction
     B = np.array([1, 1, 1, 0, 1, 1, 1, 1], dtype=bool)
     res = C.paired_comparison(B.copy(), B, oracle=B.copy(), n_boot=200)
-    assert res.G_b == 0 and res.G_b_lo == 0 and not res.recovered_reported and math.isnan(res.recovered)
-    assert res.p_mcnemar == 1.0 and res.difference == 0
+    assert res.G_b.value == 0 and res.G_b.lo == 0 and not res.recovered_reported and math.isnan(res.recovered.value)
+    assert res.p_mcnemar == 1.0 and res.difference.value == 0
     # one rescue: the two-sided CP lower limit is positive and the fraction is reported
     Y = np.ones(8, dtype=bool)
     res = C.paired_comparison(Y, B, oracle=Y, n_boot=200)
-    assert res.G_b_lo > 0 and res.recovered_reported and res.recovered == pytest.approx(1.0)
+    assert res.G_b.lo > 0 and res.recovered_reported and res.recovered.value == pytest.approx(1.0)
 
 
 def test_cost_utilities_properties():

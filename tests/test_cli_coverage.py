@@ -30,10 +30,10 @@ def check_payload(out, v, taus):
     tab = cov.coverage(v, taus)
     for a, tau in enumerate(taus):
         row = out["taus"][repr(float(tau))]  # exact, round-trippable keys
-        for key in ("oracle", "best", "mixture", "D", "L", "gap"):
+        for key in ("oracle", "best", "mixture", "D", "L", "oracle_minus_mixture"):
             assert key in row
         assert np.isclose(row["oracle"], tab.oracle[a]) and np.isclose(row["L"], tab.L[a])
-        assert np.isclose(row["gap"], row["oracle"] - row["mixture"])
+        assert np.isclose(row["oracle_minus_mixture"], row["oracle"] - row["mixture"])
 
 
 def test_npy_npz_dir_csv(tmp_path, capsys, verdicts):

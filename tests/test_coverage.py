@@ -161,7 +161,7 @@ def test_pool_and_array_inputs_agree():
     t1, t2, t3 = cov.coverage(p, [0.2]), cov.coverage(v, [0.2]), cov.coverage(v.sum(2), [0.2], k=6)
     for t in (t2, t3):
         np.testing.assert_allclose(t1.member, t.member)
-    assert t1.frame()["best_policy"].iloc[0] in {"a", "b", "c"}
+    assert t1.frame()["best_member"].iloc[0] in {"a", "b", "c"}
     assert set(t1.members_frame().columns) == {"tau", "policy", "coverage"}
 
 

@@ -85,8 +85,8 @@ def test_coverage_and_certify_match_the_cli(pool_dir, capsys):
             assert cli["taus"][key][field] == pytest.approx(value, nan_ok=True), (key, field)
     cert = _cli_json(capsys, "certify", str(path), "--draw", "0")["results"][0]
     gi = og.certify(pool, draw=0)
-    assert (gi.method, gi.lo, gi.hi, gi.estimate) == ("exact", pytest.approx(cert["lo"]), pytest.approx(cert["hi"]),
-                                                      pytest.approx(cert["gap"]))
+    assert (gi.method, gi.lo, gi.hi, gi.value) == ("exact", pytest.approx(cert["lo"]), pytest.approx(cert["hi"]),
+                                                   pytest.approx(cert["value"]))
     paired = _cli_json(capsys, "certify", str(path), "--method", "paired", "--tau", "0.5")["results"][0]
     gp = og.certify(pool, method="paired", tau=0.5)
     assert (gp.lo, gp.hi) == (pytest.approx(paired["lo"]), pytest.approx(paired["hi"]))

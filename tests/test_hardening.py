@@ -152,7 +152,7 @@ def test_tiny_thresholds_need_one_success(tau):
     R = certify.outcomes_from_pool(Pool(wrong), tau=tau)
     assert not R.any()
     g = certify.selection_valid_gap_from_outcomes(R)
-    assert g.oracle_count == 0 and g.estimate == 0 and not g.certified
+    assert g.oracle_count == 0 and g.value == 0 and not g.certified
     some = wrong.copy()
     some[0, 1, 3] = True
     tab = coverage.coverage(some, [tau])

@@ -197,7 +197,7 @@ def test_self_consistency_over_all_responses_is_deterministic():
     codes, valid = answer_codes(pool.answers)
     want = plurality_vote(codes, pool.verdicts, valid)
     np.testing.assert_allclose(vc.member_rate, want)
-    assert vc.lo <= vc.hi
+    assert vc.difference.lo <= vc.difference.hi
     assert vc.frame().iloc[0]["best_member"] in pool.policy_names
     assert vc.best_sc_rauc == pytest.approx(vc.members["sc_rauc"].max())
 

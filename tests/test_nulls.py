@@ -47,13 +47,13 @@ def test_observed_statistics_equal_coverage_module(table, taus):
     st_ = nulls.table_statistics(c, taus, k)
     np.testing.assert_allclose(st_.L[0], tab.L, atol=1e-12)
     np.testing.assert_allclose(st_.D[0], tab.D, atol=1e-12)
-    np.testing.assert_allclose(st_.oracle_minus_mixture[0], tab.gap, atol=1e-12)
+    np.testing.assert_allclose(st_.oracle_minus_mixture[0], tab.oracle_minus_mixture, atol=1e-12)
     assert st_.pass1[0] == pytest.approx(coverage.pass1_oracle_gap(c, k=k).gap, abs=1e-12)
     res = nulls.null_tests(c, taus, k=k, n_draws=3, seed=1, skip_degenerate=False)
     for j, tau in enumerate(taus):
         assert res.get("L", tau).observed == pytest.approx(tab.L[j], abs=1e-12)
         assert res.get("D", tau, "margin").observed == pytest.approx(tab.D[j], abs=1e-12)
-        assert res.get("oracle_minus_mixture", tau).observed == pytest.approx(tab.gap[j], abs=1e-12)
+        assert res.get("oracle_minus_mixture", tau).observed == pytest.approx(tab.oracle_minus_mixture[j], abs=1e-12)
 
 
 def test_statistics_of_many_tables_match_one_by_one():
@@ -205,7 +205,8 @@ def test_null_test_fields_follow_their_definitions():
     # the default is the exact Monte Carlo p (1 + #)/(1 + B), never 0
     assert nulls.NullTest("L", 0.1, "redeal", 9.0, draws).p == pytest.approx(1 / 6)
     assert t.excess == pytest.approx(0.2 - 0.24)
-    assert t.band == pytest.approx(tuple(np.percentile(draws, [5, 95])))
+    assert (t.band.lo, t.band.hi) == pytest.approx(tuple(np.percentile(draws, [5, 95])))
+    assert t.band.value == t.mean and t.band.level == 0.90
     t1 = nulls.NullTest("L", 0.1, "redeal", 0.2, draws, p_convention="plus-one")
     assert t1.p == pytest.approx(5 / 6) and t1.p_lower == pytest.approx(4 / 6)
     assert nulls.NullTest("L", 0.1, "redeal", 0.2, draws).p == t1.p
@@ -414,7 +415,7 @@ def test_excess_bootstrap_interval():
     sim = simulate.exchangeable(120, 5, 16, seed=4)
     eb = nulls.excess_bootstrap(sim.pool, 0.1, n_boot=60, n_draws=60, seed=3)
     assert eb.lo <= eb.hi and eb.draws.size == 60
-    assert eb.lo - 0.02 <= eb.excess <= eb.hi + 0.02
+    assert eb.lo - 0.02 <= eb.value <= eb.hi + 0.02 and eb.level == 0.95
     eb2 = nulls.excess_bootstrap(sim.pool, 0.1, n_boot=60, n_draws=60, seed=3)
     np.testing.assert_array_equal(eb.draws, eb2.draws)
     ebm = nulls.excess_bootstrap(sim.pool, 0.1, n_boot=5, n_draws=20, seed=3, null="margin")
@@ -446,7 +447,7 @@ def test_gap_table_collects_the_table_1_columns():
     tab = coverage.coverage(sim.pool, TAUS)
     np.testing.assert_allclose(df["L"], tab.L)
     np.testing.assert_allclose(df["D"], tab.D)
-    np.testing.assert_allclose(df["orac_minus_mix"], tab.gap)
+    np.testing.assert_allclose(df["orac_minus_mix"], tab.oracle_minus_mixture)
     np.testing.assert_allclose(df["split_half"], gt.split.gap_selection_mean)
     np.testing.assert_allclose(df["rise_L"], gt.sizes.observed_L[:, -1] - gt.sizes.observed_L[:, 0])
     assert ((df["L_band_lo"] <= df["L_null"]) & (df["L_null"] <= df["L_band_hi"])).all()

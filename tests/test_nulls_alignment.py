@@ -51,7 +51,7 @@ def test_independent_draws_are_not_flagged_and_common_random_numbers_are():
     assert np.mean(ps <= 0.05) <= 0.15 and 0.35 <= ps.mean() <= 0.7
     aligned = nulls.draw_alignment(_seed_aligned(), n_draws=200, seed=0)
     assert aligned.test.observed == pytest.approx(1.0)  # identical responses at every index
-    assert aligned.test.p == pytest.approx(1 / 201) and aligned.test.observed > aligned.test.band_hi  # no draw reaches it
+    assert aligned.test.p == pytest.approx(1 / 201) and aligned.test.observed > aligned.test.band.hi  # no draw reaches it
 
 
 def test_draw_alignment_is_seeded_and_validates():
@@ -88,7 +88,7 @@ def test_disjoint_draws_remove_common_random_numbers():
     d = nulls.disjoint_draws(aligned, 8)
     res = nulls.draw_alignment(d, n_draws=300, seed=0)
     # no shared draw index is left: matched agreement is a plain draw from the shuffle reference
-    assert res.test.band_lo - 0.01 <= res.test.observed <= res.test.band_hi + 0.01
+    assert res.test.band.lo - 0.01 <= res.test.observed <= res.test.band.hi + 0.01
     assert nulls.draw_alignment(aligned, n_draws=50, seed=0).test.observed == pytest.approx(1.0)
 
 

@@ -105,10 +105,10 @@ def test_table2_attempt_equals_theorem6_on_a_matrix_with_the_published_counts(ta
     cert = C.family_certificate(R, policy_outcomes=pols)
     assert cert.L == 11
     for a, q in (
-        ("G_Pi_lo", cert.G_lo),
-        ("G_Pi_hi", cert.G_hi),
-        ("H_Pi_lo", cert.H_lo),
-        ("H_Pi_hi", cert.H_hi),
+        ("G_Pi_lo", cert.G.lo),
+        ("G_Pi_hi", cert.G.hi),
+        ("H_Pi_lo", cert.H.lo),
+        ("H_Pi_hi", cert.H.hi),
     ):
         assert row[a] == pytest.approx(q, abs=1e-12)
 

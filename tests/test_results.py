@@ -92,10 +92,12 @@ def test_interval_basics():
         Interval.from_columns(df, "loss")
 
 
-def test_noise_estimate_is_an_interval_with_its_old_names():
+def test_noise_estimate_is_an_interval_with_the_prompt_interval_beside_it():
     e = noise.Estimate(0.2, 0.1, 0.3, 0.95, "bracket", 0.15, 0.25)
-    assert isinstance(e, Interval) and e.interval == "bracket" == e.method and e.lo_prompt == 0.15
-    assert e.row() == {"value": 0.2, "lo": 0.1, "hi": 0.3, "interval": "bracket", "lo_prompt": 0.15, "hi_prompt": 0.25}
+    assert isinstance(e, Interval) and e.method == "bracket" and e.lo_prompt == 0.15
+    assert not hasattr(e, "interval")
+    assert e.row() == {"value": 0.2, "lo": 0.1, "hi": 0.3, "level": 0.95, "method": "bracket", "lo_prompt": 0.15,
+                       "hi_prompt": 0.25}
 
 
 def test_decomposition_frame_keeps_its_columns():
@@ -103,8 +105,8 @@ def test_decomposition_frame_keeps_its_columns():
     v = rng.random((40, 3, 4)) < rng.random((40, 3, 1))
     dec = noise.decomposition(v, n_boot=200, seed=0)
     fr = dec.frame()
-    assert list(fr.columns) == ["quantity", "value", "lo", "hi", "interval", "lo_prompt", "hi_prompt"]
-    assert set(fr["interval"]) <= {"percentile", "bracket"} and fr["interval"].notna().all()
+    assert list(fr.columns) == ["quantity", "value", "lo", "hi", "level", "method", "lo_prompt", "hi_prompt"]
+    assert set(fr["method"]) <= {"percentile", "bracket"} and fr["method"].notna().all()
     assert all(e.level == 0.95 for e in dec.estimates.values())
     assert len(repr(dec).splitlines()) < 30
 

@@ -138,7 +138,7 @@ def test_paired_inference_matches_certify(full_split, planted_k1):
         S = O[np.arange(ev.size), e.choice]
         pc = paired_comparison(S, O[:, b], oracle=O.any(axis=1), n_boot=200)
         assert (e.n10, e.n01) == (pc.n10, pc.n01) and e.p_mcnemar == pytest.approx(pc.p_mcnemar)
-        assert e.gain_cal == pytest.approx(pc.difference) and e.G_b == pytest.approx(pc.G_b)
+        assert e.gain_cal == pytest.approx(pc.difference.value) and e.G_b == pytest.approx(pc.G_b.value)
         assert e.rescue - e.loss == pytest.approx(e.gain_cal)
         assert e.p_holm >= e.p_mcnemar
         if f != "plurality_vote":
@@ -154,9 +154,9 @@ def test_family_certificate_over_the_predeclared_family(full_split):
     cert = full_split.certificate
     pre = [f for f, e in full_split.evaluations.items() if e.regime == "pre-answer" and f != "best_single"]
     assert cert.L == 4 + len(pre) and cert.K == 4 and cert.n == full_split.protocol.n_eval
-    assert 0 <= cert.G_lo <= cert.G_estimate <= cert.G_hi and cert.H_lo <= cert.H_estimate <= cert.H_hi
+    assert 0 <= cert.G.lo <= cert.G.value <= cert.G.hi and cert.H.lo <= cert.H.value <= cert.H.hi
     best = max(full_split.evaluation(f).accuracy for f in pre + ["best_single"])
-    assert cert.best_policy >= best - 1e-12  # the constants can only add
+    assert cert.best_family >= best - 1e-12  # the constants can only add
 
 
 def test_gain_intervals_re_select_the_best_member(planted_k1):
@@ -195,8 +195,8 @@ def test_planted_specialists_identity_and_nn_gain_above_zero(k, tau):
         assert e.gain_best_lo > 0, (f, e.gain_best, e.gain_best_lo)
         assert e.gain_cal_lo > 0 and e.e_D < e.break_even
     cert = res.certificate  # Thm 6 spends alpha / (3L) per policy: its estimate sees the gain, its limits are wide
-    assert cert.G_estimate == pytest.approx(max(res.evaluation(f).accuracy for f in res.evaluations) - res.evaluation("best_single").best)
-    assert cert.G_lo <= cert.G_estimate <= cert.G_hi
+    assert cert.G.value == pytest.approx(max(res.evaluation(f).accuracy for f in res.evaluations) - res.evaluation("best_single").best)
+    assert cert.G.lo <= cert.G.value <= cert.G.hi
 
 
 @pytest.mark.slow

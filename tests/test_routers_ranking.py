@@ -31,7 +31,7 @@ def test_far_apart_families_rank_in_order_with_tight_intervals():
     r = rank_families(S, ["low", "high", "mid"], n_boot=400, seed=0)
     f = r.frame().set_index("family")
     assert list(r.frame()["family"]) == ["high", "mid", "low"] and r.best == "high"
-    assert (f["rank_lo"] == f["rank"]).all() and (f["rank_hi"] == f["rank"]).all()
+    assert (f["lo"] == f["value"]).all() and (f["hi"] == f["value"]).all() and (f["level"] == 0.95).all()
     assert f.loc["high", "p_first"] == 1.0 and r.tied_with_best == ("high",)
     assert f.loc["low", "p_holm"] < 1e-6
 
@@ -41,7 +41,7 @@ def test_identical_families_are_never_distinguished():
     S = np.column_stack([S[:, 0], S[:, 0], S[:, 1]])
     r = rank_families(S, ["a", "b", "c"], n_boot=300, seed=1)
     f = r.frame().set_index("family")
-    assert f.loc["a", "rank"] == f.loc["b", "rank"] == 1 and f.loc["b", "p_vs_best"] == 1.0
+    assert f.loc["a", "value"] == f.loc["b", "value"] == 1 and f.loc["b", "p_vs_best"] == 1.0
     assert set(r.tied_with_best) >= {"a", "b"} and (f.loc[["a", "b"], "p_first"] == f.loc["a", "p_first"]).all()
 
 
@@ -50,8 +50,8 @@ def test_rank_draws_are_the_shared_paired_resamples_and_holm_is_statsmodels():
     r = rank_families(S, list("abcd"), n_boot=500, seed=7, alpha=0.1)
     draws = bootstrap_means_loop(S.astype(float), 500, np.random.default_rng(7))
     R = rankdata(-draws, method="min", axis=1)
-    np.testing.assert_array_equal(r.rank_lo, np.quantile(R, 0.05, axis=0, method="inverted_cdf"))
-    np.testing.assert_array_equal(r.rank_hi, np.quantile(R, 0.95, axis=0, method="inverted_cdf"))
+    np.testing.assert_array_equal([i.lo for i in r.rank], np.quantile(R, 0.05, axis=0, method="inverted_cdf"))
+    np.testing.assert_array_equal([i.hi for i in r.rank], np.quantile(R, 0.95, axis=0, method="inverted_cdf"))
     np.testing.assert_allclose(r.p_first, (R == 1).mean(axis=0))
     b = list("abcd").index(r.best)
     others = [j for j in range(4) if j != b]
@@ -61,7 +61,7 @@ def test_rank_draws_are_the_shared_paired_resamples_and_holm_is_statsmodels():
         raw.append(mcnemar([[0, n10], [n01, 0]], exact=True).pvalue if n10 + n01 else 1.0)
     np.testing.assert_allclose(r.p_vs_best[others], raw)
     np.testing.assert_allclose(r.p_holm[others], multipletests(raw, method="holm")[1])
-    assert all((r.rank_lo <= r.rank) & (r.rank <= r.rank_hi))
+    assert all(i.lo <= i.value <= i.hi for i in r.rank)
 
 
 def test_indistinguishable_set_keeps_an_equal_family_and_drops_a_worse_one():

@@ -27,7 +27,7 @@ def run(args) -> int:
         "pool": {"n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k, "policies": pool.policy_names},
         "estimator": args.estimator,
         "taus": tab.to_dict(),
-        "pass1": {"oracle": p1.oracle, "best": p1.best, "best_policy": p1.best_policy, "gap": p1.gap},
+        "pass1": {"oracle": p1.oracle, "best": p1.best, "best_member": p1.best_member, "gap": p1.gap},
     }
     emit(payload, tab.frame(), args.json)
     return 0

@@ -184,7 +184,7 @@ def run(args) -> int:
         "pool": {"source": args.pool, "n_prompts": pool.n_prompts, "n_policies": pool.n_policies, "k": pool.k,
                  "alignment": pool.alignment, "baseline": label},
         **{q: dec.value(q) for q in ("best_single", "o_repro", "o_exp", "delta", "gap", "noise_share")},
-        "intervals": {q: {"lo": e.lo, "hi": e.hi, "interval": e.interval, "lo_prompt": e.lo_prompt, "hi_prompt": e.hi_prompt}
+        "intervals": {q: {"lo": e.lo, "hi": e.hi, "method": e.method, "lo_prompt": e.lo_prompt, "hi_prompt": e.hi_prompt}
                       for q, e in dec.estimates.items()},
         "decomposition": dec.to_dict(),
         "split_draw": {"o_repro_plugin": dec.value("o_repro"), "o_repro_split_half": dec.value("o_repro_split_half"),

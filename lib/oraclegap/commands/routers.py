@@ -138,7 +138,7 @@ def run(args) -> int:
         return 0
     if res.certificate is not None:
         c = res.certificate
-        print(f"family certificate (002 Thm 6, L={c.L}): G_Pi in [{c.G_lo:.3f}, {c.G_hi:.3f}], H_Pi in [{c.H_lo:.3f}, {c.H_hi:.3f}]")
+        print(f"family certificate (002 Thm 6, L={c.L}): G_Pi in [{c.G.lo:.3f}, {c.G.hi:.3f}], H_Pi in [{c.H.lo:.3f}, {c.H.hi:.3f}]")
     else:
         print(f"family certificate: {res.certificate_note}")
     summary = res.field_summary()

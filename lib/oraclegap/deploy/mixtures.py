@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import hypergeom
 
-from .._result import Result
+from .._result import Interval, Result
 from .._validate import as_bool_array, as_rng, check_alpha, check_int, check_taus
 from ..pool import Pool
 from ..stats.bootstrap import bootstrap_means
@@ -411,24 +411,30 @@ def band_sensitivity(x, bands=DEFAULT_BANDS, **kwargs) -> pd.DataFrame:
 # ============================================================================ votes
 @dataclasses.dataclass(frozen=True, repr=False)
 class VoteComparison(Result):
-    """Pooled vote versus the best member's self-consistency at r responses per prompt."""
+    """Pooled vote versus the best member's self-consistency at r responses per prompt.
+
+    ``difference``: pooled rAUC minus the best member's self-consistency rAUC, with its paired
+    prompt-bootstrap interval (the best member re-selected in every resample)."""
+
+    _repr_fields = ("difference", "pooled_rauc", "best_sc_rauc", "best_member", "r", "band")
 
     r: int
     band: tuple
     pooled_rauc: float
     best_member: str
     best_sc_rauc: float
-    difference: float
-    lo: float
-    hi: float
+    difference: Interval
     pooled_rate: np.ndarray  # [n] expected vote correctness per prompt
     member_rate: np.ndarray  # [n, M]
     members: pd.DataFrame
 
     def frame(self) -> pd.DataFrame:
+        """One row: r, both rAUCs, the best member, the difference's value with its interval
+        (lo, hi, level, method) and both votes' mean accuracy."""
+        d = self.difference
         return pd.DataFrame(
             [{"r": self.r, "pooled_rauc": self.pooled_rauc, "best_member": self.best_member, "best_sc_rauc": self.best_sc_rauc,
-              "difference": self.difference, "lo": self.lo, "hi": self.hi,
+              "value": d.value, "lo": d.lo, "hi": d.hi, "level": d.level, "method": d.method,
               "pooled_accuracy": float(self.pooled_rate.mean()),
               "best_sc_accuracy": float(self.member_rate[:, self.members["policy"].tolist().index(self.best_member)].mean())}]
         )
@@ -510,5 +516,5 @@ def vote_comparison(
     lo, hi = np.quantile(d_b, (alpha / 2, 1 - alpha / 2))
     j = int(pt[1:].argmax())
     members = pd.DataFrame({"policy": x.policy_names, "sc_rauc": pt[1:], "sc_accuracy": own.mean(axis=0)})
-    return VoteComparison(r, _band(band), float(pt[0]), x.policy_names[j], float(pt[1 + j]), float(pt[0] - pt[1 + j]),
-                          float(lo), float(hi), pooled, own, members)
+    diff = Interval.of(pt[0] - pt[1 + j], lo, hi, float(level), "paired prompt-bootstrap percentile, best re-selected")
+    return VoteComparison(r, _band(band), float(pt[0]), x.policy_names[j], float(pt[1 + j]), diff, pooled, own, members)

@@ -4,9 +4,10 @@ Router leaderboards rank families by point estimates. :func:`rank_families` rank
 paired prompt-bootstrap resamples of :mod:`oraclegap.deploy.evaluate` (every family scored on the
 same resampled prompts, drawn by :func:`~oraclegap.deploy.evaluate.bootstrap_means`):
 
-* ``rank`` -- the point rank, 1 = best, ties sharing the better rank (competition ranking);
-* ``rank_lo`` / ``rank_hi`` -- the percentile interval (alpha/2, 1 - alpha/2) of a family's rank
-  over the resamples, each resample ranking all families again (ties shared the same way);
+* ``rank`` -- per family an :class:`~oraclegap._result.Interval`: its value is the point rank,
+  1 = best, ties sharing the better rank (competition ranking), its limits the percentile interval
+  (alpha/2, 1 - alpha/2) of the family's rank over the resamples, each resample ranking all
+  families again (ties shared the same way);
 * ``p_first`` -- the share of resamples in which the family ranks first (ties included);
 * ``p_vs_best`` / ``p_holm`` -- the exact McNemar test of the family against the point-best family
   on the same prompts (paired 0/1 outcomes), Holm-adjusted over the F - 1 comparisons
@@ -27,7 +28,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from statsmodels.stats.contingency_tables import mcnemar
 
-from .._result import Result
+from .._result import Interval, Result
 from .._validate import check_alpha, check_int
 from ..pool import Pool
 from ..stats.multiplicity import holm
@@ -42,9 +43,7 @@ class RouterRanking(Result):
 
     families: tuple
     score: np.ndarray
-    rank: np.ndarray
-    rank_lo: np.ndarray
-    rank_hi: np.ndarray
+    rank: tuple  # one Interval per family
     p_first: np.ndarray
     difference: np.ndarray  # score - score of the best family
     p_vs_best: np.ndarray
@@ -55,22 +54,23 @@ class RouterRanking(Result):
     n_boot: int
     n_eval: int
 
-    _repr_fields = ("best", "tied_with_best", "families", "score", "rank_lo", "rank_hi", "alpha", "n_boot",
-                    "n_eval")
+    _repr_fields = ("best", "tied_with_best", "families", "score", "rank", "alpha", "n_boot", "n_eval")
 
     @property
     def tied_with_best(self) -> tuple:
         """Names of the families not distinguishable from the best (the best included), best first."""
-        order = np.argsort(self.rank, kind="stable")
+        order = np.argsort([r.value for r in self.rank], kind="stable")
         return tuple(self.families[i] for i in order if self.indistinguishable[i])
 
     def frame(self) -> pd.DataFrame:
-        """One row per family, best first: score, rank with its interval, share ranked first,
-        difference to the best, McNemar p against the best, Holm p, indistinguishable."""
-        df = pd.DataFrame({"family": list(self.families), "score": self.score, "rank": self.rank, "rank_lo": self.rank_lo,
-                           "rank_hi": self.rank_hi, "p_first": self.p_first, "difference": self.difference,
-                           "p_vs_best": self.p_vs_best, "p_holm": self.p_holm, "indistinguishable": self.indistinguishable})
-        return df.sort_values(["rank", "family"], kind="stable").reset_index(drop=True)
+        """One row per family, best first: score, the rank (``value``) with its interval (lo, hi,
+        level, method), share ranked first, difference to the best, McNemar p against the best,
+        Holm p, indistinguishable."""
+        ranks = pd.DataFrame([r.to_dict() for r in self.rank], columns=["value", "lo", "hi", "level", "method"])
+        df = pd.concat([pd.DataFrame({"family": list(self.families), "score": self.score}), ranks,
+                        pd.DataFrame({"p_first": self.p_first, "difference": self.difference, "p_vs_best": self.p_vs_best,
+                                      "p_holm": self.p_holm, "indistinguishable": self.indistinguishable})], axis=1)
+        return df.sort_values(["value", "family"], kind="stable").reset_index(drop=True)
 
     def to_dict(self) -> dict:
         """JSON-ready: the best family, the indistinguishable set and the rows."""
@@ -119,7 +119,9 @@ def rank_families(S, families, *, n_boot: int = 2000, seed=0, alpha: float = 0.0
     p_holm[others] = holm(p[others]) if others.any() else []
     p[b] = np.nan
     indist = np.where(others, p_holm >= alpha, True)
-    return RouterRanking(families=names, score=score, rank=rank, rank_lo=lo, rank_hi=hi, p_first=p_first,
+    ranks = tuple(Interval.of(int(r), int(a), int(b), 1 - alpha, "bootstrap percentile of the rank")
+                  for r, a, b in zip(rank, lo, hi, strict=True))
+    return RouterRanking(families=names, score=score, rank=ranks, p_first=p_first,
                          difference=score - score[b], p_vs_best=p, p_holm=p_holm, indistinguishable=indist,
                          best=names[b], alpha=alpha, n_boot=n_boot, n_eval=n)
 

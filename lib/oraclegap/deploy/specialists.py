@@ -104,7 +104,7 @@ class CrossTable(Result):
             D, Dm = self.tests.get("D", tau, "redeal"), self.tests.get("D", tau, "margin")
             rows.append({
                 "tau": tau, "L": L.observed, "D": D.observed,
-                "L_null": L.mean, "L_band_lo": L.band_lo, "L_band_hi": L.band_hi, "p": L.p, "p_lower": L.p_lower,
+                "L_null": L.mean, "L_band_lo": L.band.lo, "L_band_hi": L.band.hi, "p": L.p, "p_lower": L.p_lower,
                 "excess": L.excess,
                 "L_margin": Lm.mean, "p_m": Lm.p, "p_m_lower": Lm.p_lower, "excess_m": Lm.excess,
                 "D_null": D.mean, "D_p": D.p, "D_margin": Dm.mean, "D_p_m": Dm.p,

@@ -226,7 +226,7 @@ class CoverageTable(Result):
         return self.oracle - self.best
 
     @property
-    def gap(self) -> np.ndarray:
+    def oracle_minus_mixture(self) -> np.ndarray:
         """Oracle minus uniform mixture."""
         return self.oracle - self.mixture
 
@@ -237,17 +237,18 @@ class CoverageTable(Result):
             return np.where(self.D > 0, self.L / np.where(self.D > 0, self.D, 1), np.nan)
 
     def frame(self) -> pd.DataFrame:
-        """One row per threshold: need, oracle, best (and which), mixture, D, L, gap, L/D."""
+        """One row per threshold: need, oracle, best (and which member), mixture, D, L,
+        oracle - mixture, L/D."""
         df = pd.DataFrame(
             {
                 "tau": self.taus,
                 "oracle": self.oracle,
                 "best": self.best,
-                "best_policy": [self.policy_names[j] for j in self.best_index],
+                "best_member": [self.policy_names[j] for j in self.best_index],
                 "mixture": self.mixture,
                 "D": self.D,
                 "L": self.L,
-                "gap": self.gap,
+                "oracle_minus_mixture": self.oracle_minus_mixture,
                 "break_even": self.break_even,
             }
         )
@@ -452,15 +453,24 @@ def rauc_table(x, band=(0.05, 0.30), *, k: int | None = None, estimator: str = "
 # ---------------------------------------------------------------------------- Pass@1 and the mixture bound
 @dataclasses.dataclass(frozen=True, repr=False)
 class Pass1Gap(Result):
-    """Pass@1 oracle: mean_i max_m p_im versus the best member's mean rate."""
+    """Pass@1 oracle: mean_i max_m p_im versus the best member's mean rate (``best_member`` its name);
+    ``gap`` is their difference."""
+
+    _repr_fields = ("gap", "oracle", "best", "best_member")
 
     oracle: float
     best: float
-    best_policy: str
+    best_member: str
 
     @property
     def gap(self) -> float:
+        """The Pass@1 oracle minus the best member's mean rate."""
         return self.oracle - self.best
+
+    def frame(self) -> pd.DataFrame:
+        """One row: oracle, best, best_member, gap."""
+        return pd.DataFrame([{"oracle": self.oracle, "best": self.best, "best_member": self.best_member,
+                              "gap": self.gap}])
 
 
 def pass1_oracle_gap(x, k: int | None = None) -> Pass1Gap:

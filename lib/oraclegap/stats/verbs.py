@@ -141,7 +141,8 @@ def certify(pool: Pool, method: str = "thm4", *, alpha: float = 0.05, naive: str
     Returns
     -------
     GapInterval
-        ``estimate``, ``lo``, ``hi``, ``certified`` (lo > 0) and the naive interval.
+        An Interval (``value``, ``lo``, ``hi``, ``level``, ``method``) with ``certified``
+        (lo > 0) and the ``naive`` interval beside it.
 
     Examples
     --------
@@ -149,7 +150,7 @@ def certify(pool: Pool, method: str = "thm4", *, alpha: float = 0.05, naive: str
     >>> from oraclegap.deploy.features import simulated_router_pool
     >>> pool = simulated_router_pool(n=60, M=3, k=4, seed=1).pool
     >>> gi = og.certify(pool, tau=0.5)
-    >>> bool(gi.lo <= gi.estimate <= gi.hi)
+    >>> bool(gi.lo <= gi.value <= gi.hi)
     True
     """
     from .certify import outcomes_from_pool, selection_valid_gap_from_outcomes

@@ -263,16 +263,16 @@ def evaluate_routers(
             continue
         # paired_family's rows, with Holm's step-down over this regime's routers (the shared
         # stats.multiplicity.holm: statsmodels' numbers without its gc.collect() per call)
-        pf = pd.concat(
+        pf = pd.DataFrame(
             [
-                paired_comparison(
-                    S[:, fams.index(f)], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed
-                )
-                .frame()
-                .assign(policy=f)
+                {
+                    **paired_comparison(
+                        S[:, fams.index(f)], base, alpha, oracle=Ymax, n_boot=n_boot, seed=pseed
+                    ).row(),
+                    "policy": f,
+                }
                 for f in members
-            ],
-            ignore_index=True,
+            ]
         )
         pf["p_holm"] = holm(pf["p_mcnemar"].to_numpy())
         first = [

@@ -59,7 +59,7 @@ from .signal import (
     length_bins,
 )
 from .split import (
-    SplitGap,
+    SplitSelectedGap,
     random_halves,
     split_reseeds,
     split_selected_gap,
@@ -76,7 +76,7 @@ __all__ = [
     "selection_valid_gap_from_outcomes",
     "gap_intervals",
     "outcomes_from_pool",
-    "SplitGap",
+    "SplitSelectedGap",
     "random_halves",
     "split_selected_gap",
     "split_selected_gap_from_counts",

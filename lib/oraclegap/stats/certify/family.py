@@ -11,20 +11,28 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..._result import Result
+from ..._result import Interval, Result
 from ..._validate import as_bool_array, check_alpha
 from .binomial import _cp
 from .outcomes import _outcomes_named, _policy_outcomes
 
+#: The construction of the family certificate's intervals.
+FAMILY_METHOD = "clopper-pearson, Bonferroni (Thm 6)"
+
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class FamilyCertificate(Result):
-    """002 Thm 6: simultaneous intervals for G_Pi = q_Pi - p* and H_Pi = q - q_Pi.
+    """002 Thm 6: simultaneous intervals ``G`` for G_Pi = q_Pi - p* and ``H`` for H_Pi = q - q_Pi.
 
     q_Pi is the population accuracy of the best member of a finite policy family Pi that holds
-    every constant policy (L members in all). Budget: alpha/3 to the oracle, alpha/(3K) to each
-    fixed model, alpha/(3L) to each policy.
+    every constant policy (L members in all); ``best_family`` is its plug-in accuracy and
+    ``best_family_name`` its name, ``best_fixed`` the plug-in p*, ``oracle`` the plug-in q.
+    Budget: alpha/3 to the oracle, alpha/(3K) to each fixed model, alpha/(3L) to each policy; the
+    two intervals hold together with probability >= 1 - alpha (their ``level``).
     """
+
+    _repr_fields = ("G", "H", "best_family_name", "best_family", "best_fixed", "oracle", "L", "K", "n",
+                    "alpha")
 
     alpha: float
     n: int
@@ -32,22 +40,16 @@ class FamilyCertificate(Result):
     L: int
     oracle: float
     best_fixed: float
-    best_policy: float
-    best_policy_name: str
-    G_estimate: float
-    G_lo: float
-    G_hi: float
-    H_estimate: float
-    H_lo: float
-    H_hi: float
+    best_family: float
+    best_family_name: str
+    G: Interval
+    H: Interval
     policies: pd.DataFrame = dataclasses.field(repr=False, compare=False)
 
     def frame(self) -> pd.DataFrame:
+        """One row per quantity (G_Pi, H_Pi): value, lo, hi, level, method, with L, K, n, alpha."""
         return pd.DataFrame(
-            [
-                {"quantity": "G_Pi", "estimate": self.G_estimate, "lo": self.G_lo, "hi": self.G_hi},
-                {"quantity": "H_Pi", "estimate": self.H_estimate, "lo": self.H_lo, "hi": self.H_hi},
-            ]
+            [{"quantity": "G_Pi", **self.G.to_dict()}, {"quantity": "H_Pi", **self.H.to_dict()}]
         ).assign(L=self.L, K=self.K, n=self.n, alpha=self.alpha)
 
 
@@ -123,13 +125,9 @@ def family_certificate(
         L=L,
         oracle=o / n,
         best_fixed=c.max() / n,
-        best_policy=s[bp] / n,
-        best_policy_name=names[bp],
-        G_estimate=(s.max() - c.max()) / n,
-        G_lo=float(g_lo),
-        G_hi=float(g_hi),
-        H_estimate=(o - s.max()) / n,
-        H_lo=float(h_lo),
-        H_hi=float(h_hi),
+        best_family=s[bp] / n,
+        best_family_name=names[bp],
+        G=Interval.of((s.max() - c.max()) / n, g_lo, g_hi, 1.0 - alpha, FAMILY_METHOD),
+        H=Interval.of((o - s.max()) / n, h_lo, h_hi, 1.0 - alpha, FAMILY_METHOD),
         policies=pol,
     )

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
-from ..._result import Result
+from ..._result import Interval, Result
 from ..._validate import check_alpha, check_margin_counts
 from ...pool import Pool
 from .binomial import _cp, _on_unique
@@ -53,33 +53,27 @@ def _check_naive(naive: str) -> str:
     return naive
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
-class GapInterval(Result):
+@dataclasses.dataclass(frozen=True, repr=False, kw_only=True)
+class GapInterval(Result, Interval):
     """An interval for the outcome-oracle gap G = q - max_m p_m, with the naive interval beside it.
 
-    ``estimate`` is the plug-in G^ = q^ - max_m p^_m (biased low in expectation, Prop 3);
-    ``[lo, hi]`` is the selection-valid interval of ``method`` at level 1 - ``alpha``;
-    ``[naive_lo, naive_hi]`` conditions on the selected best model (not valid).
+    ``value`` is the plug-in G^ = q^ - max_m p^_m (biased low in expectation, Prop 3);
+    ``[lo, hi]`` is the selection-valid interval of ``method`` at level ``level`` = 1 - alpha;
+    ``naive`` is the interval that conditions on the selected best member (not valid; its
+    ``method`` is the naive construction, ``"cp"`` or ``"percentile"``). ``best_index`` and
+    ``best_member`` (its name, when names were given) give the empirically best member, ``best_count`` its correct count,
+    ``oracle_count`` the items some member solves, out of ``n``; ``K`` members.
     """
 
-    estimate: float
-    lo: float
-    hi: float
-    alpha: float
-    method: str
+    _repr_fields = ("value", "lo", "hi", "certified", "level", "method", "naive", "best_member", "n", "K")
+
     n: int
     K: int
     oracle_count: int
     best_count: int
     best_index: int
-    naive_lo: float
-    naive_hi: float
-    naive_method: str
-    best_name: str | None = None
-
-    @property
-    def width(self) -> float:
-        return self.hi - self.lo
+    naive: Interval
+    best_member: str | None = None
 
     @property
     def certified(self) -> bool:
@@ -95,22 +89,25 @@ class GapInterval(Result):
         return self.best_count / self.n
 
     def frame(self) -> pd.DataFrame:
+        """One row: n, K, the best member's and the oracle's accuracy, the gap's value with its
+        selection-valid interval (lo, hi, level, method), its width and the naive limits."""
         return pd.DataFrame(
             [
                 {
                     "n": self.n,
                     "K": self.K,
                     "best": self.best_rate,
-                    "best_model": self.best_name if self.best_name is not None else self.best_index,
+                    "best_member": self.best_member if self.best_member is not None else self.best_index,
                     "oracle": self.oracle_rate,
-                    "gap": self.estimate,
-                    "naive_lo": self.naive_lo,
-                    "naive_hi": self.naive_hi,
+                    "value": self.value,
                     "lo": self.lo,
                     "hi": self.hi,
-                    "width": self.width,
+                    "level": self.level,
                     "method": self.method,
-                    "alpha": self.alpha,
+                    "width": self.width,
+                    "naive_lo": self.naive.lo,
+                    "naive_hi": self.naive.hi,
+                    "naive_method": self.naive.method,
                 }
             ]
         )
@@ -199,20 +196,18 @@ def selection_valid_gap(
     nlo, nhi = _naive_bounds(c, o, n, alpha, naive)
     b = int(np.argmax(c))
     return GapInterval(
-        estimate=float(est),
+        value=float(est),
         lo=float(lo),
         hi=float(hi),
-        alpha=alpha,
+        level=1.0 - alpha,
         method=method,
         n=n,
         K=int(c.size),
         oracle_count=o,
         best_count=int(c[b]),
         best_index=b,
-        naive_lo=float(nlo),
-        naive_hi=float(nhi),
-        naive_method=naive,
-        best_name=None if model_names is None else names[b],
+        naive=Interval.of(est, nlo, nhi, 1.0 - alpha, naive),
+        best_member=None if model_names is None else names[b],
     )
 
 
@@ -233,8 +228,8 @@ def selection_valid_gap_from_outcomes(
 
 
 def gap_intervals(R, alpha: float = 0.05, methods: Sequence[str] = GAP_METHODS, *, naive: str = "cp") -> pd.DataFrame:
-    """One row per method for the same outcomes (or a k = 1 Pool): estimate, naive and valid
-    interval. (:func:`oraclegap.stats.nulls.gap_table` is another table: the nulls' Table 1.)"""
+    """One row per method for the same outcomes (or a k = 1 Pool): the gap's value, its valid
+    interval and the naive one. (:func:`oraclegap.stats.nulls.gap_table` is another table: the nulls' Table 1.)"""
     if isinstance(methods, str):
         methods = [methods]
     frames = [selection_valid_gap_from_outcomes(R, alpha, m, naive=naive).frame() for m in methods]

@@ -15,46 +15,67 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 
-from ..._result import Result
+from ..._result import Interval, Result
 from ..._validate import as_rng, check_alpha, check_int
 from ..multiplicity import holm
 from .binomial import _cp
 from .outcomes import _as_outcomes, _check_binary_vector, _names
+
+#: The construction of each interval of a paired comparison.
+PAIRED_METHODS = {"accuracy": "clopper-pearson", "difference": "paired percentile bootstrap",
+                  "G_b": "clopper-pearson", "recovered": "joint percentile bootstrap"}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class PairedComparison(Result):
     """A policy against a frozen baseline on the same test items (002 Sec. 4, App. D.9 and O).
 
-    ``difference`` = mean(S - B) with a paired percentile bootstrap interval; ``n10`` items the
-    policy gets right and the baseline wrong, ``n01`` the reverse; ``p_mcnemar`` the exact
-    McNemar test of n10 = n01. With oracle outcomes, ``G_b`` = mean(Y - B) with its exact CP
-    interval (Cor 5) and the recovered fraction rho = difference / G_b with a joint bootstrap
-    interval, reported (not NaN) only when the CP lower limit of G_b is positive.
+    ``accuracy`` = mean(S) with its exact Clopper-Pearson interval; ``difference`` = mean(S - B)
+    with a paired percentile bootstrap interval; ``n10`` items the policy gets right and the
+    baseline wrong, ``n01`` the reverse; ``p_mcnemar`` the exact McNemar test of n10 = n01. With
+    oracle outcomes, ``G_b`` = mean(Y - B) with its exact CP interval (Cor 5) and the recovered
+    fraction rho = difference / G_b with a joint bootstrap interval, reported (not NaN) only when
+    the CP lower limit of G_b is positive; without them both are NaN intervals. Every interval
+    has level 1 - ``alpha``.
     """
 
+    _repr_fields = ("difference", "p_mcnemar", "accuracy", "baseline_accuracy", "n10", "n01", "G_b",
+                    "recovered", "recovered_reported", "n")
+
     n: int
-    accuracy: float
-    accuracy_lo: float
-    accuracy_hi: float
+    accuracy: Interval
     baseline_accuracy: float
-    difference: float
-    diff_lo: float
-    diff_hi: float
+    difference: Interval
     n10: int
     n01: int
     p_mcnemar: float
     alpha: float
-    G_b: float = math.nan
-    G_b_lo: float = math.nan
-    G_b_hi: float = math.nan
-    recovered: float = math.nan
-    recovered_lo: float = math.nan
-    recovered_hi: float = math.nan
+    G_b: Interval
+    recovered: Interval
     recovered_reported: bool = False
 
+    def intervals(self) -> dict[str, Interval]:
+        """The four intervals by name: accuracy, difference, G_b, recovered."""
+        return {"accuracy": self.accuracy, "difference": self.difference, "G_b": self.G_b,
+                "recovered": self.recovered}
+
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([dataclasses.asdict(self)])
+        """One row per interval (quantity, value, lo, hi, level, method) with the counts, the
+        baseline's accuracy and McNemar's p beside it."""
+        keys = {"n": self.n, "baseline_accuracy": self.baseline_accuracy, "n10": self.n10, "n01": self.n01,
+                "p_mcnemar": self.p_mcnemar, "alpha": self.alpha, "recovered_reported": self.recovered_reported}
+        return pd.DataFrame([{"quantity": q, **iv.to_dict(), **keys} for q, iv in self.intervals().items()])
+
+    def row(self) -> dict:
+        """One flat row: each interval as ``name``, ``name_lo``, ``name_hi`` (``diff_lo``/``diff_hi``
+        for the difference), the counts, McNemar's p, alpha and whether rho is reported: the
+        columns of :func:`paired_family`'s table."""
+        a, d, g, r = self.accuracy, self.difference, self.G_b, self.recovered
+        return {"n": self.n, "accuracy": a.value, "accuracy_lo": a.lo, "accuracy_hi": a.hi,
+                "baseline_accuracy": self.baseline_accuracy, "difference": d.value, "diff_lo": d.lo,
+                "diff_hi": d.hi, "n10": self.n10, "n01": self.n01, "p_mcnemar": self.p_mcnemar,
+                "alpha": self.alpha, "G_b": g.value, "G_b_lo": g.lo, "G_b_hi": g.hi, "recovered": r.value,
+                "recovered_lo": r.lo, "recovered_hi": r.hi, "recovered_reported": self.recovered_reported}
 
 
 def _pattern_bootstrap(codes: np.ndarray, n_patterns: int, n_boot: int, rng) -> np.ndarray:
@@ -94,32 +115,33 @@ def paired_comparison(
     d_boot = boot @ (s_b - b_b) / n
     d_lo, d_hi = np.quantile(d_boot, [alpha / 2, 1 - alpha / 2])
     diff = (int(S.sum()) - int(B.sum())) / n
-    kw: dict[str, Any] = {}
+    level = 1.0 - alpha
+    nan = Interval(math.nan, math.nan, math.nan, level, PAIRED_METHODS["G_b"])
+    G_b, recovered, reported = nan, dataclasses.replace(nan, method=PAIRED_METHODS["recovered"]), False
     if Y is not None:
         rb = int((Y & ~B).sum())
         g_lo, g_hi = _cp(rb, n, alpha)
-        kw.update(G_b=rb / n, G_b_lo=float(g_lo), G_b_hi=float(g_hi))
+        G_b = Interval.of(rb / n, g_lo, g_hi, level, PAIRED_METHODS["G_b"])
         if g_lo > 0:
             den = boot @ (y_b - b_b)
             num = boot @ (s_b - b_b)
             ok = den > 0
             ratio = num[ok] / den[ok]
             r_lo, r_hi = np.quantile(ratio, [alpha / 2, 1 - alpha / 2])
-            kw.update(recovered=diff / (rb / n), recovered_lo=float(r_lo), recovered_hi=float(r_hi), recovered_reported=True)
+            recovered = Interval.of(diff / (rb / n), r_lo, r_hi, level, PAIRED_METHODS["recovered"])
+            reported = True
     return PairedComparison(
         n=n,
-        accuracy=float(S.mean()),
-        accuracy_lo=float(a_lo),
-        accuracy_hi=float(a_hi),
+        accuracy=Interval.of(S.mean(), a_lo, a_hi, level, PAIRED_METHODS["accuracy"]),
         baseline_accuracy=float(B.mean()),
-        difference=diff,
-        diff_lo=float(d_lo),
-        diff_hi=float(d_hi),
+        difference=Interval.of(diff, d_lo, d_hi, level, PAIRED_METHODS["difference"]),
         n10=n10,
         n01=n01,
         p_mcnemar=p,
         alpha=alpha,
-        **kw,
+        G_b=G_b,
+        recovered=recovered,
+        recovered_reported=reported,
     )
 
 
@@ -148,8 +170,8 @@ def paired_family(
     rows = []
     for nm, col in zip(names, cols, strict=True):
         res = paired_comparison(col, baseline, alpha, oracle=oracle, n_boot=n_boot, seed=rng)
-        rows.append(res.frame().assign(policy=nm))
-    df = pd.concat(rows, ignore_index=True)
+        rows.append({**res.row(), "policy": nm})
+    df = pd.DataFrame(rows)
     df["p_holm"] = holm(df["p_mcnemar"].to_numpy())
     first = ["policy", "accuracy", "accuracy_lo", "accuracy_hi", "difference", "diff_lo", "diff_hi", "n10", "n01", "p_mcnemar", "p_holm"]
     return df[first + [c for c in df.columns if c not in first]]

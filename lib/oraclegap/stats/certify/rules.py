@@ -89,12 +89,12 @@ def signal_rule_audit(
             {
                 "signal": name,
                 "J": cert.J,
-                "q_Z": cert.q_estimate,
-                "q_Z_lo": cert.q_lo,
-                "q_Z_hi": cert.q_hi,
-                "G_Z": cert.G_estimate,
-                "G_Z_lo": cert.G_lo,
-                "G_Z_hi": cert.G_hi,
+                "q_Z": cert.q.value,
+                "q_Z_lo": cert.q.lo,
+                "q_Z_hi": cert.q.hi,
+                "G_Z": cert.G.value,
+                "G_Z_lo": cert.G.lo,
+                "G_Z_hi": cert.G.hi,
             }
         )
     Y = Xt.any(axis=1)

@@ -12,10 +12,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..._result import Result
+from ..._result import Interval, Result
 from ..._validate import as_rng, check_alpha, check_int, check_prob
 from .binomial import _cp
 from .outcomes import _as_outcomes, _outcomes_named, _signal_codes
+
+#: The construction of the finite-signal certificate's intervals.
+SIGNAL_METHOD = "clopper-pearson per cell, Bonferroni (Thm 7, M.2)"
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -23,10 +26,13 @@ class SignalCertificate(Result):
     """002 Thm 7 and App. M.2 for a pre-declared finite signal Z with J levels.
 
     q_Z = sum_z max_m theta_zm, theta_zm = P(Z = z, R_m = 1), is the accuracy of the best rule
-    that sees only Z. ``[q_lo, q_hi]``: Thm 7 at level 1 - alpha (CP at alpha/(JK) per cell).
-    ``[G_lo, G_hi]`` for G_Z = q_Z - p*: cells at cell_share*alpha/(JK), each fixed model at
-    (1 - cell_share)*alpha/K, level 1 - alpha.
+    that sees only Z. ``q``: its plug-in with the Thm 7 interval at level 1 - alpha (CP at
+    alpha/(JK) per cell). ``G`` for G_Z = q_Z - p*: cells at cell_share*alpha/(JK), each fixed
+    model at (1 - cell_share)*alpha/K, level 1 - alpha. ``cells``: per level, its best member and
+    the largest cell share theta with its limits.
     """
+
+    _repr_fields = ("G", "q", "best_fixed", "oracle", "J", "K", "n", "alpha", "levels", "cell_share")
 
     alpha: float
     n: int
@@ -35,21 +41,15 @@ class SignalCertificate(Result):
     levels: tuple
     oracle: float
     best_fixed: float
-    q_estimate: float
-    q_lo: float
-    q_hi: float
-    G_estimate: float
-    G_lo: float
-    G_hi: float
+    q: Interval
+    G: Interval
     cell_share: float
     cells: pd.DataFrame = dataclasses.field(repr=False, compare=False)
 
     def frame(self) -> pd.DataFrame:
+        """One row per quantity (q_Z, G_Z): value, lo, hi, level, method, with J, K, n, alpha."""
         return pd.DataFrame(
-            [
-                {"quantity": "q_Z", "estimate": self.q_estimate, "lo": self.q_lo, "hi": self.q_hi},
-                {"quantity": "G_Z", "estimate": self.G_estimate, "lo": self.G_lo, "hi": self.G_hi},
-            ]
+            [{"quantity": "q_Z", **self.q.to_dict()}, {"quantity": "G_Z", **self.G.to_dict()}]
         ).assign(J=self.J, K=self.K, n=self.n, alpha=self.alpha)
 
 
@@ -102,7 +102,7 @@ def finite_signal_certificate(
         {
             "level": levels,
             "n": nz,
-            "best_model": [mnames[j] for j in bm],
+            "best_member": [mnames[j] for j in bm],
             "best_accuracy": np.where(nz > 0, cell.max(axis=1) / np.maximum(nz, 1), np.nan),
             "theta_max": cell.max(axis=1) / n,
             "theta_lo": Lz.max(axis=1),
@@ -117,12 +117,8 @@ def finite_signal_certificate(
         levels=tuple(levels),
         oracle=float(X.any(axis=1).mean()),
         best_fixed=c.max() / n,
-        q_estimate=float(q_hat),
-        q_lo=float(q_lo),
-        q_hi=float(q_hi),
-        G_estimate=float(q_hat - c.max() / n),
-        G_lo=float(g_lo),
-        G_hi=float(g_hi),
+        q=Interval.of(q_hat, q_lo, q_hi, 1.0 - alpha, SIGNAL_METHOD),
+        G=Interval.of(q_hat - c.max() / n, g_lo, g_hi, 1.0 - alpha, SIGNAL_METHOD),
         cell_share=cell_share,
         cells=cells,
     )

@@ -10,32 +10,42 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..._result import Result
+from ..._result import Interval, Result
 from ..._validate import as_rng, check_alpha, check_int, check_prob
 from ...pool import Pool
 from .binomial import _cp
 from .outcomes import _as_outcomes, _names
 
+#: The construction of every split-selected interval.
+SPLIT_METHOD = "clopper-pearson"
 
-@dataclasses.dataclass(frozen=True, repr=False)
-class SplitGap(Result):
-    """Cor 5: the gap G_b = P(R_b = 0, some other model right) of an anchor b chosen on independent data."""
+
+@dataclasses.dataclass(frozen=True, repr=False, kw_only=True)
+class SplitSelectedGap(Result, Interval):
+    """Cor 5: the gap G_b = P(R_b = 0, some other model right) of an anchor b chosen on
+    independent data, with its exact Clopper-Pearson interval at level ``level`` = 1 - alpha.
+
+    ``value`` is the test part's rescue share ``rescue_count / n_test``; ``anchor`` (index) and
+    ``anchor_name`` name the anchor (None when only the counts were given); ``n_select`` items
+    chose it.
+    """
+
+    _repr_fields = ("value", "lo", "hi", "certified", "level", "anchor_name", "n_select", "n_test",
+                    "rescue_count")
 
     anchor: int | None
     anchor_name: str | None
-    estimate: float
-    lo: float
-    hi: float
-    alpha: float
     n_select: int
     n_test: int
     rescue_count: int
 
     @property
     def certified(self) -> bool:
+        """True when the lower limit is positive."""
         return self.lo > 0
 
     def frame(self) -> pd.DataFrame:
+        """One row: the anchor, the part sizes, the rescue count, and G_b's value with its interval."""
         return pd.DataFrame(
             [
                 {
@@ -43,13 +53,21 @@ class SplitGap(Result):
                     "n_select": self.n_select,
                     "n_test": self.n_test,
                     "rescues": self.rescue_count,
-                    "G_b": self.estimate,
+                    "value": self.value,
                     "lo": self.lo,
                     "hi": self.hi,
-                    "alpha": self.alpha,
+                    "level": self.level,
+                    "method": self.method,
                 }
             ]
         )
+
+
+def _split_gap(anchor, anchor_name, r: int, n_test: int, alpha: float, n_select: int) -> SplitSelectedGap:
+    lo, hi = _cp(r, n_test, alpha)
+    return SplitSelectedGap(value=r / n_test, lo=float(lo), hi=float(hi), level=1.0 - alpha, method=SPLIT_METHOD,
+                            anchor=anchor, anchor_name=anchor_name, n_select=n_select, n_test=n_test,
+                            rescue_count=r)
 
 
 def random_halves(n: int, seed=0, test_fraction: float = 0.5) -> np.ndarray:
@@ -63,16 +81,16 @@ def random_halves(n: int, seed=0, test_fraction: float = 0.5) -> np.ndarray:
     return mask
 
 
-def split_selected_gap_from_counts(rescue_count: int, n_test: int, alpha: float = 0.05) -> SplitGap:
+def split_selected_gap_from_counts(rescue_count: int, n_test: int, alpha: float = 0.05) -> SplitSelectedGap:
     """Cor 5 from the test-half count of items where the frozen anchor fails and another model succeeds."""
     n_test = check_int(n_test, "n_test", minimum=1)
     r = check_int(rescue_count, "rescue_count", minimum=0, maximum=n_test)
     alpha = check_alpha(alpha)
-    lo, hi = _cp(r, n_test, alpha)
-    return SplitGap(None, None, r / n_test, float(lo), float(hi), alpha, 0, n_test, r)
+    return _split_gap(None, None, r, n_test, alpha, 0)
 
 
-def split_selected_gap(R, test, alpha: float = 0.05, *, anchor: int | None = None, model_names=None) -> SplitGap:
+def split_selected_gap(R, test, alpha: float = 0.05, *, anchor: int | None = None,
+                       model_names=None) -> SplitSelectedGap:
     """002 Cor 5: choose the anchor on the selection part, certify G_b with exact CP on the test part.
 
     ``test``: bool mask [n] (True = test item) or integer positions of the test items. The
@@ -106,12 +124,12 @@ def split_selected_gap(R, test, alpha: float = 0.05, *, anchor: int | None = Non
         b = check_int(anchor, "anchor", minimum=0, maximum=K - 1)
     Xt = X[mask]
     r = int((Xt.any(axis=1) & ~Xt[:, b]).sum())
-    lo, hi = _cp(r, Xt.shape[0], alpha)
-    return SplitGap(b, names[b], r / Xt.shape[0], float(lo), float(hi), alpha, int((~mask).sum()), int(mask.sum()), r)
+    return _split_gap(b, names[b], r, Xt.shape[0], alpha, int((~mask).sum()))
 
 
 def split_reseeds(R, n_seeds: int = 20, seed=0, alpha: float = 0.05, test_fraction: float = 0.5, model_names=None) -> pd.DataFrame:
-    """Cor 5 over ``n_seeds`` random splits: one row per split (seed, anchor, G_b, lo, hi)."""
+    """Cor 5 over ``n_seeds`` random splits: one row per split (the split's number, its anchor,
+    the part sizes, the rescue count and G_b's value with its interval)."""
     n_seeds = check_int(n_seeds, "n_seeds", minimum=1)
     if isinstance(R, Pool) and model_names is None:
         model_names = R.policy_names
@@ -122,4 +140,5 @@ def split_reseeds(R, n_seeds: int = 20, seed=0, alpha: float = 0.05, test_fracti
         mask = random_halves(X.shape[0], rng, test_fraction)
         res = split_selected_gap(X, mask, alpha, model_names=model_names)
         rows.append(res.frame().assign(split=s))
-    return pd.concat(rows, ignore_index=True)[["split", "anchor", "n_select", "n_test", "rescues", "G_b", "lo", "hi", "alpha"]]
+    return pd.concat(rows, ignore_index=True)[["split", "anchor", "n_select", "n_test", "rescues", "value", "lo",
+                                               "hi", "level", "method"]]

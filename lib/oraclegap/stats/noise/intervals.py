@@ -25,7 +25,7 @@ class Estimate(Interval):
     """An :class:`~oraclegap._result.Interval` (the shared interval type) with the plain
     prompt interval beside it.
 
-    ``method`` (also readable as ``interval``) names the construction:
+    ``method`` names the construction:
     ``"percentile"`` (prompt-bootstrap percentiles of the estimate) or ``"bracket"`` (lower limit
     from the estimator biased downward, upper limit from the one biased upward).
     ``lo_prompt``/``hi_prompt``: the plain percentile interval of the point estimate
@@ -35,19 +35,15 @@ class Estimate(Interval):
     lo_prompt: float = math.nan
     hi_prompt: float = math.nan
 
-    @property
-    def interval(self) -> str:
-        """The construction's name: ``method``."""
-        return self.method
-
     def row(self) -> dict:
-        """{value, lo, hi, interval, lo_prompt, hi_prompt}: the columns of the decomposition's
-        frame."""
+        """{value, lo, hi, level, method, lo_prompt, hi_prompt}: the columns of the
+        decomposition's frame."""
         return {
             "value": self.value,
             "lo": self.lo,
             "hi": self.hi,
-            "interval": self.method,
+            "level": self.level,
+            "method": self.method,
             "lo_prompt": self.lo_prompt,
             "hi_prompt": self.hi_prompt,
         }
@@ -87,7 +83,7 @@ class Decomposition(Result):
     k: int
     form: str
     baseline_kind: str
-    best_policy: str
+    best_member: str
     split: str
     level: float
     n_boot: int
@@ -108,11 +104,11 @@ class Decomposition(Result):
         return "" if self.assumptions is None else self.assumptions.flag(name)
 
     def frame(self) -> pd.DataFrame:
-        """One row per quantity: estimate, interval (lo, hi, kind) and the plain prompt interval;
+        """One row per quantity: value, interval (lo, hi, level, method), the plain prompt interval;
         with 001's checks run, a ``flag`` column names the failed (or untested) check behind it."""
         df = pd.DataFrame(
             [{"quantity": q, **e.row()} for q, e in self.estimates.items()],
-            columns=["quantity", "value", "lo", "hi", "interval", "lo_prompt", "hi_prompt"],
+            columns=["quantity", "value", "lo", "hi", "level", "method", "lo_prompt", "hi_prompt"],
         )
         if self.assumptions is not None:
             df["flag"] = [self.assumptions.flag(q) for q in df["quantity"]]
@@ -127,7 +123,7 @@ class Decomposition(Result):
             "k": self.k,
             "form": self.form,
             "baseline": self.baseline_kind,
-            "best_policy": self.best_policy,
+            "best_member": self.best_member,
             "split": self.split,
             "level": self.level,
             "n_boot": self.n_boot,
@@ -325,7 +321,7 @@ def decomposition(
         est[q] = Estimate(
             float(pt[q]), float(lo), float(hi), float(level), kind_i, float(plo), float(phi)
         )
-    best_policy = names[int(r.mean(axis=0).argmax())]
+    best_member = names[int(r.mean(axis=0).argmax())]
     checked = None
     if checks:
         checked = assumption_checks(
@@ -342,7 +338,7 @@ def decomposition(
         k,
         form,
         kind,
-        best_policy,
+        best_member,
         split,
         float(level),
         int(n_boot),

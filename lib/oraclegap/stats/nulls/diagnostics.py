@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._result import Result
+from ..._result import Interval, Result
 from ..._validate import as_bool_array, as_rng, check_int, check_prob, check_taus
 from ..coverage import DEFAULT_TAUS, as_counts, need
 from ._kernels import (
@@ -29,28 +29,38 @@ from ._kernels import (
 from .limits import _progress
 from .margin_null import effective_sample_size, margin_chain
 from .redeal_null import _redeal_active_tables, redeal
-from .results import _P_CONVENTIONS, _TOL, ChainDiagnostics, NullTest, NullTests, tests_frame
+from .results import (
+    _P_CONVENTIONS,
+    _TOL,
+    BAND_LEVEL,
+    BAND_METHOD,
+    ChainDiagnostics,
+    NullTest,
+    NullTests,
+    tests_frame,
+)
 from .run import null_tests
 from .tables import NULLS, _check_choice, _check_statistics, _keys, _prepare
 
 
 # ============================================================================ excess bootstrap
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class ExcessBootstrap(Result):
-    """Prompt-bootstrap percentile interval for the excess (observed minus null mean)."""
+@dataclasses.dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class ExcessBootstrap(Result, Interval):
+    """Prompt-bootstrap percentile interval for the excess (observed minus null mean) of
+    ``statistic`` at ``tau`` under ``null``: ``value`` is the excess, ``draws`` its resampled values."""
+
+    _repr_fields = ("value", "lo", "hi", "level", "method", "statistic", "tau", "null", "draws")
 
     statistic: str
     tau: float
     null: str
-    excess: float
-    lo: float
-    hi: float
-    level: float
     draws: np.ndarray
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"statistic": self.statistic, "tau": self.tau, "null": self.null, "excess": self.excess,
-                              "lo": self.lo, "hi": self.hi, "level": self.level, "n_boot": self.draws.size}])
+        """One row: statistic, tau, null, the excess's value with its interval, and the resamples."""
+        return pd.DataFrame([{"statistic": self.statistic, "tau": self.tau, "null": self.null, "value": self.value,
+                              "lo": self.lo, "hi": self.hi, "level": self.level, "method": self.method,
+                              "n_boot": self.draws.size}])
 
 
 def excess_bootstrap(
@@ -91,8 +101,9 @@ def excess_bootstrap(
         draws[b] = one(prep.counts[idx], rng)
     a = (1 - level) / 2
     lo, hi = np.percentile(draws, [100 * a, 100 * (1 - a)])
-    return ExcessBootstrap(statistic, float(prep.taus[0]) if statistic != "pass1" else float("nan"), null, float(point),
-                           float(lo), float(hi), level, draws)
+    return ExcessBootstrap(value=float(point), lo=float(lo), hi=float(hi), level=level,
+                           method="prompt-bootstrap percentile", statistic=statistic,
+                           tau=float(prep.taus[0]) if statistic != "pass1" else float("nan"), null=null, draws=draws)
 
 
 # ============================================================================ split-half
@@ -513,7 +524,7 @@ class GapTable(Result):
             d = _test_or_point_mass(self.tests, "D", tau)
             r.update({"D": d.observed, "D_null": d.mean, "D_p": d.p})
             L = _test_or_point_mass(self.tests, "L", tau)
-            r.update({"L": L.observed, "L_null": L.mean, "L_band_lo": L.band_lo, "L_band_hi": L.band_hi, "p": L.p,
+            r.update({"L": L.observed, "L_null": L.mean, "L_band_lo": L.band.lo, "L_band_hi": L.band.hi, "p": L.p,
                       "p_lower": L.p_lower, "excess": L.excess})
             try:
                 m = self.tests.get("L", tau, "margin")
@@ -546,8 +557,7 @@ class _PointMass:
     observed: float
     mean: float
     p: float
-    band_lo: float
-    band_hi: float
+    band: Interval
     p_lower: float
     excess: float
 
@@ -558,7 +568,7 @@ def _test_or_point_mass(tests: NullTests, statistic: str, tau):
     sk = tests.is_skipped(statistic, tau, "redeal")
     if sk is not None:
         o = sk.observed
-        return _PointMass(o, o, float("nan"), o, o, float("nan"), 0.0)
+        return _PointMass(o, o, float("nan"), Interval(o, o, o, BAND_LEVEL, BAND_METHOD), float("nan"), 0.0)
     return tests.get(statistic, tau, "redeal")
 
 

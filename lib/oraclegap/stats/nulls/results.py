@@ -13,12 +13,15 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..._result import Result
+from ..._result import Interval, Result
 from ..._validate import tau_key
 from ..multiplicity import walk_tests
 from .tables import STATISTICS, _check_choice
 
 _P_CONVENTIONS = ("paper", "plus-one")
+#: The null band of every test: the draws' 5th to 95th percentiles.
+BAND_LEVEL = 0.90
+BAND_METHOD = "null draws' 5th-95th percentiles"
 _TOL = 1e-9
 
 
@@ -29,8 +32,9 @@ class NullTest(Result):
     ``statistic_name`` names the statistic (one of :data:`~oraclegap.stats.nulls.STATISTICS`, or a
     diagnostic's name such as ``rise_L_2_to_5``), ``observed`` is its value on the data and
     ``draws`` its values under the reference law ``null``. ``mean`` is the null mean, ``band``
-    the 5th-95th percentile range of the draws (where 90% of
-    randomised statistics fall; not an interval for a population quantity), ``p`` the upper-tail
+    the 5th-95th percentile range of the draws as an :class:`~oraclegap._result.Interval` around
+    the null mean at level 0.90 (where 90% of randomised statistics fall; not an interval for a
+    population quantity), ``p`` the upper-tail
     fraction of draws >= observed (``p_convention="plus-one"``: (1 + #)/(1 + B)), ``p_lower`` the
     fraction <= observed, ``excess`` = observed - mean. ``tau`` is NaN for threshold-free
     statistics. ``ess`` is the effective sample size of the draws (the draw count for
@@ -46,8 +50,7 @@ class NullTest(Result):
     ess: float | None = None
     acceptance: float | None = None
     mean: float = dataclasses.field(init=False)
-    band_lo: float = dataclasses.field(init=False)
-    band_hi: float = dataclasses.field(init=False)
+    band: Interval = dataclasses.field(init=False)
     p: float = dataclasses.field(init=False)
     p_lower: float = dataclasses.field(init=False)
     excess: float = dataclasses.field(init=False)
@@ -76,8 +79,7 @@ class NullTest(Result):
             ("observed", obs),
             ("tau", float("nan") if self.tau is None else float(self.tau)),
             ("mean", mean),
-            ("band_lo", float(lo)),
-            ("band_hi", float(hi)),
+            ("band", Interval.of(mean, lo, hi, BAND_LEVEL, BAND_METHOD)),
             ("p", float(p)),
             ("p_lower", float(pl)),
             ("excess", obs - mean),
@@ -87,10 +89,6 @@ class NullTest(Result):
     @property
     def n_draws(self) -> int:
         return int(self.draws.size)
-
-    @property
-    def band(self) -> tuple[float, float]:
-        return (self.band_lo, self.band_hi)
 
     @property
     def label(self) -> str:
@@ -107,8 +105,8 @@ class NullTest(Result):
                     "null": self.null,
                     "observed": self.observed,
                     "mean": self.mean,
-                    "band_lo": self.band_lo,
-                    "band_hi": self.band_hi,
+                    "band_lo": self.band.lo,
+                    "band_hi": self.band.hi,
                     "p": self.p,
                     "p_lower": self.p_lower,
                     "excess": self.excess,
@@ -121,7 +119,7 @@ class NullTest(Result):
 
     def to_dict(self) -> dict:
         """JSON-ready summary: mean, band, p, p_lower, excess (and ess/acceptance when known)."""
-        out = {"mean": self.mean, "band": [self.band_lo, self.band_hi], "p": self.p, "p_lower": self.p_lower,
+        out = {"mean": self.mean, "band": [self.band.lo, self.band.hi], "p": self.p, "p_lower": self.p_lower,
                "excess": self.excess, "n_draws": self.n_draws}
         if self.ess is not None:
             out["ess"] = self.ess
@@ -240,7 +238,7 @@ class NullTests(Result):
         nulls_seen = list(dict.fromkeys([t.null for t in self.tests] + [t.null for t in self.skipped]))
         for null in nulls_seen:
             vals = {(t.statistic_name, -1.0 if math.isnan(t.tau) else t.tau):
-                    [getattr(t, c) for c in cols] for t in self.tests if t.null == null}
+                    [t.mean, t.band.lo, t.band.hi, t.p, t.p_lower, t.excess] for t in self.tests if t.null == null}
             arr = np.array([vals.get(key, [np.nan] * len(cols)) for key in order], dtype=float)
             for i, c in enumerate(cols):
                 out[f"{null}_{c}"] = arr[:, i]
