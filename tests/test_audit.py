@@ -176,7 +176,7 @@ def _assert_numbers_equal_library_calls(pool, res, seed):
     cov = coverage(pool, TAUS).to_dict()
     assert [{kk: v for kk, v in row.items() if kk != "tau"} for row in j["coverage"]["taus"].values()] == _json(list(cov.values()))
     p1 = pass1_oracle_gap(pool)
-    assert j["coverage"]["pass1"] == _json({"oracle": p1.oracle, "best": p1.best, "best_policy": p1.best_policy, "gap": p1.gap})
+    assert j["coverage"]["pass1"] == _json({"oracle": p1.oracle, "best": p1.best, "best_member": p1.best_member, "gap": p1.gap})
     # nulls and their Holm adjustment over thresholds
     nt = nulls.null_tests(pool, TAUS, n_draws=s.n_draws, seed=seeds["nulls"])
     assert j["nulls"]["tests"] == _json(nt.to_dict())
@@ -194,7 +194,7 @@ def _assert_numbers_equal_library_calls(pool, res, seed):
     qt = member_quality(pool, n_draws=s.n_draws, seed=seeds["quality"])
     assert (j["nulls"]["quality"]["p"], j["nulls"]["quality"]["reject"]) == (qt.p, qt.p <= s.alpha)
     ex = nulls.excess_bootstrap(pool, s.primary_tau, n_boot=s.n_excess, n_draws=s.excess_draws, seed=seeds["excess"])
-    assert (j["nulls"]["excess"]["excess"], j["nulls"]["excess"]["lo"], j["nulls"]["excess"]["hi"]) == (ex.excess, ex.lo, ex.hi)
+    assert (j["nulls"]["excess"]["value"], j["nulls"]["excess"]["lo"], j["nulls"]["excess"]["hi"]) == (ex.value, ex.lo, ex.hi)
     # the effect, the power at this design and the planners
     eff = audit.useful_effect(pool, s.primary_tau, s.effect, seed=seeds["effect"])
     assert j["power"]["effect"] == _json(eff.to_dict())
@@ -229,7 +229,7 @@ def _assert_numbers_equal_library_calls(pool, res, seed):
             want = certify.selection_valid_gap_from_outcomes(R, 0.05 / len(TAUS), method, model_names=pool.policy_names)
             assert j["certificates"]["levels"][key][method] == _json(want.frame().to_dict(orient="records")[0])
         cert = j["certificates"]["levels"][key]["certificate"]
-        assert (cert["estimate"], cert["lo"], cert["hi"]) == pytest.approx((sp.estimate, sp.lo, sp.hi))
+        assert (cert["value"], cert["lo"], cert["hi"]) == pytest.approx((sp.value, sp.lo, sp.hi))
         assert j["certificates"]["levels"][key]["certified"] == sp.certified == (sp.lo > 0)
     # single-draw decomposition and best-of-K
     from oraclegap.audit.compute import NOISE_PERMUTATIONS, NOISE_PERMUTATIONS_SMALL
@@ -298,7 +298,7 @@ def test_numbers_equal_library_calls_on_the_lab_seed_pool(lab_audit):
         assert row["baseline_policy"] == pool.policy_names[b]
         assert row["chosen"] == np.bincount(ch, minlength=pool.n_policies).tolist()
         assert [row["difference"], row["diff_lo"], row["diff_hi"], row["n10"], row["n01"], row["p_mcnemar"]] == \
-            _json((want.difference, want.diff_lo, want.diff_hi, want.n10, want.n01, want.p_mcnemar))
+            _json((want.difference.value, want.difference.lo, want.difference.hi, want.n10, want.n01, want.p_mcnemar))
         p_raw.append(want.p_mcnemar)
     assert [row["p_holm"] for row in r["levels"].values()] == pytest.approx(multipletests(p_raw, method="holm")[1])
 
@@ -381,11 +381,11 @@ def test_certificate_prompts_projection():
     R = rng.random((60, 4)) < 0.5
     c, o, n = R.sum(axis=0), int(R.any(axis=1).sum()), R.shape[0]
     now = certify.selection_valid_gap(c, o, n, 0.05, "paired")
-    assert now.estimate > 0.1
+    assert now.value > 0.1
     # target 0: certified now (every member has a discordant item)
     assert audit.certificate_prompts(R, 0.05).certified_now == now.certified
     # a target above the current lower limit but below the plug-in gap: the first factor that clears it
-    target = (now.lo + now.estimate) / 2
+    target = (now.lo + now.value) / 2
     plan = audit.certificate_prompts(R, 0.05, target=target)
     assert not plan.certified_now and plan.factor is not None and plan.n_needed == n * plan.factor
     f = plan.factor
@@ -394,10 +394,10 @@ def test_certificate_prompts_projection():
         if g < f:
             assert certify.selection_valid_gap(c * g, o * g, n * g, 0.05, "paired").lo <= target
     # a target at or above the plug-in gap can never be reached at these rates
-    assert audit.certificate_prompts(R, 0.05, target=now.estimate).n_needed is None
+    assert audit.certificate_prompts(R, 0.05, target=now.value).n_needed is None
     # identical members: no gap, never certified
     p0 = audit.certificate_prompts(np.repeat(R[:, :1], 3, axis=1), 0.05)
-    assert not p0.certified_now and p0.n_needed is None and p0.gap == 0
+    assert not p0.certified_now and p0.n_needed is None and p0.now.value == 0
 
 
 def test_plan_grid_doubles_far_enough():
@@ -503,11 +503,11 @@ def test_seed_aligned_label_without_measurable_coupling(crn_audits):
     conservative, adds no finding and asks for no per-policy draws."""
     pool_i, res_i = crn_audits["independent"]
     da = nulls.draw_alignment(pool_i, n_draws=res_i.settings.align_draws, seed=3)
-    assert da.test.band_lo <= da.test.observed <= da.test.band_hi  # no coupling in these draws
+    assert da.test.band.lo <= da.test.observed <= da.test.band.hi  # no coupling in these draws
     j = copy.deepcopy(res_i.to_json())
     j["nulls"]["seed_aligned"] = True
     j["nulls"]["draw_alignment"] = {"matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
-                                    "band": [da.test.band_lo, da.test.band_hi]}
+                                    "band": [da.test.band.lo, da.test.band.hi]}
     v, v_i = audit.verdict(j), res_i.verdict
     assert v.code == v_i.code and v.headline == v_i.headline and v.next_steps == v_i.next_steps
     assert v.findings == v_i.findings and "seed-aligned" not in v.findings
@@ -600,7 +600,7 @@ def test_verdict_k1_not_certified():
     pool = Pool.from_array(np.concatenate([weak, strong, weak & (rng.random((60, 1, 1)) < 0.7)], axis=1))
     res = audit.run_audit(pool, small=True)
     lev = res.numbers["certificates"]["levels"]["outcome"]
-    assert lev["paired"]["gap"] == 0 and lev["paired"]["lo"] == 0
+    assert lev["paired"]["value"] == 0 and lev["paired"]["lo"] == 0
     assert res.numbers["coverage"]["taus"][res.numbers["coverage"]["primary_key"]]["D"] > 0
     assert res.verdict.code == "noise"
     assert "not certified" in res.verdict.headline
@@ -637,7 +637,7 @@ def test_router_section_paired_inference(fake_routers):
     row = r["levels"]["0.1"]
     assert row["baseline_policy"] == pool.policy_names[b]
     assert (row["difference"], row["diff_lo"], row["diff_hi"], row["n10"], row["n01"], row["p_mcnemar"]) == (
-        want.difference, want.diff_lo, want.diff_hi, want.n10, want.n01, want.p_mcnemar)
+        want.difference.value, want.difference.lo, want.difference.hi, want.n10, want.n01, want.p_mcnemar)
     assert row["p_holm"] == want.p_mcnemar  # one level: Holm changes nothing
 
 

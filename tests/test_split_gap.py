@@ -28,7 +28,7 @@ def test_identical_members_are_not_certified_and_the_estimate_is_not_positive(k)
     for r in range(60):
         gaps = sg.split_draw_gap(_exchangeable(400, 6, k, rng), (0.1, 0.3), 0.05, seed=r)
         los.append([g.lo for g in gaps])
-        ests.append([g.estimate for g in gaps])
+        ests.append([g.value for g in gaps])
     los, ests = np.array(los), np.array(ests)
     assert (los <= 0).mean(axis=0).min() >= 0.95
     se = ests.std(axis=0, ddof=1) / np.sqrt(len(ests))
@@ -164,18 +164,18 @@ def test_split_planner_names_the_first_size_that_certifies_and_never_promises_on
     rng = np.random.default_rng(8)
     noise = sg.split_draw_gap(_exchangeable(300, 5, 8, rng), (0.3,), 0.05, seed=0)[0]
     plan = split_certificate_prompts(noise, 0.05, target=0.01)
-    assert noise.estimate <= 0.01 and plan.n_needed is None and not plan.certified_now
+    assert noise.value <= 0.01 and plan.n_needed is None and not plan.certified_now
     n, M, k = 30, 4, 8  # a small pool of specialists: certified only with more prompts
     q = rng.beta(0.6, 0.8, n)
     p = np.repeat(q[:, None], M, axis=1)
     p[np.arange(n), rng.integers(0, M, n)] = 1 - (1 - q) * 0.5
     g = sg.split_draw_gap(rng.random((n, M, k)) < p[:, :, None], (0.3,), 0.05, seed=0)[0]
     plan = split_certificate_prompts(g, 0.05, target=0.05)
-    assert g.estimate > 0.05 and not plan.certified_now and plan.n_needed is not None
+    assert g.value > 0.05 and not plan.certified_now and plan.n_needed is not None
 
     def lo(nf):  # the projected limit at nf prompts, from the certificate's own moments
         from scipy import stats as sps
-        mean, sd = np.array(g.member_mean), np.array(g.member_sd)
+        mean, sd = np.array([m.value for m in g.members]), np.array(g.member_sd)
         return (mean - sps.t.ppf(1 - 0.05 / (2 * M), nf + 1) * sd / np.sqrt(nf + 2)).min()
 
     assert lo(plan.n_needed) > 0.05 and (plan.factor == 2 or lo(plan.n_needed // 2) <= 0.05)

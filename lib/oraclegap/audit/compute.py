@@ -144,7 +144,7 @@ def coverage_section(pool: Pool, s: AuditSettings) -> CoverageSection:
     num = {
         "taus": {key: {"tau": tau_of[key], **row} for key, row in cdict.items()},
         "members": _records(cov.members_frame()),
-        "pass1": {"oracle": p1.oracle, "best": p1.best, "best_policy": p1.best_policy, "gap": p1.gap},
+        "pass1": {"oracle": p1.oracle, "best": p1.best, "best_member": p1.best_member, "gap": p1.gap},
         "primary_key": pkey,
     }
     if k > 1:
@@ -189,7 +189,7 @@ def alignment_check(pool: Pool, s: AuditSettings) -> tuple[dict, Any]:
         sub = pool.select(prompts=np.sort(as_rng(seed).permutation(n)[:ALIGN_MAX_PROMPTS]))
     da = nulls.draw_alignment(sub, n_draws=s.align_draws, seed=seed)
     num = {"declared": pool.alignment, "matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
-           "band": [da.test.band_lo, da.test.band_hi], "n_draws": s.align_draws, "seed": seed,
+           "band": [da.test.band.lo, da.test.band.hi], "n_draws": s.align_draws, "seed": seed,
            "n_prompts": sub.n_prompts, "coupled": bool(da.test.p <= s.alpha)}
     return num, da
 
@@ -221,7 +221,7 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
                 p_raw[null][key] = float("nan")
                 continue
             per[key]["observed"] = t.observed
-            per[key][null] = {"mean": t.mean, "band": [t.band_lo, t.band_hi], "p": t.p, "excess": t.excess,
+            per[key][null] = {"mean": t.mean, "band": [t.band.lo, t.band.hi], "p": t.p, "excess": t.excess,
                               "ess": t.ess}
             p_raw[null][key] = t.p
     reject = {}
@@ -258,7 +258,7 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
         "quality": quality,
         "n_degenerate": nt.n_degenerate,
         "excess": ({"tau": s.primary_tau, "null": "redeal", "reason": ex_reason} if ex is None else
-                   {"tau": s.primary_tau, "null": "redeal", "excess": ex.excess, "lo": ex.lo, "hi": ex.hi,
+                   {"tau": s.primary_tau, "null": "redeal", "value": ex.value, "lo": ex.lo, "hi": ex.hi,
                     "level": ex.level, "n_boot": s.n_excess, "n_draws": s.excess_draws, "seed": seeds["excess"]}),
     }
     return Section("nulls", num, results)
@@ -373,9 +373,9 @@ def certificates_section(pool: Pool, s: AuditSettings, cov: CoverageSection) -> 
             results[key] = {"split": sp, "exact": ex_i, "paired": pa_i, "plan": plan}
         else:
             plan = certificate_prompts(R, a_cert, target=s.effect)
-            cert = {"name": num["certificate"], "tau": None, "estimate": pa_i.estimate, "lo": pa_i.lo, "hi": pa_i.hi,
+            cert = {"name": num["certificate"], "tau": None, "value": pa_i.value, "lo": pa_i.lo, "hi": pa_i.hi,
                     "level": 1 - a_cert, "method": "paired Clopper-Pearson, Bonferroni over members",
-                    "best_member": pa_i.best_name, "certified": pa_i.certified}
+                    "best_member": pa_i.best_member, "certified": pa_i.certified}
             results[key] = {"exact": ex_i, "paired": pa_i, "plan": plan}
         num["levels"][key] = {**row, "certificate": cert, "certified": bool(cert["certified"]), "plan": plan.to_dict()}
     num["certified_taus"] = [key for key in lkeys if num["levels"][key]["certified"]]
@@ -530,7 +530,7 @@ def _fit_quick_router(routers, pool, family, embed, how, levels, keys, cal, test
         # the break-even against the same comparator as the router's gain: on the test prompts the
         # router scores O - e_D D, so it beats the calibration-selected member b iff e_D < (O - C_b) / D
         be_b = (float(Yo.mean()) - float(B.mean())) / acct.D if acct.D > 0 else float("nan")
-        row = {**_jsonable(dataclasses.asdict(pc)), "baseline_policy": names[b],
+        row = {**_jsonable(pc.row()), "baseline_policy": names[b],
                "e_D": _jsonable(acct.e_D), "break_even": _jsonable(acct.break_even),
                "break_even_selected": _jsonable(be_b), "D_test": acct.D,
                "chosen": _jsonable(np.bincount(choice, minlength=M)), "tau": level}

@@ -62,7 +62,7 @@ def texts(numbers: dict) -> dict:
         cov_txt = md("At tau = {t:g} the oracle covers {o} of the prompts and the best member ({b}) {c}: the oracle gap "
                      "L = {L} sits on D = {D} disagreement prompts, so a router beats the best member only if its error "
                      "on those prompts stays below the break-even L/D = {be}.", t=row["tau"], o=row["oracle"],
-                     b=row["best_policy"], c=row["best"], L=row["L"], D=row["D"], be=_num(row["break_even"]))
+                     b=row["best_member"], c=row["best"], L=row["L"], D=row["D"], be=_num(row["break_even"]))
     else:
         cov_txt = md("At tau = {t:g} no prompt separates the members (D = 0): the oracle gap is zero.", t=row["tau"])
     if k == 1:
@@ -91,7 +91,7 @@ def texts(numbers: dict) -> dict:
         if "mean" in L.get("redeal", {}) and "excess" in ex:
             body = md(" At tau = {t:g} the observed L = {o} against null means {mr} (re-deal) and {mm} (margin): the "
                       "re-deal excess is {e} with a {lvl:%} prompt-bootstrap interval [{lo}, {hi}].", t=L["tau"],
-                      o=L["observed"], mr=L["redeal"]["mean"], mm=_num(L["margin"].get("mean")), e=ex["excess"], lvl=ex["level"],
+                      o=L["observed"], mr=L["redeal"]["mean"], mm=_num(L["margin"].get("mean")), e=ex["value"], lvl=ex["level"],
                       lo=ex["lo"], hi=ex["hi"])
         out["nulls"] = head + body
         qs = _quality_sentence(numbers)
@@ -110,7 +110,7 @@ def texts(numbers: dict) -> dict:
     out["power"] = eff_txt + (" " + ps if ps else " " + pw.get("reason", ""))
     c = numbers["certificates"]
     crow = c["levels"]["outcome"] if k == 1 else c["levels"][pkey]
-    cert = crow.get("certificate") or {"estimate": crow["paired"]["gap"], "lo": crow["paired"]["lo"],
+    cert = crow.get("certificate") or {"value": crow["paired"]["value"], "lo": crow["paired"]["lo"],
                                        "hi": crow["paired"]["hi"]}
     T = c.get("n_tests", len(c["levels"]))
     ct = "none" if not c["certified_taus"] else ("the k = 1 outcomes" if k == 1 else
@@ -126,15 +126,15 @@ def texts(numbers: dict) -> dict:
             "ignores the selection of the best member [{nlo}, {nhi}]. The apparent gap scores each member on the draws "
             "that made it look best, so even exchangeable members have a positive one; the split-draw gap under-states "
             "the reproducible gap (the choice sees half of the draws).",
-            b=cert.get("best_member", "?"), t=crow["tau"], g=cert["estimate"], lo=cert["lo"], hi=cert["hi"],
-            lvl=1 - c["alpha"], T=T, pl="" if T == 1 else "s", ct=ct, pg=crow["paired"]["gap"],
+            b=cert.get("best_member", "?"), t=crow["tau"], g=cert["value"], lo=cert["lo"], hi=cert["hi"],
+            lvl=1 - c["alpha"], T=T, pl="" if T == 1 else "s", ct=ct, pg=crow["paired"]["value"],
             plo=crow["paired"]["lo"], phi=crow["paired"]["hi"], elo=crow["exact"]["lo"], ehi=crow["exact"]["hi"],
             nlo=crow["paired"]["naive_lo"], nhi=crow["paired"]["naive_hi"])
     else:
         cert_txt = md("At confidence {lvl}, the paired selection-valid interval of the outcome-oracle gap (paper 002) is "
                       "[{lo}, {hi}] around the plug-in {g}; Thm 4's exact interval is [{elo}, {ehi}] and the naive "
                       "interval that ignores the selection of the best member is [{nlo}, {nhi}]. Certified: {ct}.",
-                      lvl=1 - c["alpha"], lo=cert["lo"], hi=cert["hi"], g=cert["estimate"], elo=crow["exact"]["lo"],
+                      lvl=1 - c["alpha"], lo=cert["lo"], hi=cert["hi"], g=cert["value"], elo=crow["exact"]["lo"],
                       ehi=crow["exact"]["hi"], nlo=crow["paired"]["naive_lo"], nhi=crow["paired"]["naive_hi"],
                       ct="no" if ct == "none" else "yes")
     plan = crow["plan"]
@@ -251,7 +251,7 @@ def frames(numbers: dict) -> dict:
     if k == 1:
         df = df.iloc[[0]].drop(columns=["tau"] + [c for c in ("need",) if c in df.columns])
     out["overview"] = df
-    out["coverage"] = df.drop(columns=[c for c in df.columns if c.startswith(("p_", "cert_")) or c == "gap"])
+    out["coverage"] = df.drop(columns=[c for c in df.columns if c.startswith(("p_", "cert_")) or c == "oracle_minus_mixture"])
     mem = pd.DataFrame(numbers["pool"]["members"])
     if k > 1:
         wide = pd.DataFrame(numbers["coverage"]["members"]).pivot(index="policy", columns="tau", values="coverage")
@@ -288,14 +288,14 @@ def frames(numbers: dict) -> dict:
     for lev in certs.values():
         cert = lev.get("certificate")
         if cert is not None and k > 1:
-            crow.append({"tau": lev["tau"], "quantity": "split-draw gap (certified)", "best_model": cert["best_member"],
-                         "gap": cert["estimate"], "naive_lo": float("nan"), "naive_hi": float("nan"), "lo": cert["lo"],
+            crow.append({"tau": lev["tau"], "quantity": "split-draw gap (certified)", "best_member": cert["best_member"],
+                         "value": cert["value"], "naive_lo": float("nan"), "naive_hi": float("nan"), "lo": cert["lo"],
                          "hi": cert["hi"], "certified": bool(cert["lo"] > 0), "prompts_needed": lev["plan"]["n_needed"]})
         for method in ("paired", "exact"):
             c = lev[method]
             name = ("outcome-oracle gap, " if k == 1 else "apparent gap, ") + (
                 "paired" if method == "paired" else "Thm 4")
-            crow.append({"tau": lev["tau"], "quantity": name, "best_model": c["best_model"], "gap": c["gap"],
+            crow.append({"tau": lev["tau"], "quantity": name, "best_member": c["best_member"], "value": c["value"],
                          "naive_lo": c["naive_lo"], "naive_hi": c["naive_hi"], "lo": c["lo"], "hi": c["hi"],
                          "certified": bool(c["lo"] > 0),
                          "prompts_needed": lev["plan"]["n_needed"] if (k == 1 and method == "paired") else None})
@@ -309,7 +309,7 @@ def frames(numbers: dict) -> dict:
         est = nz["decomposition"]["estimates"]
         show = ("best_single", "o_repro", "o_repro_split_loo", "o_exp", "delta", "gap", "g_rec", "noise_share",
                 "frechet_upper")
-        out["noise"] = pd.DataFrame([{"quantity": q, **{c: est[q][c] for c in ("value", "lo", "hi", "interval")}}
+        out["noise"] = pd.DataFrame([{"quantity": q, **{c: est[q][c] for c in ("value", "lo", "hi", "method")}}
                                      for q in show])
         b = nz["best_of_k"]
         out["best_of_k"] = pd.DataFrame([

@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 
+from .._result import Interval, Result
 from .._validate import as_rng, check_int, check_prob
 from ..pool import Pool
 from ..stats import certify
@@ -40,8 +42,8 @@ def effect_centres(pool: Pool) -> np.ndarray:
     return np.clip(_prompt_means(pool), eps, 1 - eps)
 
 
-@dataclasses.dataclass(frozen=True)
-class EffectSize:
+@dataclasses.dataclass(frozen=True, repr=False)
+class EffectSize(Result):
     """A diffuse alternative calibrated to a target population gap (for the power planner).
 
     ``sigma``: the log-odds standard deviation of arXiv 2609.32996's diffuse alternative
@@ -55,8 +57,9 @@ class EffectSize:
     calibrated_L: float
     reachable: bool
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+    def frame(self) -> pd.DataFrame:
+        """One row: the fields."""
+        return pd.DataFrame([self.to_dict()])
 
 
 def useful_effect(pool: Pool, tau: float, target_L: float = 0.05, *, seed=0, n_rep: int = 8,
@@ -90,22 +93,30 @@ def useful_effect(pool: Pool, tau: float, target_L: float = 0.05, *, seed=0, n_r
 
 
 # ============================================================================ certificate planner
-@dataclasses.dataclass(frozen=True)
-class CertificatePlan:
+@dataclasses.dataclass(frozen=True, repr=False)
+class CertificatePlan(Result):
     """Prompts the paired certificate would need to clear ``target`` if the observed rates held
     (a projection, not a power calculation)."""
 
+    _repr_fields = ("n_needed", "factor", "certified_now", "target", "now", "n_now", "max_factor")
+
     target: float
-    gap: float  # the certified quantity's estimate
-    lo: float  # the paired lower limit now
+    now: Interval  # the certified quantity's estimate with its interval on the n_now prompts
     n_now: int
-    certified_now: bool  # lo > target now
+    certified_now: bool  # now.lo > target
     n_needed: int | None  # None: not reached within the largest factor, or the plug-in gap is <= target
     factor: int | None
     max_factor: int
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """JSON-ready: the target, the estimate now (``gap``) and its lower limit (``lo``), and the plan."""
+        return {"target": self.target, "gap": self.now.value, "lo": self.now.lo, "n_now": self.n_now,
+                "certified_now": self.certified_now, "n_needed": self.n_needed, "factor": self.factor,
+                "max_factor": self.max_factor}
+
+    def frame(self) -> pd.DataFrame:
+        """One row: the fields of :meth:`to_dict`."""
+        return pd.DataFrame([self.to_dict()])
 
 
 def certificate_prompts(R, alpha: float, *, target: float = 0.0, factors=(2, 4, 8, 16, 32)) -> CertificatePlan:
@@ -121,22 +132,23 @@ def certificate_prompts(R, alpha: float, *, target: float = 0.0, factors=(2, 4, 
     o = int(X.any(axis=1).sum())
     now = certify.selection_valid_gap(c, o, n, alpha, "paired")
     return _first_factor(lambda f: certify.selection_valid_gap(c * f, o * f, n * f, alpha, "paired").lo,
-                         now.estimate, now.lo, n, target, factors)
+                         now, n, target, factors)
 
 
-def _first_factor(lo_at, estimate: float, lo_now: float, n: int, target: float, factors) -> CertificatePlan:
+def _first_factor(lo_at, now: Interval, n: int, target: float, factors) -> CertificatePlan:
     """The plan of the smallest factor f in ``factors`` whose projected lower limit ``lo_at(f)``
-    exceeds ``target``: none when ``estimate`` is at most the target (more prompts at these rates
-    move the limit towards the estimate, not past it)."""
+    exceeds ``target``: none when the estimate ``now.value`` is at most the target (more prompts
+    at these rates move the limit towards the estimate, not past it)."""
     factors = [check_int(f, "factors", minimum=2) for f in factors]
     top = int(max(factors))
-    if lo_now > target:
-        return CertificatePlan(float(target), float(estimate), float(lo_now), n, True, n, 1, top)
-    if estimate > target:
+    now = Interval.of(now.value, now.lo, now.hi, now.level, now.method)
+    if now.lo > target:
+        return CertificatePlan(float(target), now, n, True, n, 1, top)
+    if now.value > target:
         for f in factors:
             if lo_at(f) > target:
-                return CertificatePlan(float(target), float(estimate), float(lo_now), n, False, n * f, f, top)
-    return CertificatePlan(float(target), float(estimate), float(lo_now), n, False, None, None, top)
+                return CertificatePlan(float(target), now, n, False, n * f, f, top)
+    return CertificatePlan(float(target), now, n, False, None, None, top)
 
 
 
@@ -151,10 +163,10 @@ def split_certificate_prompts(split, alpha: float, *, target: float = 0.0,
     members that estimate has expectation <= 0, so the planner does not promise a positive gap."""
     from scipy import stats as sps
 
-    mean, sd = np.asarray(split.member_mean), np.asarray(split.member_sd)
+    mean, sd = np.array([m.value for m in split.members]), np.asarray(split.member_sd)
     n, M = int(split.n), mean.size
 
     def lo_at(f):
         return float((mean - sps.t.ppf(1 - alpha / (2 * M), n * f + 1) * sd / np.sqrt(n * f + 2)).min())
 
-    return _first_factor(lo_at, split.estimate, split.lo, n, target, factors)
+    return _first_factor(lo_at, split, n, target, factors)

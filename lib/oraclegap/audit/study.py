@@ -366,7 +366,7 @@ def _certificate_fields(numbers: dict, p: np.ndarray, k: int, tau: float, aligne
     c = certs[key].get("certificate") or {}
     pop = population_value(p, k, tau, aligned=aligned, seed=seed)
     lo, hi = c.get("lo", float("nan")), c.get("hi", float("nan"))
-    return {"cert_estimate": c.get("estimate"), "cert_lo": lo, "cert_hi": hi, "cert_level": c.get("level"),
+    return {"cert_estimate": c.get("value"), "cert_lo": lo, "cert_hi": hi, "cert_level": c.get("level"),
             "population": pop, "covers": bool(lo <= pop + 1e-12 and pop - 1e-12 <= hi),
             "certified": bool(certs[key]["certified"]), "apparent_lo": certs[key]["paired"]["lo"],
             "apparent_certified": bool(certs[key]["paired"]["lo"] > 0),

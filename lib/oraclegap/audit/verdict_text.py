@@ -185,7 +185,7 @@ def _cert(lev: dict) -> dict:
     if c is not None:
         return c
     p = lev["paired"]
-    return {"name": "outcome-oracle gap", "estimate": p["gap"], "lo": p["lo"], "hi": p["hi"]}
+    return {"name": "outcome-oracle gap", "value": p["value"], "lo": p["lo"], "hi": p["hi"]}
 
 
 def _alignment_caveat(numbers: dict) -> tuple[str, str | None, bool] | None:
@@ -257,7 +257,7 @@ def _cert_reason(f, key) -> str:
     if f.k == 1:
         out = md("Certificate: the outcome-oracle gap of paper 002 on the single outcomes, {g} with paired "
                  "selection-valid interval [{lo}, {hi}] (confidence {lvl}); its Thm 4 interval is [{elo}, {ehi}].",
-                 g=c["estimate"], lo=c["lo"], hi=c["hi"], lvl=1 - alpha, elo=ex["lo"], ehi=ex["hi"])
+                 g=c["value"], lo=c["lo"], hi=c["hi"], lvl=1 - alpha, elo=ex["lo"], ehi=ex["hi"])
     else:
         out = md("Certificate at tau = {t:g}: the split-draw coverage gap (each prompt's member chosen on half of its "
                  "draws and scored on the other half, against the best fixed member {b} on the same draws) is {g} "
@@ -265,8 +265,8 @@ def _cert_reason(f, key) -> str:
                  "draws (includes the winner's curse) is {pg} [{plo}, {phi}], and paper 002's Thm 4 interval of that "
                  "apparent gap is [{elo}, {ehi}]: both score each member on the draws that made it look best, "
                  "so under pure noise they sit above zero, while the split-draw gap does not.",
-                 t=cov[key]["tau"], b=c.get("best_member", "?"), g=c["estimate"], lo=c["lo"], hi=c["hi"],
-                 lvl=1 - alpha, pg=p["gap"], plo=p["lo"], phi=p["hi"], elo=ex["lo"], ehi=ex["hi"])
+                 t=cov[key]["tau"], b=c.get("best_member", "?"), g=c["value"], lo=c["lo"], hi=c["hi"],
+                 lvl=1 - alpha, pg=p["value"], plo=p["lo"], phi=p["hi"], elo=ex["lo"], ehi=ex["hi"])
     if 0 < c["lo"] < st["effect"]:
         out += md(" Its lower limit is below the useful size {e}: the gap is certified, but it may be small.",
                   e=st["effect"])
@@ -346,7 +346,7 @@ _K1_LUCK = ("At k = 1 the outcome-oracle gap includes single-draw luck (arXiv 26
 def k1_not_certified(f) -> Prose:
     c = f.certs[f.k1_key]["paired"]
     headline = md("The outcome-oracle gap G_out = {g} is not certified after selecting the best member: its paired "
-                  "interval [{lo}, {hi}] reaches zero, so it is within sampling noise.", g=c["gap"], lo=c["lo"],
+                  "interval [{lo}, {hi}] reaches zero, so it is within sampling noise.", g=c["value"], lo=c["lo"],
                   hi=c["hi"])
     step = _cert_step(f.numbers, f.k1_key)
     steps = [step] if step else []
@@ -360,7 +360,7 @@ def k1_recoverable(f) -> Prose:
     headline = md("The quick held-out router beats the calibration-selected member by {d} [{lo}, {hi}] on held-out "
                   "prompts, and the outcome-oracle gap G_out = {g} is certified (paired interval [{glo}, {ghi}]); with "
                   "one response per prompt, how much of that gap is reproducible rather than single-draw luck is not "
-                  "identified.", d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], g=c["gap"], glo=c["lo"],
+                  "identified.", d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], g=c["value"], glo=c["lo"],
                   ghi=c["hi"])
     reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key)]
     steps = _k1_collect_step(f) + ["Train and evaluate a full router with cross-fitting; the quick router is a "
@@ -389,7 +389,7 @@ def k1_certified(f) -> Prose:
                   "[{lo}, {hi}]), but with one response per prompt single-draw luck cannot be excluded: even "
                   "exchangeable members have a positive outcome-oracle gap at k = 1, and {decide}; until then a router "
                   "must keep its error on the disagreement prompts below L/D = {be} to beat the best member.",
-                  g=c["gap"], lo=c["lo"], hi=c["hi"], decide=decide, be=be)
+                  g=c["value"], lo=c["lo"], hi=c["hi"], decide=decide, be=be)
     reasons = _k1_reasons(f) + [_K1_LUCK, _router_reason(f, f.k1_router_key, break_even=False)]
     steps = _k1_collect_step(f) + ["Before training a router, check that the prompts carry a routing signal (text, "
                                    "embeddings, features) and evaluate a router family with cross-fitting "
@@ -474,7 +474,7 @@ def recoverable(f) -> Prose:
     c = _cert(f.certs[key])
     headline = md("The gap is real and recoverable: at tau = {t:g} the {name} is certified at {g} [{glo}, {ghi}] and "
                   "the quick held-out router beats the calibration-selected member by {d} [{lo}, {hi}] (Holm p = {p:p}).",
-                  t=cov[key]["tau"], name=c["name"], g=c["estimate"], glo=c["lo"], ghi=c["hi"], d=row["difference"],
+                  t=cov[key]["tau"], name=c["name"], g=c["value"], glo=c["lo"], ghi=c["hi"], d=row["difference"],
                   lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_holm"])
     reasons = [_both_reject(f), _cert_reason(f, key), _router_reason(f, key)] + ([_luck_reason(f)] if f.luck else [])
     steps = ["Train and evaluate a full router with cross-fitting (`oraclegap routers`); the quick router is a "
@@ -503,7 +503,7 @@ def certified(f) -> Prose:
     headline = md("The gap is certified at tau = {t:g}: the {name} is {g} [{lo}, {hi}]. The quick router does not "
                   "beat the calibration-selected member; against the best member in hindsight (apparent L = {L} on "
                   "D = {D} disagreement prompts) a router must reach a disagreement error e_D < L/D = {be}.",
-                  t=cov[key]["tau"], name=c["name"], g=c["estimate"], lo=c["lo"], hi=c["hi"],
+                  t=cov[key]["tau"], name=c["name"], g=c["value"], lo=c["lo"], hi=c["hi"],
                   L=cov[key]["L"], D=cov[key]["D"], be=_num(cov[key]["break_even"]))
     steps = ["Evaluate stronger router families with cross-fitting (`oraclegap routers`), or collect routing "
              "signals (prompt text, embeddings, features) the quick router lacked."]
@@ -517,7 +517,7 @@ def detected_not_certified(f) -> Prose:
     c = _cert(f.certs[key])
     headline = md("The gap is more than sampling noise at tau = {ts} (both nulls reject), but it is not certified "
                   "over the best member: the {name} at tau = {t:g} is {g} [{lo}, {hi}].",
-                  ts=_taus_text(f.detected, f.numbers), name=c["name"], t=f.cov[key]["tau"], g=c["estimate"],
+                  ts=_taus_text(f.detected, f.numbers), name=c["name"], t=f.cov[key]["tau"], g=c["value"],
                   lo=c["lo"], hi=c["hi"])
     step = _cert_step(f.numbers, key)
     return Prose(headline, [_both_reject(f), _cert_reason(f, key)], [step] if step else [], f.cov[key]["tau"])

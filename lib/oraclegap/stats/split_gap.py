@@ -77,20 +77,21 @@ def split_groups(taus, k: int) -> list[tuple[int, int]]:
     return [(need(float(t), ka), need(float(t), kb)) for t in np.atleast_1d(taus)]
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class SplitGap(Result):
+@dataclasses.dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class SplitGap(Result, Interval):
     """The split-draw coverage gap at one threshold (see the module docstring).
 
-    ``gap``: the estimate with its simultaneous interval (``gap.level`` = 1 - alpha); ``chosen``:
-    the cross-fitted coverage of the per-prompt choice; ``best``: the best fixed member's coverage
-    on the same draws (``best_member`` its name); ``certified``: the lower limit is above 0;
-    ``k_a``, ``k_b``, ``need_a``, ``need_b``: the halves and their success counts;
-    ``member_lo``: each member's lower limit l_m (the certificate is their minimum)."""
+    ``value``: the estimate, with its simultaneous interval [``lo``, ``hi``] (``level`` =
+    1 - alpha); ``chosen``: the cross-fitted coverage of the per-prompt choice; ``best``: the best
+    fixed member's coverage on the same draws (``best_member`` its name); ``certified``: the lower
+    limit is above 0; ``k_a``, ``k_b``, ``need_a``, ``need_b``: the halves and their success
+    counts; ``members``: each member's mean difference d_m with its interval [l_m, u_m] at level
+    1 - alpha/M (the certificate is [min_m l_m, min_m u_m]), ``member_sd`` the standard
+    deviations behind them."""
 
-    _repr_fields = ("tau", "gap", "certified", "chosen", "best", "best_member")
+    _repr_fields = ("tau", "value", "lo", "hi", "certified", "level", "chosen", "best", "best_member")
 
     tau: float
-    gap: Interval
     chosen: float
     best: float
     best_member: str
@@ -100,33 +101,22 @@ class SplitGap(Result):
     k_b: int
     need_a: int
     need_b: int
-    member_lo: tuple
-    member_mean: tuple
+    members: tuple[Interval, ...]
     member_sd: tuple
 
-    @property
-    def lo(self) -> float:
-        return self.gap.lo
-
-    @property
-    def hi(self) -> float:
-        return self.gap.hi
-
-    @property
-    def estimate(self) -> float:
-        return self.gap.value
-
     def to_dict(self) -> dict:
-        return {"tau": self.tau, "estimate": self.gap.value, "lo": self.gap.lo, "hi": self.gap.hi,
-                "level": self.gap.level, "method": self.gap.method, "chosen": self.chosen, "best": self.best,
+        """JSON-ready: tau, the gap's value with its interval, the choice's and the best member's
+        coverage, whether it is certified, n and the halves (the members' intervals left out)."""
+        return {"tau": self.tau, "value": self.value, "lo": self.lo, "hi": self.hi,
+                "level": self.level, "method": self.method, "chosen": self.chosen, "best": self.best,
                 "best_member": self.best_member, "certified": self.certified, "n": self.n, "k_a": self.k_a,
                 "k_b": self.k_b, "need_a": self.need_a, "need_b": self.need_b}
 
     def frame(self) -> pd.DataFrame:
+        """One row: tau, value, lo, hi, level, method, chosen, best, best_member, certified."""
         d = self.to_dict()
-        return pd.DataFrame([{"tau": d["tau"], "value": d["estimate"], "lo": d["lo"], "hi": d["hi"],
-                              "level": d["level"], "method": d["method"], "chosen": d["chosen"], "best": d["best"],
-                              "best_member": d["best_member"], "certified": d["certified"]}])
+        return pd.DataFrame([{c: d[c] for c in ("tau", "value", "lo", "hi", "level", "method", "chosen", "best",
+                                                "best_member", "certified")}])
 
 
 def _verdicts(x) -> np.ndarray:
@@ -201,11 +191,14 @@ def split_draw_gap(x, taus=DEFAULT_TAUS, alpha: float = 0.05, *, seed=0,
         fm = fixed.mean(axis=0)
         b = int(np.argmax(fm))
         est = float(chosen.mean() - fm[b])
-        iv = Interval.of(est, max(-1.0, float(lo_m.min())), min(1.0, float(hi_m.min())), 1 - alpha,
-                         "split-draw, Student, Bonferroni over members")
-        out.append(SplitGap(float(tau), iv, float(chosen.mean()), float(fm[b]), str(names[b]), bool(iv.lo > 0),
-                            n, ka, kb, need(tau, ka), need(tau, kb), tuple(lo_m.tolist()), tuple(mean.tolist()),
-                            tuple(sd.tolist())))
+        lo = max(-1.0, float(lo_m.min()))
+        members = tuple(Interval.of(m_, l_, h_, 1 - alpha / M, "Student, adjusted moments")
+                        for m_, l_, h_ in zip(mean.tolist(), lo_m.tolist(), hi_m.tolist(), strict=True))
+        out.append(SplitGap(value=est, lo=lo, hi=min(1.0, float(hi_m.min())), level=1 - alpha,
+                            method="split-draw, Student, Bonferroni over members", tau=float(tau),
+                            chosen=float(chosen.mean()), best=float(fm[b]), best_member=str(names[b]),
+                            certified=bool(lo > 0), n=n, k_a=ka, k_b=kb, need_a=need(tau, ka), need_b=need(tau, kb),
+                            members=members, member_sd=tuple(sd.tolist())))
     return tuple(out)
 
 
