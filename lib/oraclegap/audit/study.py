@@ -237,6 +237,10 @@ class VerdictStudy(Result):
     meta: dict = dataclasses.field(default_factory=dict)
     certificate_runs: pd.DataFrame | None = None
 
+    def frame(self) -> pd.DataFrame:
+        """The audits: one row per pool (``runs``)."""
+        return self.runs.copy()
+
     def scores(self) -> pd.DataFrame:
         """Per (truth, k): pools whose verdict is correct, acceptable or wrong by :func:`score`,
         with the wrong rate and its Wilson interval."""

@@ -53,6 +53,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from functools import cached_property
 
+import pandas as pd
+
+from .._result import Result
 from . import verdict_text
 from .settings import _current_power, _num
 
@@ -63,8 +66,8 @@ VERDICTS = ("no-gap", "noise", "quality-only", "inconclusive", "certified-recove
             "detected-not-certified", "luck-not-excluded")
 
 
-@dataclasses.dataclass(frozen=True)
-class Verdict:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Verdict(Result):
     """The audit's conclusion: ``code`` (one of :data:`VERDICTS`), a ``headline`` sentence, the
     ``reasons`` behind it, ``next_steps`` (what to collect next) and every rule that fired
     (``findings``), each sentence built from the audit's numbers."""
@@ -83,6 +86,12 @@ class Verdict:
         d = dataclasses.asdict(self)
         d["reasons"], d["next_steps"], d["findings"] = list(self.reasons), list(self.next_steps), list(self.findings)
         return d
+
+    def frame(self) -> pd.DataFrame:
+        """One row per sentence: ``part`` (headline, reason or next step) and its ``text``, with the code."""
+        rows = [("headline", self.headline)] + [("reason", r) for r in self.reasons] + [
+            ("next step", s) for s in self.next_steps]
+        return pd.DataFrame(rows, columns=["part", "text"]).assign(code=self.code)
 
     def markdown(self) -> str:
         out = [f"**{self.headline}**"]

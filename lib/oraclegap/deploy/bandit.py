@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from .._result import Result
 from .._validate import as_rng, check_int, check_prob
 from .routers import check_cost, check_lambda
 
@@ -96,9 +97,11 @@ def bandit_contexts(embeddings, n_components: int = 16, fit_rows=None) -> np.nda
     return np.column_stack([P, np.ones(E.shape[0])])
 
 
-@dataclasses.dataclass(frozen=True)
-class BanditRun:
+@dataclasses.dataclass(frozen=True, repr=False)
+class BanditRun(Result):
     """One pass of the bandit over a stream: the order, the choice and the reward of every step."""
+
+    _repr_fields = ("policy", "lam", "cost_scale", "reward", "choice", "order")
 
     policy: str
     order: np.ndarray
@@ -106,6 +109,11 @@ class BanditRun:
     reward: np.ndarray
     lam: float
     cost_scale: float
+
+    def frame(self) -> pd.DataFrame:
+        """One row per step: the step, the prompt served, the member chosen and the reward."""
+        return pd.DataFrame({"step": np.arange(len(self.order)), "prompt": self.order, "choice": self.choice,
+                             "reward": self.reward})
 
 
 def run_bandit(

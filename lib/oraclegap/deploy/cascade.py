@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from .._result import Result
 from .._validate import check_int
 from .features import RouterInputs
 from .routers import check_cost, check_lambda, make_router
@@ -119,14 +120,19 @@ def pareto_chain(acc, mean_cost, max_len: int = 3) -> np.ndarray:
     return np.asarray(front, dtype=np.int64)
 
 
-@dataclasses.dataclass(frozen=True)
-class CascadeRun:
+@dataclasses.dataclass(frozen=True, repr=False)
+class CascadeRun(Result):
     """A fitted cascade on prompts: answering member, cost paid and calls per prompt, and its score curve."""
 
     member: np.ndarray
     paid: np.ndarray
     calls: np.ndarray
     scores: np.ndarray = dataclasses.field(repr=False)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per prompt: the answering member, the cost paid and the members called."""
+        return pd.DataFrame({"prompt": np.arange(len(self.member)), "member": self.member, "paid": self.paid,
+                             "calls": self.calls})
 
 
 class Cascade:

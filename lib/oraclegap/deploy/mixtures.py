@@ -135,12 +135,20 @@ def matched_mixture_counts(x, n_subsamples: int = 200, seed=0, *, k: int | None 
 class MatchedMixture(Result):
     """The budget-matched mixture: per-prompt rAUC contribution averaged over subsamples."""
 
+    _repr_fields = ("rauc", "pass1", "n_subsamples", "prior", "contributions", "subsample_rauc")
+
     rauc: float
     contributions: np.ndarray  # [n], mean over subsamples (exact expectation when n_subsamples is None)
     subsample_rauc: np.ndarray | None  # [R] rAUC of each subsample (None for the exact expectation)
     pass1: float
     prior: BetaPrior | None
     n_subsamples: int | None
+
+    def frame(self) -> pd.DataFrame:
+        """One row: rAUC, Pass@1, the subsamples (None: the exact expectation) and the prior's a, b."""
+        a, b = (np.nan, np.nan) if self.prior is None else (self.prior.a, self.prior.b)
+        return pd.DataFrame([{"rauc": self.rauc, "pass1": self.pass1, "n_subsamples": self.n_subsamples,
+                              "prior_a": a, "prior_b": b}])
 
 
 def matched_mixture(

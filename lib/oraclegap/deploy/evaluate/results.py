@@ -185,6 +185,8 @@ class CostAnalysis(Result):
     resampled prompts).
     """
 
+    _repr_fields = ("summary", "strong", "weak", "cost_range", "lambdas", "frontier", "members")
+
     lambdas: np.ndarray
     strong: str
     weak: str
@@ -192,6 +194,10 @@ class CostAnalysis(Result):
     frontier: pd.DataFrame
     summary: pd.DataFrame
     members: pd.DataFrame
+
+    def frame(self) -> pd.DataFrame:
+        """The cost-aware summaries: one row per family (AIQ, APGR and CPT(50%) with intervals)."""
+        return self.summary.copy()
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -50,8 +50,8 @@ CHECK_TESTS = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class Check:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Check(Result):
     """One assumption check: its statistic, the reference it is judged against, and the verdict.
 
     ``passed`` is None when the check cannot be run on this pool (``note`` says why).
@@ -69,7 +69,12 @@ class Check:
     note: str
 
     def to_dict(self) -> dict:
+        """The fields as plain values (NaN kept: :meth:`AssumptionChecks.frame` reads them)."""
         return dataclasses.asdict(self)
+
+    def frame(self) -> pd.DataFrame:
+        """One row: the fields."""
+        return pd.DataFrame([self.to_dict()])
 
 
 def _arranged(x) -> bool:

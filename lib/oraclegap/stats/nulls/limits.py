@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
+
+from ..._result import Result
 from ..._validate import check_int
 from .tables import _Prepared
 
@@ -17,8 +20,8 @@ DEFAULT_MAX_PROPOSALS = 10_000_000_000
 DEFAULT_MAX_BYTES = 4 << 30
 
 
-@dataclasses.dataclass(frozen=True)
-class NullCost:
+@dataclasses.dataclass(frozen=True, repr=False)
+class NullCost(Result):
     """What a call of :func:`null_tests` will cost, estimated before any work: chain proposals
     (``n_chains * burn_in + thin * n_draws``), re-dealt cells (``n_draws * movable prompts *
     members``, one hypergeometric draw each) and bytes of memory for the retained draws."""
@@ -30,6 +33,11 @@ class NullCost:
     @property
     def steps(self) -> int:
         return int(self.proposals + self.redeal_cells)
+
+    def frame(self) -> pd.DataFrame:
+        """One row: proposals, re-dealt cells, steps (their sum) and bytes."""
+        return pd.DataFrame([{"proposals": self.proposals, "redeal_cells": self.redeal_cells, "steps": self.steps,
+                              "bytes": self.bytes}])
 
     def check(self, max_proposals=DEFAULT_MAX_PROPOSALS, max_bytes=DEFAULT_MAX_BYTES) -> None:
         """Raise ``ValueError`` when the cost exceeds a bound (None: no bound), naming what drives it."""
