@@ -5,7 +5,9 @@
 #   make lock    regenerate requirements.lock (CPU) and requirements-gpu.lock (vllm) with pip-tools
 #   make test    create .venv if needed, install, find or install Quarto, run the test suite
 #   make study   run the verdict study (audits of simulated pools of known truth) into data/study/
-#   make book    execute the chapters whose inputs changed and render the book into _book/
+#   make book    execute the chapters whose inputs changed and render the book into _book/, with
+#                the classroom kit: the student edition, the slides and a PDF (when Chromium is there)
+#   make notebooks  execute the chapters whose inputs changed into chapters/ (no Quarto, no render)
 #   make quarto  find Quarto (PATH, .quarto-kit/) or install it (the kit at $OG_QUARTO_KIT,
 #                default ../shared/tools/quarto; else PyPI quarto-cli); says which, never fails
 SHELL := /bin/bash
@@ -40,7 +42,7 @@ BOOK_ARGS ?=
 OG_QUARTO_KIT ?= $(abspath ../shared/tools/quarto)
 export OG_QUARTO_KIT
 
-.PHONY: setup lock quarto test book slides chromium check-book pdf lab study data bench lint audit clean distclean
+.PHONY: setup lock quarto test book notebooks slides chromium check-book pdf lab study data bench lint audit clean distclean
 
 setup: $(STAMP)
 
@@ -80,6 +82,12 @@ book: setup quarto
 	mkdir -p $(MPLCONFIGDIR)
 	$(PY) -m oraclegap.book build $(BOOK_ARGS)
 
+# The chapters executed (cached as for make book) into chapters/ and not rendered: no Quarto needed.
+# e.g. make notebooks BOOK_ARGS='--small --only 02 -p K 64'
+notebooks: setup
+	mkdir -p $(MPLCONFIGDIR)
+	$(PY) -m oraclegap.book build --no-render $(BOOK_ARGS)
+
 # Every parameter change the book promises to survive (oraclegap.book.params), executed at --small
 # into .cache/check-params/ and read by the prose checks; unchanged runs come from the cache. CI
 # runs it after `make test` (it takes longer than the test budget). e.g. CHECK_PARAMS_ARGS='--only 03'
@@ -98,11 +106,13 @@ check-book: setup chromium
 	$(PY) -m oraclegap.book slides
 	$(PY) -m oraclegap.book check
 
-# The class deck (revealjs) from the executed chapters' figures and takeaways, into _slides/.
+# The class deck (revealjs), block by block as the instructors' 90-minute plan goes, into _slides/
+# (make book also puts it into the site, _book/slides/).
 slides: setup quarto
 	$(PY) -m oraclegap.book slides
 
-# A PDF of the rendered book for printing (Chromium print-to-PDF of each page, joined with pypdf).
+# A PDF of the rendered book (Chromium prints each page, pypdf joins them) into _book/oraclegap.pdf,
+# linked from every page; make book makes it too when Chromium is there.
 pdf: setup chromium
 	$(PY) -m oraclegap.book pdf
 
