@@ -829,6 +829,16 @@ R.solution("1. At $\\tau = 0.25$: $C_{{\\mathrm{{best}}}} = {cb}$, $L = {L}$, $D
            cb=R.fmt_frac(e1.best[0]), L=R.fmt_frac(e1.L[0]), D=R.fmt_frac(e1.D[0]),
            be=R.fmt_frac(e1.break_even[0]))
 
+# %%
+#| code-fold: false
+# Self-check: replace each None with your prediction (a number or a fraction such as "1/3") and
+# run this cell; it says whether each is right without showing the answer.
+from oraclegap.book import selfcheck
+
+MINE = {"C_best": None, "L": None, "D": None, "L/D": None}
+selfcheck.check("Exercise 1", MINE, {"C_best": e1.best[0], "L": e1.L[0], "D": e1.D[0],
+                                     "L/D": e1.break_even[0]})
+
 # %% [markdown]
 # 2. **More responses, less curse.**
 #    Predict whether the plug-in gap $\hat L(0.10)$ of an equal-rate pool grows or shrinks when
@@ -861,6 +871,13 @@ R.solution("3. $O_{{\\exp}} = {oe}$ (some member is right on every draw), $O_{{\
            "(1/2)^2 = {b}$. Theorem 2(b) compares with the oracle of independent draws; here the "
            "draws are perfectly anticorrelated, which maximises the single-draw oracle.",
            oe=anti.O_exp, orp=anti.O_repro, d=anti.delta, b=bok_pair)
+
+# %%
+#| code-fold: false
+# Self-check: replace each None with your value and run this cell.
+MINE = {"O_exp": None, "O_repro": None, "Delta": None, "best-of-2": None}
+selfcheck.check("Exercise 3", MINE, {"O_exp": anti.O_exp, "O_repro": anti.O_repro,
+                                     "Delta": anti.delta, "best-of-2": bok_pair})
 
 # %% [markdown]
 # ## Appendix: checks a first reading can skip {#sec-theory-appendix}

@@ -993,6 +993,16 @@ R.solution("1. At $n = {n}$ the naive interval covers {a:%} with lead $d = {dmin
            n=max(N_GRID), a=last.iloc[0], dmin=last.index[0], b=last.iloc[-1],
            dmax=last.index[-1])
 
+# %%
+#| code-fold: false
+# Self-check: replace each None with your prediction (a share such as 0.9 or "90%") and run
+# this cell; it says whether each is within two percentage points without showing the answer.
+from oraclegap.book import selfcheck
+
+MINE = {"coverage, no lead": None, "coverage, largest lead": None}
+selfcheck.check("Exercise 1", MINE, {"coverage, no lead": last.iloc[0],
+                                     "coverage, largest lead": last.iloc[-1]}, abs_tol=0.02)
+
 # %% [markdown]
 # 2. **Pen and paper: the price of selection.**
 #    Show that the paired interval's lower limit is the lower Clopper-Pearson limit of the best
@@ -1010,6 +1020,12 @@ R.solution("2. Clopper-Pearson limits increase with the count, so $\\min_m \\ell
            "\\alpha/{m}$ is {lo}; the paired interval's lower limit is {pl}.",
            d=int(og - cg.max()), n=ng, m=len(cg), lo=lo_cp, pl=pa_g.lo)
 
+# %%
+#| code-fold: false
+# Self-check: replace None with your lower limit (three decimals) and run this cell.
+MINE = {"lower limit": None}
+selfcheck.check("Exercise 2", MINE, {"lower limit": lo_cp}, abs_tol=0.001)
+
 # %% [markdown]
 # 3. **A larger error budget.**
 #    Predict on how many pilot tasks Theorem 4 certifies a positive gap at $\alpha = 0.10$
@@ -1026,6 +1042,13 @@ R.solution("3. At $\\alpha = {ah:g}$ Theorem 4 certifies {kh} of the {t} pilot g
            "narrows every interval, but the selection penalty over {m} members remains.",
            ah=a_hi, kh=n_cert[a_hi], al=a_lo, kl=n_cert[a_lo], t=len(pilot), a0=ALPHA,
            m=len(pilot["gsm8k"][0]))
+
+# %%
+#| code-fold: false
+# Self-check: replace None with your count at alpha = 0.10 and run this cell.
+MINE = {"tasks certified at alpha = 0.10": None}
+selfcheck.check("Exercise 3", MINE, {"tasks certified at alpha = 0.10": next(
+    k for a, k in n_cert.items() if np.isclose(a, 0.10))}, abs_tol=0.5)
 
 # %% [markdown]
 # ## Appendix: more populations, more pools and the checks {#sec-cert-appendix}
