@@ -25,6 +25,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from .._result import Result
+from .._rng import stream as named_stream
 from .._validate import check_int
 from .features import RouterInputs
 from .routers import check_cost, check_lambda, make_router
@@ -193,7 +194,7 @@ class Cascade:
             proto = make_router(self.scorer, **dict(self.scorer_params or {}))
             self.model_ = clone(proto).fit(X, A)
             oof = np.zeros((n, M))
-            fold = np.random.default_rng([self.seed, 5]).permutation(n) % min(cv, n)
+            fold = named_stream(self.seed, "deploy.cascade_folds").permutation(n) % min(cv, n)
             for f in range(min(cv, n)):
                 tr, te = fold != f, fold == f
                 if tr.sum() == 0 or te.sum() == 0:

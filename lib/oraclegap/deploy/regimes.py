@@ -29,6 +29,7 @@ import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 
 from .._result import Result
+from .._rng import stream as named_stream
 from .._validate import check_alpha, check_int
 from ..pool import Pool, check_pool
 from ..stats.certify import FamilyCertificate, _cp, family_certificate
@@ -285,14 +286,15 @@ def compare_regimes(
     )
 
     ctx = bandit_contexts(inputs.embeddings, fit_rows=cal)
-    rng = np.random.default_rng([seed, 7])
+    rng = named_stream(seed, "deploy.bandit_order")
     stream = np.r_[rng.permutation(cal), rng.permutation(tst)] if warm_start else rng.permutation(tst)
     is_test = np.isin(stream, tst)
     regret = []
     for policy in ("linucb", "epsilon_greedy"):
         pts = []
         for lm in sorted(set(lams) | {lam}):
-            br = run_bandit(ctx, O, C, policy=policy, lam=lm, order=stream, seed=[seed, 8])
+            choices = named_stream(seed, "deploy.bandit_choices")
+            br = run_bandit(ctx, O, C, policy=policy, lam=lm, order=stream, seed=choices)
             member = np.empty(pool.n_prompts, dtype=np.int64)
             member[br.order] = br.choice
             pts.append(
@@ -312,7 +314,7 @@ def compare_regimes(
         curves.append(pd.DataFrame(pts))
 
     w = int(np.argmin(np.where(np.arange(len(names)) == b, np.inf, mc_cal)))
-    bin_rows, tie = [], np.random.default_rng([seed, 9]).permutation(tst.size)
+    bin_rows, tie = [], named_stream(seed, "deploy.binary_ties").permutation(tst.size)
     share = np.linspace(0.0, 1.0, 21)
     for style in STYLES:
         emb = inputs.embeddings
@@ -335,7 +337,7 @@ def compare_regimes(
                 }
             )
         )
-        d = bootstrap_means(pg, n_boot, np.random.default_rng([seed, 10]))
+        d = bootstrap_means(pg, n_boot, named_stream(seed, "deploy.binary_bootstrap"))
         den_pt, den_b = pg[:, -1].mean() - pg[:, 0].mean(), d[:, -1] - d[:, 0]
         pgr_pt = (pg.mean(axis=0) - pg[:, 0].mean()) / den_pt if den_pt > 0 else np.full(pg.shape[1], np.nan)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -358,7 +360,8 @@ def compare_regimes(
     pol["cheapest member"] = {"member": np.full(tst.size, cheap), "regime": "fixed reference"}
     pol["cost-aware oracle"] = {"member": cost_aware_oracle(Ot, Ct), "regime": "non-deployable"}
     table = evaluate_policies(
-        Ot.astype(int), pol, b, member_cost=Ct, names=names, alpha=alpha, n_boot=n_boot, seed=[seed, 11]
+        Ot.astype(int), pol, b, member_cost=Ct, names=names, alpha=alpha, n_boot=n_boot,
+        seed=named_stream(seed, "deploy.regime_bootstrap"),
     )
     fitted = {k: v["member"] for k, v in pol.items() if k in ("cascade", *STYLES)}
     cert = family_certificate(Ot.astype(bool), fitted, alpha, model_names=names)

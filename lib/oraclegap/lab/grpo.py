@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._rng import stream as named_stream
 from .model import atomic_dir, load_model, load_tokenizer
 from .sampler import sample
 from .tasks import reward
@@ -158,8 +159,9 @@ def train(
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=rec.lr, weight_decay=0.0, betas=(0.9, 0.99))
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, rec.warmup)))
-        rng = np.random.default_rng([config.seed, 1])
-        gen = torch.Generator().manual_seed(int(np.random.default_rng([config.seed, 2]).integers(2**62)))
+        rng = named_stream(config.seed, "lab.grpo_prompt_order")
+        sampling = named_stream(config.seed, "lab.grpo_sampling")
+        gen = torch.Generator().manual_seed(int(sampling.integers(2**62)))
         order: list[int] = []
         rewards_log, signal_log = [], []
         t0 = time.perf_counter()

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pandas as pd
 
+from .._rng import stream as named_stream
 from .._validate import as_rng, check_int
 
 __all__ = [
@@ -200,7 +201,7 @@ def build_tasks(seed: int = 0) -> pd.DataFrame:
     seed = check_int(seed, "seed", minimum=0)
     frames = []
     for j, fam in enumerate(TASKS.values()):
-        rng = np.random.default_rng([seed, j, 7])
+        rng = named_stream(seed, "lab.task_problems", j)
         need = fam.n_validation + fam.n_test + fam.n_extra_test + fam.n_train
         seen: dict[str, Problem] = {}
         tries = 0
@@ -236,7 +237,7 @@ def stream(tasks, weights, seed: int, exclude) -> Iterator[tuple[str, str, int]]
     if w.shape != (len(fams),) or (w < 0).any() or w.sum() <= 0:
         raise ValueError(f"weights must be {len(fams)} non-negative numbers with a positive sum, got {weights!r}")
     w = w / w.sum()
-    rng = np.random.default_rng([check_int(seed, "seed", minimum=0), 11])
+    rng = named_stream(check_int(seed, "seed", minimum=0), "lab.pretrain_examples")
     exclude = set(exclude)
     while True:
         fam = fams[int(rng.choice(len(fams), p=w))]

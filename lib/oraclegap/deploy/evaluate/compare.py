@@ -14,6 +14,8 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..._result import Interval
+from ..._rng import seed_sequence
+from ..._rng import stream as named_stream
 from ..._validate import check_alpha, check_int
 from ...pool import Pool, check_pool
 from ...stats.bootstrap import bootstrap_means
@@ -207,7 +209,7 @@ def evaluate_routers(
     Ymax = Oe.any(axis=1)
 
     # ---------------------------------------------------------------- one shared bootstrap
-    ss = np.random.SeedSequence([seed, 3])
+    ss = seed_sequence(seed, "deploy.router_bootstrap")
     boot_seed, pair_seed = ss.spawn(2)
     blocks = [Oe.astype(float), S.astype(float), Ymax[:, None].astype(float)]
     cost_cols = None
@@ -224,7 +226,7 @@ def evaluate_routers(
                 Cl[:, a, b_] = Ce[rows, ch]
         # tied pair scores (a constant router) are broken in one seeded random order: such a router
         # routes at random
-        tie = np.random.default_rng([seed, 4]).permutation(ev.size)
+        tie = named_stream(seed, "deploy.pgr_ties").permutation(ev.size)
         Pg = np.stack(
             [
                 _pair_columns(

@@ -9,6 +9,7 @@ import dataclasses
 
 import numpy as np
 
+from ..._rng import stream as named_stream
 from ..._validate import check_int, check_tau
 from ...pool import Pool, check_pool
 from ...stats.certify import random_halves
@@ -88,7 +89,7 @@ def make_protocol(
         if split == "half":
             if n < 2:
                 raise ValueError("a 50/50 split needs at least 2 prompts")
-            test = random_halves(n, np.random.default_rng([seed, 1]))
+            test = random_halves(n, named_stream(seed, "deploy.split_half"))
             s = seed
         else:
             if split not in pool.splits:
@@ -110,7 +111,7 @@ def make_protocol(
     cv = check_int(cv, "cv", minimum=2)
     if cv > n:
         raise ValueError(f"cv={cv} folds need at least {cv} prompts; the pool has {n}")
-    perm = np.random.default_rng([seed, 2]).permutation(n)
+    perm = named_stream(seed, "deploy.cv_folds").permutation(n)
     fold = np.empty(n, dtype=int)
     fold[perm] = np.arange(n) % cv
     folds = tuple((np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(cv))
