@@ -23,9 +23,7 @@ import numpy as np
 import pytest
 
 from oraclegap import audit
-from oraclegap.cli import main
 from oraclegap.pool import Pool
-from oraclegap.stats import simulate
 
 
 def _tree(d: Path) -> dict:
@@ -33,17 +31,9 @@ def _tree(d: Path) -> dict:
     return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.rglob("*")) if p.is_file()}
 
 
-def _run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 @pytest.fixture(scope="module")
-def pool_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("pools")
-    simulate.specialists(80, 4, 6, f=0.5, s=0.3, seed=3).pool.save(d / "pool")
-    return d / "pool"
+def pool_dir(make_pool):
+    return make_pool(80, 4, 6, seed=3, f=0.5, s=0.3)[0]
 
 
 def _no_compute(monkeypatch):
@@ -54,9 +44,9 @@ def _no_compute(monkeypatch):
     monkeypatch.setattr(audit.compute, "run_audit", boom)  # where write_audit looks it up
 
 
-def test_rerun_replaces_only_what_the_audit_wrote(capsys, tmp_path, pool_dir):
+def test_rerun_replaces_only_what_the_audit_wrote(run_cli, tmp_path, pool_dir):
     out = tmp_path / "rep"
-    rc, _, err = _run(capsys, "audit", pool_dir, "--out", out, "--small", "--quiet", "--no-report")
+    rc, _, err = run_cli("audit", pool_dir, "--out", out, "--small", "--quiet", "--no-report")
     assert rc == 0, err
     man = json.loads((out / audit.MANIFEST_NAME).read_text())
     assert sorted(man["files"]) == ["audit.json"]
@@ -64,7 +54,7 @@ def test_rerun_replaces_only_what_the_audit_wrote(capsys, tmp_path, pool_dir):
     (out / "my_note.md").write_text("keep me")
     (out / "sub").mkdir()
     (out / "sub" / "data.csv").write_text("a,b\n1,2\n")
-    rc, _, err = _run(capsys, "audit", pool_dir, "--out", out, "--small", "--quiet", "--no-report", "--seed", "4")
+    rc, _, err = run_cli("audit", pool_dir, "--out", out, "--small", "--quiet", "--no-report", "--seed", "4")
     assert rc == 0, err
     assert (out / "my_note.md").read_text() == "keep me" and (out / "sub" / "data.csv").read_text() == "a,b\n1,2\n"
     assert audit.load_numbers(out / "audit.json")["settings"]["seed"] == 4
@@ -72,7 +62,7 @@ def test_rerun_replaces_only_what_the_audit_wrote(capsys, tmp_path, pool_dir):
     # an audit file the user edited is not the audit's any more: refused, untouched
     (out / "audit.json").write_text((out / "audit.json").read_text().replace('"seed": 4', '"seed": 44'))
     before = _tree(out)
-    rc, _, err = _run(capsys, "audit", pool_dir, "--out", out, "--small", "--quiet", "--no-report")
+    rc, _, err = run_cli("audit", pool_dir, "--out", out, "--small", "--quiet", "--no-report")
     assert rc == 2 and "audit.json was changed since the audit wrote it" in err
     assert _tree(out) == before
 
@@ -96,7 +86,7 @@ def test_stale_report_is_removed_but_nothing_else(tmp_path, pool_dir):
 
 @pytest.mark.parametrize("layout", ["copied_audit_json", "pool_inside", "pool_is_out", "out_inside_pool", "parent_is_file",
                                     "out_is_file", "damaged_manifest", "manifest_names_user_file"])
-def test_refusals_come_before_any_work_and_touch_nothing(capsys, tmp_path, pool_dir, monkeypatch, layout):
+def test_refusals_come_before_any_work_and_touch_nothing(run_cli, tmp_path, pool_dir, monkeypatch, layout):
     _no_compute(monkeypatch)
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -137,26 +127,26 @@ def test_refusals_come_before_any_work_and_touch_nothing(capsys, tmp_path, pool_
         (proj / "paper.tex").write_text("x")
         want = "damaged audit manifest"
     before = _tree(tmp_path)
-    rc, stdout, err = _run(capsys, "audit", pool_arg, "--out", out, "--small", "--quiet")
+    rc, stdout, err = run_cli("audit", pool_arg, "--out", out, "--small", "--quiet")
     assert rc == 2 and len(err.splitlines()) == 1 and want in err, err
     assert _tree(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["proj"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_unwritable_target_refused_before_work(capsys, tmp_path, pool_dir, monkeypatch):
+def test_unwritable_target_refused_before_work(run_cli, tmp_path, pool_dir, monkeypatch):
     _no_compute(monkeypatch)
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o555)
     try:
-        rc, _, err = _run(capsys, "audit", pool_dir, "--out", ro / "rep", "--small", "--quiet")
+        rc, _, err = run_cli("audit", pool_dir, "--out", ro / "rep", "--small", "--quiet")
         assert rc == 2 and "cannot write into" in err
     finally:
         ro.chmod(0o755)
 
 
-def test_target_that_cannot_be_written_is_refused_before_work(capsys, tmp_path, pool_dir, monkeypatch):
+def test_target_that_cannot_be_written_is_refused_before_work(run_cli, tmp_path, pool_dir, monkeypatch):
     """The write probe (any user, root included): a folder the audit cannot create entries in."""
     _no_compute(monkeypatch)
 
@@ -164,7 +154,7 @@ def test_target_that_cannot_be_written_is_refused_before_work(capsys, tmp_path, 
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(audit.write.tempfile, "mkdtemp", denied)
-    rc, _, err = _run(capsys, "audit", pool_dir, "--out", tmp_path / "rep", "--small", "--quiet")
+    rc, _, err = run_cli("audit", pool_dir, "--out", tmp_path / "rep", "--small", "--quiet")
     assert rc == 2 and "cannot write into" in err and "Permission denied" in err, err
     assert list(tmp_path.iterdir()) == []
 

@@ -9,23 +9,12 @@ import numpy as np
 import pytest
 
 from oraclegap import audit, book
-from oraclegap.cli import main
 from oraclegap.pool import Pool
-from oraclegap.stats import simulate
-
-
-def _run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 @pytest.fixture(scope="module")
-def pool_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("pools")
-    pool = simulate.specialists(120, 4, 6, f=0.5, s=0.3, seed=2).pool
-    pool.save(d / "pool")
-    return d / "pool", pool
+def pool_dir(make_pool):
+    return make_pool(120, 4, 6, seed=2, f=0.5, s=0.3)
 
 
 def _markdown_outputs(nb) -> str:
@@ -33,9 +22,9 @@ def _markdown_outputs(nb) -> str:
                      for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
 
 
-def test_report_folder(capsys, tmp_path, pool_dir):
+def test_report_folder(run_cli, tmp_path, pool_dir):
     out = tmp_path / "audit"
-    rc, stdout, err = _run(capsys, "audit", pool_dir[0], "--out", out, "--small", "--quiet", "--seed", "2")
+    rc, stdout, err = run_cli("audit", pool_dir[0], "--out", out, "--small", "--quiet", "--seed", "2")
     assert rc == 0, err
     assert sorted(p.name for p in out.iterdir()) == [audit.MANIFEST_NAME, "audit.ipynb", "audit.json", "report.html"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit"]  # no temporary folder left beside it
@@ -64,21 +53,21 @@ def test_report_folder(capsys, tmp_path, pool_dir):
     assert "lock" in page_build_line(html) and "rendered with" in page_build_line(html)
     assert json.loads(json.dumps(direct.to_json())) == numbers
     # a second run replaces the audit folder
-    rc, _, err = _run(capsys, "audit", pool_dir[0], "--out", out, "--small", "--quiet", "--seed", "5", "--no-report")
+    rc, _, err = run_cli("audit", pool_dir[0], "--out", out, "--small", "--quiet", "--seed", "5", "--no-report")
     assert rc == 0, err
     assert audit.load_numbers(out / "audit.json")["settings"]["seed"] == 5 and not (out / "report.html").exists()
 
 
-def test_json_output(capsys, tmp_path, pool_dir):
+def test_json_output(run_cli, tmp_path, pool_dir):
     out = tmp_path / "a"
-    rc, stdout, err = _run(capsys, "audit", pool_dir[0], "--out", out, "--small", "--quiet", "--no-report", "--json",
-                           "--taus", "0.2,0.5", "--alpha", "0.1")
+    rc, stdout, err = run_cli("audit", pool_dir[0], "--out", out, "--small", "--quiet", "--no-report", "--json",
+                              "--taus", "0.2,0.5", "--alpha", "0.1")
     assert rc == 0, err
     payload = json.loads(stdout)
     assert payload == json.loads((out / "audit.json").read_text())
     # one thread gives the same numbers as the default
-    rc, stdout1, err = _run(capsys, "audit", pool_dir[0], "--out", tmp_path / "b", "--small", "--quiet", "--no-report",
-                            "--json", "--taus", "0.2,0.5", "--alpha", "0.1", "--workers", "1")
+    rc, stdout1, err = run_cli("audit", pool_dir[0], "--out", tmp_path / "b", "--small", "--quiet", "--no-report",
+                               "--json", "--taus", "0.2,0.5", "--alpha", "0.1", "--workers", "1")
     assert rc == 0, err
     drop = lambda d: {k: v for k, v in d.items() if k != "build"}  # noqa: E731 - the build line holds the date
     assert drop(json.loads(stdout1)) == drop(payload)
@@ -86,8 +75,8 @@ def test_json_output(capsys, tmp_path, pool_dir):
     assert payload["settings"]["primary_tau"] == 0.2
 
 
-def _one_line_error(capsys, *argv):
-    rc, stdout, err = _run(capsys, *argv)
+def _one_line_error(run_cli, *argv):
+    rc, stdout, err = run_cli(*argv)
     assert rc == 2, (stdout, err)
     lines = [ln for ln in err.strip().splitlines() if ln.strip()]
     assert len(lines) == 1, err
@@ -95,7 +84,7 @@ def _one_line_error(capsys, *argv):
     return lines[0]
 
 
-def test_bad_inputs(capsys, tmp_path, pool_dir):
+def test_bad_inputs(run_cli, tmp_path, pool_dir):
     out = tmp_path / "out"
     rng = np.random.default_rng(0)
     v = rng.random((30, 3, 4)) < 0.5
@@ -123,34 +112,34 @@ def test_bad_inputs(capsys, tmp_path, pool_dir):
         "--workers must be >= 1": [pool_dir[0], "--workers", "0"],
     }
     for what, args in cases.items():
-        line = _one_line_error(capsys, "audit", *args, "--out", out, "--small", "--quiet")
+        line = _one_line_error(run_cli, "audit", *args, "--out", out, "--small", "--quiet")
         assert what in line, (what, line)
         assert not out.exists()
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "keep.txt").write_text("x")
-    line = _one_line_error(capsys, "audit", pool_dir[0], "--out", mine, "--small", "--quiet")
+    line = _one_line_error(run_cli, "audit", pool_dir[0], "--out", mine, "--small", "--quiet")
     assert "not an audit directory" in line and (mine / "keep.txt").read_text() == "x"
     assert sorted(p.name for p in mine.iterdir()) == ["keep.txt"]
 
 
 @pytest.mark.external
-def test_math500_small_report(capsys, tmp_path, external_dir):
+def test_math500_small_report(run_cli, tmp_path, external_dir):
     out = tmp_path / "math500"
-    rc, stdout, err = _run(capsys, "audit", "chen2026-math500", "--out", out, "--small", "--quiet")
+    rc, stdout, err = run_cli("audit", "chen2026-math500", "--out", out, "--small", "--quiet")
     assert rc == 0, err
     numbers = audit.load_numbers(out / "audit.json")
     assert numbers["pool"]["n_prompts"] == 500 and numbers["pool"]["k"] == 30
     assert book.page_problems(out / "report.html") == []
 
 
-def test_lab_seed_pool_small_report(capsys, tmp_path):
+def test_lab_seed_pool_small_report(run_cli, tmp_path):
     """The lab's seed pool by its registry name: report.html and audit.json, the numbers of a direct
     run_audit on the same pool and seed."""
     from oraclegap import datasets
 
     out = tmp_path / "lab"
-    rc, stdout, err = _run(capsys, "audit", "lab-seed-primary", "--out", out, "--small", "--quiet", "--seed", "1")
+    rc, stdout, err = run_cli("audit", "lab-seed-primary", "--out", out, "--small", "--quiet", "--seed", "1")
     assert rc == 0, err
     assert sorted(p.name for p in out.iterdir()) == [audit.MANIFEST_NAME, "audit.ipynb", "audit.json", "report.html"]
     numbers = audit.load_numbers(out / "audit.json")

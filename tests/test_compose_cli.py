@@ -7,28 +7,18 @@ import json
 import numpy as np
 import pytest
 
-from oraclegap.cli import main
 from oraclegap.deploy import compose as C
 from oraclegap.pool import Pool
 
 
-def _run(capsys, *argv):
-    rc = main(list(argv))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 @pytest.fixture()
-def pool_dir(tmp_path):
-    w = C.latent_world(n_items=90, n_models=6, datasets=("A",), seed=4)
-    path = tmp_path / "pool"
-    w.pool.save(path)
-    return path, w.pool
+def pool_dir(make_pool):
+    return make_pool(90, 6, 1, seed=4, sim="latent", datasets=("A",))
 
 
-def test_compose_json_matches_library(capsys, pool_dir):
+def test_compose_json_matches_library(run_cli, pool_dir):
     path, pool = pool_dir
-    rc, out, _ = _run(capsys, "compose", str(path), "--sizes", "1,2,4", "--json")
+    rc, out, _ = run_cli("compose", str(path), "--sizes", "1,2,4", "--json")
     assert rc == 0
     payload = json.loads(out)
     X = pool.verdicts[:, :, 0]
@@ -48,26 +38,26 @@ def test_compose_json_matches_library(capsys, pool_dir):
         assert s["accuracy_pool"]["F_b"] == pytest.approx(C.complementary_coverage(X, b, acc))
 
 
-def test_compose_table_anchor_and_budget(capsys, pool_dir):
+def test_compose_table_anchor_and_budget(run_cli, pool_dir):
     path, pool = pool_dir
     name = pool.policy_names[2]
-    rc, out, _ = _run(capsys, "compose", str(path), "--anchor", name, "--sizes", "2", "--budget", "0.4")
+    rc, out, _ = run_cli("compose", str(path), "--anchor", name, "--sizes", "2", "--budget", "0.4")
     assert rc == 0
     assert f"anchor: {name}" in out and "budget 0.4" in out and "greedy/optimum" in out
-    rc, out, _ = _run(capsys, "compose", str(path), "--anchor", name, "--budget", "0.4", "--json")
+    rc, out, _ = run_cli("compose", str(path), "--anchor", name, "--budget", "0.4", "--json")
     bud = json.loads(out)["budget"]
     assert bud["cost"] <= 0.4 + 1e-9
     bp = C.budgeted_pool(pool, 2, None, 0.4)
     assert bud["F_b"] == pytest.approx(bp.value) and bud["members"] == [pool.policy_names[m] for m in bp.members]
 
 
-def test_compose_k_gt_1_needs_tau(capsys, tmp_path):
+def test_compose_k_gt_1_needs_tau(run_cli, tmp_path):
     rng = np.random.default_rng(0)
     V = rng.random((50, 4, 6)) < np.array([0.2, 0.5, 0.4, 0.3])[None, :, None]
     Pool.from_array(V).save(tmp_path / "p")
-    rc, _, err = _run(capsys, "compose", str(tmp_path / "p"))
+    rc, _, err = run_cli("compose", str(tmp_path / "p"))
     assert rc == 2 and "--tau" in err and err.count("\n") == 1
-    rc, out, _ = _run(capsys, "compose", str(tmp_path / "p"), "--tau", "0.5", "--json")
+    rc, out, _ = run_cli("compose", str(tmp_path / "p"), "--tau", "0.5", "--json")
     payload = json.loads(out)
     X, _ = C.outcome_matrix(Pool.from_array(V), tau=0.5)
     assert payload["pool"]["reduction"] == "coverage at tau=0.5"
@@ -84,7 +74,7 @@ def test_compose_k_gt_1_needs_tau(capsys, tmp_path):
         (["--budget", "-1"], "budget must be"),
     ],
 )
-def test_compose_errors_one_line(capsys, tmp_path, args, needle):
+def test_compose_errors_one_line(run_cli, tmp_path, args, needle):
     rng = np.random.default_rng(1)
     Pool.from_array(rng.random((30, 6, 1)) < 0.5).save(tmp_path / "nocost")
     if needle == "budget must be":
@@ -92,5 +82,5 @@ def test_compose_errors_one_line(capsys, tmp_path, args, needle):
         target = tmp_path / "cost"
     else:
         target = tmp_path / "nocost"
-    rc, _, err = _run(capsys, "compose", str(target), *args)
+    rc, _, err = run_cli("compose", str(target), *args)
     assert rc == 2 and needle in err and err.startswith("oraclegap compose: error:") and err.count("\n") == 1

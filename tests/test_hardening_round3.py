@@ -49,12 +49,6 @@ def _tree(d: Path) -> dict:
     return out
 
 
-def _run(capsys, *argv):
-    rc = cli.main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
@@ -100,19 +94,19 @@ def _dead_run_temp(target: Path, verb: str) -> Path:
     return Path(res.stdout.strip())
 
 
-def test_user_folders_named_like_temporaries_survive_any_number_of_audits_and_exports(tmp_path, pools, capsys):
+def test_user_folders_named_like_temporaries_survive_any_number_of_audits_and_exports(tmp_path, pools, run_cli):
     _user_folders(tmp_path, "rep")
     _user_folders(tmp_path, "x.csv")
     _user_folders(tmp_path, "lrb")
     sibling = _dead_run_temp(tmp_path / "rep2", "audit")  # a killed run of a sibling target: that target's to clean
     before = _tree(tmp_path)
     for i in range(3):
-        rc, _, err = _run(capsys, "audit", pools / "pool", "--out", tmp_path / "rep", "--small", "--quiet", "--no-report",
-                          "--seed", i)
+        rc, _, err = run_cli("audit", pools / "pool", "--out", tmp_path / "rep", "--small", "--quiet", "--no-report",
+                             "--seed", i)
         assert rc == 0, err
         for fmt, out in (("long", "x.csv"), ("llmrouterbench", "lrb")):
             shutil.rmtree(tmp_path / out) if (tmp_path / out).is_dir() else (tmp_path / out).unlink(missing_ok=True)
-            rc, _, err = _run(capsys, "export", pools / "pool", "--format", fmt, "--out", tmp_path / out)
+            rc, _, err = run_cli("export", pools / "pool", "--format", fmt, "--out", tmp_path / out)
             assert rc == 0, err
     after = _tree(tmp_path)
     assert {k: v for k, v in after.items() if k in before} == before  # every folder of yours, bit for bit
@@ -152,7 +146,7 @@ def test_a_killed_export_leaves_a_temporary_that_the_next_export_removes(tmp_pat
 # ============================================================================ 2. exclusive outputs
 @pytest.mark.parametrize("fmt, name, hook", [("long", "x.csv", "to_long"), ("llmrouterbench", "lrb", "atomic_write"),
                                              ("long", "x.parquet", "to_long")])
-def test_two_exports_racing_to_one_target_give_one_output_and_one_refusal(tmp_path, pools, monkeypatch, capsys, fmt,
+def test_two_exports_racing_to_one_target_give_one_output_and_one_refusal(tmp_path, pools, monkeypatch, run_cli, fmt,
                                                                            name, hook):
     """The second export starts and finishes while the first is writing (after both checked that
     --out is free): the second's output stays, the first is refused in one line."""
@@ -162,7 +156,7 @@ def test_two_exports_racing_to_one_target_give_one_output_and_one_refusal(tmp_pa
     def race():
         if not started:  # once, and not again from inside the second export
             started.append(True)
-            results.append(_run(capsys, "export", pools / "other", "--format", fmt, "--out", out))
+            results.append(run_cli("export", pools / "other", "--format", fmt, "--out", out))
 
     if hook == "to_long":
         original = Pool.to_long
@@ -182,7 +176,7 @@ def test_two_exports_racing_to_one_target_give_one_output_and_one_refusal(tmp_pa
             return res
 
         monkeypatch.setattr(exchange, "atomic_write", hooked)
-    first = _run(capsys, "export", pools / "pool", "--format", fmt, "--out", out)
+    first = run_cli("export", pools / "pool", "--format", fmt, "--out", out)
     second = results[0]
     assert second[0] == 0 and second[1].startswith("wrote "), second
     assert first[0] == 2 and first[1] == "", first
@@ -322,7 +316,7 @@ def _cells(pool: Pool) -> dict:
 
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("how", ["appended", "in_place", "shuffled", "tripled"])
-def test_repeated_rows_are_refused_or_collapsed_never_counted_as_draws(tmp_path, capsys, k, how):
+def test_repeated_rows_are_refused_or_collapsed_never_counted_as_draws(tmp_path, run_cli, k, how):
     d = _long(k, seed=k)
     d.to_csv(tmp_path / "once.csv", index=False)
     copies = 3 if how == "tripled" else 2
@@ -337,13 +331,13 @@ def test_repeated_rows_are_refused_or_collapsed_never_counted_as_draws(tmp_path,
     assert deduped.k == k and deduped.meta["duplicates_dropped"] == {"rows": (copies - 1) * len(d), "copies": copies,
                                                                      "k_before": copies * k}
     assert _cells(deduped) == _cells(once)
-    rc, out, err = _run(capsys, "coverage", f, "--dedupe", "--json")
+    rc, out, err = run_cli("coverage", f, "--dedupe", "--json")
     assert rc == 0 and json.loads(out)
     assert err.strip() == (f"note: --dedupe dropped {(copies - 1) * len(d)} duplicated rows of {f} (each appeared {copies} "
                            f"times in its cell): k = {k} instead of {copies * k}")
 
 
-def test_distinct_draws_and_labelled_draws_are_not_taken_for_copies(tmp_path, capsys):
+def test_distinct_draws_and_labelled_draws_are_not_taken_for_copies(tmp_path, run_cli):
     d = _long(4, seed=5)
     d.to_csv(tmp_path / "k4.csv", index=False)
     assert open_pool(str(tmp_path / "k4.csv")).k == 4  # verdicts that differ within cells: real draws
@@ -354,7 +348,7 @@ def test_distinct_draws_and_labelled_draws_are_not_taken_for_copies(tmp_path, ca
     labelled.to_csv(tmp_path / "labelled.csv", index=False)
     with pytest.raises(ValueError, match=r"draw 0 of prompt 'p0' x policy 'a' appears twice"):
         open_pool(str(tmp_path / "labelled.csv"))
-    rc, _, err = _run(capsys, "coverage", tmp_path / "k4.csv", "--dedupe")
+    rc, _, err = run_cli("coverage", tmp_path / "k4.csv", "--dedupe")
     assert rc == 0 and err.strip() == f"note: --dedupe found no duplicated rows in {tmp_path / 'k4.csv'}"
 
 
@@ -391,7 +385,7 @@ def test_excel_sep_line_is_skipped_and_counted_in_line_numbers(tmp_path):
 # ============================================================================ 6. --out checked before any work
 @pytest.mark.parametrize("verb", ["audit", "export"])
 @pytest.mark.parametrize("link", ["dangling", "loop"])
-def test_a_bad_link_as_out_is_refused_before_the_pool_is_read(tmp_path, pools, monkeypatch, capsys, verb, link):
+def test_a_bad_link_as_out_is_refused_before_the_pool_is_read(tmp_path, pools, monkeypatch, run_cli, verb, link):
     from oraclegap.commands import audit as audit_cmd
     from oraclegap.commands import export as export_cmd
 
@@ -403,7 +397,7 @@ def test_a_bad_link_as_out_is_refused_before_the_pool_is_read(tmp_path, pools, m
     out.symlink_to(tmp_path / "gone" if link == "dangling" else out)
     extra = ["--format", "long"] if verb == "export" else ["--small"]
     target = out if verb == "audit" or link == "dangling" else out / "x.csv"
-    rc, _, err = _run(capsys, verb, pools / "pool", "--out", target, *extra)
+    rc, _, err = run_cli(verb, pools / "pool", "--out", target, *extra)
     assert rc == 2 and len(err.splitlines()) == 1, err
     assert re.search(r"is a symbolic link to .*which does not exist" if link == "dangling" else
                      r"leads through a symbolic link that loops", err), err

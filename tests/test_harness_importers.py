@@ -257,16 +257,8 @@ def test_fixture_loader_reads_each_committed_fixture(name):
     assert pool.k >= 1 and pool.n_policies >= 2
 
 
-def _cli(capsys, *argv):
-    from oraclegap.cli import main
-
-    rc = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def test_cli_audit_of_an_lmeval_folder_names_the_models_and_the_alignment(capsys, tmp_path):
-    rc, _, err = _cli(capsys, "audit", LM_DEFAULT, "--out", tmp_path / "a", "--small", "--no-report", "--quiet")
+def test_cli_audit_of_an_lmeval_folder_names_the_models_and_the_alignment(run_cli, tmp_path):
+    rc, _, err = run_cli("audit", LM_DEFAULT, "--out", tmp_path / "a", "--small", "--no-report", "--quiet")
     assert rc == 0, err[-2000:]
     text = (tmp_path / "a" / "audit.json").read_text()
     counts = lm_counts(LM_DEFAULT)
@@ -277,11 +269,11 @@ def test_cli_audit_of_an_lmeval_folder_names_the_models_and_the_alignment(capsys
         assert f'"{name}"' in text
 
 
-def test_cli_coverage_reads_an_inspect_folder_and_refuses_a_bad_one_in_one_line(capsys, tmp_path):
-    rc, out, err = _cli(capsys, "coverage", INSPECT, "--json")
+def test_cli_coverage_reads_an_inspect_folder_and_refuses_a_bad_one_in_one_line(run_cli, tmp_path):
+    rc, out, err = run_cli("coverage", INSPECT, "--json")
     assert rc == 0, err[-2000:]
     (tmp_path / "x.json").write_text(json.dumps({"eval": {"model": "hf/local"}, "samples": []}))
-    rc, out, err = _cli(capsys, "coverage", tmp_path / "x.json")
+    rc, out, err = run_cli("coverage", tmp_path / "x.json")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "no samples" in err
 
 
@@ -330,10 +322,10 @@ def test_long_table_with_a_model_or_text_column_says_what_to_rename(tmp_path, su
 
 
 # ---------------------------------------------------------------------------- Every Eval Ever, both ways
-def test_every_eval_ever_export_round_trip_and_schema(capsys, tmp_path):
+def test_every_eval_ever_export_round_trip_and_schema(run_cli, tmp_path):
     pool = open_pool(LM_DEFAULT)
     out = tmp_path / "eee.jsonl"
-    rc, stdout, err = _cli(capsys, "export", LM_DEFAULT, "--format", "every-eval-ever", "--out", out)
+    rc, stdout, err = run_cli("export", LM_DEFAULT, "--format", "every-eval-ever", "--out", out)
     assert rc == 0, err
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(recs) == pool.n_prompts * pool.n_policies * pool.k
@@ -472,28 +464,28 @@ def test_opencompass_two_runs_and_missing_verdicts_are_refused(tmp_path):
         open_pool(tmp_path / "work" / "20260101_000000")
 
 
-def test_cli_names_the_filter_or_scorer_to_read(capsys, tmp_path):
+def test_cli_names_the_filter_or_scorer_to_read(run_cli, tmp_path):
     # a second scorer on every sample: refused without --inspect-scorer, read with it
     f = sorted(INSPECT.glob("*.json"))[0]
     log = json.loads(f.read_text())
     for s in log["samples"]:
         s["scores"]["other"] = {"value": "C"}
     (tmp_path / f.name).write_text(json.dumps(log))
-    rc, _, err = _cli(capsys, "coverage", tmp_path / f.name, "--json")
+    rc, _, err = run_cli("coverage", tmp_path / f.name, "--json")
     assert rc == 2 and "inspect_scorer" in err
-    rc, out, err = _cli(capsys, "coverage", tmp_path / f.name, "--json", "--inspect-scorer", "other")
+    rc, out, err = run_cli("coverage", tmp_path / f.name, "--json", "--inspect-scorer", "other")
     assert rc == 0, err
-    rc, _, err = _cli(capsys, "coverage", LM_DEFAULT, "--json", "--lmeval-filter", "strict-match")
+    rc, _, err = run_cli("coverage", LM_DEFAULT, "--json", "--lmeval-filter", "strict-match")
     assert rc == 2 and "'strict-match' is not a filter" in err
-    rc, _, err = _cli(capsys, "coverage", INSPECT, "--json", "--lmeval-filter", "x")
+    rc, _, err = run_cli("coverage", INSPECT, "--json", "--lmeval-filter", "x")
     assert rc == 2 and "do not apply" in err
 
 
 @pytest.mark.parametrize("verb", ["nulls", "certify", "decompose", "integrity"])
-def test_every_verb_reads_a_harness_folder(capsys, verb):
+def test_every_verb_reads_a_harness_folder(run_cli, verb):
     folder = {"nulls": LM_PER_MODEL, "certify": LIGHTEVAL, "decompose": OPENCOMPASS, "integrity": INSPECT}[verb]
     extra = ("--tau", "0.5") if verb == "certify" else ()  # a k > 1 pool names its reduction
-    rc, out, err = _cli(capsys, verb, folder, *extra)
+    rc, out, err = run_cli(verb, folder, *extra)
     assert rc == 0, err[-2000:]
 
 

@@ -345,10 +345,8 @@ def test_released_fig9_reproduced(external_dir, bench):
 
 # ---------------------------------------------------------------------------- the CLI
 @pytest.fixture
-def pool_dir(tmp_path):
-    pool, _ = _iid(n=80, M=3, k=6, seed=13)
-    pool.save(tmp_path / "pool")
-    return tmp_path / "pool"
+def pool_dir(make_pool):
+    return make_pool(80, 3, 6, seed=13, sim="beta", a=0.8)[0]
 
 
 def test_cli_reports_checks_and_flags(capsys, tmp_path, pool_dir):

@@ -9,29 +9,19 @@ import json
 import numpy as np
 import pytest
 
-from oraclegap.cli import main
 from oraclegap.deploy.evaluate import evaluate_routers
 from oraclegap.deploy.routers import simulated_router_pool
 from oraclegap.pool import Pool
 
 
-def _run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 @pytest.fixture(scope="module")
-def pool_dir(tmp_path_factory):
-    sim = simulated_router_pool(160, 3, 1, seed=4)
-    d = tmp_path_factory.mktemp("routers") / "pool"
-    sim.pool.save(d)
-    return d, sim.pool
+def pool_dir(make_pool):
+    return make_pool(160, 3, 1, seed=4, sim="router")
 
 
-def test_json_matches_the_library(capsys, pool_dir):
+def test_json_matches_the_library(run_cli, pool_dir):
     d, pool = pool_dir
-    rc, out, _ = _run(capsys, "routers", d, "--families", "embed_knn,dataset", "--split", "half", "--seed", "3", "--n-boot", "300", "--json")
+    rc, out, _ = run_cli("routers", d, "--families", "embed_knn,dataset", "--split", "half", "--seed", "3", "--n-boot", "300", "--json")
     assert rc == 0
     payload = json.loads(out)
     # issue 23: the task-wise best baseline is added when the pool has a dataset column
@@ -48,9 +38,9 @@ def test_json_matches_the_library(capsys, pool_dir):
     assert payload["certificate"] is not None
 
 
-def test_table_says_which_inputs_it_used(capsys, pool_dir):
+def test_table_says_which_inputs_it_used(run_cli, pool_dir):
     d, _ = pool_dir
-    rc, out, _ = _run(capsys, "routers", d, "--families", "tfidf_knn,gbr_features", "--cv", "3", "--n-boot", "200")
+    rc, out, _ = run_cli("routers", d, "--families", "tfidf_knn,gbr_features", "--cv", "3", "--n-boot", "200")
     assert rc == 0
     assert "inputs: prompt text, embeddings (pool, d=16)" in out and "3-fold cross-fitting" in out
     for col in ("family", "accuracy", "gain_best_lo", "gain_cal_hi", "e_D", "break_even", "n10", "n01", "p_mcnemar", "p_holm"):
@@ -58,11 +48,11 @@ def test_table_says_which_inputs_it_used(capsys, pool_dir):
     assert "tfidf_knn" in out and "gbr_features" in out
 
 
-def test_k_gt_1_coverage_and_default_families(capsys, tmp_path):
+def test_k_gt_1_coverage_and_default_families(run_cli, tmp_path):
     sim = simulated_router_pool(90, 3, 6, seed=2)
     pool = dataclasses.replace(sim.pool, answers=None)
     pool.save(tmp_path / "p")
-    rc, out, err = _run(capsys, "routers", tmp_path / "p", "--tau", "0.5", "--split", "half", "--n-boot", "200", "--json")
+    rc, out, err = run_cli("routers", tmp_path / "p", "--tau", "0.5", "--split", "half", "--n-boot", "200", "--json")
     assert rc == 0, err
     payload = json.loads(out)
     assert payload["tau"] == 0.5 and "cheapest" in payload["skipped"]
@@ -78,17 +68,17 @@ def test_k_gt_1_coverage_and_default_families(capsys, tmp_path):
         (["--tau", "0.5", "--split", "dev"], "unknown split"),
     ],
 )
-def test_errors_are_one_line(capsys, tmp_path, argv, message):
+def test_errors_are_one_line(run_cli, tmp_path, argv, message):
     sim = simulated_router_pool(40, 3, 4, seed=0)
     sim.pool.save(tmp_path / "p")
-    rc, out, err = _run(capsys, "routers", tmp_path / "p", *argv)
+    rc, out, err = run_cli("routers", tmp_path / "p", *argv)
     assert rc == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_pool_without_inputs_is_refused(capsys, tmp_path):
+def test_pool_without_inputs_is_refused(run_cli, tmp_path):
     v = np.random.default_rng(0).random((30, 3)) < 0.5
     np.save(tmp_path / "v.npy", v)
-    rc, _, err = _run(capsys, "routers", tmp_path / "v.npy")
+    rc, _, err = run_cli("routers", tmp_path / "v.npy")
     assert rc == 2 and "no prompt text, embeddings, features" in err
-    rc, _, err = _run(capsys, "routers", tmp_path / "v.npy", "--families", "tfidf_knn")
+    rc, _, err = run_cli("routers", tmp_path / "v.npy", "--families", "tfidf_knn")
     assert rc == 2 and "needs prompt text" in err
