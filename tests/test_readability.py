@@ -214,3 +214,19 @@ def test_sequential_colors_are_ordered_and_distinguishable():
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="positive integer"):
             R.sequential_colors(bad)
+
+
+def test_panel_grid_keeps_n_panels_in_rows_of_ncols():
+    from oraclegap import report as R
+
+    try:
+        fig, axes = R.panel_grid(3, ncols=2, panel=(4, 3))
+        assert len(axes) == 3 and len(fig.axes) == 3  # the fourth slot is removed
+        assert tuple(fig.get_size_inches()) == (8.0, 6.0)
+        fig, axes = R.panel_grid(1, ncols=2, panel=(4, 3), sharey=True)
+        assert len(axes) == 1 and tuple(fig.get_size_inches()) == (4.0, 3.0)
+    finally:
+        plt.close("all")
+    for kw in ({"n": 0}, {"n": 2, "ncols": 0}, {"n": 2, "panel": (0, 3)}):
+        with pytest.raises(ValueError):
+            R.panel_grid(**kw)

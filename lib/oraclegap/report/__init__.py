@@ -24,12 +24,12 @@ and call every helper as ``R.<name>``; each lives in one module:
 * :mod:`~oraclegap.report.claims` -- ``Claims`` keeps a chapter's claims table and stops the
   chapter when one fails; ``published`` looks up a figure the papers print
   (``data/paper/published_figures.csv``) so a chapter can set it beside its own.
-* :mod:`~oraclegap.report.drawing` -- ``draw_outcomes``, ``draw_counts``, ``draw_saturation``
-  and ``placeholder_figure``.
+* :mod:`~oraclegap.report.drawing` -- ``draw_outcomes``, ``draw_counts``, ``draw_saturation``,
+  ``panel_grid`` and ``placeholder_figure``.
 """
 
 from .claims import PAPER_IDS, PUBLISHED_FILE, Claims, Published, claim_table, published, published_table
-from .drawing import draw_counts, draw_outcomes, draw_saturation, placeholder_figure
+from .drawing import draw_counts, draw_outcomes, draw_saturation, panel_grid, placeholder_figure
 from .markdown import callout, md, show_callout, show_lines, show_md, skipped_callout, solution
 from .names import DISPLAY_NAMES, NULL_NAMES, STATISTIC_NAMES, display_name, member_name, test_name
 from .numbers import (
@@ -97,6 +97,7 @@ __all__ = [
     "draw_outcomes",
     "draw_counts",
     "draw_saturation",
+    "panel_grid",
     "test_name",
     "fmt_signed_interval",
     "rounded",

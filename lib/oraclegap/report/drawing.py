@@ -1,5 +1,6 @@
 """Pictures in the book's style: 0/1 outcomes as squares, a count table with its margins,
-small multiples of saturation curves, and a placeholder for a figure skipped on a run.
+small multiples of saturation curves, a grid of panels no wider than the page, and a placeholder
+for a figure skipped on a run.
 """
 
 from __future__ import annotations
@@ -10,6 +11,29 @@ import numpy as np
 import pandas as pd
 
 from .style import PALETTE
+
+
+def panel_grid(n: int, *, ncols: int = 2, panel: tuple[float, float] = (4.0, 3.2), **subplots):
+    """A figure of ``n`` panels, ``panel`` = (width, height) inches each, in rows of at most
+    ``ncols``: the figure stays about as wide as the page's text column, so its text is not shrunk
+    with it as a long row of small panels is. Returns ``(fig, axes)``, ``axes`` the ``n`` panels in
+    reading order (slots left over are removed); ``subplots`` go to ``plt.subplots`` (``sharey``
+    ...)."""
+    import matplotlib.pyplot as plt
+
+    for name, v in (("n", n), ("ncols", ncols)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    w, h = (float(x) for x in panel)
+    if not (w > 0 and h > 0):
+        raise ValueError(f"panel must be a positive (width, height) in inches, got {panel!r}")
+    cols = min(int(ncols), int(n))
+    rows = -(-int(n) // cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(w * cols, h * rows), squeeze=False, **subplots)
+    flat = list(grid.ravel())
+    for ax in flat[n:]:
+        ax.remove()
+    return fig, flat[:n]
 
 
 def placeholder_figure(text: str) -> None:
@@ -102,7 +126,7 @@ def draw_counts(ax, counts, *, row_labels: Sequence[str], col_labels: Sequence[s
         ax.set_title(title, fontsize=9, pad=18)
 
 
-def draw_saturation(curves: pd.DataFrame, *, panel: str = "pool", frac: float | None = 0.9, ncols: int = 4,
+def draw_saturation(curves: pd.DataFrame, *, panel: str = "pool", frac: float | None = 0.9, ncols: int = 3,
                     colors: tuple[str, str] = (PALETTE[0], PALETTE[1])):
     """Small multiples of held-out saturation curves: one panel per value of ``curves[panel]``.
 
