@@ -125,3 +125,14 @@ def test_a_table_column_named_a_share_holds_values_in_the_unit_interval():
     R.table(bad, columns={"pool": "pool", "recovered": "net recovered fraction of G_b"})
     with pytest.raises(R.ProseError, match="proportion"):
         R.table(pd.DataFrame({"proportion": [1.2]}))
+
+
+@pytest.mark.parametrize("text, n", [
+    ("one transfer per prompt is detected as often here (0.40 against the paper's 0.65).", 1),
+    ("one transfer per prompt is detected less often here (0.40 against the paper's 0.65).", 0),
+    ("the rate is higher here (65% against 40%); the paper's is lower (0.40 against 0.65).", 0),
+    ("the rate is higher here (40% against 65%).", 1),
+    ("the lower limit is positive on 3 of 4 against 4 published.", 0),
+])
+def test_a_comparison_word_agrees_with_the_pair_it_reads(text, n):
+    assert len(R.direction_problems(text)) == n

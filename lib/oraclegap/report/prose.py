@@ -171,6 +171,13 @@ _GAIN = re.compile(r"\b(" + "|".join(_GAIN_WORDS) + r")\s+(?:by\s+|of\s+)?(" + _
 _REACH = 90
 
 
+#: comparison words and the order they claim between "X against Y" read in their clause
+_ORDER_WORDS = {"more often": 1, "less often": -1, "as often": 0, "the same as": 0, "equal to": 0,
+                "higher": 1, "lower": -1, "larger": 1, "smaller": -1, "greater": 1, "fewer": -1}
+_ORDER = re.compile(r"\b(" + "|".join(_ORDER_WORDS) + r")\b(?! (?:limit|bound|end|tail|half|triangle))")
+_AGAINST = re.compile(r"(" + _NUM + r")\s+against\s+(?:the paper's\s+|a\s+|the\s+)?(" + _NUM + r")")
+
+
 def _number(text: str) -> float:
     v = text.replace("\u2212", "-").rstrip("%")
     return float(v) / (100 if text.endswith("%") else 1)
@@ -188,7 +195,9 @@ def direction_problems(text: str) -> list[str]:
     A word that says a difference lies above zero ("beats", "above zero", ...) must be
     followed, in its clause, only by an interval wholly above zero, and a word for below zero by
     one wholly below; "an interval that includes zero" after either word is a contradiction too.
-    A verb of gaining ("gains", "gained") must not read a negative number or an interval wholly
+    A comparison word ("more often", "as often", "lower", ...) must agree with the pair "X
+    against Y" that its clause reads ("detected as often (0.40 against 0.65)" contradicts
+    itself). A verb of gaining ("gains", "gained") must not read a negative number or an interval wholly
     below zero right after it ("gains -0.033 [-0.071, -0.004]" is a loss), nor "loses" a number
     written with a plus sign.
     Returns one line per problem (empty when the text holds).
@@ -205,6 +214,15 @@ def direction_problems(text: str) -> list[str]:
         elif _COVERS_ZERO.search(clause):
             problems.append(f"{m.group(1)!r} beside an interval that includes zero: "
                             f"...{text[max(0, m.start() - 60):m.end() + len(clause)]}...")
+    for m in _ORDER.finditer(text):
+        want, pair = _ORDER_WORDS[m.group(1)], _AGAINST.search(_clause(text, m.end()))
+        if pair is None:
+            continue
+        a, b = _number(pair.group(1)), _number(pair.group(2))
+        got = (a > b) - (a < b)
+        if got != want:
+            problems.append(f"{m.group(1)!r} reads {pair.group(0)!r}: "
+                            f"...{text[max(0, m.start() - 60):m.end() + pair.end()]}...")
     for m in _GAIN.finditer(text):
         sign, num = _GAIN_WORDS[m.group(1)], m.group(2)
         value = _number(num)
