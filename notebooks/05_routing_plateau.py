@@ -310,20 +310,21 @@ fp = null[null["family"] != "best_single"]
 worst = fp.loc[fp["rate_cal"].idxmax()]
 n_tests = 2 * len(fp)
 p_min, cb = min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), sim_res.evaluations
-R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly above zero is at "
-          "most {b:%} against the best member and at most {c:%} against the frozen member ({w}), "
+R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly above zero is "
+          "{b} against the best member and {c} against the frozen member ({w}), "
           "beside a nominal {nom:%}. The smallest binomial tail probability is {p:p}, {cmp} the "
           "Bonferroni threshold {thr:.1e} for {t} counts: no family finds gains in pools that "
           "have none more often than its level allows. Holm-corrected McNemar tests reject with a "
-          "positive difference in at most {h:%} of pools.",
-          n=N_STUDY_POOLS, b=fp["rate_best"].max(), c=fp["rate_cal"].max(),
+          "positive difference in {h} pools.", n=N_STUDY_POOLS,
+          b=R.at_most(fp["rate_best"].max()), c=R.at_most(fp["rate_cal"].max()),
           w=family_label(worst["family"]) if (fp["rate_cal"] == worst["rate_cal"]).sum() == 1
           else R.md("{j} families share it", j=int((fp["rate_cal"] == worst["rate_cal"]).sum())),
           nom=ALPHA / 2,
           p=min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), thr=0.01 / n_tests, t=n_tests,
           cmp=R.compare(min(fp["p_upper_best"].min(), fp["p_upper_cal"].min()), 0.01 / n_tests,
                         more="above", less="below", same="at", expect="above",
-                        what="false positives on exchangeable pools"), h=fp["rate_holm"].max())
+                        what="false positives on exchangeable pools"),
+          h=R.at_most(fp["rate_holm"].max(), zero="no", template="at most {x:%} of the"))
 
 # %% [markdown]
 # ## Routers on the real pools: how much of the opportunity they recover

@@ -27,7 +27,9 @@ def test_chapter_runs_small(src, tmp_path):
     # each scanner fails on a sentence that does not)
     prose = [o["data"]["text/markdown"] for c in nb.cells if c.cell_type == "code"
              for o in c.get("outputs", []) if "text/markdown" in o.get("data", {})]
-    wrong = [p for text in prose for p in report.direction_problems(text) + report.share_problems(text)]
+    wrong = [p for text in prose
+             for p in report.direction_problems(text) + report.share_problems(text)
+             + report.wording_problems(text)]
     assert wrong == [], "sentences their intervals contradict:\n  " + "\n  ".join(wrong)
     # each labelled figure cell holds its figure alone (Quarto would make sub-figures otherwise)
     for c in nb.cells:

@@ -136,3 +136,20 @@ def test_a_table_column_named_a_share_holds_values_in_the_unit_interval():
 ])
 def test_a_comparison_word_agrees_with_the_pair_it_reads(text, n):
     assert len(R.direction_problems(text)) == n
+
+
+@pytest.mark.parametrize("text, n", [
+    ("Holm-corrected tests reject in at most 0.0% of pools.", 1),
+    ("the certified lower limit is at most 0 in 95% of pools.", 0),
+    ("as in paper Shihab et al.'s Table 3", 1),
+    ("as in Shihab et al.'s Table 3 (arXiv 2607.03436)", 0),
+    ("the sections (in the book), (in the book), (in the book) say", 1),
+])
+def test_unparseable_wordings_are_reported(text, n):
+    assert len(R.wording_problems(text)) == n
+
+
+def test_at_most_says_zero_instead_of_a_bound_of_zero():
+    assert R.at_most(0.0) == "zero" and R.at_most(0.0, zero="no") == "no"
+    assert R.at_most(0.05) == R.md("at most {x:%}", x=0.05)
+    assert R.wording_problems("reject in " + R.at_most(0.0, zero="no") + " pools") == []

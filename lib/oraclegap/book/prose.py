@@ -253,8 +253,9 @@ def notebook_outputs(nb) -> list[tuple[str, str]]:
 def executed_problems(nb, keys: set[str] | None = None) -> list[str]:
     """Everything the prose checks find in one executed notebook (a path or nbformat JSON):
     error outputs, :func:`printed_problems` (``keys``: default :func:`code_keys`), and the
-    sentences :func:`oraclegap.report.direction_problems` and
-    :func:`oraclegap.report.share_problems` find wrong, each once."""
+    sentences :func:`oraclegap.report.direction_problems`,
+    :func:`oraclegap.report.share_problems` and :func:`oraclegap.report.wording_problems` find
+    wrong, each once."""
     import nbformat
 
     from .. import report
@@ -266,5 +267,6 @@ def executed_problems(nb, keys: set[str] | None = None) -> list[str]:
     problems += printed_problems(outputs, code_keys() if keys is None else keys)
     for mime, text in outputs:
         if mime == "text/markdown":
-            problems += report.direction_problems(text) + report.share_problems(text)
+            problems += (report.direction_problems(text) + report.share_problems(text)
+                         + report.wording_problems(text))
     return list(dict.fromkeys(problems))

@@ -46,6 +46,7 @@ from .numbers import (
 from .prose import (
     ProseError,
     PValues,
+    at_most,
     check,
     compare,
     direction_problems,
@@ -53,11 +54,14 @@ from .prose import (
     position,
     share_problems,
     versus,
+    wording_problems,
 )
 from .style import PALETTE, sequential_colors, use_style
 from .tables import SHORT_WORD, TABLE_ATTRIBUTES, csv_download, table
 
 __all__ = [
+    "at_most",
+    "wording_problems",
     "path_words",
     "versus",
     "PALETTE",

@@ -236,6 +236,27 @@ def direction_problems(text: str) -> list[str]:
     return problems
 
 
+#: wordings a reader cannot parse: a maximum share of zero ("at most 0.0%"), a paper named by
+#: its authors after the word paper ("paper Shihab et al.'s"), a parenthesis repeated in a row
+_WORDING = {
+    "a share of zero read as a bound (say none or zero)": re.compile(r"\bat most [\u2212-]?0(?:\.0+)?%"),
+    "'paper' before the authors' names": re.compile(r"\bpaper [A-Z][a-z]+(?: [A-Z][a-z]+)? et al\."),
+    "the same parenthesis repeated": re.compile(r"(\([^()]{3,40}\))(?:,? (?:and )?\1)+"),
+}
+
+
+def wording_problems(text: str) -> list[str]:
+    """Phrases a reader cannot parse (:data:`_WORDING`): one line per occurrence."""
+    return [f"{why}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
+            for why, pattern in _WORDING.items() for m in pattern.finditer(text)]
+
+
+def at_most(x, *, zero: str = "zero", template: str = "at most {x:%}") -> str:
+    """``template`` with the maximum share ``x``, or ``zero`` when it is 0 (so a sentence never
+    reads "at most 0.0%")."""
+    return zero if float(x) == 0 else md(template, x=x)
+
+
 def share_problems(text: str) -> list[str]:
     """Intervals labelled share, fraction or proportion that leave [0, 1] (or [0%, 100%]): the
     first interval in the word's clause, when at most one number (the estimate) comes between."""
