@@ -272,10 +272,10 @@ def rules_clause():
                and prim.loc[k, "lo_test"] > 0]
     ci = {k: signed_ci(*prim.loc[k, ["diff_test", "lo_test", "hi_test"]])
           for k in ("mixture_matched", "soup", "routing") if k in prim.index}
-    return R.md("of the oracle's rAUC gain of {og:+} over the test-selected member, {got} ({each}, "
+    return R.md("the oracle gains {og:+} rAUC over the test-selected member, and {got} ({each}, "
                 "each against that member)", og=prim.loc["oracle", "diff_test"],
-                got="no deployable rule resolves any part" if not gainers
-                else "a resolved part goes to " + ", ".join(gainers),
+                got="no deployable rule's gain interval lies wholly above zero" if not gainers
+                else "the gain interval lies wholly above zero for " + ", ".join(gainers),
                 each="; ".join(f"{NAMES[k].split(' (')[0]} {v}" for k, v in ci.items()))
 
 # %%
