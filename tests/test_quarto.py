@@ -184,6 +184,14 @@ display(Markdown("- The curve rises."))
 # %%
 from oraclegap import report as R
 R.solution("1. It is {v}.", v=9)
+
+# %%
+#| code-fold: false
+import math
+from oraclegap.book import selfcheck
+answer_value = round(math.pi * 2.3, 6)  # the chapter's value, computed on the run
+selfcheck.check("Exercise 1", {"x": "7225663/1000000"}, {"x": answer_value}, abs_tol=0.001)
+selfcheck.check("Exercise 1b", {"x": 7.3}, {"x": answer_value}, abs_tol=0.001)
 '''
 
 FIXTURE_CHAPTER_2 = '''# ---
@@ -385,6 +393,30 @@ def test_chapter_pages_link_their_notebooks(rendered):
     assert (rendered / "_book" / "downloads" / "01_first.py").read_text() == (rendered / "notebooks" / "01_first.py").read_text()
 
 
+def test_the_site_carries_the_classroom_kit(rendered):
+    """make book's default build puts the student edition, the slides and the PDF (or the page
+    that says how to make it) into _book/, and every page links them from the sidebar's menu,
+    at the right depth; the student edition's menu leads back to the book with solutions."""
+    from oraclegap.book.check import chromium
+
+    b = rendered / "_book"
+    assert "It is 9." not in (b / "student" / "chapters" / "01_first.html").read_text(encoding="utf-8")
+    assert "reveal" in (b / "slides" / "index.html").read_text(encoding="utf-8")
+    pdf = "oraclegap.pdf" if chromium() else "oraclegap-pdf.html"
+    assert (b / pdf).is_file()
+    for rel in ["index.html"] + [p.html for p in book.quarto_pages(rendered) if p.file != "index.qmd"]:
+        menu = re.findall(r'class="dropdown-item sidebar-tools-main-item" href="([^"]+)"', _page(rendered, rel))
+        up = "../" * rel.count("/") or "./"
+        assert menu == [f"{up}student/index.html", f"{up}slides/index.html", f"{up}{pdf}"], rel
+        for href in menu:
+            assert (b / Path(rel).parent / href).resolve().is_file(), (rel, href)
+        student = (b / "student" / rel).read_text(encoding="utf-8")
+        back = re.findall(r'class="dropdown-item sidebar-tools-main-item" href="([^"]+)"', student)
+        assert [(b / "student" / Path(rel).parent / h).resolve() for h in back] == [
+            (b / "index.html").resolve(), (b / "slides" / "index.html").resolve(), (b / pdf).resolve()], rel
+    assert book.unowned_book_files(b) == []
+
+
 def test_student_edition_drops_solutions_only(rendered, quarto):
     """The same book without the exercise solutions, a banner on every page; the default build and
     the execution cache keep them."""
@@ -405,6 +437,12 @@ def test_student_edition_drops_solutions_only(rendered, quarto):
     assert not (rendered / ".student-stage").exists()
     dl = (student / "downloads" / "01_first.ipynb").read_text(encoding="utf-8")
     assert "It is 9." not in dl and "A rising curve." in dl  # the student's executed notebook has no solutions
+    # the self-checks stay, say right and wrong, and never show the chapter's value (7.225663)
+    from oraclegap.book.check import _visible_text
+
+    assert "og-selfcheck" in page and "1 of 1 within the tolerance" in page and "0 of 1 within the tolerance" in page
+    for text in (_visible_text(page), page, dl):
+        assert not any(v in text for v in ("7.2257", "7.226", "7.23", "7.225663")), "the self-check showed its value"
 
 
 def test_slides_follow_the_plan_with_the_chapters_figures_and_readings(rendered, quarto):

@@ -57,7 +57,7 @@ def test_bad_calls_are_refused():
     with pytest.raises(ValueError, match="both 0"):
         SC.verdicts({"x": 1}, {"x": 0.5}, abs_tol=0)
     with pytest.raises(ValueError, match="exercise"):
-        SC.check(" ", {"x": 1}, {"x": 0.5}, show=False)
+        SC.check(" ", {"x": 1}, {"x": 0.5})
 
 
 def test_the_callout_never_shows_the_chapters_value(capsys):

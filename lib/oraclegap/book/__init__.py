@@ -13,7 +13,12 @@
        ``small`` profile (a banner on every page) when a chapter ran with ``SMALL``; the
        nbconvert fallback (:mod:`.fallback`) only when no Quarto can be had, with the reason.
        It prints which renderer ran and how long each step took. Every page gets a build line at
-       its foot (:mod:`.buildline`: commit, lock hash, library versions, renderer, date, ``--small``).
+       its foot (:mod:`.buildline`: commit, lock hash, library versions, renderer, date, ``--small``);
+    4. puts the classroom kit into ``_book/`` (:mod:`.kit`): the student edition (``student/``),
+       the slides of the 90-minute plan (``slides/``, :mod:`.slides`) and a PDF of the book
+       (``oraclegap.pdf``, when Chromium is there), each made again only when its inputs changed;
+       ``--no-kit`` leaves it out, and so does ``--only``. ``--no-render`` stops after step 2
+       (``make notebooks``).
 
 ``python -m oraclegap.book check``
     checks every page the last build wrote, statically and in headless Chromium (:mod:`.check`):
@@ -21,14 +26,16 @@
     horizontal scrolling at 1280 px; a screenshot per page goes to ``screenshots/``.
 
 ``python -m oraclegap.book quarto`` finds or installs Quarto and says which (``make quarto``);
-``python -m oraclegap.book pdf`` prints the rendered pages to ``_book/book.pdf``;
+``python -m oraclegap.book pdf`` prints the rendered pages to ``_book/oraclegap.pdf`` and links it;
 ``python -m oraclegap.book build --student`` renders the student edition (no solutions) into
 ``_book-student/``; ``python -m oraclegap.book slides`` renders the class deck into ``_slides/``
-(:mod:`.editions`);
+(:mod:`.editions`, :mod:`.slides`); exercises with a numeric answer carry self-checks
+(:mod:`.selfcheck`);
 ``python -m oraclegap.book structure`` checks ``_quarto.yml`` against ``notebooks/``.
 
-The build lives in :mod:`.build`, the command line in :mod:`.cli`. Executed chapters go to ``chapters/`` rather than an underscore folder because Quarto skips
-``_``-prefixed paths when it collects a project.
+The build lives in :mod:`.build`, the command line in :mod:`.cli`. Executed chapters go to
+``chapters/`` rather than an underscore folder because Quarto skips ``_``-prefixed paths when it
+collects a project.
 """
 
 from __future__ import annotations

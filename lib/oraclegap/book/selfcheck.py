@@ -141,22 +141,19 @@ def render(exercise: str, results: list[Verdict], *, rel_tol: float = 0.0) -> st
 
 
 def check(exercise: str, answers: Mapping[str, object], expected: Mapping[str, object], *,
-          abs_tol: float = 0.005, rel_tol: float = 0.0, show: bool = True) -> list[Verdict]:
+          abs_tol: float = 0.005, rel_tol: float = 0.0) -> None:
     """Check a student's ``answers`` to ``exercise`` against the chapter's ``expected`` values
     (:func:`verdicts`) and display the verdicts (:func:`render`; as Markdown in a notebook, as
-    text elsewhere) unless ``show`` is false. Returns the verdicts."""
+    text elsewhere). Returns nothing, so that the cell shows the verdicts alone."""
     if not isinstance(exercise, str) or not exercise.strip():
         raise ValueError(f"exercise must be a non-empty name such as 'Exercise 1', got {exercise!r}")
-    results = verdicts(answers, expected, abs_tol=abs_tol, rel_tol=rel_tol)
-    if show:
-        text = render(exercise, results, rel_tol=rel_tol)
-        try:
-            from IPython import get_ipython
-            from IPython.display import Markdown, display
-        except ImportError:
-            get_ipython = None  # noqa: N806 - no IPython: plain text
-        if get_ipython is not None and get_ipython() is not None:
-            display(Markdown(text))
-        else:
-            print(text)
-    return results
+    text = render(exercise, verdicts(answers, expected, abs_tol=abs_tol, rel_tol=rel_tol), rel_tol=rel_tol)
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:
+        get_ipython = None  # noqa: N806 - no IPython: plain text
+    if get_ipython is not None and get_ipython() is not None:
+        display(Markdown(text))
+    else:
+        print(text)
