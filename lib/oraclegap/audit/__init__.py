@@ -186,6 +186,6 @@ __all__ = [
     "verdict_study",
 ]
 
-# private names the tests use, re-exported (``_check_out`` is the old name of ``check_out``)
+# private names the tests use, re-exported
 from .settings import _jsonable, _num, _records  # noqa: E402,F401
-from .write import _check_out, _execute, _find_quarto  # noqa: E402,F401
+from .write import _execute, _find_quarto  # noqa: E402,F401

@@ -170,9 +170,6 @@ def check_out(out, pool=None) -> Path:
     return out
 
 
-_check_out = check_out  # the old private name
-
-
 def notebook_source() -> Path:
     """The report notebook shipped inside the package (jupytext py:percent)."""
     return Path(__file__).resolve().parents[1] / "notebooks" / "audit.py"

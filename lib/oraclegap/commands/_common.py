@@ -34,7 +34,6 @@ from .._validate import parse_list as _parse_list
 from ..sources import FORMAT_NAMES, open_pool
 
 __all__ = [
-    "load_pool_arg",
     "add_pool_argument",
     "pool_from_args",
     "parse_taus",
@@ -68,15 +67,6 @@ POOL_HELP = (
 
 
 # ---------------------------------------------------------------------------- POOL
-def load_pool_arg(spec, **csv_options):
-    """Open a POOL reference (see :func:`oraclegap.sources.open_pool`) without the CLI's pool options.
-
-    Kept for old callers only: a verb reads its POOL with :func:`pool_from_args`, the one function
-    that honours every option :func:`add_pool_argument` defines (``tests/test_cli_pool_options.py``
-    runs every verb over the same option matrix and checks that no command module calls this)."""
-    return open_pool(spec, **csv_options)
-
-
 def add_pool_argument(parser, *, format_option: str = "--format") -> None:
     """The positional POOL plus the wide-CSV options ``--models``, ``--prompt-columns``, ``--id-column``.
     ``format_option`` names the option that chooses how POOL is read (``oraclegap export`` uses

@@ -296,9 +296,8 @@ def _recover(path: Path) -> None:
     """Finish or undo a save that died, and remove what dead saves left beside ``path``.
 
     Only entries named ``.NAME.new-PID-HEX`` / ``.NAME.old-PID-HEX`` whose process is gone are
-    touched (and a ``.NAME.old`` holding a pool, which an older version of this library left).
-    When ``path`` is missing and a dead save had moved the old pool aside, the finished new
-    pool (manifest present) is moved into place, else the old one.
+    touched. When ``path`` is missing and a dead save had moved the old pool aside, the finished
+    new pool (manifest present) is moved into place, else the old one.
     """
     parent = path.parent
     if not parent.is_dir():
@@ -308,7 +307,6 @@ def _recover(path: Path) -> None:
     except OSError:
         return
     dead: dict[str, dict[str, Path]] = {}
-    legacy_old = parent / f".{path.name}.old"
     for e in entries:
         m = _SIBLING.match(e.name)
         if m is None or m.group("name") != path.name or _pid_alive(int(m.group("pid"))):
@@ -328,18 +326,11 @@ def _recover(path: Path) -> None:
                     break
             if path.exists():
                 break
-        if not path.exists() and legacy_old.is_dir() and _holds_pool_manifest(legacy_old):
-            try:
-                os.rename(legacy_old, path)
-            except OSError:
-                pass
     if path.exists():
         for d in dead.values():
             for e in d.values():
                 if e.exists():
                     shutil.rmtree(e, ignore_errors=True)
-        if legacy_old.is_dir() and _holds_pool_manifest(legacy_old):  # a pool an older save had moved aside
-            shutil.rmtree(legacy_old, ignore_errors=True)
 
 
 def _mtime(p: Path) -> float:
