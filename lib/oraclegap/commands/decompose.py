@@ -30,7 +30,6 @@ import numpy as np
 from .. import _formats
 from .._validate import check_file, link_problem, read_npy, read_npz, read_text
 from ..stats import noise
-from ..stats.noise.intervals import _BEST_SPLITS
 from ._common import (
     add_pool_argument,
     add_resource_arguments,
@@ -148,23 +147,11 @@ def _as_baseline(values: np.ndarray, kind: str, names: list[str], n: int):
     return vals.astype(np.float64)
 
 
-def bootstrap_cost(n: int, M: int, n_boot: int) -> tuple[int, int]:
-    """(steps, bytes) of the prompt bootstrap of :func:`noise.decomposition` on n prompts and M
-    policies, the same whatever the output mode: a step is one resampled prompt (n per
-    resample); the resampled columns are 7 per-prompt terms, the M member rates and the 2 x 8 M
-    split-draw rates of the best member's partner (:data:`noise.intervals._BEST_SPLITS`), one float each
-    per resample, and the statistics built from them hold about four such arrays at once."""
-    cols = 7 + M + 2 * _BEST_SPLITS * M
-    steps = int(n_boot) * int(n)
-    bytes_ = int(n_boot) * cols * 8 * 4 + min(256, int(n_boot)) * int(n) * 8 * 2
-    return steps, bytes_
-
-
 def run(args) -> int:
     pool = pool_from_args(args)
     if pool.k < 2:
         raise ValueError(f"decompose needs k >= 2 draws per cell; {args.pool!r} has k={pool.k} (O_repro is not identified from one draw)")
-    steps, bytes_ = bootstrap_cost(pool.n_prompts, pool.n_policies, args.n_boot)
+    steps, bytes_ = noise.decomposition_cost(pool.n_prompts, pool.n_policies, args.n_boot)
     check_resources(args, f"decompose --n-boot {args.n_boot}", steps=steps, bytes_=bytes_, hint="lower --n-boot")
     baseline, label = None, "best single member"
     if args.baseline not in ("best", "best-single"):

@@ -16,7 +16,7 @@ intervals per family on the shared resamples and the families not distinguishabl
 
 from __future__ import annotations
 
-from ..deploy.evaluate import evaluate_routers
+from ..deploy.evaluate import evaluate_routers, evaluation_cost
 from ..deploy.features import DATASET_COLUMNS, EMBED_SOURCES
 from ..deploy.ranking import rank_routers
 from ..deploy.routers import FAMILIES
@@ -74,18 +74,6 @@ def _inputs_line(inputs: dict) -> str:
     return "inputs: " + (", ".join(used) if used else "none")
 
 
-def bootstrap_cost(n: int, M: int, n_families: int, n_boot: int) -> tuple[int, int]:
-    """(steps, bytes) of the prompt bootstraps of :func:`evaluate_routers` on n prompts and M
-    policies with ``n_families`` families: a step is one resampled prompt, n per resample for the
-    joint bootstrap and again for each family's paired comparison; memory is one float per
-    resample and bootstrapped column (per family its score, paired differences and rescue/loss
-    terms, per policy its rate), with copies while the intervals are built, plus one count block."""
-    cols = M + 6 * (n_families + 1) + 4
-    steps = int(n_boot) * int(n) * (n_families + 2)
-    bytes_ = int(n_boot) * cols * 8 * 3 + min(128, int(n_boot)) * int(n) * 4
-    return steps, bytes_
-
-
 def _with_baselines(families, pool) -> list | None:
     """The named families plus the task-wise best when the pool has a dataset column with several
     levels (router leaderboards keep finding that such constants beat the routers)."""
@@ -105,7 +93,9 @@ def run(args) -> int:
         families = _with_baselines(families, pool)
     if pool.k == 1 and args.tau is not None:
         raise ValueError("the pool has k=1: --tau applies only to pools with several draws per cell")
-    steps, bytes_ = bootstrap_cost(pool.n_prompts, pool.n_policies, len(families) if families else len(FAMILIES), args.n_boot)
+    n_families = len(families) if families else len(FAMILIES)
+    steps, bytes_ = evaluation_cost(pool.n_prompts, pool.n_policies, n_families, args.n_boot,
+                                    costs=pool.cost is not None)
     check_resources(args, f"routers --n-boot {args.n_boot}", steps=steps, bytes_=bytes_, hint="lower --n-boot")
     res = evaluate_routers(
         pool,

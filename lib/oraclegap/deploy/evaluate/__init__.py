@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from ...stats.bootstrap import bootstrap_means, bootstrap_means_loop
 from ...stats.multiplicity import holm
-from .compare import DEFAULT_LAMBDAS, evaluate_router, evaluate_routers
+from .compare import DEFAULT_LAMBDAS, evaluate_router, evaluate_routers, evaluation_cost
 from .metrics import PGR_FRACTIONS, aiq, apgr, cpt, gain_at_b, gap_at_o, pgr_curve
 from .protocol import TARGETS, Protocol, make_protocol, outcome_matrix, router_targets
 from .results import CostAnalysis, RouterComparison, RouterEvaluation
@@ -71,4 +71,5 @@ __all__ = [
     "RouterComparison",
     "evaluate_routers",
     "evaluate_router",
+    "evaluation_cost",
 ]

@@ -94,6 +94,31 @@ def _policy_datasets(pool: Pool):
     return None if col is None else [None if pd.isna(v) else str(v) for v in col]
 
 
+def evaluation_cost(n: int, M: int, n_families: int, n_boot: int, *, costs: bool = False,
+                    n_lambdas: int = DEFAULT_LAMBDAS.size) -> tuple[int, int]:
+    """(steps, bytes) of :func:`evaluate_routers`' prompt bootstraps on n prompts and M policies
+    with ``n_families`` families (the calibration-selected best single member comes on top),
+    estimated before any work.
+
+    A step is one resampled prompt: n per resample for the joint bootstrap and again for each
+    family's paired comparison. Memory is one float per resample and bootstrapped column, with
+    copies while the intervals are built, plus one block of resample counts. The columns: per
+    policy its rate, per family its score, paired differences and rescue/loss terms; with
+    ``costs`` (a pool with costs) also per family its accuracy and cost at each of ``n_lambdas``
+    cost penalties and its strong-weak curve at each fraction of :data:`PGR_FRACTIONS`, and per
+    policy its cost.
+    """
+    n, M = check_int(n, "n", minimum=1), check_int(M, "M", minimum=1)
+    n_families = check_int(n_families, "n_families", minimum=0)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    F = n_families + 1
+    cols = M + 6 * F + 4
+    if costs:
+        cols += F * (2 * check_int(n_lambdas, "n_lambdas", minimum=1) + PGR_FRACTIONS.size) + M
+    steps = n_boot * n * (n_families + 2)
+    return steps, n_boot * cols * 8 * 3 + min(128, n_boot) * n * 4
+
+
 def evaluate_routers(
     pool: Pool,
     families=None,

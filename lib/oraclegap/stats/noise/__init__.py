@@ -70,7 +70,7 @@ from .checks import (
     winners_curse_radius,
 )
 from .inputs import baseline_scores
-from .intervals import Decomposition, Estimate, baseline_table, decomposition
+from .intervals import Decomposition, Estimate, baseline_table, decomposition, decomposition_cost
 from .split_draw import split_draw_repro
 from .sweeps import k_sweep, pool_size_sweep, reliable_fractions, support_strata
 from .truth import (
@@ -96,6 +96,7 @@ __all__ = [
     "Estimate",
     "Decomposition",
     "decomposition",
+    "decomposition_cost",
     "split_draw_repro",
     "baseline_scores",
     "support_strata",

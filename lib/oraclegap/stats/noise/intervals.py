@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..._result import Interval, Result
-from ..._validate import as_rng, check_alpha
+from ..._validate import as_rng, check_alpha, check_int
 from ..bootstrap import bootstrap_means
 from .checks import AssumptionChecks, assumption_checks
 from .inputs import _form, _inputs, _o_exp_prompt, _tie_mean, baseline_scores
@@ -345,6 +345,19 @@ def decomposition(
         seed if not isinstance(seed, np.random.Generator) else None,
         checked,
     )
+
+
+def decomposition_cost(n: int, M: int, n_boot: int) -> tuple[int, int]:
+    """(steps, bytes) of :func:`decomposition`'s prompt bootstrap on n prompts and M members,
+    estimated before any work: a step is one resampled prompt (n per resample); the resampled
+    columns are at most 7 per-prompt terms (6, and a fixed baseline's scores), the M member rates
+    and the 2 x :data:`_BEST_SPLITS` x M half-draw counts of the best member's split-draw
+    partner, one float each per resample, and the statistics built from them hold about four
+    such arrays at once, beside one block of resample counts."""
+    n, M = check_int(n, "n", minimum=1), check_int(M, "M", minimum=1)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    cols = 7 + M + 2 * _BEST_SPLITS * M
+    return n_boot * n, n_boot * cols * 8 * 4 + min(256, n_boot) * n * 8 * 2
 
 
 def baseline_table(
