@@ -30,7 +30,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .structure import EXECUTED_DIR, quarto_book, quarto_pages
+from .structure import EXECUTED_DIR, cell_options, quarto_book, quarto_pages
 
 __all__ = [
     "PLAN_PAGE",
@@ -209,18 +209,6 @@ def _markdown_of(output: dict) -> str:
     return "".join(text) if isinstance(text, list) else str(text)
 
 
-def _options(src: str) -> dict[str, str]:
-    out = {}
-    for line in src.splitlines():
-        m = re.match(r"^#\|\s*([\w-]+):\s*(.*)$", line)
-        if not m:
-            if line.strip() and not line.startswith("#|"):
-                break
-            continue
-        out[m.group(1)] = m.group(2).strip().strip('"').strip("'")
-    return out
-
-
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*$", re.M)
 
 
@@ -254,15 +242,16 @@ def chapter_items(nb: dict) -> list[Item]:
             continue
         if cell.get("cell_type") != "code":
             continue
-        label = _options(src).get("label", "")
+        opts = cell_options(src)[0]
+        label = opts.get("label", "")
         outs = cell.get("outputs", [])
         if label.startswith("fig-"):
             png = next((o["data"]["image/png"] for o in outs if "image/png" in (o.get("data") or {})), None)
             if png:
                 data = "".join(png) if isinstance(png, list) else png
-                items.append(Item("fig", _options(src).get("fig-cap", ""), label, png=base64.b64decode(data)))
+                items.append(Item("fig", opts.get("fig-cap", ""), label, png=base64.b64decode(data)))
         elif label.startswith("tbl-"):
-            items.append(Item("tbl", _options(src).get("tbl-cap", ""), label))
+            items.append(Item("tbl", opts.get("tbl-cap", ""), label))
         for o in outs:
             md = _markdown_of(o).strip()
             if md and not is_solution(o) and not md.startswith("|"):
@@ -412,7 +401,7 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
         shown: set[str] = set()
         for place in places:
             for it in place.items:
-                if it.kind != "fig" or it.ident in shown or len(shown) >= FIGURES_PER_BLOCK:
+                if it.kind != "fig" or not it.ident or it.ident in shown or len(shown) >= FIGURES_PER_BLOCK:
                     continue
                 shown.add(it.ident)
                 name = f"{place.chapter}-{it.ident}.png"
