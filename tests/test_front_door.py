@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import oraclegap as og
-from oraclegap.cli import main
 from oraclegap.deploy.features import simulated_router_pool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,51 +62,49 @@ def test_import_is_cheap_and_lists_the_verbs():
 
 
 @pytest.fixture(scope="module")
-def pool_dir(tmp_path_factory):
-    pool = simulated_router_pool(n=60, M=3, k=4, seed=2).pool
-    path = tmp_path_factory.mktemp("front") / "pool"
-    pool.save(path)
-    return path, pool
+def pool_dir(make_pool):
+    return make_pool(60, 3, 4, seed=2, sim="router")
 
 
-def _cli_json(capsys, *argv) -> dict:
-    assert main([*argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+def _cli_json(run_cli, *argv) -> dict:
+    rc, out, err = run_cli(*argv, "--json")
+    assert rc == 0, err
+    return json.loads(out)
 
 
-def test_coverage_and_certify_match_the_cli(pool_dir, capsys):
+def test_coverage_and_certify_match_the_cli(pool_dir, run_cli):
     path, pool = pool_dir
-    cli = _cli_json(capsys, "coverage", str(path))
+    cli = _cli_json(run_cli, "coverage", str(path))
     ours = og.coverage(pool).to_dict()
     assert list(ours) == list(cli["taus"])
     for key in ours:
         for field, value in ours[key].items():
             assert cli["taus"][key][field] == pytest.approx(value, nan_ok=True), (key, field)
-    cert = _cli_json(capsys, "certify", str(path), "--draw", "0")["results"][0]
+    cert = _cli_json(run_cli, "certify", str(path), "--draw", "0")["results"][0]
     gi = og.certify(pool, draw=0)
     assert (gi.method, gi.lo, gi.hi, gi.value) == ("exact", pytest.approx(cert["lo"]), pytest.approx(cert["hi"]),
                                                    pytest.approx(cert["value"]))
-    paired = _cli_json(capsys, "certify", str(path), "--method", "paired", "--tau", "0.5")["results"][0]
+    paired = _cli_json(run_cli, "certify", str(path), "--method", "paired", "--tau", "0.5")["results"][0]
     gp = og.certify(pool, method="paired", tau=0.5)
     assert (gp.lo, gp.hi) == (pytest.approx(paired["lo"]), pytest.approx(paired["hi"]))
 
 
-def test_decompose_and_compose_match_the_cli(pool_dir, capsys):
+def test_decompose_and_compose_match_the_cli(pool_dir, run_cli):
     path, pool = pool_dir
-    cli = _cli_json(capsys, "decompose", str(path), "--n-boot", "300")
+    cli = _cli_json(run_cli, "decompose", str(path), "--n-boot", "300")
     dec = og.decompose(pool, n_boot=300)
     for q, e in dec.estimates.items():
         assert cli["intervals"][q]["lo"] == pytest.approx(e.lo, nan_ok=True), q
         assert cli["intervals"][q]["hi"] == pytest.approx(e.hi, nan_ok=True), q
-    comp = _cli_json(capsys, "compose", str(path), "--tau", "0.5")
+    comp = _cli_json(run_cli, "compose", str(path), "--tau", "0.5")
     res = og.compose(pool, tau=0.5)
     assert comp["anchor"] == res.anchor
     assert [s["F_b"] for s in comp["sizes"]] == pytest.approx(res.frame()["F_b greedy"].tolist())
 
 
-def test_routers_matches_the_cli(pool_dir, capsys):
+def test_routers_matches_the_cli(pool_dir, run_cli):
     path, pool = pool_dir
-    cli = _cli_json(capsys, "routers", str(path), "--tau", "0.5", "--families", "best_single,dataset", "--n-boot", "200")
+    cli = _cli_json(run_cli, "routers", str(path), "--tau", "0.5", "--families", "best_single,dataset", "--n-boot", "200")
     res = og.routers(pool, ["best_single", "dataset"], tau=0.5, n_boot=200)
     rows = {r["family"]: r for r in cli["routers"]}
     for fam, ev in res.evaluations.items():
