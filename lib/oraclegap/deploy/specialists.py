@@ -43,7 +43,7 @@ from .._validate import check_int, check_prob
 from ..pool import Pool, check_pool
 from ..stats import nulls
 from ..stats.coverage import coverage, need, routing_account
-from ..stats.simulate import plant
+from ..stats.simulate import PC1Rule, fit_pc1_rule, plant
 from .evaluate import RouterComparison, evaluate_routers
 from .features import RouterInputs, router_inputs
 
@@ -298,58 +298,6 @@ def rule_account(pool: Pool, rule, taus, *, split: str | None = "test") -> pd.Da
 
 
 # ====================================================================== predictable specialists (App. C.4)
-@dataclasses.dataclass(frozen=True)
-class PC1Rule:
-    """A fixed assignment rule fitted on some prompts' features: standardise with the fitted
-    ``mean`` and ``sd``, project on the fitted first principal component ``direction``, and bin
-    the score at the fitted interior quantile ``edges`` (bin b = number of edges at or below the
-    score, so bins run 0 .. len(edges))."""
-
-    mean: np.ndarray
-    sd: np.ndarray
-    direction: np.ndarray
-    edges: np.ndarray
-
-    @property
-    def n_bins(self) -> int:
-        return int(self.edges.size + 1)
-
-    def score(self, features) -> np.ndarray:
-        """The first-principal-component score of each row under the fitted standardisation."""
-        X = np.asarray(features, dtype=float)
-        if X.ndim != 2 or X.shape[1] != self.mean.size:
-            raise ValueError(f"features must have shape [n, {self.mean.size}], got {X.shape}")
-        if not np.isfinite(X).all():
-            raise ValueError("features contain NaN or infinite values")
-        return ((X - self.mean) / self.sd) @ self.direction
-
-    def assign(self, features) -> np.ndarray:
-        """Bin index in [0, n_bins) of each row."""
-        return np.searchsorted(self.edges, self.score(features), side="right").astype(np.int64)
-
-
-def fit_pc1_rule(features, n_bins: int) -> PC1Rule:
-    """Fit a :class:`PC1Rule` on ``features`` [n, d]: column means and standard deviations
-    (a constant column keeps sd 1), the first right singular vector of the standardised matrix
-    and its n_bins-quantile boundaries. On the fitting rows the rule reproduces
-    :func:`oraclegap.stats.simulate.pc1_bins` exactly."""
-    X = np.asarray(features, dtype=float)
-    if X.ndim != 2 or 0 in X.shape:
-        raise ValueError(f"features must be a non-empty [n, d] array, got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("features contain NaN or infinite values")
-    n_bins = check_int(n_bins, "n_bins", minimum=1)
-    if n_bins > X.shape[0]:
-        raise ValueError(f"n_bins={n_bins} bins need at least as many fitting rows; got {X.shape[0]}")
-    mu, sd = X.mean(axis=0), X.std(axis=0)
-    sd = np.where(sd > 0, sd, 1.0)
-    Z = (X - mu) / sd
-    _, _, vt = np.linalg.svd(Z, full_matrices=False)
-    score = Z @ vt[0]
-    edges = np.quantile(score, np.linspace(0, 1, n_bins + 1)[1:-1])
-    return PC1Rule(mu, sd, vt[0].copy(), np.asarray(edges, dtype=float))
-
-
 @dataclasses.dataclass(frozen=True)
 class PlantedControl:
     """A pool with predictable specialists planted: ``pool`` (counts changed, prompt table,

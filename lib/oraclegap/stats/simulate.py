@@ -60,6 +60,8 @@ __all__ = [
     "planted",
     "specialists",
     "quality_shift",
+    "PC1Rule",
+    "fit_pc1_rule",
     "pc1_bins",
     "predictable",
     "World",
@@ -396,21 +398,72 @@ def quality_shift(
 
 
 # ---------------------------------------------------------------------------- predictable specialists
-def pc1_bins(features, n_bins: int) -> np.ndarray:
-    """Bin index in [0, n_bins) of each row's score on the first principal component of the
-    standardised features, with equal-count (quantile) bins: quintiles when n_bins = 5."""
+@dataclasses.dataclass(frozen=True)
+class PC1Rule:
+    """A fixed assignment rule fitted on some prompts' features: standardise with the fitted
+    ``mean`` and ``sd``, project on the fitted first principal component ``direction``, and bin
+    the score at the fitted interior quantile ``edges`` (bin b = number of edges at or below the
+    score, so bins run 0 .. len(edges))."""
+
+    mean: np.ndarray
+    sd: np.ndarray
+    direction: np.ndarray
+    edges: np.ndarray
+
+    @property
+    def n_bins(self) -> int:
+        return int(self.edges.size + 1)
+
+    def score(self, features) -> np.ndarray:
+        """The first-principal-component score of each row under the fitted standardisation."""
+        X = np.asarray(features, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.mean.size:
+            raise ValueError(f"features must have shape [n, {self.mean.size}], got {X.shape}")
+        if not np.isfinite(X).all():
+            raise ValueError("features contain NaN or infinite values")
+        return ((X - self.mean) / self.sd) @ self.direction
+
+    def assign(self, features) -> np.ndarray:
+        """Bin index in [0, n_bins) of each row."""
+        return np.searchsorted(self.edges, self.score(features), side="right").astype(np.int64)
+
+
+def _fit_pc1(features, n_bins: int) -> tuple[PC1Rule, np.ndarray]:
+    """The :class:`PC1Rule` of ``features`` [n, d] with ``n_bins`` bins and the fitting rows'
+    scores: column means and standard deviations (a constant column keeps sd 1), the first right
+    singular vector of the standardised matrix and the n_bins-quantile boundaries of the scores."""
     X = np.asarray(features, dtype=float)
     if X.ndim != 2 or 0 in X.shape:
         raise ValueError(f"features must be a non-empty [n, d] array, got shape {X.shape}")
     if not np.isfinite(X).all():
         raise ValueError("features contain NaN or infinite values")
     n_bins = check_int(n_bins, "n_bins", minimum=1)
-    sd = X.std(axis=0)
-    Z = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    mu, sd = X.mean(axis=0), X.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    Z = (X - mu) / sd
     _, _, vt = np.linalg.svd(Z, full_matrices=False)
     score = Z @ vt[0]
     edges = np.quantile(score, np.linspace(0, 1, n_bins + 1)[1:-1])
-    return np.searchsorted(edges, score, side="right").astype(np.int64)
+    return PC1Rule(mu, sd, vt[0].copy(), np.asarray(edges, dtype=float)), score
+
+
+def fit_pc1_rule(features, n_bins: int) -> PC1Rule:
+    """Fit a :class:`PC1Rule` on ``features`` [n, d] (at least ``n_bins`` rows): column means and
+    standard deviations (a constant column keeps sd 1), the first right singular vector of the
+    standardised matrix and its n_bins-quantile boundaries. On the fitting rows the rule gives
+    :func:`pc1_bins`."""
+    rule, score = _fit_pc1(features, n_bins)
+    if rule.n_bins > score.size:
+        raise ValueError(f"n_bins={n_bins} bins need at least as many fitting rows; got {score.size}")
+    return rule
+
+
+def pc1_bins(features, n_bins: int) -> np.ndarray:
+    """Bin index in [0, n_bins) of each row's score on the first principal component of the
+    standardised features, with equal-count (quantile) bins: quintiles when n_bins = 5 (the
+    :class:`PC1Rule` fitted on the same rows, applied to them)."""
+    rule, score = _fit_pc1(features, n_bins)
+    return np.searchsorted(rule.edges, score, side="right").astype(np.int64)
 
 
 def predictable(n: int = 240, M: int = 5, k: int = 16, delta: float = 0.10, *, d: int = 8, a: float = GEOMETRY3K_AB[0],
