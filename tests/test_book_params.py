@@ -158,3 +158,11 @@ def test_ci_runs_check_params_after_the_tests():
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
     target = make.split("\ncheck-params:", 1)[1].split("\n\n", 1)[0]
     assert "-m oraclegap.book check-params" in target
+
+
+def test_the_book_cli_runs_check_params(monkeypatch, capsys):
+    from oraclegap.book.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["check-params", "--only", "99"]) == 2
+    assert "--only ['99'] matches no chapter" in capsys.readouterr().err

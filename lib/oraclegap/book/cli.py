@@ -55,7 +55,14 @@ def main(argv=None) -> int:
     sub.add_parser("quarto", help="find or install Quarto (PATH, .quarto-kit/, $OG_QUARTO_KIT, PyPI) and say which")
     sub.add_parser("pdf", help="print the rendered pages to _book/oraclegap.pdf with headless Chromium "
                               "and link it from the book")
+    from . import params as book_params
+
+    book_params.add_arguments(sub.add_parser(
+        "check-params", help="execute every parameter change the book lists (book.params) at --small "
+                             "into .cache/check-params/ and run the prose checks on each"))
     args = ap.parse_args(argv)
+    if args.cmd == "check-params":
+        return book_params.run_command(args)
     if args.cmd == "build":
         params = {}
         for name, value in args.parameter:
