@@ -36,3 +36,15 @@ def test_atomic_write_respects_umask_and_keeps_old_on_failure(tmp_path, monkeypa
     with pytest.raises(OSError, match="disk full"):
         _io.atomic_write(p, "y")
     assert p.read_text() == "x" and sorted(x.name for x in tmp_path.iterdir()) == ["a.txt"]
+
+
+def test_pid_alive_is_false_only_for_a_process_known_to_be_gone(monkeypatch):
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert _io.pid_alive(os.getpid())
+    assert not _io.pid_alive(child.pid)
+    monkeypatch.setattr(_io.os, "name", "nt")  # Windows: os.kill(pid, 0) would signal, so never asked
+    assert _io.pid_alive(child.pid)

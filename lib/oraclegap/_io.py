@@ -96,7 +96,13 @@ def atomic_write(path, data: bytes | str, *, encoding: str = "utf-8") -> Path:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs on this host (a process of another user counts as running)."""
+    """Whether process ``pid`` may still run on this host: False only when it is known to be gone.
+
+    True for a running process (one of another user counts), for this process, and on Windows,
+    where ``os.kill(pid, 0)`` would send the process a signal instead of asking about it (so what
+    a process of unknown state left behind is kept)."""
+    if pid == os.getpid() or os.name == "nt":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

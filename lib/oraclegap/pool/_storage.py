@@ -285,13 +285,6 @@ def _holds_pool_manifest(path: Path) -> bool:
 _SIBLING = re.compile(r"^\.(?P<name>.+)\.(?P<kind>new|old)-(?P<pid>\d+)-(?P<rand>[0-9a-f]+)$")
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` may still be saving (True when unsure: its files are then left alone)."""
-    if pid == os.getpid() or os.name == "nt":  # on Windows os.kill(pid, 0) would signal the process
-        return True
-    return pid_alive(pid)
-
-
 def _recover(path: Path) -> None:
     """Finish or undo a save that died, and remove what dead saves left beside ``path``.
 
@@ -309,7 +302,7 @@ def _recover(path: Path) -> None:
     dead: dict[str, dict[str, Path]] = {}
     for e in entries:
         m = _SIBLING.match(e.name)
-        if m is None or m.group("name") != path.name or _pid_alive(int(m.group("pid"))):
+        if m is None or m.group("name") != path.name or pid_alive(int(m.group("pid"))):
             continue
         dead.setdefault(f"{m.group('pid')}-{m.group('rand')}", {})[m.group("kind")] = e
     if not path.exists() and not path.is_symlink():
