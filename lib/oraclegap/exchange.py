@@ -1,4 +1,4 @@
-"""Writing a pool in the layouts other router tools read (issue 23 item 4).
+"""Writing a pool in the layouts other router tools read.
 
 :func:`export_pool` writes one of :data:`EXPORT_FORMATS`; :func:`oraclegap.sources.open_pool`
 reads each back, and the round trip keeps what the format holds (``tests/test_export.py``):

@@ -35,7 +35,7 @@ from pathlib import Path
 
 __all__ = ["MAX_WORDS", "MAX_COLUMNS", "MAX_SECTIONS", "PageMeasure", "measure_html", "measure_page", "measure_problems"]
 
-MAX_WORDS = 6500  # words in a chapter's main line (issue 22: "at most ~6k words")
+MAX_WORDS = 6500  # words in a chapter's main line ("at most ~6k words")
 MAX_COLUMNS = 8  # columns of a main-line table ("at most ~8 columns")
 # ``##`` sections of a main line, counting Data and settings, Takeaways and Exercises ("at most ~6
 # sections": six that carry the argument, or five and the exercises' own)

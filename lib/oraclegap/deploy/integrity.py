@@ -1,4 +1,4 @@
-"""Integrity of a pool before any inference (issue 23 item 2).
+"""Integrity of a pool before any inference.
 
 Published router tables carry problems that no statistic downstream can undo; each check here
 returns a small frozen result with ``.frame()``:

@@ -1,4 +1,4 @@
-"""Router families ranked with uncertainty (issue 23 item 3).
+"""Router families ranked with uncertainty.
 
 Router leaderboards rank families by point estimates. :func:`rank_families` ranks them on the
 paired prompt-bootstrap resamples of :mod:`oraclegap.deploy.evaluate` (every family scored on the

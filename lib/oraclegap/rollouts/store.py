@@ -62,7 +62,7 @@ def _flatten(obj, prefix: str = "") -> dict:
 
 def _with_defaults(identity: dict) -> dict:
     """A stored identity with the settings added since it was written filled in: a store without
-    ``sampling.draw_seeds`` was sampled with aligned seeds (the only mode then)."""
+    ``sampling.draw_seeds`` holds draws sampled with aligned seeds (its writer had no other mode)."""
     samp = identity.get("sampling") if isinstance(identity, dict) else None
     if isinstance(samp, dict) and "draw_seeds" not in samp:
         return {**identity, "sampling": {**samp, "draw_seeds": "aligned"}}
