@@ -60,7 +60,6 @@ TAUS_REAL = [0.10, 0.30, 0.50, 0.70, 0.90]
 #| echo: false
 import dataclasses
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -70,7 +69,6 @@ from IPython.display import display
 import oraclegap as og
 from oraclegap import datasets
 from oraclegap import report as R
-from oraclegap._io import atomic_write
 from oraclegap.audit.settings import section_seeds
 from oraclegap.deploy import mixtures, validation
 from oraclegap.deploy.routers import label as family_label
@@ -693,7 +691,7 @@ R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean o
 # %%
 # one shade per threshold rank; the legend names each rank's threshold on both tasks
 n_rank = max(len(g.frame()) for g in gap_sets.values())
-shade = plt.get_cmap("Blues")(np.linspace(0.25, 0.95, n_rank))
+shade = R.sequential_colors(n_rank)  # dark to light as the threshold rises
 rank_names = [" / ".join(f"{ts[r]:g}" for ts in (TAUS, TAUS_SECONDARY) if r < len(ts))
               for r in range(n_rank)]
 legend_at_right = dict(fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1),
@@ -771,16 +769,15 @@ R.table(bh_df[bh_df["statistic"] == "L"].groupby("pool", sort=False).head(1),
                  "reject": "discovery"})
 
 # %%
-BH_CSV = Path("chapters") / "02_seed_pool-bh-tests.csv"  # beside the executed notebook
-atomic_write(BH_CSV, bh_df[["pool", "name", "statistic", "p", "p_adjusted", "reject"]]
-             .rename(columns={"name": "test", "reject": "discovery"}).to_csv(index=False))
+bh_link = R.csv_download(bh_df[["pool", "name", "statistic", "p", "p_adjusted", "reject"]]
+                         .rename(columns={"name": "test", "reject": "discovery"}),
+                         "02_seed_pool-bh-tests")
 R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive the adjustment; "
           "{s} of them concern {what}. In the paper four of 156 survived, none of them in a seed "
-          "pool. The full list of the {n} tests, with raw and adjusted p-values, is "
-          "[a CSV file](../downloads/{f}).",
+          "pool. The full list of the {n} tests, with raw and adjusted p-values, is {f}.",
           n=len(bh_df), c=sum(len(v) for v in family.values()) - len(members), r=bh.n_rejected,
           s=lab_rej, what="the lab's seed pools and their replications" if LAB else "your pool",
-          f=BH_CSV.name)
+          f=bh_link)
 
 # %% [markdown]
 # ### Are the draws independent? {#sec-draw-alignment}
@@ -2097,13 +2094,25 @@ p000_all = pd.concat([r.frame() for r in p000.values()], ignore_index=True)
 # %%
 #| label: tbl-p000-reruns
 #| tbl-cap: >-
-#|   Tables 2, A2, A3 and A4 of arXiv 2609.32996 rerun on paper-calibrated reference pools: the
-#|   paper's figure, ours (mean or rate over our replicates) and the tolerance of two Monte Carlo
-#|   standard errors of the difference plus half a unit of the paper's rounding.
-R.table(shown(p000_all), columns=p000_cols)
+#|   Tables 2, A2, A3 and A4 of arXiv 2609.32996 rerun on paper-calibrated reference pools, by
+#|   table and quantity: the settings, and how many of ours (a mean or rate over our replicates)
+#|   lie within the tolerance of the paper's figure (two Monte Carlo standard errors of the
+#|   difference plus half a unit of the paper's rounding), above it, below it, or are not
+#|   comparable.
+p000_sh = shown(p000_all).assign(quantity=lambda f: f["quantity"].str.replace(
+    r", τ = [\d.]+$", "", regex=True))  # one row per quantity, its thresholds counted together
+p000_sum = pd.crosstab([p000_sh["table"], p000_sh["quantity"]], p000_sh["verdict"]).reindex(
+    columns=["within", "above", "below", "not comparable"], fill_value=0)
+p000_sum.insert(0, "settings", p000_sum.sum(axis=1))
+R.table(p000_sum.reindex(pd.MultiIndex.from_frame(p000_sh[["table", "quantity"]]
+                                                  .drop_duplicates())).reset_index())
 
 # %%
-R.show_lines([R.md("Reading. {r}.", r=p000_reading(r)) for r in p000.values()])
+R.show_lines([R.md("Reading. {r}.", r=p000_reading(r)) for r in p000.values()]
+             + [R.md("Every cell of the {n}, with the paper's figure, ours and the tolerance, is "
+                     "in {f}.", n=len(p000_all), f=R.csv_download(
+                         shown(p000_all)[list(p000_cols)].rename(columns=p000_cols),
+                         "02_seed_pool-p000-reruns"))])
 
 # %%
 p000_a2 = p000["Table A2"].frame().query(
@@ -2147,12 +2156,6 @@ A1_FAMILY = {"paper000_linear": "linear", "paper000_boosted": "gradient-boosted"
              "paper000_knn": "nearest-neighbor"}
 
 # %%
-#| label: tbl-p000-routers
-#| tbl-cap: >-
-#|   The paper's router presets (paper000_*) beside the library's families on the lab seed pool:
-#|   coverage gain over the threshold-specific best test member with its 95% prompt-bootstrap
-#|   interval, disagreement error e_D and break-even L/D; the last columns are the paper's Table A1
-#|   (Geometry3K test) for the family each preset reproduces.
 if p000_route is not None:
     p000_cells = p000_route.cells.copy()
     p000_cells["label"] = [RT.label(f) for f in p000_cells["family"]]
@@ -2162,9 +2165,22 @@ if p000_route is not None:
     pa = pa[["tau", "family", "gain", "e_D"]].rename(
         columns={"gain": "paper_gain", "e_D": "paper_eD"})
     p000_cells = p000_cells.merge(pa, on=["tau", "family"], how="left")
-    display(R.table(p000_cells, columns={"tau": "τ", "label": "family", "gain (95%)": "gain (95%)",
-                                    "e_D": "e_D", "break_even": "L/D", "paper_gain": "paper gain",
-                                    "paper_eD": "paper e_D"}))
+    P000_COLS = {"tau": "τ", "label": "family", "gain (95%)": "gain (95%)", "e_D": "e_D",
+                 "break_even": "L/D", "paper_gain": "paper gain", "paper_eD": "paper e_D"}
+
+# %%
+#| label: tbl-p000-routers
+#| tbl-cap: >-
+#|   The paper's router presets (paper000_*) beside the library's families on the lab seed pool:
+#|   coverage gain over the threshold-specific best test member with its 95% prompt-bootstrap
+#|   interval, one column per threshold. Each cell's disagreement error e_D and break-even L/D,
+#|   and the paper's Table A1 (Geometry3K test) for the family each preset reproduces, are in the
+#|   CSV file linked below.
+if p000_route is not None:
+    p000_wide = p000_cells.pivot(index="label", columns="tau", values="gain (95%)")
+    p000_wide.columns = [f"τ = {t:g}" for t in p000_wide.columns]
+    display(R.table(p000_wide.reindex(list(dict.fromkeys(p000_cells["label"])))
+                    .rename_axis("family").reset_index()))
 
 # %%
 if p000_route is not None:
@@ -2174,7 +2190,9 @@ if p000_route is not None:
     R.show_md("Reading: of the presets' {n} cells, {b} have a gain interval wholly below zero and "
               "{a} wholly above it (the library's families: {b2} below, {a2} above, of {n2}). "
               "The paper found no Table A1 interval wholly above zero; its pool and ours differ, "
-              "so its columns stand beside ours, not compared.", n=len(p000_pres),
+              "so its figures stand beside ours in {f}, not compared.", n=len(p000_pres),
+              f=R.csv_download(p000_cells[list(P000_COLS)].rename(columns=P000_COLS),
+                               "02_seed_pool-p000-routers"),
               b=int((p000_pres["hi"] < 0).sum()), a=int((p000_pres["lo"] > 0).sum()),
               n2=len(p000_lib), b2=int((p000_lib["hi"] < 0).sum()),
               a2=int((p000_lib["lo"] > 0).sum()))
