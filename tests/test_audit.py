@@ -905,7 +905,7 @@ def test_draws_sweep_audits_nested_subsets():
 
 
 def test_planted_duplicates_across_the_split_are_reported_as_leakage():
-    """Issue 23: copies of prompts planted on both sides of the quick router's split show up in the
+    """Copies of prompts planted on both sides of the quick router's split show up in the
     audit's integrity section as leakage; the stored lab pool has none."""
     from oraclegap import datasets
 

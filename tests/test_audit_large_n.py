@@ -1,4 +1,4 @@
-"""The audit's large-n Monte Carlo design (issue 24) and the compiled within-cell permutations of
+"""The audit's large-n Monte Carlo design and the compiled within-cell permutations of
 paper 001's assumption checks: what changes above LARGE_N prompts, that nothing changes up to it,
 and that the permutations are uniform, independent and summarised exactly."""
 

@@ -1,4 +1,4 @@
-"""Issue 19: ``oraclegap audit --out DIR`` deletes nothing of yours.
+"""``oraclegap audit --out DIR`` deletes nothing of yours.
 
 The audit records the files it writes in a hidden manifest and on a rerun replaces only those;
 a note added to the folder survives; POOL inside DIR, a folder of files no audit wrote (a

@@ -232,7 +232,7 @@ def test_findings_follow_the_path(base16, base1):
 
 
 def test_exchangeable_k1_pool_is_not_reported_certified(base1):
-    """Issue 25: at k = 1 exchangeable members have a certified outcome-oracle gap (the oracle
+    """At k = 1 exchangeable members have a certified outcome-oracle gap (the oracle
     collects the luck of M single draws); the code says luck is not excluded, and the headline
     names the responses per prompt the planner says would decide it."""
     assert base1["certificates"]["levels"]["outcome"]["certified"]  # the gap of pure luck is certified

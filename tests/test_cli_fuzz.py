@@ -1,15 +1,15 @@
-"""Fuzz-style CLI test (issue 7): malformed files and options, each must give exit status 2,
-exactly one line on stderr that names the problem, no traceback, and no file written.
+"""Fuzz-style CLI test: malformed files and options, each must give exit status 2, exactly one
+line on stderr that names the problem, no traceback, and no file written.
 
-Issue 19 added the classes: headers that claim more data than the file holds, pickles under
-other names (.npz, .npy, .txt, a torch zip), text that is not UTF-8 (--baseline, --prompts, JSON
-lines), a directory where a file is expected and the reverse, audit targets (POOL inside DIR, a
-folder of files no audit wrote, a file as parent), ids that cannot be exact, uneven draws,
-requests too costly to start, options validated alike in both output modes, and repeats.
-Issue 39 added: ';'-, tab- and '|'-separated files (European decimal commas named), Excel's
-``sep=`` first line, links that loop or dangle (POOL, other files, ``--out`` before any work),
-JSON nested past the recursion limit, pandas >= 3 pickles with Arrow strings, and rows repeated
-without draw labels (refused rather than counted as draws). Its other classes (clean-up of
+The classes: headers that claim more data than the file holds, pickles under other names (.npz,
+.npy, .txt, a torch zip), text that is not UTF-8 (--baseline, --prompts, JSON lines), a
+directory where a file is expected and the reverse, audit targets (POOL inside DIR, a folder of
+files no audit wrote, a file as parent), ids that cannot be exact, uneven draws, requests too
+costly to start, options validated alike in both output modes, repeats; ';'-, tab- and
+'|'-separated files (European decimal commas named), Excel's ``sep=`` first line, links that
+loop or dangle (POOL, other files, ``--out`` before any work), JSON nested past the recursion
+limit, pandas >= 3 pickles with Arrow strings, and rows repeated without draw labels (refused
+rather than counted as draws). The classes that are not a one-line refusal (clean-up of
 temporaries by marker only, exclusive outputs, Ctrl-C during start-up, ``--dedupe``, true/false
 in long tables) are in ``test_hardening_round3.py``.
 The option matrix over every verb is in ``test_cli_pool_options.py``, the audit's folder rules
@@ -128,8 +128,8 @@ def inputs(tmp_path_factory) -> Path:
             (p / "manifest.json").write_text(json.dumps(m))
         else:
             (p / "policies.parquet").unlink()
-    _issue19_inputs(d, v)
-    _issue39_inputs(d, v)
+    _damaged_and_disguised_inputs(d, v)
+    _separator_link_and_repeat_inputs(d, v)
     old = d / "format1_flip"
     shutil.copytree(DATA / "pool_format1", old)
     b = bytearray((old / "arrays.npz").read_bytes())
@@ -147,8 +147,8 @@ def _npy_header_only(path: Path, shape) -> None:
     path.write_bytes(buf.getvalue())
 
 
-def _issue19_inputs(d: Path, v: np.ndarray) -> None:
-    """Hostile inputs of issue 19: damaged headers, pickles under other names, non-UTF-8 text,
+def _damaged_and_disguised_inputs(d: Path, v: np.ndarray) -> None:
+    """Hostile inputs: damaged headers, pickles under other names, non-UTF-8 text,
     directories where files are expected, huge ids, uneven draws, costly requests."""
     import io
     import pickle
@@ -192,8 +192,8 @@ def _issue19_inputs(d: Path, v: np.ndarray) -> None:
     (proj / "data.csv").write_text("a\n1\n")
 
 
-def _issue39_inputs(d: Path, v: np.ndarray) -> None:
-    """Hostile inputs of issue 39: other separators, Excel's sep= line, links that loop or dangle,
+def _separator_link_and_repeat_inputs(d: Path, v: np.ndarray) -> None:
+    """Hostile inputs: other separators, Excel's sep= line, links that loop or dangle,
     JSON nested past the recursion limit, Arrow-string pickles, rows doubled without draw labels."""
     w = lambda name, text: (d / name).write_text(text, encoding="utf-8")  # noqa: E731
     w("euro.csv", "id;a;b\nq0;1,0;0,0\nq1;0,0;1,0\n")
@@ -326,7 +326,7 @@ CASES = [
     (["certify", "{d}/k1_pool", "--method", "magic"], r"argument --method: invalid choice: 'magic'"),
     (["certify", "{d}/k1_pool", "--draw", "2"], r"the pool has k=1; --draw and --tau apply only"),
     (["frobnicate", "{d}/good.npy"], r"invalid choice: 'frobnicate'"),
-    # ---- issue 19: a header that claims more data than the file holds is a damaged file
+    # ---- a header that claims more data than the file holds is a damaged file
     (["coverage", "{d}/huge_header.npy"], r"huge_header.npy is damaged: its header claims an array of shape \(1000000, 1000000\)"),
     (["certify", "{d}/huge_header.npy"], r"huge_header.npy is damaged: its header claims"),
     (["coverage", "{d}/huge_member.npz:V"], r"huge_member.npz: member 'V' is damaged: its header claims"),
@@ -408,7 +408,7 @@ CASES = [
     (["compose", "{d}/k1_pool", "--sizes", "1,,2"], r"--sizes must be a comma-separated list with no empty entries"),
     (["compose", "{d}/k1_pool", "--tau", "0.5"], r"the pool has k=1: --tau applies only"),
     (["routers", "{d}/k1_pool", "--tau", "0.5"], r"the pool has k=1: --tau applies only"),
-    # ---- issue 39: other separators and Excel's sep= line are named, with line numbers that count the sep= line
+    # ---- other separators and Excel's sep= line are named, with line numbers that count the sep= line
     (["coverage", "{d}/euro.csv"], r"euro.csv has a single column 'id;a;b': it looks separated by ';' with decimal commas"),
     (["coverage", "{d}/euro_long.csv"], r"euro_long.csv has a single column .* looks separated by ';'"),
     (["coverage", "{d}/euro_long.csv", "--format", "long"], r"euro_long.csv has a single column .* looks separated by ';'"),

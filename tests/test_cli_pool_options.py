@@ -1,4 +1,4 @@
-"""Issue 19: every verb reads POOL one way.
+"""Every verb reads POOL one way.
 
 One function (``oraclegap.commands._common.pool_from_args``) turns (POOL, options) into a Pool
 for every verb. The matrix below runs every verb that takes a POOL over the same option cases
@@ -164,7 +164,7 @@ def test_every_verb_reads_pool_options_the_same_way(files, tmp_path, monkeypatch
 
 
 def test_routers_end_to_end_honours_pool_options(files, capsys):
-    """The issue's example: routers on a wide CSV with a 0/1 metadata column and --models."""
+    """Routers on a wide CSV with a 0/1 metadata column and --models."""
     f = str(files["d"] / "meta.csv")
     base = ["routers", f, "--embed", "tfidf-svd", "--families", "best_single,embed_knn", "--n-boot", "200", "--json", "--cv", "2"]
     assert cli.main([*base, "--prompt-columns", "is_math"]) == 0

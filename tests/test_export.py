@@ -1,4 +1,4 @@
-"""Issue 23 item 4: exporters and the long format's shipped schema.
+"""Exporters and the long format's shipped schema.
 
 For every format, ``open_pool(export(pool))`` equals the pool on what the format holds (verdicts,
 policy names, texts, datasets, splits, answers, costs where held; prompt ids where the format

@@ -1,5 +1,5 @@
-"""Issue 7: nothing silently wrong, nothing lost. One block of tests per class of the issue
-(silent wrong results 1-8, data safety, unclear errors); each failed on the code before the fix."""
+"""Nothing silently wrong, nothing lost: one block of tests per class of failure (silent wrong
+results 1-8, data safety, unclear errors)."""
 
 from __future__ import annotations
 

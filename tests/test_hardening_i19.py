@@ -1,4 +1,4 @@
-"""Issue 19, the classes that are not a one-line refusal: ids kept exact in every importer, the
+"""Malformed input that is not a one-line refusal: ids kept exact in every importer, the
 uneven-draws message naming the cell that has the extra rows, the out-of-memory message, the
 estimate and progress of long ``nulls`` runs, and arguments validated before the output mode.
 """
@@ -152,7 +152,7 @@ def test_nulls_estimate_matches_the_cost_model():
 
     c = NullCost(proposals=int(2.5e9), redeal_cells=int(3.5e9), bytes=0)
     assert nulls_cmd.estimate_seconds(c) == pytest.approx(2.5e9 / nulls_cmd.PROPOSALS_PER_S + 3.5e9 / nulls_cmd.REDEAL_CELLS_PER_S)
-    # the issue's pool (20000 x 40 x 8, defaults) is estimated at minutes, so the bar is shown
+    # a 20000 x 40 x 8 pool with the default settings is estimated at minutes, so the bar is shown
     from oraclegap.stats.nulls import null_cost
 
     v = np.zeros((20000, 40, 8), dtype=bool)
@@ -171,7 +171,6 @@ BAD = {
     "compose": [["--sizes", "1,1"], ["--max-subsets", "0"], ["--tau", "-1"], ["--sizes", "x"]],
     "audit": [["--seed", "-1"], ["--taus", "0.2,0.2"], ["--alpha", "nan"]],
     "rollouts": [["--k", "0"], ["--seed", "-1"], ["--batch-size", "0"]],
-    # issue 23
     "integrity": [["--seed", "-1"], ["--near-threshold", "2"], ["--cv", "1"], ["--dedupe-near"]],
     "export": [["--format", "excel"], ["--format", "routerbench"], ["--format", "long", "--out", "x.txt"]],
 }

@@ -1,4 +1,4 @@
-"""Issue 39, the classes that are not a one-line refusal of one input (those are in
+"""Hardening that is not a one-line refusal of one input (those are in
 ``test_cli_fuzz.py``): the clean-up of temporaries removes only folders whose marker names a dead
 run of the same target, never a folder of yours, whatever its name; ``export`` and ``audit``
 create their target exclusively (of two runs racing to one target one writes it, the other is
@@ -57,7 +57,7 @@ def _dead_pid() -> int:
 
 @pytest.fixture(scope="module")
 def pools(tmp_path_factory):
-    d = tmp_path_factory.mktemp("round3")
+    d = tmp_path_factory.mktemp("hardening")
     simulate.specialists(60, 3, 4, f=0.5, s=0.3, seed=39).pool.save(d / "pool")
     simulate.specialists(60, 3, 4, f=0.5, s=0.3, seed=40).pool.save(d / "other")
     return d

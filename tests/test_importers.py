@@ -1,4 +1,4 @@
-"""Issue 14 item 3: importers of the files other router tools write, and Pool.to_long.
+"""Importers of the files other router tools write, and Pool.to_long.
 
 Each importer reads a small file the test writes in that tool's layout (LLMRouterBench result
 files and flat records, LLMRouter routing JSON lines, RouterEval .npz, EmbedLLM long CSV,
@@ -352,7 +352,7 @@ def test_detection_refuses_ambiguity_and_unknown_layouts(tmp_path):
 
 
 def test_pickles_are_refused_with_how_to_convert(tmp_path):
-    # issue 23: .pkl/.pickle go through the restricted unpickler (tests/test_safe_pickle.py); torch files stay refused
+    # .pkl/.pickle go through the restricted unpickler (tests/test_safe_pickle.py); torch files stay refused
     for name, how in (("query_embeddings_longformer.pt", r"torch.load"),
                       ("question_embeddings.pth", r"np.save\('x.npy', x.numpy\(\)\)")):
         (tmp_path / name).write_bytes(b"\x80\x04not really")

@@ -1,4 +1,4 @@
-"""Issue 23 item 2: integrity before inference.
+"""Integrity before inference.
 
 Planted duplicates (exact after normalisation, near by TF-IDF cosine) are counted and flagged as
 leakage exactly when they cross the routers' calibration/test split; deduplication keeps the first

@@ -20,7 +20,7 @@ from oraclegap.stats.noise import answer_codes, plurality_vote
 G3K = cov.GEOMETRY3K_PRIOR
 
 
-# ---------------------------------------------------------------------------- the fix in coverage.py
+# ---------------------------------------------------------------------------- the smoothed mixture pools counts
 def test_smoothed_mixture_uses_pooled_counts_paper_example():
     # App. B.1: counts (2, 2, 1, 1, 1) at k = 16 under Beta(0.347, 0.601); the pooled posterior
     # (7 + a)/(80 + a + b) = 0.0908 does not reach tau = 0.10, the member average (0.1031) would
@@ -28,7 +28,7 @@ def test_smoothed_mixture_uses_pooled_counts_paper_example():
     rate = cov.mixture_rates(c, 16, estimator="smoothed", prior=G3K)[0]
     assert rate == pytest.approx((7 + G3K.a) / (80 + G3K.a + G3K.b))
     assert round(rate, 4) == 0.0908
-    assert G3K.posterior_mean(c, 16).mean() >= 0.10  # the old rule covered it
+    assert G3K.posterior_mean(c, 16).mean() >= 0.10  # the average of the members' posterior means covers it
     tab = cov.coverage(c, [0.10], k=16, estimator="smoothed", prior=G3K)
     assert tab.mixture[0] == 0.0
     rt = cov.rauc_table(np.vstack([c, [[16, 16, 16, 16, 16]]]), (0.05, 0.30), k=16, estimator="smoothed", prior=G3K)

@@ -411,7 +411,7 @@ def test_concat_refuses_mismatched_pools():
 
 
 def test_save_overwrite_keeps_files_that_are_not_the_pools(tmp_path):
-    """Issue 19: replacing a pool directory never deletes a file the pool did not write."""
+    """Replacing a pool directory never deletes a file the pool did not write."""
     rng = np.random.default_rng(0)
     a = Pool.from_array(rng.random((6, 3, 2)) < 0.5)
     b = Pool.from_array(rng.random((8, 3, 2)) < 0.5)

@@ -1,5 +1,5 @@
-"""use_style() keeps tqdm's "no progress widget" warning off a rendered page (issue 22: the
-warning printed the environment's path in chapter 06)."""
+"""use_style() keeps tqdm's "no progress widget" warning off a rendered page (the
+warning would print the environment's path into the chapter)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ def test_json_matches_the_library(run_cli, pool_dir):
     rc, out, _ = run_cli("routers", d, "--families", "embed_knn,dataset", "--split", "half", "--seed", "3", "--n-boot", "300", "--json")
     assert rc == 0
     payload = json.loads(out)
-    # issue 23: the task-wise best baseline is added when the pool has a dataset column
+    # the task-wise best baseline is added when the pool has a dataset column
     lib = evaluate_routers(Pool.load(d), ["embed_knn", "dataset", "taskwise_best"], split="half", seed=3, n_boot=300)
     rows = {r["family"]: r for r in payload["routers"]}
     assert set(rows) == {"best_single", "embed_knn", "dataset", "taskwise_best"}

@@ -1,4 +1,4 @@
-"""Issue 23 item 3: router families ranked with bootstrap rank intervals and Holm-adjusted tests.
+"""Router families ranked with bootstrap rank intervals and Holm-adjusted tests.
 
 Known truths: families far apart rank in their true order with degenerate intervals; identical
 families share ranks and are never distinguished; the rank draws are those of the shared paired

@@ -1,4 +1,4 @@
-"""Issue 23 item 1: the files other router tools publish, read as they are.
+"""The files other router tools publish, read as they are.
 
 RouterEval's router-dataset pickles (nested ``router_dataset[difficulty][n][config]`` and a
 fork's single leaf) and RouterBench's ``routerbench_0shot.pkl`` (a pandas frame) are read by the

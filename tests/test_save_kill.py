@@ -1,4 +1,4 @@
-"""Kill-during-save (issue 7): a save killed with SIGKILL at any point leaves a loadable pool at
+"""Kill-during-save: a save killed with SIGKILL at any point leaves a loadable pool at
 the path -- the old one or the new one, never neither.
 
 Two kinds of kills, each in a separate process: (a) at a random step of ``Pool.save`` (a random

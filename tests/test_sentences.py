@@ -1,4 +1,4 @@
-"""The sentence checks of issue 22's class: direction words agree with the intervals they read,
+"""Sentence checks of the book's prose: direction words agree with the intervals they read,
 one test on one pool is quoted with one p-value, and intervals of shares lie in [0, 1].
 
 Each check is shown able to fail on a synthetic Markdown string; ``tests/test_notebooks.py``

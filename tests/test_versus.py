@@ -1,5 +1,5 @@
-"""Issue 42: a tolerance decides whether a gap is distinguishable, never that two different
-numbers are equal ("0.40 against the paper's 0.65" was called "as often")."""
+"""A tolerance decides whether a gap is distinguishable, never that two different numbers are
+equal ("0.40 against the paper's 0.65" is not "as often")."""
 
 from __future__ import annotations
 
