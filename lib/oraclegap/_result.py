@@ -1,4 +1,5 @@
-"""The result contract shared by every floor: one interval type and a mixin for short displays.
+"""The result contract shared by every floor: one interval type and a mixin for short displays
+and JSON values.
 
 * :class:`Interval` -- a point estimate with an interval: ``value``, ``lo``, ``hi``, ``level``
   (the nominal coverage, e.g. 0.95; one-sided intervals keep ``hi = inf`` or ``lo = -inf``) and
@@ -80,7 +81,7 @@ class Interval:
         return float(self.hi - self.lo)
 
     def to_dict(self) -> dict:
-        """{value, lo, hi, level, method} as plain numbers (:func:`jsonable` turns NaN into null)."""
+        """{value, lo, hi, level, method} as plain numbers (:func:`jsonable` makes NaN null)."""
         return dataclasses.asdict(self)
 
     def _short(self) -> str:
@@ -105,12 +106,19 @@ def _array_values(v: np.ndarray) -> str:
     return "[" + ", ".join(_num(x) for x in v.tolist()) + "]"
 
 
+def _is_number(x: Any) -> bool:
+    number = isinstance(x, (int, float, np.integer, np.floating))
+    return number and not isinstance(x, (bool, np.bool_))
+
+
 def short_value(v: Any) -> str:
     """A one-line description of a field value: numbers to four significant digits, intervals as
     ``value [lo, hi]``, small numeric arrays (at most :data:`SHOWN_VALUES` entries) as their
-    values and larger arrays and tables as their shapes, containers as their sizes."""
+    values, mappings of numbers as their first :data:`SHOWN_VALUES` items, larger arrays and tables
+    as their shapes, a nested result as its one-line summary (:meth:`Result._summary`), other
+    containers as their sizes."""
     if isinstance(v, Interval):
-        return v._short()
+        return Interval._short(v)
     if v is None or isinstance(v, (bool, np.bool_)):
         return str(v)
     if isinstance(v, (int, float, np.integer, np.floating)):
@@ -126,16 +134,23 @@ def short_value(v: Any) -> str:
         return f"DataFrame({v.shape[0]} rows x {v.shape[1]} columns)"
     if kind == "Series":
         return f"Series({len(v)})"
-    if isinstance(v, Result) or (dataclasses.is_dataclass(v) and not isinstance(v, type)):
+    if isinstance(v, Result):
+        return v._summary()
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return f"{kind}(...)"
     if isinstance(v, Mapping):
         keys = list(v)
+        if keys and all(_is_number(x) for x in v.values()):
+            more = ", ..." if len(keys) > SHOWN_VALUES else ""
+            return "{" + ", ".join(f"{k}: {_num(v[k])}" for k in keys[:SHOWN_VALUES]) + more + "}"
         head = ", ".join(map(str, keys[:4])) + (", ..." if len(keys) > 4 else "")
         return f"{{{len(keys)} entries: {head}}}"
     if isinstance(v, (list, tuple)):
         if len(v) <= 4 and all(isinstance(x, (int, float, str, np.integer, np.floating)) for x in v):
             inner = ", ".join(short_value(x) for x in v)
-            return f"({inner})" if isinstance(v, tuple) else f"[{inner}]"
+            if isinstance(v, list):
+                return f"[{inner}]"
+            return f"({inner},)" if len(v) == 1 else f"({inner})"
         return f"{kind}({len(v)})"
     text = repr(v)
     return text if len(text) <= 60 else f"<{kind}>"
@@ -186,8 +201,14 @@ class Result:
 
     _repr_fields: ClassVar[Sequence[str] | None] = None
 
+    def _summary(self) -> str:
+        """One line for this result shown as a field of another (classes with a headline override
+        it)."""
+        return f"{type(self).__name__}(...)"
+
     def to_dict(self) -> dict:
-        """Every field as a JSON value (:func:`jsonable`); classes with a specific layout override it."""
+        """Every field as a JSON value (:func:`jsonable`); classes with a specific layout override
+        it."""
         return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def _repr_items(self) -> tuple[list[tuple[str, str]], list[str]]:

@@ -109,10 +109,10 @@ class CertificatePlan(Result):
     max_factor: int
 
     def to_dict(self) -> dict:
-        """JSON-ready: the target, the estimate now (``gap``) and its lower limit (``lo``), and the plan."""
+        """JSON-ready: the target, the estimate now (``gap``), its lower limit (``lo``), the plan."""
         return {"target": self.target, "gap": self.now.value, "lo": self.now.lo, "n_now": self.n_now,
-                "certified_now": self.certified_now, "n_needed": self.n_needed, "factor": self.factor,
-                "max_factor": self.max_factor}
+                "certified_now": self.certified_now, "n_needed": self.n_needed,
+                "factor": self.factor, "max_factor": self.max_factor}
 
     def frame(self) -> pd.DataFrame:
         """One row: the fields of :meth:`to_dict`."""

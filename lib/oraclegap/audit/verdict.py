@@ -87,8 +87,12 @@ class Verdict(Result):
         d["reasons"], d["next_steps"], d["findings"] = list(self.reasons), list(self.next_steps), list(self.findings)
         return d
 
+    def _summary(self) -> str:
+        return f"Verdict({self.code}: {self.headline})"
+
     def frame(self) -> pd.DataFrame:
-        """One row per sentence: ``part`` (headline, reason or next step) and its ``text``, with the code."""
+        """One row per sentence: ``part`` (headline, reason or next step) and its ``text``, with the
+        code."""
         rows = [("headline", self.headline)] + [("reason", r) for r in self.reasons] + [
             ("next step", s) for s in self.next_steps]
         return pd.DataFrame(rows, columns=["part", "text"]).assign(code=self.code)

@@ -112,8 +112,8 @@ class BanditRun(Result):
 
     def frame(self) -> pd.DataFrame:
         """One row per step: the step, the prompt served, the member chosen and the reward."""
-        return pd.DataFrame({"step": np.arange(len(self.order)), "prompt": self.order, "choice": self.choice,
-                             "reward": self.reward})
+        return pd.DataFrame({"step": np.arange(len(self.order)), "prompt": self.order,
+                             "choice": self.choice, "reward": self.reward})
 
 
 def run_bandit(

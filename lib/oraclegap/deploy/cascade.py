@@ -132,8 +132,8 @@ class CascadeRun(Result):
 
     def frame(self) -> pd.DataFrame:
         """One row per prompt: the answering member, the cost paid and the members called."""
-        return pd.DataFrame({"prompt": np.arange(len(self.member)), "member": self.member, "paid": self.paid,
-                             "calls": self.calls})
+        return pd.DataFrame({"prompt": np.arange(len(self.member)), "member": self.member,
+                             "paid": self.paid, "calls": self.calls})
 
 
 class Cascade:

@@ -145,10 +145,10 @@ class MatchedMixture(Result):
     n_subsamples: int | None
 
     def frame(self) -> pd.DataFrame:
-        """One row: rAUC, Pass@1, the subsamples (None: the exact expectation) and the prior's a, b."""
+        """One row: rAUC, Pass@1, the subsamples (None: the exact expectation), the prior's a, b."""
         a, b = (np.nan, np.nan) if self.prior is None else (self.prior.a, self.prior.b)
-        return pd.DataFrame([{"rauc": self.rauc, "pass1": self.pass1, "n_subsamples": self.n_subsamples,
-                              "prior_a": a, "prior_b": b}])
+        return pd.DataFrame([{"rauc": self.rauc, "pass1": self.pass1,
+                              "n_subsamples": self.n_subsamples, "prior_a": a, "prior_b": b}])
 
 
 def matched_mixture(
@@ -524,5 +524,7 @@ def vote_comparison(
     lo, hi = np.quantile(d_b, (alpha / 2, 1 - alpha / 2))
     j = int(pt[1:].argmax())
     members = pd.DataFrame({"policy": x.policy_names, "sc_rauc": pt[1:], "sc_accuracy": own.mean(axis=0)})
-    diff = Interval.of(pt[0] - pt[1 + j], lo, hi, float(level), "paired prompt-bootstrap percentile, best re-selected")
-    return VoteComparison(r, _band(band), float(pt[0]), x.policy_names[j], float(pt[1 + j]), diff, pooled, own, members)
+    diff = Interval.of(pt[0] - pt[1 + j], lo, hi, float(level),
+                       "paired prompt-bootstrap percentile, best re-selected")
+    return VoteComparison(r, _band(band), float(pt[0]), x.policy_names[j], float(pt[1 + j]), diff,
+                          pooled, own, members)

@@ -28,7 +28,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from statsmodels.stats.contingency_tables import mcnemar
 
-from .._result import Interval, Result
+from .._result import Interval, Result, jsonable
 from .._validate import check_alpha, check_int
 from ..pool import Pool
 from ..stats.multiplicity import holm
@@ -54,7 +54,8 @@ class RouterRanking(Result):
     n_boot: int
     n_eval: int
 
-    _repr_fields = ("best", "tied_with_best", "families", "score", "rank", "alpha", "n_boot", "n_eval")
+    _repr_fields = ("best", "tied_with_best", "families", "score", "rank", "alpha", "n_boot",
+                    "n_eval")
 
     @property
     def tied_with_best(self) -> tuple:
@@ -66,16 +67,19 @@ class RouterRanking(Result):
         """One row per family, best first: score, the rank (``value``) with its interval (lo, hi,
         level, method), share ranked first, difference to the best, McNemar p against the best,
         Holm p, indistinguishable."""
-        ranks = pd.DataFrame([r.to_dict() for r in self.rank], columns=["value", "lo", "hi", "level", "method"])
-        df = pd.concat([pd.DataFrame({"family": list(self.families), "score": self.score}), ranks,
-                        pd.DataFrame({"p_first": self.p_first, "difference": self.difference, "p_vs_best": self.p_vs_best,
-                                      "p_holm": self.p_holm, "indistinguishable": self.indistinguishable})], axis=1)
+        ranks = pd.DataFrame([r.to_dict() for r in self.rank],
+                             columns=["value", "lo", "hi", "level", "method"])
+        tests = pd.DataFrame({"p_first": self.p_first, "difference": self.difference,
+                              "p_vs_best": self.p_vs_best, "p_holm": self.p_holm,
+                              "indistinguishable": self.indistinguishable})
+        head = pd.DataFrame({"family": list(self.families), "score": self.score})
+        df = pd.concat([head, ranks, tests], axis=1)
         return df.sort_values(["value", "family"], kind="stable").reset_index(drop=True)
 
     def to_dict(self) -> dict:
-        """JSON-ready: the best family, the indistinguishable set and the rows."""
-        return {"best": self.best, "alpha": self.alpha, "n_boot": self.n_boot, "tied_with_best": list(self.tied_with_best),
-                "rows": self.frame().to_dict(orient="records")}
+        """JSON-ready: the best family, the indistinguishable set and the rows (NaN as null)."""
+        return jsonable({"best": self.best, "alpha": self.alpha, "n_boot": self.n_boot,
+                         "tied_with_best": list(self.tied_with_best), "rows": self.frame()})
 
 
 def _competition_ranks(x: np.ndarray) -> np.ndarray:

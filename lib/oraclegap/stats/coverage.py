@@ -202,6 +202,10 @@ def covered(rates, tau, k_eff: float | None = None):
 class CoverageTable(Result):
     """Coverage functionals at several thresholds (arrays indexed by threshold, then policy)."""
 
+    _repr_fields = ("taus", "L", "D", "break_even", "oracle", "best", "best_member", "mixture",
+                    "oracle_minus_mixture", "member", "policy_names", "n_prompts", "k", "estimator",
+                    "prior")
+
     taus: np.ndarray
     member: np.ndarray  # [T, M]
     oracle: np.ndarray
@@ -220,6 +224,11 @@ class CoverageTable(Result):
     @property
     def best_index(self) -> np.ndarray:
         return self.member.argmax(axis=1)
+
+    @property
+    def best_member(self) -> tuple:
+        """The best member's name at each threshold."""
+        return tuple(self.policy_names[j] for j in self.best_index)
 
     @property
     def L(self) -> np.ndarray:
@@ -244,7 +253,7 @@ class CoverageTable(Result):
                 "tau": self.taus,
                 "oracle": self.oracle,
                 "best": self.best,
-                "best_member": [self.policy_names[j] for j in self.best_index],
+                "best_member": list(self.best_member),
                 "mixture": self.mixture,
                 "D": self.D,
                 "L": self.L,
@@ -453,8 +462,8 @@ def rauc_table(x, band=(0.05, 0.30), *, k: int | None = None, estimator: str = "
 # ---------------------------------------------------------------------------- Pass@1 and the mixture bound
 @dataclasses.dataclass(frozen=True, repr=False)
 class Pass1Gap(Result):
-    """Pass@1 oracle: mean_i max_m p_im versus the best member's mean rate (``best_member`` its name);
-    ``gap`` is their difference."""
+    """Pass@1 oracle: mean_i max_m p_im versus the best member's mean rate (``best_member`` its
+    name); ``gap`` is their difference."""
 
     _repr_fields = ("gap", "oracle", "best", "best_member")
 
@@ -469,8 +478,8 @@ class Pass1Gap(Result):
 
     def frame(self) -> pd.DataFrame:
         """One row: oracle, best, best_member, gap."""
-        return pd.DataFrame([{"oracle": self.oracle, "best": self.best, "best_member": self.best_member,
-                              "gap": self.gap}])
+        return pd.DataFrame([{"oracle": self.oracle, "best": self.best,
+                              "best_member": self.best_member, "gap": self.gap}])
 
 
 def pass1_oracle_gap(x, k: int | None = None) -> Pass1Gap:

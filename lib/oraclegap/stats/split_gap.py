@@ -89,7 +89,8 @@ class SplitGap(Result, Interval):
     1 - alpha/M (the certificate is [min_m l_m, min_m u_m]), ``member_sd`` the standard
     deviations behind them."""
 
-    _repr_fields = ("tau", "value", "lo", "hi", "certified", "level", "chosen", "best", "best_member")
+    _repr_fields = ("tau", "value", "lo", "hi", "certified", "level", "chosen", "best",
+                    "best_member")
 
     tau: float
     chosen: float
@@ -108,15 +109,17 @@ class SplitGap(Result, Interval):
         """JSON-ready: tau, the gap's value with its interval, the choice's and the best member's
         coverage, whether it is certified, n and the halves (the members' intervals left out)."""
         return {"tau": self.tau, "value": self.value, "lo": self.lo, "hi": self.hi,
-                "level": self.level, "method": self.method, "chosen": self.chosen, "best": self.best,
-                "best_member": self.best_member, "certified": self.certified, "n": self.n, "k_a": self.k_a,
-                "k_b": self.k_b, "need_a": self.need_a, "need_b": self.need_b}
+                "level": self.level, "method": self.method, "chosen": self.chosen,
+                "best": self.best, "best_member": self.best_member, "certified": self.certified,
+                "n": self.n, "k_a": self.k_a, "k_b": self.k_b, "need_a": self.need_a,
+                "need_b": self.need_b}
 
     def frame(self) -> pd.DataFrame:
         """One row: tau, value, lo, hi, level, method, chosen, best, best_member, certified."""
         d = self.to_dict()
-        return pd.DataFrame([{c: d[c] for c in ("tau", "value", "lo", "hi", "level", "method", "chosen", "best",
-                                                "best_member", "certified")}])
+        cols = ("tau", "value", "lo", "hi", "level", "method", "chosen", "best", "best_member",
+                "certified")
+        return pd.DataFrame([{c: d[c] for c in cols}])
 
 
 def _verdicts(x) -> np.ndarray:
@@ -192,13 +195,14 @@ def split_draw_gap(x, taus=DEFAULT_TAUS, alpha: float = 0.05, *, seed=0,
         b = int(np.argmax(fm))
         est = float(chosen.mean() - fm[b])
         lo = max(-1.0, float(lo_m.min()))
+        limits = zip(mean.tolist(), lo_m.tolist(), hi_m.tolist(), strict=True)
         members = tuple(Interval.of(m_, l_, h_, 1 - alpha / M, "Student, adjusted moments")
-                        for m_, l_, h_ in zip(mean.tolist(), lo_m.tolist(), hi_m.tolist(), strict=True))
+                        for m_, l_, h_ in limits)
         out.append(SplitGap(value=est, lo=lo, hi=min(1.0, float(hi_m.min())), level=1 - alpha,
                             method="split-draw, Student, Bonferroni over members", tau=float(tau),
                             chosen=float(chosen.mean()), best=float(fm[b]), best_member=str(names[b]),
-                            certified=bool(lo > 0), n=n, k_a=ka, k_b=kb, need_a=need(tau, ka), need_b=need(tau, kb),
-                            members=members, member_sd=tuple(sd.tolist())))
+                            certified=bool(lo > 0), n=n, k_a=ka, k_b=kb, need_a=need(tau, ka),
+                            need_b=need(tau, kb), members=members, member_sd=tuple(sd.tolist())))
     return tuple(out)
 
 

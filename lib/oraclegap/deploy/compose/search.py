@@ -17,7 +17,7 @@ from ..._validate import check_int
 from .coverage import _row_mask, _targets, pack_bits, popcount
 from .inputs import check_size, outcome_matrix, resolve_anchor
 
-__all__ = ["GREEDY_BOUND", "GreedyPool", "greedy_pool", "Optimum", "exhaustive_pool"]
+__all__ = ["GREEDY_BOUND", "GreedyPool", "greedy_pool", "Optimum", "exhaustive_pool", "enumeration_cost"]
 
 #: The greedy guarantee of Thm 8: F_b(S_greedy) >= (1 - 1/e) max_{|S| <= s} F_b(S).
 GREEDY_BOUND = 1.0 - 1.0 / math.e
@@ -147,10 +147,13 @@ def greedy_pool(X, anchor="best", size=None, *, rows=None, lazy: bool = False) -
 
 
 # ====================================================================== exhaustive
-@dataclasses.dataclass(frozen=True)
-class Optimum:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Optimum(Result):
     """max_{|S| = size} F_b(S): exact (``method`` "enumeration" or "branch-and-bound") or, when neither
     finished, the best set found with an upper bound on the optimum (``exact`` False)."""
+
+    _repr_fields = ("value", "members", "exact", "upper_value", "size", "method", "count", "n",
+                    "evaluated")
 
     size: int
     members: tuple
@@ -168,6 +171,13 @@ class Optimum:
     @property
     def upper_value(self) -> float:
         return self.upper / self.n
+
+    def frame(self) -> pd.DataFrame:
+        """One row: the size, the members, F_b (``value``, ``count`` of ``n``), its upper bound,
+        whether it is exact, the method and the sets evaluated."""
+        return pd.DataFrame([{"size": self.size, "members": list(self.members), "value": self.value,
+                              "count": self.count, "n": self.n, "upper_value": self.upper_value,
+                              "exact": self.exact, "method": self.method, "evaluated": self.evaluated}])
 
 
 def _n_subsets(K: int, smax: int) -> int:
@@ -255,6 +265,29 @@ def _pad_set(members, s: int, cand) -> tuple:
     m = tuple(sorted(int(j) for j in members))
     extra = [int(j) for j in cand if int(j) not in m][: s - len(m)]
     return tuple(sorted(m + tuple(extra)))
+
+
+def enumeration_cost(n: int, K: int, sizes=None, max_subsets: int = _DEFAULT_MAX_SUBSETS) -> tuple[int, int]:
+    """(steps, bytes) of the exhaustive optima that :func:`compose_pools` asks of
+    :func:`exhaustive_pool` on n items and K models (the anchor and K - 1 candidates), estimated
+    before any work. A size s of ``sizes`` (default 1..K-1) whose subsets of 1..s candidates
+    number at most ``max_subsets`` is enumerated: one step per subset and 64-item word, all
+    subsets of each size held as index rows and OR words, about three copies while the next
+    size is built. Larger sizes go to the bounded branch and bound and add nothing here; sizes
+    outside 1..K-1 are left to :func:`compose_pools` to refuse."""
+    n, K = check_int(n, "n", minimum=1), check_int(K, "K", minimum=1)
+    max_subsets = check_int(max_subsets, "max_subsets", minimum=1)
+    W = max(1, math.ceil(n / 64))
+    steps, peak = 0, 0
+    for s in range(1, K) if sizes is None else sizes:
+        if not 1 <= s <= K - 1:
+            continue
+        total = _n_subsets(K - 1, s)
+        if total > max_subsets:
+            continue
+        steps += total * W
+        peak = max(peak, max(math.comb(K - 1, t) * (t + W) * 8 * 3 for t in range(1, s + 1)))
+    return steps, peak
 
 
 def exhaustive_pool(X, anchor="best", size: int = 1, *, rows=None, max_subsets: int = _DEFAULT_MAX_SUBSETS,

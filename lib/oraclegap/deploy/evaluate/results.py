@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..._result import Interval, Result
+from ..._result import Interval, Result, jsonable
 from ...stats.certify import FamilyCertificate
 from .protocol import Protocol
 
@@ -285,8 +285,8 @@ class RouterComparison(Result):
         return self.field_summary()
 
     def to_dict(self) -> dict:
-        """JSON-ready: the protocol, inputs, skipped families, full router rows, certificate and
-        costs."""
+        """JSON-ready (NaN as null): the protocol, inputs, skipped families, full router rows,
+        certificate and costs."""
         out = {
             "protocol": self.protocol.describe(),
             "tau": self.tau,
@@ -309,4 +309,4 @@ class RouterComparison(Result):
                 "summary": self.cost.summary.to_dict(orient="records"),
                 "frontier": self.cost.frontier.to_dict(orient="records"),
             }
-        return out
+        return jsonable(out)

@@ -31,8 +31,8 @@ class FamilyCertificate(Result):
     two intervals hold together with probability >= 1 - alpha (their ``level``).
     """
 
-    _repr_fields = ("G", "H", "best_family_name", "best_family", "best_fixed", "oracle", "L", "K", "n",
-                    "alpha")
+    _repr_fields = ("G", "H", "best_family_name", "best_family", "best_fixed", "oracle", "L", "K",
+                    "n", "alpha")
 
     alpha: float
     n: int

@@ -61,11 +61,13 @@ class GapInterval(Result, Interval):
     ``[lo, hi]`` is the selection-valid interval of ``method`` at level ``level`` = 1 - alpha;
     ``naive`` is the interval that conditions on the selected best member (not valid; its
     ``method`` is the naive construction, ``"cp"`` or ``"percentile"``). ``best_index`` and
-    ``best_member`` (its name, when names were given) give the empirically best member, ``best_count`` its correct count,
+    ``best_member`` (its name, when names were given) give the empirically best member,
+    ``best_count`` its correct count,
     ``oracle_count`` the items some member solves, out of ``n``; ``K`` members.
     """
 
-    _repr_fields = ("value", "lo", "hi", "certified", "level", "method", "naive", "best_member", "n", "K")
+    _repr_fields = ("value", "lo", "hi", "certified", "level", "method", "naive", "best_member", "n",
+                    "K")
 
     n: int
     K: int
@@ -97,7 +99,7 @@ class GapInterval(Result, Interval):
                     "n": self.n,
                     "K": self.K,
                     "best": self.best_rate,
-                    "best_member": self.best_member if self.best_member is not None else self.best_index,
+                    "best_member": self.best_index if self.best_member is None else self.best_member,
                     "oracle": self.oracle_rate,
                     "value": self.value,
                     "lo": self.lo,
@@ -229,7 +231,8 @@ def selection_valid_gap_from_outcomes(
 
 def gap_intervals(R, alpha: float = 0.05, methods: Sequence[str] = GAP_METHODS, *, naive: str = "cp") -> pd.DataFrame:
     """One row per method for the same outcomes (or a k = 1 Pool): the gap's value, its valid
-    interval and the naive one. (:func:`oraclegap.stats.nulls.gap_table` is another table: the nulls' Table 1.)"""
+    interval and the naive one. (:func:`oraclegap.stats.nulls.gap_table` is another table: the
+    nulls' Table 1.)"""
     if isinstance(methods, str):
         methods = [methods]
     frames = [selection_valid_gap_from_outcomes(R, alpha, m, naive=naive).frame() for m in methods]

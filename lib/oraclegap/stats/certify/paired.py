@@ -62,20 +62,23 @@ class PairedComparison(Result):
     def frame(self) -> pd.DataFrame:
         """One row per interval (quantity, value, lo, hi, level, method) with the counts, the
         baseline's accuracy and McNemar's p beside it."""
-        keys = {"n": self.n, "baseline_accuracy": self.baseline_accuracy, "n10": self.n10, "n01": self.n01,
-                "p_mcnemar": self.p_mcnemar, "alpha": self.alpha, "recovered_reported": self.recovered_reported}
-        return pd.DataFrame([{"quantity": q, **iv.to_dict(), **keys} for q, iv in self.intervals().items()])
+        keys = {"n": self.n, "baseline_accuracy": self.baseline_accuracy, "n10": self.n10,
+                "n01": self.n01, "p_mcnemar": self.p_mcnemar, "alpha": self.alpha,
+                "recovered_reported": self.recovered_reported}
+        rows = [{"quantity": q, **iv.to_dict(), **keys} for q, iv in self.intervals().items()]
+        return pd.DataFrame(rows)
 
     def row(self) -> dict:
-        """One flat row: each interval as ``name``, ``name_lo``, ``name_hi`` (``diff_lo``/``diff_hi``
-        for the difference), the counts, McNemar's p, alpha and whether rho is reported: the
-        columns of :func:`paired_family`'s table."""
+        """One flat row: each interval as ``name``, ``name_lo``, ``name_hi`` (``diff_lo`` and
+        ``diff_hi`` for the difference), the counts, McNemar's p, alpha and whether rho is
+        reported: the columns of :func:`paired_family`'s table."""
         a, d, g, r = self.accuracy, self.difference, self.G_b, self.recovered
         return {"n": self.n, "accuracy": a.value, "accuracy_lo": a.lo, "accuracy_hi": a.hi,
                 "baseline_accuracy": self.baseline_accuracy, "difference": d.value, "diff_lo": d.lo,
                 "diff_hi": d.hi, "n10": self.n10, "n01": self.n01, "p_mcnemar": self.p_mcnemar,
-                "alpha": self.alpha, "G_b": g.value, "G_b_lo": g.lo, "G_b_hi": g.hi, "recovered": r.value,
-                "recovered_lo": r.lo, "recovered_hi": r.hi, "recovered_reported": self.recovered_reported}
+                "alpha": self.alpha, "G_b": g.value, "G_b_lo": g.lo, "G_b_hi": g.hi,
+                "recovered": r.value, "recovered_lo": r.lo, "recovered_hi": r.hi,
+                "recovered_reported": self.recovered_reported}
 
 
 def _pattern_bootstrap(codes: np.ndarray, n_patterns: int, n_boot: int, rng) -> np.ndarray:
@@ -117,7 +120,8 @@ def paired_comparison(
     diff = (int(S.sum()) - int(B.sum())) / n
     level = 1.0 - alpha
     nan = Interval(math.nan, math.nan, math.nan, level, PAIRED_METHODS["G_b"])
-    G_b, recovered, reported = nan, dataclasses.replace(nan, method=PAIRED_METHODS["recovered"]), False
+    G_b, reported = nan, False
+    recovered = dataclasses.replace(nan, method=PAIRED_METHODS["recovered"])
     if Y is not None:
         rb = int((Y & ~B).sum())
         g_lo, g_hi = _cp(rb, n, alpha)

@@ -32,7 +32,8 @@ class SignalCertificate(Result):
     the largest cell share theta with its limits.
     """
 
-    _repr_fields = ("G", "q", "best_fixed", "oracle", "J", "K", "n", "alpha", "levels", "cell_share")
+    _repr_fields = ("G", "q", "best_fixed", "oracle", "J", "K", "n", "alpha", "levels",
+                    "cell_share")
 
     alpha: float
     n: int

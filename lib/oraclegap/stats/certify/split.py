@@ -45,7 +45,7 @@ class SplitSelectedGap(Result, Interval):
         return self.lo > 0
 
     def frame(self) -> pd.DataFrame:
-        """One row: the anchor, the part sizes, the rescue count, and G_b's value with its interval."""
+        """One row: the anchor, the part sizes, the rescue count, G_b's value with its interval."""
         return pd.DataFrame(
             [
                 {
@@ -63,11 +63,12 @@ class SplitSelectedGap(Result, Interval):
         )
 
 
-def _split_gap(anchor, anchor_name, r: int, n_test: int, alpha: float, n_select: int) -> SplitSelectedGap:
+def _split_gap(anchor, anchor_name, r: int, n_test: int, alpha: float,
+               n_select: int) -> SplitSelectedGap:
     lo, hi = _cp(r, n_test, alpha)
-    return SplitSelectedGap(value=r / n_test, lo=float(lo), hi=float(hi), level=1.0 - alpha, method=SPLIT_METHOD,
-                            anchor=anchor, anchor_name=anchor_name, n_select=n_select, n_test=n_test,
-                            rescue_count=r)
+    return SplitSelectedGap(value=r / n_test, lo=float(lo), hi=float(hi), level=1.0 - alpha,
+                            method=SPLIT_METHOD, anchor=anchor, anchor_name=anchor_name,
+                            n_select=n_select, n_test=n_test, rescue_count=r)
 
 
 def random_halves(n: int, seed=0, test_fraction: float = 0.5) -> np.ndarray:
@@ -81,7 +82,8 @@ def random_halves(n: int, seed=0, test_fraction: float = 0.5) -> np.ndarray:
     return mask
 
 
-def split_selected_gap_from_counts(rescue_count: int, n_test: int, alpha: float = 0.05) -> SplitSelectedGap:
+def split_selected_gap_from_counts(rescue_count: int, n_test: int,
+                                   alpha: float = 0.05) -> SplitSelectedGap:
     """Cor 5 from the test-half count of items where the frozen anchor fails and another model succeeds."""
     n_test = check_int(n_test, "n_test", minimum=1)
     r = check_int(rescue_count, "rescue_count", minimum=0, maximum=n_test)
@@ -140,5 +142,5 @@ def split_reseeds(R, n_seeds: int = 20, seed=0, alpha: float = 0.05, test_fracti
         mask = random_halves(X.shape[0], rng, test_fraction)
         res = split_selected_gap(X, mask, alpha, model_names=model_names)
         rows.append(res.frame().assign(split=s))
-    return pd.concat(rows, ignore_index=True)[["split", "anchor", "n_select", "n_test", "rescues", "value", "lo",
-                                               "hi", "level", "method"]]
+    cols = ["split", "anchor", "n_select", "n_test", "rescues", "value", "lo", "hi", "level", "method"]
+    return pd.concat(rows, ignore_index=True)[cols]

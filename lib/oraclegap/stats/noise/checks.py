@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import comb
 
-from ..._result import Result
+from ..._result import Result, jsonable
 from ..._validate import as_rng, check_alpha, check_int
 from ...pool import Pool
 from ._permutations import _draw_stats, _permuted_stats, _poisson_binomial
@@ -68,13 +68,9 @@ class Check(Result):
     n: int
     note: str
 
-    def to_dict(self) -> dict:
-        """The fields as plain values (NaN kept: :meth:`AssumptionChecks.frame` reads them)."""
-        return dataclasses.asdict(self)
-
     def frame(self) -> pd.DataFrame:
         """One row: the fields."""
-        return pd.DataFrame([self.to_dict()])
+        return pd.DataFrame([dataclasses.asdict(self)])
 
 
 def _arranged(x) -> bool:
@@ -392,10 +388,13 @@ class AssumptionChecks(Result):
         return ""
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([c.to_dict() for c in self.checks])
+        """One row per check: its fields."""
+        return pd.DataFrame([dataclasses.asdict(c) for c in self.checks])
 
     def to_dict(self) -> dict:
-        return {
+        """JSON-ready: the checks, whether all pass, the flags and untested quantities per check,
+        the alignment, the Frechet bounds and the winner's-curse reading."""
+        return jsonable({
             "checks": [c.to_dict() for c in self.checks],
             "all_pass": self.all_pass,
             "flags": dict(self.flags),
@@ -403,7 +402,7 @@ class AssumptionChecks(Result):
             "alignment": self.alignment,
             "frechet": dict(self.frechet),
             "winners_curse": dataclasses.asdict(self.winners_curse),
-        }
+        })
 
 
 def assumption_checks(

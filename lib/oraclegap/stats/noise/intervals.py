@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ..._result import Interval, Result
+from ..._result import Interval, Result, jsonable
 from ..._validate import as_rng, check_alpha, check_int
 from ..bootstrap import bootstrap_means
 from .checks import AssumptionChecks, assumption_checks
@@ -115,9 +115,9 @@ class Decomposition(Result):
         return df
 
     def to_dict(self) -> dict:
-        """JSON-ready: the settings and {quantity: {value, lo, hi, interval, lo_prompt,
-        hi_prompt}}."""
-        return {
+        """JSON-ready: the settings and {quantity: {value, lo, hi, level, method, lo_prompt,
+        hi_prompt}} (NaN as null)."""
+        return jsonable({
             "n_prompts": self.n_prompts,
             "n_policies": self.n_policies,
             "k": self.k,
@@ -130,7 +130,7 @@ class Decomposition(Result):
             "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
             "estimates": {q: e.row() for q, e in self.estimates.items()},
             **({} if self.assumptions is None else {"assumptions": self.assumptions.to_dict()}),
-        }
+        })
 
 
 def _q(a: np.ndarray, qs) -> np.ndarray:

@@ -47,7 +47,8 @@ from .tables import NULLS, _check_choice, _check_statistics, _keys, _prepare
 @dataclasses.dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class ExcessBootstrap(Result, Interval):
     """Prompt-bootstrap percentile interval for the excess (observed minus null mean) of
-    ``statistic`` at ``tau`` under ``null``: ``value`` is the excess, ``draws`` its resampled values."""
+    ``statistic`` at ``tau`` under ``null``: ``value`` is the excess, ``draws`` its resampled
+    values."""
 
     _repr_fields = ("value", "lo", "hi", "level", "method", "statistic", "tau", "null", "draws")
 
@@ -57,10 +58,10 @@ class ExcessBootstrap(Result, Interval):
     draws: np.ndarray
 
     def frame(self) -> pd.DataFrame:
-        """One row: statistic, tau, null, the excess's value with its interval, and the resamples."""
-        return pd.DataFrame([{"statistic": self.statistic, "tau": self.tau, "null": self.null, "value": self.value,
-                              "lo": self.lo, "hi": self.hi, "level": self.level, "method": self.method,
-                              "n_boot": self.draws.size}])
+        """One row: statistic, tau, null, the excess's value with its interval, the resamples."""
+        return pd.DataFrame([{"statistic": self.statistic, "tau": self.tau, "null": self.null,
+                              "value": self.value, "lo": self.lo, "hi": self.hi, "level": self.level,
+                              "method": self.method, "n_boot": self.draws.size}])
 
 
 def excess_bootstrap(
@@ -101,9 +102,10 @@ def excess_bootstrap(
         draws[b] = one(prep.counts[idx], rng)
     a = (1 - level) / 2
     lo, hi = np.percentile(draws, [100 * a, 100 * (1 - a)])
+    at = float(prep.taus[0]) if statistic != "pass1" else float("nan")
     return ExcessBootstrap(value=float(point), lo=float(lo), hi=float(hi), level=level,
-                           method="prompt-bootstrap percentile", statistic=statistic,
-                           tau=float(prep.taus[0]) if statistic != "pass1" else float("nan"), null=null, draws=draws)
+                           method="prompt-bootstrap percentile", statistic=statistic, tau=at, null=null,
+                           draws=draws)
 
 
 # ============================================================================ split-half
@@ -568,7 +570,8 @@ def _test_or_point_mass(tests: NullTests, statistic: str, tau):
     sk = tests.is_skipped(statistic, tau, "redeal")
     if sk is not None:
         o = sk.observed
-        return _PointMass(o, o, float("nan"), Interval(o, o, o, BAND_LEVEL, BAND_METHOD), float("nan"), 0.0)
+        band = Interval(o, o, o, BAND_LEVEL, BAND_METHOD)
+        return _PointMass(o, o, float("nan"), band, float("nan"), 0.0)
     return tests.get(statistic, tau, "redeal")
 
 

@@ -36,8 +36,8 @@ class NullCost(Result):
 
     def frame(self) -> pd.DataFrame:
         """One row: proposals, re-dealt cells, steps (their sum) and bytes."""
-        return pd.DataFrame([{"proposals": self.proposals, "redeal_cells": self.redeal_cells, "steps": self.steps,
-                              "bytes": self.bytes}])
+        return pd.DataFrame([{"proposals": self.proposals, "redeal_cells": self.redeal_cells,
+                              "steps": self.steps, "bytes": self.bytes}])
 
     def check(self, max_proposals=DEFAULT_MAX_PROPOSALS, max_bytes=DEFAULT_MAX_BYTES) -> None:
         """Raise ``ValueError`` when the cost exceeds a bound (None: no bound), naming what drives it."""

@@ -41,6 +41,9 @@ class NullTest(Result):
     independent draws), ``acceptance`` the chain's fraction of proposals that changed the table.
     """
 
+    _repr_fields = ("p", "observed", "mean", "band", "excess", "p_lower", "statistic_name", "tau",
+                    "null", "draws", "p_convention", "ess", "acceptance")
+
     statistic_name: str
     tau: float
     null: str
@@ -94,6 +97,9 @@ class NullTest(Result):
     def label(self) -> str:
         t = "" if math.isnan(self.tau) else f" tau={self.tau:g}"
         return f"{self.statistic_name}{t} [{self.null}]"
+
+    def _summary(self) -> str:
+        return f"NullTest({self.label}: observed {self.observed:.4g}, p {self.p:.4g})"
 
     def frame(self) -> pd.DataFrame:
         """One tidy row (the draws themselves are left out)."""
@@ -170,6 +176,9 @@ class NullTests(Result):
     thresholds that give the same count rule (the same test repeated).
     """
 
+    _repr_fields = ("p_values", "n_prompts", "n_policies", "k", "n_degenerate", "tests", "skipped",
+                    "notes", "chain")
+
     tests: tuple
     chain: ChainDiagnostics | None
     n_prompts: int
@@ -178,6 +187,11 @@ class NullTests(Result):
     n_degenerate: int
     skipped: tuple = ()
     notes: tuple = ()
+
+    @property
+    def p_values(self) -> dict:
+        """{label: p} of every test that ran, in order (labels as :attr:`NullTest.label`)."""
+        return {t.label: t.p for t in self.tests}
 
     def frame(self) -> pd.DataFrame:
         """One row per test that ran (see :meth:`skipped_frame` for the skipped ones)."""
