@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from oraclegap.cli import main
+from oraclegap.deploy import compose as CO
 from oraclegap.deploy import evaluate as EV
+from oraclegap.deploy.compose import search as SE
 from oraclegap.deploy.evaluate import compare as CMP
 from oraclegap.deploy.features import router_inputs, simulated_router_pool
 from oraclegap.stats import noise
@@ -58,6 +60,26 @@ def test_evaluation_cost_covers_its_bootstraps(monkeypatch, with_costs):
     done = sum(b * rows for b, rows, _ in joint) + sum(b * rows for b, rows in paired)
     assert len(paired) == len(families) and done <= steps
     assert bytes_ >= sum(nb for *_, nb in joint)
+
+
+@pytest.mark.parametrize("sizes, max_subsets", [(None, 10_000), ([1, 2, 3], 10_000), ([2, 4], 40)])
+def test_enumeration_cost_counts_the_subsets_enumerated(monkeypatch, sizes, max_subsets):
+    seen = []
+    real = SE._subsets_by_size
+
+    def recording(cols, smax):
+        for s, combos, ors in real(cols, smax):
+            seen.append((combos.shape[0] * ors.shape[1], combos.nbytes + ors.nbytes))
+            yield s, combos, ors
+
+    monkeypatch.setattr(SE, "_subsets_by_size", recording)
+    X = np.random.default_rng(5).random((150, 7)) < 0.5
+    CO.compose_pools(X, sizes=sizes, max_subsets=max_subsets)
+    steps, bytes_ = CO.enumeration_cost(150, 7, sizes, max_subsets)
+    assert steps == sum(w for w, _ in seen) > 0
+    assert bytes_ >= max(b for _, b in seen)
+    if sizes == [2, 4]:  # 4 of 6 candidates: 56 subsets of sizes 1..4 go to branch and bound
+        assert steps == CO.enumeration_cost(150, 7, [2], max_subsets)[0]
 
 
 @pytest.mark.parametrize("model, args", [(noise.decomposition_cost, (10, 3, 100)),

@@ -11,9 +11,7 @@ stay within C; it needs a pool with costs. k > 1 pools need ``--tau`` (coverage 
 
 from __future__ import annotations
 
-import math
-
-from ..deploy.compose import compose_pools
+from ..deploy.compose import compose_pools, enumeration_cost
 from ._common import (
     add_pool_argument,
     add_resource_arguments,
@@ -55,24 +53,6 @@ def parse_sizes(value) -> list[int] | None:
     if len(set(out)) != len(out):
         raise ValueError(f"--sizes repeats {sorted({s for s in out if out.count(s) > 1})}; name each size once")
     return out
-
-
-def enumeration_cost(n: int, K: int, sizes, max_subsets: int) -> tuple[int, int]:
-    """(steps, bytes) of the exhaustive optima of :func:`compose_pools`: a size s whose subsets of
-    1..s of the K - 1 candidates number at most ``max_subsets`` is enumerated (one step per subset
-    and 64-item word; all subsets of each size held as index rows and OR words, about three
-    copies while the next size is built); larger sizes go to the bounded branch and bound."""
-    W = max(1, math.ceil(n / 64))
-    steps, peak = 0, 0
-    for s in sizes if sizes is not None else range(1, K):
-        if not 1 <= s <= K - 1:
-            continue  # compose_pools names the size that is out of range
-        total = sum(math.comb(K - 1, t) for t in range(1, s + 1))
-        if total > max_subsets:
-            continue
-        steps += total * W
-        peak = max(peak, max(math.comb(K - 1, t) * (t + W) * 8 * 3 for t in range(1, s + 1)))
-    return steps, peak
 
 
 def run(args) -> int:

@@ -66,7 +66,7 @@ from .budget import BudgetPool, budget_curve, budget_ratios, budgeted_pool, knap
 from .composition import Composition, compose_pools
 from .coverage import CoverageLattice, complementary_coverage, coverage_lattice, pack_bits, popcount
 from .inputs import check_size, check_sizes, outcome_matrix, resolve_anchor
-from .search import GREEDY_BOUND, GreedyPool, Optimum, exhaustive_pool, greedy_pool
+from .search import GREEDY_BOUND, GreedyPool, Optimum, enumeration_cost, exhaustive_pool, greedy_pool
 
 __all__ = [
     "GREEDY_BOUND",
@@ -86,6 +86,7 @@ __all__ = [
     "greedy_pool",
     "Optimum",
     "exhaustive_pool",
+    "enumeration_cost",
     "baseline_pool",
     "RandomPools",
     "random_pools",

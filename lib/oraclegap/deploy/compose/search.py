@@ -17,7 +17,8 @@ from ..._validate import check_int
 from .coverage import _row_mask, _targets, pack_bits, popcount
 from .inputs import check_size, outcome_matrix, resolve_anchor
 
-__all__ = ["GREEDY_BOUND", "GreedyPool", "greedy_pool", "Optimum", "exhaustive_pool", "enumeration_cost"]
+__all__ = ["GREEDY_BOUND", "GreedyPool", "greedy_pool", "Optimum", "exhaustive_pool",
+           "enumeration_cost"]
 
 #: The greedy guarantee of Thm 8: F_b(S_greedy) >= (1 - 1/e) max_{|S| <= s} F_b(S).
 GREEDY_BOUND = 1.0 - 1.0 / math.e
@@ -267,7 +268,8 @@ def _pad_set(members, s: int, cand) -> tuple:
     return tuple(sorted(m + tuple(extra)))
 
 
-def enumeration_cost(n: int, K: int, sizes=None, max_subsets: int = _DEFAULT_MAX_SUBSETS) -> tuple[int, int]:
+def enumeration_cost(n: int, K: int, sizes=None,
+                     max_subsets: int = _DEFAULT_MAX_SUBSETS) -> tuple[int, int]:
     """(steps, bytes) of the exhaustive optima that :func:`compose_pools` asks of
     :func:`exhaustive_pool` on n items and K models (the anchor and K - 1 candidates), estimated
     before any work. A size s of ``sizes`` (default 1..K-1) whose subsets of 1..s candidates
