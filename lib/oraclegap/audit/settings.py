@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from .._result import jsonable as _jsonable
 from .._validate import check_alpha, check_int, check_prob, check_taus
 from ..pool import check_pool
 from ..stats.coverage import DEFAULT_TAUS
@@ -256,26 +257,6 @@ def check_auditable(pool) -> None:
 
 
 # ============================================================================ JSON values
-def _jsonable(obj):
-    """numpy/pandas values -> JSON values (NaN and infinities become null)."""
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return None if math.isnan(f) or math.isinf(f) else f
-    if obj is None or isinstance(obj, str):
-        return obj
-    return str(obj)
-
-
 def _records(df: pd.DataFrame) -> list:
     return _jsonable(df.to_dict(orient="records"))
 

@@ -29,6 +29,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .._result import jsonable as to_jsonable
 from .._validate import check_taus, tau_key
 from .._validate import parse_list as _parse_list
 from ..sources import FORMAT_NAMES, open_pool
@@ -291,24 +292,6 @@ def _fmt_bytes(b: float) -> str:
 
 
 # ---------------------------------------------------------------------------- output
-def to_jsonable(obj):
-    """Recursively convert numpy/pandas values for ``json.dumps`` (NaN becomes null)."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return None if math.isnan(f) or math.isinf(f) else f
-    return obj
-
-
 def emit(payload: dict, frame: pd.DataFrame | None, as_json: bool) -> None:
     """Print ``payload`` as JSON, or ``frame`` as an aligned text table."""
     if as_json:
