@@ -1339,7 +1339,7 @@ if "routerbench-all" in present_ext:
 
 # %%
 if "routerbench-all" in present_ext:
-    switch = cdf.loc[cdf["fixed_model"] != cdf["fixed_model"].iloc[0], "lambda"]
+    switch = cdf.loc[cdf["best_member"] != cdf["best_member"].iloc[0], "lambda"]
     ordered = bool(((cdf["fixed"] <= cdf["signal"] + 1e-12)
                     & (cdf["signal"] <= cdf["oracle"] + 1e-12)).all())
     R.show_md("Reading: at $\\lambda = 0$ the best fixed model is {m0} with utility {u0}; the "
@@ -1347,7 +1347,7 @@ if "routerbench-all" in present_ext:
               "(dearest) of the largest cost on average, a range set by ties alone. The best "
               "fixed model changes first at $\\lambda = {ls}$. The ordering fixed ≤ signal ≤ "
               "oracle holds at {hold} prices.",
-              m0=cdf["fixed_model"].iloc[0], u0=cdf["fixed"].iloc[0], o0=cdf["oracle"].iloc[0],
+              m0=cdf["best_member"].iloc[0], u0=cdf["fixed"].iloc[0], o0=cdf["oracle"].iloc[0],
               c0=cdf["oracle_cost"].iloc[0], c1=dear["oracle_cost"].iloc[0],
               ls=float(switch.iloc[0]) if len(switch) else float("nan"),
               hold=f"all {len(cdf)}" if ordered else "not all")

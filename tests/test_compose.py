@@ -261,7 +261,7 @@ def test_model_costs_in_cost_utilities_units():
     w = C.model_costs(cost, 120, 5)
     cu = cost_utilities(X, cost, [0.0, 2.0])
     names = [f"m{j}" for j in range(5)]
-    for fm, fc in zip(cu.fixed_model, cu.fixed_cost, strict=True):
+    for fm, fc in zip(cu.best_member, cu.fixed_cost, strict=True):
         assert w[names.index(fm)] == pytest.approx(fc)
     assert np.allclose(C.model_costs(cost[0], 120, 5), cost[0] / cost[0].max())
 

@@ -18,14 +18,15 @@ from .outcomes import _as_outcomes, _names, _signal_codes
 class CostUtilities(Result):
     """U_m = R_m - lambda*C_m with normalised costs C in [0, 1] (002 App. C), over a grid of lambda.
 
-    fixed = max_m E U_m (best fixed model at that lambda), signal = E max_m E[U_m | Z] (plug-in,
-    when a finite signal is given), oracle = E max_m U_m. fixed <= signal <= oracle in the
-    population; the plug-ins keep fixed <= signal <= oracle exactly.
+    fixed = max_m E U_m (of the best fixed member at that lambda, ``best_member`` its name),
+    signal = E max_m E[U_m | Z] (plug-in, when a finite signal is given), oracle = E max_m U_m.
+    fixed <= signal <= oracle in the population; the plug-ins keep fixed <= signal <= oracle
+    exactly.
     """
 
     lambdas: np.ndarray
     fixed: np.ndarray
-    fixed_model: tuple
+    best_member: tuple
     signal: np.ndarray | None
     oracle: np.ndarray
     oracle_accuracy: np.ndarray
@@ -39,7 +40,7 @@ class CostUtilities(Result):
             {
                 "lambda": self.lambdas,
                 "fixed": self.fixed,
-                "fixed_model": list(self.fixed_model),
+                "best_member": list(self.best_member),
                 "fixed_accuracy": self.fixed_accuracy,
                 "fixed_cost": self.fixed_cost,
                 "oracle": self.oracle,
@@ -116,7 +117,7 @@ def cost_utilities(R, cost, lambdas, *, signal=None, normalize: str = "max", mod
     return CostUtilities(
         lambdas=lam,
         fixed=mean_u.max(axis=1),
-        fixed_model=tuple(mnames[j] for j in fm),
+        best_member=tuple(mnames[j] for j in fm),
         signal=sig,
         oracle=U.max(axis=2).mean(axis=1),
         oracle_accuracy=Xf[rows[None, :], pick].mean(axis=1),
