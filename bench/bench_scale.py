@@ -15,11 +15,12 @@ without the report; ``--small`` cuts the null draws 2000 -> 400, the power repli
 the planners' replicates 40 -> 12 and their draws 200 -> 100, the bootstraps 2000 -> 400, the
 noise checks' permutations 199 -> 99 and the excess bootstrap 300 x 200 -> 60 x 100; see
 ``oraclegap.audit.settings``). Above ``LARGE_N`` = 5000 prompts the audit takes its large-n Monte
-Carlo design (``oraclegap.audit.settings.large_n_design``: 39-draw exact power trials on the
-re-deal null, planners that stop at the first size reaching the target, a margin chain with 30 n M
-burn-in and a table every n M / 2 proposals, 10 (small) or 20 null draws per excess resample), so
-the audit's row at 1e3 is the standard design and its growth exponent (fitted over n >= 1e4) is
-the large-n design's. Every step also prints its process CPU seconds (all threads; median) and
+Carlo design (``oraclegap.audit.settings.large_n_design``: sequential null and quality tests,
+39-draw exact power trials on the re-deal null with an early look, planners only when the power is
+not adequate, two margin chains with 30 n M burn-in and a table every n M / 2 proposals, excess
+resamples without null draws), so the audit's row at 1e3 is the standard design and its growth
+exponent (fitted over n >= 1e4) is the large-n design's; ``bench/bench_audit.py`` times the whole
+command per section. Every step also prints its process CPU seconds (all threads; median) and
 the growth exponent of those, which a shared machine's load distorts less than wall time.
 Target: b <= 1.1 for
 every step except the exact k-NN: exact neighbours compare each query with every calibration

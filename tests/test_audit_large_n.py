@@ -155,12 +155,17 @@ def test_auto_design_is_standard_up_to_large_n():
     big = audit.audit_settings(small=True, n_prompts=settings.LARGE_N + 1)
     assert big == audit.audit_settings(small=True, design="large-n") == settings.large_n_design(std)
     assert big.design == "large-n" and big.power_nulls == ("redeal",) and big.plan_stop
-    # what does not change: the numbers of draws, resamples, trials and permutations
-    same = ("n_draws", "n_boot", "n_reps", "plan_reps", "n_excess", "align_draws", "taus", "alpha", "seed")
-    assert all(getattr(big, f) == getattr(std, f) for f in same)
-    assert big.excess_draws == settings.LARGE_N_EXCESS_DRAWS[1] < std.excess_draws
+    assert big.sequential and big.excess_method == "delta" and not big.plan_if_adequate
+    assert big.margin_chains == settings.LARGE_N_CHAINS
+    assert big.power_first_look is None  # 12 trials: no early look
     full = audit.audit_settings(design="large-n")
-    assert full.excess_draws == settings.LARGE_N_EXCESS_DRAWS[0]
+    assert full.power_first_look == settings.power_first_look(40, 0.8) == 16
+    # what does not change: the largest numbers of draws, resamples, trials and permutations
+    same = ("n_draws", "n_boot", "n_reps", "plan_reps", "n_excess", "excess_draws", "align_draws",
+            "taus", "alpha", "seed")
+    assert all(getattr(big, f) == getattr(std, f) for f in same)
+    assert std.null_stop() is None
+    assert big.null_stop().alpha == big.alpha and big.null_stop().statistics == ("L",)
     d = big.to_dict()
     assert d["design"] == "large-n" and d["power_nulls"] == ["redeal"] and d["trial_draws"] == 39
     for bad in ({"design": "fast"}, {"n_prompts": 0}):
@@ -172,7 +177,26 @@ def test_chain_steps_in_sweeps():
     assert audit.audit_settings().chain_steps(1000, 10) == {}
     s = audit.audit_settings(design="large-n")
     assert s.chain_steps(1000, 10) == {"burn_in": settings.LARGE_N_BURN_SWEEPS * 10_000,
-                                       "thin": int(settings.LARGE_N_THIN_SWEEPS * 10_000)}
+                                       "thin": int(settings.LARGE_N_THIN_SWEEPS * 10_000),
+                                       "n_chains": settings.LARGE_N_CHAINS}
+
+
+def test_power_first_look_keeps_the_adequacy_error_at_its_level():
+    """Stopping after m trials that all reject, else running all, calls a power of exactly the
+    target adequate with probability <= 0.05 at the m returned and > 0.05 at m - 1 (recomputed
+    here with statsmodels' Wilson interval)."""
+    from scipy.stats import binom
+    from statsmodels.stats.proportion import proportion_confint
+
+    def error(m, n, t):
+        r_star = next(r for r in range(n + 1)
+                      if proportion_confint(r, n, alpha=0.10, method="wilson")[0] >= t)
+        return t**m + sum(binom.pmf(j, m, t) * binom.sf(r_star - j - 1, n - m, t) for j in range(m))
+
+    for n, t in ((40, 0.8), (40, 0.9), (60, 0.8)):
+        m = settings.power_first_look(n, t)
+        assert m is not None and error(m, n, t) <= 0.05 < error(m - 1, n, t)
+    assert settings.power_first_look(12, 0.8) is None
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1, 0.2])
@@ -235,25 +259,63 @@ def test_large_n_audit_records_and_runs_its_design(audits):
     assert j["settings"]["design"] == "large-n" and j["power"]["design"]["trial_draws"] == s.trial_draws
     cur = j["power"]["current"]
     assert set(cur["power"]) == {"redeal"} and set(cur["interval"]) == {"redeal"}
-    assert all(r["reps"] == s.n_reps for r in cur["rows"])
+    assert all(r["reps"] == s.n_reps for r in cur["rows"])  # 12 trials: no early look
     nM = pool.n_prompts * pool.n_policies
     diag = big.results["nulls"].chain
-    assert (diag.burn_in, diag.thin) == (30 * nM, nM // 2)
-    assert j["nulls"]["excess"]["n_draws"] == s.excess_draws == 10
-    assert len(big.results["nulls"].get("L", 0.10, "margin").draws) == s.n_draws
+    assert (diag.burn_in, diag.thin, diag.n_chains) == (30 * nM, nM // 2, settings.LARGE_N_CHAINS)
+    # the excess: the standard point (the same full-data draws), resamples without draws
+    assert j["nulls"]["excess"]["n_draws"] == s.excess_draws
+    assert j["nulls"]["excess"]["value"] == std.numbers["nulls"]["excess"]["value"]
+    for null in ("redeal", "margin"):
+        for key, row in j["nulls"]["L"].items():
+            B = row[null]["n_draws"]
+            assert B <= s.n_draws and (B % 100 == 0 or B == s.n_draws)
+            # the decisions of the standard design, from at most as many draws
+            std_row = std.numbers["nulls"]["L"][key][null]
+            assert row[null]["reject"] == std_row["reject"], (null, key)
+    assert j["nulls"]["quality"]["reject"] == std.numbers["nulls"]["quality"]["reject"]
+    assert j["nulls"]["quality"]["n_draws"] <= s.n_draws
     for name in ("plan_k", "plan_n"):
-        curve = j["power"][name]["curve"]
-        rates = [r["reject_rate"] for r in curve]
+        plan = j["power"][name]
+        if cur["state"] == "adequate":  # the planners feed no next step: skipped, and said so
+            assert plan["curve"] == [] and plan["required"] == {} and plan["skipped"]
+            continue
+        rates = [r["reject_rate"] for r in plan["curve"]]
         assert all(x < s.target_power for x in rates[:-1])
-        assert j["power"][name]["required"]["redeal"] == (curve[-1][j["power"][name]["vary"]]
-                                                 if rates[-1] >= s.target_power else None)
+        last = plan["curve"][-1][plan["vary"]]
+        assert plan["required"]["redeal"] == (last if rates[-1] >= s.target_power else None)
     # the sections the design does not touch give the same numbers
     for key in ("pool", "coverage", "certificates", "noise", "router", "integrity"):
         assert j[key] == std.numbers[key], key
-    nl_std = std.numbers["nulls"]["L"]
-    for key, row in j["nulls"]["L"].items():
-        assert row["redeal"] == nl_std[key]["redeal"]  # the re-deal draws are the standard ones
+    assert big.verdict.code == std.verdict.code
+    for row in j["nulls"]["L"].values():
         assert row["margin"]["ess"] > 0
+
+
+def test_large_n_power_stops_after_a_first_look_without_a_miss():
+    """Full sizes (40 trials): where every trial of the first look rejects, the estimate stops
+    there, with the standard design's first trials, and the planners are skipped (adequate power);
+    where one misses, all 40 trials run, the standard design's."""
+    seeds = settings.section_seeds(0)
+    big = audit.audit_settings(design="large-n")
+    m = big.power_first_look
+    for n, M, k in ((3000, 5, 16), (300, 4, 8)):
+        pool = simulate.diffuse(n, M, k, 0.9, seed=3).pool
+        eff = audit.useful_effect(pool, big.primary_tau, big.effect, seed=seeds["effect"])
+        common = dict(n=n, k=k, M=M, tau=big.primary_tau, alpha=big.alpha, n_draws=big.power_draws,
+                      base=audit.effect_centres(pool), sigma=eff.sigma, nulls=("redeal",),
+                      seed=seeds["power"])
+        full = studies.power("diffuse", n_reps=big.n_reps, **common).study.rows
+        looked = compute._power_with_look("diffuse", n_reps=big.n_reps, first=m, **common)
+        looked = looked.study.rows
+        stops = bool(full["reject"].to_numpy()[:m].all())
+        assert len(looked) == (m if stops else big.n_reps) and stops == (n == 3000)
+        np.testing.assert_array_equal(looked["p"].to_numpy(), full["p"].to_numpy()[: len(looked)])
+        if stops:
+            sec = compute.power_section(pool, big)
+            cur = sec.numbers["current"]
+            assert cur["state"] == "adequate" and cur["n_reps"] == m
+            assert sec.numbers["plan_k"]["skipped"] and sec.numbers["plan_n"]["curve"] == []
 
 
 def test_large_n_chain_agrees_with_the_standard_chain():
@@ -275,7 +337,7 @@ def test_report_states_the_large_n_design(audits):
     s_big = display.texts(big.numbers)["settings"]
     s = big.settings
     assert "Large-n Monte Carlo design" in s_big and f"{s.trial_draws} null draws" in s_big
-    assert f"{s.excess_draws} null draws per excess resample" in s_big
+    assert "sequential null and quality tests" in s_big and "without draws" in s_big
     assert "Large-n" not in display.texts(std.numbers)["settings"]
 
 

@@ -170,7 +170,7 @@ def need_groups(keys, tau_of: dict, k: int) -> dict:
 def _holm_groups(p_by_key: dict, groups: dict) -> dict:
     """Holm over the distinct tests (one p per group, that of its first threshold), read back per
     threshold; NaN stays NaN."""
-    first = {}
+    first: dict = {}
     for key, g in groups.items():
         first.setdefault(g, key)
     adj = _holm([p_by_key[first[g]] for g in sorted(first)])
@@ -208,6 +208,7 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
     groups = need_groups(keys, tau_of, pool.k)
     results: dict = {}
     nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress,
+                          sequential=s.null_stop(),
                           **s.chain_steps(pool.n_prompts, pool.n_policies))
     results["nulls"] = nt
     per = {key: {"tau": tau_of[key], "test": groups[key]} for key in keys}
@@ -222,7 +223,7 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
                 continue
             per[key]["observed"] = t.observed
             per[key][null] = {"mean": t.mean, "band": [t.band.lo, t.band.hi], "p": t.p, "excess": t.excess,
-                              "ess": t.ess}
+                              "ess": t.ess, "n_draws": t.n_draws}
             p_raw[null][key] = t.p
     reject = {}
     for null in nulls.NULLS:
@@ -236,16 +237,16 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
         per[key]["detected"] = key in reject["redeal"] and key in reject["margin"]
     try:
         ex = nulls.excess_bootstrap(pool, s.primary_tau, n_boot=s.n_excess, n_draws=s.excess_draws,
-                                    seed=seeds["excess"])
+                                    seed=seeds["excess"], method=s.excess_method)
     except (ValueError, KeyError) as exc:  # e.g. a degenerate test the library refuses
         ex, ex_reason = None, str(exc)
     results["excess"] = ex
-    qt = member_quality(pool, n_draws=s.n_draws, seed=seeds["quality"])
+    qt = member_quality(pool, n_draws=s.n_draws, seed=seeds["quality"], sequential=s.null_stop())
     results["quality"] = qt
     member_means = pool.rates().mean(axis=0)
     quality = {"statistic": "spread of member totals", "null": "labels permuted within prompts",
                "observed": qt.observed, "mean": qt.mean, "p": qt.p, "reject": bool(qt.p <= s.alpha),
-               "n_draws": s.n_draws, "seed": seeds["quality"],
+               "n_draws": qt.n_draws, "seed": seeds["quality"],
                "range": [float(member_means.min()), float(member_means.max())]}
     align, da = alignment_check(pool, s)
     results["draw_alignment"] = da
@@ -279,13 +280,15 @@ def power_section(pool: Pool, s: AuditSettings, *, progress: bool = False) -> Se
     pw_num: dict = {"applicable": True, "tau": s.primary_tau, "effect": eff.to_dict(), "target": s.target_power}
     if s.design != "standard":
         pw_num["design"] = {"name": s.design, "trial_draws": s.power_draws, "nulls": list(s.power_nulls),
-                            "plan_stop": s.plan_stop}
+                            "plan_stop": s.plan_stop, "first_look": s.power_first_look,
+                            "plan_if_adequate": s.plan_if_adequate}
     if k > 1:
-        pw = studies.power("diffuse", n=n, k=k, n_reps=s.n_reps, nulls=s.power_nulls, seed=seeds["power"], **common)
+        pw = _power_with_look("diffuse", n=n, k=k, n_reps=s.n_reps, first=s.power_first_look,
+                              nulls=s.power_nulls, seed=seeds["power"], **common)
         results["power"] = pw
         fr = pw.frame()
         pw_num["current"] = {
-            "n": n, "k": k, "n_reps": s.n_reps, "rows": _records(fr),
+            "n": n, "k": k, "n_reps": int(fr["reps"].iloc[0]), "rows": _records(fr),
             "population_L": float(fr["population_L"].mean()),
             "power": {null: pw.power(null) for null in s.power_nulls},
             "interval": {null: [float(fr.loc[fr["null"] == null, "ci_lo"].iloc[0]),
@@ -296,33 +299,66 @@ def power_section(pool: Pool, s: AuditSettings, *, progress: bool = False) -> Se
         pw_num["current"]["decision_interval"] = [float(dlo), float(dhi)]
         pw_num["current"]["state"] = power_state(pw.power("redeal"), float(dlo), float(dhi), s.target_power)
         plans = {"plan_k": ("k", plan_grid(k, PLAN_K_REACH)), "plan_n": ("n", plan_grid(n, PLAN_N_REACH))}
+        if pw_num["current"]["state"] == "adequate" and not s.plan_if_adequate:
+            why = "this design's power is adequate, so the planner's sizes would feed no next step"
+            for name, (vary, grid) in plans.items():
+                pw_num[name] = {"vary": vary, "grid": list(grid), "curve": [], "required": {},
+                                "n_reps": 0, "seed": seeds[name], "skipped": why}
+            plans = {}
     else:
         pw_num["current"] = None
         pw_num["reason"] = "at k = 1 the nulls do not apply; the planner shows what k >= 2 responses per prompt would give"
         plans = {"plan_k": ("k", K1_PLAN)}
     for name, (vary, grid) in plans.items():
-        planner = _plan_until_target if s.plan_stop else studies.plan_power
-        plan = planner("diffuse", target=s.target_power, vary=vary, grid=grid, n=n, k=k, n_reps=s.plan_reps,
-                       nulls=("redeal",), seed=seeds[name], progress=progress, **common)
+        if s.plan_stop:
+            plan = _plan_until_target("diffuse", target=s.target_power, vary=vary, grid=grid, n=n,
+                                      k=k, n_reps=s.plan_reps, first=s.power_first_look,
+                                      nulls=("redeal",), seed=seeds[name], progress=progress,
+                                      **common)
+        else:
+            plan = studies.plan_power("diffuse", target=s.target_power, vary=vary, grid=grid, n=n,
+                                      k=k, n_reps=s.plan_reps, nulls=("redeal",), seed=seeds[name],
+                                      progress=progress, **common)
         results[name] = plan
         pw_num[name] = {"vary": vary, "grid": list(grid), "curve": _records(plan.frame()), "required": plan.required,
                         "n_reps": s.plan_reps, "seed": seeds[name]}
     return Section("power", _jsonable(pw_num), results)
 
 
+def _power_with_look(effect: str, *, n_reps: int, first: int | None, seed,
+                     **kwargs) -> studies.PowerResult:
+    """:func:`~oraclegap.stats.studies.power` with one early look: the first ``first`` trials, and
+    when every one of them rejects, the estimate from those alone; else all ``n_reps`` trials. The
+    trials are drawn in order from one Generator built from ``seed``, as ``power`` draws them, so
+    a run past the look gives the trials (and the numbers) of ``power(n_reps=n_reps)``."""
+    if first is None or first >= n_reps:
+        return studies.power(effect, n_reps=n_reps, seed=seed, **kwargs)
+    rng = as_rng(seed)
+    head = studies.power(effect, n_reps=first, seed=rng, **kwargs)
+    rows = head.study.rows
+    if bool(rows.loc[rows["null"] == "redeal", "reject"].all()):
+        return head
+    tail = studies.power(effect, n_reps=n_reps - first, seed=rng, **kwargs)
+    later = tail.study.rows.assign(rep=tail.study.rows["rep"] + first)
+    both = pd.concat([rows, later], ignore_index=True)
+    return dataclasses.replace(head, study=dataclasses.replace(head.study, rows=both))
+
+
 def _plan_until_target(effect: str, *, target: float, vary: str, grid, n: int, k: int, seed, progress: bool = False,
-                       **kwargs) -> studies.PowerPlan:
+                       first: int | None = None, **kwargs) -> studies.PowerPlan:
     """:func:`~oraclegap.stats.studies.plan_power` over the grid values up to the first whose
     re-deal power reaches ``target`` (the large-n design's planners). The values are taken in
-    order from one Generator built from ``seed``, exactly as ``plan_power`` takes them, so every
-    row computed is the row ``plan_power`` gives and ``required`` is the one it names; the values
-    after ``required`` are not simulated (at 1e5 prompts the next value of the prompt planner would
-    simulate pools of 4 n prompts)."""
+    order from one Generator built from ``seed``, exactly as ``plan_power`` takes them, so with
+    ``first=None`` every row computed is the row ``plan_power`` gives and ``required`` is the one
+    it names; the values after ``required`` are not simulated (at 1e5 prompts the next value of the
+    prompt planner would simulate pools of 4 n prompts). ``first``: each value's estimate stops
+    after that many trials when all of them reject (:func:`_power_with_look`)."""
     rng = as_rng(seed)
     frames: list = []
     for v in grid:
         shape = {"n": n, "k": k, vary: v}
-        frames.append(studies.power(effect, n=shape["n"], k=shape["k"], seed=rng, **kwargs).frame())
+        res = _power_with_look(effect, n=shape["n"], k=shape["k"], first=first, seed=rng, **kwargs)
+        frames.append(res.frame())
         if float(frames[-1].loc[frames[-1]["null"] == "redeal", "reject_rate"].iloc[0]) >= target:
             break
     curve = pd.concat(frames, ignore_index=True)

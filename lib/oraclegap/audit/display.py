@@ -214,11 +214,22 @@ def texts(numbers: dict) -> dict:
                          small=" (small run: reduced Monte Carlo sizes)" if s["small"] else "", nd=s["n_draws"],
                          nb=s["n_boot"], nr=s["n_reps"], pr=s["plan_reps"])
     if s.get("design") == "large-n":  # the audit's large-n Monte Carlo design (audit.settings.large_n_design)
-        out["settings"] += md(" Large-n Monte Carlo design: power trials of {td:d} null draws on the re-deal null only, "
-                              "planners stopped at the first size reaching the target, margin chain burn-in {bs:g} and "
-                              "spacing {ts:g} sweeps of n M proposals, {xd:d} null draws per excess resample.",
-                              td=s["trial_draws"], bs=s["margin_burn_sweeps"], ts=s["margin_thin_sweeps"],
-                              xd=s["excess_draws"])
+        seq = (" sequential null and quality tests (draws stop once each decision is settled),"
+               if s.get("sequential") else "")
+        look = (md(" power estimates stopped after {m:d} trials that all reject,",
+                   m=s["power_first_look"]) if s.get("power_first_look") else "")
+        plans = ("" if s.get("plan_if_adequate", True)
+                 else " run only when this design's power is not adequate and")
+        excess = ("excess resamples' null means shifted from the full data's without draws"
+                  if s.get("excess_method") == "delta"
+                  else md("{xd:d} null draws per excess resample", xd=s["excess_draws"]))
+        large = (" Large-n Monte Carlo design:{seq} power trials of {td:d} null draws on the "
+                 "re-deal null only,{look} planners{plans} stopped at the first size reaching the "
+                 "target, margin chain burn-in {bs:g} and spacing {ts:g} sweeps of n M proposals, "
+                 "{excess}.")
+        out["settings"] += md(large, seq=seq, look=look, plans=plans, excess=excess,
+                              td=s["trial_draws"], bs=s["margin_burn_sweeps"],
+                              ts=s["margin_thin_sweeps"])
     if numbers.get("build"):  # what computed these numbers (commit, lock, library versions, date)
         from .._buildinfo import build_line
 

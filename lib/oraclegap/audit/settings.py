@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,8 +58,9 @@ MC_DESIGNS = ("auto", "standard", "large-n")
 #: Large-n margin chain, in sweeps of n M proposals: burn-in per chain (the paper's power trials,
 #: App. C.1) and spacing of the retained tables.
 LARGE_N_BURN_SWEEPS, LARGE_N_THIN_SWEEPS = 30, 0.5
-#: Large-n null draws per excess-bootstrap resample (full / small).
-LARGE_N_EXCESS_DRAWS = (20, 10)
+#: Large-n margin chains: one per core of the two-core machines the audit is sized for (each chain
+#: pays its own burn-in).
+LARGE_N_CHAINS = 2
 
 
 def trial_draws(alpha: float) -> int:
@@ -100,6 +102,11 @@ class AuditSettings:
     margin_burn_sweeps: float | None = None  # None: the library's default (60 n M proposals)
     margin_thin_sweeps: float | None = None  # None: the library's default (2 n M proposals)
     plan_stop: bool = False  # the planners stop at the first grid value reaching the target
+    margin_chains: int | None = None  # None: the library's default (4 chains)
+    sequential: bool = False  # null and quality tests stop once their decisions are settled
+    excess_method: str = "draws"  # each excess resample's null mean (nulls.excess_bootstrap)
+    power_first_look: int | None = None  # trials after which a power estimate with no miss stops
+    plan_if_adequate: bool = True  # run the planners when this design's power is adequate
 
     @property
     def power_draws(self) -> int:
@@ -107,14 +114,25 @@ class AuditSettings:
         return self.plan_draws if self.trial_draws is None else self.trial_draws
 
     def chain_steps(self, n: int, M: int) -> dict:
-        """``burn_in`` and ``thin`` (proposals) of the audit's margin chain on an n x M pool; empty
-        (the library's defaults) in the standard design."""
+        """``burn_in``, ``thin`` (proposals) and ``n_chains`` of the audit's margin chain on an
+        n x M pool; empty (the library's defaults) in the standard design."""
         out = {}
         if self.margin_burn_sweeps is not None:
             out["burn_in"] = max(1, int(round(self.margin_burn_sweeps * n * M)))
         if self.margin_thin_sweeps is not None:
             out["thin"] = max(1, int(round(self.margin_thin_sweeps * n * M)))
+        if self.margin_chains is not None:
+            out["n_chains"] = self.margin_chains
         return out
+
+    def null_stop(self):
+        """The sequential rule of the null tests (a
+        :class:`~oraclegap.stats.nulls.sequential.SequentialStop`: Holm at level alpha over the
+        distinct tests of L, as the verdict reads them), or None in the standard design. The
+        member-quality test uses the same rule (a family of one)."""
+        from ..stats.nulls.sequential import SequentialStop
+
+        return SequentialStop(self.alpha, statistics=("L",)) if self.sequential else None
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -159,51 +177,87 @@ def audit_settings(taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, sma
     if n_prompts is not None:
         n_prompts = check_int(n_prompts, "n_prompts", minimum=1)
     j = 1 if small else 0
-    sizes = {name: v[j] for name, v in _SIZES.items()}
+    sizes: dict[str, Any] = {name: v[j] for name, v in _SIZES.items()}
     s = AuditSettings(t, alpha, seed, bool(small), effect, pt, target_power, **sizes)
     large = design == "large-n" or (design == "auto" and n_prompts is not None and n_prompts > LARGE_N)
     return large_n_design(s) if large else s
 
 
 def large_n_design(s: AuditSettings) -> AuditSettings:
-    """``s`` with the large-n Monte Carlo design: each Monte Carlo size is set by the precision of
-    the decision it feeds, not by n (at 1e5 prompts every null draw, resample or trial costs
-    O(n), and the standard design spends about 660 CPU-seconds on a 1e5 x 10 x 16 pool with
-    ``small``). What changes, and why it keeps the decisions:
+    """``s`` with the large-n Monte Carlo design: each Monte Carlo size is set by the decision it
+    feeds, not by n (at 1e5 prompts every null draw, resample or trial costs O(n)). What changes,
+    and why it keeps the decisions:
 
-    * **Power and planner trials** (``trial_draws``): each trial's decision is "p <= alpha", an
-      exact level-alpha Monte Carlo test already at :func:`trial_draws` = 39 draws (100 or 200 in the
+    * **Sequential null tests** (``sequential``): the re-deal and margin draws of the tests of L
+      are taken in looks of 100 and stop once every test's p-value is decided against each level
+      Holm compares it with (alpha / T', ..., alpha), by a Clopper-Pearson interval of its
+      conditional p-value, or a moment bound for a statistic far above its draws, that holds at
+      every look with probability 0.99 (:mod:`oraclegap.stats.nulls.sequential`); at most
+      ``n_draws``, where a p-value near a level is the fixed-size test. The member-quality test
+      stops the same way at level alpha. A p-value far from every level is reported from the
+      draws taken (as few as 100: its Monte Carlo resolution, not its decision, changes).
+    * **Power trials** (``trial_draws``): each trial's decision is "p <= alpha", an exact
+      level-alpha Monte Carlo test already at :func:`trial_draws` = 39 draws (100 or 200 in the
       standard design, 400 in the paper's trials, App. C); the power loss per trial is stated there.
-      The number of trials (``n_reps``, ``plan_reps``) is unchanged: the power's Monte Carlo error
-      is its Wilson interval, which :func:`power_state` reads, and that depends on the trials only.
+    * **Power estimates stop early when no trial misses** (``power_first_look``): the trials run
+      in order from one Generator, and when the first :func:`power_first_look` all reject the
+      estimate stops there; its Wilson limit then already shows the target reached, and the chance
+      that an estimate whose power is exactly the target is called adequate stays at most
+      :data:`POWER_DECISION_ALPHA` (the first look's chance plus the full run's). Otherwise the
+      trials continue to ``n_reps``: the same trials the standard count gives.
     * **The power trials test the re-deal null only** (``power_nulls``): the verdict, the planners
       and :func:`power_state` read the re-deal power alone; the margin chain's power would cost
       60 + 2 N sweeps per trial. The paper's Table 2 (arXiv 2609.32996) finds the two nulls'
       power equal against the diffuse alternative at every sigma; ``power.current.power.margin``
       is absent (not zero) in this design.
-    * **The planners stop at the first grid value whose power reaches the target** (``plan_stop``):
-      ``required`` is the first such value, so it is the one the full grid gives; the curve lists
-      the values up to it.
-    * **The audit's margin chain** (``margin_burn_sweeps``, ``margin_thin_sweeps``): burn-in 30 n M
-      proposals per chain (the paper's power-trial burn-in, App. C.1) and a table every n M / 2
-      proposals. The draws' effective sample size is measured on the pool and reported with each
-      test (``nulls.L.<tau>.margin.ess``); on 1e4 x 10 x 16 exchangeable pools half a sweep gives
-      an ESS of 0.3-0.75 per draw (2 sweeps: about 1), i.e. more effective draws per proposal.
-      The number of draws (``n_draws``) and so the p-values' resolution 1/n_draws is unchanged.
-      The re-deal draws are independent and stay as in the standard design.
-    * **The excess bootstrap** (``excess_draws``): each resample's null mean from
-      :data:`LARGE_N_EXCESS_DRAWS` draws (20 full, 10 small) instead of 200 / 100. The Monte Carlo
-      error of a resample's null mean adds var_0 / d to the resample's variance (var_0 the null
-      variance of the statistic): it widens the percentile interval by at most sqrt(1 + 1/d)
-      (5% at d = 10) when var_0 is no larger than the bootstrap variance, and never narrows it.
-      The number of resamples (``n_excess``) is unchanged.
+    * **The planners run only when this design's power is not adequate** (``plan_if_adequate``):
+      their sizes feed the next steps, which an adequate power does not give; they stop at the
+      first grid value whose power reaches the target (``plan_stop``), the one the full grid names.
+    * **The audit's margin chain** (``margin_burn_sweeps``, ``margin_thin_sweeps``,
+      ``margin_chains``): two chains, burn-in 30 n M proposals each (the paper's power-trial
+      burn-in, App. C.1) and a table every n M / 2 proposals. The draws' effective sample size is
+      measured and reported with each test (``nulls.L.<tau>.margin.ess``) and scales the
+      sequential rule's interval; on 1e4 x 10 x 16 exchangeable pools half a sweep gives an ESS of
+      0.3-0.75 per draw.
+    * **The excess bootstrap** (``excess_method="delta"``): each resample's null mean is the full
+      data's (from ``excess_draws`` re-deals, as in the standard design) plus the exact change of
+      its linear part and the normal-theory change of the best member's winner's curse
+      (:func:`oraclegap.stats.nulls.excess_bootstrap`): no null draws per resample, where the
+      standard design re-deals every resample ``excess_draws`` times. The point estimate is the
+      standard design's.
 
-    Unchanged: the numbers of null draws, bootstrap resamples and permutations of every other
-    section, the thresholds, seeds and tests. Each changed size is recorded in ``settings``."""
-    excess = LARGE_N_EXCESS_DRAWS[1 if s.small else 0]
+    Unchanged: the numbers of bootstrap resamples and permutations of every other section, the
+    thresholds, seeds and tests. Each changed setting is recorded in ``settings``."""
     return dataclasses.replace(s, design="large-n", power_nulls=("redeal",), trial_draws=trial_draws(s.alpha),
                                margin_burn_sweeps=float(LARGE_N_BURN_SWEEPS), margin_thin_sweeps=float(LARGE_N_THIN_SWEEPS),
-                               plan_stop=True, excess_draws=min(s.excess_draws, excess))
+                               margin_chains=LARGE_N_CHAINS, plan_stop=True, sequential=True,
+                               excess_method="delta",
+                               power_first_look=power_first_look(s.n_reps, s.target_power),
+                               plan_if_adequate=False)
+
+
+def power_first_look(n_reps: int, target: float, alpha: float = POWER_DECISION_ALPHA) -> int | None:
+    """The fewest trials m < ``n_reps`` such that stopping after m trials that all reject, else
+    running all ``n_reps``, calls a power of exactly ``target`` adequate (:func:`power_state`) with
+    probability at most ``alpha``: target^m + P(not all of the first m reject, and the full run's
+    one-sided Wilson limit reaches the target) <= alpha. None when no m qualifies (few trials).
+    40 trials at target 0.8 give m = 16 (0.049; the full run alone: 0.029)."""
+    from scipy.stats import binom
+
+    from ..stats.studies import rate_interval
+
+    n_reps = check_int(n_reps, "n_reps", minimum=1)
+    target = check_prob(target, "target", open_low=True, open_high=True)
+    r = np.arange(n_reps + 1)
+    lo, _ = rate_interval(r, np.full(r.size, n_reps), 2 * alpha)
+    ok = r[np.asarray(lo) >= target]
+    r_star = int(ok[0]) if ok.size else n_reps + 1
+    for m in range(1, n_reps):
+        j = np.arange(m)
+        late = float((binom.pmf(j, m, target) * binom.sf(r_star - j - 1, n_reps - m, target)).sum())
+        if target**m + late <= alpha:
+            return m
+    return None
 
 
 def plan_grid(current: int, reach: int) -> tuple:

@@ -64,6 +64,10 @@ class ExcessBootstrap(Result, Interval):
                               "method": self.method, "n_boot": self.draws.size}])
 
 
+#: How :func:`excess_bootstrap` computes each resample's null mean.
+EXCESS_METHODS = ("draws", "delta")
+
+
 def excess_bootstrap(
     x,
     tau: float = 0.10,
@@ -76,13 +80,32 @@ def excess_bootstrap(
     level: float = 0.95,
     seed=0,
     progress: bool = False,
+    method: str = "draws",
 ) -> ExcessBootstrap:
     """Percentile interval for the excess: resample prompts with replacement ``n_boot`` times and
-    on each resample recompute the observed statistic and its null mean (``n_draws`` null draws;
-    a resampled prompt that appears twice is re-dealt twice, independently). The point estimate
-    uses the full data with the same ``n_draws``."""
+    on each resample recompute the observed statistic and its null mean. The point estimate is the
+    full data's statistic minus its null mean from ``n_draws`` null draws.
+
+    ``method="draws"``: each resample's null mean from ``n_draws`` null draws of that resample (a
+    resampled prompt that appears twice is re-dealt twice, independently).
+
+    ``method="delta"`` (L under the re-deal only): each resample's null mean is the full data's
+    null mean (the point's draws) plus the change that resampling makes to it, computed without
+    draws (:func:`redeal_mean_parts`): with w_i the times prompt i is drawn and s_i its total, the
+    re-deal mean of L is (1/n) sum_i w_i (g(s_i) - h(s_i)) - E max_m (C_m - C_bar), where g and h
+    are the exact probabilities that the oracle and one member cover a prompt of total s, and the
+    last term, the winner's curse of the best member, is e_M sqrt(sum_i w_i v(s_i)) / n for
+    members whose coverages are jointly normal (e_M the mean of the largest of M standard normals,
+    v the per-prompt variance of a member's coverage minus its covariance with another's). The
+    normal approximation enters only through the change from the full data to a resample, an
+    O(n^-3/2) correction to an O(n^-1/2) spread; the resamples cost no null draws."""
     _check_statistics(statistic)
     _check_choice(null, "null", NULLS)
+    _check_choice(method, "method", EXCESS_METHODS)
+    if method == "delta" and (statistic != "L" or null != "redeal"):
+        raise ValueError(f"method='delta' computes the re-deal null mean of L; "
+                         f"got statistic={statistic!r}, "
+                         f"null={null!r} (use method='draws')")
     n_boot = check_int(n_boot, "n_boot", minimum=2)
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     level = check_prob(level, "level", open_low=True, open_high=True)
@@ -97,15 +120,95 @@ def excess_bootstrap(
 
     point = one(prep.counts, rng)
     draws = np.empty(n_boot)
-    for b in _progress(range(n_boot), progress, desc="excess bootstrap", unit="resample"):
-        idx = rng.integers(0, prep.n, prep.n)
-        draws[b] = one(prep.counts[idx], rng)
+    if method == "delta":
+        c, n, r = prep.counts, prep.n, int(prep.needs[0])
+        X = (c >= r).astype(np.float64)
+        O = X.max(axis=1)
+        s = c.sum(axis=1)
+        g, h, v = redeal_mean_parts(prep.M, prep.k, r)
+        lin, var = (g - h)[s], v[s]
+        e_M = expected_normal_max(prep.M)
+
+        def moved(w):  # statistic minus the null mean's resampled parts (einsum: no BLAS threads)
+            L_w = (float(np.einsum("i,i->", w, O)) - float(np.einsum("i,ij->j", w, X).max())) / n
+            curse = e_M * math.sqrt(max(float(np.einsum("i,i->", w, var)), 0.0)) / n
+            return L_w - (float(np.einsum("i,i->", w, lin)) / n - curse)
+
+        full = moved(np.ones(n))
+        for b in _progress(range(n_boot), progress, desc="excess bootstrap", unit="resample"):
+            w = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+            draws[b] = point + moved(w) - full
+    else:
+        for b in _progress(range(n_boot), progress, desc="excess bootstrap", unit="resample"):
+            idx = rng.integers(0, prep.n, prep.n)
+            draws[b] = one(prep.counts[idx], rng)
     a = (1 - level) / 2
     lo, hi = np.percentile(draws, [100 * a, 100 * (1 - a)])
     at = float(prep.taus[0]) if statistic != "pass1" else float("nan")
     return ExcessBootstrap(value=float(point), lo=float(lo), hi=float(hi), level=level,
                            method="prompt-bootstrap percentile", statistic=statistic, tau=at, null=null,
                            draws=draws)
+
+
+def redeal_mean_parts(M: int, k: int, need_: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact per-prompt moments of coverage under the re-deal, for prompt totals s = 0..M k:
+    ``g[s]`` = P(some member has >= ``need_`` of its k successes), ``h[s]`` = P(one given member
+    does) and ``v[s]`` = h(s) - P(two given members both do), the variance of one member's coverage
+    indicator minus its covariance with another's. Under the re-deal a prompt's s successes are
+    dealt into M groups of k uniformly (the multivariate hypergeometric law); g comes from the
+    recursion over members Q_m(t) = sum_{a < need} P(a | t, m) Q_{m-1}(t - a) for the chance that
+    none of m members reaches ``need_``, P(a | t, m) the hypergeometric chance that one member gets
+    a of t successes dealt over m k slots."""
+    from scipy.special import gammaln
+
+    M, k = check_int(M, "M", minimum=2), check_int(k, "k", minimum=1)
+    r = check_int(need_, "need_", minimum=0)
+    a = np.arange(k + 1)
+
+    def lnC(nn, kk):
+        nn, kk = np.asarray(nn, float), np.asarray(kk, float)
+        ok = (kk >= 0) & (kk <= nn)
+        out = (gammaln(nn + 1) - gammaln(np.where(ok, kk, 0) + 1)
+               - gammaln(np.where(ok, nn - kk, 0) + 1))
+        return np.where(ok, out, -np.inf)
+
+    def first(m):
+        """P(a | t, m), [m k + 1, k + 1]: one member's share of t successes over m k slots."""
+        t = np.arange(m * k + 1)[:, None]
+        return np.exp(lnC(k, a[None, :]) + lnC((m - 1) * k, t - a[None, :]) - lnC(m * k, t))
+
+    below = a < r
+    Q = np.where(np.arange(k + 1) < r, 1.0, 0.0)  # Q_1(t), t = 0..k
+    for m in range(2, M + 1):
+        P = first(m)
+        t = np.arange(m * k + 1)
+        prev = np.zeros(m * k + 1)
+        prev[: Q.size] = Q
+        idx = t[:, None] - a[None, :]
+        valid = (idx >= 0) & below[None, :]
+        Q = (P * np.where(valid, prev[np.clip(idx, 0, m * k)], 0.0)).sum(axis=1)
+    g = 1.0 - Q
+    PM = first(M)
+    h = PM[:, a >= r].sum(axis=1)
+    P2 = first(M - 1)  # the second member's share of what the first left
+    h2 = P2[:, a >= r].sum(axis=1)  # [(M - 1) k + 1]
+    S = np.arange(M * k + 1)
+    rest = S[:, None] - a[None, :]
+    both = (PM * np.where((a[None, :] >= r) & (rest >= 0) & (rest <= (M - 1) * k),
+                          h2[np.clip(rest, 0, (M - 1) * k)], 0.0)).sum(axis=1)
+    return np.clip(g, 0.0, 1.0), np.clip(h, 0.0, 1.0), h - both
+
+
+def expected_normal_max(M: int) -> float:
+    """E max(Z_1, ..., Z_M) for independent standard normals: the integral of
+    x M phi(x) Phi(x)^(M - 1) over the real line."""
+    from scipy import integrate
+    from scipy.stats import norm
+
+    M = check_int(M, "M", minimum=1)
+    val, _ = integrate.quad(lambda x: x * M * norm.pdf(x) * norm.cdf(x) ** (M - 1), -12, 12,
+                            limit=200)
+    return float(val)
 
 
 # ============================================================================ split-half

@@ -73,17 +73,20 @@ def _margin_cost(prep: _Prepared, n_draws: int, burn: int, thin: int,
 
 
 def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, n_chains: int, move: str,
-                store_tables: bool, progress: bool, batch: int | None, blocks: bool = True):
+                store_tables: bool, progress: bool, batch: int | None, blocks: bool = True,
+                looks=None, stop=None):
     """Run the chains; return (stats [B, S], tables or None, chain_id [B], moves per chain, proposals).
 
     The compiled kernel is called on short pieces (at most ``_CHUNK`` proposals per chain per
     call, fewer with ``batch``), so that Ctrl-C interrupts a long run; the pieces consume each
     chain's random stream exactly as one long call would, so the draws do not depend on them.
+    With ``looks`` (increasing draw counts, each spread over the chains as ``n_draws`` is) and
+    ``stop`` (a function of the statistics and chain labels drawn so far) the chains end at the
+    first look where ``stop`` is true; each chain's draws are then the first of its full run.
     """
     na, M = prep.active.size, prep.M
     C = max(1, min(n_chains, n_draws))
-    n_per = np.full(C, n_draws // C, np.int64)
-    n_per[: n_draws % C] += 1
+    n_per = _spread(n_draws, C)
     starts = np.concatenate([[0], np.cumsum(n_per)[:-1]]).astype(np.int64)
     chain_id = np.repeat(np.arange(C), n_per)
     S = 3 * prep.taus.size + 1
@@ -112,6 +115,7 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
     if batch is not None:
         draws_per_call = min(draws_per_call, check_int(batch, "batch", minimum=1))
     bar = _progress_bar(progress, proposals_total, "margin chain", "proposal")
+    targets = [_spread(int(b), C) for b in (looks or ()) if b < n_draws] + [n_per]
 
     def call(burn_, thin_, take):
         kern(states, streams, prep.k, burn_, thin_, take, starts + done, heat, prep.needs, prep.need_mix, prep.n,
@@ -144,32 +148,50 @@ def _run_margin(prep: _Prepared, chain_key, n_draws: int, burn: int, thin: int, 
             step = min(chunk, left)
             call(step, thin, zeros)
             left -= step
-        if thin <= chunk:
-            while (done < n_per).any():
-                take = np.minimum(draws_per_call, n_per - done).astype(np.int64)
-                call(0, thin, take)
-                done += take
-        else:  # one retained table is longer than a piece: walk thin - 1 proposals in pieces, then one more
-            while (done < n_per).any():
-                live = np.flatnonzero(done < n_per)
-                left = thin - 1
-                while left > 0:
-                    step = min(chunk, left)
-                    advance(live, step)
-                    left -= step
-                take = (done < n_per).astype(np.int64)
-                call(0, 1, take)
-                done += take
+        for target in targets:
+            if thin <= chunk:
+                while (done < target).any():
+                    take = np.minimum(draws_per_call, target - done).astype(np.int64)
+                    call(0, thin, take)
+                    done += take
+            else:  # a retained table is longer than a piece: thin - 1 proposals in pieces, then 1
+                while (done < target).any():
+                    live = np.flatnonzero(done < target)
+                    left = thin - 1
+                    while left > 0:
+                        step = min(chunk, left)
+                        advance(live, step)
+                        left -= step
+                    take = (done < target).astype(np.int64)
+                    call(0, 1, take)
+                    done += take
+            if stop is not None and (done < n_per).any():
+                rows = np.concatenate([starts[c] + np.arange(done[c]) for c in range(C)])
+                if stop(stats[rows], chain_id[rows]):
+                    break
     finally:
         if parallel:
             numba.set_parallel_chunksize(old_chunk)  # type: ignore[arg-type]  # an int when parallel
         if bar is not None:
             bar.close()
+    if (done < n_per).any():  # stopped at a look: the draws taken, chain by chain
+        rows = np.concatenate([starts[c] + np.arange(done[c]) for c in range(C)])
+        stats, chain_id = stats[rows], chain_id[rows]
+        tables_active = tables_active[rows] if store_tables else tables_active
+        n_draws, proposals_total = rows.size, int(C * burn + thin * rows.size)
     tables = None
     if store_tables:
         tables = np.broadcast_to(prep.counts, (n_draws,) + prep.counts.shape).copy()
         tables[:, prep.active, :] = tables_active
     return stats, tables, chain_id, moves, proposals_total
+
+
+def _spread(n_draws: int, n_chains: int) -> np.ndarray:
+    """Draws per chain when ``n_draws`` are split over ``n_chains`` chains (the first get one
+    more)."""
+    out = np.full(n_chains, n_draws // n_chains, np.int64)
+    out[: n_draws % n_chains] += 1
+    return out
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

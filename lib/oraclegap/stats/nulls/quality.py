@@ -28,6 +28,7 @@ from numba import njit, prange
 from ..._validate import as_rng, check_int
 from .._streams import _int_below_exact, _stream_start
 from .results import NullTest
+from .sequential import SequentialStop
 from .tables import _keys
 
 __all__ = ["member_quality", "quality_spread"]
@@ -40,13 +41,14 @@ def quality_spread(totals: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def _permuted_totals(c, key, n_draws):
-    """Member totals of ``n_draws`` tables whose rows are permuted independently and uniformly
-    (Fisher-Yates on a SplitMix64 stream per draw): [n_draws, M]."""
+def _permuted_totals(c, key, start, n_draws):
+    """Member totals of tables ``start`` .. ``start + n_draws - 1`` whose rows are permuted
+    independently and uniformly (Fisher-Yates on SplitMix64 stream ``start + b`` for draw b):
+    [n_draws, M]."""
     n, M = c.shape
     out = np.zeros((n_draws, M), dtype=np.int64)
     for b in prange(n_draws):
-        s = _stream_start(key, b)
+        s = _stream_start(key, start + b)
         row = np.empty(M, dtype=np.int64)
         for i in range(n):
             for m in range(M):
@@ -61,12 +63,17 @@ def _permuted_totals(c, key, n_draws):
     return out
 
 
-def member_quality(x, *, n_draws: int = 999, seed=0) -> NullTest:
+def member_quality(x, *, n_draws: int = 999, seed=0,
+                   sequential: SequentialStop | None = None) -> NullTest:
     """The exact label-permutation test of member quality (see the module docstring).
 
     ``x``: a Pool, verdicts bool[n, M, k] or counts int[n, M]; ``n_draws``: B permutations;
-    ``seed``: an int or Generator (the key of the permutation streams). Returns a :class:`NullTest`
-    (statistic ``quality_spread``, null ``label-permutation``) with the plus-one p-value."""
+    ``seed``: an int or Generator (the key of the permutation streams); ``sequential``: a
+    :class:`~oraclegap.stats.nulls.sequential.SequentialStop` (its ``alpha``; the test is a
+    family of one): permutations in looks until "p <= alpha" is settled, at most ``n_draws``;
+    permutation b is the same either way.
+    Returns a :class:`NullTest` (statistic ``quality_spread``, null ``label-permutation``) with the
+    plus-one p-value of the permutations taken."""
     if hasattr(x, "counts"):
         c = np.asarray(x.counts(), dtype=np.int64)
     else:
@@ -75,10 +82,20 @@ def member_quality(x, *, n_draws: int = 999, seed=0) -> NullTest:
     if c.ndim != 2 or c.shape[1] < 2:
         raise ValueError(f"x must give counts [n, M] with M >= 2 members, got shape {c.shape}")
     n_draws = check_int(n_draws, "n_draws", minimum=1)
+    if sequential is not None and not isinstance(sequential, SequentialStop):
+        raise TypeError(f"sequential must be a SequentialStop or None, "
+                        f"got {type(sequential).__name__}")
     key, _ = _keys(as_rng(seed))
     obs = float(quality_spread(c.sum(axis=0)))
-    moving = c[(c != c[:, :1]).any(axis=1)]
+    moving = np.ascontiguousarray(c[(c != c[:, :1]).any(axis=1)])
     fixed = c.sum(axis=0) - moving.sum(axis=0)
-    totals = _permuted_totals(np.ascontiguousarray(moving), key, n_draws) + fixed
-    return NullTest("quality_spread", float("nan"), "label-permutation", obs, quality_spread(totals), "plus-one",
-                    float(n_draws))
+    looks = [n_draws] if sequential is None else sequential.looks(n_draws)
+    parts: list[np.ndarray] = []
+    for start, end in zip([0] + looks[:-1], looks, strict=True):
+        parts.append(quality_spread(_permuted_totals(moving, key, start, end - start) + fixed))
+        if sequential is not None and end < n_draws:
+            if sequential.decided(np.concatenate(parts), [obs], n_draws):
+                break
+    draws = np.concatenate(parts)
+    return NullTest("quality_spread", float("nan"), "label-permutation", obs, draws, "plus-one",
+                    float(draws.size))

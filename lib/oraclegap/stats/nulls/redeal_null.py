@@ -60,18 +60,25 @@ def _redeal_stats(prep: _Prepared, key, start: int, n_draws: int) -> np.ndarray:
     return kern(prep.totals, prep.M, prep.k, key, start, n_draws, offsets, prob, alias, prep.needs, prep.need_mix, prep.n)
 
 
-def _redeal_stats_chunked(prep: _Prepared, key, n_draws: int, batch: int | None, progress: bool) -> np.ndarray:
+def _redeal_stats_chunked(prep: _Prepared, key, n_draws: int, batch: int | None, progress: bool,
+                          looks=None, stop=None) -> np.ndarray:
     """Re-deal statistics of draws [0, n_draws) in short kernel calls (Ctrl-C works between them;
-    draw d always uses stream d, so the pieces do not change the draws)."""
+    draw d always uses stream d, so the pieces do not change the draws). With ``looks`` (increasing
+    draw counts) and ``stop`` (a function of the statistics drawn so far), the draws end at the
+    first look where ``stop`` is true: the result is then the first rows of the full draws."""
     per = max(1, _REDEAL_CHUNK_CELLS // max(1, prep.totals.size * prep.M))
     # at least two batches of draws per thread and call, so that large pools keep every core busy
     per = max(per, 2 * _REDEAL_BATCH * numba.get_num_threads())
     if batch is not None:
         per = min(per, check_int(batch, "batch", minimum=1))
     out = np.empty((n_draws, 3 * prep.taus.size + 1))
-    for s0 in _progress(range(0, n_draws, per), progress, desc="re-deal", unit="batch"):
-        b = min(per, n_draws - s0)
-        out[s0:s0 + b] = _redeal_stats(prep, key, s0, b)
+    ends = [n_draws] if looks is None else [int(b) for b in looks if b < n_draws] + [n_draws]
+    pieces = [(s0, min(s0 + per, end)) for start, end in zip([0] + ends[:-1], ends, strict=True)
+              for s0 in range(start, end, per)]
+    for s0, s1 in _progress(pieces, progress, desc="re-deal", unit="batch"):
+        out[s0:s1] = _redeal_stats(prep, key, s0, s1 - s0)
+        if stop is not None and s1 in ends[:-1] and stop(out[:s1], None):
+            return out[:s1]
     return out
 
 

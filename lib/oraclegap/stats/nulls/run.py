@@ -14,6 +14,7 @@ from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROPOSALS, NullCost
 from .margin_null import _MOVES, _default_steps, _margin_cost, _run_margin, effective_sample_size
 from .redeal_null import _redeal_cost, _redeal_stats_chunked
 from .results import _P_CONVENTIONS, ChainDiagnostics, NullTest, NullTests, SkippedTest
+from .sequential import SequentialStop
 from .tables import (
     NULLS,
     STATISTICS,
@@ -30,6 +31,31 @@ from .tables import (
 
 _CERTIFY_HINT = ("the selection-valid certificates apply at k = 1: `oraclegap certify POOL` "
                  "(oraclegap.stats.certify.selection_valid_gap)")
+
+
+def _sequential_stop(sequential: SequentialStop | None, wanted: list, observed: np.ndarray, T: int,
+                     n_draws: int):
+    """(looks, stop) for one null's draws: None, None without a rule or a test it decides; else the
+    rule's looks and a function of (draws so far [B, S], chain labels or None) that is true once
+    Holm's rejections over the distinct tests of the rule's statistics are settled (tests at
+    thresholds with one need(tau, k) have the same draws and are one test; chain draws are
+    scaled by their effective sample size)."""
+    if sequential is None:
+        return None, None
+    cols = [_stat_columns(st, T)[j] for st, j, _ in wanted if st in sequential.statistics]
+    if not cols:
+        return None, None
+
+    def stop(stats: np.ndarray, chains) -> bool:
+        d = stats[:, cols]
+        _, first = np.unique(np.vstack([observed[cols], d]), axis=1, return_index=True)
+        d = d[:, np.sort(first)]
+        obs = observed[cols][np.sort(first)]
+        ess = (None if chains is None else
+               [effective_sample_size(d[:, i], chains) for i in range(d.shape[1])])
+        return sequential.decided(d, obs, n_draws, ess)
+
+    return sequential.looks(n_draws), stop
 
 
 def degenerate_tests(x, taus=DEFAULT_TAUS, *, k: int | None = None, nulls=NULLS,
@@ -169,6 +195,7 @@ def null_tests(
     skip_degenerate: bool = True,
     max_proposals: int | None = DEFAULT_MAX_PROPOSALS,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
+    sequential: SequentialStop | None = None,
 ) -> NullTests:
     """Test each statistic at each threshold against the re-deal and/or margin-preserving null.
 
@@ -191,6 +218,12 @@ def null_tests(
     pieces, so Ctrl-C interrupts a long run. ``batch`` (draws per chain per call) only affects
     the progress display; results do not depend on it.
 
+    Sequential stopping. With ``sequential`` (a
+    :class:`~oraclegap.stats.nulls.sequential.SequentialStop`) each null's draws are taken in
+    looks and stop once Holm's rejections over the distinct tests of the statistics it names are
+    settled; ``n_draws`` is then the most draws a null takes, and every test of that null reports
+    the draws taken (``NullTest.n_draws``).
+
     Independence. Both nulls assume draws independent across members. For a Pool marked
     ``alignment == "seed-aligned"`` the result's ``notes`` start with :data:`ALIGNMENT_NOTE`
     (the tests are conservative on such draws; see the module docstring).
@@ -204,6 +237,9 @@ def null_tests(
     _check_choice(p_convention, "p_convention", _P_CONVENTIONS)
     if batch is not None:
         check_int(batch, "batch", minimum=1)
+    if sequential is not None and not isinstance(sequential, SequentialStop):
+        raise TypeError(f"sequential must be a SequentialStop or None, "
+                        f"got {type(sequential).__name__}")
     for name, bound in (("max_proposals", max_proposals), ("max_bytes", max_bytes)):
         if bound is not None:
             check_int(bound, name, minimum=1)
@@ -232,21 +268,24 @@ def null_tests(
                     skipped.append(SkippedTest(st, _nan_tau(tau), null, float(observed[col]), reason, short, instead))
         if not wanted[null]:
             continue
+        looks, stop = _sequential_stop(sequential, wanted[null], observed, T, n_draws)
         if null == "redeal":
             if prep.active.size == 0:
                 stats = np.tile(observed, (n_draws, 1))
             else:
-                stats = _redeal_stats_chunked(prep, redeal_key, n_draws, batch, progress)
+                stats = _redeal_stats_chunked(prep, redeal_key, n_draws, batch, progress, looks,
+                                              stop)
             chain_id, acc = None, None
         else:
-            stats, _, chain_id, moves, proposals = _run_margin(prep, chain_key, n_draws, burn, th, n_chains, move,
-                                                               False, progress, batch)
+            stats, _, chain_id, moves, proposals = _run_margin(
+                prep, chain_key, n_draws, burn, th, n_chains, move, False, progress, batch,
+                looks=looks, stop=stop)
             acc = int(moves.sum()) / proposals if proposals else 0.0
         ess_map = {}
         for st, j, tau in wanted[null]:
             col = _stat_columns(st, T)[j]
             if null == "redeal":
-                ess = float(n_draws)
+                ess = float(stats.shape[0])
             else:
                 ess = effective_sample_size(stats[:, col], chain_id) if proposals else float("nan")
                 ess_map[(st, _nan_tau(tau))] = ess
