@@ -1091,7 +1091,7 @@ check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 a
 # 1. **Without topic skill.**
 #    Predict before reading the solution: without the model-by-topic skill (the contrast pool,
 #    `topic_sd = 0`), does greedy clear the random p95 more or less often, and does the
-#    calibration ratio change? Rerun with `-p TOPIC_SD 2` for a pool with more skill.
+#    calibration ratio change? Rerun with `-p TOPIC_SD 0.5` for a pool with half the skill.
 
 # %%
 from oraclegap.report import solution  # folded, and left out of the student edition
