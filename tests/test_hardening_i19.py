@@ -258,7 +258,7 @@ def test_book_build_never_deletes_a_file_of_yours_in_book(tmp_path, capsys, monk
     book.build(tmp_path, small=True)
     b = tmp_path / "_book"
     assert "chapters/01_c.html" in json.loads((b / ".og-build.json").read_text())["files"]
-    (b / "book.pdf").write_bytes(b"%PDF")  # what `python -m oraclegap.book pdf` writes: the build's own
+    (b / "oraclegap.pdf").write_bytes(b"%PDF")  # what `python -m oraclegap.book pdf` writes: the build's own
     book.build(tmp_path, small=True)
     (b / "notes.md").write_text("mine")
     with pytest.raises(ValueError, match=r"holds files no build wrote \(notes.md\)"):
