@@ -1,5 +1,6 @@
-"""The result contract: one Interval type, short reprs and notebook displays for every result
-class, RouterEvaluation on Interval fields with its flat names kept."""
+"""The result contract: one Interval type; for every result class a short repr that opens with the
+answer, notebook displays, a tidy frame(), a JSON to_dict() and intervals only in Interval fields;
+RouterEvaluation on Interval fields with its flat names kept."""
 
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ def test_the_walk_finds_the_result_classes():
 
 @pytest.mark.parametrize("cls", [c for c in CLASSES if c.__name__ not in PENDING_REPR_MIXIN],
                          ids=lambda c: c.__name__)
+@pytest.mark.filterwarnings("ignore")  # headline properties computed on the stuffed fields may warn
 def test_every_result_has_a_short_repr_and_notebook_displays(cls):
     assert issubclass(cls, Result) and cls.__repr__ is Result.__repr__, "declare it with repr=False and Result"
     obj = _stuffed(cls)
