@@ -101,7 +101,6 @@ from oraclegap import datasets
 from oraclegap.deploy import compose as C
 from oraclegap.report import (
     check,
-    compare,
     display_name,
     draw_saturation,
     fmt,
@@ -261,10 +260,10 @@ axes[0].plot(ss, 1 - (1 - 1 / ss) ** ss, color="C0", label=r"$1 - (1 - 1/|S|)^{|
 axes[0].scatter(worst["s"], worst["ratio"], color="C1", zorder=3, label="greedy / optimum")
 axes[0].axhline(C.GREEDY_BOUND, color="k", ls="--", lw=1, label=r"$1 - 1/e$")
 axes[0].set(xlabel="pool size |S|", ylabel="greedy / optimum", title="worst-case family")
-axes[0].legend(fontsize=8)
+axes[0].legend(fontsize=9)
 axes[1].hist(study["min_ratio"], bins=np.linspace(C.GREEDY_BOUND, 1, 30), color="C2")
 axes[1].axvline(C.GREEDY_BOUND, color="k", ls="--", lw=1, label=r"$1 - 1/e$")
-axes[1].legend(fontsize=8, loc="upper center")
+axes[1].legend(fontsize=9, loc="upper center")
 axes[1].set(xlabel="smallest greedy / optimum over sizes", ylabel="instances",
             title="random instances")
 plt.tight_layout()
@@ -336,6 +335,8 @@ cal_tbl = pd.DataFrame(cal_rows)
 display(table(cal_tbl, percent=["cells at the optimum"]))
 
 # %%
+from oraclegap.report import compare  # the comparison word of this and later readings
+
 show_md("Reading: on the simulated pool with topic skill greedy is at the optimum in {a:%} of "
         "cells and never below {m}; its mean ratio {r} is {cmp} the paper's {rp}. {verdict}",
         a=cal_tbl["cells at the optimum"].iloc[0], m=cal_tbl["ratio min"].iloc[0],
@@ -442,13 +443,17 @@ show_md("Reading: with topic skill greedy beats {b:%} of random pools on average
 # pools of three or more members are close to the ceiling.
 
 # %%
+from oraclegap.report import panel_grid  # rows of two panels: the figure's text stays readable
+
+summ = sim.summary()
+
+# %%
 #| label: fig-compose-saturation
 #| fig-cap: >-
 #|   Complementary coverage against pool size on the simulated pool with topic skill, mean over
 #|   folds: greedy on the calibration and the test half, accuracy ranking on the test half, the
 #|   random p05-p95 band and the hindsight optimum.
-summ = sim.summary()
-fig, axes = plt.subplots(1, 4, figsize=(12, 3.2), sharey=True)
+fig, axes = panel_grid(summ["dataset"].nunique(), panel=(4, 3), sharey=True)
 for ax, (ds, d) in zip(axes, summ.groupby("dataset", sort=False), strict=True):
     ax.fill_between(d["size"], d["random_p05"], d["random_p95"], color="C7", alpha=0.3,
                     label="random p05-p95")
@@ -457,10 +462,11 @@ for ax, (ds, d) in zip(axes, summ.groupby("dataset", sort=False), strict=True):
     ax.plot(d["size"], d["accuracy_test"], color="C1", marker="s", ms=3, label="accuracy (test)")
     ax.plot(d["size"], d["hindsight_test"], color="k", lw=1, label="hindsight (test)")
     ax.set(title=f"dataset {ds}", xlabel="alternatives |S|")
-axes[0].set_ylabel("$F_b$")
+for ax in axes[::2]:  # the left panel of each row
+    ax.set_ylabel("$F_b$")
 # below the panels, off the random band
-fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=5, fontsize=8)
-plt.tight_layout(rect=(0, 0.1, 1, 1))
+fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9)
+plt.tight_layout(rect=(0, 0.08, 1, 1))
 plt.show()
 
 # %%
@@ -531,10 +537,13 @@ show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real),
         else "")
 
 # %% [markdown]
-# @tbl-compose-real gives one row per real dataset at $|S| = 2$: greedy and accuracy ranking on the
-# test half, how often greedy clears the random p95, and how quickly coverage saturates.
+# @tbl-compose-real sums the sweep up by pool at $|S| = 2$: greedy against the calibration
+# optimum, against accuracy ranking and random pools on the test half, and how quickly coverage
+# saturates; every dataset's row is in the CSV file linked below it.
 
 # %%
+from oraclegap.report import csv_download  # every dataset's row, beside the executed chapter
+
 if real:
     over = pd.concat([sw.overview(2).assign(pool=label) for label, sw in real.items()],
                      ignore_index=True)
@@ -544,64 +553,65 @@ if real:
                               for n, k in zip(over["items"], over["K"], strict=True)],
                         saturation_size=over["saturation_size"].round().astype("Int64"))
     names = {"pool": "pool", "dataset": "dataset", "size": "n × M",
-             "ratio_mean": "greedy/opt. (mean)", "greedy_test": "greedy (test)",
-             "accuracy_test": "accuracy rank (test)", "above_p95": "folds > random p95",
-             "beats_random": "random pools beaten"}
-    names_more = {"pool": "pool", "dataset": "dataset", "ratio_min": "greedy/opt. (min)",
-                  "greedy_modal_share": "modal greedy pool", "saturation_size": "size for 90%"}
+             "ratio_mean": "greedy/opt. (mean)", "ratio_min": "greedy/opt. (min)",
+             "greedy_test": "greedy (test)", "accuracy_test": "accuracy rank (test)",
+             "vs_acc": "greedy vs accuracy", "above_p95": "folds > random p95",
+             "beats_random": "random pools beaten", "greedy_modal_share": "modal greedy pool",
+             "saturation_size": "size for 90%"}
+    real_csv = csv_download(shown[list(names)].rename(columns=names),
+                            "06_pool_construction-real-datasets")
+
+
+# %%
+def pool_row(label, o):
+    """One real pool at |S| = 2 from its datasets' rows ``o``: the columns of @tbl-compose-real."""
+    n, K = len(o), int(o["K"].max())
+    w, l = int((o["vs_acc"] == "more").sum()), int((o["vs_acc"] == "less").sum())
+    return {"pool": label, "datasets": n, "M": K,
+            "greedy/opt. (lowest)": md("{m} ({lo})", m=o["ratio_mean"].mean(),
+                                       lo=o["ratio_min"].min()),
+            "vs accuracy: above / below / tied": f"{w} / {l} / {n - w - l}",
+            "most folds > random p95": md("{k} of {n}", k=int((o["above_p95"] > 0.5).sum()), n=n),
+            "random pools beaten": float(o["beats_random"].mean()),
+            "size for 90%": md("{s} of {k}", s=fmt(float(o["saturation_size"].median()), 0),
+                               k=K - 1)}
 
 
 # %%
 #| label: tbl-compose-real
 #| tbl-cap: >-
-#|   Every real dataset at |S| = 2 (means over folds): greedy/optimum on calibration over exact
-#|   cells,
-#|   held-out coverage of greedy and of accuracy ranking, the share of folds where greedy beats the
-#|   random p95, and the mean share of random pools it beats.
+#|   The real pools at |S| = 2 (means over folds): datasets and models M; greedy/optimum on
+#|   calibration over exact cells (mean, lowest in brackets); the datasets on which greedy's
+#|   held-out coverage is above, below or tied with accuracy ranking's (ties within two fold
+#|   standard errors); those on which greedy beats the random p95 in most folds; the mean share of
+#|   random pools it beats; and the median number of alternatives reaching 90% of the whole pool's
+#|   calibration coverage.
 if real:
-    display(table(shown, columns=names, percent=["folds > random p95", "random pools beaten"]))
+    by_pool = pd.DataFrame([pool_row(label, over[over["pool"] == label]) for label in real])
+    display(table(by_pool, percent=["random pools beaten"]))
 else:
     skipped.append("real pools (none present)")
     show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
 
 # %%
-def greedy_verdict(n, w, l, maj, br):
-    """Whether greedy construction pays on a pool of n datasets: greedy above accuracy ranking
-    on w and below on l (ties within two fold standard errors), above the random p95 in most
-    folds on maj, beating a share br of random pools on average."""
-    acc = (md("accuracy ranking covers more on {l} of {n} and ties on {t}", l=l, n=n, t=n - w - l)
-           if l >= w else md("greedy covers more than accuracy ranking on {w} of {n} (less on {l}, "
-                             "tied on {t})", w=w, n=n, l=l, t=n - w - l))
-    if maj > n / 2:
-        return (md("greedy construction pays here: it clears the random p95 in most folds on most "
-                   "datasets, and {a}", a=acc) if w > l
-                else md("greedy beats random pools here but not accuracy ranking: {a}", a=acc))
-    vs_random = (md("greedy pools do worse than most random ones (they beat {b:%} of them)", b=br)
-                 if br < 0.5 else md("greedy pools beat most random ones ({b:%} on average) but "
-                                     "rarely their upper end (the p95)", b=br))
-    return md("{v}, and {a}", v=vs_random, a=acc)
-
-
-# %%
-def pool_sentence(label, o):
-    n = len(o)
+def greedy_kind(o):
+    """What greedy construction does on one pool's datasets ``o`` at |S| = 2."""
     w, l = int((o["vs_acc"] == "more").sum()), int((o["vs_acc"] == "less").sum())
-    maj = int((o["above_p95"] > 0.5).sum())
-    br = float(o["beats_random"].mean())
-    verdict = greedy_verdict(n, w, l, maj, br)
-    return md("- **{p}** ({n} dataset(s), M = {K}): greedy is at {rm} of the calibration optimum "
-              "on average (lowest {rl}); at |S| = 2 it covers more than accuracy ranking on {w}, "
-              "less on {l} and ties on {t} (within two fold standard errors); it clears the "
-              "random p95 in most folds on {maj} of {n} and beats {br:%} of random pools on "
-              "average; {sat} of {K1} alternatives give 90% of the whole pool's coverage "
-              "(median). So {v}.",
-              p=label, n=n, K=int(o["K"].max()), rm=o["ratio_mean"].mean(), rl=o["ratio_min"].min(),
-              w=w, l=l, t=n - w - l, maj=maj, br=br,
-              sat=fmt(float(o["saturation_size"].median()), 0), K1=int(o["K"].max()) - 1, v=verdict)
+    if (o["above_p95"] > 0.5).sum() > len(o) / 2:
+        return "pays, clearing the random p95 in most folds on most datasets and covering more " \
+               "than accuracy ranking" if w > l else "beats random pools but not accuracy ranking"
+    return "beats most random pools on average but rarely their p95" \
+        if o["beats_random"].mean() >= 0.5 else "does worse than most random pools"
 
 
 if real:
-    show_lines([pool_sentence(label, over[over["pool"] == label]) for label in real])
+    kinds = pd.Series({label: greedy_kind(over[over["pool"] == label]) for label in real})
+    show_md("Reading: greedy construction {k}; accuracy ranking covers at least as much as greedy "
+            "on {a} of {n} datasets. Every dataset's row, with both coverages, the lowest ratio "
+            "and the modal greedy pool, is in {f}.",
+            k="; ".join(md("{w} on {p}", w=w, p=", ".join(g.index))
+                        for w, g in kinds.groupby(kinds, sort=False)),
+            a=int((over["vs_acc"] != "more").sum()), n=len(over), f=real_csv)
 
 # %% [markdown]
 # @fig-compose-real-saturation draws the coverage curves of every real dataset, one panel per
@@ -965,8 +975,9 @@ if rsw and real:
         over[["pool", "dataset", "greedy_test", "folds"]], on=["pool", "dataset"],
         suffixes=("", " sweep"))
     show_md("The coverage columns here are means over the router sweep's {rf} folds per dataset; "
-            "@tbl-compose-real averages over {f} other random splits of the same items, so the "
-            "greedy coverage of one dataset differs between the two tables by up to {d} "
+            "the held-out sweep of @tbl-compose-real averages over {f} other random splits of the "
+            "same items, so the greedy coverage of one dataset differs between the two by up to "
+            "{d} "
             "(over {n} datasets in both).",
             rf=" or ".join(map(str, sorted(set(conv["folds"])))),
             f=" or ".join(map(str, sorted(set(both["folds sweep"])))),
@@ -1185,19 +1196,20 @@ solution("4. Plain cost-benefit greedy falls short of the optimum at {k} of {n} 
 # topic skill, how often does the same pool come back (@tbl-compose-stability)?
 
 # %%
-stab = sim.stability()
-stab = stab[stab["size"] <= 3].groupby(["size", "rule"],
-                                       sort=False)[["modal_pool_share", "distinct_pools",
-                                                    "mean_jaccard",
-                                                    "modal_anchor_share"]].mean().reset_index()
+from oraclegap.report import fmt_range  # a count per dataset: its range, never a mean
+
+by_ds = sim.stability().query("size <= 3").groupby(["size", "rule"], sort=False)
+stab = by_ds[["modal_pool_share", "mean_jaccard", "modal_anchor_share"]].mean().reset_index()
+stab["distinct_pools"] = by_ds["distinct_pools"].agg(lambda v: fmt_range(v, digits=0)).to_numpy()
 
 
 # %%
 #| label: tbl-compose-stability
 #| tbl-cap: >-
-#|   Stability across folds on the simulated pool with topic skill, sizes 1-3: share of folds
-#|   choosing the most frequent pool (anchor included), number of distinct pools, mean pairwise
-#|   Jaccard similarity, and the share of the most frequent anchor.
+#|   Stability across folds on the simulated pool with topic skill, sizes 1-3, over its datasets:
+#|   share of folds choosing the most frequent pool (anchor included), the number of distinct
+#|   pools a dataset's folds choose (lowest to highest over the datasets), mean pairwise Jaccard
+#|   similarity, and the share of the most frequent anchor (means over the datasets).
 display(table(stab, percent=["modal pool", "modal anchor"],
               columns={"size": "size", "rule": "rule", "modal_pool_share": "modal pool",
                        "distinct_pools": "distinct pools", "mean_jaccard": "mean Jaccard",
@@ -1213,26 +1225,33 @@ show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {g:%} of fo
 # %% [markdown]
 # ### Stability on the real datasets
 #
-# The same question for every real dataset of @tbl-compose-real, with the smallest
-# greedy/optimum ratio on calibration and the number of alternatives at which the calibration
-# coverage saturates beside it (@tbl-compose-real-stability).
+# The same question on the real pools (@tbl-compose-real-stability), with the smallest
+# greedy/optimum ratio on calibration beside it; every dataset's row is in the CSV file of
+# @tbl-compose-real.
 
 # %%
 #| label: tbl-compose-real-stability
 #| tbl-cap: >-
-#|   The real datasets: the smallest greedy/optimum ratio on calibration (exact cells, every
-#|   size), the share of folds that choose the most frequent greedy pool at |S| = 2, and the number
-#|   of alternatives reaching 90% of the whole pool's calibration coverage (a dash: undefined; the
-#|   reading says where and why).
+#|   The real pools: the share of folds that choose the most frequent greedy pool at |S| = 2 (the
+#|   median over a pool's datasets, with the lowest and highest), and the smallest greedy/optimum
+#|   ratio on calibration (exact cells, every size).
 if real:
-    display(table(shown, columns=names_more, percent=["modal greedy pool"]))
+    display(table(over.groupby("pool", sort=False).agg(
+        datasets=("dataset", "size"), median=("greedy_modal_share", "median"),
+        lowest=("greedy_modal_share", "min"), highest=("greedy_modal_share", "max"),
+        ratio=("ratio_min", "min")).reset_index().rename(columns={
+            "median": "modal greedy pool (median)", "ratio": "greedy/opt. (min)"}),
+        percent=["modal greedy pool (median)", "lowest", "highest"]))
+
+# %%
+if real:
     show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {lo:%} to {hi:%} of "
-            "folds (median {med:%} over {n} datasets).", lo=over["greedy_modal_share"].min(),
-            hi=over["greedy_modal_share"].max(), med=over["greedy_modal_share"].median(),
-            n=len(over))
+            "folds (median {med:%} over {n} datasets; each dataset's share is in {f}).",
+            lo=over["greedy_modal_share"].min(), hi=over["greedy_modal_share"].max(),
+            med=over["greedy_modal_share"].median(), n=len(over), f=real_csv)
     nosat = over[over["saturation_size"].isna()]
     if len(nosat):
-        show_md("A dash under *size for 90%*: on {d} {why}.",
+        show_md("The number of alternatives for 90% of the whole pool is undefined on {d}: {why}.",
                 d=", ".join(f"{r.pool} {r.dataset}" for r in nosat.itertuples()),
                 why="the whole pool rescues no calibration item on average, so 90% of it is "
                     "undefined" if (nosat["full_pool_cal"].fillna(0) == 0).all()
@@ -1257,8 +1276,8 @@ LARGE_SIZES = (2, 3, 4, 6, 8, 10, 12)  # pool sizes of the large case
 # %%
 #| label: tbl-compose-mmlupro
 #| tbl-cap: >-
-#|   MMLU-Pro, all items, anchor = the most accurate model: greedy against the optimum by
-#|   enumeration, branch and bound, or (when neither finishes) an upper bound.
+#|   MMLU-Pro, anchor the most accurate model: greedy against the optimum (enumeration, branch and
+#|   bound, else a bound); evaluated: pools enumerated (every size up to |S|) or nodes expanded.
 if mp is not None:
     Xm, mnames = C.outcome_matrix(mp)
     gm = C.greedy_pool(Xm, "best", max(LARGE_SIZES))
@@ -1281,8 +1300,14 @@ from math import comb
 
 if mp is not None:
     n_alt = len(mnames) - 1
-    show_md("With {a} alternatives there are {c3:,} pools of three and {ch:,} pools of {h}.",
-            a=n_alt, c3=comb(n_alt, 3), ch=comb(n_alt, n_alt // 2), h=n_alt // 2)
+    upto3 = sum(comb(n_alt, j) for j in range(1, 4))
+    check(large.loc[large["size"] == 3, "evaluated"].item() == upto3
+          or large.loc[large["size"] == 3, "method"].item() != "enumeration",
+          "enumeration at |S| = 3 evaluates every pool of one to three alternatives")
+    show_md("With {a} alternatives there are {c3:,} pools of exactly three and {ch:,} of {h}; "
+            "enumeration up to three scores all {u3:,} pools of one to three alternatives, the "
+            "count in the *evaluated* column.", a=n_alt, c3=comb(n_alt, 3), u3=upto3,
+            ch=comb(n_alt, n_alt // 2), h=n_alt // 2)
 
 # %%
 if mp is not None:
