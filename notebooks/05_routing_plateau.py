@@ -929,21 +929,16 @@ else:
 # %% [markdown]
 # ## Appendix: the tables behind the main line {#sec-plateau-appendix}
 #
-# The main line reads one summary per question. This appendix holds what stands behind it: every
-# family on every pool, the post-inference selectors and costs, where the single-draw luck sits,
-# 2607.03436's gates and Shihab et al.'s tables recomputed from their own figures, the regimes
-# beyond one call, 2609.32996's comparison rules, router ranks, and the claims with their outcomes.
+# The main line reads one summary per question; the tables behind each summary follow here, and
+# the claims with their outcomes come last.
 
 # %% [markdown]
 # ### Every family on every pool
 #
 # @tbl-plateau-routers, @tbl-plateau-routers-k1 and @tbl-plateau-routers-k10 are the analog of
-# Shihab et al.'s Table 4: one row per family, one column per pool, accuracy (or coverage) on the
-# test half, the outcome oracle in the last row. The fixed references come first, then the
-# text routers of 2609.32996, then the $M$-way correctness predictors of Shihab et al. and the
-# mechanism adaptations (adaptations of the published mechanisms under one interface, not the
-# authors' systems). A family missing from a column could not run there (no costs, no task
-# tag); the mean is over every pool of the table, so such a family has none.
+# Shihab et al.'s Table 4: one row per family (fixed references, the text routers of 2609.32996,
+# Shihab et al.'s $M$-way predictors, then adaptations of other published mechanisms), one column
+# per pool, the oracle last. A family missing from a column could not run there and has no mean.
 
 # %%
 #| label: tbl-plateau-routers
@@ -963,17 +958,17 @@ if (t := wide("k1")) is not None:
 # %%
 #| label: tbl-plateau-routers-k10
 #| tbl-cap: >-
-#|   The same on RouterDC's k = 10 success counts: coverage at the threshold TAU_K10 (its value is
-#|   in the settings table) on the test half.
+#|   The same on RouterDC's k = 10 success counts: coverage on the test half at the threshold τ
+#|   (the parameter TAU_K10) that the first column's header gives.
 if (t := wide("k10")) is not None:
-    display(R.table(t))
+    display(R.table(t.rename(columns={"family": R.md("family (coverage at τ = {t:g})",
+                                                     t=TAU_K10)})))
 
 # %% [markdown]
 # ### MMLU-Pro by category
 #
-# MMLU-Pro's fourteen categories are the task tag of the frozen task-wise best rule. Scoring
-# the routers' test-half choices within each category (@tbl-plateau-mmlupro) shows where a
-# router leaves the overall best model, and whether it is right to.
+# MMLU-Pro's fourteen categories are the task tag of the frozen task-wise best rule;
+# @tbl-plateau-mmlupro scores the test-half choices within each category.
 
 # %%
 if "mmlu-pro" in comps:
@@ -1006,26 +1001,19 @@ else:
 if "mmlu-pro" in comps:
     tw, bs = res.evaluation("taskwise_best"), res.evaluation("best_single")
     R.show_md("Reading: the task-wise best scores above the best single model in {a} of {n} "
-              "categories and below it in {b}; overall it gains {g:+} (95% interval {gi}, Holm p "
-              "{p:p}). The best fitted router, {f}, scores above the best single model in {c} "
-              "categories (point estimates, no interval per category). The oracle "
-              "is {o} or more in every category while the best single model ranges from {lo} to "
-              "{hi}.",
+              "categories and below it in {b}, {g:+} overall (95% interval {gi}, Holm p {p:p}); "
+              "the best fitted router, {f}, scores above it in {c} (point estimates).",
               a=int((by_cat["taskwise_best"] > by_cat["best_single"]).sum()),
               b=int((by_cat["taskwise_best"] < by_cat["best_single"]).sum()), n=len(by_cat),
               g=tw.gain_cal, gi=iv(None, tw.gain_cal_lo, tw.gain_cal_hi), p=tw.p_holm,
-              f=family_label(top), c=int((by_cat[top] > by_cat["best_single"]).sum()),
-              o=by_cat["oracle"].min(), lo=by_cat["best_single"].min(),
-              hi=by_cat["best_single"].max())
+              f=family_label(top), c=int((by_cat[top] > by_cat["best_single"]).sum()))
 
 # %% [markdown]
 # ### Cross-fitted instead of split
 #
-# A single split spends half the prompts on calibration. Shihab et al.'s secondary analysis
-# cross-fits instead: five folds, every prompt predicted by routers (and a frozen member)
-# fitted on the other four, so every prompt is scored. Cross-fitting gives no family
-# certificate (each fold's router saw the other folds' outcomes), but it scores twice as many
-# prompts (@tbl-plateau-cv), here on the simulated pool and on RouteProfile.
+# Shihab et al.'s secondary analysis cross-fits: five folds, each prompt scored by routers (and a
+# frozen member) fitted on the other four. It scores twice as many prompts as a split but gives
+# no family certificate (@tbl-plateau-cv: the simulated pool and RouteProfile).
 
 # %%
 CV_FAMS = ["taskwise_best", "embed_knn", "multi_logreg", "encoder_head", "cluster_best"]
@@ -1074,11 +1062,9 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
 # %% [markdown]
 # ### Paired contrasts in Shihab et al.'s layout
 #
-# @tbl-plateau-paired and @tbl-plateau-rescue give the Table 15 and Table 14 layouts for paper
-# Shihab et al.'s predeclared family (logistic multi-output, $k$-NN, the encoder with $M$ heads) on
-# the four pools with costs: accuracy, the paired difference against $b$ with its interval, the
-# discordant counts and the Holm-corrected exact McNemar p, then the split into rescue
-# $P(S = 1, B = 0)$ and loss $P(S = 0, B = 1)$.
+# @tbl-plateau-paired and @tbl-plateau-rescue give Shihab et al.'s Table 15 and Table 14 layouts
+# for their predeclared family on the four pools with costs; rescue is $P(S = 1, B = 0)$, loss
+# $P(S = 0, B = 1)$.
 
 # %%
 #| label: tbl-plateau-paired
@@ -1112,33 +1098,27 @@ if head:
 if comps:
     t14 = datasets.paper_table("002_table14_rescue_loss").set_index("dataset")
     t15 = datasets.paper_table("002_table15_paired")
-    R.check(t15.loc[t15["p_holm"].idxmin(), "n10"] < t15.loc[t15["p_holm"].idxmin(), "n01"],
-            "the smallest Holm p of Shihab et al.'s Table 15 belongs to a loss")
     R.check(t14.loc["gsm8k", "rescue"] > 0 >= t14.loc["gsm8k", "net"],
             "Shihab et al.'s pilot GSM8K router rescues some items and still loses")
     lossy = fitted[(fitted["rescue"] > 0) & (fitted["net"] <= 0)]
-    R.show_md("Reading: {l} of {t} fitted router-pool pairs rescue some prompts the frozen member "
-              "misses and still do not gain, because they lose at least as many; the largest "
-              "rescue rate among them is {r:%}. Shihab et al. find the same pattern on their "
-              "pilot's GSM8K (max-confidence router: rescue {pr}, loss {pl}, net {pn:+}); {w15} of "
-              "its {n15} Table 15 selector-task rows beat the frozen model after Holm, and its "
-              "smallest Holm p ({pp}) belongs to a loss. Rescue minus loss equals the paired "
-              "difference for every row here (largest discrepancy {d:.1e}).",
+    R.show_md("Reading: {l} of {t} fitted router-pool pairs rescue prompts the frozen member "
+              "misses and still do not gain (largest rescue rate {r:%}), the pattern of Shihab et "
+              "al.'s pilot GSM8K (rescue {pr}, loss {pl}, net {pn:+}); {w15} of its {n15} Table "
+              "15 rows beat the frozen model after Holm. Rescue minus loss equals the paired "
+              "difference in every row here (to {d:.1e}).",
               l=len(lossy), t=len(fitted), r=lossy["rescue"].max() if len(lossy) else 0.0,
               pr=t14.loc["gsm8k", "rescue"], pl=t14.loc["gsm8k", "loss"],
-              pn=t14.loc["gsm8k", "net"], pp=t15["p_holm"].min(), n15=len(t15),
+              pn=t14.loc["gsm8k", "net"], n15=len(t15),
               w15=int(((t15["p_holm"] < ALPHA) & (t15["n10"] > t15["n01"])).sum()),
               d=float((pr_all["net"] - pr_all["difference"]).abs().max()))
 
 # %% [markdown]
 # ### Post-inference selectors, apart
 #
-# Selectors that read the members' answers (maximum confidence, calibrated confidence, a
-# plurality vote) must run every member before choosing, a different cost regime from a
-# router that reads the prompt and calls one member (Shihab et al., Appendix G and Table 7). They
-# are reported apart, with Holm within their own family: on the simulated pool (answers and
-# confidences generated with it) and on MMLU-Pro, whose release holds every model's predicted
-# letter, so a plurality vote over the 29 letters is a selector (@tbl-plateau-post).
+# Selectors that read the members' answers (confidence, a plurality vote) must run every member
+# first, so they are reported apart with Holm within their own family (Shihab et al., App. G):
+# on the simulated pool and on MMLU-Pro, whose release holds every model's predicted letter
+# (@tbl-plateau-post).
 
 # %%
 #| label: tbl-plateau-post
@@ -1161,19 +1141,15 @@ mm = pv.loc[("MMLU-Pro", "plurality_vote")] if ("MMLU-Pro", "plurality_vote") in
 t15p = datasets.paper_table("002_table15_paired").query("method == 'Plurality vote'")
 R.show_md("Reading: on the simulated pool, whose confidences are higher when an answer is right, "
           "the calibrated-confidence selector gains {c:+} over b. {mm} In Shihab et al.'s Table 15 "
-          "the plurality vote has fewer wins than losses against the frozen model ($n_{{10}} < "
-          "n_{{01}}$) on {pl} of its {pn} tasks.",
+          "the plurality vote wins less often than it loses ($n_{{10}} < n_{{01}}$) on {pl} of "
+          "its {pn} tasks.",
           c=pv.loc[("simulated", "calibrated_confidence"), "difference"],
           pl=int((t15p["n10"] < t15p["n01"]).sum()), pn=len(t15p),
           mm="" if mm is None
           else R.md("On MMLU-Pro a plurality vote over the 29 models' letters scores {a} against "
-                    "the frozen model's {b}: a difference of {d:+} ({w} after Holm, p {p:p}).",
+                    "the frozen model's {b} ({d:+}, {w} after Holm, p {p:p}).",
                     a=mm["accuracy"], b=mm["accuracy"] - mm["difference"], d=mm["difference"],
                     p=mm["p_holm"], w="significant" if mm["p_holm"] < ALPHA else "not significant"))
-
-# %% [markdown]
-# Shihab et al.'s own post-inference table (its Table 7, eight models on four tasks) sets these
-# selectors against the frozen best fixed model of its Table 1 and the outcome oracle.
 
 # %%
 t7 = datasets.paper_table("002_table7_post_inference").pivot(index="dataset", columns="method",
@@ -1183,10 +1159,11 @@ sel7 = t7.drop(columns="Outcome oracle")
 beat7 = sel7.gt(best7, axis=0).any(axis=1)
 TASKS7 = {"arc_challenge": "ARC-Challenge", "hellaswag": "HellaSwag", "gsm8k": "GSM8K",
           "mmlu": "MMLU"}
-R.show_md("Reading: in Shihab et al.'s Table 7, temperature scaling raises the raw "
-          "maximum-confidence selector on {up} of {n} tasks; some selector beats the frozen best "
-          "fixed model on {nb} of {n} ({where}), by at most {g:+}, and the outcome oracle stays "
-          "{lo} to {hi} above the best selector of each task.",
+R.show_md("In Shihab et al.'s own post-inference table (Table 7, eight models on four tasks) "
+          "temperature scaling raises the raw maximum-confidence selector on {up} of {n} tasks; "
+          "some selector beats the frozen best fixed model of its Table 1 on {nb} of {n} "
+          "({where}), by at most {g:+}, and the outcome oracle stays {lo} to {hi} above the best "
+          "selector of each task.",
           up=int((t7["Temperature-scaled maximum"] > t7["Raw maximum confidence"]).sum()),
           n=len(t7), nb=int(beat7.sum()),
           where=", ".join(TASKS7.get(d, d) for d in t7.index[beat7]) or "none",
@@ -1197,16 +1174,15 @@ R.show_md("Reading: in Shihab et al.'s Table 7, temperature scaling raises the r
 # ### Paying for accuracy: the quality-cost frontier
 #
 # Where costs exist every router also chooses by utility $U_m = R_m - \lambda C_m$ (Shihab et al.,
-# Appendix C), with $C_m$ a member's mean calibration cost scaled to $[0, 1]$; sweeping
-# $\lambda$ from zero to very large traces each router's frontier from its accuracy-only choice
-# to the cheapest member (@fig-plateau-cost). The field's summary numbers come with
-# prompt-bootstrap intervals (@tbl-plateau-cost): RouterBench's AIQ, the average quality under
-# the non-decreasing convex hull of a router's cost-quality points over the members' cost range
-# (arXiv 2403.12031); RouteLLM's APGR, the area under the ratio of the strong-weak accuracy gap
-# recovered as the fraction of calls to the strong member grows, for the most accurate and the
-# cheapest member on the calibration half (arXiv 2406.18665); and LLMRouterBench's Gain@B, the
-# relative gain over the best member. The dcrouter set's cost is each model's declared price,
-# so there a frontier trades accuracy for price per token, not for measured spend.
+# Appendix C), $C_m$ a member's mean calibration cost scaled to $[0, 1]$; sweeping $\lambda$
+# traces its frontier from its accuracy-only choice to the cheapest member (@fig-plateau-cost;
+# the dcrouter set's cost is a declared price per token). @tbl-plateau-cost gives the field's
+# summaries with prompt-bootstrap intervals: RouterBench's AIQ, the average quality under the
+# non-decreasing convex hull of the cost-quality points (arXiv 2403.12031); RouteLLM's APGR, the
+# area under the ratio of the strong-weak accuracy gap recovered as the fraction of strong calls
+# grows, for the most accurate and the cheapest member on calibration (arXiv 2406.18665; one
+# half is a coin, and as a ratio its interval can leave $[0, 1]$); and LLMRouterBench's Gain@B,
+# the relative gain over the best member.
 
 # %%
 COST_FAMS = ["best_single", "taskwise_best", "embed_knn", "multi_logreg", "encoder_head",
@@ -1246,8 +1222,8 @@ if with_cost:
     handles = [plt.Line2D([], [], color=c, marker=mk, ls=ls, label=family_label(f))
                for f, (c, mk, ls) in COST_STYLE.items()]
     handles.append(plt.Line2D([], [], color="0.7", marker="o", ls="", label="single members"))
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.03))
-    plt.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=9, bbox_to_anchor=(0.5, -0.03))
+    plt.tight_layout(rect=(0, 0.14, 1, 1))
     plt.show()
 else:
     skipped.append("the quality-cost frontier (pools with costs)")
@@ -1272,14 +1248,11 @@ if with_cost:
 if with_cost:
     aq = cs.pivot(index="pool", columns="family", values="aiq")
     lead = {p: family_label(aq.loc[p].idxmax()) for p in aq.index}
-    pairs = "; ".join(R.md("{p}: {s} against {w}", p=SHORT[n], s=human(comps[n].cost.strong),
-                           w=human(comps[n].cost.weak)) for n in with_cost)
     cf = cs[~cs["family"].isin(PL.FIXED_REFERENCES)]
     off = int(((cf["apgr_lo"] > 0.5) | (cf["apgr_hi"] < 0.5)).sum())
-    R.show_md("Reading: the largest AIQ goes to {lead}. Pairs for APGR (strong against weak): "
-              "{pairs}. A router with APGR near one half routes no better than a coin between the "
-              "two members; {cmp}.",
-              lead="; ".join(f"{p}: {f}" for p, f in lead.items()), pairs=pairs,
+    R.show_md("Reading: the largest AIQ goes to {lead}; {cmp} (APGR's strong-weak pairs are in "
+              "@tbl-plateau-binary).",
+              lead="; ".join(f"{p}: {f}" for p, f in lead.items()),
               cmp="every fitted router's APGR interval contains one half" if off == 0
               else R.md("{k} of {t} fitted routers' APGR intervals exclude one half", k=off,
                         t=len(cf)))
@@ -1287,15 +1260,11 @@ if with_cost:
 # %% [markdown]
 # ### Where the luck sits: support strata and the k-sweep
 #
-# Paper 2607.03436 (Cor. 2) counts the *support* of a prompt on the
-# recorded draw: the number of members whose draw 0 is right, the one outcome per cell that a
-# benchmark with a single generation holds. On a thin prompt (support of at most three) few
-# members are right on that draw, so the oracle's credit there rests on few, often lucky,
-# draws; on a dense one many members share it. @tbl-plateau-strata shows 2607.03436's strata first;
-# beside them stands the book's variant, which counts the members with a positive rate over
-# all draws. The variant sorts prompts by whether anyone *ever* solves them, so its thin
-# stratum also holds every prompt that no member solves, where there is no luck at all; that
-# can dilute the thin stratum's floor, and the reading below says on which tensors it does.
+# Paper 2607.03436 (Cor. 2) counts a prompt's *support*: the members whose draw 0 is right. On a
+# thin prompt (support of at most three) the oracle's credit rests on few, often lucky, draws.
+# @tbl-plateau-strata sets beside these strata the book's variant, which counts the members with
+# a positive rate over all draws; its thin stratum also holds the prompts no member ever solves,
+# where there is no luck, which can dilute its floor.
 
 # %%
 THIN, DENSE = "thin (<= 3)", "dense (> 3)"
@@ -1325,36 +1294,28 @@ if CHEN:
                                  "rel_share": "released share"}, percent=["share"]))
 
 # %%
-def strata_reading(b):
-    """One bench: the floor on thin against dense prompts, 001's strata then the book's."""
-    t, d = (sv.loc[(b, SUPPORT["draw"], s)] for s in (THIN, DENSE))
-    tr, dr = (sv.loc[(b, SUPPORT["rate"], s)] for s in (THIN, DENSE))
-    word = R.compare(t["delta"], d["delta"], more="higher", less="lower", same="the same")
-    word_r = R.compare(tr["delta"], dr["delta"], more="higher", less="lower", same="the same")
-    return R.md("{b}: on 2607.03436's strata thin prompts are {f:%} of the items and the floor per "
-                "prompt is {w} there ($\\Delta = {dt}$ against {dd} on dense ones), on the "
-                "book's all-draw strata it is {wr} ({dtr} against {ddr})", b=BENCH.get(b, b),
-                f=t["frac"], w=word, dt=t["delta"], dd=d["delta"], wr=word_r, dtr=tr["delta"],
-                ddr=dr["delta"])
+def thin_above(support):
+    """The benches whose floor per prompt is higher on thin than on dense prompts."""
+    return [BENCH.get(b, b) for b in CHEN if sv.loc[(b, support, THIN), "delta"]
+            > sv.loc[(b, support, DENSE), "delta"] + 1e-12]
 
-# %%
+
 if CHEN:
     sv = st.set_index(["bench", "support", "stratum"])
-    R.show_md("Reading: {rows}. Where a figure is released, the paper's strata reproduce it "
-              "(largest difference {dev:.1e}).", rows="; ".join(strata_reading(b) for b in CHEN),
+    hi, hi_r = thin_above(SUPPORT["draw"]), thin_above(SUPPORT["rate"])
+    R.show_md("Reading: the floor per prompt is higher on thin prompts than on dense ones on {a} "
+              "of {n} tensors on 2607.03436's strata and on {b} on the book's ({w}); the released "
+              "strata are reproduced to {dev:.1e}.", a=len(hi), n=len(CHEN), b=len(hi_r),
+              w="not on " + ", ".join(x for x in map(BENCH.get, CHEN) if x not in hi_r)
+              if len(hi_r) < len(CHEN) else "all of them",
               dev=float(np.nanmax(np.abs(st["delta"] - st["rel_delta"]))))
 
 # %% [markdown]
-# A single draw per cell cannot see the floor at all: with one draw the plug-in ceiling *is*
-# the single-draw oracle. Paper 2607.03436's $k$-sweep recomputes the decomposition on the
-# first $k'$ of the draws (the released `k_sweep` of `robustness.json`): the plug-in
-# $O_{\mathrm{repro}}$, biased upward by the best of few draws, falls towards the population
-# value as $k'$ grows, and the share grows with it (@fig-plateau-ksweep). Which $k'$ draws are
-# used is arbitrary, so around 2607.03436's curve the book draws the band of the same share over
-# random sets of $k'$ draw positions (the same positions for every member, so seed alignment
-# survives); the first $k'$ draws are one such set. 2607.03436's falsifier then asks whether
-# sampling the committed member repeatedly beats the single-draw oracle, as it must if the draws are
-# independent (@tbl-plateau-bok).
+# With one draw per cell the plug-in ceiling *is* the single-draw oracle and the floor is
+# invisible. Paper 2607.03436's $k$-sweep recomputes the decomposition on the first $k'$ draws
+# (`k_sweep` of `robustness.json`): $O_{\mathrm{repro}}$, biased upward by the best of few draws,
+# falls as $k'$ grows and the share grows (@fig-plateau-ksweep). Around that curve the book draws
+# the band of the share over random sets of $k'$ draw positions, the same for every member.
 
 # %%
 def released_ksweep(b):
@@ -1386,7 +1347,7 @@ if CHEN:
             ax.plot(rks[b]["k"], rks[b]["gap_share"], "x", color="black", ms=6)
     ax.set(xscale="log", xlabel="draws used k'", ylabel="noise share Δ/G_S",
            title="The floor appears with draws")
-    ax.legend(handles=[*ax.get_legend_handles_labels()[0], *KSWEEP_KEY], fontsize=7)
+    ax.legend(handles=[*ax.get_legend_handles_labels()[0], *KSWEEP_KEY], fontsize=8)
     plt.show()
 else:
     R.placeholder_figure("the k = 30 tensors are absent on this run")
@@ -1399,8 +1360,7 @@ def sweep_reading(b):
               & (d["first_noise_share"] <= d["random_noise_share_hi"] + 1e-12)).sum()
     w = R.compare(d["first_noise_share"].iloc[-1], d["first_noise_share"].iloc[0],
                   more="rises", less="falls", same="stays")
-    return R.md("{w} from {a} to {c} on {b} (inside the random-subset band at {i} of {n} "
-                "values of $k'$)", b=BENCH[b], w=w, a=d["first_noise_share"].iloc[0],
+    return R.md("{w} to {c} on {b} (in the band at {i} of {n} $k'$)", b=BENCH[b], w=w,
                 c=d["first_noise_share"].iloc[-1], i=int(inside), n=len(d))
 
 
@@ -1416,31 +1376,25 @@ def sweep_dev(b):
 if CHEN:
     dev_k = np.nanmax([sweep_dev(b) for b in CHEN]) if any(r is not None for r in rks.values())\
         else float("nan")
-    R.show_md("Reading: on the first $k'$ draws, the share {rise}; the released first-$k'$ "
-              "figures are reproduced to {dev:.1e}.",
+    R.show_md("Reading: from $k' = {k0}$ the share {rise}; the released first-$k'$ figures are "
+              "reproduced to {dev:.1e}.", k0=int(kb[CHEN[0]]["k"].iloc[0]),
               rise="; ".join(sweep_reading(b) for b in CHEN), dev=dev_k)
 
 # %% [markdown]
 # ### The gates of arXiv 2607.03436 and its remaining figures {#sec-plateau-p001}
 #
-# Paper 2607.03436 reports a magnitude only after its assumptions pass two gates, and it
-# reports figures the sections above leave out: the noise share against a learned router, the
-# share of prompts some member solves reliably, GSM8K (whose tensor is not released) and the
-# composition of the pool (its Fig. 9). Each follows here with 2607.03436's definition and the
-# released figure beside ours.
+# Paper 2607.03436 reports a magnitude only after its assumptions pass two gates; its other
+# figures (a learned router, reliable prompts, GSM8K, the pool's composition) follow with its
+# definitions and the released figure beside ours.
 #
-# **The gates.** The sampling formulas behind the intervals above (binomial draws, pass@$k$, the
-# winner's-curse radius) need the draws of a prompt-member cell to be i.i.d. Two checks test
-# that: 2607.03436's runs test in every cell with both outcomes (the share of cells whose runs score
-# lies in its 95% band, beside the share expected under i.i.d. draws, which the discrete law of
-# runs sets slightly apart from the nominal level) and a dispersion index of the draw-position
-# totals (one in expectation when no seed is better than another across prompts). The closed
-# form of $O_{\exp}$ and the best-of-$M$ comparison against it also need the members' draws to
-# be independent: a within-cell permutation test of the seed-aligned union (*coupling*) and
-# 2607.03436's known-$p$ total-variation gate (the law of the number of members right at a draw
-# against the Poisson-binomial law of independent members with the observed rates). A
-# magnitude whose check fails carries a flag, in `noise.decomposition(..., checks=True)` and in
-# `oraclegap decompose` (@tbl-plateau-p001-gates).
+# **The gates.** The intervals above need i.i.d. draws within a prompt-member cell: 2607.03436's
+# runs test (the share of cells with both outcomes whose runs score lies in its 95% band, against
+# the share i.i.d. draws give) and a dispersion index of the draw-position totals (one when no
+# seed is better than another) test that. The closed form of $O_{\exp}$ and best-of-$M$ also need
+# independent members: a within-cell permutation test of the seed-aligned union (*coupling*) and
+# 2607.03436's known-$p$ total-variation gate against the Poisson-binomial law of independent
+# members. A failed check flags the magnitudes that lean on it, here and in `oraclegap
+# decompose` (@tbl-plateau-p001-gates).
 
 # %%
 N_PERM = 99 if SMALL else 400  # within-cell permutations behind the gates
@@ -1474,9 +1428,8 @@ if CHEN:
                    for b in CHEN if b in ("math500", "gpqa"))
     tv_max = max(g.check("known_p_tv").value for g in gates.values())
     R.show_md("Reading: {verdict}. The runs test reproduces the paper's in-band share and cell "
-              "count (largest difference {rd:.1e}). Our known-$p$ TV (largest {tv:.4f}) is built "
-              "as described above; the release does not say how its own is built, so the two need "
-              "not agree, and both lie under the paper's threshold of {mx}.", rd=runs_dev,
+              "count (to {rd:.1e}); our known-$p$ TV (largest {tv:.4f}) stays under the paper's "
+              "threshold of {mx} (the release does not say how its own is built).", rd=runs_dev,
               tv=tv_max,
               mx=rel001("math500", "gates.known_p", "max_tv"),
               verdict="every check passes on every tensor, so no magnitude computed on these "
@@ -1485,14 +1438,12 @@ if CHEN:
 
 # %% [markdown]
 # **The winner's curse of $O_{\mathrm{repro}}$.** The plug-in $\max_m \hat p_{im}$ is biased
-# upward, and 2607.03436 bounds the bias without any assumption across members: each $\hat p_{im} -
-# p_{im}$ is sub-Gaussian with variance proxy $1/(4k)$, so the expected excess of the maximum
-# is at most the radius $R_k = \sqrt{\ln M / (2k)}$. Its one-sided decomposition raises
-# $O_{\mathrm{repro}}$ by $R_k$ and lowers $O_{\exp}$ by $R_k$, prompt by prompt, and keeps
-# the floor that survives both, $\Delta_{\mathrm{lower}}$. Where draws are not seed-aligned
-# the single-draw oracle itself is only bracketed, by Fréchet:
-# $\max_m p_{im} \le P(\text{some member right}) \le \min(1, \sum_m p_{im})$, so $\Delta$ lies
-# between zero and the upper end less $O_{\mathrm{repro}}$ (@tbl-plateau-p001-radius).
+# upward; each $\hat p_{im} - p_{im}$ is sub-Gaussian with variance proxy $1/(4k)$, so the
+# expected excess of the maximum is at most $R_k = \sqrt{\ln M / (2k)}$ whatever the members'
+# dependence. 2607.03436's one-sided decomposition raises $O_{\mathrm{repro}}$ and lowers
+# $O_{\exp}$ by $R_k$ prompt by prompt and keeps the floor that survives both,
+# $\Delta_{\mathrm{lower}}$ (@tbl-plateau-p001-radius, beside Fréchet's assumption-free bracket:
+# $\max_m p_{im} \le P(\text{some member right}) \le \min(1, \sum_m p_{im})$).
 
 # %%
 #| label: tbl-plateau-p001-radius
@@ -1532,12 +1483,11 @@ if CHEN:
 
 # %% [markdown]
 # **Against a learned router, and reliable prompts.** 2607.03436 also scores the gap against a
-# learned router (a five-fold out-of-fold TF-IDF nearest-neighbour router); the floor does not
-# move, the gap grows, so the share falls (the review's first major comment). The release gives
-# that router's accuracy, not its choices: the book rebuilds the share from our $O_{\exp}$ and
-# $O_{\mathrm{repro}}$ and the released accuracy, and sets our own cross-fitted TF-IDF router
-# beside it where prompt text exists. 2607.03436's *reliable fraction* at a threshold $\tau$ is the
-# share of prompts on which some member's rate reaches $\tau$ (@tbl-plateau-p001-router).
+# learned router (five-fold out-of-fold TF-IDF nearest neighbours); the release gives its
+# accuracy, not its choices, so the book rebuilds the share from our $O_{\exp}$,
+# $O_{\mathrm{repro}}$ and that accuracy, beside our own cross-fitted TF-IDF router. The
+# *reliable fraction* at $\tau$ is the share of prompts on which some member's rate reaches $\tau$
+# (@tbl-plateau-p001-router).
 
 # %%
 def router_row(b):
@@ -1576,8 +1526,8 @@ if CHEN:
     R.show_md("Reading: with the released router accuracy, our terms give the paper's "
               "learned-router share to {d1:.1e} ({rows}); the reliable fractions match to "
               "{d2:.1e}. Against the learned router the share is {w} than against the best "
-              "single member, because that router scores {w2} the best single member and so "
-              "leaves a larger gap.",
+              "single member: the floor stays, and that router scores {w2} the best single "
+              "member.",
               d1=float((has["rebuilt"] - has["released_share"]).abs().max()),
               d2=float(np.nanmax(np.abs(lr[["rel_0.5", "rel_0.9"]].to_numpy()
                                         - lr[["released_0.5", "released_0.9"]].to_numpy()))),
@@ -1589,12 +1539,9 @@ if CHEN:
                                 for r in has.itertuples()) else "not always below")
 
 # %% [markdown]
-# **GSM8K, as released.** 2607.03436's third benchmark is GSM8K, but its release holds only the
-# decomposition summary, no tensor: the figures below are 2607.03436's, shown as released and *not
-# recomputed*. What can be checked is their consistency: the identities of the decomposition
-# among the released terms (the floor is the oracle less the ceiling, the share the floor over
-# the gap, the radius and the raised and lowered terms, the strata adding up to the floor)
-# (@tbl-plateau-p001-gsm8k).
+# **GSM8K, as released.** For its third benchmark 2607.03436 releases the decomposition summary
+# but no tensor, so @tbl-plateau-p001-gsm8k shows its figures *not recomputed*; what can be
+# checked is that they satisfy the identities of the decomposition.
 
 # %%
 GSM = [("oracles_mean", "exp_seed_aligned", "O_exp (seed-aligned)"),
@@ -1631,15 +1578,12 @@ R.show_md("Reading: on GSM8K the best single member already scores {b} and the s
           dev=float(gsm_id["difference"].abs().max()))
 
 # %% [markdown]
-# **Pool composition (2607.03436's Fig. 9).** The floor is a property of the pool, so 2607.03436
-# varies the pool: the full eleven-member pool, one member per lineage (the strongest of each
-# pretraining family; a Qwen-distilled model counts as Qwen), the Qwen size sweep (the three Qwen2.5
-# sizes), sub-pools of $M$ members and the pool with one lineage dropped; the baseline is always the
-# best single member *within* the sub-pool. @tbl-plateau-p001-pools sets our decomposition of
-# 2607.03436's named pools beside the released one, and @fig-plateau-p001-pools the share by pool
-# size and by dropped lineage; the released correlation of the members' rates gives the
-# *effective pool size* (participation ratio of its eigenvalues: one for identical members,
-# $M$ for unrelated ones).
+# **Pool composition (2607.03436's Fig. 9).** The floor belongs to the pool, so 2607.03436 varies
+# it: one member per lineage (the strongest of each pretraining family), the Qwen2.5 size sweep,
+# sub-pools of $M$ members and one lineage dropped, each against its own best single member
+# (@tbl-plateau-p001-pools, @fig-plateau-p001-pools). The *effective pool size* is the
+# participation ratio of the eigenvalues of the members' rate correlation: one for identical
+# members, $M$ for unrelated ones.
 
 # %%
 LIN001 = dict(datasets.paper_table("001_lineages")[["model", "lineage"]].values)
@@ -1713,7 +1657,7 @@ if CHEN:
     a2.set(title="by dropped lineage")
     a2.tick_params(axis="x", rotation=45)
     cross = plt.Line2D([], [], color="black", marker="x", ls="", label="2607.03436 released")
-    a1.legend(handles=[*a1.get_legend_handles_labels()[0], cross], fontsize=7)
+    a1.legend(handles=[*a1.get_legend_handles_labels()[0], cross], fontsize=8)
     plt.show()
 else:
     R.placeholder_figure("the k = 30 tensors are absent on this run")
@@ -1739,13 +1683,11 @@ if comp:
     lin = {b: R.compare(comp[b].loc["one_per_lineage", "noise_share"],
                         comp[b].loc["full", "noise_share"], more="larger", less="smaller",
                         same="the same") for b in comp}
-    R.show_md("Reading: our decomposition of 2607.03436's named pools and of every dropped lineage "
-              "reproduces the released shares (largest differences {dp:.1e} and {dj:.1e}). By "
-              "pool size ours is the exact mean over every sub-pool, the paper's a mean over "
-              "random ones; they differ by up to {ds:.3f}, {tol} three Monte Carlo standard "
-              "errors of a mean over thirty random sub-pools. Against the full pool, one member "
-              "per lineage makes the share {lin}; the effective pool size is {eff} (released "
-              "{effr}).",
+    R.show_md("Reading: the named pools and every dropped lineage reproduce the released shares "
+              "(to {dp:.1e} and {dj:.1e}); by pool size our exact means over every sub-pool differ "
+              "from the paper's random ones by up to {ds:.3f}, {tol} three Monte Carlo standard "
+              "errors. One member per lineage makes the share {lin}; the effective pool size is "
+              "{eff} (released {effr}).",
               dp=dp, dj=dj, ds=ds,
               tol="within" if ok else "not within",
               lin=", ".join(R.md("{w} on {b}", w=w, b=BENCH.get(b, b)) for b, w in lin.items()),
@@ -1759,20 +1701,20 @@ if comp:
 if "gpqa" in comp:
     g2 = P1.random_subset_means(tensors["gpqa"], 2, 30, seed=SEED)
     rel2 = F9_SIZE[(F9_SIZE.bench == "gpqa") & (F9_SIZE.K == 2)]["gap_share_mean"].item()
-    R.show_md("On GPQA at $M = 2$ the mean over all {n} pairs "
-              "is {ex}, the release's {rel}. The release averages random pairs (how many it does "
-              "not say); a mean over 30 random pairs falls between {lo} and {hi} in 95% of draws, "
-              "{w}.", n=g2["n_all"], ex=g2["exhaustive"], rel=rel2, lo=g2["lo"], hi=g2["hi"],
+    R.show_md("On GPQA at $M = 2$ the mean over all {n} pairs is {ex}, the release's {rel}; a "
+              "mean over 30 random pairs (the release does not say how many it used) falls "
+              "between {lo} and {hi} in 95% of draws, {w}.", n=g2["n_all"], ex=g2["exhaustive"],
+              rel=rel2, lo=g2["lo"], hi=g2["hi"],
               w="and the released figure lies inside it" if g2["lo"] <= rel2 <= g2["hi"]
               else "and the released figure lies outside that range")
 
 # %% [markdown]
-# **Draws without seed alignment.** RouterDC's $k = 10$ releases (@tbl-plateau-routers-k10)
-# give success counts only, so the draw index carries no seed: neither the seed-aligned
-# $O_{\exp}$ nor either independence check can be computed, and the runs and dispersion
-# checks have no draw order to test. The closed form $1 - \prod_m (1 - \hat p_{im})$ is then
-# *untested*, not passed, and the one bracket that needs no assumption is Fréchet's
-# (@tbl-plateau-p001-frechet).
+# **Draws without seed alignment.** RouterDC's $k = 10$ releases give success counts only: no
+# seed-aligned $O_{\exp}$, no independence check and no draw order to test. The closed form
+# $O_{\exp} = \frac1n\sum_i [1 - \prod_m (1 - \hat p_{im})]$ is then *untested*, an upper
+# envelope of the single-draw oracle under positive association, and Fréchet's bracket needs no
+# assumption (@tbl-plateau-p001-frechet); @tbl-plateau-decomp-k10 decomposes these sets in that
+# form.
 
 # %%
 K10 = [n for n in pools if REAL[n][1] == "k10"]
@@ -1804,12 +1746,6 @@ if K10:
               "between zero and an upper end of {ub}: the closed form is what independence buys, "
               "and these releases cannot test it.", lo=R.fmt_range(fr["delta"]),
               ub=R.fmt_range(fr["delta_upper"]))
-
-# %% [markdown]
-# RouterDC's $k = 10$ releases give counts of correct samples only, with no draw alignment, so
-# only the independence form $O_{\exp} = \frac1n\sum_i [1 - \prod_m (1 - \hat p_{im})]$ can be
-# estimated; under positive association between members it is an upper envelope of the
-# single-draw oracle (@tbl-plateau-decomp-k10).
 
 # %%
 #| label: tbl-plateau-decomp-k10
@@ -1843,18 +1779,14 @@ if k10:
 # %% [markdown]
 # ### Shihab et al.'s tables from their own figures {#sec-plateau-p002}
 #
-# Three of Shihab et al.'s tables can be checked against numbers the paper prints elsewhere, with
-# its own definitions (`oraclegap.stats.paper002`). **Table 15** (App. O): a selector's accuracy
-# is the frozen best model's count of Table 1 plus $n_{10} - n_{01}$, so its exact
-# Clopper-Pearson interval, the exact McNemar test on the discordant counts, Holm over the
-# eight rows and the recovered ratio $(n_{10} - n_{01}) / (o - b)$ all follow. **Table 3**
-# (Sec. 7.2): the best prompt router's gain of Table 4 over the frozen best model of Table 1,
-# its share of the oracle opportunity and the residual, by two routes that differ in the third
-# decimal (the rounded three-decimal figures, and the integer counts behind them). **Table 2**
-# (Theorem 6, $|\Pi| = 11$): with the paper's split of the error budget (a third to the oracle,
-# a third over the members, a third over the family) at the published $n$, the intervals need
-# only the oracle count, the best member's count and the best family member's count, all
-# printed in Tables 1 and 4 (each maximum of Clopper-Pearson limits sits at the largest count).
+# Three of Shihab et al.'s tables follow from numbers the paper prints elsewhere
+# (`oraclegap.stats.paper002`). **Table 15** (App. O): a selector's accuracy is the frozen best
+# model's count of Table 1 plus $n_{10} - n_{01}$, so its exact interval, McNemar p, Holm over
+# the eight rows and recovered ratio $(n_{10} - n_{01}) / (o - b)$ follow. **Table 3** (Sec.
+# 7.2): the best router's gain of Table 4 over Table 1's frozen model, by the rounded figures and
+# by the integer counts behind them. **Table 2** (Theorem 6, $|\Pi| = 11$): at the published $n$
+# and the paper's budget split, the intervals need only the oracle's, the best member's and the
+# best family member's counts, all in Tables 1 and 4.
 
 # %%
 from oraclegap.deploy import mixtures as MX
@@ -1956,13 +1888,11 @@ R.table(v2, columns={"dataset": "dataset", "n": "n", "oracle_count": "oracle cou
 
 # %%
 dg = p2["d_G_Pi_hi"]
-R.show_md("Reading: Table 2 does not follow from the figures the paper publishes: at the paper's "
-          "own budget split and $n$, {nm} of {n} tasks reproduce, and the limits differ by {lo} to "
-          "{hi} (largest per task). The lower limit of $G_\\Pi$ agrees (zero on {gz} of {n}, as "
-          "published); the lower limit of $H_\\Pi$ is positive at three decimals on {hp} of {n} "
-          "against {hpp} of {n} published, and the computed upper limit of $G_\\Pi$ is {w} the "
-          "published one on every task. The item-level test halves behind Table 2 are not "
-          "released, so the source of the difference cannot be traced here.",
+R.show_md("Reading: {nm} of {n} tasks of Table 2 reproduce from the published figures; the limits "
+          "differ by {lo} to {hi} (largest per task). $G_\\Pi$'s lower limit is zero on {gz} of "
+          "{n}, as published; $H_\\Pi$'s is positive on {hp} against {hpp} published, and our "
+          "upper limit of $G_\\Pi$ is {w} the published one on every task. The test halves behind "
+          "Table 2 are not released, so the difference cannot be traced.",
           nm=int(p2["matches"].sum()),
           n=len(p2), lo=v2["dmax"].min(), hi=v2["dmax"].max(), gz=int((p2["G_Pi_lo"] == 0).sum()),
           hp=int((R.rounded(p2["H_Pi_lo"], 3) > 0).sum()), hpp=int((p2["H_Pi_lo_paper"] > 0).sum()),
@@ -1971,24 +1901,19 @@ R.show_md("Reading: Table 2 does not follow from the figures the paper publishes
 # %% [markdown]
 # ### Beyond one call: cascades, an online bandit and binary routers {#sec-plateau-regimes}
 #
-# Shihab et al. report cost-aware methods that leave the one-call regime in a table of their own
-# (its Table 8, App. H) and binary strong-weak routers only on a two-model pair (App. Q). The
-# library runs each regime on the same 50/50 split as the fixed routers
-# (`oraclegap.deploy.regimes`): a **cascade** in the style of FrugalGPT (answer with the
-# cheapest member of a cost-accuracy Pareto chain, escalate while a learned scorer, the
-# embedding 15-NN's predicted success of that member, is below a threshold chosen on the
-# calibration half; every call is paid, escalated ones included); an **online contextual
-# bandit** in the style of MixLLM (LinUCB and epsilon-greedy on the embedding, reward
-# $R - \lambda C$, learning from the one verdict it observes per prompt as it streams the
-# calibration and then the test prompts); and the **binary routers** of RouteLLM and HybridLLM
-# (a logistic $P(\text{weak suffices})$ on the embedding, thresholded at its calibration median,
-# for the pair of the frozen best member and the cheapest other one). Each is scored like the
-# fixed routers against the frozen member $b$: accuracy with its exact interval, the paired
-# gain with its bootstrap interval, exact McNemar with Holm over the regimes' rules, and cost
-# relative to $b$'s. The cost penalty of the operating points is `REG_LAM` (utility
-# $R - \lambda C / C_{\max}$ with the dearest member's mean cost $C_{\max}$). The RouterBench
-# two-model release (no prompt text; its declared task, type and difficulty tags one-hot
-# encoded as the embedding) is the natural two-member pool.
+# Shihab et al. report methods beyond one call in a table of their own (Table 8, App. H) and
+# binary strong-weak routers on one pair (App. Q). The library runs each on the fixed routers'
+# 50/50 split (`oraclegap.deploy.regimes`): a **cascade** in the style of FrugalGPT (answer with
+# the cheapest member of a cost-accuracy Pareto chain, escalate while the embedding 15-NN's
+# predicted success is below a threshold chosen on calibration; every call is paid); an **online
+# contextual bandit** in the style of MixLLM (LinUCB and epsilon-greedy on the embedding, reward
+# $R - \lambda C$, learning from the verdict it observes as it streams calibration, then test
+# prompts); and the **binary routers** of RouteLLM and HybridLLM (a logistic
+# $P(\text{weak suffices})$ thresholded at its calibration median, for the frozen best member and
+# the cheapest other one). Each is scored like the fixed routers against $b$, with cost relative
+# to $b$'s, at the cost penalty `REG_LAM` (utility $R - \lambda C / C_{\max}$, $C_{\max}$ the
+# dearest member's mean cost). RouterBench's two-model release (its task, type and difficulty tags
+# one-hot as the embedding) is the natural two-member pool.
 
 # %%
 REG_LAM = 0.1  # the cost penalty of the regimes' operating points
@@ -2009,32 +1934,36 @@ if not regs:
     skipped.append("cascades, bandits and binary routers (no pool with costs)")
 
 # %%
-#| label: tbl-plateau-regimes
-#| tbl-cap: >-
-#|   Regimes beyond one pre-answer call on the test halves, against the frozen member b: accuracy
-#|   with exact 95% interval, paired gain with bootstrap 95% interval, discordant counts, exact
-#|   McNemar p Holm-corrected over the pool's cascade, bandit and binary rows (raw for the two
-#|   references), cost relative to b's with bootstrap 95% interval, and calls per prompt. The
-#|   bandit learns from the test verdicts it observes, so its rows describe the realised stream;
-#|   the cost-aware oracle is not deployable.
 if regs:
     rt = pd.concat([r.table.assign(pool=p) for p, r in regs.items()], ignore_index=True)
     rt = rt.assign(acc=ivs(rt, "accuracy", "accuracy_lo", "accuracy_hi"),
                    g=ivs(rt, "gain", "gain_lo", "gain_hi"), p=rt["p_holm"].map(R.fmt_p),
-                   c=ivs(rt, "rel_cost", "rel_cost_lo", "rel_cost_hi", 2))
-    display(R.table(rt.assign(policy=rt["policy"].map(lambda x: REG_STYLE.get(x, human(x)))),
-                    columns={"pool": "pool", "policy": "policy", "regime": "regime",
-                                 "acc": "accuracy [95%]", "g": "gain over b [95%]", "n10": "n10",
-                                 "n01": "n01", "p": "McNemar p, Holm", "c": "cost / b's [95%]",
-                                 "calls": "calls"}))
-
-# %%
-if regs:
+                   c=ivs(rt, "rel_cost", "rel_cost_lo", "rel_cost_hi", 2),
+                   shown=rt["policy"].map(lambda x: REG_STYLE.get(x, human(x))))
+    REG_COLS = {"pool": "pool", "shown": "policy", "regime": "regime", "acc": "accuracy [95%]",
+                "g": "gain over b [95%]", "n10": "n10", "n01": "n01", "p": "McNemar p, Holm",
+                "c": "cost / b's [95%]", "calls": "calls"}
     rv, t8 = rt.set_index(["pool", "policy"]), T002["t8"].set_index("method")
     cas, ucb = rv.xs("cascade", level="policy"), rv.xs("linucb", level="policy")
     adaptive = rt[rt["policy"].isin(["cascade", "linucb", "epsilon_greedy"])]
     f8, m8 = t8.loc["FrugalGPT"], t8.loc["MixLLM"]
     ref8 = t8.loc["Frozen best fixed", "macro_accuracy"]
+
+# %%
+#| label: tbl-plateau-regimes
+#| tbl-cap: >-
+#|   Regimes beyond one pre-answer call on the test halves, each policy over the pools: its gain
+#|   over the frozen member b, the pools whose bootstrap 95% interval of the gain lies above or
+#|   below zero, and its cost relative to b's. The bandit learns from the test verdicts it
+#|   observes, so its rows describe the realised stream; the cost-aware oracle is not deployable.
+if regs:
+    g = rt.groupby(["shown", "regime"], sort=False)
+    display(R.table(pd.DataFrame({
+        "pools": g.size(), "gain over b": g["gain"].agg(R.fmt_range),
+        "above zero": g["gain_lo"].agg(lambda v: int((v > 0).sum())),
+        "below zero": g["gain_hi"].agg(lambda v: int((v < 0).sum())),
+        "cost / b's": g["rel_cost"].agg(lambda v: R.fmt_range(v, digits=2))})
+        .rename_axis(["policy", "regime"]).reset_index()))
 
 # %%
 if regs:
@@ -2050,6 +1979,10 @@ if regs:
               pos=int((adaptive["gain_lo"] > 0).sum()), t=len(adaptive), fa=f8["macro_accuracy"],
               fg=f8["macro_accuracy"] - ref8, fc=f8["relative_cost"], ma=m8["macro_accuracy"],
               mg=m8["macro_accuracy"] - ref8, mc=m8["relative_cost"])
+    R.show_md("Every pool's row, with its accuracy, discordant counts, exact McNemar p "
+              "Holm-corrected over the pool's cascade, bandit and binary rows (raw for the two "
+              "references) and calls per prompt, is in {f}.", f=R.csv_download(
+                  rt[list(REG_COLS)].rename(columns=REG_COLS), "05_routing_plateau-regimes"))
 
 # %% [markdown]
 # The quality-cost curves trace each regime over its own knob: the cascade's threshold, the
@@ -2075,25 +2008,24 @@ def regime_panel(ax, res, title):
 #|   black; grey points the members): the cascade over its threshold, the bandits over the cost
 #|   penalty, the binary routers over the share of calls to the strong member.
 if regs:
-    fig, axes = plt.subplots(1, len(regs), figsize=(3.2 * len(regs), 3.4), squeeze=False)
-    for ax, (p, res) in zip(axes[0], regs.items(), strict=True):
+    fig, axes = R.panel_grid(len(regs), panel=(4, 3.2))
+    for ax, (p, res) in zip(axes, regs.items(), strict=True):
         regime_panel(ax, res, p)
-    axes[0][0].set_ylabel("accuracy")
+        ax.set_ylabel("accuracy")
     h = [plt.Line2D([], [], color=R.PALETTE[i], marker=".", ls="--" if i >= 3 else "-", label=lab)
          for i, lab in enumerate(REG_STYLE.values())]
     h += [plt.Line2D([], [], color="0.6", marker="o", ls="", label="members"),
           plt.Line2D([], [], color="black", marker="o", ls="", label="frozen member b")]
-    fig.legend(handles=h, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.04))
-    plt.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.legend(handles=h, loc="lower center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, -0.02))
+    plt.tight_layout(rect=(0, 0.1, 1, 1))
     plt.show()
 else:
     R.placeholder_figure("no pool with costs on this run")
 
 # %% [markdown]
-# The bandit's regret on the test stream: the reward the best fixed member in hindsight would
-# have collected minus the bandit's, cumulated over the test prompts and divided by their
-# number so far (@fig-plateau-regret). A curve that falls to zero means the bandit does as well
-# as the best member; below zero, better.
+# A bandit's regret on the test stream is the reward the best fixed member in hindsight would
+# have collected minus its own, per test prompt so far (@fig-plateau-regret): zero means it does
+# as well as that member, below zero better.
 
 # %%
 def regret_panel(ax, res, title):
@@ -2112,12 +2044,11 @@ def regret_panel(ax, res, title):
 #|   (reward R − λC/C_max), as the test stream proceeds (the bandit has already streamed the
 #|   calibration half).
 if regs:
-    fig, axes = plt.subplots(1, len(regs), figsize=(3.2 * len(regs), 3.0), squeeze=False,
-                             sharey=True)
-    for ax, (p, res) in zip(axes[0], regs.items(), strict=True):
+    fig, axes = R.panel_grid(len(regs), panel=(4, 2.9), sharey=True)
+    for ax, (p, res) in zip(axes, regs.items(), strict=True):
         regret_panel(ax, res, p)
-    axes[0][0].set_ylabel("regret per prompt")
-    axes[0][0].legend(fontsize=7)
+        ax.set_ylabel("regret per prompt")
+    axes[0].legend(fontsize=9)
     plt.tight_layout()
     plt.show()
 else:
@@ -2134,11 +2065,8 @@ if regs:
               a1=lin.max(), e0=eps.min(), e1=eps.max(), neg=int((fin["avg"] < 0).sum()), t=len(fin))
 
 # %% [markdown]
-# Shihab et al. evaluate RouteLLM and HybridLLM only on a designated strong-weak pair (App. Q).
-# @tbl-plateau-binary gives their APGR (area under the ratio of the strong-weak accuracy gap
-# recovered as the fraction of strong calls grows; one half is a coin) with a prompt-bootstrap
-# interval. APGR is a ratio, not a share: below 0 where a router scores under the weak member,
-# above 1 where it beats the strong one, so its interval can leave [0, 1].
+# @tbl-plateau-binary gives the binary routers' APGR (defined with @tbl-plateau-cost) on each
+# pool's strong-weak pair.
 
 # %%
 #| label: tbl-plateau-binary
@@ -2158,20 +2086,21 @@ if regs:
 
 # %%
 if regs:
+    R.check(all((r.strong, r.weak) == (comps[n].cost.strong, comps[n].cost.weak)
+                for n in with_cost for r in [regs[SHORT[n]]]),
+            "APGR's pairs of @tbl-plateau-cost are the pairs of this table")
     off = bt2[(bt2["apgr_lo"] > 0.5) | (bt2["apgr_hi"] < 0.5)]
     which = "; ".join(f"{p}: {s}" for p, s in zip(off["pool"], off["style"], strict=True))
     R.show_md("Reading: {k} of {t} binary-router intervals exclude one half{tail}.", k=len(off),
               t=len(bt2), tail="" if off.empty else f" ({which})")
 
 # %% [markdown]
-# Shihab et al.'s Table 16 is another audit: how well each model's own confidence ranks and
-# calibrates its correctness (AUROC, AUPRC, Brier score, expected calibration error), beside its
-# rescue and loss rates against the frozen baseline (App. D.6). Their per-item confidences are
-# not released. The lab's seed pool (seed-aligned draws, so draw j of every member shares one
-# sampling seed) keeps each response's mean token log-probability; its exponential, the
-# length-normalised probability the paper uses for generated answers, is the confidence here,
-# and the baseline is the member most accurate on the validation prompts
-# (@tbl-plateau-calibration).
+# Shihab et al.'s Table 16 audits how well each model's own confidence ranks and calibrates its
+# correctness (AUROC, AUPRC, Brier score, expected calibration error), beside its rescue and
+# loss rates (App. D.6); their confidences are not released. The lab's seed-aligned seed pool
+# keeps each response's mean token log-probability, whose exponential (the paper's
+# length-normalised probability) is the confidence in @tbl-plateau-calibration, against the
+# member most accurate on validation.
 
 # %%
 lab_t, lab_v = datasets.load("lab-seed-primary-aligned"), datasets.load("lab-seed-primary-val")
@@ -2229,14 +2158,10 @@ if regs:
 # %% [markdown]
 # ### The comparison rules of arXiv 2609.32996 on these pools
 #
-# Two rules of 2609.32996 apply here. Its budget-matched mixture (App. B.1) is compared with the
-# member selected on the test half **held fixed** across the paired bootstrap; re-selecting it in
-# every resample (the library's option `reselect=True`, the rule 2609.32996 uses for router
-# gains) shifts the interval against the mixture. @tbl-plateau-mixture sets both side by side on
-# RouterDC's $k = 10$ counts (test halves, the default reliability band of
-# `deployment_rules`). Its pooled plurality vote draws $r$ responses from the pool; with one
-# response per member ($k = 1$) the draw must be **with replacement** (`replace=True`) to vote
-# over more than one.
+# 2609.32996 compares its budget-matched mixture (App. B.1) with the member selected on the test
+# half **held fixed** across the paired bootstrap; re-selecting it in every resample
+# (`reselect=True`, its rule for router gains) shifts the interval against the mixture
+# (@tbl-plateau-mixture: both, on RouterDC's $k = 10$ test halves).
 
 # %%
 #| label: tbl-plateau-mixture
@@ -2272,10 +2197,10 @@ else:
     skipped.append("the budget-matched mixture on the RouterDC k = 10 counts")
 
 # %% [markdown]
-# MMLU-Pro's release holds every model's predicted letter for each question ($k = 1$). Its
-# pooled vote with replacement draws $r$ of the 29 letters uniformly with replacement and takes
-# the plurality (ties broken uniformly); @tbl-plateau-vote scores it on the test half against
-# the member selected there, held fixed.
+# Its pooled plurality vote draws $r$ responses from the pool, **with replacement** when each
+# member gives one (`replace=True`): on MMLU-Pro's predicted letters ($k = 1$) @tbl-plateau-vote
+# scores a vote over $r$ of the 29 letters (ties broken uniformly) against the member selected on
+# the test half.
 
 # %%
 VOTE_RS = (1, 3, 9)
@@ -2321,16 +2246,11 @@ if "mmlu-pro" in pools:
 # %% [markdown]
 # ### Routers ranked with uncertainty {#sec-plateau-ranking}
 #
-# Router leaderboards order families by point estimates. On a few hundred test prompts two
-# families a point apart may swap places on another sample of prompts. `rank_routers` ranks the
-# families of one evaluation on the same paired prompt-bootstrap resamples the intervals above
-# use: each resample ranks every family again (ties share the better rank), and the central
-# $1 - \alpha$ range of a family's rank over the resamples is its rank interval. The families
-# that the data do not separate from the best are the best one and those whose exact McNemar
-# test against it is not rejected after Holm's adjustment (`oraclegap.stats.multiplicity.holm`).
-# Only the pre-answer families are ranked, with the frozen constants; the post-inference
-# selectors read the answers and rank apart (`regime="post-inference"`). The simulated pool
-# comes first, then the real pools.
+# Leaderboards order families by point estimates, yet two families a point apart may swap on
+# another sample of prompts. `rank_routers` ranks the pre-answer families and frozen constants
+# again in each paired prompt-bootstrap resample (ties share the better rank); the central
+# $1 - \alpha$ range of a family's ranks is its rank interval, and the families not separated
+# from the best are those whose exact McNemar test against it Holm does not reject.
 
 # %%
 from oraclegap.deploy.ranking import rank_routers
@@ -2350,29 +2270,29 @@ RANK_KEY = [  # the figure's three encodings
 #|   Pre-answer router families ranked on the test halves: the point rank (1 = best), its 95%
 #|   bootstrap rank interval on the shared paired resamples, and, filled, the families not
 #|   distinguishable from the best (Holm-adjusted exact McNemar tests at α = 0.05).
-fig, axes = plt.subplots(1, len(rank_of), figsize=(3.2 * len(rank_of), 3.6), squeeze=False)
-for ax, (p, d) in zip(axes[0], rank_df.groupby("pool", sort=False), strict=True):
+fig, axes = R.panel_grid(len(rank_of), panel=(4, 3.6))
+for ax, (p, d) in zip(axes, rank_df.groupby("pool", sort=False), strict=True):
     d = d.sort_values("value", ascending=False)
     y = np.arange(len(d))
     ax.hlines(y, d["lo"], d["hi"], color="0.5", lw=1.5)
     fill = np.where(d["indistinguishable"], R.PALETTE[0], "white")
     ax.scatter(d["value"], y, c=fill, edgecolors=R.PALETTE[0], zorder=3)
-    ax.set_yticks(y, [family_label(f) for f in d["family"]], fontsize=6)
+    ax.set_yticks(y, [family_label(f) for f in d["family"]], fontsize=8)
     ax.set(title=p, xlabel="rank (1 = best)")
     ax.invert_xaxis()
-fig.legend(handles=RANK_KEY, loc="lower center", ncol=3, fontsize=7, bbox_to_anchor=(0.5, -0.02))
-plt.tight_layout(rect=(0, 0.07, 1, 1))
+fig.legend(handles=RANK_KEY, loc="lower center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, -0.01))
+plt.tight_layout(rect=(0, 0.05, 1, 1))
 plt.show()
 
 # %%
 tied = {p: r.tied_with_best for p, r in rank_of.items()}
 wide_iv = int(((rank_df["hi"] - rank_df["lo"]) >= 2).sum())
 fam_name = family_label
-real = "; ".join(R.md("on {p} {k} are not distinguishable from {b}", p=p, k=len(t) - 1,
-                      b=fam_name(rank_of[p].best)) for p, t in tied.items() if p != "simulated")
+real = "; ".join(R.md("{p} {k}", p=p, k=len(t) - 1)
+                 for p, t in tied.items() if p != "simulated")
 R.show_md("Reading: on the simulated pool the best family is {b} and {n} families are not "
-          "distinguishable from it; {real}. {w} of the {t} family-pool rank intervals span three "
-          "places or more{tail}", b=fam_name(rank_of["simulated"].best),
+          "distinguishable from it (on the real pools: {real}). {w} of the {t} family-pool rank "
+          "intervals span three places or more{tail}", b=fam_name(rank_of["simulated"].best),
           n=len(tied["simulated"]) - 1, real=real or "no real pool was read on this run",
           w=wide_iv, t=len(rank_df),
           tail=": for most families a leaderboard's order between neighbours is noise."
@@ -2381,10 +2301,9 @@ R.show_md("Reading: on the simulated pool the best family is {b} and {n} familie
 # %% [markdown]
 # ### Claims and outcomes
 #
-# @tbl-plateau-claims collects the claims of the opening list with their outcomes on this run
-# and, where Shihab et al. or 2607.03436 prints one, the paper's figure. The identities and the
-# reproductions of released figures must hold (the chapter stops otherwise); the comparisons
-# with Shihab et al.'s tables and the simulation checks are findings, read as they come out.
+# @tbl-plateau-claims gives the opening claims' outcomes on this run beside the papers' figures.
+# Identities and reproductions of released figures must hold (the chapter stops otherwise);
+# comparisons with the papers and simulation checks are findings.
 
 # %%
 claims, must = R.Claims(), []
