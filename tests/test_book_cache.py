@@ -367,6 +367,23 @@ def test_the_classroom_kit_is_cached_like_the_book(tmp_path, capsys, monkeypatch
     assert "make book" in (b / "student" / "index.html").read_text()
 
 
+@pytest.mark.notebooks
+def test_no_render_executes_the_chapters_only(tmp_path, monkeypatch):
+    """make notebooks (build --no-render): the chapters are executed and cached, nothing is
+    rendered and no Quarto is looked for."""
+    _tiny_book(tmp_path)
+    from oraclegap.book import quarto as bq
+
+    def no_quarto(*a, **k):
+        raise AssertionError("--no-render looked for Quarto")
+
+    monkeypatch.setattr(bq, "find_quarto", no_quarto)
+    r = book.build(tmp_path, small=True, render=False)
+    assert r["executed"] == ["01_c"] and r["renderer"] is None
+    assert (tmp_path / "chapters" / "01_c.ipynb").is_file() and not (tmp_path / "_book").exists()
+    assert book.build(tmp_path, small=True, render=False)["cached"] == ["01_c"]
+
+
 def test_the_pdf_is_printed_once_per_book_and_linked(tmp_path):
     """kit.place_pdf prints through the printer it is given and keeps the print for the same
     book; kit.point_pdf_links points every page's PDF link at the PDF or at the page that says
