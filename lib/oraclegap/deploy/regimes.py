@@ -44,6 +44,8 @@ from .evaluate import (
     make_protocol,
     outcome_matrix,
 )
+from .evaluate.compare import _interval
+from .evaluate.metrics import _pair_columns
 from .features import RouterInputs
 from .routers import check_cost, check_lambda
 
@@ -57,24 +59,6 @@ __all__ = [
     "compare_regimes",
     "cost_aware_oracle",
 ]
-
-
-def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval of bootstrap draws [n_boot, ...] over the first axis (NaN draws ignored)."""
-    with np.errstate(invalid="ignore"):
-        lo, hi = np.nanquantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
-    return lo, hi
-
-
-def _pair_columns(score, strong, weak, fractions, tiebreak) -> np.ndarray:
-    """Per-prompt columns [n, G]: at share x the round(x n) highest-scoring prompts take the strong
-    member's value, the rest the weak one's (ties in the order of ``tiebreak``)."""
-    n = score.size
-    order = np.lexsort((np.asarray(tiebreak), -score))
-    pos = np.empty(n, dtype=int)
-    pos[order] = np.arange(n)
-    to_strong = pos[:, None] < np.round(np.asarray(fractions) * n).astype(int)[None, :]
-    return np.where(to_strong, strong[:, None], weak[:, None]).astype(float)
 
 
 def _mcnemar_p(n10: int, n01: int) -> float:

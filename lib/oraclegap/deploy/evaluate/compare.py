@@ -41,6 +41,8 @@ DEFAULT_LAMBDAS = np.r_[0.0, np.geomspace(0.01, 100.0, 21), 1e6]
 
 
 def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of bootstrap draws [n_boot, ...] over the first axis: the alpha/2 and
+    1 - alpha/2 quantiles (NaN draws ignored; all-NaN positions give NaN)."""
     with np.errstate(invalid="ignore"):
         lo, hi = np.nanquantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
     return lo, hi

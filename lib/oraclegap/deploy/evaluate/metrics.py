@@ -161,7 +161,7 @@ def _pair_columns(
     order = np.lexsort((key, -score))
     pos = np.empty(n, dtype=int)
     pos[order] = np.arange(n)
-    m = np.round(fractions * n).astype(int)
+    m = np.round(np.asarray(fractions) * n).astype(int)
     to_strong = pos[:, None] < m[None, :]
     return np.where(to_strong, strong[:, None], weak[:, None]).astype(float)
 
