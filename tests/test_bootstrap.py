@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from oraclegap.stats import bootstrap as B
-from oraclegap.stats.bootstrap import bootstrap_means, bootstrap_means_loop
+from oraclegap.stats.bootstrap import bootstrap_counts, bootstrap_means, bootstrap_means_loop
 
 
 def _columns(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +100,29 @@ def test_same_seed_same_output_and_the_loop_reference():
     assert (np.abs(a - loop) <= 211 * np.finfo(float).eps * scale).all()
     # counts and the same columns passed as Z: the same numbers
     assert np.array_equal(a[:, 6:], bootstrap_means(C.astype(np.float64), 300, seed=5))
+
+
+@pytest.mark.parametrize("kind", ["PCG64", "MT19937"])
+def test_counts_are_the_resamples_of_the_means(kind, monkeypatch):
+    # the counts of numpy's rows of positions, W Z / n = the means of integer columns, the
+    # generator left where bootstrap_means leaves it; blocks of counts change nothing
+    n, n_boot = 61, 45
+    Z, C = _columns(n, 4)
+    g, h, r = (np.random.Generator(getattr(np.random, kind)(2)) for _ in range(3))
+    W = bootstrap_counts(n, n_boot, g)
+    idx = r.integers(0, n, size=(n_boot, n))
+    assert W.dtype == np.float64 and W.shape == (n_boot, n)
+    assert np.array_equal(W, np.stack([np.bincount(row, minlength=n) for row in idx]))
+    ints = np.column_stack([Z[:, [0, 1]], C])
+    assert np.array_equal(bootstrap_means(ints, n_boot, h), W @ ints / n)
+    assert repr(g.bit_generator.state) == repr(h.bit_generator.state)
+    whole = bootstrap_counts(n, n_boot, seed=2)
+    monkeypatch.setattr(B, "_BLOCK_CELLS", n * 4)  # blocks of 4 resamples
+    assert np.array_equal(bootstrap_counts(n, n_boot, seed=2), whole)
+    with pytest.raises(ValueError, match="n_boot"):
+        bootstrap_counts(n, 0)
+    with pytest.raises(ValueError, match="n must"):
+        bootstrap_counts(0, 10)
 
 
 def test_one_prompt_draws_nothing():

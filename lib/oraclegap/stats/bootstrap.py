@@ -29,7 +29,8 @@ machine:
   column's largest value at n = 500, 2^-65 at n = 10^6).
 
 The mean is the exact sum divided by n. :func:`bootstrap_means_loop` is the definition, one
-resample at a time (the tests' and benchmarks' reference).
+resample at a time (the tests' and benchmarks' reference). :func:`bootstrap_counts` returns the
+counts W themselves, for statistics of a resample that are not column means.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from numba import njit
 
 from .._validate import as_rng, check_int
 
-__all__ = ["bootstrap_means", "bootstrap_means_loop"]
+__all__ = ["bootstrap_means", "bootstrap_counts", "bootstrap_means_loop"]
 
 _U32 = 1 << 32
 #: Resamples x prompts of one block of counts (32 MiB of float64 at most): memory O(Z + block).
@@ -334,6 +335,29 @@ def bootstrap_means(
     finally:
         draws.close()
     return cols.join(S32, S64)
+
+
+def bootstrap_counts(n: int, n_boot: int = 2000, seed=0) -> np.ndarray:
+    """The resamples of :func:`bootstrap_means` as counts W[n_boot, n] (float64 integers): W_bi is
+    the number of times prompt i is drawn in resample b, so that ``bootstrap_means(Z, n_boot,
+    seed)`` is W Z / n from the same seed (exactly, for integer columns). For statistics of a
+    resample that are not column means (a weighted AUROC or calibration error): resample b weights
+    prompt i by W_bi. ``seed`` as in :func:`bootstrap_means`, which advances a generator the same
+    way. Memory: the n_boot x n counts."""
+    n = check_int(n, "n", minimum=1)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    out = np.empty((n_boot, n))
+    block = max(1, min(n_boot, _BLOCK_CELLS // n))
+    W = np.empty((block, n), dtype=np.float32 if n < _F32_EXACT else np.float64)
+    draws = _Draws(as_rng(seed), n)
+    try:
+        for s in range(0, n_boot, block):
+            b = min(block, n_boot - s)
+            draws.fill(W[:b])
+            out[s : s + b] = W[:b]
+    finally:
+        draws.close()
+    return out
 
 
 def bootstrap_means_loop(Z, n_boot: int = 2000, seed=0) -> np.ndarray:

@@ -353,12 +353,13 @@ def calibration_audit(verdicts, confidence, *, names=None, baseline=None, n_bins
     says "fixed bins" without their number; ten here). Against the frozen baseline b (``baseline``:
     a position or name; default the most accurate member), on draw-aligned responses:
     rescue = P(R_m = 1, R_b = 0) and loss = P(R_m = 0, R_b = 1), so rescue - loss =
-    acc_m - acc_b. Intervals: percentile, ``n_boot`` prompt-bootstrap resamples (every
-    response of a resampled prompt carries its multiplicity as a weight). Returns one row per
-    member: point values and ``*_lo`` / ``*_hi`` for accuracy, auroc, auprc, brier, ece, rescue,
-    loss.
+    acc_m - acc_b. Intervals: percentile, ``n_boot`` resamples of the library's prompt bootstrap
+    (:func:`~oraclegap.stats.bootstrap.bootstrap_counts`; every response of a resampled prompt
+    carries the prompt's count as a weight). Returns one row per member: point values and
+    ``*_lo`` / ``*_hi`` for accuracy, auroc, auprc, brier, ece, rescue, loss.
     """
     from .._validate import as_rng, check_int
+    from .bootstrap import bootstrap_counts
 
     v = np.asarray(verdicts)
     c = np.asarray(confidence, dtype=float)
@@ -388,7 +389,7 @@ def calibration_audit(verdicts, confidence, *, names=None, baseline=None, n_bins
     check_alpha(1 - level, "1 - level")
     bins = np.linspace(0.0, 1.0, n_bins + 1)
     rng = as_rng(seed)
-    weights = [np.ones(n)] + [np.bincount(rng.integers(0, n, n), minlength=n).astype(float) for _ in range(n_boot)]
+    weights = [np.ones(n), *(bootstrap_counts(n, n_boot, rng) if n_boot else ())]
     keys = ("accuracy", "auroc", "auprc", "brier", "ece", "rescue", "loss")
     vb = v[:, b, :]
     rows = []
