@@ -270,7 +270,7 @@ truth_c, plug_c = cov.coverage_from_rates(spec.p, tau_fine), cov.coverage(spec.p
 #|   true rates (solid) and plug-in estimates from k responses (dashed); the shaded band is the true
 #|   oracle gap, and the open circle marks where the plug-in oracle overshoots its true curve most
 #|   (the winner's curse).
-fig, ax = plt.subplots(figsize=(8, 3.6))
+fig, ax = plt.subplots(figsize=(6, 3.6))  # legend outside: the whole stays near the page's width
 for label, attr, color in (("oracle", "oracle", "C0"), ("best member", "best", "C1"),
                            ("uniform mixture", "mixture", "C2")):
     ax.plot(tau_fine, getattr(truth_c, attr), color=color, label=f"{label}, true rates")
@@ -281,7 +281,7 @@ j = int(np.argmax(np.where(tau_fine <= 0.9, plug_c.oracle - truth_c.oracle, -1))
 ax.plot(tau_fine[j], plug_c.oracle[j], "o", mfc="none", mec="k", ms=9,
         label="largest overshoot (winner's curse)")
 ax.set(xlabel="reliability threshold τ", ylabel="coverage", title="Oracle, best member and mixture")
-ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %% [markdown]
@@ -694,7 +694,7 @@ on_cap = {c: " (on the ceiling)" if abs(o - rec.O_repro) < 0.005 else ""
 #|   on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the three
 #|   joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each joint
 #|   law (dashed, from fresh draws) and best-of-M on the maximiser (dotted).
-fig, ax = plt.subplots(figsize=(8, 3.6))  # legend outside, on the right
+fig, ax = plt.subplots(figsize=(5.5, 3.6))  # legend outside, on the right, within the page
 ax.bar(range(len(order)), sc.groupby("router", sort=False)["committed"].first(), color="C7",
        alpha=0.6, label="expected score of the committed member")
 for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
@@ -706,7 +706,7 @@ ax.axhline(rec.O_repro, color="k", lw=1.5, label="reproducible ceiling O_repro")
 ax.axhline(rec.best_of_K, color="k", ls=":", lw=1.5, label=f"best-of-{rec.K} on the maximiser")
 ax.set_xticks(range(len(order)), names, rotation=30, ha="right", fontsize=8)
 ax.set(ylabel="score on the test half", ylim=(0, 1), title="Single-commit routers against the cap")
-ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %%
@@ -973,5 +973,6 @@ claims.table()
 # %%
 claims.stop_if_failed()
 kinds = claims.frame()["kind"].value_counts()
-R.show_md("All {n} claims hold on this run (seed {seed}): {parts}.", n=len(claims), seed=SEED,
-        parts=", ".join(f"{v} {k}" for k, v in kinds.items()))
+R.show_md("All {n} claims hold on this run (seed {seed}): {parts}. The table is also {f}.",
+          n=len(claims), seed=SEED, parts=", ".join(f"{v} {k}" for k, v in kinds.items()),
+          f=R.csv_download(claims.frame(), "01_theory_checks-claims"))

@@ -403,8 +403,8 @@ def draw_coverage(axes):
 #|   coverage.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="tight")
 draw_coverage(axes)
-for ax, title, size in ((axes[0], "naive interval", 7),
-                        (axes[1], "lowest coverage over the leads", 8)):
+for ax, title, size in ((axes[0], "naive interval", 9),
+                        (axes[1], "lowest coverage over the leads", 9)):
     ax.axhline(1 - ALPHA, color="k", ls="--", lw=1)
     ax.set(xscale="log", xticks=N_GRID, xticklabels=N_GRID, xlabel="items n", title=title)
     ax.minorticks_off()
@@ -1187,7 +1187,7 @@ if not draws.empty:
     np.atleast_1d(axes)[0].set_ylabel("oracle gap G_out")
     plt.tight_layout()
     fig.legend(*np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="upper center",
-               bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8)
+               bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=10)
     plt.show()
 
 # %%
