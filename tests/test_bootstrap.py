@@ -151,6 +151,31 @@ def test_blas_thread_count_changes_no_bit(monkeypatch):
     assert np.array_equal(bootstrap_means(Z, 256, seed=8, counts=C, chunk=256), one)
 
 
+def test_limited_threads_sets_the_limit_and_restores_it(monkeypatch):
+    # the one thread limiter of the library (the bootstrap's BLAS products, the routers' fits)
+    import sys
+    import types
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from oraclegap import _threads
+
+    def blas():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    with threadpool_limits(2):
+        outer = blas()
+        assert outer and max(outer) == 2
+        with _threads.limited_threads(1, "blas"):
+            assert blas() == [1] * len(outer)
+        assert blas() == outer
+    # the scan of the loaded libraries is kept until a module is imported
+    first = _threads._controller()
+    assert _threads._controller() is first
+    monkeypatch.setitem(sys.modules, "oraclegap_test_new_module", types.ModuleType("m"))
+    assert _threads._controller() is not first
+
+
 def test_sums_are_exact_and_means_correctly_rounded_from_them():
     n = 50
     Z, _ = _columns(n, 6)

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import atomic_write
+from .._threads import limited_threads
 from .._validate import as_rng, check_int, check_prob
 from ..pool import PROMPT_COLUMNS, Pool, check_pool
 from ..stats.simulate import GEOMETRY3K_AB, Simulated, sample_pool
@@ -536,12 +537,11 @@ def tfidf_svd_embeddings(texts, dim: int = 64, seed: int = 0, *, cache=None) -> 
 def _tfidf_svd_fit(texts: list[str], dim: int, seed) -> np.ndarray:
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from threadpoolctl import threadpool_limits
 
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_features=50000)
     T = vec.fit_transform(texts)
     d = int(min(dim, max(1, T.shape[1] - 1), max(1, T.shape[0] - 1)))
-    with threadpool_limits(1):  # thin products: threads only spin on a shared machine (ten times slower under load)
+    with limited_threads():  # thin products: threads only spin on a shared machine (ten times slower under load)
         Z = TruncatedSVD(n_components=d, random_state=seed).fit_transform(T)
     norm = np.linalg.norm(Z, axis=1, keepdims=True)
     return Z / np.where(norm > 0, norm, 1.0)

@@ -35,11 +35,10 @@ counts W themselves, for statistics of a resample that are not column means.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 from numba import njit
 
+from .._threads import limited_threads
 from .._validate import as_rng, check_int
 
 __all__ = ["bootstrap_means", "bootstrap_counts", "bootstrap_means_loop"]
@@ -52,19 +51,6 @@ _F32_EXACT = 1 << 24
 #: BLAS threads of the products (the means do not depend on it; one thread is fastest for these
 #: thin products on a shared machine).
 _BLAS_THREADS = 1
-_CONTROLLER = None
-
-
-@contextlib.contextmanager
-def _blas_threads():
-    """BLAS limited to :data:`_BLAS_THREADS` threads (the loaded libraries are scanned once)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    with _CONTROLLER.limit(limits=_BLAS_THREADS, user_api="blas"):
-        yield
 
 
 # ---------------------------------------------------------------------------- draws
@@ -322,7 +308,7 @@ def bootstrap_means(
         starts = tqdm(starts, desc="prompt bootstrap", leave=False)
     draws = _Draws(rng, n)
     try:
-        with _blas_threads():
+        with limited_threads(_BLAS_THREADS, "blas"):
             for s in starts:
                 b = min(block, n_boot - s)
                 draws.fill(W[:b])

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ..._threads import limited_threads
 from ..features import RouterInputs
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
 
 
 _TIE = 1e-12
-_CONTROLLER = None
 
 
 # ====================================================================== checks and the choice rule
@@ -99,20 +99,6 @@ def _rank(means: np.ndarray) -> np.ndarray:
     rank = np.empty(means.size, dtype=np.int64)
     rank[order] = np.arange(means.size)
     return rank
-
-
-@contextlib.contextmanager
-def _one_thread():
-    """Native thread pools (OpenMP, BLAS) limited to one thread: on a shared two-core machine
-    gradient boosting and k-means spin-wait for minutes otherwise, and one thread makes every
-    fit reproducible whatever the machine's thread count."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()  # scanning the loaded libraries once, not per fit
-    with _CONTROLLER.limit(limits=1):
-        yield
 
 
 @contextlib.contextmanager
@@ -234,7 +220,9 @@ class Router(BaseEstimator):
             self.cost_, self.cost_scale_ = mean_c / scale, scale
         else:
             self.cost_, self.cost_scale_ = None, None
-        with _one_thread():
+        # native pools on one thread: gradient boosting and k-means spin-wait for minutes on a
+        # shared machine otherwise, and a fit on one thread is the same whatever the thread count
+        with limited_threads():
             self._fit(X, T)
         return self
 
@@ -252,7 +240,7 @@ class Router(BaseEstimator):
         """Predicted utility (estimated success) float[n, M] of each member on each prompt."""
         self._fitted()
         X = self._check_inputs(X)
-        with _one_thread():
+        with limited_threads():
             U = np.asarray(self._utility(X), dtype=float)
         if U.shape != (len(X), self.n_policies_):  # pragma: no cover - programming error
             raise RuntimeError(f"{type(self).__name__} returned utilities of shape {U.shape}")

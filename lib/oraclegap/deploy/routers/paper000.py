@@ -29,6 +29,7 @@ import re
 
 import numpy as np
 
+from ..._threads import limited_threads
 from .base import Router, _fit_per_member, _predict_per_member, _seed, choose
 from .featurise import _handcrafted, _shared, _texts_digest, _tfidf_fit, _tfidf_transform
 from .fixed import BestSingle
@@ -204,9 +205,8 @@ class Paper000Boosted(Router):
 
     def _fit(self, X, Y):
         from sklearn.ensemble import HistGradientBoostingRegressor
-        from threadpoolctl import threadpool_limits
 
-        with threadpool_limits(1, user_api="openmp"):
+        with limited_threads(1, "openmp"):  # the OpenMP runtime the import above may have loaded
             self.models_ = _fit_per_member(_paper000_text_features(X.text), Y, lambda: HistGradientBoostingRegressor(
                 max_iter=self.n_estimators, max_depth=self.max_depth, max_leaf_nodes=None, min_samples_leaf=1,
                 learning_rate=self.learning_rate, early_stopping=False, random_state=_seed(self.random_state)))
