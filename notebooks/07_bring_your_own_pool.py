@@ -737,10 +737,12 @@ plt.show()
 #| label: tbl-byop-study-scores
 #| tbl-cap: >-
 #|   Verdicts graded against the truth table, per truth class and k: pools whose code is correct,
-#|   acceptable (conservative) or wrong, and the wrong rate with its Wilson 95% interval.
+#|   acceptable (conservative) or wrong, and the wrong rate with its Wilson 95% interval (also
+#|   [a CSV file](../downloads/07_bring_your_own_pool-study-scores.csv)).
 sc = vs.scores()
 sc["wrong rate"] = [R.fmt_interval(r, lo, hi)
                     for r, lo, hi in zip(sc["rate"], sc["lo"], sc["hi"], strict=True)]
+R.csv_download(sc, "07_bring_your_own_pool-study-scores")
 R.table(sc[["truth", "k", "correct", "acceptable", "wrong", "pools", "wrong rate"]])
 
 # %%
