@@ -266,6 +266,38 @@ def test_model_costs_in_cost_utilities_units():
     assert np.allclose(C.model_costs(cost[0], 120, 5), cost[0] / cost[0].max())
 
 
+def test_one_cost_check_for_budgets_utilities_and_routers():
+    # model_costs, cost_utilities and the routers' check_cost refuse bad costs with the same
+    # message, and accept a per-member vector as the same per-prompt table
+    from oraclegap.deploy.routers import check_cost
+
+    X = np.ones((4, 3), dtype=bool)
+    callers = (
+        lambda c: C.model_costs(c, 4, 3),
+        lambda c: cost_utilities(X, c, [0.0]),
+        lambda c: check_cost(c, 4, 3),
+    )
+    bad = {
+        "is required": None,
+        "must be numeric": ["a", "b", "c"],
+        r"must have shape \[n=4, M=3\] or \[M=3\], got \(4, 2\)": np.ones((4, 2)),
+        r"missing values \(NaN\)": [1.0, np.nan, 2.0],
+        "must be finite; found infinite": [1.0, np.inf, 2.0],
+        "must be non-negative; found 4 negative entries such as \\[-1.0\\]": [1.0, -1.0, 2.0],
+    }
+    for match, cost in bad.items():
+        messages = set()
+        for call in callers:
+            with pytest.raises((ValueError, TypeError), match=match) as err:
+                call(cost)
+            messages.add(str(err.value))
+        assert len(messages) == 1, messages
+    per_member = check_cost([1.0, 2.0, 4.0], 4, 3)
+    assert per_member.shape == (4, 3) and per_member.flags.writeable
+    assert np.array_equal(per_member, check_cost(np.tile([1.0, 2.0, 4.0], (4, 1)), 4, 3))
+    assert np.allclose(C.model_costs([1.0, 2.0, 4.0], 4, 3), [0.25, 0.5, 1.0])
+
+
 def test_budget_curve_columns():
     w = C.latent_world(n_items=60, n_models=6, datasets=("A",), seed=2)
     fit = np.arange(60) % 2 == 0

@@ -24,6 +24,7 @@ __all__ = [
     "as_rng",
     "as_bool_array",
     "as_counts_array",
+    "check_cost",
     "as_bool_columns",
     "link_problem",
     "read_npy",
@@ -492,6 +493,37 @@ def as_counts_array(counts, k: int, name: str = "counts", ndim: int = 2) -> np.n
     if arr.size and (arr.min() < 0 or arr.max() > k):
         raise ValueError(f"{name} must lie in [0, k={k}]; found min {arr.min()} and max {arr.max()}")
     return arr
+
+
+def check_cost(cost, n: int, M: int, name: str = "cost") -> np.ndarray:
+    """Costs float[n, M] of M members on n prompts from per-prompt-and-member [n, M] or per-member
+    [M] costs (a new array broadcast over the prompts): present, numeric, finite and
+    non-negative."""
+    if cost is None:
+        raise ValueError(f"{name} is required: per-prompt-and-member [n, M] or per-member [M] costs")
+    try:
+        C = np.asarray(cost, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be numeric: per-prompt-and-member [n, M] or per-member [M] costs"
+        ) from None
+    if C.shape == (M,):
+        C = np.broadcast_to(C, (n, M)).copy()
+    if C.shape != (n, M):
+        raise ValueError(f"{name} must have shape [n={n}, M={M}] or [M={M}], got {C.shape}")
+    if np.isnan(C).any():
+        raise ValueError(
+            f"{name} has missing values (NaN); every member needs a finite, non-negative cost on "
+            "every prompt"
+        )
+    if not np.isfinite(C).all():
+        raise ValueError(f"{name} must be finite; found infinite values")
+    if (C < 0).any():
+        raise ValueError(
+            f"{name} must be non-negative; found {int((C < 0).sum())} negative entries such as "
+            f"{np.unique(C[C < 0])[:3].tolist()}"
+        )
+    return C
 
 
 def check_margin_counts(model_counts, oracle_count, n) -> tuple[np.ndarray, int, int]:

@@ -20,14 +20,13 @@ import numpy as np
 import pandas as pd
 
 from .._result import Result
-from .._validate import as_rng, check_int, check_prob
+from .._validate import as_rng, check_cost, check_int, check_prob
 from ..pool import Pool, check_pool
 from .compose import (
     BASELINES,
     GREEDY_BOUND,
     RULES,
     check_sizes,
-    model_costs,
     outcome_matrix,
     pack_bits,
     popcount,
@@ -726,7 +725,7 @@ def _dataset_order(parts):
 
 
 def _dataset_costs(cost, ds: str, pos: np.ndarray, n: int, K: int, dpool: Pool | None = None):
-    """Per-item costs [n, K] of one dataset of a sweep (None without costs); validated like model_costs.
+    """Per-item costs [n, K] of one dataset of a sweep (None without costs), checked by ``check_cost``.
     Without ``cost``, a dataset that is a Pool with costs uses its own."""
     if cost is None:
         if dpool is not None and dpool.cost is not None:
@@ -744,8 +743,7 @@ def _dataset_costs(cost, ds: str, pos: np.ndarray, n: int, K: int, dpool: Pool |
             C = np.broadcast_to(C, (n, K))
         elif C.ndim == 2 and C.shape[1] == K and C.shape[0] > pos.max():
             C = C[pos]
-    model_costs(C, n, K)  # shape, NaN and sign checks with clear messages
-    return np.asarray(C, dtype=float)
+    return check_cost(C, n, K)
 
 
 def _router_gain(kind, maker, X, pos, inputs, cal, test, b, pool, C, takes=None):

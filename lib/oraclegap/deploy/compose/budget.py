@@ -13,6 +13,7 @@ import pandas as pd
 from ..._result import Result
 from ..._validate import check_int
 from ...pool import Pool
+from ...stats.certify.costs import _normalized_costs
 from .coverage import _row_mask, _targets, complementary_coverage, coverage_lattice, pack_bits, popcount
 from .inputs import outcome_matrix, resolve_anchor
 from .search import GREEDY_BOUND, _subsets_by_size, greedy_pool
@@ -29,27 +30,7 @@ def model_costs(cost, n: int, K: int, *, normalize: str = "max", rows=None) -> n
     querying model m, which is exactly the ``fixed_cost`` that ``cost_utilities`` reports for a
     fixed model. Missing (NaN) or negative costs are refused.
     """
-    if cost is None:
-        raise ValueError("cost is required: per-item [n, K] or per-model [K] costs")
-    C = np.asarray(cost, dtype=float)
-    if C.shape == (K,):
-        C = np.broadcast_to(C, (n, K))
-    if C.shape != (n, K):
-        raise ValueError(f"cost must have shape [n={n}, K={K}] or [K={K}], got {C.shape}")
-    if np.isnan(C).any():
-        raise ValueError("cost has missing values (NaN); every model needs a finite, non-negative cost on every item")
-    if not np.isfinite(C).all():
-        raise ValueError("cost must be finite; found infinite values")
-    if (C < 0).any():
-        raise ValueError(f"cost must be non-negative; found values such as {np.unique(C[C < 0])[:3].tolist()}")
-    if normalize == "max":
-        top = float(C.max())
-        C = C / top if top > 0 else C
-    elif normalize == "none":
-        if C.max() > 1:
-            raise ValueError("with normalize='none' costs must already lie in [0, 1]")
-    else:
-        raise ValueError(f"normalize must be 'max' or 'none', got {normalize!r}")
+    C, _ = _normalized_costs(cost, n, K, normalize)
     sub = C if rows is None else C[rows]
     return sub.mean(axis=0)
 

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..._threads import limited_threads
+from ..._validate import check_cost
 from ..features import RouterInputs
 
 __all__ = [
@@ -54,23 +55,6 @@ def check_targets(Y, n: int | None = None, name: str = "Y") -> np.ndarray:
     if (T < 0).any() or (T > 1).any():
         raise ValueError(f"{name} must hold correctness, success rates or coverage indicators in [0, 1]")
     return T
-
-
-def check_cost(cost, n: int, M: int, name: str = "cost") -> np.ndarray:
-    """Costs float[n, M] (a per-policy [M] vector is broadcast); finite and non-negative."""
-    try:
-        C = np.asarray(cost, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric: per-prompt-and-policy [n, M] or per-policy [M] costs") from None
-    if C.shape == (M,):
-        C = np.broadcast_to(C, (n, M)).copy()
-    if C.shape != (n, M):
-        raise ValueError(f"{name} must have shape [n_prompts={n}, n_policies={M}] or [n_policies={M}], got {C.shape}")
-    if not np.isfinite(C).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
-    if (C < 0).any():
-        raise ValueError(f"{name} must be non-negative; found {int((C < 0).sum())} negative entries")
-    return C
 
 
 def check_lambda(lam, name: str = "lam") -> float:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..._result import Result
+from ..._validate import check_cost
 from ...pool import Pool
 from .outcomes import _as_outcomes, _names, _signal_codes
 
@@ -53,6 +54,21 @@ class CostUtilities(Result):
         return df
 
 
+def _normalized_costs(cost, n: int, K: int, normalize: str) -> tuple[np.ndarray, float]:
+    """Checked costs [n, K] (:func:`oraclegap._validate.check_cost`) in the units of App. C, and
+    the divisor: ``"max"`` divides by the largest cost (1 when every cost is 0), so C lies in
+    [0, 1]; ``"none"`` requires costs already in [0, 1] (divisor 1)."""
+    C = check_cost(cost, n, K)
+    if normalize == "max":
+        scale = float(C.max()) if C.max() > 0 else 1.0
+        return C / scale, scale
+    if normalize == "none":
+        if C.max() > 1:
+            raise ValueError("with normalize='none' costs must already lie in [0, 1]")
+        return C, 1.0
+    raise ValueError(f"normalize must be 'max' or 'none', got {normalize!r}")
+
+
 def cost_utilities(R, cost, lambdas, *, signal=None, normalize: str = "max", model_names=None,
                    ties: str = "index") -> CostUtilities:
     """Cost-aware fixed, signal and oracle utilities for each lambda >= 0.
@@ -73,24 +89,7 @@ def cost_utilities(R, cost, lambdas, *, signal=None, normalize: str = "max", mod
     X = _as_outcomes(R)
     n, K = X.shape
     mnames = _names(model_names, K, "model_names", "m")
-    if cost is None:
-        raise ValueError("cost is required: per-item [n, K] or per-model [K] costs")
-    C = np.asarray(cost, dtype=float)
-    if C.shape == (K,):
-        C = np.broadcast_to(C, (n, K))
-    if C.shape != (n, K):
-        raise ValueError(f"cost must have shape [n={n}, K={K}] or [K={K}], got {C.shape}")
-    if not np.isfinite(C).all() or (C < 0).any():
-        raise ValueError("cost must be finite and non-negative")
-    if normalize == "max":
-        scale = float(C.max()) if C.max() > 0 else 1.0
-        C = C / scale
-    elif normalize == "none":
-        if C.max() > 1:
-            raise ValueError("with normalize='none' costs must already lie in [0, 1]")
-        scale = 1.0
-    else:
-        raise ValueError(f"normalize must be 'max' or 'none', got {normalize!r}")
+    C, scale = _normalized_costs(cost, n, K, normalize)
     lam = np.atleast_1d(np.asarray(lambdas, dtype=float))
     if lam.ndim != 1 or lam.size == 0 or not np.isfinite(lam).all() or (lam < 0).any():
         raise ValueError("lambdas must be a non-empty 1-d sequence of finite values >= 0")
