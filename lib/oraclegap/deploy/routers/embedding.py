@@ -34,11 +34,26 @@ __all__ = [
 ]
 
 
-class EmbedPCALogReg(Router):
+class _EmbeddingRouter(Router):
+    """A router on the prompt embedding, standardised and reduced by PCA(``n_components``) with
+    the standardisation and the PCA fitted on the calibration prompts (:class:`_EmbedPrep`)."""
+
+    needs = ("embeddings",)
+
+    def _fit_embedding(self, X) -> np.ndarray:
+        """Fit the standardisation and PCA on the calibration embeddings; the reduced embeddings."""
+        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        return self._embedding(X)
+
+    def _embedding(self, X) -> np.ndarray:
+        """The prompts' embeddings standardised and reduced as on calibration."""
+        return self.prep_.transform(X.embeddings)
+
+
+class EmbedPCALogReg(_EmbeddingRouter):
     """Embedding -> standardise -> PCA(64) -> multinomial logistic regression on the choice
     distribution (000's linear embedding router)."""
 
-    needs = ("embeddings",)
     family = "embed_pca_logreg"
     label = "embedding PCA logistic"
     description = "000: embedding -> standardise -> PCA(64) -> multinomial logistic regression"
@@ -50,24 +65,22 @@ class EmbedPCALogReg(Router):
         self.random_state = random_state
 
     def _fit(self, X, Y):
-        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        Z = self._fit_embedding(X)
         rows, T = _choice_distribution(Y)
-        Z = self.prep_.transform(X.embeddings)
         self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(Z[rows], T) if rows.any() else None
 
     def _utility(self, X):
         if self.model_ is None:
             return _tile(self.means_, len(X))
-        return self.model_.predict_proba(self.prep_.transform(X.embeddings))
+        return self.model_.predict_proba(self._embedding(X))
 
 
 # ====================================================================== 002's K-way predictors and adaptations
-class MultiLogReg(Router):
+class MultiLogReg(_EmbeddingRouter):
     """Multi-output logistic regression (002): one logistic regression per member on the
     standardised PCA(64) embedding, fitted to its fractional target by weighted duplication
     (rows (z, 1) with weight y and (z, 0) with weight 1 - y)."""
 
-    needs = ("embeddings",)
     family = "multi_logreg"
     label = "logistic multi-output"
     description = "002: multi-output logistic regression on the embedding"
@@ -81,8 +94,7 @@ class MultiLogReg(Router):
     def _fit(self, X, Y):
         from sklearn.linear_model import LogisticRegression
 
-        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
-        Z = self.prep_.transform(X.embeddings)
+        Z = self._fit_embedding(X)
 
         def make():
             return LogisticRegression(C=self.C, max_iter=self.max_iter)
@@ -91,16 +103,15 @@ class MultiLogReg(Router):
             self.models_ = [_fit_fractional_logistic(Z, Y[:, m], make) for m in range(Y.shape[1])]
 
     def _utility(self, X):
-        Z = self.prep_.transform(X.embeddings)
+        Z = self._embedding(X)
         return np.stack([_prob_of_one(g, Z) for g in self.models_], axis=1)
 
 
-class MLPRouter(Router):
+class MLPRouter(_EmbeddingRouter):
     """Multi-output MLP (002): scikit-learn's ``MLPRegressor`` from the standardised PCA(64)
     embedding to all K targets at once (squared loss; early stopping on a 10% validation share of
     the calibration prompts when there are at least 50), predictions clipped to [0, 1]."""
 
-    needs = ("embeddings",)
     family = "mlp"
     label = "MLP multi-output"
     description = "002: multi-output MLP on the embedding"
@@ -117,23 +128,21 @@ class MLPRouter(Router):
     def _fit(self, X, Y):
         from sklearn.neural_network import MLPRegressor
 
-        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
-        Z = self.prep_.transform(X.embeddings)
+        Z = self._fit_embedding(X)
         with _quiet():
             self.model_ = MLPRegressor(hidden_layer_sizes=tuple(self.hidden_layer_sizes), alpha=self.alpha, max_iter=self.max_iter,
                                        early_stopping=bool(self.early_stopping) and Z.shape[0] >= 50,
                                        random_state=_seed(self.random_state)).fit(Z, Y)
 
     def _utility(self, X):
-        U = self.model_.predict(self.prep_.transform(X.embeddings))
+        U = self.model_.predict(self._embedding(X))
         return np.clip(U.reshape(len(X), -1), 0.0, 1.0)
 
 
-class KMeansBest(Router):
+class KMeansBest(_EmbeddingRouter):
     """KMeans cluster-best (002): k-means on the standardised PCA(64) embedding (fitted on
     calibration); a prompt gets its cluster's mean calibration target per member."""
 
-    needs = ("embeddings",)
     family = "kmeans_best"
     label = "KMeans cluster-best"
     description = "002: KMeans cluster-best on the embedding"
@@ -146,8 +155,7 @@ class KMeansBest(Router):
     def _fit(self, X, Y):
         from sklearn.cluster import KMeans
 
-        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
-        Z = self.prep_.transform(X.embeddings)
+        Z = self._fit_embedding(X)
         kc = int(min(self.n_clusters, Z.shape[0]))
         with _quiet():
             self.km_ = KMeans(n_clusters=kc, n_init=3, random_state=_seed(self.random_state)).fit(Z)
@@ -158,7 +166,7 @@ class KMeansBest(Router):
         self.cluster_means_ = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], self.means_[None, :])
 
     def _utility(self, X):
-        return self.cluster_means_[self.km_.predict(self.prep_.transform(X.embeddings))]
+        return self.cluster_means_[self.km_.predict(self._embedding(X))]
 
 
 class ClusterBest(KMeansBest):
@@ -177,14 +185,14 @@ class ClusterBest(KMeansBest):
         self.random_state = random_state
 
     def _utility(self, X):
-        Z = self.prep_.transform(X.embeddings)
+        Z = self._embedding(X)
         d = self.km_.transform(Z)
         t = int(min(self.top_k, d.shape[1]))
         near = np.argsort(d, axis=1, kind="stable")[:, :t]
         return self.cluster_means_[near].mean(axis=1)
 
 
-class MatrixFactorization(Router):
+class MatrixFactorization(_EmbeddingRouter):
     """Matrix factorisation of prompt x member correctness, an EmbedLLM / IRT-Router-style
     adaptation: logit P(R_im = 1) = <A z_i, v_m> + b_m + w . z_i, with z_i the standardised
     PCA(64) embedding, a learned linear prompt encoder A (rank ``rank``), learned member vectors
@@ -192,7 +200,6 @@ class MatrixFactorization(Router):
     the same bilinear model). Fitted by L-BFGS on the mean Bernoulli log-loss of the targets plus
     (l2 / 2)(||A||^2 + ||V||^2 + ||w||^2)."""
 
-    needs = ("embeddings",)
     family = "matrix_factorization"
     label = "matrix factorisation"
     description = "adaptation (EmbedLLM / IRT-Router-style): prompt encoder x member vectors"
@@ -208,8 +215,7 @@ class MatrixFactorization(Router):
         from scipy.optimize import minimize
         from scipy.special import expit
 
-        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
-        Z = self.prep_.transform(X.embeddings)
+        Z = self._fit_embedding(X)
         n, p = Z.shape
         M = Y.shape[1]
         r = int(self.rank)
@@ -242,17 +248,16 @@ class MatrixFactorization(Router):
     def _utility(self, X):
         from scipy.special import expit
 
-        Z = self.prep_.transform(X.embeddings)
+        Z = self._embedding(X)
         return expit((Z @ self.A_) @ self.V_.T + self.b_ + (Z @ self.w_)[:, None])
 
 
-class TagExpert(Router):
+class TagExpert(_EmbeddingRouter):
     """A Zooter-style adaptation: the router is distilled from softmax-normalised targets
     softmax(Y_i / temperature) over members (reward distillation), by a softmax regression on
     the standardised PCA(64) embedding joined with one-hot task tags (the dataset identity,
     when present) -- a tag-aware expert router."""
 
-    needs = ("embeddings",)
     family = "tag_expert"
     label = "tag expert"
     description = "adaptation (Zooter-style): tag-aware router distilled from softmax targets"
@@ -264,8 +269,8 @@ class TagExpert(Router):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def _design(self, X) -> np.ndarray:
-        Z = self.prep_.transform(X.embeddings)
+    def _design(self, X, Z: np.ndarray) -> np.ndarray:
+        """The reduced embeddings Z joined with the one-hot task tags of the prompts of X."""
         if self.tags_ is None or X.dataset is None:
             return Z
         onehot = (np.asarray(X.dataset, dtype=object)[:, None] == self.tags_[None, :]).astype(float)
@@ -274,16 +279,16 @@ class TagExpert(Router):
     def _fit(self, X, Y):
         if not self.temperature > 0:
             raise ValueError(f"temperature must be > 0, got {self.temperature!r}")
-        self.prep_ = _EmbedPrep(self.n_components, _seed(self.random_state)).fit(X.embeddings)
+        Z = self._fit_embedding(X)
         self.tags_ = None if X.dataset is None else np.array(sorted(set(map(str, X.dataset))), dtype=object)
         L = Y / self.temperature
         L = L - L.max(axis=1, keepdims=True)
         T = np.exp(L)
         T /= T.sum(axis=1, keepdims=True)
-        self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(self._design(X), T)
+        self.model_ = SoftmaxRegression(C=self.C, max_iter=self.max_iter).fit(self._design(X, Z), T)
 
     def _utility(self, X):
-        return self.model_.predict_proba(self._design(X))
+        return self.model_.predict_proba(self._design(X, self._embedding(X)))
 
 
 class EncoderHead(Router):
