@@ -40,7 +40,15 @@ from .._result import Result
 from .._validate import as_rng, check_int
 from . import noise
 from .noise.inputs import _form, _inputs, _o_exp_prompt
-from .noise.sweeps import _finish, _member_subsets, _parts, _subset_draws
+from .noise.sweeps import (
+    _K_GRID,
+    _SIZE_GRID,
+    _finish,
+    _member_subsets,
+    _parts,
+    _subset_draws,
+    _sweep_grid,
+)
 
 __all__ = [
     "FamilyCorrelation",
@@ -213,9 +221,7 @@ def pool_size_shares(x, sizes=None, *, n_subsets: int = 400, seed=0, form: str |
     form = _form(form, alignment)
     M = v.shape[1]
     rng = as_rng(seed)
-    if sizes is None:
-        sizes = sorted({s for s in (2, 4, 8) if s <= M} | {M})
-    sizes = [check_int(s, "sizes", minimum=1, maximum=M) for s in np.atleast_1d(sizes)]
+    sizes = _sweep_grid(sizes, M, _SIZE_GRID, "sizes")
     n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
     rows = []
     for size in sizes:
@@ -275,9 +281,7 @@ def k_sweep_band(x, ks=None, *, n_subsets: int = 50, band: float = 0.9, seed=0, 
     form = _form(form, alignment)
     k = v.shape[2]
     rng = as_rng(seed)
-    if ks is None:
-        ks = sorted({kk for kk in (1, 2, 5, 10, 20) if kk <= k} | {k})
-    ks = [check_int(kk, "ks", minimum=1, maximum=k) for kk in np.atleast_1d(ks)]
+    ks = _sweep_grid(ks, k, _K_GRID, "ks")
     n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
     band = float(band)
     if not 0 < band < 1:

@@ -108,6 +108,20 @@ def support_strata(
     return out
 
 
+#: The default k' of the k-sweeps (with k itself) and sub-pool sizes of the pool-size sweeps
+#: (with M itself), those that do not exceed k or M.
+_K_GRID = (1, 2, 5, 10, 20)
+_SIZE_GRID = (2, 4, 8)
+
+
+def _sweep_grid(values, top: int, default: tuple, name: str) -> list[int]:
+    """The grid of a sweep: ``values`` checked to be integers in 1..top; by default the values of
+    ``default`` that do not exceed ``top``, and ``top``, in increasing order."""
+    if values is None:
+        values = sorted({v for v in default if v <= top} | {top})
+    return [check_int(v, name, minimum=1, maximum=top) for v in np.atleast_1d(values)]
+
+
 def _subset_draws(k: int, kk: int, n_subsets: int, rng, subsets: str) -> np.ndarray:
     if subsets == "first" or kk == k:
         return np.arange(kk)[None, :]
@@ -146,9 +160,7 @@ def k_sweep(
     kind, fixed = baseline_scores(baseline, r)
     if kind == "choices":
         choices, fixed = np.asarray(baseline), None
-    if ks is None:
-        ks = sorted({kk for kk in (1, 2, 5, 10, 20) if kk <= k} | {k})
-    ks = [check_int(kk, "ks", minimum=1, maximum=k) for kk in np.atleast_1d(ks)]
+    ks = _sweep_grid(ks, k, _K_GRID, "ks")
     n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
     rows = []
     for kk in ks:
@@ -196,9 +208,7 @@ def pool_size_sweep(
     form = _form(form, alignment)
     n, M, k = v.shape
     rng = as_rng(seed)
-    if sizes is None:
-        sizes = sorted({s for s in (2, 4, 8) if s <= M} | {M})
-    sizes = [check_int(s, "sizes", minimum=1, maximum=M) for s in np.atleast_1d(sizes)]
+    sizes = _sweep_grid(sizes, M, _SIZE_GRID, "sizes")
     n_subsets = check_int(n_subsets, "n_subsets", minimum=1)
     rows = []
     for size in sizes:
