@@ -138,6 +138,8 @@ def test_verbs_refuse_what_is_not_a_pool():
         og.compose(pool4)
     with pytest.raises(ValueError, match="alpha must lie in"):
         og.certify(pool1, alpha=1.0)
+    with pytest.raises(TypeError, match=r"alpha must be a number in \(0, 1\), got 'x'"):
+        og.routers(pool1, alpha="x")
 
 
 @pytest.mark.parametrize("verb", ["certify", "routers", "compose"])

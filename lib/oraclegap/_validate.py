@@ -137,15 +137,15 @@ def check_int(value, name: str, minimum: int | None = None, maximum: int | None 
 
 def check_prob(value, name: str, open_low: bool = False, open_high: bool = False) -> float:
     """Return ``value`` as a float probability in [0, 1] (ends optionally open)."""
+    lo = "(" if open_low else "["
+    hi = ")" if open_high else "]"
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}") from None
+        raise TypeError(f"{name} must be a number in {lo}0, 1{hi}, got {value!r}") from None
     lo_ok = v > 0 if open_low else v >= 0
     hi_ok = v < 1 if open_high else v <= 1
     if not (lo_ok and hi_ok) or math.isnan(v):
-        lo = "(" if open_low else "["
-        hi = ")" if open_high else "]"
         raise ValueError(f"{name} must lie in {lo}0, 1{hi}, got {value!r}")
     return v
 

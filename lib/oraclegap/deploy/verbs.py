@@ -2,13 +2,14 @@
 returns a result object, with the defaults of the matching CLI verb (``oraclegap routers``,
 ``oraclegap compose``), so a call with defaults gives the CLI's numbers. Each imports its module
 when called, so importing this module (and ``oraclegap``) stays cheap. A k > 1 pool needs
-``tau`` (success = coverage at tau), the rule every verb shares (:mod:`oraclegap.stats.verbs`).
+``tau`` (success = coverage at tau), the rule every verb shares
+(:func:`oraclegap.stats.verbs.tau_rule`).
 """
 
 from __future__ import annotations
 
 from ..pool import Pool, check_pool
-from ..stats.verbs import check_alpha
+from ..stats.verbs import check_alpha, tau_rule
 
 __all__ = ["routers", "compose"]
 
@@ -58,10 +59,7 @@ def routers(pool: Pool, families=None, *, tau: float | None = None, cv: int | No
 
     pool = check_pool(pool, verb="routers")
     alpha = check_alpha(alpha)
-    if pool.k == 1 and tau is not None:
-        raise ValueError("the pool has k=1: tau applies only to pools with several draws per cell")
-    if pool.k > 1 and tau is None:
-        raise ValueError(f"the pool has k={pool.k} draws per cell: pass tau=T (success = coverage at T)")
+    tau_rule(pool, tau)
     if cv is not None and split is not None:
         raise ValueError("give cv or split, not both")
     cv = cv if cv is not None else (None if split else 5)
@@ -110,8 +108,5 @@ def compose(pool: Pool, anchor: str = "best", sizes=None, *, tau: float | None =
     from .compose import compose_pools
 
     pool = check_pool(pool, verb="compose")
-    if pool.k > 1 and tau is None:
-        raise ValueError(f"the pool has k={pool.k} draws per cell: pass tau=T (success = coverage at T)")
-    if pool.k == 1 and tau is not None:
-        raise ValueError("the pool has k=1: tau applies only to pools with several draws per cell")
+    tau_rule(pool, tau)
     return compose_pools(pool, anchor, sizes, tau=tau, budget=budget, **options)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._validate import check_alpha
 from ..pool import Pool, check_pool
 from .coverage import DEFAULT_TAUS
 
@@ -27,15 +28,17 @@ __all__ = ["DEFAULT_TAUS", "CERTIFY_METHODS", "coverage", "nulls", "certify", "d
 CERTIFY_METHODS = {"thm4": "exact", "exact": "exact", "paired": "paired", "hoeffding": "hoeffding",
                    "hoeffding-paired": "hoeffding-paired"}
 
-def check_alpha(alpha) -> float:
-    """``alpha`` as a float in (0, 1), else a ValueError naming it."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    return a
+
+def tau_rule(pool: Pool, tau) -> None:
+    """The rule of the verbs that score one success per cell: a k = 1 pool takes no ``tau`` (its
+    one draw is the success); a k > 1 pool needs ``tau`` (success = coverage at tau). Each
+    breach raises a ValueError that says what to pass."""
+    if pool.k == 1 and tau is not None:
+        raise ValueError("the pool has k=1: tau applies only to pools with several draws per cell")
+    if pool.k > 1 and tau is None:
+        raise ValueError(
+            f"the pool has k={pool.k} draws per cell: pass tau=T (success = coverage at T)"
+        )
 
 
 def coverage(pool: Pool, taus: Sequence[float] = DEFAULT_TAUS, *, estimator: str = "raw"):
