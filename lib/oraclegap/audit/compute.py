@@ -643,8 +643,11 @@ def _run_sections(jobs: dict, workers: int | None, tick) -> list[Section]:
     return [done[name] for name in jobs]
 
 
-#: Rough relative cost of the sections (measured on 1e5 x 10 x 16 pools): the scheduling order.
-_SECTION_COST = {"noise": 30, "power": 25, "nulls": 18, "integrity": 1, "certificates": 0.5, "router": 0.1}
+#: Relative CPU cost of the sections, the scheduling order (CPU seconds of the default audit of a
+#: 1e5 x 10 x 16 pool on one thread, bench/bench_audit.py): the costliest start first, so the last
+#: section to finish is a short one.
+_SECTION_COST = {"nulls": 16, "noise": 10, "power": 8, "integrity": 0.5, "certificates": 0.3,
+                 "router": 0.1}
 
 
 def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
