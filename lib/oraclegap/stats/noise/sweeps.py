@@ -185,7 +185,7 @@ def _member_subsets(M: int, size: int, n_subsets: int, rng) -> list[tuple]:
     if math.comb(M, size) <= n_subsets:
         return list(combinations(range(M), size))
     seen: set = set()
-    subsets = []
+    subsets: list[tuple] = []
     while len(subsets) < n_subsets:
         c = tuple(np.sort(rng.choice(M, size, replace=False)).tolist())
         if c not in seen:
