@@ -106,7 +106,6 @@ from oraclegap.report import (
     fmt,
     md,
     placeholder_figure,
-    rounded,
     show_lines,
     show_md,
     table,
@@ -341,8 +340,8 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
         "cells and never below {m}; its mean ratio {r} is {cmp} the paper's {rp}. {verdict}",
         a=cal_tbl["cells at the optimum"].iloc[0], m=cal_tbl["ratio min"].iloc[0],
         r=cal_tbl["ratio mean"].iloc[0],
-        cmp=compare(rounded(cal_tbl["ratio mean"].iloc[0], 3),
-                    rounded(pv[("greedy_over_optimum_mean", "all")], 3)),
+        cmp=compare(cal_tbl["ratio mean"].iloc[0], pv[("greedy_over_optimum_mean", "all")],
+                    digits=3),
         rp=pv[("greedy_over_optimum_mean", "all")],
         verdict="Near-optimality on the calibration objective is the rule, as in the paper."
         if cal_tbl["ratio mean"].iloc[0] >= 0.99
