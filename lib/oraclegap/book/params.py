@@ -94,9 +94,9 @@ PARAMETERS: tuple[Param, ...] = (
           "the manufactured gap grows with the number of members $M$"),
     Param("01", ("TOY_TAU",), "0.25 to 1", ({"TOY_TAU": 0.25}, {"TOY_TAU": 1.0}),
           "$L$, $D$ and the break-even error of the toy pool move with the threshold (Exercise 1)"),
-    Param("02", ("K",), "4 to 64", ({"K": 4}, {"K": 64}),
+    Param("02", ("K",), "9 to 64", ({"K": 9}, {"K": 64}),
           "every test at fewer or more responses per prompt (the first $k$ of the 64-response "
-          "replication)"),
+          "replication; the vote comparison needs at least `VOTE_R` of them)"),
     Param("02", ("M",), "3 to 5", ({"M": 3},),
           "the seed pool's first $M$ seeds: the null gap grows with pool size (Exercise 1 passes 3)"),
     Param("02", ("N_POWER_REPS",), "2 to 24", ({"N_POWER_REPS": 2}, {"N_POWER_REPS": 24}),
