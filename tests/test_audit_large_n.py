@@ -318,6 +318,26 @@ def test_large_n_power_stops_after_a_first_look_without_a_miss():
             assert sec.numbers["plan_k"]["skipped"] and sec.numbers["plan_n"]["curve"] == []
 
 
+def test_sequential_nulls_are_not_refused_for_the_most_they_may_take(monkeypatch):
+    """A sequential run stops once its decisions are settled, so the audit lifts the bound on a
+    direct request's work (which at 1e6 x 10 x 16 refuses 2000 draws of each null); the standard
+    design keeps it."""
+    seen = []
+    real = nulls.null_tests
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nulls, "null_tests", spy)
+    pool = simulate.exchangeable(120, 3, 4, seed=1).pool
+    for design, bound in (("large-n", True), ("standard", False)):
+        s = audit.audit_settings(small=True, design=design)
+        compute.nulls_section(pool, s, compute.coverage_section(pool, s))
+        main = [kw for kw in seen if "sequential" in kw][-1]  # the tests of L
+        assert ("max_proposals" in main and main["max_proposals"] is None) == bound
+
+
 def test_large_n_chain_agrees_with_the_standard_chain():
     # the shorter burn-in and spacing target the same law: null means agree within Monte Carlo error
     pool = simulate.exchangeable(400, 4, 8, seed=8).pool

@@ -207,8 +207,11 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
     keys, tau_of = list(cov.keys), cov.tau_of
     groups = need_groups(keys, tau_of, pool.k)
     results: dict = {}
+    # a sequential run stops once its decisions are settled: the bound on a direct request's work
+    # (the most it may take, n_draws of each null) would refuse the audit of a pool of 1e6 prompts
+    bound = {"max_proposals": None} if s.sequential else {}
     nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress,
-                          sequential=s.null_stop(),
+                          sequential=s.null_stop(), **bound,
                           **s.chain_steps(pool.n_prompts, pool.n_policies))
     results["nulls"] = nt
     per = {key: {"tau": tau_of[key], "test": groups[key]} for key in keys}
