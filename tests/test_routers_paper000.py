@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from oraclegap._threads import limited_threads
 from oraclegap.deploy import routers as R
 from oraclegap.deploy.routers import (
     FAMILIES,
@@ -261,7 +262,8 @@ def test_boosted_equals_independent_per_member_ensembles():
         return HistGradientBoostingRegressor(max_iter=100, max_depth=3, learning_rate=0.1, max_leaf_nodes=None,
                                              min_samples_leaf=1, early_stopping=False, random_state=0)
 
-    P = np.column_stack([ensemble().fit(Fc, Yc[:, m]).predict(Ft) for m in range(Yc.shape[1])])
+    with limited_threads(1, "openmp"):  # small fits: more OpenMP threads only spin-wait
+        P = np.column_stack([ensemble().fit(Fc, Yc[:, m]).predict(Ft) for m in range(Yc.shape[1])])
     P = np.clip(P, 0.0, 1.0)
     r = make_router("paper000_boosted").fit(Xc, Yc)
     np.testing.assert_allclose(r.predict_utility(Xt), P, atol=1e-9)
