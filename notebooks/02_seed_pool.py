@@ -272,8 +272,8 @@ def rules_clause():
           for k in ("mixture_matched", "soup", "routing") if k in prim.index}
     return R.md("the oracle gains {og:+} rAUC over the test-selected member, and {got} ({each}, "
                 "each against that member)", og=prim.loc["oracle", "diff_test"],
-                got="no deployable rule's gain interval lies wholly above zero" if not gainers
-                else "the gain interval lies wholly above zero for " + ", ".join(gainers),
+                got="no deployable rule's gain has a positive lower limit" if not gainers
+                else "the gain has a positive lower limit for " + ", ".join(gainers),
                 each="; ".join(f"{NAMES[k].split(' (')[0]} {v}" for k, v in ci.items()))
 
 # %%
@@ -995,7 +995,8 @@ else:
 def system_name(kind, dc):
     """The name of one rule's row in Table 3, for one task's deployment comparison `dc`."""
     names = {"best_test": f"best member on test: {who(dc.rules.test_member)}",
-             "best_val": f"selected on validation: {who(dc.rules.val_member)}",
+             "best_val": "selected on validation: "
+             + (who(dc.rules.val_member) if dc.rules.val_member is not None else "none"),
              "routing": "routing: " + (family_label(dc.routing.chosen) if dc.routing else "")}
     return names.get(kind, NAMES.get(kind, kind))
 
