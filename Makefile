@@ -4,6 +4,7 @@
 #                the audit's numba kernels into their on-disk cache
 #   make lock    regenerate requirements.lock (CPU) and requirements-gpu.lock (vllm) with pip-tools
 #   make test    create .venv if needed, install, find or install Quarto, run the test suite
+#   make test-fast  the same without the tests marked slow (under 2 minutes on 2 cores)
 #   make study   run the verdict study (audits of simulated pools of known truth) into data/study/
 #   make book    execute the chapters whose inputs changed and render the book into _book/, with
 #                the classroom kit: the student edition, the slides and a PDF (when Chromium is there)
@@ -42,7 +43,7 @@ BOOK_ARGS ?=
 OG_QUARTO_KIT ?= $(abspath ../shared/tools/quarto)
 export OG_QUARTO_KIT
 
-.PHONY: setup lock quarto test book notebooks slides chromium check-book pdf lab study data bench lint audit clean distclean
+.PHONY: setup lock quarto test test-fast book notebooks slides chromium check-book pdf lab study data bench lint audit clean distclean
 
 setup: $(STAMP)
 
@@ -77,6 +78,12 @@ quarto: setup
 test: setup quarto
 	mkdir -p $(MPLCONFIGDIR)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The fast lane: every test but those marked slow (each over ~4 s on 2 cores: chapter runs,
+# renders, killed processes, calibration loops).
+test-fast: setup quarto
+	mkdir -p $(MPLCONFIGDIR)
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow"
 
 book: setup quarto
 	mkdir -p $(MPLCONFIGDIR)

@@ -268,6 +268,7 @@ def lab_audit():
     return pool, audit.run_audit(pool, TAUS, 0.05, 1, small=True, source="lab-seed-primary")
 
 
+@pytest.mark.slow
 def test_numbers_equal_library_calls_on_the_lab_seed_pool(lab_audit):
     """The lab's seed pool (five GRPO seeds of one recipe, k = 16, per-policy draws, embeddings):
     every section equals the library calls, and the quick router is the documented protocol run
@@ -466,6 +467,7 @@ def crn_audits():
             (("aligned", aligned), ("independent", indep))}
 
 
+@pytest.mark.slow
 def test_seed_aligned_pool_gets_the_independence_caveat(crn_audits):
     """On seed-aligned draws the nulls section and the verdict say the nulls assume independent
     draws and are conservative here, with the measured matched and shuffled agreement, and what to
@@ -771,6 +773,7 @@ def test_notebook_ships_inside_the_package():
     assert len(params) == 1 and "AUDIT_JSON" in params[0].source and "SMALL" in params[0].source
 
 
+@pytest.mark.slow
 @pytest.mark.external
 def test_math500_k30(external_dir):
     from oraclegap import datasets
@@ -845,6 +848,7 @@ def test_real_routers_recover_predictable_specialists():
     assert "embed_knn" in text and "held-out prompts" in text
 
 
+@pytest.mark.slow
 def test_notebook_runs_standalone_on_a_pool(tmp_path):
     """pip-install users can run the shipped notebook on any POOL without audit.json."""
     import shutil

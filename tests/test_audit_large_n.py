@@ -395,6 +395,7 @@ def test_sections_run_side_by_side_and_come_back_in_order():
         compute._run_sections(jobs, 0, ticks.append)
 
 
+@pytest.mark.slow
 def test_warm_kernels_readies_the_serial_threaded_and_noise_kernels():
     """``make setup`` runs warm_kernels so that no audit pays numba's compilation: in a fresh
     process (where no other test has touched them), the null tests' serial and threaded kernels

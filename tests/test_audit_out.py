@@ -198,6 +198,7 @@ def _wait_for(pred, timeout: float, proc) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_kill_during_report_phase_leaves_the_folder_and_the_next_run_cleans(tmp_path, pool_dir):
     """SIGKILL while the report notebook executes (audit.json is in the temporary folder, the
     notebook not yet): DIR is exactly the earlier audit plus the user's note; the rerun cleans the

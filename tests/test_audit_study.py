@@ -79,6 +79,7 @@ def tiny():
     return study.verdict_study(("exchangeable", "specialist-text"), ks=(1, 4), ns=(60,), n_pools=2, seed=3)
 
 
+@pytest.mark.slow
 def test_confusion_table_counts_the_codes(tiny):
     runs = tiny.runs
     seeds = {study.pool_seed(t, 60, k, r, 3) for t in ("exchangeable", "specialist-text") for k in (1, 4)
@@ -201,6 +202,7 @@ def test_committed_study_is_current_and_holds_the_rule():
     assert not exch1.isin(["certified", "certified-recoverable"]).any()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (STUDY_DIR / study.RUNS_FILE).is_file(), reason="no committed study (make study)")
 def test_committed_study_rebuilds_reduced():
     """Pool 0 of every truth at the design's smallest n and k in {1, 16}, audited again here: the

@@ -221,6 +221,7 @@ def _tiny_book(root: Path) -> None:
     (root / "data" / "rows.csv").write_text("a\nb\n")
 
 
+@pytest.mark.slow
 @pytest.mark.notebooks
 def test_build_executes_only_what_changed(tmp_path, capsys, monkeypatch):
     """End to end with a kernel: build, rebuild (cached), change the data file (re-executed),

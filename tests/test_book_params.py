@@ -119,6 +119,7 @@ if MODE == "boom":
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.notebooks
 def test_check_params_on_a_fake_chapter(tmp_path, capsys, monkeypatch):
     from oraclegap.book import cache

@@ -172,6 +172,7 @@ def _files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 def test_staged_book_with_the_filter_and_book_wide_nocite(quarto, tmp_path):
     """Three renders of a five-page book, each settling one question.
 

@@ -22,6 +22,7 @@ def _markdown_outputs(nb) -> str:
                      for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
 
 
+@pytest.mark.slow
 def test_report_folder(run_cli, tmp_path, pool_dir):
     out = tmp_path / "audit"
     rc, stdout, err = run_cli("audit", pool_dir[0], "--out", out, "--small", "--quiet", "--seed", "2")
@@ -123,6 +124,7 @@ def test_bad_inputs(run_cli, tmp_path, pool_dir):
     assert sorted(p.name for p in mine.iterdir()) == ["keep.txt"]
 
 
+@pytest.mark.slow
 @pytest.mark.external
 def test_math500_small_report(run_cli, tmp_path, external_dir):
     out = tmp_path / "math500"
@@ -133,6 +135,7 @@ def test_math500_small_report(run_cli, tmp_path, external_dir):
     assert book.page_problems(out / "report.html") == []
 
 
+@pytest.mark.slow
 def test_lab_seed_pool_small_report(run_cli, tmp_path):
     """The lab's seed pool by its registry name: report.html and audit.json, the numbers of a direct
     run_audit on the same pool and seed."""

@@ -473,6 +473,7 @@ def test_malformed_input_gives_one_line_exit_2(inputs, tmp_path, monkeypatch, ca
 SUBPROCESS_CASES = [0, 19, 35, 47, 69, -1]  # files, options, argparse errors, no arguments
 
 
+@pytest.mark.slow
 def test_real_command_exit_status_and_stderr(inputs, tmp_path):
     env = dict(os.environ)
     for i in SUBPROCESS_CASES:

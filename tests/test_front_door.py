@@ -42,6 +42,7 @@ def _fresh_python(code: str) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_every_verb_from_a_fresh_session():
     out = json.loads(_fresh_python(_SCRIPT).strip().splitlines()[-1])
     assert out["heavy"] == [], f"import oraclegap pulled in {out['heavy']}"

@@ -187,6 +187,7 @@ def test_two_exports_racing_to_one_target_give_one_output_and_one_refusal(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary left by either
 
 
+@pytest.mark.slow
 def test_concurrent_export_processes_write_once(tmp_path, pools):
     out = tmp_path / "x.csv"
     procs = [subprocess.Popen([sys.executable, "-m", "oraclegap.cli", "export", str(pools / "pool"), "--format", "long",

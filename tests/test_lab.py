@@ -202,6 +202,7 @@ def _spawn_build(out, **env):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (REFERENCE / "pools" / "seed").is_dir(), reason=f"no committed reference under {REFERENCE}")
 def test_reduced_rebuild_bytes_on_one_machine_tolerance_across_machines(tmp_path):
     """Same machine: byte-identical, whatever the thread count. Any machine (and another torch CPU

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = book.chapter_sources(ROOT)
 
 
+@pytest.mark.slow
 @pytest.mark.notebooks
 @pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_chapter_runs_small(src, tmp_path):

@@ -52,6 +52,7 @@ def test_blocked_chain_is_used_on_large_tables_and_leaves_small_ones_unchanged()
     assert _kernels.chain_block(10) < 100_000
 
 
+@pytest.mark.slow
 def test_blocked_draws_do_not_depend_on_threads_or_kernel_pieces(monkeypatch):
     monkeypatch.setattr(margin_null, "chain_block", lambda M: 16)
     sim = simulate.exchangeable(300, 4, 8, seed=7)

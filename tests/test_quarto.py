@@ -276,6 +276,7 @@ def _block(page: str, ident: str) -> str:
     return page[i : page.index("</figure>", i)]
 
 
+@pytest.mark.slow
 def test_every_reference_resolves(rendered):
     for rel in ("index.html", "notation.html", "chapters/01_first.html", "chapters/02_second.html", "references.html"):
         page = _page(rendered, rel)
@@ -333,6 +334,7 @@ def test_references_page_lists_the_bibliography(rendered):
 TINY_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 
+@pytest.mark.slow
 def test_project_config_renders_with_quarto(quarto, tmp_path):
     """The real _quarto.yml and its pages, with stand-in chapters: Quarto accepts the config,
     warns about nothing, lists every page in the sidebar, and leaves the preface unnumbered."""
@@ -417,6 +419,7 @@ def test_the_site_carries_the_classroom_kit(rendered):
     assert book.unowned_book_files(b) == []
 
 
+@pytest.mark.slow
 def test_student_edition_drops_solutions_only(rendered, quarto):
     """The same book without the exercise solutions, a banner on every page; the default build and
     the execution cache keep them."""

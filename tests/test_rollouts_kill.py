@@ -81,6 +81,7 @@ def _n_shards(out: Path) -> int:
     return len(list(d.glob("*.parquet"))) if d.is_dir() else 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_sigkill_at_random_points_then_resume(setup, procs, tmp_path, mode):
     out = tmp_path / "killed"
@@ -118,6 +119,7 @@ def test_sigkill_at_random_points_then_resume(setup, procs, tmp_path, mode):
     assert pool.alignment == ("seed-aligned" if mode == "aligned" else "independent")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_three_concurrent_workers_fill_one_store(setup, procs, tmp_path, mode):
     out = tmp_path / "workers"

@@ -303,6 +303,7 @@ def test_registry_is_built_once():
         assert FAMILIES[name]["needs"] == R.family_requirements(name)
 
 
+@pytest.mark.slow
 def test_presets_equal_the_re_implementations_on_mmlu_pro_held_out_half(external_dir):
     """The same re-implementations on a real k = 1 pool (MMLU-Pro, 29 models): fitted on a random half, every
     test-half choice equal, and so every accuracy. App. B.2 publishes its routers' figures only for its own

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from oraclegap.pool import Pool
 
@@ -108,6 +109,7 @@ def _child(path: Path, *args) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=dict(os.environ))
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_steps_of_save_always_leaves_a_pool(tmp_path):
     rng = random.Random(20260107)
     path = tmp_path / "pool"
@@ -130,6 +132,7 @@ def test_sigkill_at_random_steps_of_save_always_leaves_a_pool(tmp_path):
     assert seen["recovered"] >= 3 and seen["old"] > 0 and seen["new"] > 0, seen
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_times_while_saving_always_leaves_a_pool(tmp_path):
     rng = random.Random(7)
     path = tmp_path / "pool"
