@@ -1,7 +1,8 @@
 """Writing a pool in the layouts other router tools read.
 
 :func:`export_pool` writes one of :data:`EXPORT_FORMATS`; :func:`oraclegap.sources.open_pool`
-reads each back, and the round trip keeps what the format holds (``tests/test_export.py``):
+reads each back, and the round trip keeps what the format holds
+(``tests/formats/test_exchange.py``):
 
 * ``long`` -- oraclegap's exchange format (:meth:`Pool.to_long`; ``.parquet`` or ``.csv``),
   documented by the JSON Schema shipped as ``oraclegap/schemas/long.schema.json``

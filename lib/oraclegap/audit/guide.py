@@ -6,7 +6,7 @@ and how often the verdict study found it right (each claim code's precision with
 interval; for a code that claims nothing, how many of its pools had real specialization).
 
 ``python -m oraclegap.audit.guide`` rewrites the table in the committed page (between
-:data:`BEGIN` and :data:`END`); ``tests/test_decision_page.py`` fails when it is stale or when a
+:data:`BEGIN` and :data:`END`); ``tests/audit/test_guide.py`` fails when it is stale or when a
 code is missing. (The book's own generated pages are in :mod:`oraclegap.book.pages`; this one lives
 here because the book sits below the audit in the library's floors.)
 """

@@ -6,7 +6,7 @@ source papers, and every appendix section, has one row in the CSV: where the boo
 / ``partly`` / ``differs`` (with how it was checked, and the test that checks it where one does),
 ``not reproducible`` (why), or ``illustration`` / ``not in the book``. :func:`inventory_page` renders the page;
 ``python -m oraclegap.book pages`` rewrites it with the other generated pages, and
-``tests/test_inventory.py`` checks that every item the paper texts oblige has a row
+``tests/book/test_inventory.py`` checks that every item the paper texts oblige has a row
 (:func:`expected_items`: the items they mention, the unmentioned members of a numbered table or
 figure series, the appendix sections), that every label the CSV cites exists, and that the page
 is current.

@@ -3,9 +3,9 @@
 :func:`data_page` writes ``data.qmd`` from the dataset registry (:func:`oraclegap.datasets.registry`):
 every pool the book can load, what it is, who released it, its licence, its nominal shape
 (prompts x members x responses), whether its prompts carry text, embeddings or costs (the router
-inputs, :data:`POOL_INPUTS`, checked against the loaded pools by ``tests/test_pages.py`` wherever
-the data are present), and how to obtain it. ``python -m oraclegap.book pages`` rewrites the
-committed page; ``tests/test_pages.py`` fails when it is stale.
+inputs, :data:`POOL_INPUTS`, checked against the loaded pools by ``tests/book/test_pages.py``
+wherever the data are present), and how to obtain it. ``python -m oraclegap.book pages``
+rewrites the committed page; ``tests/book/test_pages.py`` fails when it is stale.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__ = ["DATA_PAGE", "POOL_INPUTS", "OBTAIN", "CHAPTERS", "data_page", "chapt
 DATA_PAGE = "data.qmd"
 
 #: What each registered pool carries besides verdicts, as loaded by ``datasets.load`` (recorded
-#: from the loaded pools; tests/test_pages.py re-checks every entry whose files are present).
+#: from the loaded pools; tests/book/test_pages.py re-checks every entry whose files are present).
 POOL_INPUTS: dict[str, tuple[str, ...]] = {
     **{n: () for n in ("sim-exchangeable", "sim-diffuse", "paper002-pilot-arc", "paper002-pilot-hellaswag",
                        "paper002-pilot-gsm8k", "paper002-confirmatory-arc", "paper000-reference", "chen2026-gpqa", "chen2026-gpqa-single",

@@ -1,6 +1,6 @@
 """The book's prose checks: numbers typed by hand in a chapter's Markdown, and what an executed chapter prints.
 
-Two scans, used by the tests (``tests/test_prose.py``) and by ``python -m oraclegap.book
+Two scans, used by the tests (``tests/chapters/test_prose.py``) and by ``python -m oraclegap.book
 check-params`` (:mod:`.params`), which runs them on chapters executed with other parameters:
 
 * :func:`typed_numbers` reads a chapter's *source* Markdown. A decimal number or a percentage

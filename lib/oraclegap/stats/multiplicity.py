@@ -5,7 +5,7 @@ adjustment and the Benjamini-Hochberg false-discovery-rate adjustment.
   p-values sorted in increasing order, returned in the input order. These are statsmodels'
   ``multipletests(p, method="holm")[1]``, computed here because statsmodels runs ``gc.collect()``
   on every Holm call, which costs seconds in a process that holds many objects (the router sweeps
-  call it once per pool and regime). ``tests/test_multiplicity.py`` checks equality with
+  call it once per pool and regime). ``tests/stats/test_multiplicity.py`` checks equality with
   statsmodels.
 * :func:`benjamini_hochberg_adjust` -- statsmodels' ``multipletests(p, alpha, method="fdr_bh")``:
   the step-up adjusted p-values min_{j >= i} min(1, m p_(j) / j) and the rejections at level alpha.

@@ -1,0 +1,165 @@
+"""The class deck (oraclegap.book.slides): it follows the instructors' 90-minute plan block by
+block, in order, with at most MAX_WORDS words per slide, all text taken from the executed chapters.
+The Quarto render of the deck is in tests/book/test_quarto.py."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from oraclegap.book import slides as S
+
+ROOT = Path(__file__).resolve().parents[2]
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+
+
+def _md(text):
+    return {"output_type": "display_data", "data": {"text/markdown": text}, "metadata": {}}
+
+
+def _fig(label, caption, reading):
+    return {"cell_type": "code", "source": f'#| label: {label}\n#| fig-cap: "{caption}"\nplot()',
+            "outputs": [{"output_type": "display_data", "data": {"image/png": PNG}}, _md(reading)]}
+
+
+def _chapter(value: float) -> dict:
+    """A chapter whose readings carry a computed number (``value``) in every section."""
+    return {"cells": [
+        {"cell_type": "markdown", "source": "# A chapter {#sec-a}\n\nDoes the gap survive?\n"},
+        {"cell_type": "markdown", "source": "## Noise {#sec-noise}\n\nWhat noise alone makes.\n"},
+        _fig("fig-noise", "The null draws. Grey band: 90%.", f"Reading: the gap reads {value:.3f} under the null."),
+        {"cell_type": "code", "source": "show()", "outputs": [_md(f"The excess is {value / 2:.3f}. " + "Long words " * 40 + ".")]},
+        {"cell_type": "markdown", "source": "### A subsection\n\nMore."},
+        _fig("fig-sub", "A subsection figure.", "Reading: inside the noise section."),
+        {"cell_type": "markdown", "source": "## Signal {#sec-signal}\n\nWhat a real gap adds."},
+        {"cell_type": "code", "source": "#| label: tbl-signal\n#| tbl-cap: \"Signal table.\"\nshow()",
+         "outputs": [_md("| a |\n|---|\n| 1 |")]},
+        {"cell_type": "code", "source": "x()", "outputs": [_md(f"Reading: the signal is {value * 3:.3f}; it is certified.")]},
+        {"cell_type": "markdown", "source": "## Takeaways"},
+        {"cell_type": "code", "source": "t()", "outputs": [_md("- a takeaway wall " + "word " * 300)]},
+        {"cell_type": "markdown", "source": "## Exercises\n\n1. Try."},
+        {"cell_type": "code", "source": "sol()", "outputs": [
+            _md('::: {.callout-tip .og-solution collapse="true"}\n## Solution\n\n1. The answer is 77.7.\n:::\n')]},
+    ]}
+
+
+PLAN = """# For instructors
+
+## A 90-minute plan
+
+| minutes | what | where |
+|---|---|---|
+| 0-30 | Signal first; a long title that goes on | @sec-signal |
+| 30-60 | Then noise, with its figures | @sec-noise, [intro page](intro.qmd) |
+| 60-90 | The table on its own | @tbl-signal |
+
+## Something else
+
+| a | b | c |
+|---|---|---|
+| 1 | 2 | 3 |
+"""
+
+
+def _project(tmp_path: Path, value: float = 0.123) -> Path:
+    (tmp_path / "_quarto.yml").write_text("project:\n  type: book\nbook:\n  title: T\n  chapters:\n"
+                                          "    - index.qmd\n    - intro.qmd\n    - chapters/01_a.ipynb\n")
+    (tmp_path / "index.qmd").write_text("# Preface {.unnumbered}\n")
+    (tmp_path / "intro.qmd").write_text("# Intro {.unnumbered}\n\nThe intro page says one thing. And one more.\n")
+    (tmp_path / "instructors.qmd").write_text(PLAN)
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "01_a.ipynb").write_text(json.dumps(_chapter(value)))
+    return tmp_path
+
+
+def test_plan_blocks_read_the_plan_table_in_order(tmp_path):
+    blocks = S.plan_blocks(_project(tmp_path))
+    assert [b.minutes for b in blocks] == ["0-30", "30-60", "60-90"]
+    assert blocks[0].refs == ("sec-signal",) and blocks[1].refs == ("sec-noise",)
+    assert blocks[1].pages == (("intro page", "intro.qmd"),) and blocks[2].refs == ("tbl-signal",)
+
+
+def test_plan_blocks_refuse_a_page_without_a_plan(tmp_path):
+    with pytest.raises(ValueError, match="instructors.qmd is missing"):
+        S.plan_blocks(tmp_path)
+    (tmp_path / "instructors.qmd").write_text("# For instructors\n\nNo plan.\n")
+    with pytest.raises(ValueError, match="A 90-minute plan"):
+        S.plan_blocks(tmp_path)
+    (tmp_path / "instructors.qmd").write_text("## A 90-minute plan\n\nProse only.\n")
+    with pytest.raises(ValueError, match="no table"):
+        S.plan_blocks(tmp_path)
+
+
+def test_sections_reach_to_the_next_heading_of_their_level():
+    items = S.chapter_items(_chapter(0.5))
+    noise = S.section_items(items, "sec-noise")
+    assert [i.ident for i in noise if i.kind == "fig"] == ["fig-noise", "fig-sub"]  # the subsection belongs to it
+    assert not any(i.kind == "tbl" for i in noise)
+    assert S.readings_after(items, "fig-noise")[0].startswith("Reading: the gap reads 0.500")
+    assert S.readings_after(items, "tbl-signal") == ["Reading: the signal is 1.500; it is certified."]
+    assert S.section_items(items, "sec-none") == []
+    assert not any("77.7" in i.text for i in items)  # solutions never count
+
+
+def _heads(deck_blocks):
+    return [slides[0].splitlines()[0] for _, slides in deck_blocks]
+
+
+def test_deck_follows_the_plan_with_short_computed_slides(tmp_path):
+    root = _project(tmp_path, value=0.123)
+    deck = S.deck_slides(root, tmp_path / "stage" / "img")
+    assert [b.minutes for b, _ in deck] == [b.minutes for b in S.plan_blocks(root)]
+    assert [h.split(" min:")[0] for h in _heads(deck)] == ["# 0-30", "# 30-60", "# 60-90"]
+    for _, slides in deck:
+        for slide in slides:
+            assert S.slide_words(slide) <= S.MAX_WORDS, slide
+    text = "\n".join(s for _, sl in deck for s in sl)
+    assert "0.369" in text and "0.123" in text  # the readings' computed numbers, from the chapter
+    assert "77.7" not in text and "takeaway wall" not in text  # no solution, no takeaway wall
+    assert "Long words" not in text  # a reading too long for a slide is passed over, not cut mid-sentence
+    noise = next(sl for b, sl in deck if b.minutes == "30-60")
+    assert noise[1].startswith("## The null draws") and "The gap reads 0.123 under the null." in noise[1]
+    assert "The intro page says one thing." in noise[0]
+    assert (tmp_path / "stage" / "img" / "01_a-fig-noise.png").read_bytes().startswith(b"\x89PNG")
+    (tmp_path / "b").mkdir()
+    other = S.deck_slides(_project(tmp_path / "b", value=0.2), tmp_path / "img2")
+    assert "0.600" in "\n".join(s for _, sl in other for s in sl)  # computed per run, not typed
+
+
+def test_slide_deck_front_matter_and_order(tmp_path):
+    deck = S.slide_deck(_project(tmp_path), tmp_path / "stage" / "img")
+    assert deck.startswith('---\ntitle: "T"') and "revealjs" in deck
+    heads = re.findall(r"^# (\S+) min:", deck, re.M)
+    assert heads == ["0-30", "30-60", "60-90"]
+
+
+def test_short_text_keeps_whole_sentences_within_the_limit():
+    text = "First sentence has five words. Second one with $x = 1.5$ here. Third."
+    assert S.short_text(text, 5) == "First sentence has five words."
+    assert S.short_text(text, 12) == "First sentence has five words. Second one with $x = 1.5$ here."
+    assert S.short_text("One $a. B$ two. Next.", 4) == "One $a. B$ two."  # no split inside math
+    assert S.short_text("A long first part; then more words here.", 6) == "A long first part …"
+    assert S.short_text("Too long for it.", 2, whole=True) == ""
+    rng = np.random.default_rng(7)
+    vocab = ["alpha", "$x$", "(b)", "gap.", "Noise", "0.5;", "curse:", "[1, 2]"]
+    for _ in range(300):
+        words = rng.choice(vocab, size=int(rng.integers(1, 80)))
+        limit = int(rng.integers(2, 40))
+        out = S.short_text(" ".join(words), limit)
+        assert len(out.split()) <= limit and out.count("$") % 2 == 0
+
+
+@pytest.mark.skipif(not (ROOT / "chapters" / "01_theory_checks.ipynb").is_file(),
+                    reason="the book's chapters are not executed here (make book)")
+def test_the_books_deck_follows_its_plan(tmp_path):
+    deck = S.deck_slides(ROOT, tmp_path / "img")
+    assert [b.minutes for b, _ in deck] == [b.minutes for b in S.plan_blocks(ROOT)]
+    for block, slides in deck:
+        assert slides[0].startswith(f"# {block.minutes} min:")
+        assert all(S.slide_words(s) <= S.MAX_WORDS for s in slides), block.minutes
+    assert sum(s.count("![](") for _, slides in deck for s in slides) >= 3  # the chapters' figures are shown
