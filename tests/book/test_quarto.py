@@ -292,6 +292,7 @@ def test_every_reference_resolves(rendered):
     assert re.search(r'href="(\./)?chapters/01_first\.html#fig-curve" class="quarto-xref">Figure&nbsp;<span>1\.1', _page(rendered, "notation.html"))
 
 
+@pytest.mark.slow
 def test_each_figure_and_table_is_one_numbered_float(rendered):
     page = _page(rendered, "chapters/01_first.html")
     assert "quarto-subfloat" not in page and 'id="fig-curve-1"' not in page
@@ -309,6 +310,7 @@ def test_each_figure_and_table_is_one_numbered_float(rendered):
     assert "callout-note" in page
 
 
+@pytest.mark.slow
 def test_sidebar_lists_every_page_and_numbers_only_chapters(rendered):
     index = _page(rendered, "index.html")
     sidebar = _sidebar(index)
@@ -320,11 +322,13 @@ def test_sidebar_lists_every_page_and_numbers_only_chapters(rendered):
     assert "callout-note" in index and "A preface note." in index and ":::" not in index
 
 
+@pytest.mark.slow
 def test_reduced_build_banner_on_every_page(rendered):
     for page in ["index.html"] + [p.html for p in book.quarto_pages(rendered) if p.file != "index.qmd"]:
         assert "Reduced build." in _page(rendered, page), page
 
 
+@pytest.mark.slow
 def test_references_page_lists_the_bibliography(rendered):
     refs = _page(rendered, "references.html")
     assert "Opportunity Is Not Realizability" in refs and "Clopper" in refs
@@ -370,6 +374,7 @@ def test_project_config_renders_with_quarto(quarto, tmp_path):
     assert numbered == [Path(p.file).stem for p in pages if p.is_chapter]
 
 
+@pytest.mark.slow
 def test_every_page_carries_the_build_line(rendered):
     from oraclegap.book.buildline import page_build_line
 
@@ -380,6 +385,7 @@ def test_every_page_carries_the_build_line(rendered):
     assert "build_line" in json.loads(_page(rendered, ".og-build.json"))
 
 
+@pytest.mark.slow
 def test_chapter_pages_link_their_notebooks(rendered):
     from oraclegap.book.buildline import download_links
 
@@ -395,6 +401,7 @@ def test_chapter_pages_link_their_notebooks(rendered):
     assert (rendered / "_book" / "downloads" / "01_first.py").read_text() == (rendered / "notebooks" / "01_first.py").read_text()
 
 
+@pytest.mark.slow
 def test_the_site_carries_the_classroom_kit(rendered):
     """make book's default build puts the student edition, the slides and the PDF (or the page
     that says how to make it) into _book/, and every page links them from the sidebar's menu,
@@ -448,6 +455,7 @@ def test_student_edition_drops_solutions_only(rendered, quarto):
         assert not any(v in text for v in ("7.2257", "7.226", "7.23", "7.225663")), "the self-check showed its value"
 
 
+@pytest.mark.slow
 def test_slides_follow_the_plan_with_the_chapters_figures_and_readings(rendered, quarto):
     res = book.render_slides(rendered, quarto)
     deck = (rendered / "_slides" / "index.html").read_text(encoding="utf-8")
