@@ -153,7 +153,7 @@ audit: setup
 
 lint: setup
 	$(BIN)/ruff check lib tests notebooks bench
-	$(BIN)/mypy  # the public modules: pool.py, stats/, deploy/ ([tool.mypy] in pyproject.toml)
+	$(BIN)/mypy  # the public modules: pool/, stats/, deploy/ ([tool.mypy] in pyproject.toml)
 
 clean:
 	rm -rf chapters _book _book-student _slides .quarto notebooks/*.ipynb .pytest_cache .hypothesis .mplconfig screenshots
