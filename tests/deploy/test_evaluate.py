@@ -40,6 +40,7 @@ from oraclegap.stats.coverage import need
 
 FAST = {
     "gbr_features": {"max_iter": 20},
+    "paper000_boosted": {"n_estimators": 20},
     "mlp": {"max_iter": 60},
     "encoder_head": {"epochs": 5},
     "matrix_factorization": {"max_iter": 60},
