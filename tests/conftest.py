@@ -83,6 +83,17 @@ def make_pool(tmp_path_factory):
     return make
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """torch computes on one thread for the module (the tiny models' runs are then reproducible
+    and do not spin-wait beside another test worker); the earlier thread count returns after."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture
 def run_cli(capsys):
     """``run_cli(*argv) -> (rc, out, err)``: the ``oraclegap`` command run in this process on

@@ -6,23 +6,19 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from oraclegap import cli
 from oraclegap.rollouts import tiny
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def setup(tmp_path_factory, one_torch_thread):
     root = tmp_path_factory.mktemp("cli")
     model = tiny.build_tiny_model(root / "model", seed=41)
     lora = tiny.build_tiny_adapter(model, root / "lora", seed=42)
     pfile = root / "p.jsonl"
     pfile.write_text("".join(json.dumps({"id": f"c{i}", "prompt": f"{i}-1=", "answer": str(i - 1)}) + "\n" for i in range(4)))
-    yield root, model, lora, pfile
-    torch.set_num_threads(threads)
+    return root, model, lora, pfile
 
 
 def _args(model, lora, pfile, out, *extra):

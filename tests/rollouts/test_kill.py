@@ -60,9 +60,7 @@ def _cli(argv):
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the subprocesses run with one thread too
+def setup(tmp_path_factory, one_torch_thread):  # the subprocesses run with one thread too
     root = tmp_path_factory.mktemp("kill")
     model = tiny.build_tiny_model(root / "model", seed=21)
     adapters = {"a0": str(tiny.build_tiny_adapter(model, root / "l0", seed=22)), "a1": str(tiny.build_tiny_adapter(model, root / "l1", seed=23))}
@@ -71,9 +69,8 @@ def setup(tmp_path_factory):
     pfile.write_text("".join(json.dumps(r) + "\n" for r in recs))
     kw = dict(model=str(model), prompts=str(pfile), adapters=adapters, include_base=True, progress=False, **RUN)
     refs = {mode: generate(out=root / f"reference-{mode}", draw_seeds=mode, **kw) for mode in MODES}  # uninterrupted
-    yield types.SimpleNamespace(root=root, kw=kw, ref={m: r.to_frame() for m, r in refs.items()},
-                                ref_pool={m: Pool.from_store(r.path) for m, r in refs.items()})
-    torch.set_num_threads(threads)
+    return types.SimpleNamespace(root=root, kw=kw, ref={m: r.to_frame() for m, r in refs.items()},
+                                 ref_pool={m: Pool.from_store(r.path) for m, r in refs.items()})
 
 
 def _n_shards(out: Path) -> int:

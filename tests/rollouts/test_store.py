@@ -9,7 +9,6 @@ import shutil
 import types
 
 import pytest
-import torch
 
 from oraclegap import Pool, _store
 from oraclegap.rollouts import Store, generate, tiny
@@ -20,9 +19,7 @@ RUN = dict(task="integer", k=2, max_tokens=8, batch_size=4, progress=False, seed
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def setup(tmp_path_factory, one_torch_thread):
     root = tmp_path_factory.mktemp("store")
     model = tiny.build_tiny_model(root / "model", seed=5)
     lora = tiny.build_tiny_adapter(model, root / "lora", seed=6)
@@ -31,8 +28,7 @@ def setup(tmp_path_factory):
     pfile.write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = root / "store"
     generate(model, pfile, out=out, adapters={"a": lora}, include_base=True, **RUN)
-    yield types.SimpleNamespace(root=root, model=model, lora=lora, prompts=pfile, records=recs, out=out)
-    torch.set_num_threads(threads)
+    return types.SimpleNamespace(root=root, model=model, lora=lora, prompts=pfile, records=recs, out=out)
 
 
 def _copy(src, dst):

@@ -29,9 +29,7 @@ RUN = dict(task="integer", k=K, max_tokens=T, batch_size=BATCH, progress=False, 
 
 
 @pytest.fixture(scope="module")
-def tiny_setup(tmp_path_factory):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def tiny_setup(tmp_path_factory, one_torch_thread):
     root = tmp_path_factory.mktemp("tiny")
     model = tiny.build_tiny_model(root / "model", seed=0)
     lora0 = tiny.build_tiny_adapter(model, root / "lora0", seed=1)
@@ -42,8 +40,7 @@ def tiny_setup(tmp_path_factory):
     ]
     pfile = root / "prompts.jsonl"
     pfile.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    yield types.SimpleNamespace(root=root, model=model, lora0=lora0, lora1=lora1, prompts=pfile, records=recs)
-    torch.set_num_threads(threads)
+    return types.SimpleNamespace(root=root, model=model, lora0=lora0, lora1=lora1, prompts=pfile, records=recs)
 
 
 @pytest.fixture(scope="module")
