@@ -368,9 +368,18 @@ def test_sections_on_threads_give_the_audit_in_order(design):
     # key for key and in the same order (audit.json is written in this order)
     import json
 
+    from oraclegap._result import jsonable
+
     pool = simulate.diffuse(160, 4, 8, 0.9, seed=11).pool
     runs = [audit.run_audit(pool, small=True, seed=5, design=design, workers=w).to_json() for w in (1, 2, 3)]
     assert json.dumps(runs[1]) == json.dumps(runs[0]) == json.dumps(runs[2])
+    # the nulls run as four parts on the threads: together they are the nulls section
+    s = audit.audit_settings(small=True, seed=5, design=design, n_prompts=pool.n_prompts)
+    whole = compute.nulls_section(pool, s, compute.coverage_section(pool, s))
+    assert json.dumps(jsonable(whole.numbers)) == json.dumps(runs[0]["nulls"])
+    parts = compute.null_parts(pool, s, compute.coverage_section(pool, s))
+    reordered = compute.merge_null_parts([parts[name]() for name in reversed(list(parts))])
+    assert json.dumps(jsonable(reordered.numbers)) == json.dumps(runs[0]["nulls"])
 
 
 def test_sections_run_side_by_side_and_come_back_in_order():

@@ -56,7 +56,8 @@ from .settings import (
 )
 from .verdict import Verdict, verdict
 
-__all__ = ["Section", "CoverageSection", "pool_section", "coverage_section", "nulls_section", "power_section",
+__all__ = ["Section", "CoverageSection", "pool_section", "coverage_section", "nulls_section",
+           "null_parts", "merge_null_parts", "power_section",
            "certificates_section", "noise_section", "router_section", "quick_router", "AuditResult", "run_audit",
            "summary", "draws_sweep", "warm_kernels"]
 
@@ -199,21 +200,55 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
     null over the distinct tests (thresholds with the same need(tau, k) are one test,
     :func:`need_groups`); the exact member-quality test
     (:func:`oraclegap.stats.nulls.quality.member_quality`); the excess bootstrap at the primary
-    threshold; the measured draw alignment (:func:`alignment_check`). At k = 1 no null applies."""
+    threshold; the measured draw alignment (:func:`alignment_check`). At k = 1 no null applies.
+    The four parts draw from their own seeds (:func:`null_parts`): run in any order, or side by
+    side, they give these numbers."""
     if pool.k == 1:
         return Section("nulls", {"applicable": False, "reason": _K1_NULLS, "redeal_taus": [], "margin_taus": [],
                                  "detected_taus": []}, {})
+    parts = null_parts(pool, s, cov, progress=progress)
+    return merge_null_parts([part() for part in parts.values()])
+
+
+#: The keys of the nulls section, in the order ``audit.json`` holds them.
+_NULL_KEYS = ("applicable", "n_draws", "seed", "tests", "seed_aligned", "draw_alignment", "n_tests",
+              "L", "redeal_taus", "margin_taus", "detected_taus", "quality", "n_degenerate",
+              "excess")
+
+
+def null_parts(pool: Pool, s: AuditSettings, cov: CoverageSection, *,
+               progress: bool = False) -> dict:
+    """The independent parts of :func:`nulls_section` (k > 1), name -> a function returning a
+    partial ``Section("nulls", ...)``: the tests of L, the excess bootstrap, the quality test and
+    the draw alignment. :func:`merge_null_parts` puts their numbers together."""
+    return {"nulls": lambda: _null_tests_part(pool, s, cov, progress),
+            "excess": lambda: _excess_part(pool, s),
+            "quality": lambda: _quality_part(pool, s),
+            "alignment": lambda: _alignment_part(pool, s)}
+
+
+def merge_null_parts(parts) -> Section:
+    """The nulls section from its parts (:func:`null_parts`), keys in ``audit.json``'s order."""
+    numbers: dict = {}
+    results: dict = {}
+    for part in parts:
+        numbers.update(part.numbers)
+        results.update(part.results)
+    order = ("nulls", "excess", "quality", "draw_alignment")
+    return Section("nulls", {key: numbers[key] for key in _NULL_KEYS},
+                   {key: results[key] for key in order if key in results})
+
+
+def _null_tests_part(pool: Pool, s: AuditSettings, cov: CoverageSection, progress: bool) -> Section:
     seeds = section_seeds(s.seed)
     keys, tau_of = list(cov.keys), cov.tau_of
     groups = need_groups(keys, tau_of, pool.k)
-    results: dict = {}
     # a sequential run stops once its decisions are settled: the bound on a direct request's work
     # (the most it may take, n_draws of each null) would refuse the audit of a pool of 1e6 prompts
     bound = {"max_proposals": None} if s.sequential else {}
     nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress,
                           sequential=s.null_stop(), **bound,
                           **s.chain_steps(pool.n_prompts, pool.n_policies))
-    results["nulls"] = nt
     per = {key: {"tau": tau_of[key], "test": groups[key]} for key in keys}
     p_raw: dict[str, dict] = {null: {} for null in nulls.NULLS}
     for key in keys:
@@ -238,34 +273,42 @@ def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progres
         reject[null] = [key for key in keys if per[key][null].get("reject")]
     for key in keys:
         per[key]["detected"] = key in reject["redeal"] and key in reject["margin"]
+    num = {"applicable": True, "n_draws": s.n_draws, "seed": seeds["nulls"],
+           "tests": _jsonable(nt.to_dict()), "seed_aligned": pool.alignment == "seed-aligned",
+           "n_tests": len(set(groups.values())), "L": _jsonable(per),
+           "redeal_taus": reject["redeal"], "margin_taus": reject["margin"],
+           "detected_taus": [key for key in keys if per[key]["detected"]],
+           "n_degenerate": nt.n_degenerate}
+    return Section("nulls", num, {"nulls": nt})
+
+
+def _excess_part(pool: Pool, s: AuditSettings) -> Section:
+    seed = section_seeds(s.seed)["excess"]
     try:
         ex = nulls.excess_bootstrap(pool, s.primary_tau, n_boot=s.n_excess, n_draws=s.excess_draws,
-                                    seed=seeds["excess"], method=s.excess_method)
+                                    seed=seed, method=s.excess_method)
     except (ValueError, KeyError) as exc:  # e.g. a degenerate test the library refuses
-        ex, ex_reason = None, str(exc)
-    results["excess"] = ex
-    qt = member_quality(pool, n_draws=s.n_draws, seed=seeds["quality"], sequential=s.null_stop())
-    results["quality"] = qt
+        why = {"tau": s.primary_tau, "null": "redeal", "reason": str(exc)}
+        return Section("nulls", {"excess": why}, {"excess": None})
+    num = {"tau": s.primary_tau, "null": "redeal", "value": ex.value, "lo": ex.lo, "hi": ex.hi,
+           "level": ex.level, "n_boot": s.n_excess, "n_draws": s.excess_draws, "seed": seed}
+    return Section("nulls", {"excess": num}, {"excess": ex})
+
+
+def _quality_part(pool: Pool, s: AuditSettings) -> Section:
+    seed = section_seeds(s.seed)["quality"]
+    qt = member_quality(pool, n_draws=s.n_draws, seed=seed, sequential=s.null_stop())
     member_means = pool.rates().mean(axis=0)
     quality = {"statistic": "spread of member totals", "null": "labels permuted within prompts",
                "observed": qt.observed, "mean": qt.mean, "p": qt.p, "reject": bool(qt.p <= s.alpha),
-               "n_draws": qt.n_draws, "seed": seeds["quality"],
+               "n_draws": qt.n_draws, "seed": seed,
                "range": [float(member_means.min()), float(member_means.max())]}
+    return Section("nulls", {"quality": quality}, {"quality": qt})
+
+
+def _alignment_part(pool: Pool, s: AuditSettings) -> Section:
     align, da = alignment_check(pool, s)
-    results["draw_alignment"] = da
-    num = {
-        "applicable": True, "n_draws": s.n_draws, "seed": seeds["nulls"], "tests": _jsonable(nt.to_dict()),
-        "seed_aligned": pool.alignment == "seed-aligned", "draw_alignment": align,
-        "n_tests": len(set(groups.values())),
-        "L": _jsonable(per), "redeal_taus": reject["redeal"], "margin_taus": reject["margin"],
-        "detected_taus": [key for key in keys if per[key]["detected"]],
-        "quality": quality,
-        "n_degenerate": nt.n_degenerate,
-        "excess": ({"tau": s.primary_tau, "null": "redeal", "reason": ex_reason} if ex is None else
-                   {"tau": s.primary_tau, "null": "redeal", "value": ex.value, "lo": ex.lo, "hi": ex.hi,
-                    "level": ex.level, "n_boot": s.n_excess, "n_draws": s.excess_draws, "seed": seeds["excess"]}),
-    }
-    return Section("nulls", num, results)
+    return Section("nulls", {"draw_alignment": align}, {"draw_alignment": da})
 
 
 # ============================================================================ power and the planner
@@ -649,8 +692,8 @@ def _run_sections(jobs: dict, workers: int | None, tick) -> list[Section]:
 #: Relative CPU cost of the sections, the scheduling order (CPU seconds of the default audit of a
 #: 1e5 x 10 x 16 pool on one thread, bench/bench_audit.py): the costliest start first, so the last
 #: section to finish is a short one.
-_SECTION_COST = {"nulls": 16, "noise": 10, "power": 8, "integrity": 0.5, "certificates": 0.3,
-                 "router": 0.1}
+_SECTION_COST = {"nulls": 12, "noise": 10, "power": 8, "excess": 2.4, "alignment": 1.1,
+                 "integrity": 0.5, "certificates": 0.3, "quality": 0.25, "router": 0.1}
 
 
 def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0, *, small: bool = False,
@@ -675,7 +718,7 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     check_auditable(pool)
     s = audit_settings(taus, alpha, seed, small=small, effect=effect, power_tau=power_tau, target_power=target_power,
                        design=design, n_prompts=pool.n_prompts)
-    bar = _steps(progress, 8)
+    bar = _steps(progress, 11 if pool.k > 1 else 8)
 
     def tick(name):
         if bar is not None:
@@ -696,16 +739,22 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     add(pool_section(pool))
     cov = coverage_section(pool, s)
     add(cov, "coverage")
-    jobs = {  # the sections after coverage read the pool, the settings and coverage only
-        "nulls": lambda: nulls_section(pool, s, cov, progress=progress),
-        "power": lambda: power_section(pool, s, progress=progress),
-        "certificates": lambda: certificates_section(pool, s, cov),
-        "noise": lambda: noise_section(pool, s),
-        "router": lambda: router_section(pool, s, cov),
-        "integrity": lambda: integrity_section(pool, s),
-    }
-    for section in _run_sections(jobs, workers, tick):
-        add(section)
+    # the sections after coverage read the pool, the settings and coverage only; the nulls run as
+    # their four parts, so that the short ones fill a core beside the long tests of L
+    nulls_jobs = (null_parts(pool, s, cov, progress=progress) if pool.k > 1
+                  else {"nulls": lambda: nulls_section(pool, s, cov, progress=progress)})
+    jobs = {**nulls_jobs,
+            "power": lambda: power_section(pool, s, progress=progress),
+            "certificates": lambda: certificates_section(pool, s, cov),
+            "noise": lambda: noise_section(pool, s),
+            "router": lambda: router_section(pool, s, cov),
+            "integrity": lambda: integrity_section(pool, s)}
+    ran = _run_sections(jobs, workers, tick)
+    parts = [sec for sec in ran if sec.name == "nulls"]
+    add(merge_null_parts(parts) if len(parts) > 1 else parts[0])
+    for section in ran:
+        if section.name != "nulls":
+            add(section)
     numbers = _jsonable(numbers)
     numbers["verdict"] = _jsonable(verdict(numbers).to_dict())
     tick("verdict")
