@@ -245,9 +245,9 @@ def _null_tests_part(pool: Pool, s: AuditSettings, cov: CoverageSection, progres
     groups = need_groups(keys, tau_of, pool.k)
     # a sequential run stops once its decisions are settled: the bound on a direct request's work
     # (the most it may take, n_draws of each null) would refuse the audit of a pool of 1e6 prompts
-    bound = {"max_proposals": None} if s.sequential else {}
+    bound = None if s.sequential else nulls.DEFAULT_MAX_PROPOSALS
     nt = nulls.null_tests(pool, s.taus, n_draws=s.n_draws, seed=seeds["nulls"], progress=progress,
-                          sequential=s.null_stop(), **bound,
+                          sequential=s.null_stop(), max_proposals=bound,
                           **s.chain_steps(pool.n_prompts, pool.n_policies))
     per = {key: {"tau": tau_of[key], "test": groups[key]} for key in keys}
     p_raw: dict[str, dict] = {null: {} for null in nulls.NULLS}
