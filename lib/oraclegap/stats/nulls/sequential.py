@@ -3,13 +3,14 @@
 
 A Monte Carlo p-value estimates pi = P(T* >= t | data), the conditional upper-tail probability of
 the observed statistic t under the null. After B draws with b of them >= t, the one-sided
-Clopper-Pearson limits of pi at level 1 - eps (eps = ``risk`` / number of looks) give an interval
-[lo, hi] that holds at every look with probability >= 1 - ``risk`` (Bonferroni over looks). The
-decision is Holm's step-down procedure at level ``alpha`` over a family of tests (one test: "reject
-when p <= alpha"). Holm's rejections only grow as p-values shrink, so while every pi lies in its
-interval, the rejections at the true pi's lie between Holm's at the upper limits and Holm's at the
-lower limits. The draws stop at the first look where those two sets and Holm's at the plus-one
-p-values (1 + b) / (1 + B) are the same, else at the largest size allowed. So:
+Clopper-Pearson limits of pi at level 1 - eps (eps = ``risk`` / the number of looks before the
+largest size) give an interval [lo, hi] that holds at every such look with probability
+>= 1 - ``risk`` (Bonferroni over looks). The decision is Holm's step-down procedure at level
+``alpha`` over a family of tests (one test: "reject when p <= alpha"). Holm's rejections only grow
+as p-values shrink, so while every pi lies in its interval, the rejections at the true pi's lie
+between Holm's at the upper limits and Holm's at the lower limits. The draws stop at the first
+look where those two sets and Holm's at the plus-one p-values (1 + b) / (1 + B) are the same, else
+at the largest size allowed. So:
 
 * the rejections taken at the stop are the ones the pi's give (the ones an unbounded number of
   draws would give) except with probability at most ``risk``; a family whose p-values are far
@@ -23,8 +24,10 @@ p-values (1 + b) / (1 + B) are the same, else at the largest size allowed. So:
 
 A statistic far above its null draws is settled sooner by its moments: Cantelli's one-sided
 Chebyshev inequality P(T* - mu >= t - mu) <= sigma^2 / (sigma^2 + (t - mu)^2), with the mean and
-standard deviation of the null draws replaced by their upper limits at level 1 - eps, bounds pi
-without any assumption on the shape of the null law; the smaller of the two upper limits is used.
+standard deviation of the null draws replaced by their upper limits at level 1 - eps each (the
+standard deviation's is the normal-theory chi-square limit), bounds pi without any assumption on
+the shape of the null law; the smaller of the two upper limits is used, which adds at most twice
+``risk`` to the chance above.
 
 Draws of a Markov chain are dependent: with ``ess`` (the effective sample size of the draws) the
 counts are scaled by ess / B before the interval is formed, so the interval is as wide as that of
@@ -123,13 +126,6 @@ class SequentialStop:
         return bool(
             np.array_equal(holm_rejects(hi, self.alpha), rej)
             and np.array_equal(holm_rejects(lo, self.alpha), rej)
-        )
-
-    def describe(self) -> str:
-        """One phrase for reports."""
-        return (
-            f"null draws in looks of {self.step}, stopped once Holm's rejections at level "
-            f"{self.alpha:g} are settled with risk {self.risk:g}"
         )
 
 
