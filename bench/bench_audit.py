@@ -22,7 +22,7 @@ on) one more fresh process per size and mode runs the audit on one thread
 far less with the load than wall times do. The machine is named (CPU model, cores) and the
 1-minute load average printed before and after.
 
-Targets (issue 44, two cores of the slower machine class): n = 1e5 in <= 60 s and <= 2 GiB; n = 1e6
+Targets (two cores of the slower machine class, AMD EPYC): n = 1e5 in <= 60 s and <= 2 GiB; n = 1e6
 in <= 600 s and <= 8 GiB (add 1000000 to ``--sizes``). Timings are printed, never asserted by tests.
 
 usage: python bench/bench_audit.py [--sizes 1000,10000,100000] [--repeats 3] [--modes default,small]
@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "lib"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import _fit_b as fit_b  # noqa: E402  - the same exponent fit as the step bench
 
-#: (seconds, GiB) per size, issue 44's targets on two cores.
+#: (seconds, GiB) per size: the targets on two cores of the slower machine class.
 TARGETS = {100_000: (60.0, 2.0), 1_000_000: (600.0, 8.0)}
 MODES = ("default", "small")
 

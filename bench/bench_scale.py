@@ -1,4 +1,4 @@
-"""Benchmark: how each step's cost grows with the number of prompts (issue 24).
+"""Benchmark: how each step's cost grows with the number of prompts.
 
 Synthetic pools of n prompts x M = 10 policies x k = 16 draws (exchangeable Beta(0.347, 0.601)
 prompt rates, :func:`oraclegap.stats.simulate.exchangeable`), n in ``--sizes`` (default 1e3, 1e4,
@@ -26,7 +26,7 @@ Target: b <= 1.1 for
 every step except the exact k-NN: exact neighbours compare each query with every calibration
 prompt, O(n_q n_cal) = O(n^2) by definition, so its row is printed as such; the capped router is
 the linear one (exact, neighbour for neighbour, while the calibration half holds at most the cap).
-The long-table steps have absolute targets too (issue 24): at n = 1e5, ``to_long`` and
+The long-table steps have absolute targets too: at n = 1e5, ``to_long`` and
 ``open_pool`` of that file each in <= 1 s (the median above) and <= 10x the verdicts' size
 (n M k bytes) in memory. Memory here is the peak resident size a fresh process gains during the
 step (Linux's ``VmHWM`` minus ``VmRSS``, the mark reset just before the step, after a
