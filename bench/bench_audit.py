@@ -1,4 +1,4 @@
-"""Benchmark: the one-command audit, ``oraclegap audit POOL --out DIR --no-report``, as a user runs it.
+"""Benchmark: the audit command (``oraclegap audit POOL --out DIR --no-report``) as a user runs it.
 
 Synthetic pools of n prompts x M = 10 members x k = 16 draws: Beta(0.347, 0.601) prompt rates and
 member offsets evenly spaced in [-0.6, 0.6] on the logit scale (the verdict study's
@@ -151,7 +151,7 @@ def _env() -> dict:
 def audit_once(
     pool_dir: Path, out: Path, small: bool, workers: int | None
 ) -> tuple[float, float, float, str]:
-    """Wall seconds, CPU seconds, peak RSS (GiB) and verdict code of one audit in a fresh process."""
+    """Wall and CPU seconds, peak RSS (GiB) and verdict code of one audit in a fresh process."""
     cmd = [
         sys.executable,
         "-c",
