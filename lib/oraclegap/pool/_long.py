@@ -124,9 +124,11 @@ def _write_long_rows(pool: Pool, tmp: Path, info: dict) -> None:
     def dict_col(values: pa.Array, idx: np.ndarray, lo: int = 0, hi: int | None = None) -> pa.Array:
         """values[idx] (idx in [lo, hi)): text as a dictionary column over values[lo:hi]."""
         if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-            sub = values.slice(lo, (len(values) if hi is None else hi) - lo)
-            if sub.null_count == 0:  # Arrow cannot write a dictionary holding nulls
-                return pa.DictionaryArray.from_arrays(pa.array(idx - lo, pa.int32()), sub)
+            # a dictionary of distinct values (nulls as null indices): with repeated entries the
+            # parquet writer's bytes would depend on memory it never initialised
+            enc = values.slice(lo, (len(values) if hi is None else hi) - lo).dictionary_encode()
+            codes = enc.indices.take(pa.array(idx - lo, pa.int32()))
+            return pa.DictionaryArray.from_arrays(codes, enc.dictionary)
         return values.take(pa.array(idx, pa.int32()))
 
     verd = pool.verdicts.reshape(n, Mk)
