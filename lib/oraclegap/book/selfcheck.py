@@ -15,6 +15,11 @@ tolerance", "not within", "not answered yet") in a callout of class ``og-selfche
 expected value, nor how far off the answer is. The student edition keeps the cell and its output
 (:func:`.editions.strip_solutions` removes only solutions), so a student who downloads the
 chapter's notebook, fills in ``MINE`` and runs the cell gets the verdict.
+
+Quantities of one exercise may need different tolerances (a count and a share): ``abs_tol`` is
+then a mapping of quantity name -> tolerance. :data:`NUMERIC_EXERCISES` declares, chapter by
+chapter, the exercises whose answer is numeric (in whole or in part); each has a self-check cell
+under it (``tests/chapters/test_selfchecks.py`` holds the chapters to that list).
 """
 
 from __future__ import annotations
@@ -25,9 +30,22 @@ from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Real
 
-__all__ = ["SELFCHECK_CLASS", "Verdict", "parse_answer", "within", "verdicts", "render", "check"]
+__all__ = ["SELFCHECK_CLASS", "NUMERIC_EXERCISES", "Verdict", "parse_answer", "within", "verdicts",
+           "render", "check"]
 
 SELFCHECK_CLASS = "og-selfcheck"
+
+#: Chapter number -> the numbers of its exercises with a numeric answer (or a numeric part): the
+#: exercises that carry a self-check cell.
+NUMERIC_EXERCISES: dict[str, tuple[int, ...]] = {
+    "01": (1, 3),
+    "02": (2, 3),
+    "03": (2, 3),
+    "04": (1, 2, 3),
+    "05": (1, 4),
+    "06": (4,),
+    "07": (1,),
+}
 
 
 @dataclass(frozen=True)
@@ -85,15 +103,31 @@ def _tolerance(abs_tol: float, rel_tol: float) -> tuple[float, float]:
     return float(abs_tol), float(rel_tol)
 
 
-def verdicts(answers: Mapping[str, object], expected: Mapping[str, object], *, abs_tol: float = 0.005,
-             rel_tol: float = 0.0) -> list[Verdict]:
+def _abs_tolerances(abs_tol: float | Mapping[str, float], rel_tol: float,
+                    names: list[str]) -> dict[str, float]:
+    """The absolute tolerance of each quantity in ``names``: ``abs_tol`` for all, or
+    ``abs_tol[name]`` from a mapping that names every quantity and no other."""
+    if not isinstance(abs_tol, Mapping):
+        a = _tolerance(abs_tol, rel_tol)[0]
+        return {n: a for n in names}
+    missing, unknown = [n for n in names if n not in abs_tol], sorted(set(abs_tol) - set(names))
+    if missing or unknown:
+        raise ValueError(f"abs_tol as a mapping must give a tolerance for each quantity {names}; "
+                         f"missing {missing}, unknown {unknown}")
+    return {n: _tolerance(abs_tol[n], rel_tol)[0] for n in names}
+
+
+def verdicts(answers: Mapping[str, object], expected: Mapping[str, object], *,
+             abs_tol: float | Mapping[str, float] = 0.005, rel_tol: float = 0.0) -> list[Verdict]:
     """The verdict for each quantity of ``expected`` (in its order): the student's value
     ``answers[name]`` (see :func:`parse_answer`; missing or None: not answered yet) within
-    ``max(abs_tol, rel_tol * |expected|)`` of the chapter's value or not. Raises ``ValueError`` for
-    an answer that is not a number, an answer to no quantity, or a negative tolerance."""
-    abs_tol, rel_tol = _tolerance(abs_tol, rel_tol)
+    ``max(abs_tol, rel_tol * |expected|)`` of the chapter's value or not; ``abs_tol`` is one
+    tolerance for every quantity or a mapping quantity name -> tolerance. Raises ``ValueError``
+    for an answer that is not a number, an answer to no quantity, or a negative tolerance."""
     if not isinstance(answers, Mapping) or not isinstance(expected, Mapping) or not expected:
         raise ValueError("answers and expected must be mappings of quantity name -> value, expected not empty")
+    tols = _abs_tolerances(abs_tol, rel_tol, list(expected))
+    rel_tol = float(rel_tol)  # checked with each quantity's abs_tol
     unknown = sorted(set(answers) - set(expected))
     if unknown:
         raise ValueError(f"answers name quantities this self-check does not know: {unknown}; "
@@ -104,14 +138,15 @@ def verdicts(answers: Mapping[str, object], expected: Mapping[str, object], *, a
             truth = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             truth = math.nan
-        tol = max(abs_tol, rel_tol * abs(truth)) if math.isfinite(truth) else math.nan
+        a_tol = tols[name]
+        tol = max(a_tol, rel_tol * abs(truth)) if math.isfinite(truth) else math.nan
         mine = parse_answer(answers.get(name))
         if not math.isfinite(truth):
             state = "unavailable"
         elif mine is None:
             state = "unanswered"
         else:
-            state = "within" if within(mine, truth, abs_tol=abs_tol, rel_tol=rel_tol) else "outside"
+            state = "within" if within(mine, truth, abs_tol=a_tol, rel_tol=rel_tol) else "outside"
         out.append(Verdict(str(name), state, tol))
     return out
 
@@ -141,7 +176,7 @@ def render(exercise: str, results: list[Verdict], *, rel_tol: float = 0.0) -> st
 
 
 def check(exercise: str, answers: Mapping[str, object], expected: Mapping[str, object], *,
-          abs_tol: float = 0.005, rel_tol: float = 0.0) -> None:
+          abs_tol: float | Mapping[str, float] = 0.005, rel_tol: float = 0.0) -> None:
     """Check a student's ``answers`` to ``exercise`` against the chapter's ``expected`` values
     (:func:`verdicts`) and display the verdicts (:func:`render`; as Markdown in a notebook, as
     text elsewhere). Returns nothing, so that the cell shows the verdicts alone."""

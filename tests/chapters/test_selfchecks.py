@@ -1,0 +1,148 @@
+"""The chapters' self-checks: every exercise declared numeric in
+``oraclegap.book.selfcheck.NUMERIC_EXERCISES`` has a self-check cell under it, no other exercise
+has one, each cell names its own exercise and ships with no answer filled in; and one chapter's
+self-check cell, run on a small pool, passes the right answer and refuses a wrong one."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from oraclegap.book import selfcheck as SC
+from oraclegap.book import structure
+from oraclegap.pool import Pool
+from oraclegap.stats import nulls
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = structure.chapter_sources(ROOT)
+ITEM = re.compile(r"^(\d+)\. \*\*", re.M)
+CHECK = re.compile(r"\bselfcheck\.check\(\s*\"Exercise (\d+)\"")
+
+
+def code_under_exercises(cells) -> dict[int, list[str]]:
+    """Exercise number -> the sources of the code cells under its Markdown cell, for the
+    exercises between the ``## Exercises`` heading and the next section."""
+    start = next((i for i, c in enumerate(cells)
+                  if c.cell_type == "markdown" and re.search(r"^## Exercises", c.source, re.M)), None)
+    if start is None:
+        raise ValueError("no '## Exercises' heading")
+    out: dict[int, list[str]] = {}
+    current = None
+    for c in cells[start:]:
+        if c.cell_type == "markdown":
+            if re.search(r"^## ", c.source.split("## Exercises", 1)[-1], re.M):
+                break
+            items = ITEM.findall(c.source)
+            current = int(items[0]) if len(items) == 1 else None
+            if current is not None:
+                out[current] = []
+        elif current is not None:
+            out[current].append(c.source)
+    return out
+
+
+def mine_values(source: str) -> list[list[object]]:
+    """The values of every ``MINE = {...}`` dict literal assigned in ``source`` (the student's
+    answers as the chapter ships them)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MINE"
+                                                 for t in node.targets)):
+            if not isinstance(node.value, ast.Dict):
+                raise ValueError("MINE must be a dict literal of quantity name -> None")
+            found.append([ast.literal_eval(v) if isinstance(v, ast.Constant) else v
+                          for v in node.value.values])
+    return found
+
+
+def chapter_key(src: Path) -> str:
+    return src.name[:2]
+
+
+def test_every_declared_chapter_exists():
+    assert set(SC.NUMERIC_EXERCISES) <= {chapter_key(s) for s in CHAPTERS}
+    for chapter, numbers in SC.NUMERIC_EXERCISES.items():
+        assert numbers and list(numbers) == sorted(set(numbers)), (chapter, numbers)
+
+
+@pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_each_numeric_exercise_has_its_self_check(src):
+    under = code_under_exercises(structure._read_cells(src))
+    declared = set(SC.NUMERIC_EXERCISES.get(chapter_key(src), ()))
+    assert declared <= set(under), f"{src.name}: declared exercises {sorted(declared - set(under))} do not exist"
+    checked = {n: [int(m) for code in codes for m in CHECK.findall(code)] for n, codes in under.items()}
+    wrong_name = {n: named for n, named in checked.items() if any(m != n for m in named)}
+    assert not wrong_name, f"{src.name}: a self-check under exercise n names another exercise: {wrong_name}"
+    have = {n for n, named in checked.items() if named}
+    assert have == declared, (
+        f"{src.name}: exercises with a numeric answer but no self-check cell: {sorted(declared - have)}; "
+        f"self-checks under exercises not declared in selfcheck.NUMERIC_EXERCISES: {sorted(have - declared)}")
+
+
+@pytest.mark.parametrize("src", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_self_checks_ship_unanswered(src):
+    cells = [c.source for c in structure._read_cells(src) if c.cell_type == "code" and CHECK.search(c.source)]
+    filled = [vals for code in cells for vals in mine_values(code) if any(v is not None for v in vals)]
+    assert all(mine_values(code) for code in cells), f"{src.name}: a self-check cell without a MINE dict"
+    assert not filled, f"{src.name}: a self-check cell ships with answers filled in: {filled}"
+
+
+def test_the_scans_see_a_missing_and_a_misplaced_check():
+    C = SimpleNamespace
+    cells = [C(cell_type="markdown", source="## Exercises\n\n1. **A.** Do."),
+             C(cell_type="code", source='R.solution("1. x")'),
+             C(cell_type="markdown", source="2. **B.** Do."),
+             C(cell_type="code", source='MINE = {"x": 0.5}\nselfcheck.check("Exercise 1", MINE, {"x": 1})'),
+             C(cell_type="markdown", source="## Appendix\n\n3. **Not an exercise.**"),
+             C(cell_type="code", source='selfcheck.check("Exercise 3", {}, {"x": 1})')]
+    under = code_under_exercises(cells)
+    assert sorted(under) == [1, 2]
+    assert [CHECK.findall(c) for c in under[1]] == [[]]
+    assert [CHECK.findall(c) for c in under[2]] == [["1"]]
+    assert mine_values(under[2][0]) == [[0.5]]
+
+
+def _cell(src: Path, marker: str) -> str:
+    hits = [c.source for c in structure._read_cells(src) if c.cell_type == "code" and marker in c.source]
+    assert len(hits) == 1, f"{src.name}: {len(hits)} code cells hold {marker!r}"
+    return hits[0]
+
+
+def test_seed_pool_exercise_3_self_check_passes_the_right_answer_only():
+    """Chapter 02, exercise 3: the solution cell and the self-check cell as the chapter has them,
+    run on a small pool whose per-prompt rates vary. The matched agreement of two copies of one
+    member is 1; the shuffled agreement is the prompt average of (c^2 + (k - c)^2) / k^2, above
+    p^2 + (1 - p)^2 for the mean rate p (Jensen): that naive prediction must be refused."""
+    src = next(s for s in CHAPTERS if chapter_key(s) == "02")
+    rng = np.random.default_rng(11)
+    n, k = 200, 16
+    rates = rng.uniform(0, 1, size=(n, 1, 1))
+    pool = Pool(rng.random((n, 3, k)) < rates)
+    recorded = {}
+    ns = {"np": np, "Pool": Pool, "nulls": nulls, "seed_pool": pool, "N_AGREE": 50, "rng": rng,
+          "who": str, "R": SimpleNamespace(solution=lambda *a, **kw: None),
+          "selfcheck": SimpleNamespace(check=lambda ex, mine, expected, **kw: recorded.update(
+              exercise=ex, mine=mine, expected=expected, kw=kw))}
+    exec(_cell(src, "draw_alignment(twin"), ns)  # noqa: S102 - the chapter's own cell
+    exec(_cell(src, 'selfcheck.check("Exercise 3"'), ns)  # noqa: S102
+    assert recorded["exercise"] == "Exercise 3"
+    c = pool.verdicts[:, 0, :].sum(axis=1)
+    shuffled = float(np.mean((c**2 + (k - c) ** 2) / k**2))
+    p = c.sum() / (n * k)
+    naive = p**2 + (1 - p) ** 2
+    expected, kw = recorded["expected"], recorded["kw"]
+    assert expected["matched agreement"] == pytest.approx(1.0)
+    assert expected["shuffled agreement"] == pytest.approx(shuffled, abs=1e-12)
+    assert shuffled - naive > 0.05  # the case the exercise's solution explains
+    right = {"matched agreement": 1, "shuffled agreement": round(shuffled, 2)}
+    assert all(v.passed for v in SC.verdicts(right, expected, **kw))
+    for wrong in ({"matched agreement": 1, "shuffled agreement": naive},
+                  {"matched agreement": round(shuffled, 2), "shuffled agreement": round(shuffled, 2)}):
+        states = [v.state for v in SC.verdicts(wrong, expected, **kw)]
+        assert "outside" in states and "unanswered" not in states, (wrong, states)
+    assert [v.state for v in SC.verdicts(recorded["mine"], expected, **kw)] == ["unanswered"] * 2
