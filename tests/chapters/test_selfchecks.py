@@ -146,3 +146,20 @@ def test_seed_pool_exercise_3_self_check_passes_the_right_answer_only():
         states = [v.state for v in SC.verdicts(wrong, expected, **kw)]
         assert "outside" in states and "unanswered" not in states, (wrong, states)
     assert [v.state for v in SC.verdicts(recorded["mine"], expected, **kw)] == ["unanswered"] * 2
+
+
+def test_each_quantity_may_have_its_own_tolerance():
+    """Chapter 06, exercise 4 checks a count exactly and a budget within half the grid step."""
+    expected = {"count": 3, "B": 1.25}
+    tol = {"count": 0.5, "B": 0.04}
+    assert all(v.passed for v in SC.verdicts({"count": 3, "B": 1.28}, expected, abs_tol=tol))
+    assert [v.state for v in SC.verdicts({"count": 3, "B": 1.3}, expected, abs_tol=tol)] == ["within", "outside"]
+    assert [v.state for v in SC.verdicts({"count": 4, "B": 1.25}, expected, abs_tol=tol)] == ["outside", "within"]
+    assert [v.tol for v in SC.verdicts({}, expected, abs_tol=tol)] == [0.5, 0.04]
+    text = SC.render("Exercise 4", SC.verdicts({"count": 3, "B": 1.3}, expected, abs_tol=tol))
+    assert "±0.5" in text and "±0.04" in text and "1.25" not in text
+    for bad in ({"count": 0.5}, {"count": 0.5, "B": 0.04, "C": 1}):
+        with pytest.raises(ValueError, match="each quantity"):
+            SC.verdicts({}, expected, abs_tol=bad)
+    with pytest.raises(ValueError, match="abs_tol"):
+        SC.verdicts({}, expected, abs_tol={"count": -1, "B": 0.04})
