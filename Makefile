@@ -107,14 +107,13 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the page check"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-# The default build, the student edition and the slides, each page in headless Chromium.
+# The site make book last built, each page in headless Chromium: the book, its student edition
+# (_book/student/) and slides (_book/slides/). Nothing is rebuilt: run make book first.
 check-book: setup chromium
-	$(PY) -m oraclegap.book build --student $(BOOK_ARGS)
-	$(PY) -m oraclegap.book slides
 	$(PY) -m oraclegap.book check
 
 # The class deck (revealjs), block by block as the instructors' 90-minute plan goes, into _slides/
-# (make book also puts it into the site, _book/slides/).
+# and, when the site is built, into it (_book/slides/; make book renders it there too).
 slides: setup quarto
 	$(PY) -m oraclegap.book slides
 

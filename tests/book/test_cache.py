@@ -369,6 +369,31 @@ def test_the_classroom_kit_is_cached_like_the_book(tmp_path, capsys, monkeypatch
 
 
 @pytest.mark.notebooks
+def test_a_standalone_slides_run_lands_in_the_site_and_is_reused(tmp_path, monkeypatch):
+    """make slides renders the deck into _slides/ with the key the kit compares and puts it into
+    the built site (_book/slides/), recording it, so the site is still current and the next
+    render of the book reuses the deck instead of rendering it again."""
+    from oraclegap.book.cli import main
+
+    _tiny_book(tmp_path)
+    (tmp_path / "instructors.qmd").write_text("## A 90-minute plan\n\n| minutes | what | where |\n|---|---|---|\n"
+                                             "| 0-90 | All of it | @sec-c |\n")
+    calls = _stub_quarto(monkeypatch)
+    monkeypatch.setattr("oraclegap.book.check.chromium", lambda: None)
+    b = tmp_path / "_book"
+    book.build(tmp_path, small=True)
+    assert [len(v) for v in calls.values()] == [1, 1, 1]
+    (b / "slides" / "index.html").unlink()
+    monkeypatch.chdir(tmp_path)
+    assert main(["slides"]) == 0 and len(calls["slides"]) == 2
+    assert (b / "slides" / "index.html").is_file() and book.unowned_book_files(b) == []
+    assert book.build(tmp_path, small=True)["render_skipped"]
+    (b / "index.html").unlink()  # the book renders again; the deck of make slides is reused
+    r = book.build(tmp_path, small=True)
+    assert [len(v) for v in calls.values()] == [2, 1, 2] and r["kit"]["slides"] == "reused"
+
+
+@pytest.mark.notebooks
 def test_no_render_executes_the_chapters_only(tmp_path, monkeypatch):
     """make notebooks (build --no-render): the chapters are executed and cached, nothing is
     rendered and no Quarto is looked for."""

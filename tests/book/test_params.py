@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,7 @@ def test_the_instructors_page_shows_the_table_and_asks_only_for_tested_changes()
 def test_labels_and_the_scan_of_p_options():
     ch = {"ADAPTERS": ["a", "b"], "K": 64, "MODE": "strongest", "GRID": [1, 2]}
     label = P.change_label(ch)
-    assert label == "-p ADAPTERS '[\"a\", \"b\"]' -p K 64 -p MODE strongest -p GRID \"[1, 2]\""
+    assert label == "-p ADAPTERS '[\"a\", \"b\"]' -p K 64 -p MODE strongest -p GRID '[1, 2]'"
     assert P.exercise_changes(f"then rerun with `{label}` and compare") == [ch]
     assert P.exercise_changes("rerun with `-p K 64`, or `make book BOOK_ARGS='--only 02 -p POOL x'`") == [
         {"K": 64}, {"POOL": "x"}]
@@ -79,6 +80,49 @@ def test_labels_and_the_scan_of_p_options():
         P.Param("1", ("K",), "-", ({"K": 1},), "-")
     with pytest.raises(ValueError, match="must set only"):
         P.Param("01", ("K",), "-", ({"M": 1},), "-")
+
+
+def _parsed(argv: list[str]) -> dict:
+    """The parameters of ``-p NAME VALUE`` words, read as the book's command line reads them."""
+    assert len(argv) % 3 == 0 and argv[::3] == ["-p"] * (len(argv) // 3), argv
+    return {argv[i + 1]: P.parse_value(argv[i + 2]) for i in range(0, len(argv), 3)}
+
+
+def test_every_tested_change_reaches_the_chapter_typed_from_a_shell_and_from_make():
+    for row in P.PARAMETERS:
+        for ch in row.changes:
+            label = P.change_label(ch)
+            assert _parsed(shlex.split(label)) == ch, label
+            # make book BOOK_ARGS="...": the outer shell keeps the single quotes and drops the
+            # double quotes inside them; the recipe's shell then splits BOOK_ARGS again
+            words = shlex.split(f'make book BOOK_ARGS="--only {row.chapter} {label}"')
+            book_args = shlex.split(words[2].removeprefix("BOOK_ARGS="))
+            assert book_args[:2] == ["--only", row.chapter]
+            assert _parsed(book_args[2:]) == ch, label
+
+
+def test_parse_value_reads_json_then_yaml_then_text():
+    assert P.parse_value("64") == 64 and P.parse_value("0.1") == 0.1 and P.parse_value("1e-3") == 0.001
+    assert P.parse_value('["a", "b"]') == ["a", "b"]
+    # what papermill's -y gives for the same text: YAML lists without (or with Python's) quotes
+    assert P.parse_value("[primary-light-s1, secondary-light-s1]") == ["primary-light-s1", "secondary-light-s1"]
+    assert P.parse_value("['a', 'b']") == ["a", "b"]
+    assert P.parse_value("True") is True and P.parse_value("~") is None and P.parse_value(".5") == 0.5
+    for text in ("strongest", "lab-seed-secondary", "data/pool.npz:verdicts", "", "[1, 2", "2026-12-07"):
+        assert P.parse_value(text) == text  # no JSON value (a date) or no YAML at all: the text
+
+
+def test_the_book_cli_passes_list_parameters_as_lists(monkeypatch):
+    from oraclegap.book import cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "build", lambda **kw: seen.update(kw) or {})
+    monkeypatch.chdir(ROOT)
+    argv = ["build", "--only", "07", "-p", "ADAPTERS", "[primary-light-s1, secondary-light-s1]",
+            "-p", "K_GRID", "[2, 64]", "-p", "LAB_POOL", "lab-seed-secondary", "-p", "N_LIVE", "8"]
+    assert cli.main(argv) == 0
+    assert seen["parameters"] == {"ADAPTERS": ["primary-light-s1", "secondary-light-s1"], "K_GRID": [2, 64],
+                                  "LAB_POOL": "lab-seed-secondary", "N_LIVE": 8}
 
 
 def test_overwritten_parameters_are_named():

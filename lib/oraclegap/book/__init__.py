@@ -21,15 +21,17 @@
        (``make notebooks``).
 
 ``python -m oraclegap.book check``
-    checks every page the last build wrote, statically and in headless Chromium (:mod:`.check`):
-    broken images, unresolved references, sub-figure panels, error outputs, tables that need
-    horizontal scrolling at 1280 px; a screenshot per page goes to ``screenshots/``.
+    checks every page the last build wrote into ``_book/`` (with the student edition and the
+    slides there), statically and in headless Chromium (:mod:`.check`): broken images,
+    unresolved references, sub-figure panels, error outputs, tables that need horizontal
+    scrolling at 1280 px; a screenshot per page goes to ``screenshots/``.
 
 ``python -m oraclegap.book quarto`` finds or installs Quarto and says which (``make quarto``);
 ``python -m oraclegap.book pdf`` prints the rendered pages to ``_book/oraclegap.pdf`` and links it;
 ``python -m oraclegap.book build --student`` renders the student edition (no solutions) into
 ``_book-student/``; ``python -m oraclegap.book slides`` renders the class deck into ``_slides/``
-(:mod:`.editions`, :mod:`.slides`); exercises with a numeric answer carry self-checks
+(:mod:`.editions`, :mod:`.slides`); both put their render into ``_book/`` too when it is built;
+exercises with a numeric answer carry self-checks
 (:mod:`.selfcheck`);
 ``python -m oraclegap.book structure`` checks ``_quarto.yml`` against ``notebooks/``.
 

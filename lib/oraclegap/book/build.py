@@ -46,6 +46,7 @@ __all__ = [
     "render_slides",
     "unowned_book_files",
     "files_digest",
+    "execute_recorded",
     "BUILD_RECORD",
 ]
 
@@ -153,6 +154,39 @@ def render_key(root: Path, renderer: str, *, small: bool, profile: str | None, w
     return hashlib.sha256(facts.encode()).hexdigest()
 
 
+def execute_recorded(src: Path, out: Path, params: dict, static: dict, root: Path, *, log: Path,
+                     name: str, say=None) -> tuple[str | None, float]:
+    """Execute the chapter source ``src`` into ``out`` with papermill ``params`` (from ``root``,
+    the kernel recording its data reads in ``log``) and, when it ran clean, write the execution
+    cache's key of ``out``: ``static`` (:func:`.cache.static_key`) with the fingerprints of the
+    data files it read. Returns (failure, seconds): failure is None for a clean run, else the
+    exception's type and the last line of its message, or the notebook's first error output (a
+    failed run gets no key, so it runs again next time). ``say`` (default: a progress-bar-safe
+    print) gets the warning, labelled ``name``, that the kernel recorded no data reads."""
+    import nbformat
+
+    cache.drop_key(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data_roots, data_ignore = _data_roots(root)
+    t0 = time.perf_counter()
+    failure = None
+    try:
+        execute_chapter(src, out, params, cwd=root, datalog=log, data_roots=data_roots, data_ignore=data_ignore)
+    except Exception as exc:  # papermill raises its own error types; the notebook holds the error
+        failure = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}"
+    secs = time.perf_counter() - t0
+    if failure is None and out.exists():
+        errs = error_outputs(nbformat.read(out, as_version=4))
+        failure = errs[0] if errs else None
+    if failure is None:
+        started, declared, read = _datalog.read_log(log)
+        if not started:
+            (say or _say)(f"  {name}: warning: the kernel did not record its data reads; it will run again next time")
+        cache.write_key(out, static, cache.data_fingerprints(declared + read, root) if started else None)
+    log.unlink(missing_ok=True)
+    return failure, secs
+
+
 def _rendered_is_current(root: Path, key: str) -> bool:
     """``_book/`` was rendered from inputs with this :func:`render_key` and still holds exactly
     the files that build wrote (same names, same bytes: a page re-rendered by hand, edited or
@@ -229,7 +263,6 @@ def build(
     put the classroom kit (:mod:`.kit`: student edition, slides, PDF) into ``_book/`` with the
     book (default: yes, unless ``only`` names chapters); ``render=False`` executes the chapters
     and stops (``make notebooks``: no Quarto needed)."""
-    import nbformat
     from tqdm.auto import tqdm
 
     if renderer not in ("auto", "quarto", "fallback"):
@@ -254,7 +287,6 @@ def build(
             raise ValueError(f"--only {only} matches no chapter in notebooks/")
     lib_dir = _library_dir()
     env_key = _environment_key()
-    data_roots, data_ignore = _data_roots(root)
     executed, cached, failures, times = [], [], [], {}
     t_exec = time.perf_counter()
     lock = cache.lock_key(root)
@@ -273,29 +305,10 @@ def build(
         """Execute one chapter; (ran, failure or None, seconds). Chapters never read each other's
         outputs, so they may run side by side (each in its own kernel process)."""
         _say(f"  {src.stem}: executing ({'; '.join(reasons)})")
-        cache.drop_key(out)
-        log = out.with_name(f".{src.stem}.datalog")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        failure = None
-        try:
-            execute_chapter(src, out, params, cwd=root, datalog=log, data_roots=data_roots, data_ignore=data_ignore)
-        except Exception as exc:  # papermill raises its own error types; report and go on
-            failure = f"{src.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        secs = time.perf_counter() - t0
-        ran = out.exists()
-        if ran:
-            errs = error_outputs(nbformat.read(out, as_version=4))
-            if errs and failure is None:
-                failure = f"{src.name}: {errs[0]}"
-        if failure is None:
-            started, declared, read = _datalog.read_log(log)
-            if not started:
-                _say(f"  {src.stem}: warning: the kernel did not record its data reads; it will run again next time")
-            cache.write_key(out, static, cache.data_fingerprints(declared + read, root) if started else None)
-        log.unlink(missing_ok=True)
+        failure, secs = execute_recorded(src, out, params, static, root, name=src.stem,
+                                         log=out.with_name(f".{src.stem}.datalog"))
         _say(f"  {src.stem}: {secs:.1f} s")
-        return ran, failure, secs
+        return out.exists(), None if failure is None else f"{src.name}: {failure}", secs
 
     n_jobs = max(1, min(int(jobs or default_jobs()), len(todo) or 1))
     todo = longest_first(todo, expected_seconds(root, small=bool(params.get("SMALL"))))
@@ -353,9 +366,12 @@ def build(
         t_render = time.perf_counter()
         info = render_student(root, quarto, small=small_book)
         render_s = time.perf_counter() - t_render
+        placed = classroom.place_part(root, "student")
         total = time.perf_counter() - t_start
         print(f"book: student edition ({info['solutions_removed']} solutions removed) rendered in {render_s:.1f} s "
-              f"into {root / editions.STUDENT_DIR}/; total {total:.1f} s")
+              f"into {root / editions.STUDENT_DIR}/"
+              + (f" and put into the site, {placed.relative_to(root)}/" if placed else "")
+              + f"; total {total:.1f} s")
         return {"renderer": "quarto", "detail": quarto.describe(), "executed": executed, "cached": cached,
                 "seconds": times, "render_seconds": render_s, "total_seconds": total, "small": small_book,
                 "student": info, "jobs": n_jobs}
@@ -472,10 +488,12 @@ def render_student(root: Path, quarto: Quarto, *, small: bool = False, key: str 
                    staged: dict[str, int] | None = None, quiet: bool = False) -> dict:
     """Render the student edition of the executed chapters into ``_book-student/``
     (:func:`.editions.stage_student_site`; the banner says which edition it is), recording ``key``
-    (the :func:`render_key` of its inputs) for the classroom kit's cache. ``staged``: what
+    (default :func:`.kit.kit_key`: the :func:`render_key` of its inputs) for the classroom kit's
+    cache. ``staged``: what
     :func:`.editions.stage_student_site` returned when ``.student-stage/`` is staged already;
     ``quiet``: Quarto's progress lines are not printed (a render beside the book's own)."""
     _refuse_unowned(root / editions.STUDENT_DIR)
+    key = key if key is not None else classroom.kit_key(root, quarto, "student", small=small)
     stage = root / ".student-stage"
     removed = staged if staged is not None else editions.stage_student_site(root, stage)
     notes = ([SMALL_NOTE] if small else []) + [STUDENT_NOTE]
@@ -511,13 +529,15 @@ def _render_deck(stage: Path, quarto: Quarto, deck: Path) -> tuple[bool, str]:
 
 def render_slides(root: Path | None = None, quarto: Quarto | None = None, *, key: str | None = None) -> dict:
     """Render the class deck (:func:`.slides.slide_deck`) with Quarto revealjs into ``_slides/``
-    (``_slides/index.html``), recording ``key`` (the :func:`render_key` of its inputs) for the
-    classroom kit's cache."""
+    (``_slides/index.html``), recording ``key`` (default :func:`.kit.kit_key`: the
+    :func:`render_key` of its inputs) for the classroom kit's cache."""
     root = project_root(root)
     quarto = quarto or quarto_tools.find_quarto(root, install=True)
     if not quarto:
         raise ValueError(f"the slides need Quarto: {quarto.describe()}")
     _refuse_unowned(root / editions.SLIDES_DIR)
+    small = any(_ran_small(root / p.file) for p in quarto_pages(root) if p.is_chapter and (root / p.file).is_file())
+    key = key if key is not None else classroom.kit_key(root, quarto, "slides", small=small)
     stage = root / ".slides-stage"
     deck = slides.write_slides(root, stage)
     try:
@@ -527,7 +547,6 @@ def render_slides(root: Path | None = None, quarto: Quarto | None = None, *, key
         (stage / "slides.html").rename(stage / "index.html")
         for leftover in (deck,):
             leftover.unlink()
-        small = any(_ran_small(root / p.file) for p in quarto_pages(root) if p.is_chapter and (root / p.file).is_file())
         line = _finish_pages(root, stage, quarto.describe() + ", revealjs slides", small)
         n_slides = (stage / "index.html").read_text(encoding="utf-8").count("<section")
         (stage / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "slides", "pages": ["index.html"],

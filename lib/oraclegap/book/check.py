@@ -14,7 +14,8 @@ probe page (``--dump-dom`` with file access between local pages), which reports 
 failed to load, tables wider than the column that holds them (they would need horizontal
 scrolling), code names (``p_upper``) as column headers of captioned tables, unresolved
 references in the rendered text and math that MathJax did not typeset; a screenshot per page goes to
-``screenshots/``.
+``screenshots/``. The classroom kit's student edition and slides are checked where the build puts
+them, ``_book/student/`` and ``_book/slides/`` (:func:`kit_editions`).
 
 Each chapter page is also measured (:func:`chapter_measures`, :mod:`.measure`): its main line's prose
 words, ``##`` sections and table columns are printed, and a main line over 6,500 words or a
@@ -33,7 +34,7 @@ from pathlib import Path
 from .structure import BOOK_DIR, quarto_pages
 
 __all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "page_problems", "bibliography_problems",
-           "probe_page", "chapter_measures", "check_pages", "print_pdf"]
+           "probe_page", "chapter_measures", "kit_editions", "check_pages", "print_pdf"]
 
 MANIFEST = ".og-build.json"
 CHROMIUM_FLAGS = (
@@ -209,14 +210,30 @@ def probe_page(browser: str, path: Path, width: int = WIDTH) -> dict:
     return json.loads(html_unescape(m.group(1)))
 
 
-def _edition_pages(book: Path, root: Path) -> tuple[str, list[str]]:
-    if book == root / BOOK_DIR:
-        return book_pages(root)
+def kit_editions(root: Path) -> tuple[list[tuple[str, Path, list[str]]], list[str]]:
+    """The classroom kit's editions in the rendered site: ([(part, its folder in ``_book/``, its
+    pages)] for each part the last build (or a later ``slides`` or ``build --student`` run) put
+    there, [a line for each part it did not]). The build record (``_book/.og-build.json``, key
+    ``kit``) says which parts were made; the student edition has the book's pages, the slides
+    one page."""
+    from .kit import PARTS
+
+    book = Path(root) / BOOK_DIR
     try:
-        man = json.loads((book / MANIFEST).read_text(encoding="utf-8"))
-        return str(man.get("renderer", "unknown")), list(man["pages"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return "unknown", ["index.html"]
+        kit = json.loads((book / MANIFEST).read_text(encoding="utf-8")).get("kit")
+    except (OSError, ValueError, AttributeError):
+        kit = None
+    kit = kit if isinstance(kit, dict) else {}
+    found, missing = [], []
+    for part, (sub, _) in PARTS.items():
+        state = kit.get(part)
+        if state in ("rendered", "reused"):
+            found.append((part, book / sub, book_pages(root)[1] if part == "student" else ["index.html"]))
+        else:
+            why = ((kit.get("skipped") or {}).get(part) if state == "skipped" else
+                   kit.get("no_pdf_reason") if part in kit else None) or "its build record names no classroom kit"
+            missing.append(f"{BOOK_DIR}/{sub}/: not built ({why}); make book builds it")
+    return found, missing
 
 
 def chapter_measures(book: Path, pages: list[str], max_words: int | None = None,
@@ -241,11 +258,12 @@ def chapter_measures(book: Path, pages: list[str], max_words: int | None = None,
 
 
 def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[str]:
-    """Check every rendered page of the last build statically and in headless Chromium, saving
-    a screenshot per page under ``screenshots/``; returns the problems found. The student edition
-    (``_book-student/``: also no solution may show) and the slides (``_slides/``) are checked the
-    same way when they were built."""
-    from .editions import SLIDES_DIR, SOLUTION_CLASS, STUDENT_DIR
+    """Check every rendered page of the site that ``make book`` last built (``_book/``), statically
+    and in headless Chromium, saving a screenshot per page under ``screenshots/``; returns the
+    problems found. The classroom kit's editions in it (:func:`kit_editions`: the student edition
+    in ``_book/student/``, where also no solution may show, and the slides in ``_book/slides/``)
+    are checked the same way; a part the build left out is named and skipped."""
+    from .editions import SOLUTION_CLASS
     from .structure import project_root
 
     root = project_root(root)
@@ -261,19 +279,21 @@ def check_pages(root: Path | None = None, shots: str = "screenshots") -> list[st
         return problems + ["no Chromium found: install Debian's `chromium` (apt-get install chromium) and rerun"]
     out = root / shots
     out.mkdir(exist_ok=True)
-    for edition in (book, root / STUDENT_DIR, root / SLIDES_DIR):
-        if edition != book and not (edition / "index.html").is_file():
-            print(f"check: {edition.name}/ not built; skipped")
-            continue
-        renderer, pages = _edition_pages(edition, root)
-        print(f"check: {edition.name}/: {len(pages)} page(s) rendered by {renderer}")
-        found = _check_edition(root, edition, pages, browser, out, slides=edition.name == SLIDES_DIR)
-        if edition.name == STUDENT_DIR:
-            found += bibliography_problems(root, edition)
-            found += [f"{edition.name}/{pg}: shows an exercise solution" for pg in pages
-                      if (edition / pg).is_file() and SOLUTION_CLASS in (edition / pg).read_text(encoding="utf-8")]
-        problems += found if edition == book else [f"{edition.name}/{p}" if not p.startswith(edition.name) else p
-                                                   for p in found]
+    renderer, pages = book_pages(root)
+    print(f"check: {BOOK_DIR}/: {len(pages)} page(s) rendered by {renderer}")
+    problems += _check_edition(root, book, pages, browser, out)
+    editions, missing = kit_editions(root)
+    for line in missing:
+        print(f"check: {line}; skipped")
+    for part, folder, pages in editions:
+        label = folder.relative_to(root).as_posix()
+        print(f"check: {label}/: {len(pages)} page(s)")
+        found = _check_edition(root, folder, pages, browser, out, slides=part == "slides")
+        if part == "student":
+            found += bibliography_problems(root, folder)
+            found += [f"{pg}: shows an exercise solution" for pg in pages
+                      if (folder / pg).is_file() and SOLUTION_CLASS in (folder / pg).read_text(encoding="utf-8")]
+        problems += [p if p.startswith(label + "/") else f"{label}/{p}" for p in found]
     return problems
 
 
@@ -281,7 +301,7 @@ def _check_edition(root: Path, book: Path, pages: list[str], browser: str, out: 
     from .buildline import page_build_line
 
     problems = []
-    prefix = "" if book.name == BOOK_DIR else book.name + "__"
+    prefix = "" if book == root / BOOK_DIR else book.name + "__"
     for page in pages:
         path = book / page
         if not path.is_file():

@@ -8,14 +8,13 @@ standard error and a non-zero exit status.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
 from . import mathjax
 from .build import build, render_slides
 from .check import check_pages
-from .kit import make_pdf
+from .kit import make_pdf, place_part
 from .quarto import find_quarto
 from .structure import numbering_notes, project_root, structure_problems
 
@@ -30,7 +29,8 @@ def main(argv=None) -> int:
     b = sub.add_parser("build", help="execute the chapters whose inputs changed and render the book")
     b.add_argument("--small", action="store_true", help="run every chapter with SMALL=True")
     b.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
-                   help="a papermill parameter for every chapter (VALUE parsed as JSON when possible)")
+                   help="a papermill parameter for every chapter (VALUE read as JSON, else as YAML "
+                        "like papermill's -y, else as text: -p ADAPTERS '[a, b]' passes a list)")
     b.add_argument("--only", action="append", help="chapter number prefix to run, e.g. 01 (repeatable)")
     b.add_argument("--renderer", choices=("auto", "quarto", "fallback"), default="auto")
     b.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
@@ -40,7 +40,8 @@ def main(argv=None) -> int:
     b.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="chapters executed side by side (default: CPU count, at most 4; $OG_BOOK_JOBS)")
     b.add_argument("--student", action="store_true",
-                   help="render the student edition (no exercise solutions) into _book-student/")
+                   help="render the student edition (no exercise solutions) into _book-student/ and "
+                        "put it into the site (_book/student/) when _book/ is built")
     b.add_argument("--no-kit", dest="kit", action="store_false", default=None,
                    help="leave the classroom kit (student edition, slides, PDF) out of _book/ "
                         "(it is left out anyway with --only)")
@@ -49,8 +50,10 @@ def main(argv=None) -> int:
     pg = sub.add_parser("pages", help="rewrite the pages generated from the library (data.qmd from the dataset registry)")
     pg.add_argument("--time-audit", action="store_true",
                     help="first time the instructors' class audit (needs its released data) and record it")
-    sub.add_parser("slides", help="render the class slides (revealjs) from the executed chapters into _slides/")
-    sub.add_parser("check", help="check the rendered pages statically and in headless Chromium")
+    sub.add_parser("slides", help="render the class slides (revealjs) from the executed chapters into _slides/ "
+                                 "and put them into the site (_book/slides/) when _book/ is built")
+    sub.add_parser("check", help="check the rendered site (_book/: the book, its student edition and slides) "
+                                "statically and in headless Chromium")
     sub.add_parser("structure", help="check _quarto.yml against notebooks/ and cross-references")
     sub.add_parser("quarto", help="find or install Quarto (PATH, .quarto-kit/, $OG_QUARTO_KIT, PyPI) and say which")
     sub.add_parser("pdf", help="print the rendered pages to _book/oraclegap.pdf with headless Chromium "
@@ -64,12 +67,7 @@ def main(argv=None) -> int:
     if args.cmd == "check-params":
         return book_params.run_command(args)
     if args.cmd == "build":
-        params = {}
-        for name, value in args.parameter:
-            try:
-                params[name] = json.loads(value)
-            except json.JSONDecodeError:
-                params[name] = value
+        params = {name: book_params.parse_value(value) for name, value in args.parameter}
         try:
             res = build(small=args.small, parameters=params, only=args.only, renderer=args.renderer,
                         force=args.force, student=args.student, jobs=args.jobs, kit=args.kit,
@@ -110,10 +108,12 @@ def main(argv=None) -> int:
     if args.cmd == "slides":
         try:
             res = render_slides(root)
+            placed = place_part(root, "slides")
         except (ValueError, RuntimeError) as exc:
             print(f"slides failed: {exc}", file=sys.stderr)
             return 1
-        print(f"slides: {res['slides']} slide sections in {res['dir']}/index.html")
+        print(f"slides: {res['slides']} slide sections in {res['dir']}/index.html"
+              + (f", put into the site at {placed.relative_to(root)}/index.html" if placed else ""))
         return 0
     if args.cmd == "pdf":
         try:

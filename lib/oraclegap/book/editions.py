@@ -9,9 +9,11 @@ solution-free copies of the chapters into a staging folder, Quarto renders that 
 result lands in ``_book-student/``.
 
 **Slides** (``python -m oraclegap.book slides``, ``make slides``): the class deck of
-:mod:`.slides`, rendered into ``_slides/``. Both editions also go into the site with the book
-(:mod:`.kit`: ``_book/student/``, ``_book/slides/``); the student edition shows the sidebar's
-classroom-kit menu from there (:func:`student_tools`).
+:mod:`.slides`, rendered into ``_slides/``. ``_book-student/`` and ``_slides/`` hold each
+edition's last render (the classroom kit's cache); the editions are read in the site, where
+``make book`` and the standalone runs put them (:mod:`.kit`: ``_book/student/``,
+``_book/slides/``); the student edition shows the sidebar's classroom-kit menu from there
+(:func:`student_tools`).
 """
 
 from __future__ import annotations

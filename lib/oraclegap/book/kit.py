@@ -12,9 +12,12 @@ beside it, so that one folder holds everything a class needs:
 
 Every page of the book links the kit through the sidebar's tools menu (``_quarto.yml``), and the
 instructors' page lists it. Each part is cached like the chapters: the editions keep their own
-render in ``_book-student/`` and ``_slides/`` with the key of the inputs they were rendered from,
-the PDF in ``.cache/book/`` with the key of the book it printed; a part whose key is unchanged is
-copied into place instead of being made again.
+render in ``_book-student/`` and ``_slides/`` with the key of the inputs they were rendered from
+(:func:`kit_key`), the PDF in ``.cache/book/`` with the key of the book it printed; a part whose
+key is unchanged is copied into place instead of being made again. The standalone runs
+(``python -m oraclegap.book slides``, ``build --student``, ``pdf``) put what they make into the
+built site as well (:func:`place_part`, :func:`make_pdf`), so ``_book/`` is the one place that
+holds the kit and that ``python -m oraclegap.book check`` reads.
 """
 
 from __future__ import annotations
@@ -31,17 +34,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._io import atomic_write
+from .editions import SLIDES_DIR, STUDENT_DIR, STUDENT_PROFILE
 from .structure import BOOK_DIR
 
 __all__ = [
     "STUDENT_SUBDIR",
     "SLIDES_SUBDIR",
+    "PARTS",
     "PDF_NAME",
     "PDF_HELP",
     "PDF_CACHE",
     "KIT_OUTPUTS",
+    "kit_key",
     "edition_is_current",
     "place_edition",
+    "place_part",
     "placeholder_page",
     "cached_pdf",
     "place_pdf",
@@ -55,6 +62,9 @@ __all__ = [
 
 STUDENT_SUBDIR = "student"
 SLIDES_SUBDIR = "slides"
+#: The kit's editions: part -> (its folder inside ``_book/``, the folder of its own render).
+PARTS = {"student": (STUDENT_SUBDIR, STUDENT_DIR), "slides": (SLIDES_SUBDIR, SLIDES_DIR)}
+_PART_RENDERER = {"student": (", student edition", STUDENT_PROFILE), "slides": (", revealjs slides", "slides")}
 PDF_NAME = "oraclegap.pdf"
 PDF_HELP = "oraclegap-pdf.html"
 PDF_CACHE = Path(".cache") / "book"
@@ -69,6 +79,18 @@ _PDF_HOWTO = (
     "<code>python -m oraclegap.book pdf</code>) in the project: it writes <code>_book/{pdf}</code> "
     "and points the book's PDF links at it. The next <code>make book</code> prints it as well."
 )
+
+
+def kit_key(root: Path, quarto, part: str, *, small: bool) -> str:
+    """The :func:`.build.render_key` of the kit's ``part`` ("student" or "slides") rendered by
+    ``quarto`` from the executed chapters under ``root`` (``small``: they ran with SMALL): what
+    its render in its own folder records, so that a build reuses it while its inputs stand."""
+    from .build import render_key
+
+    if part not in _PART_RENDERER:
+        raise ValueError(f"the classroom kit's parts are {sorted(_PART_RENDERER)}, got {part!r}")
+    suffix, profile = _PART_RENDERER[part]
+    return render_key(root, quarto.describe() + suffix, small=small, profile=profile)
 
 
 def edition_is_current(folder: Path, key: str) -> bool:
@@ -106,6 +128,55 @@ def place_edition(src: Path, dest: Path) -> int:
         _link_or_copy(f, target)
         n += 1
     return n
+
+
+def _book_record(book: Path) -> dict:
+    """The build record of the rendered book in ``book`` (``.og-build.json``); ``ValueError`` when
+    there is none."""
+    from .build import BUILD_RECORD
+
+    try:
+        record = json.loads((Path(book) / BUILD_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise ValueError(f"{book} holds no rendered book; run `make book` first") from None
+    if not isinstance(record, dict) or not isinstance(record.get("pages"), list):
+        raise ValueError(f"{Path(book) / BUILD_RECORD} is not a build record; run `make book` again")
+    return record
+
+
+def _write_book_record(book: Path, record: dict) -> None:
+    """Write ``record`` back with the files now under ``book`` and their digest, so that the next
+    build still knows every file of ``_book/`` (:func:`.build.unowned_book_files`) and whether
+    it is current."""
+    from .build import BUILD_RECORD, files_digest
+
+    book = Path(book)
+    files = sorted(p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file() and p.name != BUILD_RECORD)
+    record.update(files=files, files_digest=files_digest(book, files))
+    atomic_write(book / BUILD_RECORD, json.dumps(record, indent=1))
+
+
+def place_part(root: Path, part: str) -> Path | None:
+    """Put the kit's ``part`` ("student" or "slides"), as last rendered into its own folder
+    (``_book-student/``, ``_slides/``), into the rendered site (``_book/student/``,
+    ``_book/slides/``) and note it in the site's build record, so that the site is the one place
+    that holds (and :func:`.check.check_pages` checks) every edition. Returns the folder in
+    ``_book/``, or None when ``_book/`` holds no rendered book to put it in."""
+    root = Path(root)
+    if part not in PARTS:
+        raise ValueError(f"the classroom kit's parts are {sorted(PARTS)}, got {part!r}")
+    sub, own = PARTS[part]
+    book = root / BOOK_DIR
+    try:
+        record = _book_record(book)
+    except ValueError:
+        return None
+    if not (root / own / "index.html").is_file():
+        raise ValueError(f"{root / own} holds no rendered {part}")
+    place_edition(root / own, book / sub)
+    record["kit"] = dict(record.get("kit") or {}, **{part: "rendered"})
+    _write_book_record(book, record)
+    return book / sub
 
 
 def placeholder_page(path: Path, title: str, body_html: str) -> Path:
@@ -213,7 +284,7 @@ def start_kit(root: Path, quarto, *, small: bool) -> KitJob:
     book's render (the stages are written here, before the book's render starts writing into the
     project). :func:`finish_kit` waits for them and puts everything in place."""
     from . import editions
-    from .build import render_key, render_slides, render_student
+    from .build import render_slides, render_student
     from .slides import plan_blocks
 
     root = Path(root)
@@ -222,10 +293,8 @@ def start_kit(root: Path, quarto, *, small: bool) -> KitJob:
         plan_blocks(root)
     except ValueError as exc:
         job.skipped["slides"] = str(exc)
-    describe = quarto.describe()
-    keys = {"student": render_key(root, describe + ", student edition", small=small, profile=editions.STUDENT_PROFILE),
-            "slides": render_key(root, describe + ", revealjs slides", small=small, profile="slides")}
-    dirs = {"student": root / editions.STUDENT_DIR, "slides": root / editions.SLIDES_DIR}
+    keys = {part: kit_key(root, quarto, part, small=small) for part in PARTS}
+    dirs = {part: root / folder for part, (_, folder) in PARTS.items()}
     todo = {part: keys[part] for part in keys
             if part not in job.skipped and not edition_is_current(dirs[part], keys[part])}
     job.cached = [part for part in keys if part not in todo and part not in job.skipped]
@@ -267,7 +336,6 @@ def finish_kit(job: KitJob, *, key: str | None, pages: list[str],
     to the page that says how to make it. Returns what was done, with the seconds of each step."""
     import time
 
-    from . import editions
     from .check import chromium, print_pdf
 
     root = job.root
@@ -276,7 +344,7 @@ def finish_kit(job: KitJob, *, key: str | None, pages: list[str],
     rendered = wait_kit(job)
     waited = time.perf_counter() - t0
     placed = {}
-    for part, sub, src in (("student", STUDENT_SUBDIR, editions.STUDENT_DIR), ("slides", SLIDES_SUBDIR, editions.SLIDES_DIR)):
+    for part, (sub, src) in PARTS.items():
         if part in job.skipped:
             placeholder_page(book / sub / "index.html", f"No {part} in this build",
                              f"<p>{html.escape(job.skipped[part])}</p>")
@@ -323,18 +391,12 @@ def make_pdf(root: Path, printer: Callable[..., Path] | None = None) -> Path:
     """``python -m oraclegap.book pdf``: print the rendered book to ``_book/oraclegap.pdf`` (or take
     the print of the same book from the cache), point the book's PDF links at it and record the
     change in the build's record, so the next build still knows every file of ``_book/``."""
-    from .build import BUILD_RECORD, files_digest
     from .check import print_pdf
 
     root = Path(root)
     book = root / BOOK_DIR
-    try:
-        manifest = json.loads((book / BUILD_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        raise ValueError(f"{book} holds no rendered book; run `make book` first") from None
+    manifest = _book_record(book)
     pdf, _ = place_pdf(root, manifest.get("render_key"), list(manifest["pages"]), printer or print_pdf)
     point_pdf_links(book, present=True)
-    files = sorted(p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file() and p.name != BUILD_RECORD)
-    manifest.update(files=files, files_digest=files_digest(book, files))
-    atomic_write(book / BUILD_RECORD, json.dumps(manifest, indent=1))
+    _write_book_record(book, manifest)
     return pdf

@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -42,6 +43,7 @@ __all__ = [
     "END",
     "Run",
     "change_label",
+    "parse_value",
     "parameter_defaults",
     "planned_changes",
     "instructors_table",
@@ -164,13 +166,13 @@ PARAMETERS: tuple[Param, ...] = (
 
 # ---------------------------------------------------------------------------- the table
 def _value_text(value) -> str:
-    """A value as a reader types it after ``-p NAME`` (the book CLI reads JSON, else text)."""
+    """A value as a reader types it after ``-p NAME`` (read back by :func:`parse_value`): a list
+    or mapping as JSON in single quotes, which a shell keeps whole both on the command line and
+    inside ``make book BOOK_ARGS="..."``."""
     if isinstance(value, str):
         return value
     text = json.dumps(value)
-    if not isinstance(value, (list, dict)):
-        return text
-    return f"'{text}'" if '"' in text else f'"{text}"'
+    return shlex.quote(text) if isinstance(value, (list, dict)) else text
 
 
 def change_label(change: dict) -> str:
@@ -256,18 +258,31 @@ _P_OPTION = re.compile(r"`(?:[^`]*?\s)??((?:-p\s+[A-Z_][A-Z0-9_]*\s+(?:\"[^\"]*\
 _ONE = re.compile(r"-p\s+([A-Z_][A-Z0-9_]*)\s+(\"[^\"]*\"|'[^']*'|[^\s`]+)")
 
 
-def _parse_value(text: str):
-    text = text.strip("\"'")
+def parse_value(text: str):
+    """The value of ``-p NAME VALUE`` as the book passes it to papermill: ``text`` read as JSON
+    (``64``, ``0.1``, ``"[1, 2]"``, ``'["a", "b"]'``), else as YAML the way papermill's ``-y``
+    reads it (``[a, b]``, ``['a', 'b']``, ``True``, ``.5``: a list whose quotes a shell or
+    ``make BOOK_ARGS="..."`` removed still arrives as a list), else the text itself (``strongest``,
+    ``lab-seed-secondary``; also a YAML value that is no JSON value, such as a date)."""
+    import yaml
+
     try:
         return json.loads(text)
     except json.JSONDecodeError:
+        pass
+    try:
+        value = yaml.safe_load(text)
+        json.dumps(value, allow_nan=True)
+    except (yaml.YAMLError, TypeError, ValueError):
         return text
+    return text if value is None and text.strip() not in ("~", "null", "Null", "NULL") else value
 
 
 def exercise_changes(text: str) -> list[dict]:
     """Every change a text tells a reader to pass: each code span holding ``-p NAME VALUE``
-    options, as ``{name: value}`` (values read as the book CLI reads them: JSON, else text)."""
-    return [{m.group(1): _parse_value(m.group(2)) for m in _ONE.finditer(span.group(1))}
+    options, as ``{name: value}`` (each value without its shell quotes, read by
+    :func:`parse_value` as the book CLI reads it)."""
+    return [{m.group(1): parse_value(m.group(2).strip("\"'")) for m in _ONE.finditer(span.group(1))}
             for span in _P_OPTION.finditer(text)]
 
 
@@ -331,9 +346,7 @@ def _run_one(root: Path, src: Path, row: Param, change: dict, *, scratch: Path, 
     """Execute ``src`` with SMALL and ``change`` (unless its cache is valid) and check it."""
     import nbformat
 
-    from .. import _datalog
-    from .build import _data_roots, _environment_key, _library_dir
-    from .execute import execute_chapter
+    from .build import _environment_key, _library_dir, execute_recorded
     from .prose import executed_problems
 
     run = Run(src.stem, dict(change))
@@ -358,20 +371,8 @@ def _run_one(root: Path, src: Path, row: Param, change: dict, *, scratch: Path, 
         say(f"  {src.stem} {run.label}: cached (source, library, parameters and data unchanged)")
     else:
         say(f"  {src.stem} {run.label}: executing ({'; '.join(reasons) or 'no run record'})")
-        cache.drop_key(out)
-        log = folder / ".datalog"
-        roots, ignore = _data_roots(root)
-        t0 = time.perf_counter()
-        failure = None
-        try:
-            execute_chapter(code, out, params, cwd=root, datalog=log, data_roots=roots, data_ignore=ignore)
-        except Exception as exc:  # papermill raises its own error types; the notebook holds the error
-            failure = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}"
-        run.seconds = time.perf_counter() - t0
-        if failure is None:
-            started, declared, read = _datalog.read_log(log)
-            cache.write_key(out, static, cache.data_fingerprints(declared + read, root) if started else None)
-        log.unlink(missing_ok=True)
+        failure, run.seconds = execute_recorded(code, out, params, static, root, log=folder / ".datalog",
+                                                name=f"{src.stem} {run.label}", say=say)
         atomic_write(record, json.dumps({"chapter": src.stem, "change": change, "seconds": run.seconds}))
         if failure and not out.is_file():
             run.problems.append(f"did not execute: {failure}")
