@@ -98,6 +98,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import yaml
 from IPython.display import display
 
 t_start, skipped = time.perf_counter(), []  # the chapter's clock
@@ -113,6 +114,25 @@ from oraclegap.sources import harness_fixture, open_pool
 from oraclegap.stats import nulls
 
 R.use_style()
+
+
+# %%
+def as_list(value, name):
+    """A list parameter as a list: given typed, or as the text of a JSON or YAML list such as
+    "[0.05, 0.1]" or "[primary-light-s1, primary-light-s3]" (papermill's ``-p`` passes text)."""
+    try:
+        v = yaml.safe_load(value) if isinstance(value, str) else value
+    except yaml.YAMLError:
+        v = None
+    if not isinstance(v, (list, tuple)) or not v:
+        raise ValueError(f"{name} must be a non-empty list such as [0.05, 0.1], got {value!r}")
+    return list(v)
+
+
+ADAPTERS, TAUS = as_list(ADAPTERS, "ADAPTERS"), as_list(TAUS, "TAUS")
+K_GRID = None if K_GRID is None else as_list(K_GRID, "K_GRID")
+
+# %%
 # SMALL shrinks the sizes left at None; a value given on the command line is kept
 N_LIVE = N_LIVE or (16 if SMALL else 48)
 K_LIVE = K_LIVE or (8 if SMALL else 16)
@@ -516,8 +536,7 @@ for name, res in h_audits.items():
     j = res.to_json()
     al = j["nulls"]["draw_alignment"]
     pl = j["pool"]
-    h_rows.append({"run": name, "prompts": pl["n_prompts"], "models": pl["n_policies"],
-                   "k": pl["k"],
+    h_rows.append({"run": name, "n × M × k": f"{pl['n_prompts']} × {pl['n_policies']} × {pl['k']}",
                    "declared": al["declared"], "matched": al["matched"], "shuffled": al["shuffled"],
                    "p": R.fmt_p(al["p"]), "verdict": res.verdict.code})
 h_tab = pd.DataFrame(h_rows)
@@ -525,9 +544,10 @@ h_tab = pd.DataFrame(h_rows)
 # %%
 #| label: tbl-byop-harness
 #| tbl-cap: >-
-#|   Audits of real harness outputs: the pool each importer read, the alignment it declares from
-#|   the source, the measured agreement of same-index draws against within-cell shuffles (p from
-#|   the shuffle law), and the verdict.
+#|   Audits of real harness outputs: the pool each importer read (n prompts, M models, k
+#|   responses per prompt and model), the alignment it declares from the source, the measured
+#|   agreement of same-index draws against within-cell shuffles (p from the shuffle law), and the
+#|   verdict.
 R.table(h_tab)
 
 # %%
@@ -673,6 +693,7 @@ R.show_md("Reading: the verdict is `{c0}` from k = {k0} {upto}{after}. {plan}",
 # %%
 from oraclegap.audit.study import SPECIALIZED, load_study
 from oraclegap.book import study_views as SV
+from oraclegap.stats.studies import rate_interval
 
 vs = load_study()
 cells = vs.runs.groupby(["truth", "n", "k"]).size()
@@ -687,10 +708,18 @@ R.show_md("The committed study holds {p:,} audits: {t} truth classes ({sp} of th
 # %%
 #| label: tbl-byop-study
 #| tbl-cap: >-
-#|   The verdict study's confusion table: for each verdict code (rows, in the order the rules
-#|   give them) the number of pools of each truth class (columns) that received it, pooled over n
-#|   and k; the last row counts each class's pools.
-R.table(SV.code_by_truth(vs, audit.VERDICTS, precision=False))
+#|   The verdict study's confusion table, truth classes without specialization: for each verdict
+#|   code (rows, in the order the rules give them) the number of pools of each truth class
+#|   (columns) that received it, pooled over n and k; the last row counts each class's pools.
+by_code = SV.code_by_truth(vs, audit.VERDICTS, precision=False)
+code_col, spec_cols = by_code.columns[0], [c for c in by_code.columns if c in SPECIALIZED]
+R.table(by_code.drop(columns=spec_cols))
+
+# %%
+#| label: tbl-byop-study-specialized
+#| tbl-cap: >-
+#|   The same for the truth classes with specialization.
+R.table(by_code[[code_col, *spec_cols]])
 
 # %%
 #| label: tbl-byop-study-precision
@@ -736,14 +765,22 @@ plt.show()
 # %%
 #| label: tbl-byop-study-scores
 #| tbl-cap: >-
-#|   Verdicts graded against the truth table, per truth class and k: pools whose code is correct,
-#|   acceptable (conservative) or wrong, and the wrong rate with its Wilson 95% interval (also
+#|   Verdicts graded against the truth table, per truth class pooled over k: pools whose code is
+#|   correct, acceptable (conservative) or wrong, the wrong rate with its Wilson 95% interval, and
+#|   the k with wrong codes (per truth class and k in
 #|   [a CSV file](../downloads/07_bring_your_own_pool-study-scores.csv)).
 sc = vs.scores()
 sc["wrong rate"] = [R.fmt_interval(r, lo, hi)
                     for r, lo, hi in zip(sc["rate"], sc["lo"], sc["hi"], strict=True)]
 R.csv_download(sc, "07_bring_your_own_pool-study-scores")
-R.table(sc[["truth", "k", "correct", "acceptable", "wrong", "pools", "wrong rate"]])
+by_truth = sc.groupby("truth", sort=False)[["pools", "correct", "acceptable", "wrong"]].sum()
+w_lo, w_hi = rate_interval(by_truth["wrong"], by_truth["pools"], vs.alpha)
+by_truth["wrong rate"] = [R.fmt_interval(w / n, lo, hi) for w, n, lo, hi in
+                          zip(by_truth["wrong"], by_truth["pools"], w_lo, w_hi, strict=True)]
+by_truth["wrong at"] = [", ".join(f"k = {r.k} ({r.wrong} of {r.pools})"
+                                  for r in g[g["wrong"] > 0].itertuples()) or "none"
+                        for _, g in sc.groupby("truth", sort=False)]
+R.table(by_truth.rename_axis(columns=None).reset_index())
 
 # %%
 #| label: tbl-byop-study-coverage
@@ -972,6 +1009,16 @@ R.solution("1. A larger effect is easier to detect, so the prediction is fewer r
                          more="more, against the prediction",
                          same="the same grid point (the grid doubles k, so a smaller need can "
                               "round to the same value)"))
+
+# %%
+#| code-fold: false
+# Self-check: replace None with the responses per prompt the audit asks for with effect=0.1 (the
+# k it names, or the k the pool holds when it asks for nothing more) and run this cell; a whole
+# number, checked exactly. The check is unavailable when the planner's grid holds no such k.
+from oraclegap.book import selfcheck
+
+MINE = {"k": None}
+selfcheck.check("Exercise 1", MINE, {"k": need1 if need1 != big else float("nan")}, abs_tol=0.5)
 
 # %% [markdown]
 # 2. **One response per prompt.**
