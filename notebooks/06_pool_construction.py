@@ -143,6 +143,18 @@ def vs_accuracy(sw, size=2, value="test"):
     return out.reset_index()
 
 
+# the released real pools the chapter reads when present
+REAL_DATA = ("the released real pools (MMLU-Pro, RouterBench, RouterDC, the two LLMRouter sets and "
+             "the k = 30 tensors of arXiv 2607.03436)")
+
+
+def absent(what, data=REAL_DATA):
+    """The sentence that stands in for ``what`` when ``data`` is absent on this run: what it
+    needs and how to get it."""
+    return md("*{w} is not on this run: it needs {d}, which are absent here; `make data` downloads "
+              "them, or set `OG_EXTERNAL_DIR` to a folder that holds them.*", w=what, d=data)
+
+
 # %% [markdown]
 # ## Data and settings
 #
@@ -530,10 +542,11 @@ for label, pools in loaded.items():
             tables[f"{short} τ={tau:g}"] = pd.DataFrame(X, columns=names)
     real[label] = C.pool_sweep(tables, n_folds=REAL_FOLDS, n_random=N_RANDOM,
                                max_subsets=MAX_SUBSETS, seed=SEED)
-show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real),
-        c=sum(len(sw.cells) for sw in real.values()), t=time.perf_counter() - t0,
-        why=md(" Some pools are absent; the first reason: {w}", w=first_reason) if first_reason
-        else "")
+if real:  # with none, the table below says what is missing
+    show_md("{n} real pools swept ({c:,} cells) in {t:.1f} s.{why}", n=len(real),
+            c=sum(len(sw.cells) for sw in real.values()), t=time.perf_counter() - t0,
+            why=md(" Some pools are absent; the first reason: {w}", w=first_reason)
+            if first_reason else "")
 
 # %% [markdown]
 # @tbl-compose-real sums the sweep up by pool at $|S| = 2$: greedy against the calibration
@@ -590,7 +603,7 @@ if real:
     display(table(by_pool, percent=["random pools beaten"]))
 else:
     skipped.append("real pools (none present)")
-    show_md("*Skipped: no real pool is present (set `OG_EXTERNAL_DIR`).*")
+    show_lines([absent("The held-out sweep on real pools")])
 
 # %%
 def greedy_kind(o):
@@ -636,7 +649,7 @@ if real:
     draw_saturation(sat, panel="pool", frac=0.9)
     plt.show()
 else:
-    placeholder_figure("no real pool present")
+    placeholder_figure("no real pool on this run: `make data` or OG_EXTERNAL_DIR")
 
 # %%
 if len(reach):
@@ -755,7 +768,8 @@ if len(rb):
             lo=rb["greedy pool cost / anchor (|S| = 2)"].min(),
             hi=rb["greedy pool cost / anchor (|S| = 2)"].max())
 else:
-    show_md("*Skipped: neither RouterBench nor RouteProfile is present.*")
+    show_lines([absent("The budget comparison with real costs",
+                       "the released outcomes and per-query costs of RouterBench or RouteProfile")])
 
 # %%
 if len(rb):
@@ -892,10 +906,10 @@ EMBED_NAMES = {"pool": "the pool's own embeddings", "minilm": "cached MiniLM emb
                "tfidf-svd": "TF-IDF + SVD of the prompt text",
                "features": "standardised prompt features"}
 used = sorted({v for sw in rsw.values() for v in sw.settings["inputs"].values()})
-show_md("{n} real pools routed ({d} datasets, {f} folds each) in {t:.1f} s, on {e}.", n=len(rsw),
-        f=ROUTER_FOLDS, d=sum(len(sw.settings["inputs"]) for sw in rsw.values()),
-        t=time.perf_counter() - t0, e=" and ".join(EMBED_NAMES.get(u, u) for u in used)
-        or "no embedding")
+if rsw:
+    show_md("{n} real pools routed ({d} datasets, {f} folds each) in {t:.1f} s, on {e}.",
+            n=len(rsw), f=ROUTER_FOLDS, d=sum(len(sw.settings["inputs"]) for sw in rsw.values()),
+            t=time.perf_counter() - t0, e=" and ".join(EMBED_NAMES.get(u, u) for u in used))
 
 # %% [markdown]
 # @tbl-compose-router-real is the real-pool analog of Table 9 at $|S| = 2$, read as a conversion:
@@ -929,9 +943,14 @@ if rsw:
                            "accuracy_test": "F_b accuracy", "gain ± s.e.": "gain greedy",
                            "accuracy_gain": "gain accuracy", "realised": "gain / F_b greedy",
                            "routed_cost_ratio": "routed cost"}))
+elif ROUTER is None or not ROUTER_POOLS:
+    show_md("*The router-gain comparison on real pools is off on this run (`ROUTER` is None or "
+            "`ROUTER_POOLS` is empty).*")
 else:
-    show_md("*Skipped: no router or no real pool for the router-gain comparison (see the list of "
-            "skipped sections below).*")
+    titles = [datasets.title(n) for n in ROUTER_POOLS]
+    listed = ", ".join(titles[:-1]) + " and " + titles[-1] if len(titles) > 1 else titles[0]
+    show_lines([absent("The router-gain comparison on real pools",
+                       "the released outcomes of " + listed)])
 
 # %%
 if rsw:
@@ -1003,28 +1022,31 @@ takeaways.append(md("- On the calibration objective greedy is essentially optima
 
 # %%
 takeaways.append(md("- Held out, greedy clears the random p95 at |S| = 2 in {p95:%} of the "
-                    "simulated "
-                    "folds with topic skill and {p95f:%} without; on the real pools greedy clears "
-                    "it in most folds on {maj} of {nd} datasets.",
+                    "simulated folds with topic skill and {p95f:%} without{realtxt}.",
                     p95=sk["folds above p95"].mean(), p95f=fl["folds above p95"].mean(),
-                    maj=int((over["above_p95"] > 0.5).sum()) if real else 0,
-                    nd=len(over) if real else 0))
+                    realtxt=md("; on the real pools greedy clears it in most folds on {maj} of "
+                               "{nd} datasets", maj=int((over["above_p95"] > 0.5).sum()),
+                               nd=len(over)) if real else ""))
 
 # %%
-takeaways.append(md("- Accuracy ranking is a strong baseline: it covers at least as much as greedy "
-                    "(more, or tied within two fold standard errors) on {acc} of {nd} real "
-                    "datasets at |S| = 2, more on {more}.",
-                    acc=int((over["vs_acc"] != "more").sum()) if real else 0,
-                    more=int((over["vs_acc"] == "less").sum()) if real else 0,
-                    nd=len(over) if real else 0))
-takeaways.append(md("- Coverage saturates: the median real dataset reaches 90% of its whole pool "
-                    "with {sat} alternatives on the calibration half.{held}",
-                    sat=fmt(float(over["saturation_size"].median()), 0) if real else "—",
-                    held=md(" Held out, greedy pools get there at a median {g:.0%} of the "
-                            "alternatives (calibration half: {c:.0%}) and random pools at {r:.0%} "
-                            "(@fig-compose-real-saturation).", g=reach["greedy"].median(),
-                            c=(over["saturation_size"] / (over["K"] - 1)).median(),
-                            r=reach["random"].median()) if len(reach) else ""))
+if real:
+    takeaways.append(md("- Accuracy ranking is a strong baseline: it covers at least as much as "
+                        "greedy (more, or tied within two fold standard errors) on {acc} of {nd} "
+                        "real datasets at |S| = 2, more on {more}.",
+                        acc=int((over["vs_acc"] != "more").sum()),
+                        more=int((over["vs_acc"] == "less").sum()), nd=len(over)))
+    takeaways.append(md("- Coverage saturates: the median real dataset reaches 90% of its whole "
+                        "pool with {sat} alternatives on the calibration half.{held}",
+                        sat=fmt(float(over["saturation_size"].median()), 0),
+                        held=md(" Held out, greedy pools get there at a median {g:.0%} of the "
+                                "alternatives (calibration half: {c:.0%}) and random pools at "
+                                "{r:.0%} (@fig-compose-real-saturation).",
+                                g=reach["greedy"].median(),
+                                c=(over["saturation_size"] / (over["K"] - 1)).median(),
+                                r=reach["random"].median()) if len(reach) else ""))
+else:
+    takeaways.append("- " + absent("What the real datasets say about accuracy ranking and "
+                                   "saturation"))
 
 # %%
 worst_p3 = min([worst_cb["cost-benefit greedy (partial=3)"]]  # simulated and real budgets
@@ -1047,7 +1069,10 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
                                   n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()))
                     if rsw else "",
                     skip="" if not skipped
-                    else "\n- Skipped on this run: " + "; ".join(skipped) + "."))
+                    else "\n- Skipped on this run: " + "; ".join(skipped) + "."
+                    + (" `make data` downloads the absent data, or set `OG_EXTERNAL_DIR` to a "
+                       "folder that holds them." if any("absent" in s or "none present" in s
+                                                       for s in skipped) else "")))
 
 # %%
 if real:
@@ -1083,7 +1108,9 @@ show_md("{router} The takeaways give this run's numbers, pool by pool, including
             "A max-confidence router turns only {c:%} of the greedy pool's held-out coverage into "
             "accuracy over the anchor on simulated pools, even with confidences built from true "
             "success probabilities (@sec-compose-router); the real-pool router is skipped on this "
-            "run.", c=conv_sim))
+            "run{why}.", c=conv_sim,
+            why=" (`ROUTER` is None)" if ROUTER is None else " (its released pools are absent: "
+                "`make data` downloads them, or set `OG_EXTERNAL_DIR`)"))
 
 # %%
 check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 and conv_sim < 0.5
@@ -1182,6 +1209,21 @@ solution("4. Plain cost-benefit greedy falls short of the optimum at {k} of {n} 
          where=md(" (largest shortfall {g} at B = {b})", g=gap.max(), b=gap.idxmax()) if len(gap)
          else "")
 
+# %%
+#| code-fold: false
+# Self-check: replace each None with at how many of the figure's budgets plain cost-benefit greedy
+# stays below the knapsack optimum and the budget B where it falls furthest short (read them off
+# the figure, or compute them from `curve`), then run this cell; the count must be exact, B within
+# half the budgets' spacing.
+from oraclegap.book import selfcheck
+
+half_step = max(np.floor(500 * float(np.diff(budgets).min())) / 1000, 0.001)
+MINE = {"budgets below the optimum": None, "B of the largest shortfall": None}
+selfcheck.check("Exercise 4", MINE,
+                {"budgets below the optimum": len(gap),
+                 "B of the largest shortfall": gap.idxmax() if len(gap) else np.nan},
+                abs_tol={"budgets below the optimum": 0.5, "B of the largest shortfall": half_step})
+
 # %% [markdown]
 # ## Appendix: stability and the large case {#sec-compose-appendix}
 #
@@ -1243,7 +1285,9 @@ if real:
         percent=["modal greedy pool (median)", "lowest", "highest"]))
 
 # %%
-if real:
+if not real:
+    show_lines([absent("The stability of greedy pools on real datasets")])
+else:
     show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {lo:%} to {hi:%} of "
             "folds (median {med:%} over {n} datasets; each dataset's share is in {f}).",
             lo=over["greedy_modal_share"].min(), hi=over["greedy_modal_share"].max(),
@@ -1292,7 +1336,7 @@ if mp is not None:
     display(table(large))
 else:
     skipped.append("MMLU-Pro large case (absent)")
-    show_md("*Skipped: {w}*", w=why)
+    show_lines([absent("The large case", "the released outcomes of MMLU-Pro's models")])
 
 # %%
 from math import comb
