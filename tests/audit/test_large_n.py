@@ -285,8 +285,20 @@ def test_large_n_audit_records_and_runs_its_design(audits):
         last = plan["curve"][-1][plan["vary"]]
         assert plan["required"]["redeal"] == (last if rates[-1] >= s.target_power else None)
     # the sections the design does not touch give the same numbers
-    for key in ("pool", "coverage", "certificates", "noise", "router", "integrity"):
+    for key in ("pool", "coverage", "certificates", "router", "integrity"):
         assert j[key] == std.numbers[key], key
+    # the noise bootstraps stop once the luck and best-of-K calls are settled: the same calls and
+    # point values from at most n_boot resamples, recorded in the section and in settings
+    nz, nz_std = j["noise"], std.numbers["noise"]
+    assert (nz["luck"], nz["best_of_k"]["passes"]) == (nz_std["luck"], nz_std["best_of_k"]["passes"])
+    used = {"decomposition": nz["decomposition"]["n_boot"], "best_of_k": nz["best_of_k"]["n_boot"]}
+    assert j["settings"]["noise_boot"] == used and "noise_boot" not in std.numbers["settings"]
+    for name, B in used.items():
+        assert B <= s.n_boot and (B % 100 == 0 or B == s.n_boot), name
+        assert nz["stop"][name]["step"] == 100
+    for q, row in nz["decomposition"]["estimates"].items():
+        assert row["value"] == nz_std["decomposition"]["estimates"][q]["value"], q
+    assert nz["best_of_k"]["difference"]["value"] == nz_std["best_of_k"]["difference"]["value"]
     assert big.verdict.code == std.verdict.code
     for row in j["nulls"]["L"].values():
         assert row["margin"]["ess"] > 0

@@ -474,8 +474,10 @@ def noise_section(pool: Pool, s: AuditSettings) -> Section:
                                            "cannot tell a member's success probability from luck"}, {})
     seeds = section_seeds(s.seed)
     n_perm = NOISE_PERMUTATIONS_SMALL if s.small else NOISE_PERMUTATIONS
-    dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"], checks=True, n_perm=n_perm)
-    bok = noise.best_of_k_check(pool, n_boot=s.n_boot, seed=seeds["best_of_k"])
+    stops = s.noise_stops()  # the large-n design's sequential sizes; none in the standard design
+    dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"], checks=True, n_perm=n_perm,
+                              stop=stops.get("decomposition"))
+    bok = noise.best_of_k_check(pool, n_boot=s.n_boot, seed=seeds["best_of_k"], stop=stops.get("best_of_k"))
     share = dec["noise_share"]
     failed = dec.assumptions.flags if dec.assumptions is not None else {}  # failed, not untested, checks
     share_flag, bok_flag = (("check failed: " + ", ".join(failed[q])) if q in failed else ""
@@ -487,13 +489,14 @@ def noise_section(pool: Pool, s: AuditSettings) -> Section:
                       "headline_001": "best_of_all_k_insample",  # 001's best-of-K: per-prompt argmax over all draws
                       "o_exp_independent": bok.o_exp_independent.row(), "o_exp": bok.o_exp,
                       "difference": bok.difference.row(), "passes": bok.passes, "passes_flag": bok_flag,
-                      "n_boot": s.n_boot, "seed": seeds["best_of_k"]},
+                      "n_boot": bok.n_boot, "seed": seeds["best_of_k"]},
         # 001's rule: a magnitude whose assumption check fails is reported as such, not as luck
         "luck": bool(not math.isnan(share.lo) and share.lo >= LUCK_SHARE and not share_flag),
         "luck_flag": share_flag,
         "luck_threshold": LUCK_SHARE,
         "assumptions": dec.assumptions.to_dict() if dec.assumptions is not None else None,
         "n_perm": n_perm,
+        **({"stop": {name: rule.to_dict() for name, rule in stops.items()}} if stops else {}),
     })
     return Section("noise", num, {"decomposition": dec, "best_of_k": bok})
 
@@ -755,6 +758,10 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     for section in ran:
         if section.name != "nulls":
             add(section)
+    if s.noise_stop and numbers["noise"].get("applicable"):  # the resamples the stopped bootstraps took
+        nz = numbers["noise"]
+        numbers["settings"]["noise_boot"] = {"decomposition": nz["decomposition"]["n_boot"],
+                                             "best_of_k": nz["best_of_k"]["n_boot"]}
     numbers = _jsonable(numbers)
     numbers["verdict"] = _jsonable(verdict(numbers).to_dict())
     tick("verdict")

@@ -107,6 +107,7 @@ class AuditSettings:
     excess_method: str = "draws"  # each excess resample's null mean (nulls.excess_bootstrap)
     power_first_look: int | None = None  # trials after which a power estimate with no miss stops
     plan_if_adequate: bool = True  # run the planners when this design's power is adequate
+    noise_stop: bool = False  # the noise bootstraps stop once the luck and best-of-K calls settle
 
     @property
     def power_draws(self) -> int:
@@ -133,6 +134,19 @@ class AuditSettings:
         from ..stats.nulls.sequential import SequentialStop
 
         return SequentialStop(self.alpha, statistics=("L",)) if self.sequential else None
+
+    def noise_stops(self) -> dict:
+        """The sequential rules of the noise section's two bootstraps
+        (:class:`~oraclegap.stats.noise.stopping.LimitStop`), keyed ``decomposition`` (the luck
+        call: the noise share's lower limit at or above :data:`LUCK_SHARE`) and ``best_of_k``
+        (``passes``: the upper limit of split best-of-K minus the independence oracle at or
+        above 0); empty in the standard design (every bootstrap draws ``n_boot`` resamples)."""
+        from ..stats.noise.stopping import LimitStop
+
+        if not self.noise_stop:
+            return {}
+        return {"decomposition": LimitStop("noise_share", "lo", LUCK_SHARE),
+                "best_of_k": LimitStop("difference", "hi", 0.0)}
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -219,6 +233,16 @@ def large_n_design(s: AuditSettings) -> AuditSettings:
       measured and reported with each test (``nulls.L.<tau>.margin.ess``) and scales the
       sequential rule's interval; on 1e4 x 10 x 16 exchangeable pools half a sweep gives an ESS of
       0.3-0.75 per draw.
+    * **The noise bootstraps** (``noise_stop``): the decomposition's and best-of-K's prompt
+      resamples are drawn in looks of 100 and stop once the decision each feeds is settled: the
+      luck call (the noise share's lower limit >= :data:`LUCK_SHARE`) and best-of-K's ``passes``
+      (the difference's upper limit >= 0). At each look the one-sided Clopper-Pearson limits of
+      the resamples' share below the threshold, at risk 0.01 over the looks, must lie on the same
+      side of the limit's quantile (alpha / 2 or 1 - alpha / 2) as the limit of the resamples
+      taken (:mod:`oraclegap.stats.noise.stopping`); at most ``n_boot``, where a limit near its
+      threshold is the fixed-size bootstrap. The other intervals of the section come from the
+      resamples taken, the first of the full-size bootstrap's; their counts are recorded in
+      ``noise`` (``decomposition.n_boot``, ``best_of_k.n_boot``) and in ``settings.noise_boot``.
     * **The excess bootstrap** (``excess_method="delta"``): each resample's null mean is the full
       data's (from ``excess_draws`` re-deals, as in the standard design) plus the exact change of
       its linear part and the normal-theory change of the best member's winner's curse
@@ -233,7 +257,7 @@ def large_n_design(s: AuditSettings) -> AuditSettings:
                                margin_chains=LARGE_N_CHAINS, plan_stop=True, sequential=True,
                                excess_method="delta",
                                power_first_look=power_first_look(s.n_reps, s.target_power),
-                               plan_if_adequate=False)
+                               plan_if_adequate=False, noise_stop=True)
 
 
 def power_first_look(n_reps: int, target: float, alpha: float = POWER_DECISION_ALPHA) -> int | None:

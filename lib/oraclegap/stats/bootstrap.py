@@ -273,7 +273,15 @@ class _Columns:
 
 # ---------------------------------------------------------------------------- the engine
 def bootstrap_means(
-    Z, n_boot: int = 2000, seed=0, *, counts=None, chunk: int = 256, progress: bool = False
+    Z,
+    n_boot: int = 2000,
+    seed=0,
+    *,
+    counts=None,
+    chunk: int = 256,
+    progress: bool = False,
+    looks=None,
+    decided=None,
 ) -> np.ndarray:
     """Prompt-bootstrap means [n_boot, q] of the per-prompt columns Z[n, q] (a 1-d Z is one
     column): resample b's mean of column j is sum_i W_bi Z_ij / n, W_b the counts of n prompt
@@ -285,7 +293,13 @@ def bootstrap_means(
     ([n_boot, q + p]), from the same resamples; they are read in their own dtype (a float32
     table of half-draw counts is used without a float64 copy). ``chunk`` resamples are counted
     and multiplied per block (fewer at large n, to hold a block of counts within 2^22 cells);
-    it changes no number. ``progress`` shows a bar over the blocks.
+    it changes no number. ``progress`` shows a bar over the resamples.
+
+    ``decided`` (optional, with ``looks``: increasing resample counts ending at ``n_boot``) stops
+    the resampling early: after each look below ``n_boot`` it is called with the means so far
+    [B, q + p] and the call returns those B rows when it answers true. They are the first B rows
+    of the full-size call's means, bit for bit (the resamples are drawn in order), and the
+    generator is left where they end.
     """
     Z = _check_columns(Z)
     n = Z.shape[0]
@@ -301,26 +315,48 @@ def bootstrap_means(
     S32 = np.empty((n_boot, cols.A32.shape[1]), dtype=np.float32 if f32 else np.float64)
     S64 = np.empty((n_boot, cols.A64.shape[1]))
     A32 = cols.A32 if f32 else cols.A32.astype(np.float64)
-    starts = range(0, n_boot, block)
+    marks = [n_boot] if decided is None else _check_looks(looks, n_boot)
+    bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        starts = tqdm(starts, desc="prompt bootstrap", leave=False)
+        bar = tqdm(total=n_boot, desc="prompt bootstrap", leave=False)
     draws = _Draws(rng, n)
+    s = 0
     try:
         with limited_threads(_BLAS_THREADS, "blas"):
-            for s in starts:
-                b = min(block, n_boot - s)
-                draws.fill(W[:b])
-                if A32.shape[1]:
-                    np.matmul(W[:b], A32, out=S32[s : s + b])
-                if cols.A64.shape[1]:
-                    if W64 is not W:
-                        W64[:b] = W[:b]
-                    np.matmul(W64[:b], cols.A64, out=S64[s : s + b])
+            for mark in marks:
+                while s < mark:
+                    b = min(block, mark - s)
+                    draws.fill(W[:b])
+                    if A32.shape[1]:
+                        np.matmul(W[:b], A32, out=S32[s : s + b])
+                    if cols.A64.shape[1]:
+                        if W64 is not W:
+                            W64[:b] = W[:b]
+                        np.matmul(W64[:b], cols.A64, out=S64[s : s + b])
+                    s += b
+                    if bar is not None:
+                        bar.update(b)
+                if mark < n_boot and decided is not None:  # join adds into S64: a copy
+                    if decided(cols.join(S32[:s], S64[:s].copy())):
+                        break
     finally:
         draws.close()
-    return cols.join(S32, S64)
+        if bar is not None:
+            bar.close()
+    return cols.join(S32[:s], S64[:s])
+
+
+def _check_looks(looks, n_boot: int) -> list[int]:
+    """The looks of a stopped bootstrap: positive, increasing, the last ``n_boot``."""
+    marks = [int(x) for x in (looks if looks is not None else [n_boot])]
+    steps = np.diff(marks)
+    if not marks or marks[0] < 1 or marks[-1] != n_boot or (steps <= 0).any():
+        raise ValueError(
+            f"looks must be increasing resample counts ending at n_boot={n_boot}, got {marks}"
+        )
+    return marks
 
 
 def bootstrap_counts(n: int, n_boot: int = 2000, seed=0) -> np.ndarray:

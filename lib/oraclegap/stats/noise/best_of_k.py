@@ -16,6 +16,7 @@ from ..bootstrap import bootstrap_means
 from .inputs import _form, _inputs, _o_exp_prompt, _tie_mean
 from .intervals import Estimate, _q
 from .split_draw import _split_sums
+from .stopping import LimitStop
 
 
 def _pass_at(h: int, K: int) -> np.ndarray:
@@ -35,6 +36,7 @@ class BestOfK(Result):
     o_exp_independent: Estimate
     o_exp: float
     difference: Estimate  # best_of_k_split - o_exp_independent
+    n_boot: int | None = None  # prompt resamples behind the intervals
 
     @property
     def passes(self) -> bool:
@@ -74,6 +76,7 @@ def best_of_k_check(
     n_splits: int = 200,
     seed=0,
     form=None,
+    stop: LimitStop | None = None,
 ) -> BestOfK:
     """Best-of-K on the per-prompt maximiser at the oracle's budget K = M vs O_exp (001 Thm 2b).
 
@@ -86,6 +89,12 @@ def best_of_k_check(
     conservative. Beside it: the in-sample version (commit and score on all k draws) and the
     in-sample best-of-all-k, mean_i 1[max_m c_im > 0], which is the figure 001 releases.
     ``difference`` = split best-of-K - O_exp^indep with a prompt-bootstrap percentile interval.
+
+    ``stop`` (a :class:`~oraclegap.stats.noise.stopping.LimitStop` on ``best_of_k_split``,
+    ``o_exp_independent`` or ``difference``; the check's ``passes`` reads ``difference``'s upper
+    limit against 0) draws the resamples in looks and stops once that limit's side of its
+    threshold is settled with Monte Carlo risk ``stop.risk``, at most ``n_boot``; the intervals
+    come from the resamples taken (``n_boot`` of the result records how many).
     """
     v, alignment, _, _ = _inputs(x, min_k=2)
     form = _form(form, alignment)
@@ -103,10 +112,10 @@ def best_of_k_check(
     insample = _tie_mean(c, _pass_at(k, Kin)[c], axis=1)
     indep = 1 - np.prod(1 - c / k, axis=1)
     X = np.column_stack([split, indep, split - indep])
-    bs = bootstrap_means(X, n_boot, rng)
     qs = (alpha / 2, 1 - alpha / 2)
+    names = ("best_of_k_split", "o_exp_independent", "difference")
 
-    def est(j):
+    def est(bs, j):
         lo, hi = _q(bs[:, j], qs)
         return Estimate(
             float(X[:, j].mean()),
@@ -118,12 +127,25 @@ def best_of_k_check(
             float(hi),
         )
 
+    decided, looks = None, None
+    if stop is not None:
+        if stop.quantity not in names:
+            raise ValueError(f"stop.quantity must be one of {list(names)}, got {stop.quantity!r}")
+        col = names.index(stop.quantity)
+
+        def decided(bs: np.ndarray) -> bool:
+            limit = getattr(est(bs, col), stop.side)
+            return stop.decided(bs[:, col], limit, level, n_boot)
+
+        looks = stop.looks(n_boot)
+    bs = bootstrap_means(X, n_boot, rng, looks=looks, decided=decided)
     return BestOfK(
         K_eff,
-        est(0),
+        est(bs, 0),
         float(insample.mean()),
         float((c.max(axis=1) > 0).mean()),
-        est(1),
+        est(bs, 1),
         float(_o_exp_prompt(v, form).mean()),
-        est(2),
+        est(bs, 2),
+        int(bs.shape[0]),
     )

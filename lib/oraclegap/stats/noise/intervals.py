@@ -18,6 +18,7 @@ from ..bootstrap import bootstrap_means
 from .checks import AssumptionChecks, assumption_checks
 from .inputs import _form, _inputs, _o_exp_prompt, _tie_mean, baseline_scores
 from .split_draw import _half_counts, split_draw_repro
+from .stopping import LimitStop
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -162,6 +163,7 @@ def decomposition(
     progress: bool = False,
     checks: bool = False,
     n_perm: int = 200,
+    stop: LimitStop | None = None,
 ) -> Decomposition:
     """The single-draw decomposition of a pool with k >= 2 draws, with prompt-bootstrap intervals.
 
@@ -191,6 +193,13 @@ def decomposition(
     ``checks=True`` runs 001's assumption checks (:func:`assumption_checks`, ``n_perm``
     permutations, seed ``seed``) and attaches them as ``assumptions``: a magnitude whose check
     fails carries a flag (:meth:`Decomposition.flag`, the ``flag`` column of ``frame()``).
+
+    ``stop`` (a :class:`~oraclegap.stats.noise.stopping.LimitStop` naming one estimate and one of
+    its limits) sizes the bootstrap by the decision that limit feeds: resamples are drawn in looks
+    and stop once "limit >= threshold" is settled with Monte Carlo risk ``stop.risk``, at most
+    ``n_boot`` (:mod:`~oraclegap.stats.noise.stopping`); every interval is then computed from the
+    resamples taken, the first of the full-size bootstrap's, and ``n_boot`` records how many.
+    Without ``stop`` all ``n_boot`` resamples are drawn.
     """
     v, alignment, names, _ = _inputs(x, min_k=2)
     form = _form(form, alignment)
@@ -229,11 +238,8 @@ def decomposition(
     X[:, len(keys) :] = r
     H = _half_counts(v, maskA)
     point = np.concatenate([X.mean(axis=0), H.sum(axis=0, dtype=np.float64) / n])
-    boot = bootstrap_means(X, n_boot, rng, counts=H, progress=progress)
-    del H
     half_sizes = np.repeat([k // 2, k - k // 2], S * M).astype(np.float64)
     point[q0:] /= half_sizes
-    boot[:, q0:] /= half_sizes
     off = len(keys)
 
     def pick(src, name):
@@ -277,20 +283,8 @@ def decomposition(
             "_share_hi": _ratio(oe - sp, gap),
         }
 
-    pt, bs = stats(point), stats(boot)
+    pt = stats(point)
     qs = (alpha / 2, 1 - alpha / 2)
-    series = list(bs)
-    with warnings.catch_warnings():
-        warnings.simplefilter(
-            "ignore", RuntimeWarning
-        )  # all-NaN columns (a share with G <= 0 throughout)
-        Q = dict(
-            zip(
-                series,
-                np.nanquantile(np.column_stack([bs[q] for q in series]), qs, axis=0).T,
-                strict=True,
-            )
-        )
     bracket = {  # quantity: (series for the lower limit, series for the upper limit)
         "best_single": ("_best_lo", "best_single"),
         "baseline": ("_base_lo", "baseline"),
@@ -303,24 +297,70 @@ def decomposition(
     }
     if fixed is not None:  # a fixed router's score has no selection inside it
         del bracket["baseline"], bracket["gap"]
-    est = {}
-    for q in _ORDER:
-        plo, phi = Q[q]
-        if q in bracket:
-            a, b = bracket[q]
-            lo, hi, kind_i = Q[a][0], Q[b][1], "bracket"
-            if lo > hi:  # degenerate pools (one member, tiny n): the two sides can cross
-                lo, hi = hi, lo
-        else:
-            lo, hi, kind_i = plo, phi, "percentile"
-        if q == "noise_share" and fixed is None:
-            # against the best single member 0 <= Delta <= G in the population (O_repro >= S),
-            # so the bracket, whose upper side pairs the split-draw O_repro (biased down) with the
-            # plug-in S (biased up) and can pass 1, is cut to [0, 1]: coverage is kept
-            lo, hi = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
-        est[q] = Estimate(
-            float(pt[q]), float(lo), float(hi), float(level), kind_i, float(plo), float(phi)
-        )
+
+    def intervals(raw: np.ndarray) -> tuple[dict, dict]:
+        """(quantiles of every series, estimates) from the raw bootstrap means [B, q]."""
+        rep = raw.copy()
+        rep[:, q0:] /= half_sizes
+        bs = stats(rep)
+        series = list(bs)
+        with warnings.catch_warnings():
+            warnings.simplefilter(
+                "ignore", RuntimeWarning
+            )  # all-NaN columns (a share with G <= 0 throughout)
+            Q = dict(
+                zip(
+                    series,
+                    np.nanquantile(np.column_stack([bs[q] for q in series]), qs, axis=0).T,
+                    strict=True,
+                )
+            )
+        est = {}
+        for q in _ORDER:
+            plo, phi = Q[q]
+            if q in bracket:
+                a, b = bracket[q]
+                lo, hi, kind_i = Q[a][0], Q[b][1], "bracket"
+                if lo > hi:  # degenerate pools (one member, tiny n): the two sides can cross
+                    lo, hi = hi, lo
+            else:
+                lo, hi, kind_i = plo, phi, "percentile"
+            if q == "noise_share" and fixed is None:
+                # against the best single member 0 <= Delta <= G in the population (O_repro >= S),
+                # so the bracket, whose upper side pairs the split-draw O_repro (biased down) with
+                # the plug-in S (biased up) and can pass 1, is cut to [0, 1]: coverage is kept
+                lo, hi = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
+            est[q] = Estimate(
+                float(pt[q]), float(lo), float(hi), float(level), kind_i, float(plo), float(phi)
+            )
+        return bs, est
+
+    decided, looks = None, None
+    if stop is not None:
+        if stop.quantity not in _ORDER:
+            raise ValueError(f"stop.quantity must be one of {list(_ORDER)}, got {stop.quantity!r}")
+        name = stop.quantity
+        if name in bracket:
+            name = bracket[name][0 if stop.side == "lo" else 1]
+        j = 0 if stop.side == "lo" else 1
+
+        def decided(raw: np.ndarray) -> bool:
+            bs, est = intervals(raw)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN series
+                own = float(np.nanquantile(bs[name], qs[j]))
+            limit = getattr(est[stop.quantity], stop.side)
+            # the reported limit must be the series' own quantile's side of the threshold (it is
+            # not when a degenerate bracket's sides crossed)
+            same = (own >= stop.threshold) == (limit >= stop.threshold)
+            return same and stop.decided(bs[name], limit, level, n_boot)
+
+        looks = stop.looks(n_boot)
+    boot = bootstrap_means(
+        X, n_boot, rng, counts=H, progress=progress, looks=looks, decided=decided
+    )
+    del H
+    _, est = intervals(boot)
     best_member = names[int(r.mean(axis=0).argmax())]
     checked = None
     if checks:
@@ -341,7 +381,7 @@ def decomposition(
         best_member,
         split,
         float(level),
-        int(n_boot),
+        int(boot.shape[0]),
         seed if not isinstance(seed, np.random.Generator) else None,
         checked,
     )
