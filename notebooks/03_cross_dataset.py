@@ -95,6 +95,7 @@ RETRAIN_POOL = "primary-light"
 RETRAIN_STEPS = 40
 
 # %%
+import copy
 import json
 import time
 import warnings
@@ -561,6 +562,7 @@ size_rule = lambda t: np.full(mixed.n_prompts, main_idx[np.argmax(
     cov.coverage(val_mixed, [t]).member[0, main_idx])])
 CONTROLS = {"two bases": SP.positive_control(mixed, CONTROL_TAUS, size_rule, n_draws=N_DRAWS,
                                              n_boot=N_BOOT, seed=SEED)}
+rng_at_plants = copy.deepcopy(rng)  # the stream the plants start from: Exercise 3 replays it
 planted = {d: SP.plant_predictable(main5, d / cross.k, seed=rng) for d in PLANT}
 for d, pc in planted.items():
     CONTROLS[f"planted {d}/{cross.k}"] = SP.positive_control(pc.pool, CONTROL_TAUS, pc.specialist,
@@ -823,6 +825,17 @@ R.solution("2. The identity router chooses the own-dataset member $o(i)$, so on 
            nd=int(dis.sum()), e=miss.sum() / dis.sum(), a=parts["primary"], b=parts["secondary"],
            r=id10.e_D)
 
+# %%
+#| code-fold: false
+# Self-check: replace each None with your value (three decimals) and run this cell; it says
+# whether each is within 0.005 without showing the answer.
+from oraclegap.book import selfcheck
+
+MINE = {"e_D": None, "primary part": None, "secondary part": None}
+selfcheck.check("Exercise 2", MINE, {"e_D": miss.sum() / dis.sum(),
+                                     "primary part": parts["primary"],
+                                     "secondary part": parts["secondary"]})
+
 # %% [markdown]
 # 3. **A stronger plant.**
 #    Predict the 15-NN router's gain at $\tau = 0.10$ with three of sixteen successes planted (the
@@ -831,8 +844,9 @@ R.solution("2. The identity router chooses the own-dataset member $o(i)$, so on 
 # %%
 if 3 in PLANT:  # the main line's control with three planted
     ex3_res = cr.loc[(f"planted 3/{cross.k}", 0.10)]
-else:
-    ex3 = SP.plant_predictable(main5, 3 / cross.k, seed=SEED)
+else:  # the plants of a run with PLANT = [1, 2, 3], drawn in that order from the same stream
+    replay = copy.deepcopy(rng_at_plants)
+    ex3 = [SP.plant_predictable(main5, d / cross.k, seed=replay) for d in (1, 2, 3)][-1]
     ex3_res = SP.positive_control(ex3.pool, [0.10], ex3.specialist, n_draws=min(N_DRAWS, 400),
                                   n_boot=N_BOOT, seed=SEED).frame().iloc[0]
 d_ref = max((d for d in PLANT if d != 3), default=None)  # the strongest other plant of this run
@@ -850,6 +864,14 @@ R.solution("3. With three of {K} planted, at $\\tau = 0.10$: $\\hat L = {L}$, th
                "control's {g2:+}.", d=d_ref, g2=ref["embed_knn_gain"],
                w=R.compare(ex3_res["embed_knn_gain"], ref["embed_knn_gain"], more="exceeds",
                            less="falls short of", same="equals")))
+
+# %%
+#| code-fold: false
+# Self-check: after the rerun, replace None with the 15-NN router's gain at tau = 0.10 with
+# three planted (the controls' router table, three decimals) and run this cell; it says whether
+# it is within 0.005 without showing the answer.
+MINE = {"15-NN gain": None}
+selfcheck.check("Exercise 3", MINE, {"15-NN gain": ex3_res["embed_knn_gain"]})
 
 # %% [markdown]
 # 4. **Retrain for a class.**
