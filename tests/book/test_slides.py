@@ -32,6 +32,7 @@ def _chapter(value: float) -> dict:
     return {"cells": [
         {"cell_type": "markdown", "source": "# A chapter {#sec-a}\n\nDoes the gap survive?\n"},
         {"cell_type": "markdown", "source": "## Noise {#sec-noise}\n\nWhat noise alone makes.\n"},
+        {"cell_type": "code", "source": "grid()", "outputs": [_md("The grid: 8 members and 20,000 draws per cell.")]},
         _fig("fig-noise", "The null draws. Grey band: 90%.", f"Reading: the gap reads {value:.3f} under the null."),
         {"cell_type": "code", "source": "show()", "outputs": [_md(f"The excess is {value / 2:.3f}. " + "Long words " * 40 + ".")]},
         {"cell_type": "markdown", "source": "### A subsection\n\nMore."},
@@ -41,7 +42,10 @@ def _chapter(value: float) -> dict:
          "outputs": [_md("| a |\n|---|\n| 1 |")]},
         {"cell_type": "code", "source": "x()", "outputs": [_md(f"Reading: the signal is {value * 3:.3f}; it is certified.")]},
         {"cell_type": "markdown", "source": "## Takeaways"},
-        {"cell_type": "code", "source": "t()", "outputs": [_md("- a takeaway wall " + "word " * 300)]},
+        {"cell_type": "code", "source": "t()", "outputs": [_md(
+            f"- Noise alone makes a gap of {value:.3f} under the null.\n"
+            f"- The signal of {value * 3:.3f} is certified,\n  well above the noise.\n"
+            "- a takeaway wall " + "word " * 300)]},
         {"cell_type": "markdown", "source": "## Exercises\n\n1. Try."},
         {"cell_type": "code", "source": "sol()", "outputs": [
             _md('::: {.callout-tip .og-solution collapse="true"}\n## Solution\n\n1. The answer is 77.7.\n:::\n')]},
@@ -106,6 +110,34 @@ def test_sections_reach_to_the_next_heading_of_their_level():
     assert not any("77.7" in i.text for i in items)  # solutions never count
 
 
+def test_findings_are_the_takeaway_bullets():
+    found = S.chapter_findings(S.chapter_items(_chapter(0.5)))
+    assert found[:2] == ["Noise alone makes a gap of 0.500 under the null.",
+                         "The signal of 1.500 is certified, well above the noise."]
+    assert len(found) == 3 and found[2].startswith("a takeaway wall")
+    assert S.chapter_findings(S.chapter_items({"cells": []})) == []
+    # shared computed values count, round settings do not; words count by their weight
+    assert S.finding_score("a gap of 0.123 at tau 0.10", "reads 0.123 at 0.10 and 10%")[0] == 1
+    assert S.finding_score("82.5% coverage", "down to 82.5% coverage", {"coverage": 2.0}) == (1, 2.0)
+    assert S.finding_score("nothing shared", "at all") == (0, 0)
+
+
+def test_each_takeaway_states_a_finding_of_its_chapter(tmp_path):
+    root = _project(tmp_path, value=0.123)
+    deck = {b.minutes: sl for b, sl in S.deck_slides(root, tmp_path / "img")}
+    take = {m: next((s for s in sl if s.startswith("## Takeaway")), "") for m, sl in deck.items()}
+    assert "The signal of 0.369 is certified, well above the noise." in take["0-30"]
+    assert "Noise alone makes a gap of 0.123 under the null." in take["30-60"]
+    assert "The grid" not in take["30-60"]  # a settings sentence is no finding
+    # each finding serves one block: the table's block keeps its own reading
+    assert "The signal is 0.369; it is certified." in take["60-90"] and "well above" not in take["60-90"]
+    blocks = S.plan_blocks(root)
+    chapters = {"01_a": S.chapter_items(_chapter(0.123))}
+    places = [S._places(chapters, b.refs) for b in blocks]
+    assert S.block_findings(blocks, places, chapters)[2] is None
+    assert S.block_findings(blocks, [[] for _ in blocks], chapters) == [None, None, None]
+
+
 def _heads(deck_blocks):
     return [slides[0].splitlines()[0] for _, slides in deck_blocks]
 
@@ -163,3 +195,13 @@ def test_the_books_deck_follows_its_plan(tmp_path):
         assert slides[0].startswith(f"# {block.minutes} min:")
         assert all(S.slide_words(s) <= S.MAX_WORDS for s in slides), block.minutes
     assert sum(s.count("![](") for _, slides in deck for s in slides) >= 3  # the chapters' figures are shown
+    chapters = {p.file.split("/")[-1].removesuffix(".ipynb"): S.chapter_items(json.loads((ROOT / p.file).read_text()))
+                for p in S.quarto_pages(ROOT) if p.is_chapter and (ROOT / p.file).is_file()}
+    for block, slides in deck:
+        places = S._places(chapters, block.refs)
+        if not places:
+            continue
+        # the takeaway is a finding the block's chapters state in their takeaways
+        findings = {"\n\n".join(S._pack([f], S.MAX_WORDS - 1)) for p in places for f in S.chapter_findings(chapters[p.chapter])}
+        take = [s.removeprefix("## Takeaway\n\n") for s in slides if s.startswith("## Takeaway")]
+        assert len(take) == 1 and take[0] in findings, block.minutes

@@ -11,7 +11,11 @@ and links to pages of the book (``[text](page.qmd)``). For each block the deck h
 - up to :data:`FIGURES_PER_BLOCK` figure slides: the labelled figures of the named sections, each
   with the first sentence of its caption as the slide title and the chapter's own reading of it
   (the first Markdown output after the figure) below;
-- a takeaway slide: the first sentences of the section's other readings.
+- a takeaway slide: what the block teaches, as the chapter it draws from states it -- the
+  bullet of the chapter's takeaways that best matches the block (:func:`block_findings`: the
+  computed values and words it shares with the block's description and sections; each bullet
+  serves one block); a block with no such finding gets the first sentences of its sections'
+  other readings.
 
 Every text is the chapters' own, computed on the run (nothing is typed or recomputed here), cut
 to whole sentences of at most :data:`MAX_WORDS` words per slide (:func:`short_text`). A section
@@ -43,6 +47,9 @@ __all__ = [
     "chapter_items",
     "section_items",
     "readings_after",
+    "chapter_findings",
+    "finding_score",
+    "block_findings",
     "short_text",
     "slide_words",
     "deck_slides",
@@ -377,6 +384,100 @@ def _pack(texts: list[str], budget: int, *, fallback: bool = True) -> list[str]:
     return out
 
 
+def chapter_findings(items: list[Item]) -> list[str]:
+    """The findings a chapter states in its takeaways: each top-level bullet (``- ...``, with its
+    continuation lines) of the Markdown outputs under its "Takeaways" heading, in order. They are
+    computed on the run like every reading (the chapter formats its own values into them)."""
+    out: list[str] = []
+    for i, it in enumerate(items):
+        if it.kind != "heading" or it.text.strip().lower() != "takeaways":
+            continue
+        for later in items[i + 1:]:
+            if later.kind == "heading":
+                break
+            if later.kind != "md":
+                continue
+            for line in later.text.splitlines():
+                if line.startswith(("- ", "* ")):
+                    out.append(line[2:].strip())
+                elif out and line.strip() and line[:1].isspace() and not line.lstrip().startswith(("- ", "* ")):
+                    out[-1] += " " + line.strip()
+        break
+    return out
+
+
+_VALUE = re.compile(r"(?<![\w.])\d[\d,]*\.\d+%?|(?<![\w.])\d+%")
+_TERM = re.compile(r"[a-z][a-z0-9-]{3,}")
+_COMMON = frozenset(
+    "about above after again against also among and because been before being below between both but "
+    "does each every from have here into itself less many more most much only other over same some "
+    "such than that their them then there these they this those through under until upon what when "
+    "where which while whose will with within without would".split())
+
+
+def _values(text: str) -> set[str]:
+    """The computed values ``text`` states: numbers with a decimal point and percentages, with at
+    least two significant digits (0.088, 82.5%; not the round settings 0.1, 0.05, 10%)."""
+    out = set()
+    for v in _VALUE.findall(text):
+        digits = v.replace(",", "").replace(".", "").rstrip("%").lstrip("0").rstrip("0")
+        if len(digits) >= 2:
+            out.add(v.rstrip("%"))
+    return out
+
+
+def _terms(text: str) -> set[str]:
+    return set(_TERM.findall(_plain(text).lower())) - _COMMON
+
+
+def finding_score(finding: str, context: str, weights: dict[str, float] | None = None) -> tuple[int, float]:
+    """How well ``finding`` (a takeaway bullet) states what ``context`` (a block's description and
+    the text of the sections it teaches from) shows: (computed values the two share, by
+    :func:`_values`; the words of four or more letters they share, each counted with its weight in
+    ``weights``, default 1)."""
+    shared = _terms(finding) & _terms(context)
+    return (len(_values(finding) & _values(context)),
+            sum((weights or {}).get(t, 1.0) for t in shared))
+
+
+def _place_text(place: _Place, items: list[Item]) -> str:
+    """A place's title and text, with the readings of a figure or table named on its own."""
+    extra = readings_after(items, place.ref) if not place.ref.startswith("sec-") else []
+    return " ".join([place.title, *(it.text for it in place.items), *extra])
+
+
+def block_findings(blocks: list[PlanBlock], places: list[list[_Place]],
+                   chapters: dict[str, list[Item]]) -> list[str | None]:
+    """For each block, the finding (:func:`chapter_findings`) of the chapters it teaches from that
+    best states what it teaches (:func:`finding_score` against the block's description and its
+    sections; a word counts by how few of the chapter's findings use it), each finding given to
+    one block at most: the best-scoring pairs of the whole deck are matched first. None for a
+    block that draws on no chapter with takeaways, or whose findings share nothing with it."""
+    import math
+
+    pairs = []
+    for b, (block, block_places) in enumerate(zip(blocks, places, strict=True)):
+        context = " ".join([block.what, *(_place_text(p, chapters[p.chapter]) for p in block_places)])
+        for stem in dict.fromkeys(p.chapter for p in block_places):
+            found = chapter_findings(chapters[stem])
+            # a word that few of the chapter's findings use tells them apart: log((N + 1) / findings using it)
+            uses: dict[str, int] = {}
+            for finding in found:
+                for t in _terms(finding):
+                    uses[t] = uses.get(t, 0) + 1
+            weights = {t: math.log((len(found) + 1) / n) for t, n in uses.items()}
+            for f, finding in enumerate(found):
+                pairs.append((finding_score(finding, context, weights), b, (stem, f), finding))
+    pairs.sort(key=lambda t: (-t[0][0], -t[0][1], t[1], t[2][0], t[2][1]))
+    chosen: list[str | None] = [None] * len(blocks)
+    used: set[tuple[str, int]] = set()
+    for score, b, key, finding in pairs:
+        if chosen[b] is None and key not in used and any(score):
+            chosen[b] = finding
+            used.add(key)
+    return chosen
+
+
 def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]]]:
     """The deck's slides block by block: for each block of :func:`plan_blocks`, in order, its
     slides as Markdown (the block's title slide ``# ...``, then ``## ...`` slides); figures are
@@ -388,9 +489,11 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
     chapters = {Path(p.file).stem: chapter_items(json.loads((root / p.file).read_text(encoding="utf-8")))
                 for p in pages}
     images_dir.mkdir(parents=True, exist_ok=True)
+    blocks = plan_blocks(root)
+    all_places = [_places(chapters, block.refs) for block in blocks]
+    findings = block_findings(blocks, all_places, chapters)
     out = []
-    for block in plan_blocks(root):
-        places = _places(chapters, block.refs)
+    for block, places, finding in zip(blocks, all_places, findings, strict=True):
         head = f"# {block.minutes} min: {_title(block.what)}"
         where = f"In the book: {_where_text(block, places)}."
         openings = [_page_opening(root, f)[1] for _, f in block.pages if (root / f).is_file()]
@@ -410,16 +513,19 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
                 body = _pack(readings_after(chapters[place.chapter], it.ident)[:1], MAX_WORDS - slide_words(title))
                 image = f'![]({images_dir.name}/{name}){{fig-align="center" height="420" fig-alt="{_alt(it.text)}"}}'
                 slides.append("\n\n".join([title, image, *body]))
-        used = {r for f in shown for p in places for r in readings_after(chapters[p.chapter], f)[:1]}
-        texts = []
-        for place in places:
-            if place.ref.startswith("tbl-"):
-                texts += readings_after(chapters[place.chapter], place.ref)
-            elif place.ref.startswith("sec-"):
-                texts += [it.text for it in place.items if it.kind == "md"]
-            elif place.ref not in shown:
-                texts += readings_after(chapters[place.chapter], place.ref)[:1]
-        take = _pack([t for t in texts if t not in used], MAX_WORDS - 1)
+        if finding is not None:
+            take = _pack([finding], MAX_WORDS - 1)
+        else:
+            used = {r for f in shown for p in places for r in readings_after(chapters[p.chapter], f)[:1]}
+            texts = []
+            for place in places:
+                if place.ref.startswith("tbl-"):
+                    texts += readings_after(chapters[place.chapter], place.ref)
+                elif place.ref.startswith("sec-"):
+                    texts += [it.text for it in place.items if it.kind == "md"]
+                elif place.ref not in shown:
+                    texts += readings_after(chapters[place.chapter], place.ref)[:1]
+            take = _pack([t for t in texts if t not in used], MAX_WORDS - 1)
         if take:
             slides.append("\n\n".join(["## Takeaway", *take]))
         out.append((block, slides))
