@@ -1268,12 +1268,22 @@ R.solution("1. The re-deal mean of $L({t:.2f})$ is {a} with {m3} members and {b}
 
 # %%
 t_const = [t for t in np.round(np.linspace(0.01, 0.5, 50), 2) if cov.need(t, 16) == 1]
+t_edge = 1 / 16  # the largest tau at which one success of 16 suffices
 R.solution("2. The mixture's count rule always depends on the prompt total alone; the oracle's "
            "does exactly when one success suffices, $\\lceil \\tau k \\rceil = 1$, i.e. $\\tau "
            "\\le 1/k = {inv}$. On a grid of step 0.01 that is $\\tau \\in [{lo:g}, {hi:g}]$; of "
            "this chapter's thresholds that is {q}.",
-           inv=1 / 16, lo=t_const[0], hi=t_const[-1],
+           inv=t_edge, lo=t_const[0], hi=t_const[-1],
            q=", ".join(f"$\\tau = {t:g}$" for t in TAUS if cov.need(t, 16) == 1) or "none")
+
+# %%
+#| code-fold: false
+# Self-check: replace None with the largest such threshold (a number or a fraction such as
+# "1/8") and run this cell; it says whether it is within 0.005 without showing the answer.
+from oraclegap.book import selfcheck
+
+MINE = {"largest tau": None}
+selfcheck.check("Exercise 2", MINE, {"largest tau": t_edge})
 
 # %% [markdown]
 # 3. **Shared random numbers.**
@@ -1295,6 +1305,14 @@ R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} 
            "or 1 on some prompts raise the average.)",
            o=tw.test.observed, e=tw.expected, m=who(seed_pool.policy_names[0]),
            pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
+
+# %%
+#| code-fold: false
+# Self-check: replace each None with the value `nulls.draw_alignment` gives on the two copies
+# (two decimals suffice) and run this cell.
+MINE = {"matched agreement": None, "shuffled agreement": None}
+selfcheck.check("Exercise 3", MINE, {"matched agreement": tw.test.observed,
+                                     "shuffled agreement": tw.expected})
 
 # %% [markdown]
 # 4. **A stricter false-discovery rate.**
