@@ -128,3 +128,32 @@ def test_make_check_book_checks_without_rebuilding():
     commands = [line.strip() for line in recipe.splitlines()[1:] if line.startswith("\t")]
     assert commands == ["$(PY) -m oraclegap.book check"]
     assert not re.search(r"^check-book:.*\bbook\b", make, re.M)
+
+
+def test_the_student_editions_links_to_the_kit_resolve_in_the_site(tmp_path):
+    """A page links the kit as it sits at the top of _book/ (slides/index.html, oraclegap.pdf);
+    the student edition's copy of it sits in _book/student/, so those links are rewritten, and
+    the page check finds any link that still leads nowhere."""
+    site = tmp_path / "_book"
+    (site / "slides").mkdir(parents=True)
+    (site / "slides" / "index.html").write_text("deck")
+    (site / K.PDF_NAME).write_bytes(b"%PDF")
+    student = site / "student"
+    (student / "chapters").mkdir(parents=True)
+    (student / "index.html").write_text('<a href="slides/index.html">s</a> <a href="oraclegap.pdf">p</a>')
+    (student / "chapters" / "a.html").write_text(
+        '<a href="../oraclegap.pdf#page=2">p</a> <a class="x" href="../student/index.html">me</a> '
+        '<a href="../index.html">home</a> <a href="https://example.org/slides/index.html">w</a> '
+        '<a href="#sec-a">here</a> <a href="./../slides/index.html">up one</a> <a href="b.html">gone</a>')
+    assert C.broken_links(student / "index.html") == ["slides/index.html", "oraclegap.pdf"]
+    assert C.broken_links(student / "chapters" / "a.html") == [
+        "../oraclegap.pdf#page=2", "../student/index.html", "./../slides/index.html", "b.html"]
+    assert K.point_student_links(student) == 2
+    assert C.broken_links(student / "index.html") == []
+    assert C.broken_links(student / "chapters" / "a.html") == ["b.html"]  # not the kit's: reported
+    text = (student / "chapters" / "a.html").read_text()
+    assert 'href="../../oraclegap.pdf#page=2"' in text and 'href="../index.html">me' in text
+    assert 'href="../../slides/index.html">up one' in text and 'href="../index.html">home' in text
+    assert 'href="https://example.org/slides/index.html"' in text
+    assert K.point_student_links(student) == 0  # once is enough
+    assert any("link b.html leads to no file" in p for p in C.page_problems(student / "chapters" / "a.html"))

@@ -507,6 +507,7 @@ def render_student(root: Path, quarto: Quarto, *, small: bool = False, key: str 
         out = stage / BOOK_DIR
         pages = ["index.html"] + [p.html for p in quarto_pages(root) if p.file != "index.qmd" and (out / p.html).is_file()]
         buildline.add_downloads(out, _chapter_files(root, stage))
+        classroom.point_student_links(out)
         line = _finish_pages(root, out, quarto.describe() + ", student edition", small)
         (out / ".og-build.json").write_text(json.dumps({"renderer": "quarto", "edition": "student", "pages": pages,
                                                         "small": small, "solutions_removed": removed,

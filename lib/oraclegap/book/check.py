@@ -4,7 +4,7 @@ The build writes ``_book/.og-build.json`` (which renderer ran, which pages it wr
 checks follow it. Both renderers write a page where Quarto does (``_book/chapters/NN_*.html``).
 
 Static checks of each page's HTML (:func:`page_problems`): error outputs, images whose file is
-missing or whose embedded data are empty, unresolved cross-references (Quarto writes
+missing or whose embedded data are empty, links to local files that do not exist, unresolved cross-references (Quarto writes
 ``?@fig-x``; the fallback leaves ``@fig-x``), and sub-figure panels (Quarto's
 ``quarto-subfloat`` blocks, captions "(a)", "(b)": a labelled figure cell that produced several
 outputs).
@@ -33,7 +33,8 @@ from pathlib import Path
 
 from .structure import BOOK_DIR, quarto_pages
 
-__all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "page_problems", "bibliography_problems",
+__all__ = ["MANIFEST", "CHROMIUM_FLAGS", "chromium", "book_pages", "broken_links", "page_problems",
+           "bibliography_problems",
            "probe_page", "chapter_measures", "kit_editions", "check_pages", "print_pdf"]
 
 MANIFEST = ".og-build.json"
@@ -120,9 +121,32 @@ def html_unescape(s: str) -> str:
     return html.unescape(s)
 
 
+_HREF = re.compile(r'<a\b[^>]*?\shref="([^"]*)"', re.I)
+
+
+def broken_links(path: Path, text: str | None = None) -> list[str]:
+    """The links (``<a href>``) of the page at ``path`` to a local file that does not exist (a
+    folder counts when it holds ``index.html``); links with a scheme (``https:``, ``mailto:``)
+    and links within the page (``#...``) are not followed."""
+    from urllib.parse import unquote
+
+    path = Path(path)
+    text = path.read_text(encoding="utf-8", errors="replace") if text is None else text
+    out = []
+    for href in dict.fromkeys(html_unescape(h) for h in _HREF.findall(text)):
+        target = unquote(href.split("#")[0].split("?")[0])
+        if not target or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):
+            continue
+        dest = path.parent / target
+        if not (dest.is_file() or (dest.is_dir() and (dest / "index.html").is_file())):
+            out.append(href)
+    return out
+
+
 def page_problems(path: Path) -> list[str]:
-    """Static checks of a rendered page: error outputs, missing or empty images, unresolved
-    cross-references, sub-figure panels."""
+    """Static checks of a rendered page: error outputs, missing or empty images, links to local
+    files that do not exist (:func:`broken_links`), unresolved cross-references, sub-figure
+    panels."""
     path = Path(path)
     text = path.read_text(encoding="utf-8", errors="replace")
     name = path.name
@@ -141,6 +165,8 @@ def page_problems(path: Path) -> list[str]:
             continue
         elif not (path.parent / src.split("#")[0].split("?")[0]).is_file():
             problems.append(f"{name}: image {src} is missing")
+    for href in broken_links(path, text):
+        problems.append(f"{name}: link {href} leads to no file")
     visible = _visible_text(text)
     unresolved = sorted(set(re.findall(r"\?@((?:fig|tbl|sec|eq)-[\w-]+)", visible)))
     unresolved += sorted(set(re.findall(r"(?<![\w@?/.])@((?:fig|tbl|sec|eq)-[\w-]*\w)", visible)) - set(unresolved))

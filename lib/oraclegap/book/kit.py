@@ -49,6 +49,7 @@ __all__ = [
     "edition_is_current",
     "place_edition",
     "place_part",
+    "point_student_links",
     "placeholder_page",
     "cached_pdf",
     "place_pdf",
@@ -177,6 +178,42 @@ def place_part(root: Path, part: str) -> Path | None:
     record["kit"] = dict(record.get("kit") or {}, **{part: "rendered"})
     _write_book_record(book, record)
     return book / sub
+
+
+def _is_kit_target(rel: str) -> bool:
+    parts = rel.split("/")
+    return parts[0] in (STUDENT_SUBDIR, SLIDES_SUBDIR) or rel in (PDF_NAME, PDF_HELP)
+
+
+def point_student_links(edition: Path) -> int:
+    """Make the links of the student edition rendered in ``edition`` to the kit's other parts
+    resolve from its place in the site, ``_book/student/``: a link that, read inside the edition,
+    leads to ``student/...``, ``slides/...`` or the PDF (a page of the book links them as it sits
+    at the top of ``_book/``) is rewritten to reach that file in ``_book/``. Returns the pages
+    changed."""
+    import posixpath
+
+    edition = Path(edition)
+    href = re.compile(r'(<a\b[^>]*?\shref=")([^"#?:]+)([#?][^"]*)?"')
+    n = 0
+    for page in sorted(edition.rglob("*.html")):
+        rel_dir = page.parent.relative_to(edition).as_posix()
+        if "site_libs" in rel_dir.split("/"):
+            continue
+
+        def fix(m, rel_dir=rel_dir):
+            target = posixpath.normpath(posixpath.join(rel_dir, m.group(2)))
+            if target.startswith("..") or not _is_kit_target(target):
+                return m.group(0)
+            new = posixpath.relpath(target, posixpath.normpath(posixpath.join(STUDENT_SUBDIR, rel_dir)))
+            return f'{m.group(1)}{new}{m.group(3) or ""}"'
+
+        text = page.read_text(encoding="utf-8")
+        new_text = href.sub(fix, text)
+        if new_text != text:
+            atomic_write(page, new_text)
+            n += 1
+    return n
 
 
 def placeholder_page(path: Path, title: str, body_html: str) -> Path:
