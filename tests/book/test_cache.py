@@ -336,16 +336,22 @@ def _stub_quarto(monkeypatch) -> dict[str, list]:
     return calls
 
 
+def _kit_book(root: Path, monkeypatch) -> dict[str, list]:
+    """The tiny book with a 90-minute plan, Quarto stubbed (:func:`_stub_quarto`, whose counts it
+    returns) and no Chromium: a build makes the whole classroom kit but the PDF."""
+    _tiny_book(root)
+    (root / "instructors.qmd").write_text("## A 90-minute plan\n\n| minutes | what | where |\n|---|---|---|\n"
+                                         "| 0-90 | All of it | @sec-c |\n")
+    monkeypatch.setattr("oraclegap.book.check.chromium", lambda: None)
+    return _stub_quarto(monkeypatch)
+
+
 @pytest.mark.notebooks
 def test_the_classroom_kit_is_cached_like_the_book(tmp_path, capsys, monkeypatch):
     """make book puts the student edition, the slides and the PDF (or, with no Chromium, the page
     that says how to make it) into _book/; an unchanged rebuild touches none of it, a render of the
     book alone reuses the editions, and a changed page renders them again."""
-    _tiny_book(tmp_path)
-    (tmp_path / "instructors.qmd").write_text("## A 90-minute plan\n\n| minutes | what | where |\n|---|---|---|\n"
-                                             "| 0-90 | All of it | @sec-c |\n")
-    calls = _stub_quarto(monkeypatch)
-    monkeypatch.setattr("oraclegap.book.check.chromium", lambda: None)
+    calls = _kit_book(tmp_path, monkeypatch)
     b = tmp_path / "_book"
     r = book.build(tmp_path, small=True)
     assert [len(v) for v in calls.values()] == [1, 1, 1]
@@ -375,11 +381,7 @@ def test_a_standalone_slides_run_lands_in_the_site_and_is_reused(tmp_path, monke
     render of the book reuses the deck instead of rendering it again."""
     from oraclegap.book.cli import main
 
-    _tiny_book(tmp_path)
-    (tmp_path / "instructors.qmd").write_text("## A 90-minute plan\n\n| minutes | what | where |\n|---|---|---|\n"
-                                             "| 0-90 | All of it | @sec-c |\n")
-    calls = _stub_quarto(monkeypatch)
-    monkeypatch.setattr("oraclegap.book.check.chromium", lambda: None)
+    calls = _kit_book(tmp_path, monkeypatch)
     b = tmp_path / "_book"
     book.build(tmp_path, small=True)
     assert [len(v) for v in calls.values()] == [1, 1, 1]
