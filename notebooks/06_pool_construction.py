@@ -143,9 +143,16 @@ def vs_accuracy(sw, size=2, value="test"):
     return out.reset_index()
 
 
-# the released real pools the chapter reads when present
+# %%
+# the released data each real-pool section reads when present
 REAL_DATA = ("the released real pools (MMLU-Pro, RouterBench, RouterDC, the two LLMRouter sets and "
              "the k = 30 tensors of arXiv 2607.03436)")
+COST_DATA = "the released outcomes and per-query costs of RouterBench or RouteProfile"
+MMLU_DATA = "the released outcomes of MMLU-Pro's models"
+router_titles = [datasets.title(n) for n in ROUTER_POOLS]
+ROUTER_DATA = "the released outcomes of " + (", ".join(router_titles[:-1]) + " and "
+                                             + router_titles[-1] if len(router_titles) > 1
+                                             else "".join(router_titles))
 
 
 def absent(what, data=REAL_DATA):
@@ -768,8 +775,7 @@ if len(rb):
             lo=rb["greedy pool cost / anchor (|S| = 2)"].min(),
             hi=rb["greedy pool cost / anchor (|S| = 2)"].max())
 else:
-    show_lines([absent("The budget comparison with real costs",
-                       "the released outcomes and per-query costs of RouterBench or RouteProfile")])
+    show_lines([absent("The budget comparison with real costs", COST_DATA)])
 
 # %%
 if len(rb):
@@ -944,13 +950,9 @@ if rsw:
                            "accuracy_gain": "gain accuracy", "realised": "gain / F_b greedy",
                            "routed_cost_ratio": "routed cost"}))
 elif ROUTER is None or not ROUTER_POOLS:
-    show_md("*The router-gain comparison on real pools is off on this run (`ROUTER` is None or "
-            "`ROUTER_POOLS` is empty).*")
+    show_md("*The real-pool router is off on this run (`ROUTER` is None or `ROUTER_POOLS` empty).*")
 else:
-    titles = [datasets.title(n) for n in ROUTER_POOLS]
-    listed = ", ".join(titles[:-1]) + " and " + titles[-1] if len(titles) > 1 else titles[0]
-    show_lines([absent("The router-gain comparison on real pools",
-                       "the released outcomes of " + listed)])
+    show_lines([absent("The router-gain comparison on real pools", ROUTER_DATA)])
 
 # %%
 if rsw:
@@ -1336,7 +1338,7 @@ if mp is not None:
     display(table(large))
 else:
     skipped.append("MMLU-Pro large case (absent)")
-    show_lines([absent("The large case", "the released outcomes of MMLU-Pro's models")])
+    show_lines([absent("The large case", MMLU_DATA)])
 
 # %%
 from math import comb
