@@ -327,13 +327,24 @@ def _chain_segment(c, k, s, n_steps, heat, w, up, dn, logc, use_log, perm, pos, 
     s32 = np.uint64(32)
     nblocks = max(1, na // block) if block < na else 1
     moved = 0
+    # the block of proposal ``pos`` is pos // (block M) (the last block takes the rest of the
+    # epoch), tracked as a quotient and remainder so that no proposal divides
+    bM = block * M
+    quo = pos // bM
+    rem = pos - quo * bM
     for _ in range(n_steps):
         if nblocks > 1:
             if pos >= epoch:
                 s = _shuffle_rows(c, perm, s, idx, buf, pbuf)
                 pos = 0
-            bi = min(pos // (block * M), nblocks - 1)
+                quo = 0
+                rem = 0
+            bi = min(quo, nblocks - 1)
             pos += 1
+            rem += 1
+            if rem == bM:
+                quo += 1
+                rem = 0
             b0 = bi * block
             bsz = (na - b0) if bi == nblocks - 1 else block
             s, z = _u64(s)
