@@ -518,6 +518,36 @@ def test_seed_aligned_label_without_measurable_coupling(crn_audits):
     assert "no coupling" in audit.texts(j)["nulls"] and "conservative" not in audit.texts(j)["nulls"]
 
 
+def test_independence_by_construction_reads_a_chance_excess_as_chance(crn_audits):
+    """Draws whose records prove them independent across members (each response's own seed, no
+    seed shared at any prompt and draw index; or draws arranged from counts) are flagged by the
+    alignment check only by chance: the verdict then says so, calls nothing conservative, adds no
+    finding and asks for no per-policy draws. Shared seeds, or no seeds recorded, prove nothing."""
+    from oraclegap.audit.compute import independent_by_construction
+
+    pool_i, res_i = crn_audits["independent"]
+    n, M, k = pool_i.shape
+    own = np.arange(n * M * k).reshape(n, M, k)
+    with_seeds = lambda s: Pool.from_array(pool_i.verdicts, per_response={"seed": s})  # noqa: E731
+    assert independent_by_construction(with_seeds(own)) == "per-policy seeds"
+    assert independent_by_construction(with_seeds(np.repeat(own[:, :1], M, axis=1))) is None
+    one_shared = own.copy()
+    one_shared[0, 1, 0] = one_shared[0, 0, 0]
+    assert independent_by_construction(with_seeds(one_shared)) is None
+    assert independent_by_construction(pool_i) is None
+    counts = Pool.from_counts(pool_i.verdicts.sum(axis=2), k, seed=1)
+    assert independent_by_construction(counts) == "arranged from counts"
+    j = copy.deepcopy(res_i.to_json())
+    al = j["nulls"]["draw_alignment"]
+    al.update(p=0.03, coupled=True, independent_by="per-policy seeds")  # a chance rejection
+    v, v_i = audit.verdict(j), res_i.verdict
+    assert v.code == v_i.code and v.headline == v_i.headline and v.next_steps == v_i.next_steps
+    assert v.findings == v_i.findings and "seed-aligned" not in v.findings
+    assert "by construction (per-policy seeds)" in v.reasons[0] and "conservative" not in v.reasons[0]
+    al.pop("independent_by")  # no record of how the draws were made: the caveat stands
+    assert "seed-aligned" in audit.verdict(j).findings
+
+
 def test_lab_aligned_and_independent_seed_pools(lab_audit):
     """The lab's seed pool sampled seed-aligned carries the caveat; the same seeds sampled per
     policy (the default lab pool) do not."""

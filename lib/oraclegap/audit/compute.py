@@ -191,8 +191,28 @@ def alignment_check(pool: Pool, s: AuditSettings) -> tuple[dict, Any]:
     da = nulls.draw_alignment(sub, n_draws=s.align_draws, seed=seed)
     num = {"declared": pool.alignment, "matched": da.test.observed, "shuffled": da.expected, "p": da.test.p,
            "band": [da.test.band.lo, da.test.band.hi], "n_draws": s.align_draws, "seed": seed,
-           "n_prompts": sub.n_prompts, "coupled": bool(da.test.p <= s.alpha)}
+           "n_prompts": sub.n_prompts, "coupled": bool(da.test.p <= s.alpha),
+           "independent_by": independent_by_construction(pool)}
     return num, da
+
+
+def independent_by_construction(pool: Pool) -> str | None:
+    """Why the pool's draws are independent across members by how they were made, or None when
+    its records cannot say: ``"per-policy seeds"`` when every response carries its sampling seed
+    (``per_response["seed"]``) and no two members share a seed at any (prompt, draw index), so
+    the draw index couples nothing; ``"arranged from counts"`` when the draws were arranged at
+    random within each cell from counts (:meth:`Pool.from_counts`). Under either, matched agreement
+    and its within-cell shuffles are exchangeable, so the alignment check's p-value is uniform and
+    falls at or below alpha with probability at most alpha."""
+    if pool.n_policies < 2 or pool.k < 2:
+        return None
+    if (pool.meta or {}).get("arranged_from_counts"):
+        return "arranged from counts"
+    seeds = pool.per_response.get("seed")
+    if seeds is None:
+        return None
+    ordered = np.sort(np.asarray(seeds), axis=1)  # [n, M, k]: members sorted per (prompt, draw)
+    return "per-policy seeds" if bool((ordered[:, 1:] != ordered[:, :-1]).all()) else None
 
 
 def nulls_section(pool: Pool, s: AuditSettings, cov: CoverageSection, *, progress: bool = False) -> Section:

@@ -204,6 +204,13 @@ def _alignment_caveat(numbers: dict) -> tuple[str, str | None, bool] | None:
     facts = md("responses with the same draw index agree {a} of the time against {e} after shuffling each cell's "
                "draws (shuffle band [{lo}, {hi}], p = {p:p}, on {np} prompts)", a=al["matched"], e=al["shuffled"],
                lo=al["band"][0], hi=al["band"][1], p=al["p"], np=al.get("n_prompts", numbers["pool"]["n_prompts"]))
+    if coupled and al.get("independent_by"):
+        reason = md("Responses with the same draw index agree more often than after shuffling ({a} against {e}, "
+                    "p = {p:p}), but these draws are independent across members by construction ({why}), and a "
+                    "check at level {alpha:g} rejects by chance on at most {alpha:%} of such pools: the "
+                    "excess is read as chance, and the nulls as for independent draws.",
+                    a=al["matched"], e=al["shuffled"], p=al["p"], why=al["independent_by"], alpha=alpha)
+        return reason, None, False
     if not coupled:
         if declared != "seed-aligned":
             return None
