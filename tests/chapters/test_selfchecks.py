@@ -163,3 +163,47 @@ def test_each_quantity_may_have_its_own_tolerance():
             SC.verdicts({}, expected, abs_tol=bad)
     with pytest.raises(ValueError, match="abs_tol"):
         SC.verdicts({}, expected, abs_tol={"count": -1, "B": 0.04})
+
+
+def test_pool_construction_exercise_4_self_check_takes_the_nearest_budget_only(monkeypatch):
+    """Chapter 06, exercise 4: the solution and self-check cells as the chapter has them, on a
+    small outcome matrix with costs where plain cost-benefit greedy falls short of the knapsack
+    optimum. The count of such budgets must be exact and the budget of the largest shortfall
+    within half the grid's spacing: the neighbouring budget is refused."""
+    from oraclegap.deploy import compose as C
+    from oraclegap.report import md
+
+    src = next(s for s in CHAPTERS if chapter_key(s) == "06")
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        X = rng.random((60, 7)) < rng.uniform(0.2, 0.8, size=7)
+        cost = np.broadcast_to(rng.uniform(0.05, 1.0, size=7), X.shape)
+        w = C.model_costs(cost, *X.shape)
+        budgets = np.round(np.linspace(w.min(), w.sum() - w.min(), 12), 3)
+        curve = C.budget_curve(X, "best", cost, budgets)
+        fits = curve.pivot_table(index="budget", columns="method", values="fit")
+        short = fits["exhaustive knapsack"] - fits["cost-benefit greedy (partial=0)"] > 1e-12
+        if short.any():
+            break
+    else:
+        pytest.fail("no instance where plain cost-benefit greedy falls short")
+    recorded = {}
+    ns = {"np": np, "md": md, "curve": curve, "budgets": budgets,
+          "knap": curve[curve["method"] == "exhaustive knapsack"].set_index("budget")["fit"],
+          "solution": lambda *a, **kw: None}
+    # the cell imports oraclegap.book.selfcheck itself: record what it passes to check
+    monkeypatch.setattr(SC, "check", lambda ex, mine, expected, **kw: recorded.update(
+        exercise=ex, mine=mine, expected=expected, kw=kw))
+    exec(_cell(src, "cost-benefit greedy (partial=0)\"].set_index"), ns)  # noqa: S102
+    exec(_cell(src, 'selfcheck.check("Exercise 4"'), ns)  # noqa: S102
+    assert recorded["exercise"] == "Exercise 4"
+    gaps = (fits["exhaustive knapsack"] - fits["cost-benefit greedy (partial=0)"])[short]
+    b_max, step = float(gaps.idxmax()), float(np.diff(budgets).min())
+    count, where = "budgets below the optimum", "B of the largest shortfall"
+    expected, kw = recorded["expected"], recorded["kw"]
+    assert expected[count] == int(short.sum()) and expected[where] == pytest.approx(b_max)
+    assert all(v.passed for v in SC.verdicts({count: int(short.sum()), where: b_max + 0.4 * step},
+                                             expected, **kw))
+    states = [v.state for v in SC.verdicts({count: int(short.sum()) + 1, where: b_max + step},
+                                           expected, **kw)]
+    assert states == ["outside", "outside"]
