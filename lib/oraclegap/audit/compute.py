@@ -461,7 +461,7 @@ def certificates_section(pool: Pool, s: AuditSettings, cov: CoverageSection) -> 
         num.update({"certificate": "split-draw coverage gap", "alpha": a_cert, "n_tests": len(order)})
     else:
         a_cert = a_app
-        num.update({"certificate": "outcome-oracle gap (paper 002)", "alpha": a_cert, "n_tests": 1})
+        num.update({"certificate": "outcome-oracle gap (Shihab et al.)", "alpha": a_cert, "n_tests": 1})
     for j, (level, key) in enumerate(zip(levels, lkeys, strict=True)):
         R = certify.outcomes_from_pool(pool) if level is None else certify.outcomes_from_pool(pool, tau=level)
         ex_i = certify.selection_valid_gap_from_outcomes(R, a_app, "exact", model_names=pool.policy_names)

@@ -131,7 +131,7 @@ def texts(numbers: dict) -> dict:
             plo=crow["paired"]["lo"], phi=crow["paired"]["hi"], elo=crow["exact"]["lo"], ehi=crow["exact"]["hi"],
             nlo=crow["paired"]["naive_lo"], nhi=crow["paired"]["naive_hi"])
     else:
-        cert_txt = md("At confidence {lvl}, the paired selection-valid interval of the outcome-oracle gap (paper 002) is "
+        cert_txt = md("At confidence {lvl}, the paired selection-valid interval of the outcome-oracle gap (Shihab et al.) is "
                       "[{lo}, {hi}] around the plug-in {g}; Thm 4's exact interval is [{elo}, {ehi}] and the naive "
                       "interval that ignores the selection of the best member is [{nlo}, {nhi}]. Certified: {ct}.",
                       lvl=1 - c["alpha"], lo=cert["lo"], hi=cert["hi"], g=cert["value"], elo=crow["exact"]["lo"],

@@ -262,14 +262,14 @@ def _cert_reason(f, key) -> str:
     c, p, ex = _cert(lev), lev["paired"], lev["exact"]
     alpha = f.numbers["certificates"]["alpha"]
     if f.k == 1:
-        out = md("Certificate: the outcome-oracle gap of paper 002 on the single outcomes, {g} with paired "
+        out = md("Certificate: the outcome-oracle gap of Shihab et al. on the single outcomes, {g} with paired "
                  "selection-valid interval [{lo}, {hi}] (confidence {lvl}); its Thm 4 interval is [{elo}, {ehi}].",
                  g=c["value"], lo=c["lo"], hi=c["hi"], lvl=1 - alpha, elo=ex["lo"], ehi=ex["hi"])
     else:
         out = md("Certificate at tau = {t:g}: the split-draw coverage gap (each prompt's member chosen on half of its "
                  "draws and scored on the other half, against the best fixed member {b} on the same draws) is {g} "
                  "[{lo}, {hi}] (confidence {lvl}, simultaneous over members). Beside it, the apparent gap of the k "
-                 "draws (includes the winner's curse) is {pg} [{plo}, {phi}], and paper 002's Thm 4 interval of that "
+                 "draws (includes the winner's curse) is {pg} [{plo}, {phi}], and Shihab et al.'s Theorem 4 interval of that "
                  "apparent gap is [{elo}, {ehi}]: both score each member on the draws that made it look best, "
                  "so under pure noise they sit above zero, while the split-draw gap does not.",
                  t=cov[key]["tau"], b=c.get("best_member", "?"), g=c["value"], lo=c["lo"], hi=c["hi"],

@@ -16,7 +16,7 @@ from ._common import add_pool_argument, emit, float_arg, int_arg, pool_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("certify", help="selection-valid interval for the oracle gap (paper 002 Thm 4, paired, Hoeffding)")
+    p = sub.add_parser("certify", help="selection-valid interval for the oracle gap (Shihab et al.'s Theorem 4, paired, Hoeffding)")
     add_pool_argument(p)
     p.add_argument("--alpha", type=float_arg("--alpha", 0, 1, open_low=True, open_high=True), default=0.05,
                    help="1 - confidence level, in (0, 1)")

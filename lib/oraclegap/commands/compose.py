@@ -25,7 +25,7 @@ from ._common import (
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compose", help="pool construction: greedy complementary coverage vs exhaustive and accuracy (paper 002 Thm 8)")
+    p = sub.add_parser("compose", help="pool construction: greedy complementary coverage vs exhaustive and accuracy (Shihab et al.'s Theorem 8)")
     add_pool_argument(p)
     p.add_argument("--anchor", default="best", help="deployment anchor: 'best' (most accurate, default) or a model name")
     p.add_argument("--sizes", default=None, help="comma-separated pool sizes (alternatives beside the anchor), each in 1..K-1; default all")

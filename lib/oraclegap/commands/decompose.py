@@ -45,7 +45,7 @@ KINDS = ("auto", "choices", "scores")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("decompose", help="single-draw decomposition O_exp = O_repro + Delta with intervals (paper 001)")
+    p = sub.add_parser("decompose", help="single-draw decomposition O_exp = O_repro + Delta with intervals (arXiv 2607.03436)")
     add_pool_argument(p)
     p.add_argument("--baseline", default="best", metavar="best|FILE",
                    help="the router the gap is measured against: 'best' (best single member) or a file of per-prompt choices or scores")

@@ -41,8 +41,8 @@ def register(sub) -> None:
     p.add_argument("--max-tokens", type=int_arg("--max-tokens", minimum=1), default=64)
     p.add_argument("--seed", type=seed_arg(), default=0)
     p.add_argument("--draw-seeds", default="aligned", metavar="aligned|per-policy",
-                   help="aligned: draw j of a prompt has the same seed under every policy (paper 001's protocol; "
-                        "default); per-policy: each policy its own seeds (independent draws, for paper 000's nulls)")
+                   help="aligned: draw j of a prompt has the same seed under every policy (the protocol of arXiv 2607.03436; "
+                        "default); per-policy: each policy its own seeds (independent draws, for the nulls of arXiv 2609.32996)")
     p.add_argument("--out", help="store directory (created, or resumed when it exists)")
     p.add_argument("--backend", default="transformers", help="transformers (CPU/GPU) or vllm (GPU)")
     p.add_argument("--worker", metavar="i/n", help="generate only worker i's share of n")

@@ -116,7 +116,7 @@ fig = audit.plot_power(numbers)
 #
 # The certified quantity (k > 1) is the split-draw coverage gap: each prompt's member is chosen on
 # half of its draws and scored on the other half, so it is zero when the members are exchangeable.
-# The apparent gap of the k draws and paper 002's intervals of it stand beside it; they include the
+# The apparent gap of the k draws and Shihab et al.'s intervals of it stand beside it; they include the
 # within-prompt winner's curse. The naive interval conditions on the choice of the best member and
 # is shown only to be compared. `prompts_needed`: prompts at which the certified lower limit would
 # exceed the useful size, if the observed rates held.
