@@ -423,8 +423,7 @@ R.show_md("Reading: the naive interval's coverage falls to {c:%} ($n = {n}$, lea
           "below the nominal confidence at every $n$ for the leads {bel}. In the exact tie it "
           "{path}{cure}. The percentile variant reaches as low as {pc:%}. Theorem 4 never drops "
           "below {e:%} and the paired interval never below {p:%} (Monte Carlo standard error of "
-          "each cell at most {se:%}; a change between two cells is read as a rise or a fall "
-          "only when it exceeds {tol:%}).",
+          "each cell at most {se:%}; a change counts as a rise or fall beyond {tol:%}).",
           c=worst["coverage"], n=int(worst["n"]), wd=float(worst["lead"]),
           bel=", ".join(f"{d:g}" for d in below_all) or "(none)", path=tie_path,
           cure=": more items do not cure selection, because the selected member stays the "
