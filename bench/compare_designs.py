@@ -18,8 +18,10 @@ threshold and of the quality test; p-values within Monte Carlo error (|p1 - p2| 
 (1/B1 + 1/B2)) + 1/B1 + 1/B2, B the draws each took); power estimates within Monte Carlo error
 (3 binomial standard errors of the two estimates); the excess point and interval (point equal, as
 both take the same full-data draws; limits within 3 Monte Carlo standard errors of two percentile
-estimates, 2.67 sd / sqrt(resamples) each, sd the resamples' spread); and the sections the design
-does not touch (pool, coverage, certificates, noise, router, integrity) identical.
+estimates, 2.67 sd / sqrt(resamples) each, sd the resamples' spread); the noise section at k > 1
+(its bootstraps stop once the luck call and best-of-K's ``passes`` are settled): the same luck
+call and ``passes``, the same point values, and the resamples each bootstrap took; and the
+sections the design does not touch (pool, coverage, certificates, router, integrity) identical.
 
 usage: python bench/compare_designs.py [--pools 2] [--full] [--out results.csv]
 """
@@ -41,7 +43,14 @@ sys.path.insert(0, str(ROOT / "lib"))
 from oraclegap.audit import run_audit  # noqa: E402
 from oraclegap.audit.study import STUDY_DIR, TRUTHS, _study_pool, pool_seed  # noqa: E402
 
-UNTOUCHED = ("pool", "coverage", "certificates", "noise", "router", "integrity")
+UNTOUCHED = ("pool", "coverage", "certificates", "router", "integrity")
+
+
+def _noise_points(nz: dict) -> dict:
+    """The point values of the noise section (decomposition estimates and best-of-K)."""
+    est = {q: row["value"] for q, row in nz["decomposition"]["estimates"].items()}
+    bok = nz["best_of_k"]
+    return {**est, **{q: bok[q]["value"] for q in ("best_of_k_split", "o_exp_independent", "difference")}}
 
 
 def _p_close(p1, b1, p2, b2) -> bool:
@@ -57,6 +66,17 @@ def compare(a: dict, b: dict) -> dict:
         "same_code": a["verdict"]["code"] == b["verdict"]["code"],
         "untouched_equal": all(a[key] == b[key] for key in UNTOUCHED),
     }
+    za, zb = a["noise"], b["noise"]
+    if za.get("applicable") and zb.get("applicable"):
+        out.update(
+            noise_luck_same=za["luck"] == zb["luck"],
+            noise_passes_same=za["best_of_k"]["passes"] == zb["best_of_k"]["passes"],
+            noise_points_equal=_noise_points(za) == _noise_points(zb),
+            noise_boot_a=za["decomposition"]["n_boot"] + za["best_of_k"]["n_boot"],
+            noise_boot_b=zb["decomposition"]["n_boot"] + zb["best_of_k"]["n_boot"],
+        )
+    else:  # k = 1: not applicable in either design, the same record
+        out["untouched_equal"] = out["untouched_equal"] and za == zb
     na, nb = a["nulls"], b["nulls"]
     if na.get("applicable"):
         dec = pclose = tests = 0
@@ -190,6 +210,14 @@ def main(argv=None) -> int:
             line += [
                 f"excess point equal {int(e['excess_point_equal'].sum())}/{len(e)}",
                 f"excess limits within MC error {int(e['excess_limits_close'].sum())}/{len(e)}",
+            ]
+        if "noise_luck_same" in g:
+            z = g.dropna(subset=["noise_luck_same"])
+            line += [
+                f"noise luck call same {int(z['noise_luck_same'].sum())}/{len(z)}",
+                f"best-of-K passes same {int(z['noise_passes_same'].sum())}/{len(z)}",
+                f"noise points equal {int(z['noise_points_equal'].sum())}/{len(z)}",
+                f"noise resamples {int(z['noise_boot_b'].sum())} of {int(z['noise_boot_a'].sum())}",
             ]
         if "power_close" in g:
             w = g.dropna(subset=["power_close"])
