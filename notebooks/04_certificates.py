@@ -987,7 +987,7 @@ R.show_lines(lines)
 # 1. **Near ties and more items.**
 #    Predict the naive interval's coverage at the largest $n$ of the grid for a lead $d$ of zero
 #    and for the largest lead. Then read @fig-cert-coverage, or rerun with
-#    `-p N_GRID "[100, 1600]"`.
+#    `-p N_GRID '[100, 1600]'`.
 
 # %%
 last = nv[nv["n"] == max(N_GRID)].set_index("lead")["coverage"]
