@@ -173,7 +173,10 @@ def _cell(text: str) -> str:
 
 def _where(r) -> str:
     out = f"ch. {r.chapter}, @{r.section}" if r.section else f"ch. {r.chapter}"
-    return out + (f", `{r.cell}`" if r.cell else "")
+    if not r.cell:
+        return out
+    # a table or figure is a cross-reference (its number in the rendered book), anything else a name
+    return out + (f", @{r.cell}" if r.cell.startswith(("tbl-", "fig-")) else f", `{r.cell}`")
 
 
 def inventory_page(root: Path) -> str:
