@@ -63,7 +63,7 @@ def test_the_instructors_page_shows_the_table_and_asks_only_for_tested_changes()
     assert shown == P.instructors_table(ROOT), "run `python -m oraclegap.book pages` and commit instructors.qmd"
     outside = page.replace(shown, "")
     tested = [ch for row in P.PARAMETERS for ch in row.changes]
-    asked = P.exercise_changes(outside)
+    asked = [{k: v for k, v in a.items() if k not in FREE} for a in P.exercise_changes(outside)]
     assert asked, "the page's class plan and rerun example ask for -p changes"
     assert all(any(a.items() <= ch.items() for ch in tested) for a in asked), asked
 
@@ -211,3 +211,22 @@ def test_the_book_cli_runs_check_params(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     assert main(["check-params", "--only", "99"]) == 2
     assert "--only ['99'] matches no chapter" in capsys.readouterr().err
+
+
+#: a reader's own pool (any registry name, folder or file) and the reduced-size switch
+FREE = {"POOL", "SMALL"}
+
+
+def test_every_page_asks_only_for_tested_changes():
+    """The front pages and the README tell readers to rerun with ``-p NAME VALUE`` too: each such
+    change is one the parameters table tests (a value outside a documented range fails here)."""
+    tested = [ch for row in P.PARAMETERS for ch in row.changes]
+    untested = []
+    for page in sorted(ROOT.glob("*.qmd")) + [ROOT / "README.md"]:
+        for a in P.exercise_changes(page.read_text(encoding="utf-8")):
+            a = {k: v for k, v in a.items() if k not in FREE}
+            if a and not any(a.items() <= ch.items() for ch in tested):
+                untested.append(f"{page.name}: {P.change_label(a)}")
+    assert not untested, f"pages ask for changes the parameters table does not test: {untested}"
+    bad = P.exercise_changes('`make book BOOK_ARGS="--only 05 --small -p TAU_K10 0.3"`')
+    assert not any(bad[0].items() <= ch.items() for ch in tested)  # the scan sees a bad value

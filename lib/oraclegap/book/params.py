@@ -256,6 +256,7 @@ def instructors_table(root: Path, table: Sequence[Param] = PARAMETERS) -> str:
 
 _P_OPTION = re.compile(r"`(?:[^`]*?\s)??((?:-p\s+[A-Z_][A-Z0-9_]*\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*)+)`")
 _ONE = re.compile(r"-p\s+([A-Z_][A-Z0-9_]*)\s+(\"[^\"]*\"|'[^']*'|[^\s`]+)")
+_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
 
 
 def parse_value(text: str):
@@ -279,11 +280,15 @@ def parse_value(text: str):
 
 
 def exercise_changes(text: str) -> list[dict]:
-    """Every change a text tells a reader to pass: each code span holding ``-p NAME VALUE``
-    options, as ``{name: value}`` (each value without its shell quotes, read by
-    :func:`parse_value` as the book CLI reads it)."""
-    return [{m.group(1): parse_value(m.group(2).strip("\"'")) for m in _ONE.finditer(span.group(1))}
-            for span in _P_OPTION.finditer(text)]
+    """Every change a text tells a reader to pass: each code span, and each line of a fenced code
+    block, holding ``-p NAME VALUE`` options, as ``{name: value}`` (each value without its shell
+    quotes, read by :func:`parse_value` as the book CLI reads it)."""
+    def one(options: str) -> dict:
+        return {m.group(1): parse_value(m.group(2).strip("\"'")) for m in _ONE.finditer(options)}
+
+    fenced = _FENCE.findall(text)
+    out = [one(span.group(1)) for span in _P_OPTION.finditer(_FENCE.sub("", text))]
+    return out + [one(line) for block in fenced for line in block.splitlines() if _ONE.search(line)]
 
 
 # ---------------------------------------------------------------------------- running
