@@ -499,7 +499,7 @@ plt.show()
 
 # %%
 w_big = widths[widths["n"] == ns.max()].set_index(["M", "method"])["width"]
-R.show_md("Reading: at $n = {n:,}$ Theorem 4 is {r4:.2f} times as wide as the paired interval for "
+R.show_md("Reading: at $n$ = {n:,} Theorem 4 is {r4:.2f} times as wide as the paired interval for "
           "$M = 4$ and {r29:.2f} times for $M = 29$; the paper's Hoeffding interval is {h4:.2f} "
           "times as wide as Theorem 4 for $M = 4$. All widths shrink like $1/\\sqrt n$; the "
           "constant is what the pairing improves.",

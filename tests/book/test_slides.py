@@ -156,7 +156,11 @@ def test_deck_follows_the_plan_with_short_computed_slides(tmp_path):
     assert "Long words" not in text  # a reading too long for a slide is passed over, not cut mid-sentence
     noise = next(sl for b, sl in deck if b.minutes == "30-60")
     assert noise[1].startswith("## The null draws") and "The gap reads 0.123 under the null." in noise[1]
-    assert "The intro page says one thing." in noise[0]
+    # a front page's opening introduces a block only when the block draws on no chapter section
+    assert "The intro page says one thing." not in noise[0]
+    (root / "instructors.qmd").write_text(PLAN.replace("@sec-noise, [intro page]", "[intro page]"))
+    alone = next(sl for b, sl in S.deck_slides(root, tmp_path / "stage" / "img") if b.minutes == "30-60")
+    assert "The intro page says one thing." in alone[0]
     assert (tmp_path / "stage" / "img" / "01_a-fig-noise.png").read_bytes().startswith(b"\x89PNG")
     (tmp_path / "b").mkdir()
     other = S.deck_slides(_project(tmp_path / "b", value=0.2), tmp_path / "img2")
@@ -205,3 +209,10 @@ def test_the_books_deck_follows_its_plan(tmp_path):
         findings = {"\n\n".join(S._pack([f], S.MAX_WORDS - 1)) for p in places for f in S.chapter_findings(chapters[p.chapter])}
         take = [s.removeprefix("## Takeaway\n\n") for s in slides if s.startswith("## Takeaway")]
         assert len(take) == 1 and take[0] in findings, block.minutes
+
+
+def test_a_shortened_title_ends_on_a_word_that_carries_meaning():
+    title = S._title("Null distributions of the plug-in oracle gap at the threshold on the lab seed pool "
+                     "and more words here", chars=50)
+    assert title.endswith(" …") and title.split()[-2].lower() not in S._DANGLING
+    assert len(title) <= 50

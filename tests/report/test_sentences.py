@@ -145,6 +145,9 @@ def test_a_comparison_word_agrees_with_the_pair_it_reads(text, n):
     ("as in paper Shihab et al.'s Table 3", 1),
     ("as in Shihab et al.'s Table 3 (arXiv 2607.03436)", 0),
     ("the sections (in the book), (in the book), (in the book) say", 1),
+    ("at $n = 50,000$ Theorem 4 is wider", 1),
+    ("at $n$ = 50,000 the interval $[0.1, 0.2]$ and $n = 50{,}000$", 0),
+    ("$a$ has 1,000 items and $b$ none", 0),
 ])
 def test_unparseable_wordings_are_reported(text, n):
     assert len(R.wording_problems(text)) == n

@@ -345,6 +345,10 @@ def _where_text(block: PlanBlock, places: list[_Place]) -> str:
     return re.sub(r"@((?:sec|fig|tbl)-[\w-]*\w)", lambda m: names.get(m.group(1), "(in the book)"), text)
 
 
+#: words a shortened title must not end on
+_DANGLING = {"a", "an", "and", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "with"}
+
+
 def _title(text: str, chars: int = _TITLE_CHARS) -> str:
     """A slide title from a caption or a plan cell: its first sentence, or what comes before its
     first colon, cut at a comma or parenthesis to fit ``chars`` characters."""
@@ -357,7 +361,10 @@ def _title(text: str, chars: int = _TITLE_CHARS) -> str:
             first = first[:cut]
         else:
             words = first[:chars - 2].split(" ")
-            first = " ".join(words[:-1] if len(words) > 1 else words) + " …"
+            words = words[:-1] if len(words) > 1 else words
+            while len(words) > 1 and words[-1].lower() in _DANGLING:  # never end on "... gap at …"
+                words = words[:-1]
+            first = " ".join(words) + " …"
     while not _balanced(first) and " " in first:
         first = first.rsplit(" ", 1)[0]
     return first
@@ -495,8 +502,12 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
     out = []
     for block, places, finding in zip(blocks, all_places, findings, strict=True):
         head = f"# {block.minutes} min: {_title(block.what)}"
-        where = f"In the book: {_where_text(block, places)}."
-        openings = [_page_opening(root, f)[1] for _, f in block.pages if (root / f).is_file()]
+        where = _where_text(block, places)
+        where = f"In the book: {where}" + ("" if where.endswith("…") else ".")
+        # a front page's opening says what the page is for: the intro of a block without
+        # chapter sections only (a block that draws on chapters opens with their sections)
+        openings = [] if any(p.ref.startswith("sec-") for p in places) else [
+            _page_opening(root, f)[1] for _, f in block.pages if (root / f).is_file()]
         openings += [next((it.text for it in p.items if it.kind == "prose"), "") for p in places
                      if p.ref.startswith("sec-")]
         intro = _pack([o for o in openings if o], MAX_WORDS - slide_words(head + "\n" + where), fallback=False)

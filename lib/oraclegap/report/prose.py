@@ -246,9 +246,18 @@ _WORDING = {
 
 
 def wording_problems(text: str) -> list[str]:
-    """Phrases a reader cannot parse (:data:`_WORDING`): one line per occurrence."""
-    return [f"{why}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
-            for why, pattern in _WORDING.items() for m in pattern.finditer(text)]
+    """Phrases a reader cannot parse (:data:`_WORDING`), and a thousands separator inside
+    ``$...$`` math, which renders as a list ("$n = 50,000$" shows "50, 000"): one line per
+    occurrence."""
+    out = [f"{why}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
+           for why, pattern in _WORDING.items() for m in pattern.finditer(text)]
+    math = re.split(r"(?<!\\)\$+", text)[1::2]  # the spans between paired dollar signs
+    out += [f"a thousands comma inside math (it renders as '1, 000'; write the number outside "
+            f"the dollars or with {{,}}): ${span}$" for span in math if _MATH_THOUSANDS.search(span)]
+    return out
+
+
+_MATH_THOUSANDS = re.compile(r"\d,\d{3}(?!\d)")
 
 
 def at_most(x, *, zero: str = "zero", template: str = "at most {x:%}") -> str:
