@@ -52,7 +52,7 @@ N_STUDY_DRAWS = 400  # null draws per test in the simulation studies
 N_POWER_REPS = None
 N_A3_REPS = 20  # replicates per setting in the excess-versus-truth study
 N_A4_REPS = 16  # replicates per setting in the link-sensitivity study
-N_PLAN_REPS = 40  # replicates per grid point of the power planner
+N_PLAN_REPS = 200  # replicates per grid point of the power planner
 N_CHECK_REPS = 200  # replicate pools for the Monte Carlo checks of the appendix
 TAUS_REAL = [0.10, 0.30, 0.50, 0.70, 0.90]
 
@@ -196,14 +196,23 @@ if real is None:
 # the family of upper-tail tests for Benjamini-Hochberg (which sets, and why: @sec-seed-many)
 gap_tests = lambda g: list(g.tests.tests) + list(g.sizes.rise)  # noqa: E731
 family = {"seed pool": gap_tests(gt) + list(spread.tests)}
+family_gaps = [gt]  # the gap tables in the family: their tests with a one-point null never ran
 if LAB:
     spread2 = nulls.member_spread(sec_test, TAUS_SECONDARY, n_draws=N_DRAWS, seed=rng)
     family["second task"] = gap_tests(gap_sets["secondary test"]) + list(spread2.tests)
     family |= {name: gap_tests(g) + list(rep_spreads[name].tests) for name, g in rep_gaps.items()}
+    family_gaps += [gap_sets["secondary test"], *rep_gaps.values()]
 if real is not None:
     family["MATH-500"] = gap_tests(gt_real)
+    family_gaps.append(gt_real)
 members = [(pool_name, t) for pool_name, tests in family.items() for t in tests
            if np.ptp(t.draws) > 0]  # a test whose null draws never vary cannot reject
+
+# %%
+#| echo: false
+# tests with a one-point null: run but constant in every draw, and never run by design
+n_point_null = (sum(len(v) for v in family.values()) - len(members)
+                + sum(len(g.tests.skipped) for g in family_gaps))
 bh = multiplicity.benjamini_hochberg([t for _, t in members], alpha=0.05)
 bh_df = bh.frame().assign(pool=[p for p, _ in members],
                           statistic=[t.statistic_name for _, t in members],
@@ -325,14 +334,14 @@ R.show_callout("{a}", a=answer(), kind="important", title="The answer on this ru
 #    nulls reproduce it, and split-half scoring removes it.
 # 2. Table 1 on the lab seed pool: whether the plug-in gap exceeds both nulls at
 #    $\tau \in \{0.05, 0.10, 0.20, 0.30\}$ (the paper's Geometry3K pool: $\hat L = 0.113$
-#    against a re-deal mean of 0.096 at $\tau = 0.10$, $p = 0.074$, $p_{\mathrm m} = 0.063$:
-#    no rejection).
+#    against a re-deal mean of 0.096 at $\tau = 0.10$, $p_{\mathrm{re}} = 0.074$,
+#    $p_{\mathrm{mp}} = 0.063$: no rejection).
 # 3. Both nulls assume independent responses. Whether responses with the same draw index agree
 #    across members more than their counts imply (the paper: 0.779 against 0.781 after
 #    shuffling), and how the same seeds sampled seed-aligned (common random numbers) move the
 #    matched agreement, $\hat L$ and both nulls' p-values.
 # 4. Member spread, lower tails and the Pass@1 oracle gap (the paper: 0.079 against a null
-#    mean of 0.078, $p = 0.43$).
+#    mean of 0.078, $p_{\mathrm{re}} = 0.43$).
 # 5. Table 3: the base model, the best member selected on test and on validation, the plug-in
 #    oracle, the budget-matched mixture, the soup and the router family selected on
 #    validation, in rAUC over the band [0.05, 0.30] on the primary task and [0.50, 0.90] on
@@ -474,18 +483,20 @@ plt.show()
 # %% [markdown]
 # **The margin-preserving null** also keeps every member's total number of successes, so it
 # allows one member to be better than another everywhere, in one particular way: the *additive
-# logit model* $\operatorname{logit} p_{im} = a_i + b_m$, with a difficulty $a_i$ per prompt and a
-# strength $b_m$ per member, and no interaction (no specialisation).
+# logit model* $\operatorname{logit} p_{im} = a_i + \beta_m$, with a difficulty $a_i$ per prompt
+# and a strength $\beta_m$ per member, and no interaction (no specialisation).
 #
 # ::: {.callout-tip}
 # ## Why conditioning on the totals removes the unknown parameters
-# Under the additive logit model the probability of a count table $c$ with row totals
-# $r_i = \sum_m c_{im}$ and column totals $s_m = \sum_i c_{im}$ is
-# $$P(c \mid a, b) = \Big[\prod_{i,m} \binom{k}{c_{im}}\Big]\,
-#   \frac{\exp\big(\sum_i a_i r_i + \sum_m b_m s_m\big)}{\prod_{i,m} (1 + e^{a_i + b_m})^k}.$$
+# Under the additive logit model the probability of a count table $c$ with prompt totals
+# $c_{i\cdot} = \sum_m c_{im}$ and member totals $c_{\cdot m} = \sum_i c_{im}$ is
+# $$P(c \mid a, \beta) = \Big[\prod_{i,m} \binom{k}{c_{im}}\Big]\,
+#   \frac{\exp\big(\sum_i a_i c_{i\cdot} + \sum_m \beta_m c_{\cdot m}\big)}
+#   {\prod_{i,m} (1 + e^{a_i + \beta_m})^k}.$$
 # The parameters touch the table only through its totals. Among tables with the observed totals
 # the exponential factor and the denominator are the same constant, so the conditional law is
-# $P(c \mid r, s) \propto \prod_{i,m} \binom{k}{c_{im}}$, whatever $a$ and $b$ are. The test needs
+# $P(c \mid c_{i\cdot}, c_{\cdot m}) \propto \prod_{i,m} \binom{k}{c_{im}}$, whatever $a$ and
+# $\beta$ are. The test needs
 # no estimate of difficulty or strength; it only asks whether the pattern of successes across
 # prompts is unusual for tables with these totals.
 # :::
@@ -669,7 +680,8 @@ R.table(p1f, columns={"set": "split", "observed": "Pass@1 gap", "mean_redeal": "
 pt = p1f.iloc[0]
 R.show_md("Reading: on {s} the Pass@1 oracle gap is {o} against a re-deal mean of {m} "
           "($p_{{\\mathrm{{re}}}} = {p:p}$, $p_{{\\mathrm{{mp}}}} = {pm:p}$; lower tails {l:p} "
-          "and {lm:p}); the paper: {po} against {pn} ($p = {pp}$, $p_{{\\mathrm{{m}}}} = {ppm}$). "
+          "and {lm:p}); the paper: {po} against {pn} ($p_{{\\mathrm{{re}}}} = {pp}$, "
+          "$p_{{\\mathrm{{mp}}}} = {ppm}$). "
           "The gap lies below its re-deal mean on {nb} of the {n} splits.",
           s=f"the {pt['set']} prompts" if LAB else "your pool", o=pt["observed"],
           m=pt["mean_redeal"], p=PV("Pass@1, re-deal, chapter pool", pt["p_redeal"]),
@@ -772,10 +784,11 @@ R.table(bh_df[bh_df["statistic"] == "L"].groupby("pool", sort=False).head(1),
 bh_link = R.csv_download(bh_df[["pool", "name", "statistic", "p", "p_adjusted", "reject"]]
                          .rename(columns={"name": "test", "reject": "discovery"}),
                          "02_seed_pool-bh-tests")
-R.show_md("Reading: of {n} tests ({c} constant-null tests left out), {r} survive the adjustment; "
+R.show_md("Reading: of {n} tests ({c} tests whose null is a single point left out), {r} survive "
+          "the adjustment; "
           "{s} of them concern {what}. In the paper four of 156 survived, none of them in a seed "
           "pool. The full list of the {n} tests, with raw and adjusted p-values, is {f}.",
-          n=len(bh_df), c=sum(len(v) for v in family.values()) - len(members), r=bh.n_rejected,
+          n=len(bh_df), c=n_point_null, r=bh.n_rejected,
           s=lab_rej, what="the lab's seed pools and their replications" if LAB else "your pool",
           f=bh_link)
 
@@ -1246,7 +1259,7 @@ R.show_lines(take, sep="")
 #
 # 1. **A smaller pool.**
 #    Predict whether the re-deal null mean of $L(0.10)$ is larger for three members or for all of
-#    them, then read it off the pool-size curve (`gt.sizes.null_L`) or rerun with `-p M 3`.
+#    them, then read it off @tbl-pool-size in the appendix or rerun with `-p M 3`.
 
 # %%
 sizes = list(gt.sizes.sizes)
@@ -1317,11 +1330,15 @@ selfcheck.check("Exercise 3", MINE, {"matched agreement": tw.test.observed,
 # %% [markdown]
 # 4. **A stricter false-discovery rate.**
 #    Predict whether lowering the false-discovery rate from $\alpha = 0.05$ to $\alpha = 0.01$
-#    removes most of the discoveries counted in @tbl-bh or only a few. Then rerun
-#    `multiplicity.benjamini_hochberg` on the same tests (the `members` list) with `alpha=0.01`.
+#    removes most of the discoveries counted in @tbl-bh or only a few. Then count them in the
+#    full list of the family's tests linked under @tbl-bh-top: a Benjamini-Hochberg adjusted
+#    p-value does not depend on $\alpha$, so a test is a discovery at level $\alpha$ exactly when
+#    its adjusted p-value is at most $\alpha$.
 
 # %%
 bh01 = multiplicity.benjamini_hochberg([t for _, t in members], alpha=0.01)
+R.check(bh01.n_rejected == int((bh_df["p_adjusted"] <= 0.01).sum()),
+        "the discoveries at level 0.01 are the tests whose adjusted p-value is at most 0.01")
 R.solution("4. At $\\alpha = 0.01$ {r} of the {n} tests remain discoveries, against {r5} at "
            "$\\alpha = 0.05$: the count {w}. Only discoveries whose adjusted p-value lies between "
            "the two levels drop out, and {tiny} of the {r5} have the smallest raw p-value the "
@@ -1358,12 +1375,21 @@ R.table(t1,
                  "rise_L": f"rise of L̂, 2 to {M}", "rise_L_null": "rise, re-deal mean",
                  "rise_p": "rise, pᵣₑ"})
 
+# %%
+#| label: tbl-pool-size
+#| tbl-cap: >-
+#|   The pool-size curve of the lab seed pool: the plug-in gap L̂ averaged over every subset of
+#|   members of each size, observed and its re-deal null mean, at each threshold τ (the rise
+#|   tests of @tbl-table1-more compare its two ends).
+R.table(gt.sizes.frame()[["tau", "size", "L", "L_null"]],
+        columns={"tau": "τ", "size": "members", "L": "L̂", "L_null": "L̂ re-deal mean"})
+
 # %% [markdown]
-# A reader of @tbl-table1-more may wonder why a p-value is missing (the paper prints one of
-# exactly one there). At the lowest threshold the oracle covers a prompt as soon as any member
-# has one success, so whenever the prompt's total is positive; the mixture covers it when the
-# pooled count reaches its own count rule. Both depend on the prompt totals alone, which the
-# re-deal keeps, so their difference is the same in every null draw.
+# A reader of @tbl-table1-more may wonder why the oracle-minus-mixture p-value is missing at the
+# lowest threshold, where the paper's Table 1 prints one. At that threshold the oracle covers a
+# prompt as soon as any member has one success, so whenever the prompt's total is positive; the
+# mixture covers it when the pooled count reaches its own count rule. Both depend on the prompt
+# totals alone, which the re-deal keeps, so their difference is the same in every null draw.
 
 # %%
 const = [t for t in gt.tests.tests if np.ptp(t.draws) == 0]
@@ -1518,17 +1544,47 @@ else:
 # the four bands the paper tried, with the same subsamples and resamples.
 
 # %%
+band_seed = int(rng.integers(2**63))  # one seed: every band and both levels share resamples
 bs = mixtures.band_sensitivity(seed_pool, validation=val_pool, n_subsamples=N_SUBSAMPLES,
-                               n_boot=N_RULE_BOOT, seed=rng)
+                               n_boot=N_RULE_BOOT, seed=band_seed)
+
+
+# %%
+def band_words(bs, side):
+    """The bands whose interval against the ``side`` member lies wholly above zero."""
+    up = bs[bs[f"lo_{side}"] > 0]["band"].tolist()
+    which = ("" if not up else R.md(", that of the band {b}", b=up[0]) if len(up) == 1
+             else R.md(", those of the bands {b}", b=", ".join(up)))
+    return R.md("{n} of {N} intervals wholly above zero{w}", n=len(up), N=len(bs), w=which)
+
+
+# %%
+multi = ""
+if "diff_val" in bs and (bs["lo_val"] > 0).any():
+    # the same comparison with every band's interval at Bonferroni confidence 1 - 0.05 / bands
+    bonf = 1 - 0.05 / len(bs)
+    bs_b = mixtures.band_sensitivity(seed_pool, validation=val_pool, n_subsamples=N_SUBSAMPLES,
+                                     n_boot=N_RULE_BOOT, seed=band_seed, level=bonf)
+    up_b = bs_b[bs_b["lo_val"] > 0]["band"].tolist()
+    multi = R.md(" Each interval has 95% confidence for its own band; {n} bands were tried, so "
+                 "one of them excluding zero can be chance. With the confidence of each raised "
+                 "to {c} (Bonferroni, 95% for the {n} together), {w}, so {claim}.",
+                 n=len(bs), c=R.fmt_rate(bonf, digits=2), w=band_words(bs_b, "val"),
+                 claim=R.md("{who} an improvement over the validation-selected member that "
+                            "survives the correction", who=(
+                                "no band shows" if not len(up_b) else
+                                R.md("the band {b} shows", b=up_b[0]) if len(up_b) == 1 else
+                                R.md("the bands {b} show", b=", ".join(up_b)))))
+
+# %%
 R.show_md("Reading: over the bands {bands} the budget-matched mixture differs from the "
           "test-selected member by {d} (interval ends {lo:+} to {hi:+}; {nb} of {n} intervals "
-          "wholly below zero){v}. The paper found no band with a detectable improvement.",
+          "wholly below zero){v}.{multi} The paper found no band with a detectable improvement.",
           bands=", ".join(bs["band"]), d=R.fmt_range(bs["diff_test"]), lo=bs["lo_test"].min(),
-          hi=bs["hi_test"].max(), nb=int((bs["hi_test"] < 0).sum()), n=len(bs),
+          hi=bs["hi_test"].max(), nb=int((bs["hi_test"] < 0).sum()), n=len(bs), multi=multi,
           v="" if "diff_val" not in bs
-          else R.md(", and from the validation-selected member by {d} ({na} of {n} intervals "
-                    "wholly above zero, {nb} wholly below)",
-                    d=R.fmt_range(bs["diff_val"]), na=int((bs["lo_val"] > 0).sum()),
+          else R.md(", and from the validation-selected member by {d} ({na}; {nb} of {n} "
+                    "wholly below)", d=R.fmt_range(bs["diff_val"]), na=band_words(bs, "val"),
                     nb=int((bs["hi_val"] < 0).sum()), n=len(bs)))
 
 # %% [markdown]
@@ -1668,21 +1724,25 @@ R.show_md("Reading: across {n} null datasets per null the rejection rates lie be
 # Geometry3K counts. Both tests run at $\tau = 0.10$ on each planting (@tbl-planting).
 
 # %%
-#| label: tbl-planting
-#| tbl-cap: >-
-#|   Power against concentrated specialisation planted into the lab seed pool, τ = 0.10, level 0.05,
-#|   with Wilson 95% intervals. Transfers: the target number of successes moved per prompt; excess:
-#|   planted L̂ minus its re-deal null mean.
 # the paper's strengths at k = 16
 deltas = (0.0, 0.05, 0.10, 0.15, 0.20, 0.25) if K == 16 else tuple(t / K for t in range(5))
 plant = studies.sweep([{"delta": d} for d in deltas],
                       lambda delta: (lambda r: simulate.plant(seed_pool, delta, seed=r)),
                       N_POWER_REPS, seed=rng, taus=(0.10,), n_draws=N_STUDY_DRAWS,
                       burn_in=30 * n_moves, thin=n_moves)
-plant["rate"] = [R.fmt_rate(r, lo, hi)
-                 for r, lo, hi in zip(plant["reject_rate"], plant["ci_lo"], plant["ci_hi"],
-                                      strict=True)]
+plant["rate"] = [R.md("{r} (one table)", r=R.fmt_rate(r)) if d == 0 else R.fmt_rate(r, lo, hi)
+                 for d, r, lo, hi in zip(plant["delta"], plant["reject_rate"], plant["ci_lo"],
+                                         plant["ci_hi"], strict=True)]
 plant["transfers"] = [simulate.transfer_target(d, K) for d in plant["delta"]]
+
+# %%
+#| label: tbl-planting
+#| tbl-cap: >-
+#|   Power against concentrated specialisation planted into the lab seed pool, τ = 0.10, level 0.05,
+#|   with Wilson 95% intervals. Transfers: the target number of successes moved per prompt; excess:
+#|   planted L̂ minus its re-deal null mean. δ = 0 is the unplanted table itself, the same in every
+#|   replicate: its rate is that one table's rejections over fresh null draws, not a power over
+#|   tables, so it has no interval.
 pw = plant.pivot(index=["delta", "transfers"], columns="null", values="rate").reset_index()
 pw = pw.merge(plant[plant["null"] == "redeal"][["delta", "observed", "excess"]], on="delta")
 R.table(pw, columns={"delta": "δ", "transfers": "transfers", "redeal": "power, re-deal",
@@ -1918,62 +1978,108 @@ R.show_md("Reading: the largest margin-preserving rejection rate is {lg:%} on th
 # prompt count $n$, and the smallest grid value that reaches a target power. The effect is the
 # $\sigma = 0.5$ diffuse perturbation around the seed pool's prompt difficulties, the test the
 # re-deal test at level $\alpha = 0.05$, and the target power is the dashed line of @fig-planner.
-# The planner redraws the prompt difficulties from the pool's prompts in every replicate.
+# The planner redraws the prompt difficulties from the pool's prompts in every replicate. The two
+# panels share one setting, $k = 16$ responses and $n = 240$ prompts: it is simulated once and
+# drawn in both, so the panels cannot disagree about it.
 
 # %%
-common = dict(sigma=0.5, base=base_q, n=N_PROMPTS, M=M, k=K, n_reps=N_PLAN_REPS,
-              n_draws=N_STUDY_DRAWS, seed=rng, progress=False)
-plan_k = studies.plan_power("diffuse", vary="k", grid=(8, 16, 32, 64, 128), **common)
-plan_n = studies.plan_power("diffuse", vary="n", grid=(120, 240, 480, 960), **common)
+common = dict(sigma=0.5, base=base_q, M=M, n_reps=N_PLAN_REPS, n_draws=N_STUDY_DRAWS,
+              progress=False)
+t_plan = time.perf_counter()
+grid_k = sorted({8, 16, 32, 64, 128, K})
+grid_n = sorted({120, 240, 480, 960, N_PROMPTS})
+plan_k = studies.plan_power("diffuse", vary="k", grid=grid_k, n=N_PROMPTS, k=K, seed=rng,
+                            **common)
+# the n panel reuses the k panel's replicates at the shared setting (k = K, n = N_PROMPTS)
+plan_n = studies.plan_power("diffuse", vary="n", grid=[v for v in grid_n if v != N_PROMPTS],
+                            n=N_PROMPTS, k=K, seed=rng, **common)
+shared = plan_k.curve[plan_k.curve["k"] == K]
+plan_n = dataclasses.replace(plan_n, curve=pd.concat([plan_n.curve, shared])
+                             .sort_values("n", ignore_index=True))
+t_plan = time.perf_counter() - t_plan
 
 # %%
-#| label: fig-planner
-#| fig-cap: >-
-#|   Power of the re-deal test of L(0.10) against σ = 0.5 diffuse differences, as the response
-#|   budget k grows (n = 240 prompts, left) and as the number of prompts n grows (k = 16, right);
-#|   bars are Wilson 95% intervals, the dashed line the target power.
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True, layout="constrained")
-for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):
+def draw_power(ax, plan, var):
+    """One panel of the planner: power with Wilson intervals over the grid of ``var``, the
+    setting both panels share as a black square, and the target power as a dashed line."""
     c = plan.curve
     ax.errorbar(c[var], c["reject_rate"],
                 yerr=[c["reject_rate"] - c["ci_lo"], c["ci_hi"] - c["reject_rate"]], marker="o",
                 capsize=3, label="power (Wilson 95%)")
+    at = c[(c["k"] == K) & (c["n"] == N_PROMPTS)]
+    ax.plot(at[var], at["reject_rate"], "s", color="k", ms=7,
+            label=f"shared: k = {K}, n = {N_PROMPTS}")
     ax.axhline(plan.target, color="k", ls="--", lw=1, label=f"target power {plan.target:g}")
     ax.set_xscale("log", base=2)
     ax.set_xticks(c[var], [str(v) for v in c[var]])
     ax.minorticks_off()
     ax.set(xlabel="responses per member, k" if var == "k" else "prompts, n",
            title=f"power as {var} grows")
+
+
+# %%
+#| label: fig-planner
+#| fig-cap: >-
+#|   Power of the re-deal test of L(0.10) against σ = 0.5 diffuse differences, as the response
+#|   budget k grows (n = 240 prompts, left) and as the number of prompts n grows (k = 16, right);
+#|   bars are Wilson 95% intervals, the dashed line the target power, the filled square the
+#|   setting both panels share (one set of replicates).
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True, layout="constrained")
+for ax, plan, var in ((axes[0], plan_k, "k"), (axes[1], plan_n, "n")):
+    draw_power(ax, plan, var)
 axes[0].set_ylabel("power at level 0.05")
 axes[0].legend(fontsize=8)
 plt.show()
 
-# %% [markdown]
-# The planner's point at $k = 16$, $n = 240$ and the diffuse row of @tbl-diffuse at
-# $\sigma = 0.5$, $k = 16$ estimate the power of one setting twice, from independent replicates
-# (the planner also redraws the prompt difficulties); the reading below reconciles them.
 
 # %%
-pk = plan_k.curve.set_index("k").loc[16]
+def plan_words(plan):
+    """What a power curve's Wilson intervals allow: from which grid value on every interval lies
+    above the target, up to which one every interval lies below it, and which intervals cover it."""
+    c = plan.curve.sort_values(plan.vary)
+    v, lo, hi = c[plan.vary].to_numpy(), c["ci_lo"].to_numpy(), c["ci_hi"].to_numpy()
+    above = np.flatnonzero(np.cumprod((lo >= plan.target)[::-1])[::-1])  # a tail of the grid
+    below = np.flatnonzero(np.cumprod(hi < plan.target))  # a head of the grid
+    sym = "k" if plan.vary == "k" else "n"
+    words = [R.md("every interval from ${s} = {v}$ on lies above it", s=sym, v=int(v[above[0]]))
+             if len(above) else R.md("even at ${s} = {v}$ the interval does not lie wholly above "
+                                     "it", s=sym, v=int(v[-1]))]
+    if len(below):
+        words.append(R.md("every interval up to ${s} = {v}$ lies below it", s=sym,
+                          v=int(v[below[-1]])))
+    open_ = v[(below[-1] + 1 if len(below) else 0):(above[0] if len(above) else len(v))]
+    if len(open_):
+        words.append(R.md("at {vals} the {what}",
+                          vals=", ".join(f"${sym} = {int(x)}$" for x in open_),
+                          what="interval covers it" if len(open_) == 1 else "intervals cover it"))
+    return "; ".join(words)
+
+
+# %%
+pk = shared.iloc[0]
 tab16 = diff[(diff["k"] == 16) & (diff["sigma"] == 0.5) & (diff["null"] == "redeal")].iloc[0]
 rec = studies.compare_rates(int(tab16["rejections"]), int(tab16["reps"]), int(pk["rejections"]),
                             int(pk["reps"]))
-need_txt = {v: ("none of the grid values" if p.required["redeal"] is None
-                else str(p.required["redeal"])) for v, p in (("k", plan_k), ("n", plan_n))}
-R.show_md("Reading: the smallest response budget reaching 80% power is {k} (at $n = {n}$) and the "
-          "smallest prompt count is {nn} (at $k = {kk}$). At $k = 16$ the table estimates power "
-          "{a} (mean population gap {La}) and the planner {b} (mean gap {Lb}): Fisher's exact "
-          "test of equality gives $p = {p:p}$, so the two {agree}.",
-          k=need_txt["k"], n=N_PROMPTS, nn=need_txt["n"], kk=K, a=R.fmt_rate(rec["rate1"]),
-          b=R.fmt_rate(rec["rate2"]), p=rec["p_equal"], La=tab16["population_L"],
-          Lb=pk["population_L"],
+
+# %%
+R.show_md("Reading: each point rests on {r} replicates ({t:.1f} s for both panels). Against the "
+          "{target} target, as $k$ grows (at $n = {n}$) {wk}. As $n$ grows (at $k = {kk}$) {wn}. "
+          "Where an interval covers the target, the grid cannot say on which side the power "
+          "lies. At the shared setting the planner estimates power {b} (mean population "
+          "gap {Lb}) and the diffuse row of @tbl-diffuse at $\\sigma = 0.5$, $k = 16$, which "
+          "keeps this pool's prompts, {a} (mean gap {La}, {rt} replicates): Fisher's exact test of "
+          "equality gives $p = {p:p}$, so the two {agree}.",
+          r=int(pk["reps"]), t=t_plan, target=R.fmt_rate(plan_k.target), n=N_PROMPTS, kk=K,
+          wk=plan_words(plan_k), wn=plan_words(plan_n),
+          a=R.fmt_rate(rec["rate1"], tab16["ci_lo"], tab16["ci_hi"]),
+          b=R.fmt_rate(pk["reject_rate"], pk["ci_lo"], pk["ci_hi"]), p=rec["p_equal"],
+          La=tab16["population_L"], Lb=pk["population_L"], rt=int(tab16["reps"]),
           agree=R.md("agree within Monte Carlo error; pooled, power is {pool}",
                      pool=R.fmt_rate(rec["pooled"], rec["pooled_lo"], rec["pooled_hi"]))
           if rec["p_equal"] > 0.05
-          else R.md("differ by more than Monte Carlo error: the table's power is conditional on "
-                    "this pool's {n} prompts, the planner's averages over prompt sets redrawn "
-                    "from them, so they estimate neighbouring but different settings",
-                    n=N_PROMPTS))
+          else R.md("differ by more than Monte Carlo error: the planner's power averages over "
+                    "prompt sets redrawn from this pool's {n} prompts, the table's is that of "
+                    "these {n} prompts", n=N_PROMPTS))
 
 # %% [markdown]
 # ### A pool of different models
@@ -2151,22 +2257,24 @@ R.show_md("Table A3 is the paper's own simulation on its own prior and Table 2 d
                    d=R.fmt(abs(p000_a2["diff"]), 2),
                    w="within" if p000_a2["verdict"] == "within" else "beyond"))
 
-# %% [markdown]
-# Last, the paper's routers as it describes them (App. B.2), registered as the router families
-# `paper000_knn` (a 15-nearest-neighbour rule on word 1-2-gram TF-IDF, choosing the member with
-# the highest mean validation rate among the neighbours), `paper000_linear` (multinomial logistic
-# regression on one hard label per prompt, the member with the highest validation rate),
-# `paper000_boosted` (one gradient-boosted tree ensemble per member on text features and geometry
-# keywords; the paper names no implementation or sizes, so ours grows 100 depth-3 trees on
-# histogram bins of the features) and `paper000_best_single`, beside the library's stronger
-# defaults used above (soft choice-distribution targets, the pool's feature columns, sublinear
-# TF-IDF). All are fitted on the lab's validation prompts and scored on its test prompts; the
-# paper's Table A1 figures for its Geometry3K pool stand beside ours, on different data
-# (@tbl-p000-routers).
-
 # %%
 from oraclegap.deploy import routers as RT
 
+R.show_md("Last, the paper's routers as it describes them (App. B.2), registered as router "
+          "families: *{knn}* (a 15-nearest-neighbour rule on word 1-2-gram TF-IDF, choosing the "
+          "member with the highest mean validation rate among the neighbours), *{lin}* "
+          "(multinomial logistic regression on one hard label per prompt, the member with the "
+          "highest validation rate), *{bst}* (one gradient-boosted tree ensemble per member on "
+          "text features and geometry keywords; the paper names no implementation or sizes, so "
+          "ours grows 100 depth-3 trees on histogram bins of the features) and *{bs}*, beside the "
+          "library's stronger defaults used above (soft choice-distribution targets, the pool's "
+          "feature columns, sublinear TF-IDF). All are fitted on the lab's validation prompts and "
+          "scored on its test prompts; the paper's Table A1 figures for its Geometry3K pool stand "
+          "beside ours, on different data (@tbl-p000-routers).",
+          knn=RT.label("paper000_knn"), lin=RT.label("paper000_linear"),
+          bst=RT.label("paper000_boosted"), bs=RT.label("paper000_best_single"))
+
+# %%
 P000_FAMS = ("tfidf_logreg", "gbr_features", "tfidf_knn") + RT.PAPER000_FAMILIES
 p000_route = None if not LAB else validation.route_on_validation(
     val_pool, seed_pool, P000_FAMS, BAND, taus=TAUS, cv=CV_FOLDS, n_boot=N_RULE_BOOT, seed=rng)
@@ -2190,7 +2298,8 @@ if p000_route is not None:
 # %%
 #| label: tbl-p000-routers
 #| tbl-cap: >-
-#|   The paper's router presets (paper000_*) beside the library's families on the lab seed pool:
+#|   The paper's router presets (marked 2609.32996) beside the library's families on the lab seed
+#|   pool:
 #|   coverage gain over the threshold-specific best test member with its 95% prompt-bootstrap
 #|   interval, one column per threshold. Each cell's disagreement error e_D and break-even L/D,
 #|   and the paper's Table A1 (Geometry3K test) for the family each preset reproduces, are in the
