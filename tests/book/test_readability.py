@@ -230,3 +230,28 @@ def test_panel_grid_keeps_n_panels_in_rows_of_ncols():
     for kw in ({"n": 0}, {"n": 2, "ncols": 0}, {"n": 2, "panel": (0, 3)}):
         with pytest.raises(ValueError):
             R.panel_grid(**kw)
+
+
+def test_csv_download_writes_into_the_projects_chapters_from_any_subfolder(tmp_path, monkeypatch):
+    """A chapter executed from ``notebooks/`` (Jupyter runs a notebook in its own folder) writes
+    its CSV into the project's ``chapters/``, where the build copies downloads from; outside a
+    project the file goes to ``./chapters``."""
+    import pandas as pd
+
+    from oraclegap import report as R
+
+    df = pd.DataFrame({"x": [1, 2]})
+    proj = tmp_path / "proj"
+    (proj / "notebooks").mkdir(parents=True)
+    (proj / "_quarto.yml").write_text("project: {}\n", encoding="utf-8")
+    monkeypatch.chdir(proj / "notebooks")
+    R.csv_download(df, "06_pool_construction-real-datasets")
+    assert (proj / "chapters" / "06_pool_construction-real-datasets.csv").is_file()
+    assert not (proj / "notebooks" / "chapters").exists()
+    bare = tmp_path / "elsewhere"
+    bare.mkdir()
+    monkeypatch.chdir(bare)
+    if any((d / "_quarto.yml").is_file() for d in bare.resolve().parents):
+        pytest.skip("tmp_path lies inside a Quarto project")
+    R.csv_download(df, "06_pool_construction-real-datasets")
+    assert (bare / "chapters" / "06_pool_construction-real-datasets.csv").is_file()

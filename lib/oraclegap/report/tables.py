@@ -166,13 +166,24 @@ def _breakable(text: str) -> str:
 _DOWNLOAD_NAME = re.compile(r"\d\d_[a-z0-9_]+-[a-z0-9][a-z0-9-]*")
 
 
+def _chapters_folder() -> Path:
+    """``chapters/`` of the book project at or above the working directory (the nearest folder
+    holding ``_quarto.yml``), or ``./chapters`` outside a project: a chapter run from
+    ``notebooks/`` (a notebook's own folder in Jupyter) writes where the build reads."""
+    here = Path.cwd().resolve()
+    return next((d for d in (here, *here.parents) if (d / "_quarto.yml").is_file()), here) \
+        / "chapters"
+
+
 def csv_download(df: pd.DataFrame, name: str, *, text: str = "a CSV file",
-                 folder="chapters") -> str:
+                 folder=None) -> str:
     """Write every row of ``df`` to ``folder/name.csv`` (``name`` is the chapter's stem and what
     the file holds: ``02_seed_pool-p000-reruns``) and return the Markdown link a chapter's text
     gives it, ``[text](../downloads/name.csv)``: a long table shows a summary on the page and
     keeps its rows in this file. The book's build copies ``chapters/NN_name-*.csv`` into the
-    rendered book's ``downloads/`` folder, which the link reaches from a chapter's page."""
+    rendered book's ``downloads/`` folder, which the link reaches from a chapter's page.
+    ``folder`` defaults to the project's ``chapters/`` whatever the working directory
+    (:func:`_chapters_folder`)."""
     from .._io import atomic_write
 
     if not isinstance(df, pd.DataFrame):
@@ -182,6 +193,6 @@ def csv_download(df: pd.DataFrame, name: str, *, text: str = "a CSV file",
                          f"'02_seed_pool-bh-tests', got {name!r}")
     if not isinstance(text, str) or not text.strip() or "]" in text:
         raise ValueError(f"text must be the link's words (no ']'), got {text!r}")
-    path = Path(folder) / f"{name}.csv"
+    path = Path(_chapters_folder() if folder is None else folder) / f"{name}.csv"
     atomic_write(path, df.to_csv(index=False))
     return f"[{text}](../downloads/{path.name})"
