@@ -107,6 +107,7 @@ t_start, skipped = time.perf_counter(), []  # the chapter's clock
 from oraclegap import Pool, audit, datasets
 from oraclegap import report as R
 from oraclegap.audit.display import verdict_markdown
+from oraclegap.audit.settings import section_seeds as audit_section_seeds
 from oraclegap.audit.verdict_text import latex
 from oraclegap.cli import command_line, run_in_process
 from oraclegap.rollouts.generate import dir_digest
@@ -140,6 +141,7 @@ K_GRID = K_GRID or ([2, 8, 16, 64] if SMALL else [2, 4, 8, 16, 32, 64])
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 LAB, WORK = datasets.lab_dir(), Path(tempfile.mkdtemp(prefix="og-ch07-"))
 SETTINGS = audit.audit_settings(TAUS, ALPHA, SEED, small=SMALL)
+SEED_OF = audit_section_seeds(SEED)  # the seed each section of an audit draws from
 
 
 # %%
@@ -177,6 +179,12 @@ live_row = ("live rollouts",
             f"{LAB_CFG['temperature']:g}, {LAB_CFG['max_tokens']} new tokens, seed "
             f"{LAB_CFG['sample_seed']}, transformers on CPU")
 
+audit_row = (f"τ = {', '.join(f'{t:g}' for t in SETTINGS.taus)}; α = {ALPHA:g}; seed {SEED} "
+             f"(each section draws from seed {SEED} plus its own offset, "
+             f"{min(SEED_OF.values())} to {max(SEED_OF.values())}); "
+             f"{'reduced' if SMALL else 'full'} Monte Carlo sizes ({SETTINGS.n_draws:,} null "
+             f"draws, {SETTINGS.n_reps} power replicates)")
+
 # %%
 #| label: tbl-byop-settings
 #| tbl-cap: "Inputs and settings of this chapter."
@@ -193,10 +201,7 @@ rows = [live_row,
          "absent on this run" if real is None
          else f"{real.n_prompts} problems × {real.n_policies} models × k = {real.k}, "
               f"{real.alignment}"),
-        ("every audit", "oraclegap.audit",
-         f"τ = {', '.join(f'{t:g}' for t in SETTINGS.taus)}; α = {ALPHA:g}; seed {SEED}; "
-         f"{'reduced' if SMALL else 'full'} Monte Carlo sizes ({SETTINGS.n_draws:,} null draws, "
-         f"{SETTINGS.n_reps} power replicates)")]
+        ("every audit", "oraclegap.audit", audit_row)]
 R.table(pd.DataFrame(rows, columns=["input", "what", "settings"]))
 
 # %% [markdown]
@@ -324,17 +329,39 @@ R.show_md("```bash\n{cmd}\n```\n\nIt printed:\n\n```\n{out}\n```",
 direct = audit.run_audit(live_pool, TAUS, ALPHA, SEED, small=SMALL, source=str(store))
 computed = {k: v for k, v in live_numbers.items() if k != "build"}  # the build record: what ran
 json_equal = json.loads(json.dumps(direct.to_json())) == computed
+
+# %%
+live_al = live_numbers["nulls"]["draw_alignment"]  # the live store's draw-alignment check
+if not live_al["coupled"]:
+    align_txt = R.md("Same-index draws agree {m} of the time against {e} after shuffling "
+                     "(p = {p:p}): no coupling is measured, as per-policy seeds intend.",
+                     m=live_al["matched"], e=live_al["shuffled"], p=live_al["p"])
+elif live_al.get("independent_by"):
+    align_txt = R.md("Same-index draws agree {m} of the time against {e} after shuffling "
+                     "(p = {p:p}, at or below α = {a:g}); the store's seeds make the draws "
+                     "independent by construction ({why}), so the audit reads that rejection as "
+                     "the chance it is, a check at level α rejecting on at most that share of such "
+                     "pools, and asks for no other sampling.",
+                     m=live_al["matched"], e=live_al["shuffled"], p=live_al["p"], a=ALPHA,
+                     why=live_al["independent_by"])
+else:
+    align_txt = R.md("Same-index draws agree {m} of the time against {e} after shuffling "
+                     "(p = {p:p}), and the store's seeds do not prove independence, so the audit "
+                     "reads the nulls as conservative.",
+                     m=live_al["matched"], e=live_al["shuffled"], p=live_al["p"])
+
+# %%
 R.show_lines([R.callout(audit.texts(live_numbers)["verdict"], kind="note",
                         title=R.md("Verdict on the live store: {c}",
                                    c=live_numbers["verdict"]["code"]))])
 R.show_md("Reading: the report folder holds {files}; the audit took {t:.1f} s{rep}. Its "
           "`audit.json` is {eq} the numbers of `run_audit` on the same pool and seed (beside "
           "them it records the commit, lock and library versions that computed them). With {n} "
-          "prompts and {M} members the verdict is `{code}`.",
+          "prompts and {M} members the verdict is `{code}`. {align}",
           files=", ".join(sorted(p.name for p in aud_dir.iterdir())), t=t_aud,
           rep="" if SMALL else " including the report",
           eq="identical to" if json_equal else "different from", n=live_pool.n_prompts,
-          M=live_pool.n_policies, code=live_numbers["verdict"]["code"])
+          M=live_pool.n_policies, code=live_numbers["verdict"]["code"], align=align_txt)
 
 # %% [markdown]
 # ### The lab's seed pool, from Python
@@ -477,11 +504,12 @@ if real is not None:
            "o_exp": "001.REL.oexp"}
     dev_real = max(abs(est[q]["value"] - R.published(key).value) for q, key in rel.items())
     rr = res_real.numbers["router"]["levels"][res_real.numbers["coverage"]["primary_key"]]
-    boot_note = R.md("from the audit's own {nb:,} prompt resamples (seed {sd}); chapter 05's "
+    boot_note = R.md("from the audit's own {nb:,} prompt resamples (seed {sd}, the audit's seed "
+                     "{s0} plus the decomposition's offset); chapter 05's "
                      "@tbl-plateau-decomp draws its own resamples from that chapter's seed, so its "
                      "bracket can differ in the third digit",
                      nb=res_real.numbers["settings"]["n_boot"],
-                     sd=res_real.numbers["settings"]["seeds"]["decomposition"])
+                     sd=res_real.numbers["settings"]["seeds"]["decomposition"], s0=SEED)
 
 # %%
 if real is not None:
@@ -540,14 +568,20 @@ for name, res in h_audits.items():
                    "declared": al["declared"], "matched": al["matched"], "shuffled": al["shuffled"],
                    "p": R.fmt_p(al["p"]), "verdict": res.verdict.code})
 h_tab = pd.DataFrame(h_rows)
+h_al = {name: res.to_json()["nulls"]["draw_alignment"] for name, res in h_audits.items()}
+h_shuffles = {(a["n_draws"], a["seed"]) for a in h_al.values()}
+R.check(len(h_shuffles) == 1, "every harness audit draws the same number of shuffles, one seed")
+(H_B, H_SEED), = h_shuffles
+P_COL = f"p ({H_B:,} shuffles)"
+h_tab = h_tab.rename(columns={"p": P_COL})
 
 # %%
 #| label: tbl-byop-harness
 #| tbl-cap: >-
 #|   Audits of real harness outputs: the pool each importer read (n prompts, M models, k
 #|   responses per prompt and model), the alignment it declares from the source, the measured
-#|   agreement of same-index draws against within-cell shuffles (p from the shuffle law), and the
-#|   verdict.
+#|   agreement of same-index draws against within-cell shuffles (Monte Carlo p over the shuffles
+#|   named in the header, so never below one over their number plus one), and the verdict.
 R.table(h_tab)
 
 # %%
@@ -555,9 +589,14 @@ dflt = h_tab.set_index("run").loc["lm-eval-default-seed"]
 per = h_tab.set_index("run").loc["lm-eval-per-model-seed"]
 R.show_md("Reading: with the default seed the importer marks the lm-evaluation-harness run "
           "{d1}, and same-index draws agree {m1} of the time against {s1} after shuffling "
-          "(p = {p1}); with one seed per model it is {d2}, {m2} against {s2} (p = {p2}).",
-          d1=dflt["declared"], m1=dflt["matched"], s1=dflt["shuffled"], p1=dflt["p"],
-          d2=per["declared"], m2=per["matched"], s2=per["shuffled"], p2=per["p"])
+          "(p = {p1}); with one seed per model it is {d2}, {m2} against {s2} (p = {p2}). Each p "
+          "counts the shuffles at least as extreme among the audit's {B:,} (seed {hs}), so the "
+          "smallest it can be is {pmin:.4f}, the value of a run that no shuffle reached; the "
+          "[harness page](../harness.qmd) draws its own shuffles (another number, another seed), "
+          "so its p-values for the same runs differ by Monte Carlo error.",
+          d1=dflt["declared"], m1=dflt["matched"], s1=dflt["shuffled"], p1=dflt[P_COL],
+          d2=per["declared"], m2=per["matched"], s2=per["shuffled"], p2=per[P_COL], B=H_B,
+          hs=H_SEED, pmin=1 / (H_B + 1))
 
 # %% [markdown]
 # ## How the verdict moves with more responses
@@ -617,8 +656,9 @@ plan16 = pd.DataFrame([r for r in res_lab.numbers["power"]["plan_k"]["curve"]
                        if r["null"] == "redeal"])
 # Wilson limits round at 0 and 1
 err = np.clip([sweep["power"] - sweep["power_lo"], sweep["power_hi"] - sweep["power"]], 0, None)
-right = {null: (np.maximum(sweep[null], 1 / (SETTINGS.n_draws + 1)), style,
-                null[2:].replace("redeal", "re-deal"))
+R.check(bool((sweep[["p_redeal", "p_margin"]] > 0).all().all()),
+        "a Monte Carlo p is never zero, so the log axis shows every p")
+right = {null: (sweep[null], style, null[2:].replace("redeal", "re-deal"))
          for null, style in (("p_redeal", "o-"), ("p_margin", "s--"))}
 
 
@@ -639,9 +679,8 @@ def draw_power(ax):
 #|   Left: re-deal power against the useful diffuse effect at the primary threshold for each audited
 #|   k (Wilson 95% intervals; each audit calibrates the effect on its own pooled rates), with the
 #|   planner's prediction from the k = 16 audit (dashed) and the target power (grey). Right: the
-#|   smallest Holm-adjusted p of each null over the thresholds (a p of zero, no null draw as large
-#|   as observed, drawn at one over the number of draws); below the dotted line (α) the null
-#|   rejects.
+#|   smallest Holm-adjusted p of each null over the thresholds (a Monte Carlo p, (1 + B_>=)/(B + 1)
+#|   over B null draws, so never zero); below the dotted line (α) the null rejects.
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4), layout="tight")
 draw_power(a1)
 for j, (ys, style, label) in enumerate(right.values()):
@@ -659,19 +698,26 @@ changed = sweep[sweep["code"] != sweep["code"].iloc[0]]
 k_first = int(changed["k"].iloc[0]) if len(changed) else None
 ask = audit.summary(res_lab)["k_needed"]
 at_ask = sweep.set_index("k").loc[ask] if ask in set(sweep["k"]) else None
-R.show_md("Reading: the verdict is `{c0}` from k = {k0} {upto}{after}. {plan}",
-          c0=sweep["code"].iloc[0], k0=int(sweep["k"].iloc[0]),
-          upto="to the end of the grid" if k_first is None
-          else R.md("up to k = {k}", k=int(sweep["k"][sweep["k"] < k_first].max())),
-          after="" if k_first is None
-          else R.md("; from k = {k} it is `{c}`, both nulls rejecting at $\\tau$ = {ts}", k=k_first,
-                    c=changed["code"].iloc[0],
-                    ts=", ".join(f"{t:g}" for t in changed["detected_taus"].iloc[0])),
+runs = sweep.groupby((sweep["code"] != sweep["code"].shift()).cumsum())  # runs of one code
+span = lambda a, b: f"k = {a}" if a == b else f"k = {a} to {b}"  # noqa: E731
+moves = ", then ".join(R.md("`{c}` at {s}", c=g["code"].iloc[0],
+                            s=span(int(g["k"].min()), int(g["k"].max()))) for _, g in runs)
+
+# %%
+both = [R.md("at k = {k} at $\\tau$ = {ts}", k=int(r.k),
+             ts=", ".join(f"{t:g}" for t in r.detected_taus))
+        for r in sweep.itertuples() if len(r.detected_taus)]
+not_both = [str(int(r.k)) for r in sweep.itertuples() if not len(r.detected_taus)]
+both_txt = ("at no k of the grid do both nulls reject at one threshold" if not both
+            else "both nulls reject " + "; ".join(both)
+            + ("" if not not_both else R.md(", and at no threshold at k = {ks}",
+                                            ks=", ".join(not_both))))
+R.show_md("Reading: the verdict is {moves}; {both}. {plan}", moves=moves, both=both_txt,
           plan="" if at_ask is None
-          else R.md("At k = 16 the planner asked for k = {a}; the audit at k = {a} says `{c}`, "
+          else R.md("At k = {k0} the planner asked for k = {a}; the audit at k = {a} says `{c}`, "
                     "with power {p} [{lo}, {hi}] against the useful effect.",
-                    a=ask, c=at_ask["code"], p=at_ask["power"], lo=at_ask["power_lo"],
-                    hi=at_ask["power_hi"]))
+                    k0=lab_pool.k, a=ask, c=at_ask["code"], p=at_ask["power"],
+                    lo=at_ask["power_lo"], hi=at_ask["power_hi"]))
 
 # %% [markdown]
 # ## How often is a verdict right? {#sec-byop-study}
@@ -753,7 +799,11 @@ plt.show()
 
 # %% [markdown]
 # Each verdict is also graded against the truth table of the three papers' logic: *correct*,
-# *acceptable* (conservative: it asserts less than the truth) or *wrong* (@tbl-byop-study-scores).
+# *acceptable* (conservative, or a minor error) or *wrong* (@tbl-byop-study-scores). This grading
+# and the false-claim rule above are two different rules, so the table shows both counts side by
+# side: the false-claim rule counts every code that claims more than noise on a truth without
+# specialization, and `quality-only` on identical members; the truth table asks whether the advice
+# that follows from the code is right for that truth, and so grades some false claims acceptable.
 # Beside the codes, the study checks the numbers the audit prints: the certified quantity's
 # interval should cover its population value, computed from each pool's true rates
 # (@tbl-byop-study-coverage), and on members without specialization its lower limit should stay
@@ -763,24 +813,55 @@ plt.show()
 # eight thousand prompts and thirty responses.
 
 # %%
-#| label: tbl-byop-study-scores
-#| tbl-cap: >-
-#|   Verdicts graded against the truth table, per truth class pooled over k: pools whose code is
-#|   correct, acceptable (conservative) or wrong, the wrong rate with its Wilson 95% interval, and
-#|   the k with wrong codes (per truth class and k in
-#|   [a CSV file](../downloads/07_bring_your_own_pool-study-scores.csv)).
-sc = vs.scores()
+sc = vs.scores()  # per truth class and k: both gradings
 sc["wrong rate"] = [R.fmt_interval(r, lo, hi)
                     for r, lo, hi in zip(sc["rate"], sc["lo"], sc["hi"], strict=True)]
-R.csv_download(sc, "07_bring_your_own_pool-study-scores")
-by_truth = sc.groupby("truth", sort=False)[["pools", "correct", "acceptable", "wrong"]].sum()
+by_truth = sc.groupby("truth", sort=False)[["pools", "correct", "acceptable", "wrong",
+                                            "false_claims"]].sum()
 w_lo, w_hi = rate_interval(by_truth["wrong"], by_truth["pools"], vs.alpha)
 by_truth["wrong rate"] = [R.fmt_interval(w / n, lo, hi) for w, n, lo, hi in
                           zip(by_truth["wrong"], by_truth["pools"], w_lo, w_hi, strict=True)]
-by_truth["wrong at"] = [", ".join(f"k = {r.k} ({r.wrong} of {r.pools})"
-                                  for r in g[g["wrong"] > 0].itertuples()) or "none"
-                        for _, g in sc.groupby("truth", sort=False)]
-R.table(by_truth.rename_axis(columns=None).reset_index())
+by_truth["false claims"] = [str(int(f)) if t not in SPECIALIZED else "—"
+                            for t, f in by_truth["false_claims"].items()]
+by_truth["by k"] = [", ".join(f"k = {r.k}: {r.wrong} / {r.false_claims}"
+                              for r in g[(g["wrong"] > 0) | (g["false_claims"] > 0)].itertuples())
+                    or "—" for _, g in sc.groupby("truth", sort=False)]
+
+# %%
+#| label: tbl-byop-study-scores
+#| tbl-cap: >-
+#|   Verdicts graded by the two rules, per truth class pooled over k: pools whose code is correct,
+#|   acceptable or wrong by the truth table, the wrong rate with its Wilson 95% interval, the false
+#|   claims (false-claim rule; none is possible on a truth with specialization), and per k the
+#|   wrong codes / false claims where either is not zero (per truth class and k in
+#|   [a CSV file](../downloads/07_bring_your_own_pool-study-scores.csv)).
+R.csv_download(sc, "07_bring_your_own_pool-study-scores")
+R.table(by_truth.rename_axis(columns=None).reset_index(),
+        columns={"truth": "truth", "pools": "pools", "correct": "correct",
+                 "acceptable": "acceptable", "wrong": "wrong", "wrong rate": "wrong rate",
+                 "false claims": "false claims", "by k": "wrong / false claims by k"})
+
+# %%
+graded = vs.graded()
+fcl = graded[graded["false_claim"]]
+kept = fcl[fcl["grade"] != "wrong"].groupby(["grade", "code"]).size()
+WHY_KEPT = {"quality-only": "`quality-only` on identical members is a minor error: it says the "
+                            "members differ in quality, and it sends no one to build a router",
+            "luck": "`luck` advises no router, which is right where the true noise share is 1",
+            "detected-not-certified": "`detected-not-certified` certifies nothing"}
+R.show_md("Reading: on the truths without specialization {f} pools got a false claim and {w} a "
+          "wrong grade. {diff}",
+          f=len(fcl), w=int((graded["grade"][~graded["truth"].isin(SPECIALIZED)] == "wrong").sum()),
+          diff="Every false claim is graded wrong." if kept.empty else R.md(
+              "The false claims the truth table does not grade wrong are {what}. The false-claim "
+              "rule counts them because each code says more than noise; the truth table grades "
+              "the advice that follows from it: {why}.",
+              what="; ".join(R.md("`{c}` on {n} {t} {pl}, graded {g}", c=c, n=int(n), g=g,
+                                  pl="pool" if n == 1 else "pools",
+                                  t=", ".join(sorted(set(fcl[fcl["code"] == c]["truth"]))))
+                             for (g, c), n in kept.items()),
+              why="; ".join(WHY_KEPT[c] for c in dict.fromkeys(c for _, c in kept.index)
+                            if c in WHY_KEPT) or "it reads them as conservative"))
 
 # %%
 #| label: tbl-byop-study-coverage
@@ -899,10 +980,6 @@ tail = ("" if jl["coverage"]["primary_key"] in det_lab else
 # %%
 rej_lab = (R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(det_lab)) if det_lab
            else " (no threshold where both nulls reject)")
-runs = sweep.groupby((sweep["code"] != sweep["code"].shift()).cumsum())  # runs of one code
-span = lambda a, b: f"k = {a}" if a == b else f"k = {a} to {b}"  # noqa: E731
-moves = ", then ".join(R.md("`{c}` at {s}", c=g["code"].iloc[0],
-                            s=span(int(g["k"].min()), int(g["k"].max()))) for _, g in runs)
 asked = ("" if at_ask is None
          else R.md("; at k = {a}, which the planner asked for, the audit says `{c}`",
                    a=ask, c=at_ask["code"]))
@@ -1032,17 +1109,26 @@ c2 = ex2.numbers["certificates"]["levels"]["outcome"]["paired"]
 cal = [((r.numbers.get("power") or {}).get("effect") or {}).get("calibrated_L")
        for r in (ex2, res_lab)]
 cal_note = "" if None in cal or R.fmt(cal[0]) == R.fmt(cal[1]) else R.md(
-    " (its useful effect is calibrated on this one-draw pool, population gap L = {a}, so it "
-    "differs from the L = {b} of the full pool's audit)", a=cal[0], b=cal[1])
-R.solution("2. At k = 1 no null that needs k > 1 applies (findings: {f}); the certificates decide. "
-           "The paired interval of the outcome-oracle gap is [{lo}, {hi}] around {g}, so the "
-           "verdict is `{c}`. One response per prompt and seed cannot separate a seed that is "
-           "reliably better on a prompt from one that was lucky once: the single-draw oracle's "
-           "gap includes single-draw luck (@sec-single-draw), which is why the next step reads: "
-           "{step}{cal}",
-           f=", ".join(ex2.verdict.findings), lo=c2["lo"], hi=c2["hi"], g=c2["value"], cal=cal_note,
-           c=ex2.verdict.code, step=latex(next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
-                                               "collect k >= 2 responses per prompt.")))
+    " The useful effect of that step is calibrated on this one-draw pool, so its planted gap "
+    "differs from the one planted by the full pool's audit ($L$ = {b}).", b=cal[1])
+
+# %%
+FINDING_WORDS = {"k1": "one response per prompt", "low-power": "low power",
+                 "power-uncertain": "power not resolved against the target",
+                 "luck": "mostly single-draw luck", "seed-aligned": "seed-aligned draws",
+                 "detected": "both nulls reject at a threshold",
+                 "certified": "certified at such a threshold"}
+found = [FINDING_WORDS.get(x, x) for x in ex2.verdict.findings if x != ex2.verdict.code]
+R.solution("2. At k = 1 no null that needs k > 1 applies (the audit's findings: {f}); the "
+           "certificates decide. The paired interval of the outcome-oracle gap is [{lo}, {hi}] "
+           "around {g}, so the verdict is `{c}`. One response per prompt and seed cannot separate "
+           "a seed that is reliably better on a prompt from one that was lucky once: the "
+           "single-draw oracle's gap includes single-draw luck (@sec-single-draw), which is why "
+           "the next step reads: {step}{cal}",
+           f=", ".join(found) or "none besides the code", lo=c2["lo"], hi=c2["hi"], g=c2["value"],
+           cal=cal_note, c=ex2.verdict.code,
+           step=latex(next((s for s in ex2.verdict.next_steps if "k >= 2" in s),
+                           "collect k >= 2 responses per prompt.")))
 
 # %% [markdown]
 # 3. **Reading a verdict where both nulls reject.**
@@ -1158,7 +1244,7 @@ leaf = {"model": k1.policy_names,
                  "train_embed": k1.embeddings[:h], "test_embed": k1.embeddings[h:]},
         "prompt": {"train_prompt": texts[:h], "test_prompt": texts[h:]}}
 nested = {"easy": {k1.n_policies: [leaf]}}  # router_dataset[difficulty][n][config]
-(WORK / "router_dataset.pkl").write_bytes(pickle.dumps(nested))
+n_bytes = (WORK / "router_dataset.pkl").write_bytes(pickle.dumps(nested))
 
 # %% [markdown]
 # The RouterBench frame holds one correctness, response and cost column per model (a stand-in
@@ -1177,7 +1263,7 @@ for m, name in enumerate(k1.policy_names):
     rb[f"{name}|total_cost"] = cost[:, m]
 rb_frame = pd.DataFrame(rb)
 rb_frame.columns = pd.Index(list(rb), dtype=object)
-(WORK / "routerbench_0shot.pkl").write_bytes(pickle.dumps(rb_frame))
+n_bytes = (WORK / "routerbench_0shot.pkl").write_bytes(pickle.dumps(rb_frame))
 
 # %%
 #| label: tbl-byop-pickles
@@ -1243,13 +1329,33 @@ R.table(ig["lab"].frame()[["check", "status", "count"]].merge(
 # %%
 d0, d1, al = ig["lab"].duplicates, ig["planted"].duplicates, ig["lab"].alignment
 bl = ig["lab"].baselines.frame().set_index("baseline")["score"]
+
+# %%
+# the check skips responses without an answer text and prompts without a gold answer
+no_ans = np.vectorize(lambda a: not (isinstance(a, str) and a.strip()), otypes=[bool])(k1.answers)
+no_gold = (k1.prompts["answer"].isna() | (k1.prompts["answer"].astype(str).str.strip() == ""))
+n_no_gold = int(no_gold.sum()) * k1.n_policies * k1.k
+unchecked = k1.verdicts.size - al.n_checked
+R.check(unchecked == int(no_ans[~no_gold.to_numpy()].sum()) + n_no_gold,
+        "the responses the check skips are those without an answer or a gold answer")
+unchecked_txt = ("" if unchecked == 0 else R.md(
+    " (of all {t:,} responses, {u} are not checked: {why})", t=k1.verdicts.size, u=unchecked,
+    why="; ".join(x for x in (
+        R.md("{a} extracted no answer to compare, and all of them are recorded {v}",
+             a=int(no_ans.sum()), v="wrong" if not k1.verdicts[no_ans].any() else "right or wrong")
+        if no_ans.any() else "",
+        R.md("{g} prompts have no gold answer", g=int(no_gold.sum())) if n_no_gold else "") if x)))
+
+# %%
 R.show_md("Reading: the stored pool has {g0} duplicate groups; with the planted copies the check "
           "finds {g1}, {lk} of them across the split ({lp} test prompts with a copy in "
           "calibration), which it reports as leakage. Recomputed from the answers and the "
-          "prompts' `answer` column, {dis} of {chk:,} verdicts disagree. The best constant "
+          "prompts' `answer` column, {dis} of {chk:,} verdicts disagree{unchecked}. The best "
+          "constant "
           "selected on calibration scores {bc:.3f} on the test half, the oracle {orc:.3f}.",
           g0=d0.n_groups, g1=d1.n_groups,
           lk=d1.n_leaking_groups, lp=d1.n_leaking_prompts, dis=al.n_disagree, chk=al.n_checked,
+          unchecked=unchecked_txt,
           bc=bl.iloc[0], orc=bl["oracle (evaluated prompts)"])
 
 # %% [markdown]
@@ -1267,6 +1373,8 @@ warnings.filterwarnings("ignore", message="IProgress not found")
 k1c = dataclasses.replace(k1, cost=cost)
 outs = {"long": "x.parquet", "llmrouterbench": "lrb", "routerbench": "rb.parquet",
         "embedllm": "train.csv"}
+HELD_WORDS = {"per_response": "per-response arrays (confidences, token counts)"}
+or_list = lambda xs: (", ".join(xs[:-1]) + " or " + xs[-1]) if len(xs) > 1 else "".join(xs)
 trips = []
 for fmt, out in outs.items():
     info = export_pool(k1c, fmt, WORK / out)
@@ -1275,7 +1383,8 @@ for fmt, out in outs.items():
     order = np.argsort(back.prompts["index"].to_numpy()) if lrb else np.arange(back.n_prompts)
     trips.append({"format": fmt, "verdicts": np.array_equal(back.verdicts[order], k1c.verdicts),
                   "names": back.policy_names == k1c.policy_names,
-                  "not_held": ", ".join(map(R.display_name, info["dropped"])) or "—"})
+                  "not_held": or_list([HELD_WORDS.get(d, R.display_name(d))
+                                        for d in info["dropped"]]) or "—"})
 trips = pd.DataFrame(trips)
 
 # %%
@@ -1289,7 +1398,7 @@ R.table(trips, columns={"format": "format", "verdicts": "verdicts equal", "names
 # %%
 R.check(bool(trips["verdicts"].all() and trips["names"].all()), "every export reads back equal")
 lost = "; ".join(f"{r.format} does not hold {r.not_held}" for r in trips.itertuples()
-                 if r.not_held != "—")
+                 if r.not_held != "—")  # each format's list reads "a, b and c"
 R.show_md("Reading: all {n} formats round-trip the verdicts and the policy names; {lost}.",
           n=len(trips), lost=lost or "nothing is lost")
 

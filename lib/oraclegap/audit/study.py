@@ -241,13 +241,22 @@ class VerdictStudy(Result):
         """The audits: one row per pool (``runs``)."""
         return self.runs.copy()
 
+    def graded(self) -> pd.DataFrame:
+        """The audits (``runs``) with two gradings of each verdict: ``grade``, correct, acceptable
+        or wrong by the truth table (:func:`score`), and ``false_claim``, whether it is a false
+        claim (see the module docstring; always False on a truth with specialization)."""
+        r = self.runs
+        return r.assign(grade=[score(t, int(k), c) for t, k, c in zip(r["truth"], r["k"], r["code"], strict=True)],
+                        false_claim=[_false_claim(t, c) for t, c in zip(r["truth"], r["code"], strict=True)])
+
     def scores(self) -> pd.DataFrame:
         """Per (truth, k): pools whose verdict is correct, acceptable or wrong by :func:`score`,
-        with the wrong rate and its Wilson interval."""
-        r = self.runs.assign(grade=[score(t, int(k), c) for t, k, c in
-                                    zip(self.runs["truth"], self.runs["k"], self.runs["code"], strict=True)])
+        with the wrong rate and its Wilson interval, and the pools given a false claim
+        (``false_claims``, the count :meth:`false_claims` rates per cell)."""
+        r = self.graded()
         out = (r.groupby(["truth", "k"])["grade"].value_counts().unstack(fill_value=0)
                .reindex(columns=["correct", "acceptable", "wrong"], fill_value=0).reset_index())
+        out["false_claims"] = r.groupby(["truth", "k"])["false_claim"].sum().to_numpy()
         out["pools"] = out[["correct", "acceptable", "wrong"]].sum(axis=1)
         out = _with_interval(out, "wrong", "pools", self.alpha)
         return out.sort_values(["truth", "k"], key=_order).reset_index(drop=True)
@@ -329,8 +338,8 @@ class VerdictStudy(Result):
         """Per cell of a truth without specialization: pools given a false claim (see the module
         docstring), their rate and its Wilson interval, and whether the interval's lower limit is
         above alpha (``above_alpha``: the rate is shown to exceed the level)."""
-        r = self.runs[~self.runs["truth"].isin(SPECIALIZED)]
-        flag = r.assign(false=[_false_claim(t, c) for t, c in zip(r["truth"], r["code"], strict=True)])
+        r = self.graded()
+        flag = r[~r["truth"].isin(SPECIALIZED)].rename(columns={"false_claim": "false"})
         out = flag.groupby(["truth", "n", "k"]).agg(false=("false", "sum"), pools=("false", "size")).reset_index()
         out = _with_interval(out, "false", "pools", self.alpha)
         return out.assign(above_alpha=out["lo"] > self.alpha)

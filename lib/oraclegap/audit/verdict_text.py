@@ -339,9 +339,10 @@ def _k1_collect_step(f) -> list:
     if row is None:
         return []
     return [md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: {w} "
-               "k = {kk} the re-deal null would detect a diffuse effect of size L = {x} at tau = {t:g} "
+               "k = {kk} the re-deal null would detect {eff} at tau = {t:g} "
                "with power {p} [{lo}, {hi}]{tail}.", w="with" if req is not None else "even with",
-               kk=row["k"], x=row["population_L"], t=f.numbers["power"]["tau"], p=row["reject_rate"],
+               kk=row["k"], eff=_effect_words(f.numbers, row["population_L"], "that"),
+               t=f.numbers["power"]["tau"], p=row["reject_rate"],
                lo=row["ci_lo"], hi=row["ci_hi"],
                tail="" if req is not None else md(", below the target {tg}", tg=f.numbers["settings"]["target_power"]))]
 
@@ -384,13 +385,15 @@ def k1_certified(f) -> Prose:
     if row is None:
         decide = "k >= 2 responses per prompt and policy would decide it"
     elif req is not None:
-        decide = md("k = {kk} responses per prompt and policy would decide it (the re-deal null would then detect a "
-                    "diffuse effect of size L = {x} with power {p} [{lo}, {hi}])", kk=row["k"], x=row["population_L"],
+        decide = md("k = {kk} responses per prompt and policy would decide it (the re-deal null would then detect "
+                    "{eff} with power {p} [{lo}, {hi}])", kk=row["k"],
+                    eff=_effect_words(f.numbers, row["population_L"], "that"),
                     p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"])
     else:
         decide = md("more than k = {kk} responses per prompt and policy would be needed to decide it (at k = {kk} the "
-                    "re-deal null detects a diffuse effect of size L = {x} with power {p} [{lo}, {hi}] only)",
-                    kk=row["k"], x=row["population_L"], p=row["reject_rate"], lo=row["ci_lo"], hi=row["ci_hi"])
+                    "re-deal null detects {eff} with power {p} [{lo}, {hi}] only)",
+                    kk=row["k"], eff=_effect_words(f.numbers, row["population_L"], "that"), p=row["reject_rate"],
+                    lo=row["ci_lo"], hi=row["ci_hi"])
     be = _num(f.cov[f.keys[0]]["break_even"])
     headline = md("The outcome-oracle gap G_out = {g} is certified after selecting the best member (paired interval "
                   "[{lo}, {hi}]), but with one response per prompt single-draw luck cannot be excluded: even "
