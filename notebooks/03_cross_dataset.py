@@ -148,12 +148,12 @@ moves = lambda g, lo, hi: R.md("{w} ({iv})", iv=siv(g, lo, hi), w=R.compare(  # 
 # The lab's `lab-cross` pool holds every main-base policy on the validation and test prompts of
 # both tasks, sixteen responses each at temperature 1, each policy with its own draw seeds
 # (per-policy draws, so the members' draws are independent, as the nulls assume). From it we
-# cut the pools of the paper's Section 4: the *two-member* pools (the seed `PAIR_SEED` of each
-# task, under each recipe) and the pools of every seed of a recipe (ten light, four stronger).
-# Gaps, nulls and coverage are computed on the test prompts of both tasks; routers are fitted on the
-# validation prompts and scored on the test prompts. The positive controls use the smaller
-# base's five light primary seeds (`lab-small`) and the main base's five. @tbl-cross-settings
-# lists everything.
+# cut the pools of the paper's Section 4: the *two-member* pools (one seed of each task, under
+# each recipe, the seed the parameter `PAIR_SEED` picks) and the pools of every seed of a recipe
+# (ten light, four stronger). Gaps, nulls and coverage are computed on the test prompts of both
+# tasks; routers are fitted on the validation prompts and scored on the test prompts. The
+# positive controls use the smaller base's five light primary seeds (`lab-small`) and the main
+# base's five. @tbl-cross-settings lists everything.
 
 # %%
 cross = datasets.load("lab-cross")
@@ -780,8 +780,9 @@ R.show_lines(takeaways)
 # ## Exercises
 #
 # 1. **Another pair of seeds.**
-#    The two-member pools use seed `PAIR_SEED` of each task. Predict whether the light pair's
-#    separation thresholds move with seed 2, then rerun with `-p PAIR_SEED 2`.
+#    The two-member pools use one seed of each task (@tbl-cross-settings names them). Predict
+#    whether the light pair's separation thresholds move with seed 2, then rerun with
+#    `-p PAIR_SEED 2`.
 
 # %%
 alt = 2 if PAIR_SEED != 2 else 1
@@ -839,7 +840,7 @@ selfcheck.check("Exercise 2", MINE, {"e_D": miss.sum() / dis.sum(),
 # %% [markdown]
 # 3. **A stronger plant.**
 #    Predict the 15-NN router's gain at $\tau = 0.10$ with three of sixteen successes planted (the
-#    planted controls of @sec-cross-controls), then rerun with `-p PLANT "[1, 2, 3]"`.
+#    planted controls of @sec-cross-controls), then rerun with `-p PLANT '[1, 2, 3]'`.
 
 # %%
 if 3 in PLANT:  # the main line's control with three planted
@@ -875,17 +876,33 @@ selfcheck.check("Exercise 3", MINE, {"15-NN gain": ex3_res["embed_knn_gain"]})
 
 # %% [markdown]
 # 4. **Retrain for a class.**
-#    Rerun with `-p RETRAIN_SEEDS "[101, 102]"` (the solution says how long the retraining
-#    took): the lab retrains `RETRAIN_POOL` from the committed base model with those seeds for
-#    `RETRAIN_STEPS` GRPO steps and reruns the main comparison on that task's half (the book
-#    itself reads only `data/lab/`). Do seeds trained for `RETRAIN_STEPS` steps still lead the
-#    other task's seed on their own half?
+#    Rerun with `-p RETRAIN_SEEDS '[101, 102]'`: the lab retrains the training pool named just
+#    below from the committed base model with those seeds, for the GRPO steps named there, and
+#    reruns the main comparison on that task's half (the book itself reads only `data/lab/`).
+#    Do seeds trained that briefly still lead the other task's seed on their own half?
+
+# %%
+from oraclegap import lab
+
+spec_rt = lab.full_config().train_spec(RETRAIN_POOL)
+logs = [json.loads((lab.DEFAULT_OUT / "adapters" / m / "training_log.json").read_text())
+        for m in spec_rt.members]
+n_steps = len(logs[0]["reward_per_step"])
+walls = [g["wall_s"] for g in logs if "wall_s" in g]
+per_step = float(np.mean(walls)) / n_steps if walls else None
+n_new = len(RETRAIN_SEEDS) if RETRAIN_SEEDS else 2  # the two seeds of the suggested rerun
+R.show_md("On this build the retrained pool is `{p}` (`RETRAIN_POOL`) and the new seeds train "
+          "for {R} GRPO steps (`RETRAIN_STEPS`; its committed seeds trained {S}).{t}",
+          p=RETRAIN_POOL, R=RETRAIN_STEPS, S=n_steps,
+          t="" if per_step is None else R.md(
+              " Those seeds took {w} s each on the machine that trained the lab, {ps:.3f} s per "
+              "step, so {m} seeds at {R} steps train in about {est:.0f} s there, before sampling "
+              "them on the test prompts.", w=R.fmt_range(walls, digits=1), ps=per_step,
+              m=n_new, R=RETRAIN_STEPS, est=n_new * RETRAIN_STEPS * per_step))
 
 # %%
 retrained = None
 if RETRAIN_SEEDS:
-    from oraclegap import lab
-
     t_rt = time.perf_counter()
     task = lab.full_config().train_spec(RETRAIN_POOL).task
     other = "secondary" if task == "primary" else "primary"
@@ -931,12 +948,6 @@ if retrained is not None:
 # %%
 c10 = SP.coverage_by_group(look, [0.10]).set_index(["group", "policy"])["coverage"]
 if retrained is None:  # the committed seeds' training logs stand in for a retraining
-    from oraclegap import lab
-
-    spec_rt = lab.full_config().train_spec(RETRAIN_POOL)
-    logs = [json.loads((lab.DEFAULT_OUT / "adapters" / m / "training_log.json").read_text())
-            for m in spec_rt.members]
-    n_steps = len(logs[0]["reward_per_step"])
     early = [np.mean(g["reward_per_step"][:RETRAIN_STEPS]) for g in logs]
     late = [np.mean(g["reward_per_step"][-RETRAIN_STEPS:]) for g in logs]
     own_rt = nm(spec_rt.task, spec_rt.recipe.name)
@@ -950,7 +961,11 @@ if retrained is None:
                "last {R}: a seed stopped at {R} steps has {less} reward. "
                "Fully trained, {s} covers {c1} of the {t} test prompts at $\\tau = 0.10$ "
                "against {c2} for {s2} and {c3} for the base model. Rerun to see whether the "
-               "lead survives the shorter training.",
+               "lead survives the shorter training{tt}.",
+               tt="" if per_step is None else R.md(
+                   "; at the logged {ps:.3f} s per training step, {m} seeds at {R} steps take "
+                   "about {est:.0f} s to train on the machine that trained the lab",
+                   ps=per_step, m=n_new, R=RETRAIN_STEPS, est=n_new * RETRAIN_STEPS * per_step),
                n=len(logs), p=RETRAIN_POOL, S=n_steps, R=RETRAIN_STEPS,
                a=R.fmt_range(early), b=R.fmt_range(late),
                less=R.compare(np.mean(early), np.mean(late), less="less", more="more",
@@ -1105,6 +1120,44 @@ R.show_md("Reading: in the mixed-size pool the two bases' seeds average {a} and 
           ld2=hi_d, k1=knn_moves(pl_lo),
           r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"], **pub)
 
+
+# %%
+# the controls whose L̂ at tau = 0.10 ties: the prompts the oracle and the best member cover
+test_of = {"the unplanted pool": main5.split("test")} | {
+    f"planted {d}/{cross.k}": pc.pool.split("test") for d, pc in planted.items()}
+cover10 = {name: cov.coverage(p, [0.10]) for name, p in test_of.items()}
+n_test = main5.split("test").n_prompts
+hits = {name: (int(round(c.oracle[0] * n_test)), int(round(c.best[0] * n_test)))
+        for name, c in cover10.items()}
+L10 = {name: R.rounded(c.L[0], 3) for name, c in cover10.items()}
+tie = [name for name in test_of if name != "the unplanted pool"
+       and L10[name] == L10["the unplanted pool"]]
+
+# %%
+p_tie = {cr.loc[(name, 0.10), "p"] for name in tie}
+R.check(len(p_tie) <= 1, "planted pools with the same L̂ at tau = 0.10 share their p_re")
+
+# %%
+if tie:
+    R.show_md("Why some planted rows repeat: at $\\tau = 0.10$ a prompt counts as covered with "
+              "{need} of {k} successes. Of the {n} test prompts the oracle covers {o0} in the "
+              "unplanted pool and the best member {b0}; {rows}. The difference is {d} prompts "
+              "each time, so {who} {verb} the unplanted pool's $\\hat L = {L}$. Planting keeps "
+              "every prompt total, the only thing the re-deal null redistributes, and every "
+              "control draws that null from the same seed, so the planted pools share one "
+              "re-deal null and an equal $\\hat L$ gets an equal $p_{{\\mathrm{{re}}}}$ ({p:p}). "
+              "The margin-preserving null also keeps each member's total, which planting "
+              "changes, so its null is not shared{pm}.",
+              pm=R.md(": its p-values are {v}", v=", ".join(R.fmt_p(cr.loc[(n, 0.10), "p_m"])
+                                                          for n in tie)),
+              need=cov.need(0.10, cross.k), k=cross.k, n=n_test, L=L10[tie[0]],
+              o0=hits["the unplanted pool"][0], b0=hits["the unplanted pool"][1],
+              d=hits["the unplanted pool"][0] - hits["the unplanted pool"][1],
+              p=p_tie.pop(), verb="keeps" if len(tie) == 1 else "keep",
+              who=" and ".join(f"the pool {name}" for name in tie),
+              rows="; ".join(R.md("{o} and {b} in the pool {w}", w=w, o=hits[w][0],
+                                  b=hits[w][1]) for w in tie))
+
 # %% [markdown]
 # ### Choosing the second dataset and its band (Table A11) {#sec-cross-selection}
 #
@@ -1134,29 +1187,42 @@ lab_shares = {t: {b: P000.selection_stats(p, band=b)["band_share"] for b in BAND
               for t, p in lab_base.items()}
 
 # %%
-#| label: tbl-cross-a11
-#| tbl-cap: >-
-#|   Table A11 of arXiv 2609.32996 (its two candidates, as published) and the same statistics for
-#|   the lab's base model on both tasks' validation prompts: items, mean rate, the fractions of
-#|   prompts with no and with all responses correct, the mixed-outcome fraction and the band share
-#|   (mixed prompts whose rate lies in [0.05, 0.30]).
-a11_all = pd.concat([a11.assign(source="paper"), lab_a11.assign(source="ours")])
-a11_all["stage one"] = [c in P000.dataset_rule(a11_all["mixed"].to_dict()) for c in a11_all.index]
-a11_all["items"] = a11_all["items"].astype(int)
-R.table(a11_all.reset_index(names="candidate"),
-        columns={"candidate": "candidate", "items": "items",
-                 "mean_rate": "mean rate", "zero_correct": "none correct",
-                 "all_correct": "all correct", "mixed": "mixed outcomes",
-                 "band_share": "band share", "stage one": "passes stage one"})
-
-# %%
 paper_pass = P000.dataset_rule(a11["mixed"].to_dict())
-paper_band = P000.band_rule({(r.band_lo, r.band_hi): r.share for r in a11_bands.itertuples()})
+paper_shares = {(r.band_lo, r.band_hi): r.share for r in a11_bands.itertuples()}
+paper_band = P000.band_rule(paper_shares)
 lab_pass = P000.dataset_rule(lab_a11["mixed"].to_dict())
 lab_band = {t: P000.band_rule(lab_shares[t]) for t in lab_base if f"lab {t}" in lab_pass}
 fb = lambda b: f"[{b[0]:.2f}, {b[1]:.2f}]"  # noqa: E731
 used = a11_bands.loc[a11_bands["used"].astype(str).eq("True"), ["band_lo", "band_hi"]].iloc[0]
 same = paper_band == (used["band_lo"], used["band_hi"])
+a11_all = pd.concat([a11, lab_a11])
+a11_all["stage one"] = [c in P000.dataset_rule(a11_all["mixed"].to_dict()) for c in a11_all.index]
+a11_all["items"] = a11_all["items"].astype(int)
+share_of = {c: paper_shares for c in a11_bands["candidate"]} | {
+    f"lab {t}": lab_shares[t] for t in lab_base}
+for b in BANDS:  # the paper prints the second band's share for its passing candidate only
+    a11_all[f"share in {fb(b)}"] = [share_of.get(c, {}).get(b, a11_all.loc[c, "band_share"]
+                                                             if b == BANDS[0] else np.nan)
+                                    for c in a11_all.index]
+chosen = {c: paper_band for c in paper_pass} | {f"lab {t}": b for t, b in lab_band.items()}
+a11_all["band taken"] = [fb(chosen[c]) if c in chosen else "—" for c in a11_all.index]
+
+# %%
+#| label: tbl-cross-a11
+#| tbl-cap: >-
+#|   Table A11 of arXiv 2609.32996 (its two candidates, as published) and the same statistics for
+#|   the lab's base model on both tasks' validation prompts: items, mean rate, the fractions of
+#|   prompts with no and with all responses correct, the mixed-outcome fraction, the share of the
+#|   mixed prompts whose rate lies in each band the second stage compares (— where the paper
+#|   prints none), and the band the rule takes for a candidate that passes stage one.
+R.table(a11_all.reset_index(names="candidate"),
+        columns={"candidate": "candidate", "items": "items",
+                 "mean_rate": "mean rate", "zero_correct": "none correct",
+                 "all_correct": "all correct", "mixed": "mixed outcomes",
+                 "stage one": "passes stage one"}
+        | {f"share in {fb(b)}": f"share in {fb(b)}" for b in BANDS} | {"band taken": "band taken"})
+
+# %%
 R.show_md("Reading: on the paper's published rows the rule passes {pp} and selects the band {pb} "
           "for it, {same} the band the paper used ({ub}). On the lab's base model stage one "
           "passes {lp}{lb}.",
