@@ -236,12 +236,14 @@ display(table(by_kind, percent=["greedy optimal at every size"],
 
 # %%
 show_md("Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {viol} violations; "
-        "every instance is normalised: {norm}. The smallest greedy/optimum ratio is {rmin} "
+        "{norm}. The smallest greedy/optimum ratio is {rmin} "
         "against the guarantee {bound}, and greedy is optimal at every size on {opt:%} of the "
         "instances.",
         nm=int(by_kind["monotone_checks"].sum()), ns=int(by_kind["submodular_checks"].sum()),
         viol=int(by_kind["monotone_violations"].sum() + by_kind["submodular_violations"].sum()),
-        norm=fmt(bool(study["normalised"].all())), rmin=study["min_ratio"].min(),
+        norm="every instance is normalised" if study["normalised"].all()
+        else md("{j} of {n} instances are not normalised", j=int((~study["normalised"]).sum()),
+                n=len(study)), rmin=study["min_ratio"].min(),
         bound=C.GREEDY_BOUND, opt=study["greedy_optimal_all_sizes"].mean())
 
 # %% [markdown]
@@ -288,13 +290,15 @@ plt.tight_layout()
 plt.show()
 
 # %%
-show_md("Reading: the constructed ratios equal the construction's own counts ({agree}) and fall "
+show_md("Reading: the constructed ratios {agree} the construction's own counts and fall "
         "from {r2} at |S| = 2 to {r5} at |S| = 5, above the guarantee {bound} throughout. On "
-        "disjoint "
-        "rescue sets greedy equals the optimum at all {k} sizes: {dis}.",
-        agree=fmt(bool(np.allclose(worst["ratio"], worst["as constructed"]))),
+        "disjoint rescue sets greedy {dis}.",
+        agree="equal" if np.allclose(worst["ratio"], worst["as constructed"]) else "differ from",
         r2=worst["ratio"].iloc[0], r5=worst["ratio"].iloc[-1], bound=C.GREEDY_BOUND,
-        k=len(disjoint.sizes), dis=fmt(bool(np.array_equal(disjoint.greedy, disjoint.optimum))))
+        dis=md("equals the optimum at all {k} sizes", k=len(disjoint.sizes))
+        if np.array_equal(disjoint.greedy, disjoint.optimum)
+        else md("falls short of the optimum at {j} of {k} sizes", k=len(disjoint.sizes),
+                j=int((np.asarray(disjoint.greedy) != np.asarray(disjoint.optimum)).sum())))
 
 # %% [markdown]
 # ## Does greedy pay held out?
@@ -311,9 +315,10 @@ show_md("Reading: the constructed ratios equal the construction's own counts ({a
 # ### A simulated pool with known structure
 #
 # Our simulated pool (`simulate.latent_world`) has the paper's shape, with known success
-# probabilities: logit $p_{im} = a_m + v_{m,\text{dataset}} + u_{m,\text{topic}} - d_i$,
-# accuracies spread evenly from a weak to a strong model, six latent topics with model-specific
-# skill $u$ (the complementarity), and a contrast pool without topic skill.
+# probabilities: logit $p_{im} = a_m + v_{m,\text{dataset}} + u_{m,\text{topic}} - h_i$, with
+# a difficulty $h_i$ per item, accuracies spread evenly from a weak to a strong model, six latent
+# topics with model-specific skill $u$ (the complementarity), and a contrast pool without topic
+# skill.
 
 # %%
 t0 = time.perf_counter()
@@ -613,24 +618,24 @@ else:
     show_lines([absent("The held-out sweep on real pools")])
 
 # %%
-def greedy_kind(o):
-    """What greedy construction does on one pool's datasets ``o`` at |S| = 2."""
-    w, l = int((o["vs_acc"] == "more").sum()), int((o["vs_acc"] == "less").sum())
-    if (o["above_p95"] > 0.5).sum() > len(o) / 2:
-        return "pays, clearing the random p95 in most folds on most datasets and covering more " \
-               "than accuracy ranking" if w > l else "beats random pools but not accuracy ranking"
-    return "beats most random pools on average but rarely their p95" \
-        if o["beats_random"].mean() >= 0.5 else "does worse than most random pools"
+def clears_where(o):
+    """Where greedy clears the random p95 in most folds at |S| = 2, over datasets ``o``: the
+    count and, per pool that has such a dataset, "k of n on pool"."""
+    hit = o["above_p95"] > 0.5
+    per = [md("{k} of {n} on {p}", k=int(h.sum()), n=len(h), p=label)
+           for label, h in hit.groupby(o["pool"], sort=False) if h.any()]
+    return int(hit.sum()), ", ".join(per)
 
 
 if real:
-    kinds = pd.Series({label: greedy_kind(over[over["pool"] == label]) for label in real})
-    show_md("Reading: greedy construction {k}; accuracy ranking covers at least as much as greedy "
-            "on {a} of {n} datasets. Every dataset's row, with both coverages, the lowest ratio "
-            "and the modal greedy pool, is in {f}.",
-            k="; ".join(md("{w} on {p}", w=w, p=", ".join(g.index))
-                        for w, g in kinds.groupby(kinds, sort=False)),
-            a=int((over["vs_acc"] != "more").sum()), n=len(over), f=real_csv)
+    n_clear, where_clear = clears_where(over)
+    show_md("Reading: over all {n} real datasets greedy clears the random p95 in most folds on "
+            "{c}{w}; it covers more than accuracy ranking on {m}, and accuracy ranking covers at "
+            "least as much as greedy on {a}. Every dataset's row, with both coverages, the "
+            "lowest ratio and the modal greedy pool, is in {f}.",
+            n=len(over), c=n_clear, w=md(" ({w})", w=where_clear) if n_clear else "",
+            m=int((over["vs_acc"] == "more").sum()), a=int((over["vs_acc"] != "more").sum()),
+            f=real_csv)
 
 # %% [markdown]
 # @fig-compose-real-saturation draws the coverage curves of every real dataset, one panel per
@@ -733,12 +738,14 @@ show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum i
 # %% [markdown]
 # ### Real costs
 #
-# Two real pools carry per-query costs: the RouterBench subset (US dollars) and RouteProfile
-# (token prices). @tbl-compose-real-budget repeats the budget comparison on each of their
-# datasets (calibration half to choose, test half to measure, eight budgets from the cheapest
-# model to the sum of all) and adds what querying the whole greedy pool of $|S| = 2$ costs
-# relative to
-# the anchor alone, as a confidence router must.
+# Two real pools carry a cost for every query, one per model and item: the RouterBench subset
+# (US dollars) and RouteProfile (each item's tokens at the model's token price). The LLMRouter
+# dcrouter set holds each model's price per token but no token counts, so it has a declared
+# price per model and no per-query cost; chapter 05 uses that price as a per-model cost, and
+# this section leaves it out. @tbl-compose-real-budget repeats the budget comparison on each
+# dataset of the two pools (calibration half to choose, test half to measure, eight budgets from
+# the cheapest model to the sum of all) and adds what querying the whole greedy pool of
+# $|S| = 2$ costs relative to the anchor alone, as a confidence router must.
 
 # %%
 brow = []
@@ -765,12 +772,16 @@ rb = pd.DataFrame(brow)
 #|   (the reading names the datasets and why).
 if len(rb):
     display(table(rb.drop(columns="knap_max").rename(columns=display_name)))
+
+# %%
+if len(rb):
     show_md("Reading: with partial enumeration the smallest ratio to the knapsack optimum is {p3} "
-            "over {n} datasets (without: {p0}; cost-blind order: {cb}); querying the anchor and a "
+            "over the {n} of {N} datasets with a defined ratio (without: {p0}; cost-blind order: "
+            "{cb}); querying the anchor and a "
             "greedy pair costs {lo:.2f} to {hi:.2f} times the anchor alone.",
             p3=rb["cost-benefit greedy (partial=3)"].min(),
             p0=rb["cost-benefit greedy (partial=0)"].min(),
-            n=int(rb["cost-benefit greedy (partial=3)"].notna().sum()),
+            n=int(rb["cost-benefit greedy (partial=3)"].notna().sum()), N=len(rb),
             cb=rb["cost-blind greedy prefix"].min(),
             lo=rb["greedy pool cost / anchor (|S| = 2)"].min(),
             hi=rb["greedy pool cost / anchor (|S| = 2)"].max())
@@ -785,7 +796,7 @@ if len(rb):
         show_md("The dashes: on {d} the knapsack optimum rescues no calibration item at any "
                 "budget (no other model solves a calibration item the anchor misses), so a ratio "
                 "to it is undefined.",
-                d=", ".join(f"{r.pool} {r.dataset}" for r in dash.itertuples()))
+                d=", ".join(f"{r.pool} {display_name(r.dataset)}" for r in dash.itertuples()))
 
 # %% [markdown]
 # ## Does coverage buy router gain? {#sec-compose-router}
@@ -794,12 +805,10 @@ if len(rb):
 # before seeing answers. Shihab et al. measure the held-out accuracy of a max-confidence router
 # restricted to the chosen pool, relative to the anchor alone, and the relative cost of
 # querying the pool. No released real pool here carries per-answer confidences, so this
-# section first uses the simulated pools with a *simulated* confidence: each model's true
-# success probability on the item plus Gaussian noise (sd `CONF_NOISE`), clipped to [0, 1],
-# read by the `max_confidence` selector of `deploy/routers/` (ties go to the member best on
-# calibration); @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with Shihab et al.'s
+# section first uses the simulated pools with a *simulated* confidence (described under the
+# code below); @tbl-compose-table9 is the Table 9 analog at $|S| = 2$, with Shihab et al.'s
 # published table in its last rows. The second part repeats the comparison on real pools with a
-# prompt router (`ROUTER`) fitted on the calibration half.
+# prompt router fitted on the calibration half.
 
 # %%
 t0 = time.perf_counter()
@@ -810,8 +819,11 @@ for name, w in {"simulated, topic skill": world, "simulated, no topic skill": fl
                                 router="max_confidence", confidence=conf, baselines=("accuracy",))
 rows_all = pd.concat([sw.rules.assign(pool=name) for name, sw in routed.items()], ignore_index=True)
 rows_all = rows_all[rows_all["rule"].isin(["greedy", "accuracy"])]
-show_md("Max-confidence router gains on {c:,} pools in {t:.1f} s.", c=len(rows_all),
-        t=time.perf_counter() - t0)
+show_md("Each simulated confidence is the model's true success probability on the item plus "
+        "Gaussian noise with standard deviation {sd:g} (`CONF_NOISE`), clipped to [0, 1], and "
+        "the `max_confidence` selector of `deploy/routers/` reads it (ties go to the member best "
+        "on calibration). Max-confidence router gains on {c:,} pools in {t:.1f} s.",
+        sd=CONF_NOISE, c=len(rows_all), t=time.perf_counter() - t0)
 
 # %%
 #| label: tbl-compose-table9
@@ -974,14 +986,16 @@ if rsw:
 
 # %%
 if rsw:
-    show_md("Reading: over {n} real datasets the router's gain over the anchor, divided by the "
-            "greedy pool's held-out coverage, has median {med:%}; the gain lies more than two "
-            "standard errors above zero on {pos} of them and as far below zero on {neg}. Greedy "
+    show_md("Reading: on the {nd} of {n} real datasets with a defined ratio (the greedy pool "
+            "covers some held-out item) the router's gain over the anchor, divided by the greedy "
+            "pool's held-out coverage, has median {med:%}. Of all {n}, the gain lies more than two "
+            "standard errors above zero on {pos} and as far below zero on {neg}. Greedy "
             "covers more than accuracy ranking on {nc} of them (beyond two fold standard "
             "errors), and its pool also gives the larger router gain on {ncg} of those; across "
             "every routed "
             "pool the correlation between coverage and gain is {r}. {verdict}",
             n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()), neg=int(neg2.sum()),
+            nd=int(conv["realised"].notna().sum()),
             nc=int(more_cov.sum()), ncg=int((more_cov & more_gain).sum()), r=all_corr,
             verdict="As Shihab et al. report, coverage does not by itself buy router gain: the "
                     "rescues exist, but a router that sees only the prompt does not find them."
@@ -1065,10 +1079,12 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
                     "into gain even with confidences built from true success "
                     "probabilities.{realrouter}{skip}",
                     conv=(s9["router_gain"]["greedy"] / s9["test_opportunity"]["greedy"]).mean(),
-                    realrouter=md("\n- On {n} real datasets a prompt router's gain over the anchor "
-                                  "divided by the greedy pool's coverage has median {med:%}; the "
-                                  "gain is clearly above zero on {pos} of them.",
-                                  n=len(conv), med=conv["realised"].median(), pos=int(pos2.sum()))
+                    realrouter=md("\n- On the {nd} of {n} real datasets with a defined ratio a "
+                                  "prompt router's gain over the anchor divided by the greedy "
+                                  "pool's coverage has median {med:%}; the gain is clearly above "
+                                  "zero on {pos} of all {n}.",
+                                  nd=int(conv["realised"].notna().sum()), n=len(conv),
+                                  med=conv["realised"].median(), pos=int(pos2.sum()))
                     if rsw else "",
                     skip="" if not skipped
                     else "\n- Skipped on this run: " + "; ".join(skipped) + "."
@@ -1078,17 +1094,14 @@ takeaways.append(md("- A max-confidence router turns only {conv:%} of the greedy
 
 # %%
 if real:
-    pays = [lab for lab, o in over.groupby("pool", sort=False)
-            if (o["above_p95"] > 0.5).sum() > len(o) / 2]
-    op = over[over["pool"].isin(pays)]
+    op = over[over["above_p95"] > 0.5]
     takeaways.insert(3, md("- Where greedy beats random pools: {w}.",
-                           w=md("on {p} it clears the random p95 in most folds on most datasets, "
-                                "and accuracy ranking still covers as much or more on {a} of "
-                                "their {n} datasets", p=" and ".join(pays),
-                                a=int((op["vs_acc"] != "more").sum()),
-                                n=len(op)) if pays
-                           else "on no real pool does it clear the random p95 in most folds on "
-                                "most datasets"))
+                           w=md("it clears the random p95 in most folds on {c} of the {n} real "
+                                "datasets ({where}), and accuracy ranking covers as much or more "
+                                "on {a} of those {c}", c=len(op), n=len(over),
+                                where=clears_where(over)[1],
+                                a=int((op["vs_acc"] != "more").sum())) if len(op)
+                           else "on no real dataset does it clear the random p95 in most folds"))
 show_lines(takeaways)
 
 # %%
@@ -1150,10 +1163,11 @@ solution("1. Without topic skill greedy clears the random p95 at |S| = 2 in {pf:
 
 # %% [markdown]
 # 2. **Another anchor.**
-#    Anchor the simulated pool on its *weakest* model instead of the calibration-best one (the
-#    default of `EXERCISE_ANCHOR`). How does the coverage at $|S| = 2$ change, and is greedy then
-#    easier to tell from random pools? Rerun with `-p EXERCISE_ANCHOR strongest` or a model
-#    index.
+#    Anchor the simulated pool on its *weakest* model instead of the calibration-best one. How
+#    does the coverage at $|S| = 2$ change, and is greedy then easier to tell from random pools?
+#    The solution uses the anchor the parameter `EXERCISE_ANCHOR` names, `weakest` by default;
+#    rerun with `-p EXERCISE_ANCHOR strongest` (the most accurate model) or a model index to try
+#    another.
 
 # %%
 acc_obs = world.pool.verdicts[:, :, 0].mean(axis=0)
@@ -1182,7 +1196,7 @@ solution("2. With anchor {a} (observed accuracy {acc} on the sampled outcomes; t
 # 3. **A heavier grid.**
 #    In the worst-case family, the private item of each greedy model decides ties. What happens
 #    to the ratio as `scale` (the weight of the grid against the private items) grows? Rerun with
-#    `-p WORST_SCALES "[1, 1000]"`.
+#    `-p WORST_SCALES '[1, 1000]'`.
 
 # %%
 sc = pd.DataFrame([{"scale": k, "ratio": (lambda w: w[1] / w[2])(C.greedy_worst_case(3, k))}
@@ -1297,7 +1311,7 @@ else:
     nosat = over[over["saturation_size"].isna()]
     if len(nosat):
         show_md("The number of alternatives for 90% of the whole pool is undefined on {d}: {why}.",
-                d=", ".join(f"{r.pool} {r.dataset}" for r in nosat.itertuples()),
+                d=", ".join(f"{r.pool} {display_name(r.dataset)}" for r in nosat.itertuples()),
                 why="the whole pool rescues no calibration item on average, so 90% of it is "
                     "undefined" if (nosat["full_pool_cal"].fillna(0) == 0).all()
                 else "the sweep's size grid stops before the whole pool, or the whole pool "
@@ -1359,12 +1373,12 @@ if mp is not None:
     show_md("Reading: anchor {a}; the optimum is proven up to |S| = {se} (enumeration up to {sn}), "
             "and {gr} there; lazy greedy took {le} marginal-gain evaluations for $|S| = {s}$ "
             "alternatives against {pe} for plain greedy, which evaluates each of the {k} "
-            "candidates not yet chosen once per step ($\\sum_{{t < |S|}} (M - 1 - t)$), with "
-            "the same pool: {same}.",
+            "candidates not yet chosen once per step ($\\sum_{{t < |S|}} (M - 1 - t)$); the "
+            "two {same}.",
             s=len(gm.members), k=len(mnames) - 1,
             a=mnames[gm.anchor], se=int(large.loc[large["exact"], "size"].max()),
             sn=int(large.loc[large["method"] == "enumeration", "size"].max()),
             gr=(lambda r: "greedy attains it at every proven size" if r >= 1 - 1e-12
                 else md("greedy reaches at least {r:%} of it", r=r))(large.loc[large["exact"],
             "greedy / optimum (>= when a bound)"].min()), le=gl.evaluations, pe=gm.evaluations,
-            same=fmt(gl.members == gm.members))
+            same="choose the same pool" if gl.members == gm.members else "choose different pools")
