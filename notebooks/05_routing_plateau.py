@@ -141,9 +141,9 @@ BENCH = {"math500": "MATH-500", "humanevalplus": "HumanEval+", "gpqa": "GPQA", "
 # members' success rates as the routers' targets.
 #
 # **Embeddings.** Routers that read an embedding get, per pool, the first of: the pool's own
-# embedding; cached MiniLM sentence embeddings; MiniLM computed now for a pool under
-# `MINILM_LIMIT` prompts; otherwise TF-IDF + SVD of the prompt texts. The table says which
-# embedding each pool got on this run.
+# embedding; cached MiniLM sentence embeddings; MiniLM computed now for a small pool (the
+# protocol line below gives the limit); otherwise TF-IDF + SVD of the prompt texts. The table
+# says which embedding each pool got on this run.
 
 # %%
 # registry name: (short name, group)
@@ -203,9 +203,11 @@ else:
 if pools:
     groups = pd.Series({SHORT[n]: X.embedding_reason or X.source for n, X in inputs.items()})
     R.show_md("Protocol: one 50/50 calibration/test split per pool (seed {s}), {b:,} "
-              "prompt-bootstrap resamples shared by all routers of a pool. Embeddings on this "
-              "run: {e}.",
+              "prompt-bootstrap resamples shared by all routers of a pool. MiniLM is computed "
+              "now {ml}. Embeddings on this run: {e}.",
               s=SEED, b=N_BOOT,
+              ml=R.md("only for a pool under {m:,} prompts", m=MINILM_LIMIT) if MINILM_LIMIT
+              else "for no pool (cached embeddings or TF-IDF + SVD only)",
               e="; ".join(R.md("{why} for {who}", why=k, who=", ".join(v.index))
                           for k, v in groups.groupby(groups)))
 
@@ -282,12 +284,12 @@ R.show_md("On the same kind of pool with $k = 8$ responses, scored by coverage a
 # rule has population gain exactly zero: an interval wholly above zero is a false positive, and a
 # valid two-sided 95% interval produces one in at most a share $\alpha/2$ of pools.
 # @tbl-plateau-null counts
-# them over `N_STUDY_POOLS` pools of 120 prompts and three members, for both comparators, and how
-# often the Holm-corrected McNemar test rejects with a positive difference. The tail columns give
-# the binomial probability of a count at least this large at that nominal rate. The fits here are
-# lighter than on the real pools (`FAST`: fewer boosting rounds, epochs and iterations): each rule
-# is fitted on the calibration half and scored on the other, so the interval's validity does not
-# depend on how well it was fitted.
+# them over simulated pools of 120 prompts and three members (the reading gives how many), for
+# both comparators, and how often the Holm-corrected McNemar test rejects with a positive
+# difference. The tail columns give the binomial probability of a count at least this large at
+# that nominal rate. The fits here are lighter than on the real pools (fewer boosting rounds,
+# epochs and iterations; the reading lists them): each rule is fitted on the calibration half and
+# scored on the other, so the interval's validity does not depend on how well it was fitted.
 
 # %%
 #| label: tbl-plateau-null
@@ -299,6 +301,9 @@ R.show_md("On the same kind of pool with $k = 8$ responses, scored by coverage a
 null = PL.simulated_study("exchangeable", N_STUDY_POOLS, n=120, M=3, params=FAST, n_boot=400,
                           alpha=ALPHA, seed=SEED)
 null["name"] = null["family"].map(family_label)
+fast_txt = "; ".join(f"{family_label(f)}: " + ", ".join(f"{k.replace('_', ' ')} {v}"
+                                                       for k, v in kw.items())
+                     for f, kw in FAST.items())  # the lighter fits, for the reading
 R.table(null[null["family"] != "best_single"],
         percent=["above best", "above frozen", "Holm, positive"],
         columns={"name": "family", "rate_best": "above best", "rate_cal": "above frozen",
@@ -315,7 +320,8 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
           "beside a nominal {nom:%}. The smallest binomial tail probability is {p:p}, {cmp} the "
           "Bonferroni threshold {thr:.1e} for {t} counts: no family finds gains in pools that "
           "have none more often than its level allows. Holm-corrected McNemar tests reject with a "
-          "positive difference in {h} pools.", n=N_STUDY_POOLS,
+          "positive difference in {h} pools. The study's lighter fits: {fast}.", n=N_STUDY_POOLS,
+          fast=fast_txt,
           b=R.at_most(fp["rate_best"].max()), c=R.at_most(fp["rate_cal"].max()),
           w=family_label(worst["family"]) if (fp["rate_cal"] == worst["rate_cal"]).sum() == 1
           else R.md("{j} families share it", j=int((fp["rate_cal"] == worst["rate_cal"]).sum())),
@@ -378,6 +384,21 @@ if comps:
 else:
     id_res = max(abs(e.identity_residual) for res in (sim_res, sim8_res)
                  for e in res.evaluations.values())
+
+# %%
+if comps:
+    ref_same = {SHORT[n]: bool(np.array_equal(r.evaluation("paper000_best_single").choice,
+                                              r.evaluation("best_single").choice))
+                for n, r in comps.items() if "paper000_best_single" in r.evaluations}
+    R.show_md("The references fit nothing from the prompts: $b$ itself, {refs}. They stay as "
+              "reference rows in the tables below but are neither counted among the fitted "
+              "routers nor chosen as the best router. 2609.32996's validation-selected best single "
+              "is one of them: it makes the same choice as $b$ on every test prompt of {s} of "
+              "{t} pools{which}.",
+              refs=", ".join(family_label(f) for f in PL.FIXED_REFERENCES if f != "best_single"),
+              s=sum(ref_same.values()), t=len(ref_same),
+              which="" if all(ref_same.values()) else R.md(
+                  " (not on {p})", p=", ".join(p for p, v in ref_same.items() if not v)))
 
 # %%
 #| label: tbl-plateau-recovered
@@ -443,14 +464,25 @@ if comps:
                              "loss": "smallest loss"}))
 
 # %%
+if comps:  # fitted routers that learned to pick b on every test prompt
+    as_b = [(SHORT[n], f) for n, r in comps.items()
+            for f in sorted(set(fitted[fitted["pool"] == n]["family"]))
+            if np.array_equal(r.evaluation(f).choice, r.evaluation("best_single").choice)]
+    copies_txt = ("No fitted router chooses $b$ on every test prompt" if not as_b else R.md(
+        "Of the fitted router-pool pairs, {c} choose $b$ on every test prompt (gain and loss both "
+        "zero): on {p} such a router sets the smallest loss", c=len(as_b),
+        p=", ".join(dict.fromkeys(p for p, _ in as_b))))
+
+# %%
 if comps:
     R.show_md("Reading: of {t} fitted router-pool pairs, {b} beat the frozen best member after "
               "Holm correction within their pool and {w} lose to it; the best fitted router's "
               "gain over the frozen member ranges from {lo:+} to {hi:+} across the {np} pools. "
               "Pools where some fitted router beats it: {where}. The routing identity holds for "
-              "every router on every pool, simulated ones included, with largest residual {r:.1e}.",
+              "every router on every pool, simulated ones included, with largest residual {r:.1e}. "
+              "{copies}.",
               t=len(fitted), b=len(better), w=len(worse), lo=pt["gain"].min(), hi=pt["gain"].max(),
-              np=len(pt), r=id_res,
+              np=len(pt), r=id_res, copies=copies_txt,
               where=", ".join(sorted({SHORT[p] for p in better["pool"]})) or "none")
 
 # %% [markdown]
@@ -885,6 +917,12 @@ selfcheck.check("Exercise 1", MINE, {"G_b": row[0.8]["G_b"],
 
 # %%
 e8 = sim8_res.evaluation("embed_knn")
+R.show_md("The numbers to check it with, the embedding 15-NN router on the test half of the "
+          "simulated $k = 8$ pool: disagreement share $D = {D}$, its disagreement error "
+          "$e_D = {e}$, the oracle gap $L = {L}$, and its measured gain over the best member "
+          "{gb:+}.", D=e8.D, e=e8.e_D, L=e8.L, gb=e8.gain_best)
+
+# %%
 R.solution("2. $C_{{\\mathrm{{orac}}}} - C_r$ counts the prompts where some member is covered and "
            "$r$'s choice is not; every such prompt is a disagreement prompt, so the difference is "
            "$D$ times the share of disagreement prompts where $r$ errs, $e_D$. Subtracting "
@@ -1081,10 +1119,17 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
 
 # %% [markdown]
 # ### Paired contrasts in Shihab et al.'s layout
-#
-# @tbl-plateau-paired and @tbl-plateau-rescue give Shihab et al.'s Table 15 and Table 14 layouts
-# for their predeclared family on the four pools with costs; rescue is $P(S = 1, B = 0)$, loss
-# $P(S = 0, B = 1)$.
+
+# %%
+head = [n for n in comps if REAL[n][1] == "costs"]
+if head:
+    priced = [SHORT[n] for n in head if costs[n] is not None]
+    R.show_md("@tbl-plateau-paired and @tbl-plateau-rescue give Shihab et al.'s Table 15 and "
+              "Table 14 layouts for their predeclared family on {n} pools "
+              "({names}; {c}); rescue is $P(S = 1, B = 0)$, loss "
+              "$P(S = 0, B = 1)$.", n=len(head), names=", ".join(SHORT[x] for x in head),
+              c="all with costs" if len(priced) == len(head)
+              else R.md("with costs: {p}", p=", ".join(priced) or "none"))
 
 # %%
 #| label: tbl-plateau-paired
@@ -1093,7 +1138,6 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
 #|   accuracy with exact 95% interval, paired difference with bootstrap 95% interval, discordant
 #|   counts, Holm-corrected exact McNemar p, and the recovered ratio gain/G_b (negative where the
 #|   router loses to b) where G_b's lower limit is positive.
-head = [n for n in comps if REAL[n][1] == "costs"]
 if head:
     hp = fitted[fitted["pool"].isin(head) & fitted["family"].isin(PL.PAPER_FAMILY)].copy()
     hp["pool"], hp["router"] = hp["pool"].map(SHORT), hp["family"].map(family_label)
@@ -1193,8 +1237,9 @@ R.show_md("In Shihab et al.'s own post-inference table (Table 7, eight models on
 # %% [markdown]
 # ### Paying for accuracy: the quality-cost frontier
 #
-# Where costs exist every router also chooses by utility $U_m = R_m - \lambda C_m$ (Shihab et al.,
-# Appendix C), $C_m$ a member's mean calibration cost scaled to $[0, 1]$; sweeping $\lambda$
+# Where costs exist every router also chooses by utility $U_m = R_m - \lambda \kappa_m$ (Shihab et
+# al., Appendix C), $\kappa_m$ a member's mean calibration cost scaled to $[0, 1]$ (the notation
+# page's declared cost; $C_m$ stays coverage); sweeping $\lambda$
 # traces its frontier from its accuracy-only choice to the cheapest member (@fig-plateau-cost;
 # the dcrouter set's cost is a declared price per token). @tbl-plateau-cost gives the field's
 # summaries with prompt-bootstrap intervals: RouterBench's AIQ, the average quality under the
@@ -1431,13 +1476,18 @@ if CHEN:
 #|   2607.03436's gates on the k = 30 tensors: each check's statistic, its reference under the
 #|   hypothesis (exact in-band share for the runs test, one for the dispersion index, the
 #|   permutation mean for the union and the TV), the p-value and the verdict; 2607.03436's released
-#|   statistic beside where the release has one (frac_in_band, known-p TV).
+#|   statistic beside where the release has one (frac_in_band, known-p TV); n is what each check
+#|   counts, its unit named in each cell.
 if CHEN:
+    GATE_UNIT = {"runs": "cells with both outcomes", "dispersion": "prompt-member cells",
+                 "coupling": "prompts", "known_p_tv": "prompt-draws"}  # what each check's n counts
+    gt["n counted"] = [f"{n:,} {GATE_UNIT.get(c, '')}".strip()
+                       for n, c in zip(gt["n"], gt["name"], strict=True)]
     display(R.table(gt.assign(bench=gt["bench"].map(BENCH)), digits=4, columns={
                     "bench": "bench", "name": "check",
                                            "assumption": "assumption", "value": "statistic",
                                            "reference": "reference", "p_value": "p",
-                                           "passed": "passes", "n": "cells / draws",
+                                           "passed": "passes", "n counted": "n",
                                            "released": "released"}))
 
 # %%
@@ -1867,10 +1917,10 @@ R.table(v15, columns={"dataset": "dataset", "method": "selector", "n10": "n10", 
 # %%
 g15 = p15.loc[p15["p_holm"].idxmin()]
 R.show_md("Reading: {m} of {n} rows of Table 15 agree number for number at the paper's rounding. "
-          "The one row significant at level {a} after Holm is {d}'s {s} ($n_{{10}} = {x}$, "
+          "The one row significant at level {a} after Holm is {d}, {s} ($n_{{10}} = {x}$, "
           "$n_{{01}} = {y}$): exact McNemar p {p:p} raw, {ph:p} after Holm (paper {pp:p}), a loss.",
-          m=int(p15["matches"].sum()), n=len(p15), a=ALPHA, d=g15["dataset"],
-          s=g15["method"].lower(), x=int(g15["n10"]), y=int(g15["n01"]), p=g15["p_mcnemar"],
+          m=int(p15["matches"].sum()), n=len(p15), a=ALPHA, d=R.display_name(g15["dataset"]),
+          s=R.display_name(g15["method"]), x=int(g15["n10"]), y=int(g15["n01"]), p=g15["p_mcnemar"],
           ph=g15["p_holm"], pp=g15["p_holm_paper"])
 
 # %%
@@ -1890,7 +1940,8 @@ R.table(p3.assign(routes=p3["recovered_route"] + " / " + p3["residual_route"]),
 
 # %%
 routes, rr = p3.filter(like="_route"), p3["recovered_route"]
-names_of = lambda route: ", ".join(p3.loc[rr == route, "dataset"]) or "none"  # noqa: E731
+names_of = lambda route: (", ".join(map(R.display_name, p3.loc[rr == route, "dataset"]))
+                          or "none")  # the labels the table prints
 R.show_md("Reading: {ok} of the {c} published cells of Table 3 follow from Tables 1 and 4 by one "
           "of the two routes. The recovered share follows only the rounded figures on {r} tasks "
           "({rd}), only the counts on {k} ({kd}) and both on {b}: the paper's recovered column "
@@ -1935,13 +1986,16 @@ R.show_md("Reading: {nm} of {n} tasks of Table 2 reproduce from the published fi
 # the cheapest member of a cost-accuracy Pareto chain, escalate while the embedding 15-NN's
 # predicted success is below a threshold chosen on calibration; every call is paid); an **online
 # contextual bandit** in the style of MixLLM (LinUCB and epsilon-greedy on the embedding, reward
-# $R - \lambda C$, learning from the verdict it observes as it streams calibration, then test
-# prompts); and the **binary routers** of RouteLLM and HybridLLM (a logistic
-# $P(\text{weak suffices})$ thresholded at its calibration median, for the frozen best member and
-# the cheapest other one). Each is scored like the fixed routers against $b$, with cost relative
-# to $b$'s, at the cost penalty `REG_LAM` (utility $R - \lambda C / C_{\max}$, $C_{\max}$ the
-# dearest member's mean cost). RouterBench's two-model release (its task, type and difficulty tags
-# one-hot as the embedding) is the natural two-member pool.
+# $R - \lambda \kappa$ with $\kappa$ the response's cost, learning from the verdict it observes
+# as it streams calibration, then test prompts); and the **binary routers** of RouteLLM and
+# HybridLLM (a logistic $P(\text{weak suffices})$ thresholded at its calibration median, for the
+# frozen best member and the cheapest other one). Each is scored like the fixed routers against
+# $b$, with cost relative to $b$'s, at one cost penalty $\lambda$ (utility
+# $R - \lambda \kappa / \kappa_{\max}$, $\kappa_{\max}$ the dearest member's mean cost; the reading
+# under the table gives $\lambda$). The routerbench-mini release (ken-ab/routerbench-mini, a cheap
+# and a strong Qwen3.5 model on several datasets; a release of its own, not RouterBench of Hu et
+# al.; its dataset, type and difficulty tags one-hot as the embedding) is the natural two-member
+# pool.
 
 # %%
 REG_LAM = 0.1  # the cost penalty of the regimes' operating points
@@ -1954,10 +2008,10 @@ regs = {SHORT[n]: RG.compare_regimes(pools[n], inputs[n], costs[n], **reg_kw,
 mini, why_mini = datasets.load_optional("routerbench-mini")
 if mini is not None:
     tags = pd.get_dummies(mini.prompts[["dataset", "task_type", "difficulty_group"]].astype(str))
-    regs["RouterBench, two models"] = RG.compare_regimes(
+    regs[datasets.title("routerbench-mini")] = RG.compare_regimes(
         mini, RouterInputs(embeddings=tags.to_numpy(float)), **reg_kw)
 else:
-    skipped.append(f"the two-model RouterBench pool (routerbench-mini): {why_mini}")
+    skipped.append(f"the two-member routerbench-mini pool (ken-ab/routerbench-mini): {why_mini}")
 if not regs:
     skipped.append("cascades, bandits and binary routers (no pool with costs)")
 
@@ -1995,13 +2049,14 @@ if regs:
 
 # %%
 if regs:
-    R.show_md("Reading: the cascade's gain over $b$ ranges from {cg0:+} to {cg1:+} at {cc0:.2f} "
+    R.show_md("Reading: at the cost penalty $\\lambda$ = {lam:g}, the cascade's gain over $b$ "
+              "ranges from {cg0:+} to {cg1:+} at {cc0:.2f} "
               "to {cc1:.2f} times $b$'s cost; LinUCB's from {ug0:+} to {ug1:+} at {uc0:.2f} to "
               "{uc1:.2f}. A gain interval lies wholly above zero for {pos} of the {t} cascade and "
               "bandit rows. Shihab et al.'s Table 8 reports FrugalGPT at {fa} macro accuracy "
               "({fg:+} over the frozen model) for {fc:.2f} of its cost and MixLLM at {ma} ({mg:+}) "
               "for {mc:.2f}.",
-              cg0=cas["gain"].min(), cg1=cas["gain"].max(), cc0=cas["rel_cost"].min(),
+              lam=REG_LAM, cg0=cas["gain"].min(), cg1=cas["gain"].max(), cc0=cas["rel_cost"].min(),
               cc1=cas["rel_cost"].max(), ug0=ucb["gain"].min(), ug1=ucb["gain"].max(),
               uc0=ucb["rel_cost"].min(), uc1=ucb["rel_cost"].max(),
               pos=int((adaptive["gain_lo"] > 0).sum()), t=len(adaptive), fa=f8["macro_accuracy"],
@@ -2069,7 +2124,7 @@ def regret_panel(ax, res, title):
 #| label: fig-plateau-regret
 #| fig-cap: >-
 #|   Average regret per test prompt of the two bandits against the best fixed member in hindsight
-#|   (reward R − λC/C_max), as the test stream proceeds (the bandit has already streamed the
+#|   (reward R − λκ/κ_max), as the test stream proceeds (the bandit has already streamed the
 #|   calibration half).
 if regs:
     fig, axes = R.panel_grid(len(regs), panel=(4, 2.9), sharey=True)
@@ -2188,7 +2243,8 @@ if regs:
 #
 # 2609.32996 compares its budget-matched mixture (App. B.1) with the member selected on the test
 # half **held fixed** across the paired bootstrap; re-selecting it in every resample
-# (`reselect=True`, its rule for router gains) shifts the interval against the mixture
+# (`reselect=True`, its rule for router gains, App. B.2, applied here to the mixture as well)
+# shifts the interval against the mixture
 # (@tbl-plateau-mixture: both, on RouterDC's $k = 10$ test halves).
 
 # %%
@@ -2196,7 +2252,8 @@ if regs:
 #| tbl-cap: >-
 #|   The budget-matched mixture against the member selected on the test half (rAUC difference with
 #|   paired bootstrap 95% interval): that member held fixed, as in 2609.32996, and re-selected in
-#|   every resample (the book's option), on RouterDC's k = 10 test halves.
+#|   every resample (2609.32996's rule for router gains, App. B.2, applied to the mixture), on
+#|   RouterDC's k = 10 test halves.
 mix_rows = []
 for name in [n for n in pools if REAL[n][1] == "k10"]:
     f, rs = (MX.deployment_rules(test_half(pools[name]), n_boot=N_BOOT, seed=SEED, reselect=x)
@@ -2209,7 +2266,7 @@ mix_df = pd.DataFrame(mix_rows)
 if len(mix_df):
     display(R.table(mix_df, columns={"pool": "pool", "mix": "mixture rAUC",
                                      "fixed": "vs member, fixed (2609.32996)",
-                                     "resel": "vs member, re-selected (book)"}))
+                                     "resel": "vs member, re-selected (2609.32996 routers)"}))
 
 # %%
 if len(mix_df):
@@ -2381,8 +2438,8 @@ if "gpqa" in decs and released.get("gpqa"):
     claims.add("GPQA noise share equals the released decomposition within 0.002",
                "2607.03436 (released)",
                f"{decs['gpqa'].value('noise_share'):.3f} against "
-               f"{released['gpqa']['noise_share']:.3f} (review "
-               f"{R.published('001.REV.share_gpqa').text})",
+               f"{released['gpqa']['noise_share']:.3f} (the review of arXiv 2607.03436 "
+               f"reports {R.published('001.REV.share_gpqa').text})",
                g_dev <= 0.002, kind="published")
     must.append(len(claims) - 1)
 

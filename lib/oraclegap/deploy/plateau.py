@@ -47,8 +47,9 @@ __all__ = [
     "simulated_study",
 ]
 
-#: Families that fit nothing from prompts: they are references, not candidate routers.
-FIXED_REFERENCES = ("best_single", "taskwise_best", "random", "cheapest")
+#: Families that fit nothing from prompts: they are references, not candidate routers
+#: (``paper000_best_single``, 2609.32996's validation-selected member, is a constant like ``best_single``).
+FIXED_REFERENCES = ("best_single", "taskwise_best", "random", "cheapest", "paper000_best_single")
 #: 002's predeclared certificate family (Sec. 7.1): logistic multi-output, k-NN, the K-head encoder.
 PAPER_FAMILY = ("multi_logreg", "embed_knn", "encoder_head")
 
