@@ -745,8 +745,9 @@ R.show_md("Reading: {nc} of {t} intervals cover their population value. $G_\\Pi$
 #
 # Five real pools carry a natural task tag: MMLU-Pro (its subject categories), the three
 # RouterBench tasks stacked (same 11 models), the six RouterDC one-answer sets stacked (same 7
-# models), the RouteProfile set (its tasks) and RouterBench mini (its datasets, no item text,
-# so no length or cluster signal); @tbl-cert-signal gives each tag's number of values $J$.
+# models), the RouteProfile set (its tasks) and routerbench-mini, ken-ab's two-model release,
+# not RouterBench (its datasets; no item text, so no length or cluster signal);
+# @tbl-cert-signal gives each tag's number of values $J$.
 # @tbl-cert-family gives the two simultaneous intervals of Theorem 6 per pool. Chapter 05's
 # @tbl-plateau-family certifies some of the same pools with Shihab et al.'s fitted routers as the
 # family, on its own split; its reading says why its numbers differ.
