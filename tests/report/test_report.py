@@ -233,6 +233,27 @@ def test_table_code_spans_render_as_code_and_stay_escaped():
     assert "<code>a &lt;b&gt;</code>" in html
 
 
+def test_table_keeps_math_whole_in_names_and_cells():
+    """A symbol in a column name or a text cell ($G_b$ or \\(O_{\\mathrm{repro}}\\)) reaches the
+    page as one \\(...\\) span MathJax typesets: no zero-width space inside it, its TeX
+    unescaped except for HTML's own characters; the text around it still breaks after "_"."""
+    df = pd.DataFrame({"g": [0.1, 0.2], "o": [0.5, 0.6], "p": [0.0002, 0.5],
+                       "c": ["$e_D < L/D$ for embed_knn", "cost $1 to $2"]})
+    names = {"g": "$G_b$", "o": r"\(O_{\mathrm{repro}}\) / $G_S$", "p": r"$p_{\mathrm{re}}$",
+             "c": "claim_text"}
+    html = report.table(df, columns=names).to_html()
+    heads = re.findall(r"<th [^>]*>(.*?)</th>", html)
+    assert heads == [r"\(G_b\)", "\\(O_{\\mathrm{repro}}\\) /\u200b \\(G_S\\)",
+                     r"\(p_{\mathrm{re}}\)", "claim_\u200btext"]
+    cells = re.findall(r"<td [^>]*>(.*?)</td>", html)
+    assert "\\(e_D &lt; L/D\\) for embed_\u200bknn" in cells
+    assert "cost $1 to $2" in cells  # dollars that are not math stay dollars
+    assert "< 0.001" in cells  # a p-value column named in math still prints no 0.000
+    # every span the page gets is whole: no break opportunity inside
+    for span in re.findall(r"\\\((.*?)\\\)", html):
+        assert "\u200b" not in span
+
+
 def test_table_two_columns_under_one_name_are_both_formatted():
     """Two source columns mapped to one shown name ("released" twice) are both rounded."""
     df = pd.DataFrame({"a": [0.848], "b": [0.7222222]})

@@ -45,9 +45,11 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
 
     ``columns`` maps code names to the human names shown (only the mapped columns are kept, in
     the mapping's order); ``percent`` names columns (after renaming) shown as percentages. Text
-    cells are HTML-escaped, so a claim such as "0 <= L <= D" shows as written; column names and
-    text cells may break after ``_`` and ``/`` (a zero-width space), so identifiers such as
-    ``p_holm_across_pools`` do not force a table wider than the book's text column. A text cell
+    cells and column names are HTML-escaped, so a claim such as "0 <= L <= D" shows as written;
+    outside math they may break after ``_`` and ``/`` (a zero-width space), so identifiers such
+    as ``p_holm_across_pools`` do not force a table wider than the book's text column. Math in
+    a column name or text cell (``$G_b$`` or ``\\(G_b\\)``) is kept whole as an inline
+    ``\\(...\\)`` span, which the page's MathJax typesets as the prose's symbols. A text cell
     that is a bare code key (``arc_challenge``, ``routerdc-mmlu``, ``embed_knn``) shows its
     :func:`display_name`. Returns a
     pandas ``Styler`` (renders as an HTML table in notebooks and in Quarto).
@@ -74,8 +76,9 @@ def table(df: pd.DataFrame, digits: int = 3, index: bool = False, percent: Seque
         elif pd.api.types.is_integer_dtype(s):
             fmts[col] = lambda v: fmt(int(v))
         elif pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
-            texts[col] = lambda v: v if not isinstance(v, str) else _code_spans(_breakable(_html.escape(display_name(v))))
-    sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _breakable(str(c)), axis="columns")
+            texts[col] = lambda v: v if not isinstance(v, str) else _code_spans(_shown_text(display_name(v)))
+    sty = df.style.format(fmts, na_rep="—", escape="html").format_index(lambda c: _shown_text(str(c)),
+                                                                        axis="columns")
     if texts:  # escaped by hand, so that a code span can become <code> after escaping; only
         # these columns: a dict formatter without a subset resets every other column to pandas'
         # six-decimal default
@@ -108,8 +111,18 @@ _P_COLUMN = re.compile(r"^(p|pᵣₑ|pₘₚ|p_m|p_re|p_mp|p_holm\w*|p-value|(ad
 def _is_p_column(name: str) -> bool:
     """A shown p-value column: ``p``, ``pᵣₑ``, ``adjusted p`` ..., also after a qualifier
     (``Pass@1 pᵣₑ``) or before a correction's name (``McNemar p, Holm``)."""
-    parts = [part.strip() for part in name.split(",")]
+    parts = [part.strip() for part in plain_symbols(name).split(",")]
     return any(_P_COLUMN.match(part) or _P_COLUMN.match(part.rsplit(" ", 1)[-1]) for part in parts if part)
+
+
+_TEX_MARKUP = re.compile(r"\\\(|\\\)|\$|\\(?:mathrm|text|operatorname)\b|[{}]")
+
+
+def plain_symbols(text: str) -> str:
+    """``text`` with the markup of its math removed (delimiters, ``\\mathrm``, braces):
+    ``\\(p_{\\mathrm{re}}\\)`` reads ``p_re``, so name patterns match a symbol however it is
+    written."""
+    return _TEX_MARKUP.sub("", text)
 
 
 #: a text cell that is only a number, an interval or a count ("0.087 (0.079)", "[0.1, 0.2]", "3 of 4")
@@ -159,6 +172,29 @@ def _code_spans(text: str) -> str:
 def _breakable(text: str) -> str:
     """``text`` with a zero-width space after each ``_`` and ``/`` (line-break opportunities)."""
     return text.replace("_", "_\u200b").replace("/", "/\u200b")
+
+
+#: inline math: ``\(...\)``, or ``$...$`` as Pandoc reads it (a non-space right after the
+#: opening ``$``, a non-space right before the closing one, no digit right after it; ``\$`` is
+#: a dollar sign), so "$1 to $2" stays text
+MATH_SPAN = re.compile(r"\\\((?P<tex>.+?)\\\)|(?<![\\$])\$(?P<dollar>[^\s$](?:[^$]*?[^\s$\\])?)\$(?!\d)")
+
+
+def math_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each inline math span of ``text`` (:data:`MATH_SPAN`)."""
+    return [m.span() for m in MATH_SPAN.finditer(text)]
+
+
+def _shown_text(text: str) -> str:
+    """A column name or text cell as the table shows it: HTML-escaped; each math span written
+    ``\\(tex\\)`` and otherwise untouched (MathJax reads the escaped text back as TeX); the
+    text between them breakable (:func:`_breakable`)."""
+    out, at = [], 0
+    for m in MATH_SPAN.finditer(text):
+        out += [_breakable(_html.escape(text[at:m.start()])),
+                "\\(" + _html.escape(m.group("tex") or m.group("dollar")) + "\\)"]
+        at = m.end()
+    return "".join(out) + _breakable(_html.escape(text[at:]))
 
 
 #: A chapter's data download: ``NN_name-what.csv``, written beside the executed notebook
