@@ -99,6 +99,31 @@ def test_long_tables_need_a_csv_link_in_their_cell_or_the_next(tmp_path):
         RB.long_tables(nb, 0)
 
 
+def test_symbols_in_table_headers_must_be_math(tmp_path):
+    """A header "G_b", "L̂ re-deal", "pᵣₑ" or "Δ_lower / G_S" prints a symbol as plain text; the
+    same headers written as math (what report.table makes of $G_b$) pass, and so do words,
+    identifiers in code and a row label that is not a symbol."""
+    import pandas as pd
+
+    from oraclegap import report
+
+    plain = {"a": "G_b [95%]", "b": "L̂ re-deal", "c": "pᵣₑ", "d": "Δ_lower / G_S", "e": "pool"}
+    math = {"a": "$G_b$ [95%]", "b": r"$\hat L$ re-deal", "c": r"$p_{\mathrm{re}}$",
+            "d": r"$\Delta_{\mathrm{lower}} / G_S$", "e": "pool"}
+    df = pd.DataFrame({k: [0.5] for k in plain})
+    nb = _notebook(tmp_path, [
+        _code("#| label: tbl-plain\nR.table(df)",
+              _display("text/html", report.table(df, columns=plain).to_html())),
+        _code("#| label: tbl-math\nR.table(df)",
+              _display("text/html", report.table(df, columns=math).to_html())),
+        _code("R.table(df)", _display("text/html", "<table><tr><th><code>p_re</code></th>"
+                                                   "<th>p_holm_across_pools</th></tr></table>"))])
+    assert RB.symbol_headers(nb) == [("tbl-plain", t) for t in list(plain.values())[:4]]
+    assert RB.readability_problems(nb)[0] == ("99_test.ipynb: tbl-plain heads a column 'G_b [95%]', "
+                                              "a symbol outside math (write it as the prose does, "
+                                              "e.g. $G_b$)")
+
+
 def test_figure_text_is_measured_at_the_width_the_page_shows():
     small = RB.FigureText("fig-a", 1600, 8.0, 110.0, "label")
     assert small.shown_px(800) == pytest.approx(8 * 110 / 72 / 2)  # halved into the column

@@ -19,8 +19,13 @@ Each check reads an executed notebook (``chapters/NN_*.ipynb``, written by the b
   in pixels once the page shows the image: ``pt * dpi / 72`` pixels in the image, scaled by
   ``min(1, column / width)`` where ``width`` is the image's width in pixels and ``column`` the
   page's text column (:data:`COLUMN_PX`; a page never enlarges an image).
+* **symbols in table headers** (:func:`symbol_headers`): a header cell of an HTML table that
+  writes a symbol as plain text -- a letter with an underscore and a short subscript (``G_b``,
+  ``O_repro``), a letter with a hat (``L̂``) or with Unicode subscripts (``pᵣₑ``) -- outside a
+  math span, where the prose beside it typesets the symbol (``$G_b$``; :func:`oraclegap.report.table`
+  passes math to the page's MathJax).
 
-:func:`readability_problems` turns the three into one line per problem.
+:func:`readability_problems` turns the four into one line per problem.
 """
 
 from __future__ import annotations
@@ -34,10 +39,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ..report.style import FIGURE_TEXT_KEY
+from ..report.tables import math_spans
 from .measure import _WORD
+from .prose import html_tables
 
 __all__ = ["MAX_TABLE_ROWS", "COLUMN_PX", "MIN_TEXT_PX", "ChapterWords", "LongTable",
-           "FigureText", "prose_words", "chapter_words", "long_tables", "figure_text",
+           "FigureText", "SYMBOL", "prose_words", "chapter_words", "long_tables", "figure_text",
            "readability_problems"]
 
 MAX_TABLE_ROWS = 25  # body rows a table may show without a CSV download of the whole
@@ -201,6 +208,34 @@ def long_tables(notebook, max_rows: int = MAX_TABLE_ROWS) -> list[LongTable]:
     return out
 
 
+#: a symbol written as plain text: a letter with ``_`` and a subscript of at most six letters or
+#: digits (``G_b``, ``Δ_lower``, ``O_{repro}``), a letter with a combining hat (``L̂``), a letter
+#: with Unicode subscripts (``pᵣₑ``); identifiers (``p_holm_across``) do not match
+SYMBOL = re.compile(r"(?<![\w\\])[^\W\d_]\u0302?_(?:\{[^\W_]{1,6}\}|[^\W_]{1,6})(?![\w\u0302])"
+                    r"|(?<![\w\\])[^\W\d_]\u0302"
+                    r"|(?<![\w\\])[^\W\d_][\u2090-\u209c\u1d62-\u1d6a\u2080-\u2089\u2c7c]+(?!\w)")
+
+
+def symbol_headers(notebook) -> list[tuple[str, str]]:
+    """(cell label, header text) of each table header cell of an executed chapter that writes a
+    symbol (:data:`SYMBOL`) outside its math spans (``\\(...\\)``, ``$...$``) and outside
+    ``<code>``."""
+    out = []
+    for i, cell in enumerate(_read(notebook)):
+        label = _options(cell).get("label") or f"cell {i}"
+        for html in _outputs(cell, "text/html"):
+            for rows in html_tables(html):
+                for row in rows:
+                    for text, is_head in row:
+                        text = text.replace("\u200b", "").strip()
+                        plain = text
+                        for a, b in reversed(math_spans(text)):
+                            plain = plain[:a] + " " + plain[b:]
+                        if is_head and SYMBOL.search(plain):
+                            out.append((label, text))
+    return list(dict.fromkeys(out))
+
+
 @dataclass(frozen=True)
 class FigureText:
     """One figure of an executed chapter: its image width, its smallest text in points at its
@@ -248,7 +283,8 @@ def figure_text(notebook) -> list[FigureText]:
 def readability_problems(notebook, *, max_rows: int = MAX_TABLE_ROWS, column_px: float = COLUMN_PX,
                          min_text_px: float = MIN_TEXT_PX) -> list[str]:
     """One line per problem of an executed chapter: an appendix with more words than the main
-    line, a table over ``max_rows`` body rows without a CSV link, a figure without a text
+    line, a table over ``max_rows`` body rows without a CSV link, a table header that writes a
+    symbol outside math, a figure without a text
     record, and a figure whose smallest text shows below ``min_text_px`` pixels."""
     name = Path(notebook).name
     problems = []
@@ -260,6 +296,9 @@ def readability_problems(notebook, *, max_rows: int = MAX_TABLE_ROWS, column_px:
         if not t.csv_linked:
             problems.append(f"{name}: {t.label} shows {t.rows} rows (limit {max_rows}) and links "
                             "no CSV file")
+    for label, text in symbol_headers(notebook):
+        problems.append(f"{name}: {label} heads a column {text!r}, a symbol outside math "
+                        f"(write it as the prose does, e.g. $G_b$)")
     for f in figure_text(notebook):
         px = f.shown_px(column_px)
         if px is None:
