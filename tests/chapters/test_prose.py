@@ -340,3 +340,14 @@ def test_a_p_value_column_named_with_its_correction_prints_no_zero():
     html = R.table(df).to_html()
     assert ">< 0.001<" in html and not printed_problems([("text/html", html)], set())
     assert ">0.000<" in html  # the gain, not a p-value, keeps its rounding
+
+
+def test_a_p_value_column_named_in_math_prints_no_zero():
+    """A p-value column headed as the prose writes it ($p_{\\mathrm{re}}$, "McNemar $p$, Holm")
+    is still a p-value column to the scan; a column headed $G_b$ is not."""
+    from oraclegap import report as R
+
+    df = pd.DataFrame({"a": ["0.000"], "b": ["0.000"], "c": ["0.000"]})
+    html = R.table(df, columns={"a": r"$p_{\mathrm{re}}$", "b": "McNemar $p$, Holm", "c": "$G_b$"}).to_html()
+    assert printed_problems([("text/html", html)], set()) == [
+        "p-value of 0 in column '\\\\(p_{\\\\mathrm{re}}\\\\)'", "p-value of 0 in column 'McNemar \\\\(p\\\\), Holm'"]

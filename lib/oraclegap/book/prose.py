@@ -188,8 +188,9 @@ def html_tables(html: str) -> list[list[list[tuple[str, bool]]]]:
     return parser.tables
 
 
-#: a p-value column's header: "p", "pᵣₑ", "pₘₚ", "p-value", "McNemar p, Holm", "Pass@1 pᵣₑ"
-_P_HEADER = re.compile(r"(?<![\w@])p(?:ᵣₑ|ₘₚ|-values?)?(?![\w@])")
+#: a p-value column's header: "p", "pᵣₑ", "pₘₚ", "p-value", "McNemar p, Holm", "Pass@1 pᵣₑ", or
+#: in math with its markup removed ("\\(p_{\\mathrm{re}}\\)" reads "p_re")
+_P_HEADER = re.compile(r"(?<![\w@])p(?:ᵣₑ|ₘₚ|_re|_mp|-values?)?(?![\w@])")
 _ZERO = re.compile(r"^[+\-−]?0(?:\.0*)?$")
 #: a p-value of exactly zero in a sentence: "p = 0.000", "$p_{\mathrm{re}} = 0$", "p-value of 0"
 #: (a sentence's full stop after it included; "p = 0.05" and "p = 0.001" are not zero)
@@ -216,6 +217,8 @@ def code_keys() -> set[str]:
 def printed_problems(outputs: Iterable[tuple[str, str]], keys: set[str]) -> list[str]:
     """p-values printed as exactly 0 and code keys shown as labels, in (mime type, text) outputs
     (``text/markdown`` sentences, ``text/html`` tables)."""
+    from ..report.tables import plain_symbols
+
     out = []
     for mime, text in outputs:
         if mime == "text/markdown":
@@ -225,7 +228,8 @@ def printed_problems(outputs: Iterable[tuple[str, str]], keys: set[str]) -> list
             continue
         for rows in html_tables(text):
             heads = next((r for r in rows if r and all(h for _, h in r)), [])
-            pcols = {j for j, (t, _) in enumerate(heads) if _P_HEADER.search(t)}
+            pcols = {j for j, (t, _) in enumerate(heads)
+                     if _P_HEADER.search(plain_symbols(t.replace("\u200b", "")))}
             for r in rows:
                 for j, (t, is_head) in enumerate(r):
                     if not is_head and j in pcols and _ZERO.match(t):
