@@ -467,8 +467,9 @@ claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §
 #|   member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error
 #|   e_D against the break-even error L/D, and the residual of the identity.
 one = fitted_id[fitted_id["k"] == 1].assign(family=lambda d: d["family"].map(router_label))
-R.table(one, columns={"family": "router", "oracle": "C_orac", "routed": "C_r", "D": "D",
-                      "e_D": "e_D", "break_even": "L/D", "gain": "gain over best",
+R.table(one, columns={"family": "router", "oracle": r"$C_{\mathrm{orac}}$", "routed": "$C_r$",
+                      "D": "D",
+                      "e_D": "$e_D$", "break_even": "$L/D$", "gain": "gain over best",
                       "residual": "residual"})
 
 # %%
@@ -629,9 +630,11 @@ ladder_df = pd.concat([lad.frame().assign(signal=name) for name, lad in ladders.
 #|   The information ladder on the diffuse pool's true rates, one draw per member: best fixed
 #|   member, best rule given the signal, reproducible ceiling, outcome oracle.
 R.table(ladder_df,
-        columns={"signal": "signal Z", "p_star": "best fixed p*", "q_Z": "best on Z, q_Z",
-                 "O_repro": "ceiling O_repro", "O_exp": "oracle q = O_exp", "G_Z": "G_Z",
-                 "G_out": "G_out"})
+        columns={"signal": "signal $Z$", "p_star": r"best fixed $p^\star$",
+                 "q_Z": "best on $Z$, $q_Z$",
+                 "O_repro": r"ceiling $O_{\mathrm{repro}}$", "O_exp": r"oracle $q = O_{\exp}$",
+                 "G_Z": "$G_Z$",
+                 "G_out": r"$G_{\mathrm{out}}$"})
 
 # %%
 lp = ladders["prompt itself"]
@@ -701,8 +704,8 @@ for j, (coupling, d) in enumerate(sc.groupby("coupling", sort=False)):
     ax.scatter(np.arange(len(order)) + (j - 1) * 0.2, d["fresh"], s=12, color=f"C{j}", zorder=3,
                label=f"fresh draws, {coupling}")
     ax.axhline(rec.O_exp[coupling], color=f"C{j}", ls="--", lw=1,
-               label=f"single-draw oracle O_exp, {coupling}{on_cap[coupling]}")
-ax.axhline(rec.O_repro, color="k", lw=1.5, label="reproducible ceiling O_repro")
+               label=r"single-draw oracle $O_{\mathrm{exp}}$, " + f"{coupling}{on_cap[coupling]}")
+ax.axhline(rec.O_repro, color="k", lw=1.5, label=r"reproducible ceiling $O_{\mathrm{repro}}$")
 ax.axhline(rec.best_of_K, color="k", ls=":", lw=1.5, label=f"best-of-{rec.K} on the maximiser")
 ax.set_xticks(range(len(order)), names, rotation=30, ha="right", fontsize=8)
 ax.set(ylabel="score on the test half", ylim=(0, 1), title="Single-commit routers against the cap")

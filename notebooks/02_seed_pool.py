@@ -553,8 +553,10 @@ gt_sim = nulls.gap_table(sim_pool, TAUS, n_draws=N_DRAWS, n_splits=N_SPLITS, see
 ts = gt_sim.frame()
 ts["band"] = [R.fmt_interval(None, a, b)
               for a, b in zip(ts["L_band_lo"], ts["L_band_hi"], strict=True)]
-R.table(ts, columns={"tau": "τ", "L": "L̂", "L_null": "L̂ re-deal", "band": "re-deal 90% band",
-                     "p": "pᵣₑ", "p_m": "pₘₚ", "split_half": "split-half gap"})
+R.table(ts, columns={"tau": "τ", "L": r"$\hat L$", "L_null": r"$\hat L$ re-deal",
+                     "band": "re-deal 90% band",
+                     "p": r"$p_{\mathrm{re}}$", "p_m": r"$p_{\mathrm{mp}}$",
+                     "split_half": "split-half gap"})
 
 # %%
 inside_sim = [R.position(r.L, r.L_band_lo, r.L_band_hi) for r in ts.itertuples()]
@@ -588,9 +590,11 @@ key = {0.05: "005", 0.10: "010", 0.20: "020", 0.30: "030"}
 t1["paper"] = [R.md("{L} ({p}, {pm})", **{s: R.published(f"000.T1.{s}_{key[t]}").text
                                           for s in ("L", "p", "pm")}) if t in key else "—"
                for t in t1["tau"]]
-R.table(t1, columns={"tau": "τ", "L": "L̂", "L_null": "L̂ re-deal", "band": "re-deal 90% band",
-                     "p": "pᵣₑ", "p_m": "pₘₚ", "split_half": "split-half gap",
-                     "paper": "paper L̂ (pᵣₑ, pₘₚ)"})
+R.table(t1, columns={"tau": "τ", "L": r"$\hat L$", "L_null": r"$\hat L$ re-deal",
+                     "band": "re-deal 90% band",
+                     "p": r"$p_{\mathrm{re}}$", "p_m": r"$p_{\mathrm{mp}}$",
+                     "split_half": "split-half gap",
+                     "paper": r"paper $\hat L$ ($p_{\mathrm{re}}$, $p_{\mathrm{mp}}$)"})
 
 # %%
 boot = nulls.excess_bootstrap(seed_pool, 0.10, n_boot=N_BOOT, n_draws=N_BOOT_DRAWS, seed=rng)
@@ -641,8 +645,8 @@ edges = np.arange(min(lr.draws.min(), lm.draws.min(), lr.observed) - 0.5 / N_PRO
 ax.hist(lr.draws, bins=edges, alpha=0.6, label="re-deal null")
 ax.hist(lm.draws, bins=edges, alpha=0.6, label="margin-preserving null")
 ax.axvspan(lr.band.lo, lr.band.hi, color="C0", alpha=0.08, label="re-deal 90% band")
-ax.axvline(lr.observed, color="k", lw=2, label="observed L̂")
-ax.set(xlabel="oracle gap L̂ at τ = 0.10", ylabel="null draws",
+ax.axvline(lr.observed, color="k", lw=2, label=r"observed $\hat L$")
+ax.set(xlabel=r"oracle gap $\hat L$ at $\tau = 0.10$", ylabel="null draws",
        title="Where the observed gap falls")
 ax.legend()
 plt.show()
@@ -672,8 +676,8 @@ R.show_md("Reading: the observed gap lies {where} the re-deal 90% band {band}, a
 #|   The Pass@1 oracle gap against both nulls: observed, re-deal and margin-preserving means, upper-
 #|   and lower-tail fractions, on each split of each task.
 R.table(p1f, columns={"set": "split", "observed": "Pass@1 gap", "mean_redeal": "re-deal mean",
-                      "p_redeal": "pᵣₑ", "p_lower_redeal": "lower-tail, re-deal",
-                      "mean_margin": "margin mean", "p_margin": "pₘₚ",
+                      "p_redeal": r"$p_{\mathrm{re}}$", "p_lower_redeal": "lower-tail, re-deal",
+                      "mean_margin": "margin mean", "p_margin": r"$p_{\mathrm{mp}}$",
                       "p_lower_margin": "lower-tail, margin"})
 
 # %%
@@ -726,7 +730,7 @@ for r in range(n_rank):
     ax.scatter([], [], color=shade[r], edgecolor="k", label=f"τ = {rank_names[r]}")
 ax.set_yticks(range(len(gap_sets)), list(gap_sets))
 ax.invert_yaxis()
-ax.set(xlim=(-0.02, 1.02), xlabel="re-deal upper-tail p of L̂",
+ax.set(xlim=(-0.02, 1.02), xlabel=r"re-deal upper-tail $p$ of $\hat L$",
        title="Where each observed gap falls in its re-deal null")
 ax.legend(**legend_at_right)
 plt.show()
@@ -897,9 +901,12 @@ if variants:
 #|   thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's re-deal
 #|   p-value.
 R.table(al, columns={"pool": "pool", "agreement": "matched agreement (shuffled)",
-                     "agree_p": "p", **({"gap": "L̂(0.10) (re-deal mean)", "p": "pᵣₑ",
-                                         "p_m": "pₘₚ", "n_rej": f"τ rejected of {len(TAUS)}",
-                                         "pass1_p": "Pass@1 pᵣₑ"} if variants else {})})
+                     "agree_p": "p", **({"gap": r"$\hat L(0.10)$ (re-deal mean)",
+                                         "p": r"$p_{\mathrm{re}}$",
+                                         "p_m": r"$p_{\mathrm{mp}}$",
+                                         "n_rej": f"τ rejected of {len(TAUS)}",
+                                         "pass1_p": r"Pass@1 $p_{\mathrm{re}}$"}
+                                        if variants else {})})
 
 # %%
 def band_word(a):
@@ -1369,11 +1376,12 @@ R.solution("4. At $\\alpha = 0.01$ {r} of the {n} tests remain discoveries, agai
 #|   plug-in gap from two members to all of them, each observed, with its re-deal null
 #|   mean and upper-tail p-value.
 R.table(t1,
-        columns={"tau": "τ", "D": "D̂", "D_null": "D̂ re-deal", "p_lower": "L̂ lower-tail",
+        columns={"tau": "τ", "D": r"$\hat D$", "D_null": r"$\hat D$ re-deal",
+                 "p_lower": r"$\hat L$ lower-tail",
                  "orac_minus_mix": "oracle − mixture",
-                 "orac_minus_mix_null": "re-deal mean", "orac_minus_mix_p": "pᵣₑ",
+                 "orac_minus_mix_null": "re-deal mean", "orac_minus_mix_p": r"$p_{\mathrm{re}}$",
                  "rise_L": f"rise of L̂, 2 to {M}", "rise_L_null": "rise, re-deal mean",
-                 "rise_p": "rise, pᵣₑ"})
+                 "rise_p": r"rise, $p_{\mathrm{re}}$"})
 
 # %%
 #| label: tbl-pool-size
@@ -1382,7 +1390,8 @@ R.table(t1,
 #|   members of each size, observed and its re-deal null mean, at each threshold τ (the rise
 #|   tests of @tbl-table1-more compare its two ends).
 R.table(gt.sizes.frame()[["tau", "size", "L", "L_null"]],
-        columns={"tau": "τ", "size": "members", "L": "L̂", "L_null": "L̂ re-deal mean"})
+        columns={"tau": "τ", "size": "members", "L": r"$\hat L$",
+                 "L_null": r"$\hat L$ re-deal mean"})
 
 # %% [markdown]
 # A reader of @tbl-table1-more may wonder why the oracle-minus-mixture p-value is missing at the
@@ -1746,7 +1755,7 @@ plant["transfers"] = [simulate.transfer_target(d, K) for d in plant["delta"]]
 pw = plant.pivot(index=["delta", "transfers"], columns="null", values="rate").reset_index()
 pw = pw.merge(plant[plant["null"] == "redeal"][["delta", "observed", "excess"]], on="delta")
 R.table(pw, columns={"delta": "δ", "transfers": "transfers", "redeal": "power, re-deal",
-                     "margin": "power, margin-preserving", "observed": "mean L̂",
+                     "margin": "power, margin-preserving", "observed": r"mean $\hat L$",
                      "excess": "mean excess"})
 
 # %%
@@ -1845,7 +1854,7 @@ a3 = studies.sweep(grid_x, lambda k, f,
                    s: (lambda r: simulate.specialists(N_PROMPTS, M, k, f, s, seed=r)), N_A3_REPS,
                    seed=rng, taus=(0.10,), nulls=("redeal",), n_draws=N_STUDY_DRAWS)
 a3["ratio"] = a3["excess"] / a3["population_L"]
-R.table(a3, columns={"k": "k", "f": "f", "s": "s", "population_L": "L", "observed": "L̂",
+R.table(a3, columns={"k": "k", "f": "f", "s": "s", "population_L": "L", "observed": r"$\hat L$",
                      "excess": "mean excess", "ratio": "ratio"})
 
 # %%
@@ -2099,9 +2108,11 @@ R.show_md("Reading: each point rests on {r} replicates ({t:.1f} s for both panel
 #|   and the split-half gap.
 if real is not None:
     tr = gt_real.frame()
-    display(R.table(tr, columns={"tau": "τ", "D": "D̂", "L": "L̂", "L_null": "L̂ re-deal",
-                                 "p": "pᵣₑ", "p_lower": "lower-tail p",
-                                 "L_margin": "L̂ margin-preserving", "p_m": "pₘₚ",
+    display(R.table(tr, columns={"tau": "τ", "D": r"$\hat D$", "L": r"$\hat L$",
+                                 "L_null": r"$\hat L$ re-deal",
+                                 "p": r"$p_{\mathrm{re}}$", "p_lower": "lower-tail p",
+                                 "L_margin": r"$\hat L$ margin-preserving",
+                                 "p_m": r"$p_{\mathrm{mp}}$",
                                  "split_half": "split-half gap"}))
 
 # %%
@@ -2292,8 +2303,8 @@ if p000_route is not None:
     pa = pa[["tau", "family", "gain", "e_D"]].rename(
         columns={"gain": "paper_gain", "e_D": "paper_eD"})
     p000_cells = p000_cells.merge(pa, on=["tau", "family"], how="left")
-    P000_COLS = {"tau": "τ", "label": "family", "gain (95%)": "gain (95%)", "e_D": "e_D",
-                 "break_even": "L/D", "paper_gain": "paper gain", "paper_eD": "paper e_D"}
+    P000_COLS = {"tau": "τ", "label": "family", "gain (95%)": "gain (95%)", "e_D": "$e_D$",
+                 "break_even": "$L/D$", "paper_gain": "paper gain", "paper_eD": "paper $e_D$"}
 
 # %%
 #| label: tbl-p000-routers

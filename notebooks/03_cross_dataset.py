@@ -349,9 +349,11 @@ R.show_md("Reading: in the stronger pair the primary-trained member leads on the
 gaps = {name: SP.cross_table(p, TAUS, n_draws=N_DRAWS, seed=rng) for name, p in TEST.items()}
 GF = pd.concat([g.frame().assign(pool=name) for name, g in gaps.items()], ignore_index=True)
 GF["p_s"], GF["p_m_s"], GF["D_p_s"] = (GF[c].map(fpt) for c in ("p", "p_m", "D_p"))
-GAP_COLS = {"pool": "pool", "tau": "τ", "L": "L̂", "L_null": "re-deal mean", "p_s": "pᵣₑ",
-            "L_margin": "margin mean", "p_m_s": "pₘₚ"}
-DIS_COLS = {"pool": "pool", "tau": "τ", "D": "D̂", "D_null": "D̂ re-deal", "D_p_s": "pᵣₑ of D̂",
+GAP_COLS = {"pool": "pool", "tau": "τ", "L": r"$\hat L$", "L_null": "re-deal mean",
+            "p_s": r"$p_{\mathrm{re}}$",
+            "L_margin": "margin mean", "p_m_s": r"$p_{\mathrm{mp}}$"}
+DIS_COLS = {"pool": "pool", "tau": "τ", "D": r"$\hat D$", "D_null": r"$\hat D$ re-deal",
+            "D_p_s": r"$p_{\mathrm{re}}$ of $\hat D$",
             "best": "best", "mixture": "mixture", "oracle": "oracle"}
 row = GF.set_index(["pool", "tau"])
 lt, st, a4 = row.loc[(PAIRS[0], 0.10)], row.loc[(PAIRS[1], 0.10)], row.loc[("stronger, four seeds",
@@ -394,7 +396,7 @@ R.show_md("Reading: at $\\tau = 0.10$ the light two-member pool's gap is {lL} ag
 
 # %%
 # the line styles of the figure below, for its legend (colour: the pool)
-NULL_KEY = [plt.Line2D([], [], color="0.4", marker="o", label="observed L̂"),
+NULL_KEY = [plt.Line2D([], [], color="0.4", marker="o", label=r"observed $\hat L$"),
             plt.Line2D([], [], color="0.4", ls="--", label="re-deal null mean"),
             plt.Rectangle((0, 0), 1, 1, color="0.4", alpha=0.18, label="re-deal 90% band"),
             plt.Line2D([], [], color="0.4", ls=":", label="margin-preserving null mean")]
@@ -415,7 +417,7 @@ for ax, names in zip(axes, (PAIRS, list(POOLS)[2:]), strict=True):
         ax.plot(g["tau"], g["L"], "o-", color=colour, label=name)
     ax.set_xlabel("threshold τ")
     ax.legend(fontsize=8, loc="upper left")
-axes[0].set_ylabel("oracle gap L̂")
+axes[0].set_ylabel(r"oracle gap $\hat L$")
 plt.tight_layout()
 fig.legend(handles=NULL_KEY, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4,
            fontsize=8)
@@ -451,9 +453,9 @@ RW = RF[RF["family"] != "best_single"].pivot_table(index=["pool", "tau"], column
 RW.columns = [f"{f}_{v}" for v, f in RW.columns]
 RW[[f"{f}_e_D" for f in FAMILIES]] = RW[[f"{f}_e_D" for f in FAMILIES]].astype(float)
 RW = RW.join(RF.groupby(["pool", "tau"], sort=False)["break_even"].first()).reset_index()
-ROUTER_COLS = {"pool": "pool", "tau": "τ", "break_even": "L/D",
+ROUTER_COLS = {"pool": "pool", "tau": "τ", "break_even": "$L/D$",
                **{f"{f}_gain_s": f"{SHORT[f]} gain [95%]" for f in FAMILIES}}
-ROUTER_ED_COLS = {"pool": "pool", "tau": "τ", "break_even": "L/D",
+ROUTER_ED_COLS = {"pool": "pool", "tau": "τ", "break_even": "$L/D$",
                   **{f"{f}_e_D": f"{SHORT[f]} e_D" for f in FAMILIES}}
 
 # %%
@@ -931,9 +933,11 @@ if retrained is not None:
             values="coverage").reset_index()
     display(R.table(cvr.rename(columns={"tau": "τ"})))
     display(R.table(rtf,
-                    columns={"seed": "new seed (with " + other_name + ")", "tau": "τ", "L": "L̂",
-                             "L_null": "re-deal mean", "p_s": "pᵣₑ", "L_margin": "margin mean",
-                             "p_m_s": "pₘₚ", "D": "D̂"}))
+                    columns={"seed": "new seed (with " + other_name + ")", "tau": "τ",
+                             "L": r"$\hat L$",
+                             "L_null": "re-deal mean", "p_s": r"$p_{\mathrm{re}}$",
+                             "L_margin": "margin mean",
+                             "p_m_s": r"$p_{\mathrm{mp}}$", "D": r"$\hat D$"}))
 
 # %%
 if retrained is not None:
@@ -1028,7 +1032,8 @@ GF["p_lower_s"], GF["p_m_lower_s"], GF["D_p_m_s"] = (GF[c].map(fpt)
                                                      for c in ("p_lower", "p_m_lower", "D_p_m"))
 R.table(GF, columns={"pool": "pool", "tau": "τ", "excess": "excess, re-deal",
                      "p_lower_s": "lower tail, re-deal", "excess_m": "excess, margin",
-                     "p_m_lower_s": "lower tail, margin", "D_p_m_s": "pₘₚ of D̂"})
+                     "p_m_lower_s": "lower tail, margin",
+                     "D_p_m_s": r"$p_{\mathrm{mp}}$ of $\hat D$"})
 
 # %%
 low = GF[(GF["p_lower"] <= 0.05) | (GF["p_m_lower"] <= 0.05)]
@@ -1084,18 +1089,19 @@ R.table(RW, columns=ROUTER_ED_COLS)
 #|   Positive controls on the primary test prompts (Table A5 analog): oracle gap L̂, disagreement
 #|   D̂ and both nulls' upper-tail p. The rule of each control (next table) is the size rule
 #|   (validation-selected main-base member) or the known specialist assignment.
-R.table(CF, columns={"control": "control", "tau": "τ", "L": "L̂", "D": "D̂", "p_s": "pᵣₑ",
-                     "p_m_s": "pₘₚ"})
+R.table(CF, columns={"control": "control", "tau": "τ", "L": r"$\hat L$", "D": r"$\hat D$",
+                     "p_s": r"$p_{\mathrm{re}}$",
+                     "p_m_s": r"$p_{\mathrm{mp}}$"})
 
 # %%
 #| label: tbl-cross-controls-routers
 #| tbl-cap: >-
 #|   The same controls: break-even error L/D and each rule's gain over the threshold-specific best
 #|   member (their disagreement errors: the next table).
-CONTROL_ED = {"control": "control", "tau": "τ", "break_even": "L/D",
-              "embed_knn_e_D": "15-NN e_D", "embed_pca_logreg_e_D": "linear e_D",
-              "rule_e_D": "rule e_D"}
-R.table(CF, columns={"control": "control", "tau": "τ", "break_even": "L/D",
+CONTROL_ED = {"control": "control", "tau": "τ", "break_even": "$L/D$",
+              "embed_knn_e_D": "15-NN $e_D$", "embed_pca_logreg_e_D": "linear $e_D$",
+              "rule_e_D": "rule $e_D$"}
+R.table(CF, columns={"control": "control", "tau": "τ", "break_even": "$L/D$",
                      "knn": "15-NN gain [95%]", "embed_pca_logreg_gain": "linear gain",
                      "rule_gain": "rule gain"})
 

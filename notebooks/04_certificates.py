@@ -192,7 +192,8 @@ R.table(pilot_vs.assign(dataset=pilot_vs["dataset"].map(human)))
 #|   The pilot's plug-in gap and Theorem 4 interval beside the paired interval of this chapter (from
 #|   the same counts), and the paired interval's width as a share of Theorem 4's.
 R.table(pilot_df.assign(dataset=pilot_df["dataset"].map(human)),
-        columns={"dataset": "dataset", "n": "n", "gap": "Ĝ_out", "thm4": "Theorem 4",
+        columns={"dataset": "dataset", "n": "n", "gap": r"$\hat G_{\mathrm{out}}$",
+                 "thm4": "Theorem 4",
                            "paired": "paired", "ratio": "width, paired / Theorem 4"})
 
 # %%
@@ -238,7 +239,8 @@ R.table(confirm_vs.assign(dataset=confirm_vs["dataset"].map(human)))
 #|   The confirmatory tasks: plug-in gap, Theorem 4 and the paired interval, and the paired
 #|   interval's width as a share of Theorem 4's.
 R.table(confirm_df.assign(dataset=confirm_df["dataset"].map(human)),
-        columns={"dataset": "dataset", "n": "n", "gap": "Ĝ_out", "thm4": "Theorem 4",
+        columns={"dataset": "dataset", "n": "n", "gap": r"$\hat G_{\mathrm{out}}$",
+                 "thm4": "Theorem 4",
                              "paired": "paired", "ratio": "width, paired / Theorem 4"})
 
 # %%
@@ -584,7 +586,8 @@ if not real_df.empty:
 #|   member and of the oracle, and the plug-in gap.
 if not real_df.empty:
     display(R.table(real_df, columns={"title": "pool", "outcome": "outcome", "n": "n", "M": "M",
-                                      "best": "best member", "oracle": "oracle", "gap": "Ĝ_out"}))
+                                      "best": "best member", "oracle": "oracle",
+                                      "gap": r"$\hat G_{\mathrm{out}}$"}))
 
 # %%
 #| label: tbl-cert-real-intervals
@@ -619,11 +622,12 @@ if not real_df.empty:
                                        (r["ex"].lo, r["ex"].hi, i, "C0", "Theorem 4"),
                                        (r["pa"].lo, r["pa"].hi, i - 0.22, "C1", "paired")):
             ax.plot([lo, hi], [y, y], color=color, lw=3, label=None if i else name)
-        ax.plot(r["gap"], i, "ko", ms=3, label=None if i else "plug-in gap Ĝ_out")
+        ax.plot(r["gap"], i, "ko", ms=3,
+                label=None if i else r"plug-in gap $\hat G_{\mathrm{out}}$")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_yticks(range(len(d)), d["title"], fontsize=7)
     ax.axvline(0, color="k", lw=0.8)
-    ax.set(xlabel="oracle gap G_out = q − p*", title="naive, Theorem 4, paired")
+    ax.set(xlabel=r"oracle gap $G_{\mathrm{out}} = q - p^\star$", title="naive, Theorem 4, paired")
     plt.show()
 
 # %%
@@ -790,9 +794,10 @@ fam_df = pd.DataFrame([{"pool": human(name), "n test": a.family.n, "M": a.family
 #|   over the best fixed model; H_Π is the oracle gap left beyond the whole family (estimates with
 #|   simultaneous 95% intervals).
 if audits:
-    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test", "M": "M", "|Π|": "|Π|",
-                                     "best family member": "best family member", "G_Π": "G_Π",
-                                     "H_Π": "H_Π"}))
+    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test", "M": "M",
+                                     "|Π|": r"$\lvert\Pi\rvert$",
+                                     "best family member": "best family member", "G_Π": r"$G_\Pi$",
+                                     "H_Π": r"$H_\Pi$"}))
 
 # %%
 if audits:
@@ -823,7 +828,7 @@ if audits:
                       for e, lo, hi in zip(sig_df["G_Z"], sig_df["G_Z_lo"], sig_df["G_Z_hi"],
                                            strict=True)]
     display(R.table(sig_df, columns={"pool": "pool", "signal": "signal", "J": "values J",
-                                     "q_Z ": "q_Z", "G_Z ": "G_Z"}))
+                                     "q_Z ": "$q_Z$", "G_Z ": "$G_Z$"}))
 
 # %%
 if audits:
@@ -869,7 +874,8 @@ if audits:
 #|   Holm-corrected across pools within each rule.
 if audits:
     display(R.table(pr, columns={"pool": "pool", "rule": "rule", "accuracy": "accuracy",
-                                 "difference [95%]": "difference [95%]", "n10": "n10", "n01": "n01",
+                                 "difference [95%]": "difference [95%]", "n10": "$n_{10}$",
+                                 "n01": "$n_{01}$",
                                  "McNemar p, Holm": "McNemar p, Holm"}))
 
 # %%
@@ -1099,8 +1105,8 @@ R.table(cov_wide, columns={"population": "population", "n": "n", **{v: v for v i
 #|   The same populations: the true gap, the mean plug-in gap (below the truth: Proposition 3's
 #|   downward bias), and the mean width of Theorem 4's and the paired interval.
 R.table(est.join(wid[["Theorem 4", "paired"]]).reset_index(),
-        columns={"population": "population", "n": "n", "truth": "gap G_out",
-                 "mean_estimate": "mean Ĝ_out",
+        columns={"population": "population", "n": "n", "truth": r"gap $G_{\mathrm{out}}$",
+                 "mean_estimate": r"mean $\hat G_{\mathrm{out}}$",
                  "Theorem 4": "width, Theorem 4", "paired": "width, paired"})
 
 # %%
@@ -1137,7 +1143,8 @@ if "mmlu-pro" in real_pools:
                             "paired": iv(pa.lo, pa.hi), "lo4": ex.lo, "lop": pa.lo,
                             "ratio": pa.width / ex.width} for lvl, ex, pa in cats])
     display(R.table(cat_df, columns={"category": "category", "n": "n", "best model": "best model",
-                                     "gap": "Ĝ_out", "thm4": "Theorem 4", "paired": "paired"}))
+                                     "gap": r"$\hat G_{\mathrm{out}}$", "thm4": "Theorem 4",
+                                     "paired": "paired"}))
 else:
     skipped.append("MMLU-Pro by category")
 
@@ -1189,7 +1196,7 @@ if not draws.empty:
             ax.plot(d["draw"], d["gap"], "k.", ms=3, label="plug-in gap" if m == "exact" else None)
         ax.axhline(0, color="k", lw=0.8)
         ax.set(title=human(b), xlabel="draw")
-    np.atleast_1d(axes)[0].set_ylabel("oracle gap G_out")
+    np.atleast_1d(axes)[0].set_ylabel(r"oracle gap $G_{\mathrm{out}}$")
     plt.tight_layout()
     fig.legend(*np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="upper center",
                bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=10)

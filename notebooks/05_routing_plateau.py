@@ -254,7 +254,7 @@ def router_frame(res, regime="pre-answer"):
 sf = router_frame(sim_res)
 sf["p"] = sf["p_holm"].map(R.fmt_p)
 R.table(sf, columns={"name": "family", "accuracy": "accuracy", "vs best": "gain over best [95%]",
-                     "vs frozen": "gain over frozen [95%]", "e_D": "e_D", "break_even": "L/D",
+                     "vs frozen": "gain over frozen [95%]", "e_D": "$e_D$", "break_even": "$L/D$",
                      "p": "McNemar p, Holm"})
 
 # %%
@@ -417,7 +417,7 @@ if comps:
                         for i in Interval.from_columns(pt, "recovered")]
     display(R.table(pt,
                     columns={"pool name": "pool", "member b": "frozen member b",
-                             "opportunity": "G_b [95%]", "router": "best router",
+                             "opportunity": "$G_b$ [95%]", "router": "best router",
                              "gain ": "gain [95%]", "recovered ": "recovered [95%]",
                              "residual": "residual"}))
 
@@ -513,9 +513,11 @@ for name, res in comps.items():
                      "n pool": pools[name].n_prompts})
 fam_df = pd.DataFrame(fam_rows)
 if len(fam_df):
-    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test", "|Π|": "|Π|",
-                                     "best member of Π": "best member of Π", "G_Π": "G_Π [95%]",
-                                     "H_Π": "H_Π [95%]"}))
+    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test",
+                                     "|Π|": r"$\lvert\Pi\rvert$",
+                                     "best member of Π": r"best member of $\Pi$",
+                                     "G_Π": r"$G_\Pi$ [95%]",
+                                     "H_Π": r"$H_\Pi$ [95%]"}))
 
 # %%
 if len(fam_df):
@@ -636,10 +638,13 @@ def decomp_row(b):
 
 if CHEN:
     display(R.table(pd.DataFrame([decomp_row(b) for b in CHEN]),
-                    columns={"bench": "bench", "best_single": "best single", "o_repro": "O_repro",
-                             "o_exp": "O_exp", "delta": "Δ", "noise_share": "noise share",
+                    columns={"bench": "bench", "best_single": "best single",
+                             "o_repro": r"$O_{\mathrm{repro}}$",
+                             "o_exp": r"$O_{\exp}$", "delta": r"$\Delta$",
+                             "noise_share": "noise share",
                              "pct": "share, percentile",
-                             "released": "released (best, O_repro, O_exp, share [95%])"}))
+                             "released": r"released (best, $O_{\mathrm{repro}}$, $O_{\exp}$, "
+                                         r"share [95%])"}))
 
 # %%
 if "math500" in decs:
@@ -756,8 +761,8 @@ if base_rows:
     bt["share"] = [iv(i) for i in Interval.from_columns(bt, "noise_share")]
     bt["bench name"] = bt["bench"].map(BENCH)
     display(R.table(bt, columns={"bench name": "bench", "name": "baseline", "score": "score",
-                                 "gap": "G_S",
-                                 "delta": "Δ", "share": "noise share [95%]"}))
+                                 "gap": "$G_S$",
+                                 "delta": r"$\Delta$", "share": "noise share [95%]"}))
 
 # %%
 if base_rows:
@@ -1146,7 +1151,7 @@ if head:
     hp["rec"] = [R.fmt_rate(r, digits=1) if not np.isnan(r) else "—" for r in hp["recovered"]]
     hp["p"] = hp["p_holm"].map(R.fmt_p)
     display(R.table(hp, columns={"pool": "pool", "router": "router", "acc": "accuracy [95%]",
-                                 "diff": "difference [95%]", "n10": "n10", "n01": "n01",
+                                 "diff": "difference [95%]", "n10": "$n_{10}$", "n01": "$n_{01}$",
                                  "p": "McNemar p, Holm", "rec": "recovered"}))
 
 # %%
@@ -1196,7 +1201,7 @@ post["selector"] = post["family"].map(family_label)
 post["diff"] = [iv(i) for i in Interval.from_columns(post, "difference", "diff_lo", "diff_hi")]
 post["p"] = post["p_holm"].map(R.fmt_p)
 R.table(post, columns={"pool": "pool", "selector": "selector", "accuracy": "accuracy",
-                       "diff": "difference [95%]", "n10": "n10", "n01": "n01",
+                       "diff": "difference [95%]", "n10": "$n_{10}$", "n01": "$n_{01}$",
                        "p": "McNemar p, Holm"})
 
 # %%
@@ -1354,8 +1359,8 @@ if CHEN:
                    for b, s, d in zip(st["bench"], st["stratum"], is001, strict=True)]
     display(R.table(st.assign(bench=st["bench"].map(BENCH)), columns={
                     "bench": "bench", "support": "support", "stratum": "stratum",
-                                 "n": "prompts", "frac": "share", "delta": "Δ",
-                                 "noise_share": "noise share", "rel_delta": "released Δ",
+                                 "n": "prompts", "frac": "share", "delta": r"$\Delta$",
+                                 "noise_share": "noise share", "rel_delta": r"released $\Delta$",
                                  "rel_share": "released share"}, percent=["share"]))
 
 # %%
@@ -1410,7 +1415,7 @@ if CHEN:
         ax.plot(d["k"], d["first_noise_share"], marker="o", ms=4, color=c, label=BENCH[b])
         if rks[b] is not None:
             ax.plot(rks[b]["k"], rks[b]["gap_share"], "x", color="black", ms=6)
-    ax.set(xscale="log", xlabel="draws used k'", ylabel="noise share Δ/G_S",
+    ax.set(xscale="log", xlabel="draws used k'", ylabel=r"noise share $\Delta / G_S$",
            title="The floor appears with draws")
     ax.legend(handles=[*ax.get_legend_handles_labels()[0], *KSWEEP_KEY], fontsize=8)
     plt.show()
@@ -1528,9 +1533,11 @@ if CHEN:
                         "frechet": R.md("[0, {u}]", u=g.frechet["delta_upper"])}
                        for b, g in gates.items()])
     display(R.table(wc.assign(bench=wc["bench"].map(BENCH)), digits=4, columns={
-        "bench": "bench", "R_k": "R_k", "o_repro_upper": "O_repro + R_k",
-        "o_exp_lower": "O_exp − R_k", "delta": "Δ", "delta_lower": "Δ_lower",
-        "share_lower": "Δ_lower / G_S", "released": "released Δ_lower", "frechet": "Fréchet Δ"}))
+        "bench": "bench", "R_k": "$R_k$", "o_repro_upper": r"$O_{\mathrm{repro}} + R_k$",
+        "o_exp_lower": r"$O_{\exp} - R_k$", "delta": r"$\Delta$",
+        "delta_lower": r"$\Delta_{\mathrm{lower}}$",
+        "share_lower": r"$\Delta_{\mathrm{lower}} / G_S$",
+        "released": r"released $\Delta_{\mathrm{lower}}$", "frechet": r"Fréchet $\Delta$"}))
 
 # %%
 def surviving(pool):
@@ -1730,7 +1737,7 @@ if CHEN:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
     for i, b in enumerate(CHEN):
         draw_fig9(a1, a2, i, b)
-    a1.set(xlabel="members M", ylabel="noise share Δ/G_S", title="by pool size")
+    a1.set(xlabel="members M", ylabel=r"noise share $\Delta / G_S$", title="by pool size")
     a2.set(title="by dropped lineage")
     a2.tick_params(axis="x", rotation=45)
     cross = plt.Line2D([], [], color="black", marker="x", ls="", label="2607.03436 released")
@@ -1811,10 +1818,11 @@ if K10:
     fr["delta"] = fr["o_exp_independent"] - fr["o_exp_lower"]
     fr["bracket"] = [R.md("[{a}, {c}]", a=lo, c=hi)
                      for lo, hi in zip(fr["delta_lower"], fr["delta_upper"], strict=True)]
-    display(R.table(fr, columns={"pool": "pool", "o_exp_lower": "Fréchet lower = O_repro",
-                                 "o_exp_independent": "O_exp (closed form)",
-                                 "o_exp_upper": "Fréchet upper", "delta": "Δ (closed form)",
-                                 "bracket": "Δ, Fréchet bracket", "flag": "flag"}))
+    display(R.table(fr, columns={"pool": "pool",
+                                 "o_exp_lower": r"Fréchet lower = $O_{\mathrm{repro}}$",
+                                 "o_exp_independent": r"$O_{\exp}$ (closed form)",
+                                 "o_exp_upper": "Fréchet upper", "delta": r"$\Delta$ (closed form)",
+                                 "bracket": r"$\Delta$, Fréchet bracket", "flag": "flag"}))
 
 # %%
 if K10:
@@ -1836,8 +1844,9 @@ if k10:
     display(R.table(pd.DataFrame([{"pool": SHORT[n], **{q: iv(d.value(q), d[q].lo, d[q].hi)
                                                         for q in ("best_single", "o_repro", "o_exp",
             "delta", "noise_share")}} for n, d in d10.items()]),
-                    columns={"pool": "pool", "best_single": "best single", "o_repro": "O_repro",
-                             "o_exp": "O_exp (independent)", "delta": "Δ",
+                    columns={"pool": "pool", "best_single": "best single",
+                             "o_repro": r"$O_{\mathrm{repro}}$",
+                             "o_exp": r"$O_{\exp}$ (independent)", "delta": r"$\Delta$",
                              "noise_share": "noise share"}))
 else:
     skipped.append("the decomposition of the RouterDC k = 10 counts")
@@ -1910,7 +1919,8 @@ v15 = p15.assign(acc=pairs(p15, "accuracy", "accuracy_paper"),
                  ci=pairs(p15, ("ci_lo", "ci_hi"), ("ci_lo_paper", "ci_hi_paper")),
                  p=pairs(p15, "p_holm", "p_holm_paper"),
                  rec=pairs(p15, "recovered_percent", "recovered_percent_paper", "{:.1f}"))
-R.table(v15, columns={"dataset": "dataset", "method": "selector", "n10": "n10", "n01": "n01",
+R.table(v15, columns={"dataset": "dataset", "method": "selector", "n10": "$n_{10}$",
+                      "n01": "$n_{01}$",
                       "acc": "accuracy", "ci": "95% interval", "p": "McNemar p, Holm",
                       "rec": "recovered %", "matches": "agrees"})
 
@@ -1962,7 +1972,7 @@ v2 = p2.assign(G=pairs(p2, ("G_Pi_lo", "G_Pi_hi"), ("G_Pi_lo_paper", "G_Pi_hi_pa
                dmax=p2.filter(like="d_").abs().max(axis=1))
 R.table(v2, columns={"dataset": "dataset", "n": "n", "oracle_count": "oracle count",
                      "best_count": "best count", "best_policy_count": "best policy count",
-                     "G": "G_Π computed / paper", "H": "H_Π computed / paper",
+                     "G": r"$G_\Pi$ computed / paper", "H": r"$H_\Pi$ computed / paper",
                      "dmax": "largest difference"})
 
 # %%
@@ -2023,7 +2033,8 @@ if regs:
                    c=ivs(rt, "rel_cost", "rel_cost_lo", "rel_cost_hi", 2),
                    shown=rt["policy"].map(lambda x: REG_STYLE.get(x, human(x))))
     REG_COLS = {"pool": "pool", "shown": "policy", "regime": "regime", "acc": "accuracy [95%]",
-                "g": "gain over b [95%]", "n10": "n10", "n01": "n01", "p": "McNemar p, Holm",
+                "g": "gain over b [95%]", "n10": "$n_{10}$", "n01": "$n_{01}$",
+                "p": "McNemar p, Holm",
                 "c": "cost / b's [95%]", "calls": "calls"}
     rv, t8 = rt.set_index(["pool", "policy"]), T002["t8"].set_index("method")
     cas, ucb = rv.xs("cascade", level="policy"), rv.xs("linucb", level="policy")
@@ -2233,8 +2244,9 @@ if regs:
     rf = pd.DataFrame([{"pool": p, "|Π|": c.L, "best": human(c.best_family_name), "glo": c.G.lo,
                         "hlo": c.H.lo, "G": iv(c.G.value, c.G.lo, c.G.hi),
                         "H": iv(c.H.value, c.H.lo, c.H.hi)} for p, c in cert.items()])
-    display(R.table(rf, columns={"pool": "pool", "|Π|": "|Π|", "best": "best member of Π",
-                                 "G": "G_Π [95%]", "H": "H_Π [95%]"}))
+    display(R.table(rf, columns={"pool": "pool", "|Π|": r"$\lvert\Pi\rvert$",
+                                 "best": r"best member of $\Pi$",
+                                 "G": r"$G_\Pi$ [95%]", "H": r"$H_\Pi$ [95%]"}))
     R.show_md("Reading: $G_\\Pi$ is certified positive on {g} of {t} pools and $H_\\Pi$ on {h}.",
               g=int((rf["glo"] > 0).sum()), h=int((rf["hlo"] > 0).sum()), t=len(rf))
 

@@ -719,7 +719,7 @@ for (m, d), (c, mk, ms, lw) in zip(curve.groupby("method", sort=False), styles, 
     ax.plot(d["budget"], d["test"], ls="--", color=c, lw=1)
 ax.plot([], [], color="0.4", marker="o", ms=4, mfc="none", label="calibration half (solid)")
 ax.plot([], [], color="0.4", ls="--", lw=1, label="test half (dashed)")
-ax.set(xlabel="budget B (sum of normalised mean costs)", ylabel="F_b",
+ax.set(xlabel="budget B (sum of normalised mean costs)", ylabel="$F_b$",
        title="coverage under a cost budget")
 ax.legend(fontsize=8)
 plt.show()
@@ -873,7 +873,7 @@ for ax, (name, d) in zip(axes, rows_all.groupby("pool", sort=False), strict=True
     lim = [0, d["test"].max()]
     ax.plot(lim, lim, color="k", lw=1, label="ceiling: gain = coverage")
     ax.axhline(0, color="k", ls="--", lw=1, label="no gain over the anchor")
-    ax.set(xlabel="held-out coverage F_b", title=name)
+    ax.set(xlabel="held-out coverage $F_b$", title=name)
 axes[0].set_ylabel("router gain over the anchor")
 axes[0].legend(fontsize=8, loc="upper left")
 fig.colorbar(sc, ax=axes, label="size |S|")
@@ -957,9 +957,9 @@ if rsw:
 #|   routed calls over the anchor's where costs exist.
 if rsw:
     display(table(conv, percent=["realised"],
-                  columns={"pool name": "pool", "dataset": "dataset", "greedy_test": "F_b greedy",
-                           "accuracy_test": "F_b accuracy", "gain ± s.e.": "gain greedy",
-                           "accuracy_gain": "gain accuracy", "realised": "gain / F_b greedy",
+                  columns={"pool name": "pool", "dataset": "dataset", "greedy_test": "$F_b$ greedy",
+                           "accuracy_test": "$F_b$ accuracy", "gain ± s.e.": "gain greedy",
+                           "accuracy_gain": "gain accuracy", "realised": "gain / $F_b$ greedy",
                            "routed_cost_ratio": "routed cost"}))
 elif ROUTER is None or not ROUTER_POOLS:
     show_md("*The real-pool router is off on this run (`ROUTER` is None or `ROUTER_POOLS` empty).*")

@@ -382,7 +382,7 @@ show_verdict(res_lab.verdict, R.md("Verdict on {p}: {c}", p=LAB_POOL, c=res_lab.
 #|   gap L (the oracle's coverage is best + L) and the break-even router error L/D, the
 #|   Holm-adjusted p-values of both nulls, and the interval of the certified quantity at τ: the
 #|   split-draw coverage gap, zero when the members are exchangeable.
-OVERVIEW = {"tau": "τ", "best": "best", "D": "D", "L": "L", "L/D": "L/D",
+OVERVIEW = {"tau": "τ", "best": "best", "D": "D", "L": "L", "L/D": "$L/D$",
             "p_redeal": "p re-deal (Holm)", "p_margin": "p margin (Holm)", "cert": "certificate"}
 
 
@@ -646,7 +646,7 @@ tab["plan"] = ["nothing (power adequate)" if st == "adequate"
 #|   null over the thresholds, the thresholds where
 #|   both nulls reject, the re-deal power against the useful effect with its Wilson 95% interval,
 #|   and the responses per prompt k and prompts n the planner names.
-R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "L/D",
+R.table(tab, columns={"k": "k", "code": "verdict", "L": "L", "break_even": "$L/D$",
                       "p": "p re-deal / margin", "both reject at τ": "both reject at τ",
                       "power [95%]": "power [95%]",
                       "plan": "planner asks for"})
