@@ -1380,7 +1380,7 @@ R.table(t1,
                  "p_lower": r"$\hat L$ lower-tail",
                  "orac_minus_mix": "oracle − mixture",
                  "orac_minus_mix_null": "re-deal mean", "orac_minus_mix_p": r"$p_{\mathrm{re}}$",
-                 "rise_L": f"rise of L̂, 2 to {M}", "rise_L_null": "rise, re-deal mean",
+                 "rise_L": rf"rise of $\hat L$, 2 to {M}", "rise_L_null": "rise, re-deal mean",
                  "rise_p": r"rise, $p_{\mathrm{re}}$"})
 
 # %%
@@ -1958,7 +1958,7 @@ plt.show()
 #|   specialisation), by link, quality gap and threshold.
 lw = links[links["null"] == "margin"].pivot(index=["link", "gap"], columns="tau",
                                             values="observed").reindex(simulate.LINKS, level=0)
-R.table(lw.rename(columns=lambda t: f"L̂ at τ = {t:.2f}").reset_index()
+R.table(lw.rename(columns=lambda t: rf"$\hat L$ at $\tau = {t:.2f}$").reset_index()
         .replace({"link": {"identity": "probability"}}))
 
 # %%

@@ -456,7 +456,7 @@ RW = RW.join(RF.groupby(["pool", "tau"], sort=False)["break_even"].first()).rese
 ROUTER_COLS = {"pool": "pool", "tau": "τ", "break_even": "$L/D$",
                **{f"{f}_gain_s": f"{SHORT[f]} gain [95%]" for f in FAMILIES}}
 ROUTER_ED_COLS = {"pool": "pool", "tau": "τ", "break_even": "$L/D$",
-                  **{f"{f}_e_D": f"{SHORT[f]} e_D" for f in FAMILIES}}
+                  **{f"{f}_e_D": f"{SHORT[f]} $e_D$" for f in FAMILIES}}
 
 # %%
 #| label: tbl-cross-routers

@@ -276,7 +276,7 @@ for r in t12.itertuples():
                  "Cor 5": iv(res.lo, res.hi), "published": iv(r.lo, r.hi),
                  "matches": (R.rounded(res.lo, 3), R.rounded(res.hi, 3)) == (r.lo, r.hi)})
 split_df = pd.DataFrame(rows)
-R.table(split_df.assign(dataset=split_df["dataset"].map(human)))
+R.table(split_df.assign(dataset=split_df["dataset"].map(human)).rename(columns={"G_b": "$G_b$"}))
 
 # %% [markdown]
 # To ask how much such a split depends on luck we need outcome vectors, which are not
@@ -325,7 +325,8 @@ plt.show()
 #|   Split-selected intervals over simulated arrangements consistent with the pilot's margins: share
 #|   of splits with a positive lower limit, medians, share of arrangements in which every reseed
 #|   stays positive, and how often each anchor is chosen.
-R.table(stab.reset_index().assign(dataset=lambda d: d["dataset"].map(human)),
+R.table(stab.reset_index().assign(dataset=lambda d: d["dataset"].map(human))
+        .rename(columns={"median G_b": "median $G_b$"}),
         percent=["positive", "arrangements with every reseed positive"])
 
 # %%
@@ -887,7 +888,7 @@ if audits:
 if audits:
     display(R.table(pr, columns={"pool": "pool", "rule": "rule", "baseline": "baseline",
                                  "rescue": "rescue", "loss": "loss",
-                                 "recovered [95%]": "net recovered fraction of G_b (negative: "
+                                 "recovered [95%]": "net recovered fraction of $G_b$ (negative: "
                                                     "the rule loses)"}))
 
 # %%
@@ -1275,8 +1276,8 @@ for name in audits:
 #|   with M heads, fitted on the prompt embedding): best member of each family and simultaneous 95%
 #|   intervals for G_Π and H_Π (the family sizes are in the reading below).
 def fam_cols(c, who):
-    return {f"best {who}": c.best_family_name, f"G_Π {who}": iv(c.G.lo, c.G.hi),
-            f"H_Π {who}": iv(c.H.lo, c.H.hi)}
+    return {f"best {who}": c.best_family_name, rf"$G_\Pi$ {who}": iv(c.G.lo, c.G.hi),
+            rf"$H_\Pi$ {who}": iv(c.H.lo, c.H.hi)}
 
 
 pf = pd.DataFrame([{"pool": human(r["pool"]), "n test": r["n test"],
