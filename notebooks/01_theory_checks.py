@@ -939,8 +939,9 @@ if real is None:
 else:
     rdec = noise.decompose(real, form="seed-aligned")
     keys = {"best single model": ("router", "001.REL.best_single"),
-            "O_repro": ("O_repro", "001.REL.orepro"), "O_exp": ("O_exp", "001.REL.oexp"),
-            "noise share Δ/G_out": ("noise_share", "001.REL.noise_share")}
+            r"$O_{\mathrm{repro}}$": ("O_repro", "001.REL.orepro"),
+            r"$O_{\exp}$": ("O_exp", "001.REL.oexp"),
+            r"noise share $\Delta / G_{\mathrm{out}}$": ("noise_share", "001.REL.noise_share")}
     real_df = pd.DataFrame([{"quantity": q, "recomputed": getattr(rdec, a),
                              "released": R.published(key).value} for q, (a, key) in keys.items()])
     claims.add("the MATH-500 tensors reproduce the released decomposition",

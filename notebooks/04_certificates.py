@@ -722,7 +722,9 @@ sim_rows = ([(q, fam_s.loc[q, "value"], fam_s.loc[q, "lo"], fam_s.loc[q, "hi"])
              for q in ("G_Pi", "H_Pi")]
             + [(f"G_Z ({s})", sig_s.loc[s, "G_Z"], sig_s.loc[s, "G_Z_lo"], sig_s.loc[s, "G_Z_hi"])
                for s in ("item type", "random tag")])
-sim_tab = pd.DataFrame([{"quantity": q.replace("_Pi", "_Π"), "estimate": e, "interval": iv(lo, hi),
+sim_tab = pd.DataFrame([{"quantity": q.replace("G_Pi", r"$G_\Pi$").replace("H_Pi", r"$H_\Pi$")
+                                      .replace("G_Z", "$G_Z$"),
+                         "estimate": e, "interval": iv(lo, hi),
                          "lo": lo, "hi": hi,
                          "population": truth[q.split("(")[-1].rstrip(")")] if "(" in q
                          else truth[q]} for q, e, lo, hi in sim_rows])

@@ -1628,16 +1628,17 @@ if CHEN:
 # checked is that they satisfy the identities of the decomposition.
 
 # %%
-GSM = [("oracles_mean", "exp_seed_aligned", "O_exp (seed-aligned)"),
-       ("oracles_mean", "reproducible", "O_repro"), ("oracles_mean", "router", "best single"),
-       ("decomposition_point", "noise", "Δ"),
+GSM = [("oracles_mean", "exp_seed_aligned", r"$O_{\exp}$ (seed-aligned)"),
+       ("oracles_mean", "reproducible", r"$O_{\mathrm{repro}}$"),
+       ("oracles_mean", "router", "best single"),
+       ("decomposition_point", "noise", r"$\Delta$"),
        ("decomposition_point", "noise_share", "noise share"),
        ("noise_share_ci", "lo", "noise share, lower limit"),
        ("noise_share_ci", "hi", "noise share, upper limit"),
        ("falsifiable_best_of_K", "best_of_k_committed", "best-of-M (argmax over all draws)"),
-       ("verifier_free_split", "O_agg_mean", "O_agg (plurality vote)"),
-       ("stratified.thin(<=3)", "noise", "Δ on thin prompts (draw 0)"),
-       ("stratified.dense(>3)", "noise", "Δ on dense prompts (draw 0)"),
+       ("verifier_free_split", "O_agg_mean", r"$O_{\mathrm{agg}}$ (plurality vote)"),
+       ("stratified.thin(<=3)", "noise", r"$\Delta$ on thin prompts (draw 0)"),
+       ("stratified.dense(>3)", "noise", r"$\Delta$ on dense prompts (draw 0)"),
        ("family_correlation", "effective_pool_size", "effective pool size")]
 gsm = pd.DataFrame([{"quantity": lab, "released": rel001("gsm8k", sec, q)} for sec, q, lab in GSM])
 gsm_id = P1.released_identities(REL001, "gsm8k")
