@@ -513,11 +513,10 @@ for name, res in comps.items():
                      "n pool": pools[name].n_prompts})
 fam_df = pd.DataFrame(fam_rows)
 if len(fam_df):
-    display(R.table(fam_df, columns={"pool": "pool", "n test": "n test",
-                                     "|Π|": r"$\lvert\Pi\rvert$",
-                                     "best member of Π": r"best member of $\Pi$",
-                                     "G_Π": r"$G_\Pi$ [95%]",
-                                     "H_Π": r"$H_\Pi$ [95%]"}))
+    display(R.table(fam_df, columns={
+        "pool": "pool", "n test": "n test", "|Π|": r"$\lvert\Pi\rvert$",
+        "best member of Π": r"best member of $\Pi$", "G_Π": r"$G_\Pi$ [95%]",
+        "H_Π": r"$H_\Pi$ [95%]"}))
 
 # %%
 if len(fam_df):
@@ -618,6 +617,10 @@ for b in CHEN:
     released[b] = json.loads(f.read_text())["decomposition_point"] if f.is_file() else None
 if not CHEN:
     skipped.append("the single-draw decomposition on the k = 30 tensors")
+DECOMP_COLS = {"bench": "bench", "best_single": "best single", "o_repro": r"$O_{\mathrm{repro}}$",
+               "o_exp": r"$O_{\exp}$", "delta": r"$\Delta$", "noise_share": "noise share",
+               "pct": "share, percentile",
+               "released": r"released (best, $O_{\mathrm{repro}}$, $O_{\exp}$, share [95%])"}
 
 # %%
 #| label: tbl-plateau-decomp
@@ -637,14 +640,7 @@ def decomp_row(b):
 
 
 if CHEN:
-    display(R.table(pd.DataFrame([decomp_row(b) for b in CHEN]),
-                    columns={"bench": "bench", "best_single": "best single",
-                             "o_repro": r"$O_{\mathrm{repro}}$",
-                             "o_exp": r"$O_{\exp}$", "delta": r"$\Delta$",
-                             "noise_share": "noise share",
-                             "pct": "share, percentile",
-                             "released": r"released (best, $O_{\mathrm{repro}}$, $O_{\exp}$, "
-                                         r"share [95%])"}))
+    display(R.table(pd.DataFrame([decomp_row(b) for b in CHEN]), columns=DECOMP_COLS))
 
 # %%
 if "math500" in decs:
