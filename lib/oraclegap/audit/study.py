@@ -575,7 +575,7 @@ def build_study(out: Path | str | None = None, *, design: dict | None = None, jo
     stab_ns = [check_int(n, "stability_ns", minimum=20) for n in d.get("stability_ns", ns)]
     grid = [(t, n, k) for n in ns for k in ks for t in truths]
     extra = [tuple(c) for c in d.get("extra_cells", ()) if tuple(c) not in grid]
-    work = [(cells_dir, t, n, k, n_pools, stab * (n in stab_ns and (t, n, k) in grid), d["M"], d["alpha"], seed)
+    work: list[tuple] = [(cells_dir, t, n, k, n_pools, stab * (n in stab_ns and (t, n, k) in grid), d["M"], d["alpha"], seed)
             for t, n, k in grid + extra]
     work.sort(key=lambda w: w[2] * (1 + (w[3] > 1)))  # the cheapest cells first: a cut run keeps most cells
     cert_cells = [tuple(c) for c in d.get("certificate_cells", ())]
