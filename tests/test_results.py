@@ -177,6 +177,7 @@ NOT_RESULTS = {
     "RouterInputs": "a router's inputs",
     "Protocol": "an evaluation design: which prompts calibrate and which are evaluated",
     "SequentialStop": "the settings of a sequential null test",
+    "LimitStop": "the settings of a bootstrap that stops once its decision is settled",
     "AuditSettings": "an audit's settings",
     "Rule": "one rule of the verdict's table",
     "Section": "the audit's container of one section's numbers and results",

@@ -133,14 +133,15 @@ class _Labels:
     def add(self, label: str, page_html: str, text: str) -> None:
         self.where.setdefault(label, (page_html, text))
 
-    def link(self, text: str, here: str) -> str:
+    def link(self, text: str, here: str, *, as_html: bool = False) -> str:
+        """``text`` with each known ``@label`` as a link (Markdown, or an HTML anchor)."""
         def sub(m):
             lab = m.group(1)
             if lab not in self.where:
                 return m.group(0)
             page, shown = self.where[lab]
             href = f"#{lab}" if page == here else f"{os.path.relpath(page, os.path.dirname(here) or '.')}#{lab}"
-            return f"[{shown}]({href})"
+            return f'<a href="{html.escape(href)}">{shown}</a>' if as_html else f"[{shown}]({href})"
 
         return REF_RE.sub(sub, text)
 
@@ -201,7 +202,7 @@ def _prepare_chapter(nb, page_html: str, labels: _Labels):
             cap = opts.get("fig-cap") or opts.get("tbl-cap") or ""
             caption = (
                 f'<div class="og-caption" id="{html.escape(lab)}"><b>{labels.where[lab][1]}</b>: '
-                f"{html.escape(cap)}</div>"
+                f"{labels.link(html.escape(cap), page_html, as_html=True)}</div>"
             )
             out = nbformat.v4.new_output("display_data", data={"text/html": caption})
             cell.outputs = [out] + list(cell.outputs) if lab.startswith("tbl-") else list(cell.outputs) + [out]

@@ -161,7 +161,7 @@ _TITLE_PART = {"math500": "MATH-500", "humanevalplus": "HumanEval+", "gpqa": "GP
                "k1-all": "one-answer sets", "single": "single draw", "greedy": "greedy decoding",
                "mini": "mini", "routeprofile": "RouteProfile", "dcrouter": "DCRouter",
                "mmlu-pro": "MMLU-Pro", "k64": "64 responses", "val": "validation",
-               "routerbench-mini": "routerbench-mini (ken-ab)"}  # not RouterBench (Hu et al.)
+               "routerbench-mini": "ken-ab routerbench-mini"}  # not RouterBench (Hu et al.)
 
 
 def title(name: str) -> str:
