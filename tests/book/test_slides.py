@@ -205,10 +205,13 @@ def test_the_books_deck_follows_its_plan(tmp_path):
         places = S._places(chapters, block.refs)
         if not places:
             continue
-        # the takeaway is a finding the block's chapters state in their takeaways
-        findings = {"\n\n".join(S._pack([f], S.MAX_WORDS - 1)) for p in places for f in S.chapter_findings(chapters[p.chapter])}
+        # the takeaway is a finding the block's chapters state in their takeaways, whole, with
+        # its cross-references written out
+        names = S.ref_names(chapters)
+        findings = {S._plain(S.resolve_refs(f, names)) for p in places for f in S.chapter_findings(chapters[p.chapter])}
         take = [s.removeprefix("## Takeaway\n\n") for s in slides if s.startswith("## Takeaway")]
-        assert len(take) == 1 and take[0] in findings, block.minutes
+        assert len(take) == 1 and S._plain(take[0]) in findings, block.minutes
+        assert "(in the book)" not in take[0], block.minutes
 
 
 def test_a_shortened_title_ends_on_a_word_that_carries_meaning():
@@ -216,3 +219,26 @@ def test_a_shortened_title_ends_on_a_word_that_carries_meaning():
                      "and more words here", chars=50)
     assert title.endswith(" …") and title.split()[-2].lower() not in S._DANGLING
     assert len(title) <= 50
+
+
+def test_a_takeaway_names_the_places_it_cites_and_is_never_cut(tmp_path):
+    chapter = _chapter(0.123)
+    take = chapter["cells"][-3]["outputs"][0]["data"]["text/markdown"]
+    chapter["cells"][-3]["outputs"][0]["data"]["text/markdown"] = take.replace(
+        "under the null.", "under the null; @sec-signal and @sec-a say more.").replace(
+        "- The signal of", "- The signal is large. " + "But it holds only on this run, word " * 12 + ". The signal of")
+    items = S.chapter_items(chapter)
+    names = S.ref_names({"01_a": items})
+    assert names["sec-a"] == "chapter 1" and names["sec-signal"] == "“Signal”"
+    found = [S.resolve_refs(f, names) for f in S.chapter_findings(items)]
+    assert found[0].endswith("“Signal” and chapter 1 say more.")
+    blocks = [S.PlanBlock("0-30", "the signal", "@sec-signal", ("sec-signal",), ())]
+    places = [S._places({"01_a": items}, b.refs) for b in blocks]
+    # the signal finding is too long to show whole: its first sentence alone would drop the "But"
+    chosen = S.block_findings(blocks, places, {"01_a": items})[0]
+    assert chosen is None or not chosen.startswith("The signal is large")
+
+
+def test_a_front_pages_words_about_itself_stay_off_the_slides():
+    assert S._SELF_REFERENCE.search("This page lists them.") and S._SELF_REFERENCE.search("One page for you.")
+    assert not S._SELF_REFERENCE.search("The page of the chapter's table shows 0.12.")

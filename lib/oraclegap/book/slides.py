@@ -112,6 +112,10 @@ def _plain(markdown: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+#: a sentence in which a page speaks of itself ("This page lists them", "One page for ...")
+_SELF_REFERENCE = re.compile(r"\b(?:this|one) page\b", re.I)
+
+
 def _balanced(text: str) -> bool:
     """No inline math, parenthesis or bracket left open in ``text``."""
     return text.count("$") % 2 == 0 and text.count("(") == text.count(")") and text.count("[") == text.count("]")
@@ -339,6 +343,31 @@ def _places(chapters: dict[str, list[Item]], refs: tuple[str, ...]) -> list[_Pla
     return out
 
 
+def ref_names(chapters: dict[str, list[Item]]) -> dict[str, str]:
+    """What the deck writes for each cross-reference target of the executed chapters: "chapter N"
+    for a chapter (its level-1 heading; N from the notebook's number), the title in quotes for a
+    section, the shortened caption in quotes for a figure or table."""
+    out: dict[str, str] = {}
+    for stem, items in chapters.items():
+        number = re.match(r"\d+", stem)
+        for it in items:
+            if not it.ident:
+                continue
+            if it.kind == "heading" and it.level == 1 and number:
+                out[it.ident] = f"chapter {int(number.group(0))}"
+            elif it.kind == "heading":
+                out[it.ident] = f"“{_plain(it.text)}”"
+            elif it.kind in ("fig", "tbl"):
+                out[it.ident] = f"“{_title(it.text, 50)}”"
+    return out
+
+
+def resolve_refs(text: str, names: dict[str, str]) -> str:
+    """``text`` with each cross-reference the deck can name (``names``, :func:`ref_names`) written
+    out; the others are left for :func:`_plain` to mark "(in the book)"."""
+    return re.sub(r"@((?:sec|fig|tbl|eq)-[\w-]*\w)", lambda m: names.get(m.group(1), m.group(0)), text)
+
+
 def _where_text(block: PlanBlock, places: list[_Place]) -> str:
     names = {p.ref: p.title for p in places}
     text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", block.where)
@@ -455,18 +484,23 @@ def _place_text(place: _Place, items: list[Item]) -> str:
 
 def block_findings(blocks: list[PlanBlock], places: list[list[_Place]],
                    chapters: dict[str, list[Item]]) -> list[str | None]:
-    """For each block, the finding (:func:`chapter_findings`) of the chapters it teaches from that
-    best states what it teaches (:func:`finding_score` against the block's description and its
-    sections; a word counts by how few of the chapter's findings use it), each finding given to
-    one block at most: the best-scoring pairs of the whole deck are matched first. None for a
-    block that draws on no chapter with takeaways, or whose findings share nothing with it."""
+    """For each block, the finding (:func:`chapter_findings`, cross-references written out by
+    :func:`resolve_refs`) of the chapters it teaches from that best states what it teaches
+    (:func:`finding_score` against the block's description and its sections; a word counts by how
+    few of the chapter's findings use it), each finding given to one block at most: the
+    best-scoring pairs of the whole deck are matched first. Only a finding that fits on the
+    takeaway slide whole (``MAX_WORDS - 1`` words) is eligible: a finding cut to its first
+    sentences can lose the sentence that qualifies them. None for a block that draws on no
+    chapter with takeaways, or whose eligible findings share nothing with it."""
     import math
+
+    names = ref_names(chapters)
 
     pairs = []
     for b, (block, block_places) in enumerate(zip(blocks, places, strict=True)):
         context = " ".join([block.what, *(_place_text(p, chapters[p.chapter]) for p in block_places)])
         for stem in dict.fromkeys(p.chapter for p in block_places):
-            found = chapter_findings(chapters[stem])
+            found = [resolve_refs(f, names) for f in chapter_findings(chapters[stem])]
             # a word that few of the chapter's findings use tells them apart: log((N + 1) / findings using it)
             uses: dict[str, int] = {}
             for finding in found:
@@ -474,6 +508,8 @@ def block_findings(blocks: list[PlanBlock], places: list[list[_Place]],
                     uses[t] = uses.get(t, 0) + 1
             weights = {t: math.log((len(found) + 1) / n) for t, n in uses.items()}
             for f, finding in enumerate(found):
+                if _words(_plain(finding)) > MAX_WORDS - 1:
+                    continue
                 pairs.append((finding_score(finding, context, weights), b, (stem, f), finding))
     pairs.sort(key=lambda t: (-t[0][0], -t[0][1], t[1], t[2][0], t[2][1]))
     chosen: list[str | None] = [None] * len(blocks)
@@ -504,10 +540,12 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
         head = f"# {block.minutes} min: {_title(block.what)}"
         where = _where_text(block, places)
         where = f"In the book: {where}" + ("" if where.endswith("…") else ".")
-        # a front page's opening says what the page is for: the intro of a block without
-        # chapter sections only (a block that draws on chapters opens with their sections)
-        openings = [] if any(p.ref.startswith("sec-") for p in places) else [
-            _page_opening(root, f)[1] for _, f in block.pages if (root / f).is_file()]
+        # a front page's opening says what the page is for: the intro of a block that draws on
+        # no chapter only (a block that draws on chapters opens with their sections), without
+        # the sentences in which the page speaks of itself
+        openings = [] if places else [
+            " ".join(t for t in _sentences(_page_opening(root, f)[1]) if not _SELF_REFERENCE.search(t))
+            for _, f in block.pages if (root / f).is_file()]
         openings += [next((it.text for it in p.items if it.kind == "prose"), "") for p in places
                      if p.ref.startswith("sec-")]
         intro = _pack([o for o in openings if o], MAX_WORDS - slide_words(head + "\n" + where), fallback=False)
