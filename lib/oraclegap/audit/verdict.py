@@ -230,7 +230,7 @@ def no_rejection(f: Facts) -> bool:
 
 
 def quality_only(f: Facts) -> bool:
-    """k > 1, the quality test rejects and the margin-preserving null (which allows for quality) nowhere."""
+    """k > 1, the quality test rejects and the margin-preserving null (which allows for quality) rejects nowhere."""
     return f.k > 1 and f.quality and not f.margin
 
 

@@ -240,9 +240,9 @@ def _router_reason(f, key, *, break_even: bool = True) -> str:
     if not router.get("available"):
         return md("No quick router was run: {why}.", why=router.get("reason", "not available"))
     row = router["levels"][key]
-    head = md("The quick held-out router ({fam}) scores {a} against {b} for the calibration-selected member "
+    head = md("The quick held-out router ({how}) scores {a} against {b} for the calibration-selected member "
               "{name} on {nt} test prompts: difference {d} [{lo}, {hi}], exact McNemar p = {p:p} (Holm {ph:p})",
-              fam=router["family"], a=row["accuracy"], b=row["baseline_accuracy"], name=row["baseline_policy"],
+              how=router.get("how", router.get("family")), a=row["accuracy"], b=row["baseline_accuracy"], name=row["baseline_policy"],
               nt=router["n_test"], d=row["difference"], lo=row["diff_lo"], hi=row["diff_hi"], p=row["p_mcnemar"],
               ph=_num(row["p_holm"]))
     e, be = _num(row["e_D"]), _num(row.get("break_even_selected", row["break_even"]))
@@ -340,7 +340,9 @@ def _k1_collect_step(f) -> list:
         return []
     return [md("Collect k >= 2 responses per prompt and policy to separate luck from specialization: {w} "
                "k = {kk} the re-deal null would detect {eff} at tau = {t:g} "
-               "with power {p} [{lo}, {hi}]{tail}.", w="with" if req is not None else "even with",
+               "with power {p} [{lo}, {hi}]{reps}{tail}.", w="with" if req is not None else "even with",
+               reps="" if row.get("reps") is None else md(" ({r} of {n} simulated pools rejected)",
+                                                           r=int(row["rejections"]), n=int(row["reps"])),
                kk=row["k"], eff=_effect_words(f.numbers, row["population_L"], "that"),
                t=f.numbers["power"]["tau"], p=row["reject_rate"],
                lo=row["ci_lo"], hi=row["ci_hi"],
@@ -496,12 +498,12 @@ def mostly_luck(f) -> Prose:
     noise_part = f.numbers["noise"]
     dec, bok = noise_part["decomposition"]["estimates"], noise_part["best_of_k"]
     headline = md("Most of the gap is single-draw luck: the noise share of the single-draw oracle gap is {sh} "
-                  "[{lo}, {hi}], a part no single-commit router can close; best-of-{K} sampling of the committed "
-                  "member can.", sh=dec["noise_share"]["value"], lo=dec["noise_share"]["lo"],
+                  "[{lo}, {hi}], a part no single-commit router can close; best-of-k sampling of the committed "
+                  "member (k = {K} of its draws, as many as the pool has members) can.", sh=dec["noise_share"]["value"], lo=dec["noise_share"]["lo"],
                   hi=dec["noise_share"]["hi"], K=bok["K"])
-    steps = [md("If a verifier can recognise a correct response, spend the budget on best-of-{K} sampling of the "
-                "committed member (estimated {b} on held-out draws, against the single-draw oracle's {o}) rather "
-                "than on a router; without one, best-of-{K} cannot pick the right draw either.", K=bok["K"],
+    steps = [md("If a verifier can recognise a correct response, spend the budget on best-of-k sampling of the "
+                "committed member with k = {K} draws (estimated {b} on held-out draws, against the single-draw oracle's {o}) rather "
+                "than on a router; without one, best-of-k cannot pick the right draw either.", K=bok["K"],
                 b=bok["best_of_k_split"]["value"], o=bok["o_exp_independent"]["value"])]
     return Prose(headline, [_both_reject(f), _luck_reason(f)], steps, f.cov[f.primary_key]["tau"])
 
@@ -510,9 +512,10 @@ def certified(f) -> Prose:
     key = _pick(f, f.certified_detected)
     cov = f.cov
     c = _cert(f.certs[key])
-    headline = md("The gap is certified at tau = {t:g}: the {name} is {g} [{lo}, {hi}]. The quick router does not "
-                  "beat the calibration-selected member; against the best member in hindsight (apparent L = {L} on "
-                  "D = {D} disagreement prompts) a router must reach a disagreement error e_D < L/D = {be}.",
+    headline = md("The gap is certified at tau = {t:g}: the {name} is {g} [{lo}, {hi}]. The quick router is not "
+                  "shown to beat the calibration-selected member (its Holm-adjusted McNemar test does not reject "
+                  "with a positive difference); against the best member in hindsight (apparent L = {L}, on a share "
+                  "D = {D} of prompts that separate the members) a router must reach a disagreement error e_D < L/D = {be}.",
                   t=cov[key]["tau"], name=c["name"], g=c["value"], lo=c["lo"], hi=c["hi"],
                   L=cov[key]["L"], D=cov[key]["D"], be=_num(cov[key]["break_even"]))
     steps = ["Evaluate stronger router families with cross-fitting (`oraclegap routers`), or collect routing "
@@ -592,10 +595,10 @@ CODE_GUIDE = {
         "Both nulls reject, but the lower limit of the noise share Delta/G_out is at least one half: most of the "
         "single-draw gap is single-draw luck, which no router that commits to one member collects.",
         "With a verifier that recognises a correct response, spend the budget on best-of-k sampling of the "
-        "committed member rather than on a router."),
+        "committed member (k draws of that one member) rather than on a router."),
     "certified": CodeGuide(
         "The split-draw coverage gap is certified at a threshold where both nulls reject, but the quick router "
-        "does not beat the calibration-selected member: a router must reach e_D < L/D there.",
+        "is not shown to beat the calibration-selected member: a router must reach e_D < L/D there.",
         "Evaluate stronger router families with cross-fitting, or collect the routing signals (text, embeddings, "
         "features) the quick router lacked."),
     "detected-not-certified": CodeGuide(
