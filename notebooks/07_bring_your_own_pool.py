@@ -54,14 +54,16 @@
 #    the audit adds that the nulls assume independent draws and asks for per-policy draws.
 # 4. On the MATH-500 tensors the audit's decomposition reproduces the released figures (best
 #    single 0.773, $O_{\mathrm{repro}}$ 0.837, $O_{\exp}$ 0.873) within 0.002, and its verdict
-#    is a certified gap that the quick router does not recover.
+#    is a certified gap that the quick router is not shown to recover (its difference against
+#    the calibration-selected member has an interval that includes zero).
 # 5. A long table of verdicts read with `Pool.from_long` gives the same audit, section for
 #    section, except the router (a long table carries prompt text, not embeddings);
 #    `Pool.to_long` and `open_pool` round-trip verdicts, answers, confidences and alignment.
 # 6. On nested subsets of the lab's 64 responses per prompt, the verdict changes with $k$: the
 #    table shows at which $k$, and whether the planner's request at $k = 16$ was enough.
 # 7. In the verdict study (audits of simulated pools of known truth, `make study`) no cell whose
-#    truth has no specialization shows a false-claim rate above $\alpha$, and exchangeable pools at
+#    truth has no specialization breaks the false-claim rule (§7.4: its false-claim rate's
+#    Wilson 95% interval lies wholly above $\alpha$), and exchangeable pools at
 #    $k = 1$ are never reported as `certified`; the certified quantity's interval covers its
 #    population value in at least 95% of pools of every class, its lower limit on identical
 #    members is at most zero in at least 95% of pools, and `quality-only` is the verdict on at
@@ -110,6 +112,7 @@ from oraclegap.audit.display import verdict_markdown
 from oraclegap.audit.settings import section_seeds as audit_section_seeds
 from oraclegap.audit.verdict_text import latex
 from oraclegap.cli import command_line, run_in_process
+from oraclegap.deploy.routers import label as router_label
 from oraclegap.rollouts.generate import dir_digest
 from oraclegap.sources import harness_fixture, open_pool
 from oraclegap.stats import nulls
@@ -777,9 +780,10 @@ R.table(SV.precision_table(vs), columns={"code": "verdict", "given": "pools give
                                          "right": "truth bears it out", "precision": "precision"})
 
 # %% [markdown]
-# The false-claim rates are the rule the study holds the verdict to: in every cell without
-# specialization they should stay at or below $\alpha$; a cell breaks it when its Wilson
-# interval lies wholly above $\alpha$ (@fig-byop-study-false). @fig-byop-study-codes shows, for
+# The *false-claim rule* the study holds the verdict to: a cell without specialization breaks it
+# when the Wilson 95% interval of its false-claim rate lies wholly above $\alpha$
+# (@fig-byop-study-false); a point rate above $\alpha$ whose interval reaches $\alpha$ is
+# within sampling error of it and does not break the rule. @fig-byop-study-codes shows, for
 # every truth class and $k$, which codes its pools received.
 
 # %%
@@ -1001,18 +1005,26 @@ if twin:
                       "Sample each member with its own seeds (`--draw-seeds per-policy`) before "
                       "reading a null.", c=res_al.verdict.code, a=dal["matched"],
                       e=dal["shuffled"]))
+
+# %%
 claimed = prec[prec["code"] != "quality-only"]
 r_cl, g_cl = int(claimed["right"].sum()), int(claimed["given"].sum())
-over = fc[fc["rate"] > vs.alpha]  # point rates; shown_above: intervals wholly above alpha
-fc_txt = (R.md("no cell without specialization has a false-claim rate above α = {a:g}",
-               a=vs.alpha) if over.empty
-          else R.md("{m} cells without specialization have a false-claim rate above α = {a:g}, "
-                    "{w} of them with the interval wholly above", m=len(over), a=vs.alpha,
-                    w=len(shown_above)))
+over = fc[fc["rate"] > vs.alpha]  # point rates above alpha; the rule reads shown_above
+fc_txt = (R.md("none of the {n} cells without specialization breaks the false-claim rule (no "
+               "Wilson interval lies wholly above α = {a:g}{pt})", n=len(fc), a=vs.alpha,
+               pt="" if over.empty else R.md("; {m} have a point rate above α, within sampling "
+                                             "error of it", m=len(over)))
+          if shown_above.empty else
+          R.md("{b} of the {n} cells without specialization break the false-claim rule (a Wilson "
+               "interval wholly above α = {a:g}; {m} have a point rate above α)",
+               b=len(shown_above), n=len(fc), a=vs.alpha, m=len(over)))
 worst_txt = (R.md("; none of their {p:,} pools got a false claim (the cells' upper limits "
                   "reach {hi:.2f})", p=int(fc["pools"].sum()), hi=fc["hi"].max())
              if worst["rate"] == 0 else
-             R.md(", the largest being {w} ({cell})", cell=cell_name(worst),
+             R.md(", the largest rate being {w} ({cell})", cell=cell_name(worst),
+                  w=R.fmt_interval(worst["rate"], worst["lo"], worst["hi"], 2))
+             if n_worst == 1 else
+             R.md(", and {t} cells share the largest rate, {w}", t=n_worst,
                   w=R.fmt_interval(worst["rate"], worst["lo"], worst["hi"], 2)))
 
 # %%
@@ -1021,7 +1033,8 @@ lines.append(R.md("- Against known truth (the verdict study's {p:,} audits) {fc}
                   p=len(vs.runs), fc=fc_txt, worst=worst_txt, r=r_cl, g=g_cl,
                   bad="" if g_cl == r_cl else R.md(" (the other {b} had no specialization)",
                                                    b=g_cl - r_cl)))
-VERDICT_WORDS = {"certified": "the opportunity is certified and the quick router does not reach it",
+VERDICT_WORDS = {"certified": "the opportunity is certified and the quick router is not shown "
+                              "to beat the calibration-selected member",
                  "certified-recoverable": "the opportunity is certified and the quick router "
                                           "recovers part of it"}
 what_real = (None if real is None else
@@ -1191,13 +1204,14 @@ sections = ["coverage", "nulls", "power", "certificates", "noise", "router"]
 equal = {s: res_long.numbers[s] == res_lab.numbers[s] for s in sections}
 R.show_md("Reading: the table has {r:,} rows; the pool read from it is {n} × {M} × k = {k} with "
           "verdicts {same}. Its audit equals the seed pool's in {eq} of {t} sections ({which}); "
-          "the router differs ({fl} on the question text instead of {fp} on the embeddings a long "
-          "table does not carry), and the verdict is `{code}` as before.",
+          "the router differs (the {fl} router on the question text instead of the {fp} router "
+          "on the embeddings a long table does not carry), and the verdict is `{code}` as before.",
           r=len(harness), n=from_long.n_prompts, M=from_long.n_policies, k=from_long.k,
           same="identical to the seed pool's"
           if np.array_equal(from_long.verdicts, lab_pool.verdicts) else "different",
           eq=sum(equal.values()), t=len(equal), which=", ".join(s for s, v in equal.items() if v),
-          fl=res_long.numbers["router"]["family"], fp=res_lab.numbers["router"]["family"],
+          fl=router_label(res_long.numbers["router"]["family"]),
+          fp=router_label(res_lab.numbers["router"]["family"]),
           code=res_long.verdict.code)
 
 # %% [markdown]
@@ -1443,7 +1457,7 @@ if real is not None:
                "2607.03436 (released)", f"largest difference {dev_real:.4f}", dev_real <= 0.002,
                kind="published")
     must.append(len(claims) - 1)
-    claims.add("MATH-500: a certified gap the quick router does not recover", "this chapter",
+    claims.add("MATH-500: a certified gap the quick router is not shown to recover", "this chapter",
                res_real.verdict.code, res_real.verdict.code == "certified", kind="simulation")
 
 # %%
@@ -1463,11 +1477,12 @@ claims.add("the verdict changes as responses are added", "this chapter",
            kind="simulation")
 
 # %%
-claims.add("verdict study: the false-claim rate is at most α in every cell without "
-           "specialization", "`oraclegap.audit.study`",
-           f"{len(over)} of {len(fc)} cells above α ({len(shown_above)} with the interval wholly "
-           f"above); largest {R.fmt_interval(worst['rate'], worst['lo'], worst['hi'], 2)}",
-           over.empty, kind="simulation")
+claims.add("verdict study: no cell without specialization has its false-claim rate's "
+           "Wilson interval wholly above α", "`oraclegap.audit.study`",
+           f"{len(shown_above)} of {len(fc)} cells with the interval wholly above α ({len(over)} "
+           f"with the point rate above); largest "
+           f"{R.fmt_interval(worst['rate'], worst['lo'], worst['hi'], 2)}",
+           shown_above.empty, kind="simulation")
 claims.add("verdict study: exchangeable pools at k = 1 are never `certified`",
            "`oraclegap.audit.verdict` (rule k1-certified)", ex1_txt or "none in the study",
            len(ex_k1) > 0 and not (ex_k1 == "certified").any(), kind="simulation")

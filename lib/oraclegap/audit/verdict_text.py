@@ -498,12 +498,12 @@ def mostly_luck(f) -> Prose:
     noise_part = f.numbers["noise"]
     dec, bok = noise_part["decomposition"]["estimates"], noise_part["best_of_k"]
     headline = md("Most of the gap is single-draw luck: the noise share of the single-draw oracle gap is {sh} "
-                  "[{lo}, {hi}], a part no single-commit router can close; best-of-k sampling of the committed "
-                  "member (k = {K} of its draws, as many as the pool has members) can.", sh=dec["noise_share"]["value"], lo=dec["noise_share"]["lo"],
+                  "[{lo}, {hi}], a part no single-commit router can close; best-of-M sampling of the committed "
+                  "member (M = {K} draws of it, one per member of the pool) can.", sh=dec["noise_share"]["value"], lo=dec["noise_share"]["lo"],
                   hi=dec["noise_share"]["hi"], K=bok["K"])
-    steps = [md("If a verifier can recognise a correct response, spend the budget on best-of-k sampling of the "
-                "committed member with k = {K} draws (estimated {b} on held-out draws, against the single-draw oracle's {o}) rather "
-                "than on a router; without one, best-of-k cannot pick the right draw either.", K=bok["K"],
+    steps = [md("If a verifier can recognise a correct response, spend the budget on best-of-M sampling of the "
+                "committed member, M = {K} draws (estimated {b} on held-out draws, against the single-draw oracle's {o}) rather "
+                "than on a router; without one, best-of-M cannot pick the right draw either.", K=bok["K"],
                 b=bok["best_of_k_split"]["value"], o=bok["o_exp_independent"]["value"])]
     return Prose(headline, [_both_reject(f), _luck_reason(f)], steps, f.cov[f.primary_key]["tau"])
 
@@ -594,8 +594,8 @@ CODE_GUIDE = {
     "luck": CodeGuide(
         "Both nulls reject, but the lower limit of the noise share Delta/G_out is at least one half: most of the "
         "single-draw gap is single-draw luck, which no router that commits to one member collects.",
-        "With a verifier that recognises a correct response, spend the budget on best-of-k sampling of the "
-        "committed member (k draws of that one member) rather than on a router."),
+        "With a verifier that recognises a correct response, spend the budget on best-of-M sampling of the "
+        "committed member (M draws of that one member, one per member of the pool) rather than on a router."),
     "certified": CodeGuide(
         "The split-draw coverage gap is certified at a threshold where both nulls reject, but the quick router "
         "is not shown to beat the calibration-selected member: a router must reach e_D < L/D there.",
