@@ -171,9 +171,19 @@ def absent(what, data=REAL_DATA):
 # data. Real pools are read in place from `OG_EXTERNAL_DIR` when present.
 
 # %%
+from oraclegap.deploy.features import EMBED_LABELS  # an embedding source in words
+from oraclegap.deploy.routers import label as router_label  # a router family in words
+
 avail = datasets.available()
 present = set(avail.loc[avail["present"], "name"])
 SIM_DATASETS = ("A", "B", "C", "D")  # the simulated pool's datasets
+ROUTER_WORDS = ("none (ROUTER is None)" if ROUTER is None else md(
+    "the {r} router ({why}) on {e}", r=router_label("embed_knn" if ROUTER == "auto" else ROUTER),
+    why="ROUTER = auto" if ROUTER == "auto" else "ROUTER", e="the pool's own embeddings, cached "
+    "MiniLM, else TF-IDF + SVD (the one used is named in the router-gain section)"
+    if EMBED == "cached" else EMBED_LABELS.get(EMBED, EMBED)))
+
+# %%
 settings_rows = [  # (data, what, used)
     ("random outcome matrices", f"{N_INSTANCES} instances, n 5-80 items, M 3-9 models; exact "
      "lattice checks", True),
@@ -188,8 +198,8 @@ settings_rows = [  # (data, what, used)
      True),
     ("real pools (OG_EXTERNAL_DIR)", "MMLU-Pro, RouterBench, RouterDC, LLMRouter (2 sets), k = 30 "
      "tensors", bool(present & {"mmlu-pro", "routerbench-all"})),
-    ("routers for router gain", "`deploy.routers` `max_confidence` on simulated confidences; "
-     f"real pools: {ROUTER} on {EMBED} embeddings, {ROUTER_FOLDS} folds", True),
+    ("routers for router gain", "the max-confidence selector on simulated confidences; real "
+     f"pools: {ROUTER_WORDS}, {ROUTER_FOLDS} folds", True),
 ]
 
 # %%
@@ -252,16 +262,20 @@ show_md("Reading: {nm:,} monotonicity and {ns:,} diminishing-returns checks, {vi
 # (largest rescue set first) is optimal. The classical worst case for greedy coverage is an
 # $|S| \times |S|$ grid of rescue items for pools of size $|S|$: the optimal models each own a
 # column, the greedy models each own a row of geometrically shrinking weight plus one private
-# item, so greedy always prefers the next row and ends at about $1 - (1 - 1/|S|)^{|S|}$ of the
-# optimum, which falls towards $1 - 1/e$
+# item, so greedy always prefers the next row. With the grid's cells duplicated `scale` times,
+# greedy ends at exactly $1 - (1 - 1/|S|)^{|S|} + 1/(\text{scale}\cdot|S|^{|S|})$ of the
+# optimum: the limit $1 - (1 - 1/|S|)^{|S|}$, which falls towards $1 - 1/e$, plus the share of
+# the private items, which a heavier grid shrinks
 # (@fig-compose-thm8, left; right: the smallest ratio over the random instances).
 
 # %%
 worst = []
 for s in range(2, 6):
-    X, greedy_count, optimum_count = C.greedy_worst_case(s, scale=4 if s <= 3 else 1)
+    scale = 4 if s <= 3 else 1  # small grids weighted up, so the private items matter less
+    X, greedy_count, optimum_count = C.greedy_worst_case(s, scale=scale)
     g, o = C.greedy_pool(X, 0, s), C.exhaustive_pool(X, 0, s)
-    worst.append({"s": s, "items": X.shape[0], "greedy": g.value, "optimum": o.value,
+    worst.append({"s": s, "scale": scale, "items": X.shape[0], "greedy": g.value,
+                  "optimum": o.value,
                   "ratio": g.value / o.value, "as constructed": greedy_count / optimum_count,
                   "1-(1-1/s)^s": 1 - (1 - 1 / s) ** s})
 worst = pd.DataFrame(worst)
@@ -291,10 +305,13 @@ plt.show()
 
 # %%
 show_md("Reading: the constructed ratios {agree} the construction's own counts and fall "
-        "from {r2} at |S| = 2 to {r5} at |S| = 5, above the guarantee {bound} throughout. On "
-        "disjoint rescue sets greedy {dis}.",
+        "from {r2} at |S| = 2 to {r5} at |S| = 5, above the guarantee {bound} throughout; they "
+        "lie above the line by the private items' share (grid scale {sc}): at |S| = 2, {r2} "
+        "against the limit {l2}. On disjoint rescue sets greedy {dis}.",
         agree="equal" if np.allclose(worst["ratio"], worst["as constructed"]) else "differ from",
         r2=worst["ratio"].iloc[0], r5=worst["ratio"].iloc[-1], bound=C.GREEDY_BOUND,
+        l2=worst["1-(1-1/s)^s"].iloc[0],
+        sc=", ".join(f"{int(r.scale)} at |S| = {int(r.s)}" for r in worst.itertuples()),
         dis=md("equals the optimum at all {k} sizes", k=len(disjoint.sizes))
         if np.array_equal(disjoint.greedy, disjoint.optimum)
         else md("falls short of the optimum at {j} of {k} sizes", k=len(disjoint.sizes),
@@ -506,7 +523,9 @@ show_md("Reading: on the calibration half {sat} of the {k} alternatives already 
 # case: the sweep enumerates the optimum up to four alternatives and bounds it beyond, and
 # @sec-compose-large sets greedy against the optimum on all items), the RouterBench
 # subset (11 models, three tasks, with per-query cost), RouterDC's seven models (six k = 1 task
-# sets, and its k = 10 sets with success at $\tau = 0.5$), both LLMRouter sets, and the k = 30
+# sets, and its k = 10 sets of four benchmarks with success at $\tau = 0.5$: GSM8K by its test
+# split alone, since its train split is a second sample of the same benchmark and each
+# benchmark enters once), both LLMRouter sets, and the k = 30
 # tensors of arXiv 2607.03436 at several thresholds $\tau$ (a model solves an item when at least
 # a share $\tau$ of its 30 draws is right).
 
@@ -681,8 +700,9 @@ if len(reach):
 # ## Budgets in cost units
 #
 # When alternatives cost different amounts, the cardinality budget becomes a knapsack:
-# $\sum_{m \in S} w_m \le B$, with $w_m$ the mean per-item cost of model m divided by the
-# largest cost (the units of `certify.cost_utilities`). Cost-benefit greedy adds the member
+# $\sum_{m \in S} \kappa_m \le B$, with $\kappa_m$ the normalised cost of the notation page:
+# the mean per-item cost of model $m$ divided by the largest (the units of
+# `certify.cost_utilities`). Cost-benefit greedy adds the member
 # with the largest gain per unit cost that still fits; with partial enumeration (every feasible
 # seed of three members completed greedily) it keeps the $1 - 1/e$ guarantee, while plain
 # cost-benefit greedy with a single-model fallback guarantees half of that. We compare both
@@ -725,10 +745,12 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %%
-show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum is {p3} with "
+show_md("Reading: over the {nd} of {nb} budgets with a defined ratio (a knapsack optimum above "
+        "0) the smallest ratio to the knapsack optimum is {p3} with "
         "partial enumeration (guarantee {g3}), {p0} without it (guarantee {g0}) and {cb} for the "
         "cost-blind greedy order, which has no guarantee under costs{why}.",
-        nb=len(budgets), p3=worst_cb["cost-benefit greedy (partial=3)"], g3=C.GREEDY_BOUND,
+        nb=len(budgets), nd=int((knap > 0).sum()),
+        p3=worst_cb["cost-benefit greedy (partial=3)"], g3=C.GREEDY_BOUND,
         p0=worst_cb["cost-benefit greedy (partial=0)"], g0=C.GREEDY_BOUND / 2,
         cb=worst_cb["cost-blind greedy prefix"],
         why=" (at small budgets its first, expensive choice does not fit, and it stops with "
@@ -741,7 +763,7 @@ show_md("Reading: over {nb} budgets the smallest ratio to the knapsack optimum i
 # Two real pools carry a cost for every query, one per model and item: the RouterBench subset
 # (US dollars) and RouteProfile (each item's tokens at the model's token price). The LLMRouter
 # dcrouter set holds each model's price per token but no token counts, so it has a declared
-# price per model and no per-query cost; chapter 05 uses that price as a per-model cost, and
+# price per model and no per-query cost; chapter 5 uses that price as a per-model cost, and
 # this section leaves it out. @tbl-compose-real-budget repeats the budget comparison on each
 # dataset of the two pools (calibration half to choose, test half to measure, eight budgets from
 # the cheapest model to the sum of all) and adds what querying the whole greedy pool of
@@ -895,7 +917,7 @@ show_md("Reading: the correlation between coverage and gain across cells is {c1}
 
 # %% [markdown]
 # On real pools the router has to choose before any member answers. With `ROUTER = "auto"` it is
-# the nearest-neighbour router of `deploy/routers/` (`embed_knn`): for a test prompt, each
+# the nearest-neighbour router of `deploy/routers/` (the embedding 15-NN): for a test prompt, each
 # member's mean outcome over the calibration prompts nearest to it in embedding space (cosine),
 # and the member with the highest mean is called (ties go to the member best on calibration). It is
 # fitted per fold on the calibration half, to the outcomes of the pool's own members only, for
@@ -920,14 +942,11 @@ if ROUTER is None:
     skipped.append("router gain on real pools (ROUTER is None)")
 
 # %%
-EMBED_NAMES = {"pool": "the pool's own embeddings", "minilm": "cached MiniLM embeddings",
-               "tfidf-svd": "TF-IDF + SVD of the prompt text",
-               "features": "standardised prompt features"}
 used = sorted({v for sw in rsw.values() for v in sw.settings["inputs"].values()})
 if rsw:
     show_md("{n} real pools routed ({d} datasets, {f} folds each) in {t:.1f} s, on {e}.",
             n=len(rsw), f=ROUTER_FOLDS, d=sum(len(sw.settings["inputs"]) for sw in rsw.values()),
-            t=time.perf_counter() - t0, e=" and ".join(EMBED_NAMES.get(u, u) for u in used))
+            t=time.perf_counter() - t0, e=" and ".join(EMBED_LABELS.get(u, u) for u in used))
 
 # %% [markdown]
 # @tbl-compose-router-real is the real-pool analog of Table 9 at $|S| = 2$, read as a conversion:
@@ -1202,10 +1221,13 @@ solution("2. With anchor {a} (observed accuracy {acc} on the sampled outcomes; t
 sc = pd.DataFrame([{"scale": k, "ratio": (lambda w: w[1] / w[2])(C.greedy_worst_case(3, k))}
                    for k in sorted(WORST_SCALES)])
 solution("3. At |S| = 3 the ratio {moves} from {r1} (scale {s1}) to {r16} (scale {s16}), towards "
-         "1 - (2/3)^3 = {lim}; the private items are worth less and less. The limit itself "
+         "1 - (2/3)^3 = {lim} (the figure's point at |S| = 3, scale {sf}, is {rf}); the private "
+         "items are worth less and less. The limit itself "
          "decreases in |S| towards 1 - 1/e = {b}, so the guarantee is tight.",
          r1=sc["ratio"].iloc[0], r16=sc["ratio"].iloc[-1], s1=sc["scale"].iloc[0],
          s16=sc["scale"].iloc[-1], lim=1 - (2 / 3) ** 3, b=C.GREEDY_BOUND,
+         sf=int(worst.loc[worst["s"] == 3, "scale"].iloc[0]),
+         rf=worst.loc[worst["s"] == 3, "ratio"].iloc[0],
          moves=compare(sc["ratio"].iloc[-1], sc["ratio"].iloc[0], more="rises", less="falls",
                        same="stays"))
 
@@ -1217,11 +1239,12 @@ solution("3. At |S| = 3 the ratio {moves} from {r1} (scale {s1}) to {r16} (scale
 # %%
 p0 = curve[curve["method"] == "cost-benefit greedy (partial=0)"].set_index("budget")["fit"]
 gap = (knap - p0)[lambda x: x > 1e-12]
-solution("4. Plain cost-benefit greedy falls short of the optimum at {k} of {n} budgets{where}. "
+solution("4. Plain cost-benefit greedy falls short of the optimum at {k} of the {n} budgets "
+         "where the knapsack optimum is above 0 (the ratio is defined){where}. "
          "A cheap model with a good gain per unit cost can use up budget that one expensive, "
          "highly complementary model would have used better; starting from every feasible set "
          "of three models lets the expensive choice be tried explicitly.",
-         k=len(gap), n=len(knap),
+         k=len(gap), n=int((knap > 0).sum()),
          where=md(" (largest shortfall {g} at B = {b})", g=gap.max(), b=gap.idxmax()) if len(gap)
          else "")
 
@@ -1364,9 +1387,11 @@ if mp is not None:
           or large.loc[large["size"] == 3, "method"].item() != "enumeration",
           "enumeration at |S| = 3 evaluates every pool of one to three alternatives")
     show_md("With {a} alternatives there are {c3:,} pools of exactly three and {ch:,} of {h}; "
-            "enumeration up to three scores all {u3:,} pools of one to three alternatives, the "
-            "count in the *evaluated* column.", a=n_alt, c3=comb(n_alt, 3), u3=upto3,
-            ch=comb(n_alt, n_alt // 2), h=n_alt // 2)
+            "enumeration at |S| = 3 scores all {u3:,} pools of one to three alternatives, the "
+            "count in the *evaluated* column of that row (the table enumerates up to "
+            "|S| = {sn}).", a=n_alt, c3=comb(n_alt, 3), u3=upto3,
+            ch=comb(n_alt, n_alt // 2), h=n_alt // 2,
+            sn=int(large.loc[large["method"] == "enumeration", "size"].max()))
 
 # %%
 if mp is not None:
