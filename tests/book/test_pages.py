@@ -120,7 +120,8 @@ def test_class_audit_time_comes_from_the_record(tmp_path):
     rec = json.loads((tmp_path / pages.RUNTIMES).read_text())["audit"]
     assert rec["seconds"] == 41.3 and rec["pool"] == pages.CLASS_AUDIT[0]
     text = pages.audit_time_sentence(tmp_path)
-    assert "`--small` and `--no-report` it took 41 s" in text and f"load average {rec['load_average']}" in text
+    assert "Timed without the HTML report (flags `--small` and `--no-report`), it took 41 s" in text
+    assert "the command above also writes the HTML report" in text and f"load average {rec['load_average']}" in text
     assert rec["cpu"] == pages.cpu_model()
     if rec["cpu"]:
         assert f"on {rec['cpus']} CPU cores ({rec['cpu']}; load average" in text

@@ -265,8 +265,11 @@ def audit_time_sentence(root: Path) -> str:
                 "times it); the HTML report adds its rendering.")
     flags = " and ".join(f"`{f}`" for f in rec["flags"])
     cpu = f"{rec['cpu']}; " if rec.get("cpu") else ""
-    return (f"With {flags} it took {_secs(rec['seconds'])} on {rec['cpus']} CPU cores ({cpu}load average "
-            f"{rec['load_average']}, {rec['date']}); the HTML report adds its rendering.")
+    bare = "--no-report" in rec["flags"]
+    return (f"{'Timed without the HTML report' if bare else 'Timed'} (flags {flags}), it took "
+            f"{_secs(rec['seconds'])} on {rec['cpus']} CPU cores ({cpu}load average {rec['load_average']}, "
+            f"{rec['date']})" + ("; the command above also writes the HTML report, which adds its rendering."
+                                 if bare else "."))
 
 
 def _secs(x) -> str:
