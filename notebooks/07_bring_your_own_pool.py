@@ -405,7 +405,7 @@ overview(res_lab)
 st_lab = res_lab.numbers["settings"]
 R.show_md("The p-values are Holm-adjusted over the {n} thresholds, so each is at least the raw "
           "p of its test. The null draws ({d:,} per null) come from the audit's nulls seed "
-          "{s}, the seed chapter 02 draws its Table 1 (@tbl-table1) and its MATH-500 table "
+          "{s}, the seed chapter 2 draws its Table 1 (@tbl-table1) and its MATH-500 table "
           "(@tbl-seed-real) from: there the same tests print their raw p-values.",
           n=len(st_lab["taus"]), d=st_lab["n_draws"], s=st_lab["seeds"]["nulls"])
 
@@ -508,7 +508,7 @@ if real is not None:
     dev_real = max(abs(est[q]["value"] - R.published(key).value) for q, key in rel.items())
     rr = res_real.numbers["router"]["levels"][res_real.numbers["coverage"]["primary_key"]]
     boot_note = R.md("from the audit's own {nb:,} prompt resamples (seed {sd}, the audit's seed "
-                     "{s0} plus the decomposition's offset); chapter 05's "
+                     "{s0} plus the decomposition's offset); chapter 5's "
                      "@tbl-plateau-decomp draws its own resamples from that chapter's seed, so its "
                      "bracket can differ in the third digit",
                      nb=res_real.numbers["settings"]["n_boot"],
@@ -533,7 +533,7 @@ if real is not None:
 
 # %% [markdown]
 # The audit certifies the split-draw coverage gap (each prompt's member chosen on half of its
-# draws and scored on the other half); the apparent gap of all thirty draws, and paper 002's
+# draws and scored on the other half); the apparent gap of all thirty draws, and Shihab et al.'s
 # Theorem 4 interval of it, stand beside it because they carry the winner's curse of picking each
 # prompt's best member on the draws that score it.
 
