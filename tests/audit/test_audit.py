@@ -875,7 +875,7 @@ def test_real_routers_recover_predictable_specialists():
     assert r["available"] and r["family"] == "embed_knn"
     assert res.verdict.code == "certified-recoverable"
     text = audit.texts(res.numbers)["router"]
-    assert "embed_knn" in text and "held-out prompts" in text
+    assert "prompt embeddings" in text and "embed_knn" not in text and "held-out prompts" in text
 
 
 @pytest.mark.slow

@@ -198,10 +198,10 @@ def texts(numbers: dict) -> dict:
                md(" The split-selected gap G_b = {gb} [{lo}, {hi}] is not certified on the test half, so no recovered "
                   "fraction is reported.", gb=row["G_b"], lo=row["G_b_lo"], hi=row["G_b_hi"]))
         out["router"] = md(
-            "{fam} ({how}) was fitted on {nc} calibration prompts and compared on {nt} held-out prompts with the "
+            "The quick router ({how}) was fitted on {nc} calibration prompts and compared on {nt} held-out prompts with the "
             "member selected on the calibration prompts ({b}){where}: {a} against {ba}, difference {d} [{dl}, {dh}], "
             "exact McNemar p = {p:p}{holm}; disagreement error e_D = {e} against the break-even (C_orac - C_b) / D = {be} "
-            "for that member on the test prompts.", holm="" if k == 1 else md(" (Holm over thresholds {ph:p})", ph=_num(row["p_holm"])), fam=r["family"], how=r["how"], nc=r["n_cal"], nt=r["n_test"],
+            "for that member on the test prompts.", holm="" if k == 1 else md(" (Holm over thresholds {ph:p})", ph=_num(row["p_holm"])), how=r["how"], nc=r["n_cal"], nt=r["n_test"],
             b=row["baseline_policy"], where="" if k == 1 else md(" at tau = {t:g}", t=row["tau"]), a=row["accuracy"],
             ba=row["baseline_accuracy"], d=row["difference"], dl=row["diff_lo"], dh=row["diff_hi"], p=row["p_mcnemar"],
             e=_num(row["e_D"]), be=_num(row.get("break_even_selected", row["break_even"]))) + rec
