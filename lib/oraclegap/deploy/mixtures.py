@@ -316,8 +316,8 @@ def deployment_rules(
     Differences against the test-selected member hold that member fixed across the resamples, as
     2609.32996 does for the budget-matched mixture (its Table 3 and App. B.3). ``reselect=True``
     re-selects the best member inside each resample instead (the paper's rule for *router* gains,
-    Table A1), which shifts every interval against the system: the option the library used by
-    default before. The validation-selected member is always fixed.
+    Table A1), which shifts every interval against the system. The validation-selected member is
+    always fixed.
     """
     if not isinstance(reselect, (bool, np.bool_)):
         raise TypeError(f"reselect must be True or False, got {reselect!r}")
