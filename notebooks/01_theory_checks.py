@@ -422,10 +422,12 @@ claims.add("C_orac − C_r = D·e_D for any per-prompt choice", "2609.32996 Prop
 claims.add("a router beats the best member iff e_D < L/D", "2609.32996 §2.1",
            f"{sum((a.gain > 0) == (a.e_D < a.break_even) for a in decided)}/{len(decided)} cases",
            all((a.gain > 0) == (a.e_D < a.break_even) for a in decided))
-acc = cov.routing_account(score_pool, realistic, 0.10)
-R.show_md("At $\\tau = 0.10$ the half-split router has $e_D = {e}$ against a break-even error of "
-          "{be}, so it {word} the best member by {g}.",
-          e=acc.e_D, be=acc.break_even, g=abs(acc.gain),
+TAU_SHOW = 0.10  # the threshold of the half-split router's reading
+acc = cov.routing_account(score_pool, realistic, TAU_SHOW)
+R.show_md("On the diffuse pool at $\\tau = {t:.2f}$, the half-split router (choosing on the first "
+          "{h} responses of each member, scored on the other {s}) has $e_D = {e}$ against a "
+          "break-even error of {be}, so it {word} the best member by {g}.",
+          t=TAU_SHOW, h=half, s=score_pool.k, e=acc.e_D, be=acc.break_even, g=abs(acc.gain),
           word=R.compare(acc.gain, 0, more="beats", less="trails", same="ties"))
 
 # %% [markdown]
