@@ -208,7 +208,8 @@ R.show_md("Reading: {k} of {m} intervals match the published table to three deci
 # oracle accuracies per task. That suffices: Theorem 4's limits depend on the member counts only
 # through the best count (Clopper-Pearson limits grow with the count) and through $M$. Its
 # naive column is the Clopper-Pearson interval for the selected member's discordant count
-# $o - c_b$, the items the oracle gets right and the selected member $b$ gets wrong
+# $o - c_{\hat m}$, the items the oracle gets right and the selected member
+# $\hat m = \arg\max_m c_m$ (chosen on the same items, unlike an anchor $b$) gets wrong
 # (@tbl-cert-confirm, @tbl-cert-confirm-paired).
 
 # %%
@@ -850,8 +851,9 @@ if audits:
 # *discordant counts* ($n_{10}$: the rule right and the baseline wrong; $n_{01}$: the reverse),
 # the exact McNemar test Holm-corrected within each rule across pools (as Shihab et al. do across
 # datasets) in @tbl-cert-paired; and the rescue and loss rates and the recovered fraction of
-# the baseline's oracle gap $G_b$, with a joint bootstrap interval, shown only when $G_b$'s lower
-# limit is positive, in @tbl-cert-rescue.
+# the baseline's oracle gap $G_b$ (shown with its Clopper-Pearson interval), the fraction with
+# a joint bootstrap interval, shown only when $G_b$'s lower limit is positive, in
+# @tbl-cert-rescue.
 
 # %%
 if audits:
@@ -864,6 +866,8 @@ if audits:
     pr["difference [95%]"] = [R.fmt_interval(d, lo, hi)
                               for d, lo, hi in zip(pr["difference"], pr["diff_lo"], pr["diff_hi"],
                                                    strict=True)]
+    pr["G_b [95%]"] = [R.fmt_interval(g, lo, hi)
+                       for g, lo, hi in zip(pr["G_b"], pr["G_b_lo"], pr["G_b_hi"], strict=True)]
     pr["recovered [95%]"] = [R.fmt_interval(r, lo, hi) if rep else "—"
                              for r, lo, hi, rep in zip(pr["recovered"], pr["recovered_lo"],
                                                        pr["recovered_hi"], pr["recovered_reported"],
@@ -885,11 +889,14 @@ if audits:
 #| label: tbl-cert-rescue
 #| tbl-cap: >-
 #|   The same rules: the frozen baseline, rescue rate (the rule right where the baseline is wrong),
-#|   loss rate (the reverse) and the net recovered fraction of G_b, (rescues − losses) / G_b, with
-#|   a joint bootstrap 95% interval; negative where the rule loses more items than it rescues.
+#|   loss rate (the reverse), the baseline's oracle gap G_b with its 95% Clopper-Pearson interval,
+#|   and the net recovered fraction of G_b, (rescues − losses) / G_b, with a joint bootstrap 95%
+#|   interval, shown where G_b's lower limit is positive; negative where the rule loses more items
+#|   than it rescues.
 if audits:
     display(R.table(pr, columns={"pool": "pool", "rule": "rule", "baseline": "baseline",
                                  "rescue": "rescue", "loss": "loss",
+                                 "G_b [95%]": "$G_b$ [95%]",
                                  "recovered [95%]": "net recovered fraction of $G_b$ (negative: "
                                                     "the rule loses)"}))
 
@@ -1113,12 +1120,17 @@ R.table(est.join(wid[["Theorem 4", "paired"]]).reset_index(),
                  "Theorem 4": "width, Theorem 4", "paired": "width, paired"})
 
 # %%
+def _pct_down(x):
+    """A share as a percentage with one decimal, rounded down: a true lower bound in words."""
+    return f"{np.floor(1000 * float(x) + 1e-9) / 10:.1f}%"
+
+
 valid = cfg[cfg["method"].isin([METHOD[m] for m in ("exact", "paired", "hoeffding",
                                                     "hoeffding-paired")])]
-R.show_md("Reading: every valid interval covers at least {m:%} of samples in every population, "
+R.show_md("Reading: every valid interval covers at least {m} of samples in every population, "
           "while the naive intervals drop to {nv:%} in the near tie. The plug-in gap's mean lies "
           "below the truth in {b} of {t} cells, as Proposition 3 predicts.",
-          m=valid["coverage"].min(),
+          m=_pct_down(valid["coverage"].min()),
           nv=cfg.loc[cfg["method"].str.startswith("naive"), "coverage"].min(),
           b=int((est["mean_estimate"] <= est["truth"] + 1e-3).sum()), t=len(est))
 
@@ -1356,16 +1368,22 @@ if "routerbench-all" in present_ext:
 # %%
 if "routerbench-all" in present_ext:
     switch = cdf.loc[cdf["best_member"] != cdf["best_member"].iloc[0], "lambda"]
+    change = "stays the same at every price of the grid"
+    if len(switch):
+        i_sw = cdf.index.get_loc(switch.index[0])
+        change = R.md("changes first between $\\lambda = {lp}$ and $\\lambda = {ls}$ on the "
+                      "price grid", lp=float(cdf["lambda"].iloc[i_sw - 1]),
+                      ls=float(cdf["lambda"].iloc[i_sw]))
     ordered = bool(((cdf["fixed"] <= cdf["signal"] + 1e-12)
                     & (cdf["signal"] <= cdf["oracle"] + 1e-12)).all())
     R.show_md("Reading: at $\\lambda = 0$ the best fixed model is {m0} with utility {u0}; the "
               "oracle reaches {o0} and pays between {c0:%} (cheapest correct model) and {c1:%} "
               "(dearest) of the largest cost on average, a range set by ties alone. The best "
-              "fixed model changes first at $\\lambda = {ls}$. The ordering fixed ≤ signal ≤ "
+              "fixed model {change}. The ordering fixed ≤ signal ≤ "
               "oracle holds at {hold} prices.",
               m0=cdf["best_member"].iloc[0], u0=cdf["fixed"].iloc[0], o0=cdf["oracle"].iloc[0],
               c0=cdf["oracle_cost"].iloc[0], c1=dear["oracle_cost"].iloc[0],
-              ls=float(switch.iloc[0]) if len(switch) else float("nan"),
+              change=change,
               hold=f"all {len(cdf)}" if ordered else "not all")
 
 # %% [markdown]
@@ -1410,15 +1428,15 @@ checks.add("E[Ĝ_out] ≤ G_out exactly", "Shihab et al. Prop. 3",
 
 # %%
 def _share_floor(x):  # a lower bound on a share: never "at least 100.0%" for a share below 1
-    return "all" if x >= 1 else "more than 99.9%" if x > 0.999 else R.md("at least {v:%}", v=x)
+    return "all" if x >= 1 else "more than 99.9%" if x > 0.999 else "at least " + _pct_down(x)
 
 
 R.show_md("Enumerating every sample, Theorem 4 covers {e} and the paired interval "
           "{p} of the probability. In these small populations the naive interval covers "
-          "at least {nv:%}, {where} the nominal {nom:%}; its under-coverage shows in the near "
+          "at least {nv}, {where} the nominal {nom:%}; its under-coverage shows in the near "
           "ties simulated next. The plug-in gap's exact mean falls short of the truth by up to "
           "{b}.",
-          e=_share_floor(ex_min), p=_share_floor(pa_min), nv=nv_min,
+          e=_share_floor(ex_min), p=_share_floor(pa_min), nv=_pct_down(nv_min),
           where=R.compare(nv_min, 1 - ALPHA, more="above", less="below", same="at"), nom=1 - ALPHA,
           b=float((bias["truth"] - bias["mean_estimate"]).max()))
 
