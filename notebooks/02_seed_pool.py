@@ -1013,9 +1013,9 @@ else:
 #   prompts.
 #
 # Every difference carries a paired 95% prompt-bootstrap interval (@tbl-table3). The member
-# selected on the test prompts is held fixed across the resamples (the paper re-selects it only
-# for its router gains, App. B.3), so these intervals leave out the uncertainty of which member
-# is best; where validation selects the same member its difference is zero with a zero-width
+# selected on the test prompts is held fixed across the resamples (the paper re-selects it for
+# its router gains of Table A1, App. B.3), so these intervals leave out the uncertainty of which
+# member is best; where validation selects the same member its difference is zero with a zero-width
 # interval, and otherwise the two selected members' differences mirror each other.
 
 # %%

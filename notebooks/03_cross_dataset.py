@@ -439,7 +439,9 @@ plt.show()
 # embedding, keeps 64 principal components and fits a multinomial logistic
 # regression to the validation choices. All are fitted on validation and scored on test. The
 # gain is measured against the *threshold-specific best member* on the test prompts, and its
-# 95% prompt-bootstrap interval re-selects that member in every resample (App. B.2). A router
+# 95% prompt-bootstrap interval re-selects that member in every resample (the paper's rule for
+# its Table A1 router gains, App. B.3, which shifts them against the router; for the
+# cross-dataset pools the paper holds the comparator fixed). A router
 # beats the best member exactly when its disagreement error $e_D$ is below the break-even
 # error $L/D$ (@sec-routing-identity). @tbl-cross-routers and @fig-cross-routers give the
 # gains on the two-member pools, to be read beside the separation thresholds of
