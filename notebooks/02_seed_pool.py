@@ -293,19 +293,19 @@ def answer():
     verdict = ("not all of the gap is sampling noise" if lab_rej else "some tests reject, but "
                "none survives the false-discovery adjustment" if n_rep + n_t1 + len(p1_rej)
                else "the gap is what sampling noise produces")
-    return R.md("{v}. At $\\tau = 0.10$ the plug-in oracle's gap over the best member, $\\hat L = "
-                "{L}$, {w} the re-deal mean of {m} ($p_{{\\mathrm{{re}}}} = {p:p}$, "
-                "$p_{{\\mathrm{{mp}}}} = {pm:p}$). But the re-deal null is rejected at {nr} of "
-                "{nt} thresholds ({where}), by the Pass@1 oracle gap on {n1} of {n} splits and by "
-                "{ur} of {nrep} replication tests, and Benjamini-Hochberg keeps {s} of {nb} tests "
-                "as discoveries, {sl} of them on {what}. Deployment: {rules}.",
+    return R.md("{v}: the re-deal null is rejected at {nr} of {nt} thresholds{where}, by the "
+                "Pass@1 oracle gap on {n1} of {n} splits and by {ur} of {nrep} replication tests, "
+                "and Benjamini-Hochberg keeps {s} of {nb} tests as discoveries, {sl} of them on "
+                "{what}. At $\\tau = 0.10$ alone the plug-in oracle's gap over the best member, "
+                "$\\hat L = {L}$, {w} the re-deal mean of {m} ($p_{{\\mathrm{{re}}}} = {p:p}$, "
+                "$p_{{\\mathrm{{mp}}}} = {pm:p}$). Deployment: {rules}.",
                 v=verdict[0].upper() + verdict[1:], L=row["L"],
                 w="exceeds" if row["p"] <= 0.05 else "is within sampling noise of",
                 m=row["L_null"], p=PV(key_re, row["p"]), pm=PV(key_mp, row["p_m"]), nr=n_t1,
-                nt=len(t1), where=taus_where(t1.loc[t1["p"] <= 0.05, "tau"]), n1=len(p1_rej),
-                n=len(p1f), ur=n_rep, nrep=len(rep_p), s=bh.n_rejected, nb=len(bh_df), sl=lab_rej,
+                where=f" ({taus_where(t1.loc[t1['p'] <= 0.05, 'tau'])})" if n_t1 else "",
+                nt=len(t1), n1=len(p1_rej), n=len(p1f), ur=n_rep, nrep=len(rep_p),
                 what="the lab's seed pools and their replications" if LAB else "your pool",
-                rules=rules_clause())
+                rules=rules_clause(), s=bh.n_rejected, nb=len(bh_df), sl=lab_rej)
 
 # %%
 #| echo: false
