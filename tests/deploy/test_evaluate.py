@@ -385,3 +385,23 @@ def test_aiq_compiles_one_kernel_for_any_range():
     ro = np.broadcast_to(c, (2, 3))  # read-only costs
     np.testing.assert_allclose(evaluate.aiq(ro, np.broadcast_to(q, (2, 3))), [0.5, 0.5])
     assert len(evaluate.metrics._aiq_rows.signatures) == 1
+
+
+def test_the_baseline_member_is_the_one_the_baseline_uses():
+    """At k > 1 the baseline (best single) selects on its training targets, success rates by
+    default: where the rate-best member is not the coverage-best one, the member reported as the
+    calibration-selected one is the member whose outcomes the baseline scores, and its gain is 0."""
+    rng = np.random.default_rng(3)
+    n, k = 400, 16
+    p = np.empty((n, 2))
+    p[:, 0] = 0.5  # the best mean rate, rarely 12 of 16 right
+    p[:, 1] = np.where(rng.random(n) < 0.45, 0.95, 0.0)  # a lower mean rate, covered far more often
+    pool = Pool.from_array(rng.random((n, 2, k)) < p[:, :, None])
+    res = evaluate_routers(pool, ["best_single"], tau=0.7, split="half", seed=1, n_boot=100)
+    base = res.evaluation("best_single")
+    ev = res.protocol.eval_idx
+    covered = pool.counts()[ev] >= 12  # need(0.7, 16) = 12
+    m = pool.policy_names.index(base.baseline_member)
+    assert m == 0  # the rate-best member, though member 1 covers more prompts
+    assert covered[:, 1].mean() > covered[:, 0].mean()
+    assert base.accuracy == pytest.approx(covered[:, m].mean()) and base.gain_cal == 0

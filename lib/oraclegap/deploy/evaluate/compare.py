@@ -327,10 +327,13 @@ def evaluate_routers(
     )
     paired = paired.set_index("policy")
 
+    # the member the baseline family (the first, best_single) actually uses: it selects on the
+    # mean of its training targets, which need not be the coverage O at tau
+    c0 = choice[fams[0]]
     cal_member = (
-        names[int(np.argmax(O[proto.folds[0][0]].mean(axis=0)))]
-        if proto.mode == "split"
-        else "cross-fitted"
+        "cross-fitted" if proto.mode != "split"
+        else names[int(c0[0])] if c0.size and bool((c0 == c0[0]).all())
+        else "varies by prompt"
     )
     evals = {}
     a_lo, a_hi = _cp(S.sum(axis=0), ev.size, alpha)
