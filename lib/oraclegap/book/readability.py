@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from ..report.markdown import math_spans
 from ..report.style import FIGURE_TEXT_KEY
-from ..report.tables import math_spans
 from .measure import _WORD
 from .prose import html_tables
 

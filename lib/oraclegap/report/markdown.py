@@ -4,6 +4,7 @@ Quarto callouts (a collapsed one for exercise solutions) whose numbers are fille
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Sequence
 
@@ -105,3 +106,14 @@ def skipped_callout(skipped: Sequence[str], *, need: str = "`OG_EXTERNAL_DIR` wi
     items = "\n".join(f"- {s}" for s in skipped)
     _display_markdown(callout(f"These sections need {need} and were skipped on this run:\n\n{items}",
                               kind="note", title="Skipped on this run", collapse=True))
+
+
+#: inline math: ``\(...\)``, or ``$...$`` as Pandoc reads it (a non-space right after the
+#: opening ``$``, a non-space right before the closing one, no digit right after it; ``\$`` is
+#: a dollar sign), so "$1 to $2" stays text
+MATH_SPAN = re.compile(r"\\\((?P<tex>.+?)\\\)|(?<![\\$])\$(?P<dollar>[^\s$](?:[^$]*?[^\s$\\])?)\$(?!\d)")
+
+
+def math_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each inline math span of ``text`` (:data:`MATH_SPAN`)."""
+    return [m.span() for m in MATH_SPAN.finditer(text)]

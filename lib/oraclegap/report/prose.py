@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from .markdown import md
+from .markdown import MATH_SPAN, md
 from .numbers import fmt, fmt_p, rounded
 
 
@@ -251,9 +251,9 @@ def wording_problems(text: str) -> list[str]:
     occurrence."""
     out = [f"{why}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
            for why, pattern in _WORDING.items() for m in pattern.finditer(text)]
-    math = re.split(r"(?<!\\)\$+", text)[1::2]  # the spans between paired dollar signs
     out += [f"a thousands comma inside math (it renders as '1, 000'; write the number outside "
-            f"the dollars or with {{,}}): ${span}$" for span in math if _MATH_THOUSANDS.search(span)]
+            f"the dollars or with {{,}}): {m.group(0)}" for m in MATH_SPAN.finditer(text)
+            if _MATH_THOUSANDS.search(m.group("tex") or m.group("dollar"))]
     return out
 
 

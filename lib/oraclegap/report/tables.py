@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .markdown import MATH_SPAN
 from .names import display_name
 from .numbers import fmt, fmt_p
 from .prose import ProseError
@@ -172,17 +173,6 @@ def _code_spans(text: str) -> str:
 def _breakable(text: str) -> str:
     """``text`` with a zero-width space after each ``_`` and ``/`` (line-break opportunities)."""
     return text.replace("_", "_\u200b").replace("/", "/\u200b")
-
-
-#: inline math: ``\(...\)``, or ``$...$`` as Pandoc reads it (a non-space right after the
-#: opening ``$``, a non-space right before the closing one, no digit right after it; ``\$`` is
-#: a dollar sign), so "$1 to $2" stays text
-MATH_SPAN = re.compile(r"\\\((?P<tex>.+?)\\\)|(?<![\\$])\$(?P<dollar>[^\s$](?:[^$]*?[^\s$\\])?)\$(?!\d)")
-
-
-def math_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each inline math span of ``text`` (:data:`MATH_SPAN`)."""
-    return [m.span() for m in MATH_SPAN.finditer(text)]
 
 
 def _shown_text(text: str) -> str:
