@@ -82,3 +82,14 @@ def test_the_student_edition_keeps_the_self_check():
         {"output_type": "display_data", "data": {"text/markdown": check}, "metadata": {}}]}]}
     stripped, n = editions.strip_solutions(nb)
     assert n == 1 and [o["data"]["text/markdown"] for o in stripped["cells"][0]["outputs"]] == [check]
+
+
+def test_an_unanswered_check_says_how_to_answer_in_one_sentence():
+    """A self-check nobody answered (the book as rendered) tells the reader where to put the values
+    and what the box will say, once, instead of one 'not answered' line per quantity."""
+    truth = {"C_best": 0.7317, "L": 0.1463}
+    text = SC.render("Exercise 1", SC.verdicts({}, truth, abs_tol=0.005))
+    assert "(waiting for your answers)" in text and "`C_best`, `L`" in text and "`MINE`" in text
+    assert "not answered yet" not in text and "±0.005" in text
+    partly = SC.render("Exercise 1", SC.verdicts({"L": 0.1463}, truth, abs_tol=0.005))
+    assert "`C_best`: not answered yet" in partly and "1 of 2 within" in partly

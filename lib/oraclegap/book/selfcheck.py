@@ -158,6 +158,15 @@ def _tol_text(v: Verdict, rel_tol: float) -> str:
 def render(exercise: str, results: list[Verdict], *, rel_tol: float = 0.0) -> str:
     """The self-check's callout (Quarto Markdown, class ``og-selfcheck``): one line per quantity
     with its verdict; no expected value and no distance to it appear."""
+    if results and all(v.state == "unanswered" for v in results):
+        names = ", ".join(f"`{v.name}`" for v in results)
+        tols = sorted({_tol_text(v, rel_tol) for v in results})
+        return (f'::: {{.callout-note .{SELFCHECK_CLASS} collapse="false"}}\n'
+                f"## Self-check: {exercise} (waiting for your answers)\n\n"
+                f"In the chapter's notebook (downloadable at the foot of the page), put your values "
+                f"for {names} into `MINE` in the cell above and run it: this box then says whether "
+                f"each lies within the tolerance ({'; '.join(tols)}), without showing the "
+                "chapter's value.\n:::\n")
     lines = []
     for v in results:
         if v.state == "within":
