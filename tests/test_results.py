@@ -178,6 +178,7 @@ NOT_RESULTS = {
     "Protocol": "an evaluation design: which prompts calibrate and which are evaluated",
     "SequentialStop": "the settings of a sequential null test",
     "LimitStop": "the settings of a bootstrap that stops once its decision is settled",
+    "PValueStop": "the settings of permutation checks that stop once their decisions are settled",
     "AuditSettings": "an audit's settings",
     "Rule": "one rule of the verdict's table",
     "Section": "the audit's container of one section's numbers and results",

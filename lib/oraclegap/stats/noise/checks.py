@@ -17,6 +17,7 @@ from ..._validate import as_rng, check_alpha, check_int
 from ...pool import Pool
 from ._permutations import _draw_stats, _permuted_stats, _poisson_binomial
 from .inputs import _form, _inputs, _o_exp_prompt, baseline_scores
+from .stopping import PValueStop
 
 # 001 reports a magnitude only behind two gates: the draws of a prompt-member cell behave as
 # i.i.d. Bernoulli(p_im) (A1: the sampling formulas -- pass@K, binomial brackets, the
@@ -177,7 +178,13 @@ def runs_check(x, *, level: float = 0.95, alpha: float = 0.01) -> Check:
 
 
 def permutation_checks(
-    x, *, n_perm: int = 200, alpha: float = 0.01, max_tv: float = 0.06, seed=0
+    x,
+    *,
+    n_perm: int = 200,
+    alpha: float = 0.01,
+    max_tv: float = 0.06,
+    seed=0,
+    stop: PValueStop | None = None,
 ) -> tuple[Check, Check, Check]:
     """Three checks against one within-cell permutation null: dispersion, coupling and known-p TV.
 
@@ -205,11 +212,55 @@ def permutation_checks(
     A check passes when its p-value exceeds ``alpha``; ``n_perm`` must be large enough for a
     permutation p-value to reach ``alpha`` (n_perm >= 1/alpha - 1), else a check could not fail.
 
+    ``stop`` (a :class:`~oraclegap.stats.noise.stopping.PValueStop`) sizes the permutations by the
+    checks' decisions: they are drawn in looks and stop once every check whose decision depends
+    on its p-value is settled at Monte Carlo risk ``stop.risk``, at most ``n_perm``
+    (:mod:`~oraclegap.stats.noise.stopping`; the coupling check's two-sided p settles only a
+    pass early). The permutations taken are the first ``n_perm`` would give, and every check
+    (p-values, references, notes: "from B") is the one ``n_perm`` = B would give. Without
+    ``stop`` all ``n_perm`` are drawn.
+
     The coupling and TV checks need seed-aligned draws (draw j of every member shares a seed):
     on other pools they are returned with ``passed=None``, and only the Frechet bracket of O_exp
     holds without assumptions. On a pool arranged from counts (:meth:`Pool.from_counts`) the
     draw order is itself a random permutation, so the dispersion check is returned untested too.
     """
+    return _permutation_checks(x, n_perm, alpha, max_tv, seed, stop)[0]
+
+
+def _upper_count(null: np.ndarray, observed: float) -> int:
+    """How many permuted statistics reach the observed one (within 1e-12)."""
+    return int(np.sum(null >= observed - 1e-12))
+
+
+def _two_sided_p(null: np.ndarray, observed: float) -> tuple[float, float]:
+    """(p, mu): the two-sided p-value about the permutations' mean mu, (1 + #{|T* - mu| >=
+    |t - mu|}) / (B + 1) (within 1e-12)."""
+    mu = float(null.mean())
+    two = float((1 + np.sum(np.abs(null - mu) >= abs(observed - mu) - 1e-12)) / (len(null) + 1))
+    return two, mu
+
+
+def _settled(null_stats, obs, held, stop: PValueStop, alpha: float, n_max: int) -> bool:
+    """Whether every held check (indices into the statistics: 0 dispersion, 1 coupling, 2 TV) is
+    settled by ``stop`` on the permutations taken."""
+    B = len(null_stats)
+    for j in held:
+        t = null_stats[:, j]
+        if j == 1:
+            two, _ = _two_sided_p(t, obs[1])
+            b_le, b_ge = int(np.sum(t <= obs[1] + 1e-12)), _upper_count(t, obs[1])
+            if not stop.settled_two_sided(b_le, b_ge, two, B, alpha, n_max):
+                return False
+        elif not stop.settled(_upper_count(t, obs[j]), B, alpha, n_max):
+            return False
+    return True
+
+
+def _permutation_checks(
+    x, n_perm, alpha, max_tv, seed, stop
+) -> tuple[tuple[Check, Check, Check], int]:
+    """:func:`permutation_checks` and the number of permutations drawn."""
     v, alignment, _, _ = _inputs(x, min_k=2)
     n, M, k = v.shape
     n_perm = check_int(n_perm, "n_perm", minimum=1)
@@ -222,6 +273,8 @@ def permutation_checks(
     max_tv = float(max_tv)
     if not 0 < max_tv <= 1:
         raise ValueError(f"max_tv must be in (0, 1], got {max_tv}")
+    if stop is not None and not isinstance(stop, PValueStop):
+        raise ValueError(f"stop must be a PValueStop or None, got {type(stop).__name__}")
     rng = as_rng(seed)
     obs = _draw_stats(v)
     c = np.ascontiguousarray(v.sum(axis=-1, dtype=np.int64))
@@ -229,11 +282,25 @@ def permutation_checks(
     den = k * (q * (1 - q)).sum(axis=(-2, -1))
     pb = _poisson_binomial(q[0]).mean(axis=0)
     key = rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
-    null_stats = _permuted_stats(c, k, key, 0, n_perm, pb, den)
+    arranged = _arranged(x)
+    aligned = alignment in ("seed-aligned", "unknown")
+    if stop is None:
+        null_stats = _permuted_stats(c, k, key, 0, n_perm, pb, den)
+    else:
+        # the checks whose decision depends on their p-value hold the permutations
+        held = [j for j, holds in ((0, np.isfinite(obs[0]) and not arranged), (1, aligned),
+                                   (2, aligned and obs[2] <= max_tv)) if holds]
+        parts, taken = [], 0
+        for B in stop.looks(n_perm):
+            parts.append(_permuted_stats(c, k, key, taken, B - taken, pb, den))
+            taken = B
+            if B < n_perm and _settled(np.concatenate(parts), obs, held, stop, alpha, n_perm):
+                break
+        null_stats = np.concatenate(parts)
     B = len(null_stats)
 
     def upper(j):
-        return float((1 + np.sum(null_stats[:, j] >= obs[j] - 1e-12)) / (B + 1))
+        return float((1 + _upper_count(null_stats[:, j], obs[j])) / (B + 1))
 
     disp_p = upper(0) if np.isfinite(obs[0]) else float("nan")
     dispersion = Check(
@@ -247,9 +314,8 @@ def permutation_checks(
         f"dispersion index of draw-position totals (null mean 1); upper-tail p from {B} "
         "within-cell permutations",
     )
-    if _arranged(x):
+    if arranged:
         dispersion = dataclasses.replace(dispersion, passed=None, note=f"not testable: {_ARRANGED}")
-    aligned = alignment in ("seed-aligned", "unknown")
     if not aligned:
         why = (
             f"draws are {alignment!r}, not seed-aligned: cross-member coupling is not "
@@ -260,9 +326,8 @@ def permutation_checks(
             dispersion,
             Check("coupling", "independence", nan, nan, nan, None, n, why),
             Check("known_p_tv", "independence", nan, nan, nan, None, n, why),
-        )
-    mu = float(null_stats[:, 1].mean())
-    two = float((1 + np.sum(np.abs(null_stats[:, 1] - mu) >= abs(obs[1] - mu) - 1e-12)) / (B + 1))
+        ), B
+    two, mu = _two_sided_p(null_stats[:, 1], obs[1])
     coupling = Check(
         "coupling",
         "independence",
@@ -287,7 +352,7 @@ def permutation_checks(
         f"passes TV <= {max_tv:g}; "
         f"reference: mean TV under {B} within-cell permutations",
     )
-    return dispersion, coupling, tv
+    return (dispersion, coupling, tv), B
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -358,7 +423,9 @@ class AssumptionChecks(Result):
     draws that are not seed-aligned). ``frechet``: the assumption-free bracket of the single-draw
     oracle and of Delta, mean_i max_m p_im <= O_exp <= mean_i min(1, sum_m p_im) (reported
     whatever the alignment; where draws are not seed-aligned it is the only bracket without an
-    independence assumption). ``winners_curse``: :class:`WinnersCurse`.
+    independence assumption). ``winners_curse``: :class:`WinnersCurse`. ``n_perm``: the
+    within-cell permutations drawn behind the permutation checks; ``stop``: the
+    :class:`~oraclegap.stats.noise.stopping.PValueStop` that sized them (None: all requested).
     """
 
     checks: tuple
@@ -367,6 +434,8 @@ class AssumptionChecks(Result):
     alignment: str
     frechet: dict
     winners_curse: WinnersCurse
+    n_perm: int | None = None
+    stop: PValueStop | None = None
 
     @property
     def all_pass(self) -> bool:
@@ -393,7 +462,8 @@ class AssumptionChecks(Result):
 
     def to_dict(self) -> dict:
         """JSON-ready: the checks, whether all pass, the flags and untested quantities per check,
-        the alignment, the Frechet bounds and the winner's-curse reading."""
+        the alignment, the Frechet bounds and the winner's-curse reading; with a ``stop``, the
+        permutations drawn (``n_perm``) and the rule (``stop``)."""
         return jsonable({
             "checks": [c.to_dict() for c in self.checks],
             "all_pass": self.all_pass,
@@ -402,6 +472,7 @@ class AssumptionChecks(Result):
             "alignment": self.alignment,
             "frechet": dict(self.frechet),
             "winners_curse": dataclasses.asdict(self.winners_curse),
+            **({} if self.stop is None else {"n_perm": self.n_perm, "stop": self.stop.to_dict()}),
         })
 
 
@@ -414,20 +485,22 @@ def assumption_checks(
     alpha: float = 0.01,
     max_tv: float = 0.06,
     seed=0,
+    stop: PValueStop | None = None,
 ) -> AssumptionChecks:
     """Run 001's assumption checks on a pool and flag the magnitudes that lean on a failed one.
 
     Checks: :func:`runs_check` and the dispersion index (A1, i.i.d. draws within a cell) and
     the coupling permutation test and the known-p TV gate (A2, independence across members) of
-    :func:`permutation_checks`. Rule: every quantity in :data:`NEEDS` of a failed assumption is
-    flagged (``flags``), and one whose check could not be run is listed in ``untested``. When the
-    pool's O_exp itself uses the independence form (``form="independent"``: draws not
-    seed-aligned) O_exp, Delta, the gap and the share lean on A2 as well.
+    :func:`permutation_checks` (``n_perm`` permutations, or fewer with a ``stop``: see there).
+    Rule: every quantity in :data:`NEEDS` of a failed assumption is flagged (``flags``), and one
+    whose check could not be run is listed in ``untested``. When the pool's O_exp itself uses the
+    independence form (``form="independent"``: draws not seed-aligned) O_exp, Delta, the gap and
+    the share lean on A2 as well.
     """
     v, alignment, _, _ = _inputs(x, min_k=2)
     form = _form(form, alignment)
     runs = runs_check(x, alpha=alpha)
-    disp, coup, tv = permutation_checks(x, n_perm=n_perm, alpha=alpha, max_tv=max_tv, seed=seed)
+    (disp, coup, tv), drawn = _permutation_checks(x, n_perm, alpha, max_tv, seed, stop)
     checks = (runs, disp, coup, tv)
     needs = {a: set(q) for a, q in NEEDS.items()}
     if form == "independent":
@@ -465,4 +538,6 @@ def assumption_checks(
         alignment,
         frechet,
         wc,
+        drawn,
+        stop,
     )

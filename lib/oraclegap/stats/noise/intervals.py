@@ -18,7 +18,7 @@ from ..bootstrap import bootstrap_means
 from .checks import AssumptionChecks, assumption_checks
 from .inputs import _form, _inputs, _o_exp_prompt, _tie_mean, baseline_scores
 from .split_draw import _half_counts, split_draw_repro
-from .stopping import LimitStop
+from .stopping import LimitStop, PValueStop
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -164,6 +164,7 @@ def decomposition(
     checks: bool = False,
     n_perm: int = 200,
     stop: LimitStop | None = None,
+    check_stop: PValueStop | None = None,
 ) -> Decomposition:
     """The single-draw decomposition of a pool with k >= 2 draws, with prompt-bootstrap intervals.
 
@@ -193,6 +194,10 @@ def decomposition(
     ``checks=True`` runs 001's assumption checks (:func:`assumption_checks`, ``n_perm``
     permutations, seed ``seed``) and attaches them as ``assumptions``: a magnitude whose check
     fails carries a flag (:meth:`Decomposition.flag`, the ``flag`` column of ``frame()``).
+    ``check_stop`` (a :class:`~oraclegap.stats.noise.stopping.PValueStop`, with ``checks=True``)
+    stops the checks' permutations once every check's pass or fail is settled, at most ``n_perm``
+    (:func:`~oraclegap.stats.noise.checks.permutation_checks`); the checks record the
+    permutations drawn.
 
     ``stop`` (a :class:`~oraclegap.stats.noise.stopping.LimitStop` naming one estimate and one of
     its limits) sizes the bootstrap by the decision that limit feeds: resamples are drawn in looks
@@ -206,6 +211,10 @@ def decomposition(
     alpha = check_alpha(1 - float(level), "1 - level")
     if split not in ("loo", "half"):
         raise ValueError(f"split must be 'loo' or 'half', got {split!r}")
+    if check_stop is not None and not checks:
+        raise ValueError("check_stop sizes the assumption checks' permutations: it needs checks=True")
+    if check_stop is not None and not isinstance(check_stop, PValueStop):
+        raise ValueError(f"check_stop must be a PValueStop or None, got {type(check_stop).__name__}")
     rng = as_rng(seed)
     n, M, k = v.shape
     r = v.mean(axis=2)
@@ -370,6 +379,7 @@ def decomposition(
             form=form,
             n_perm=n_perm,
             seed=seed if not isinstance(seed, np.random.Generator) else rng,
+            stop=check_stop,
         )
     return Decomposition(
         est,
