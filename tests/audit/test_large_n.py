@@ -13,6 +13,7 @@ from oraclegap import audit
 from oraclegap.audit import compute, settings
 from oraclegap.stats import noise, nulls, simulate, studies
 from oraclegap.stats.noise import _permutations
+from oraclegap.stats.noise.stopping import PValueStop
 
 
 # ---------------------------------------------------------------------------- permutation statistics
@@ -299,6 +300,17 @@ def test_large_n_audit_records_and_runs_its_design(audits):
     for q, row in nz["decomposition"]["estimates"].items():
         assert row["value"] == nz_std["decomposition"]["estimates"][q]["value"], q
     assert nz["best_of_k"]["difference"]["value"] == nz_std["best_of_k"]["difference"]["value"]
+    # the assumption checks' permutations stop once every check's pass or fail is settled: the
+    # same decisions from the permutations drawn, a count the rule's looks allow, recorded beside
+    # the requested count
+    rule = PValueStop(**nz["stop"]["checks"])
+    drawn = nz["n_perm_drawn"]
+    assert nz["n_perm"] == nz_std["n_perm"] and "n_perm_drawn" not in nz_std
+    assert drawn in rule.looks(nz["n_perm"]) and drawn == nz["assumptions"]["n_perm"]
+    assert nz["stop"]["checks"] == s.noise_stops()["checks"].to_dict()
+    assert ([c["passed"] for c in nz["assumptions"]["checks"]]
+            == [c["passed"] for c in nz_std["assumptions"]["checks"]])
+    assert nz["luck_flag"] == nz_std["luck_flag"] and nz["best_of_k"]["passes_flag"] == nz_std["best_of_k"]["passes_flag"]
     assert big.verdict.code == std.verdict.code
     for row in j["nulls"]["L"].values():
         assert row["margin"]["ess"] > 0

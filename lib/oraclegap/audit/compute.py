@@ -496,7 +496,7 @@ def noise_section(pool: Pool, s: AuditSettings) -> Section:
     n_perm = NOISE_PERMUTATIONS_SMALL if s.small else NOISE_PERMUTATIONS
     stops = s.noise_stops()  # the large-n design's sequential sizes; none in the standard design
     dec = noise.decomposition(pool, n_boot=s.n_boot, seed=seeds["decomposition"], checks=True, n_perm=n_perm,
-                              stop=stops.get("decomposition"))
+                              stop=stops.get("decomposition"), check_stop=stops.get("checks"))
     bok = noise.best_of_k_check(pool, n_boot=s.n_boot, seed=seeds["best_of_k"], stop=stops.get("best_of_k"))
     share = dec["noise_share"]
     failed = dec.assumptions.flags if dec.assumptions is not None else {}  # failed, not untested, checks
@@ -515,7 +515,8 @@ def noise_section(pool: Pool, s: AuditSettings) -> Section:
         "luck_flag": share_flag,
         "luck_threshold": LUCK_SHARE,
         "assumptions": dec.assumptions.to_dict() if dec.assumptions is not None else None,
-        "n_perm": n_perm,
+        "n_perm": n_perm,  # requested; with a check stop the permutations drawn are n_perm_drawn
+        **({"n_perm_drawn": dec.assumptions.n_perm} if "checks" in stops else {}),
         **({"stop": {name: rule.to_dict() for name, rule in stops.items()}} if stops else {}),
     })
     return Section("noise", num, {"decomposition": dec, "best_of_k": bok})

@@ -136,17 +136,21 @@ class AuditSettings:
         return SequentialStop(self.alpha, statistics=("L",)) if self.sequential else None
 
     def noise_stops(self) -> dict:
-        """The sequential rules of the noise section's two bootstraps
+        """The sequential rules of the noise section: its two bootstraps
         (:class:`~oraclegap.stats.noise.stopping.LimitStop`), keyed ``decomposition`` (the luck
         call: the noise share's lower limit at or above :data:`LUCK_SHARE`) and ``best_of_k``
         (``passes``: the upper limit of split best-of-K minus the independence oracle at or
-        above 0); empty in the standard design (every bootstrap draws ``n_boot`` resamples)."""
-        from ..stats.noise.stopping import LimitStop
+        above 0), and the assumption checks' within-cell permutations, keyed ``checks``
+        (:class:`~oraclegap.stats.noise.stopping.PValueStop`: each check's pass or fail at its
+        alpha); empty in the standard design (every bootstrap draws ``n_boot`` resamples and
+        the checks every permutation)."""
+        from ..stats.noise.stopping import LimitStop, PValueStop
 
         if not self.noise_stop:
             return {}
         return {"decomposition": LimitStop("noise_share", "lo", LUCK_SHARE),
-                "best_of_k": LimitStop("difference", "hi", 0.0)}
+                "best_of_k": LimitStop("difference", "hi", 0.0),
+                "checks": PValueStop()}
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -243,6 +247,14 @@ def large_n_design(s: AuditSettings) -> AuditSettings:
       threshold is the fixed-size bootstrap. The other intervals of the section come from the
       resamples taken, the first of the full-size bootstrap's; their counts are recorded in
       ``noise`` (``decomposition.n_boot``, ``best_of_k.n_boot``) and in ``settings.noise_boot``.
+      The assumption checks' within-cell permutations (199, or 99 with ``small``) are drawn in
+      looks of 20 and stop once each check whose decision depends on its p-value (dispersion,
+      coupling, known-p TV at alpha = 0.01) is settled: the Clopper-Pearson limits of its
+      exceedance probability, at risk 0.01 over the looks, on the side of alpha its p-value is
+      on; the two-sided coupling p settles only a pass early, by the smaller of its two one-sided
+      exceedances (:class:`~oraclegap.stats.noise.stopping.PValueStop`). A clear pass stops at
+      20 permutations; a failure, or a p-value near alpha, draws them all. The permutations
+      drawn are recorded in ``noise.n_perm_drawn`` beside the requested ``noise.n_perm``.
     * **The excess bootstrap** (``excess_method="delta"``): each resample's null mean is the full
       data's (from ``excess_draws`` re-deals, as in the standard design) plus the exact change of
       its linear part and the normal-theory change of the best member's winner's curse
