@@ -1601,7 +1601,8 @@ def band_words(bs, side):
     up = bs[bs[f"lo_{side}"] > 0]["band"].tolist()
     which = ("" if not up else R.md(", that of the band {b}", b=up[0]) if len(up) == 1
              else R.md(", those of the bands {b}", b=", ".join(up)))
-    return R.md("{n} of {N} intervals wholly above zero{w}", n=len(up), N=len(bs), w=which)
+    return R.md("{n} of {N} intervals {v} wholly above zero{w}", n=len(up), N=len(bs), w=which,
+                v="lies" if len(up) == 1 else "lie")
 
 
 # %%
@@ -1623,6 +1624,15 @@ if "diff_val" in bs and (bs["lo_val"] > 0).any():
                                 R.md("the bands {b} show", b=", ".join(up_b)))))
 
 # %%
+parted = ([] if "val_member" not in bs else
+          [R.md("{b} (test: {t}; validation: {v})", b=r.band, t=who(r.test_member),
+                v=who(r.val_member)) for r in bs.itertuples() if r.test_member != r.val_member])
+members_note = "" if "val_member" not in bs else R.md(
+    " Each band selects its members afresh: validation and test select {w}.",
+    w=("the same member on every band" if not parted else
+       R.md("different members on {p}, so there the two differences part", p="; ".join(parted))))
+
+# %%
 same_band = bs[np.isclose(bs["lo_band"], BAND[0]) & np.isclose(bs["hi_band"], BAND[1])]
 own_draws = "" if same_band.empty else R.md(
     " Drawn afresh, the band {b} gives {d1:+} against the test-selected member where "
@@ -1630,8 +1640,8 @@ own_draws = "" if same_band.empty else R.md(
     d1=same_band["diff_test"].iloc[0], d0=prim.loc["mixture_matched", "diff_test"])
 R.show_md("Reading: over the bands {bands} the budget-matched mixture differs from the "
           "test-selected member by {d} (interval ends {lo:+} to {hi:+}; {nb} of {n} intervals "
-          "wholly below zero){v}.{own}{multi} The paper found no band with a detectable "
-          "improvement.", own=own_draws,
+          "wholly below zero){v}.{sel}{own}{multi} The paper found no band with a detectable "
+          "improvement.", own=own_draws, sel=members_note,
           bands=", ".join(bs["band"]), d=R.fmt_range(bs["diff_test"]), lo=bs["lo_test"].min(),
           hi=bs["hi_test"].max(), nb=int((bs["hi_test"] < 0).sum()), n=len(bs), multi=multi,
           v="" if "diff_val" not in bs
@@ -2577,7 +2587,10 @@ if up_v:  # a band whose mixture beats the validation-selected member qualifies 
             R.md(", and on none with Bonferroni over the {n}", n=len(bs)))
     more.append(R.md("- Against the validation-selected member the budget-matched mixture's "
                      "interval lies above zero on {w} of the {n} bands of @sec-seed-bands at 95% "
-                     "each ({b}){tail}.\n", w=len(up_v), n=len(bs), b=", ".join(up_v), tail=tail))
+                     "each ({b}){tail}.\n", w=len(up_v), n=len(bs), tail=tail,
+                     b="; ".join(R.md("{b}, where validation selects {v} and test {t}", b=r.band,
+                                      v=who(r.val_member), t=who(r.test_member))
+                                 for r in bs.itertuples() if r.band in up_v)))
 
 # %%
 R.show_lines(more, sep="")

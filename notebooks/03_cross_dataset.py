@@ -116,7 +116,7 @@ from oraclegap import report as R
 from oraclegap.deploy import specialists as SP
 from oraclegap.deploy.features import router_inputs
 from oraclegap.stats import coverage as cov
-from oraclegap.stats import nulls, studies
+from oraclegap.stats import nulls, simulate, studies
 
 # %%
 R.use_style()
@@ -609,9 +609,23 @@ for d in PLANT:
     for _ in range(N_PLANT_REPS):
         f_r = SP.cross_table(SP.plant_predictable(main5, d / cross.k, seed=plant_rng).pool
                              .split("test"), [TAU_C], n_draws=N_DRAWS, seed=plant_rng).frame()
-        redraw.append({"d": d, "re": f_r["p"].iloc[0] <= LEVEL, "mp": f_r["p_m"].iloc[0] <= LEVEL})
+        redraw.append({"d": d, "re": f_r["p"].iloc[0] <= LEVEL, "mp": f_r["p_m"].iloc[0] <= LEVEL,
+                       "L": f_r["L"].iloc[0]})
 redraw = pd.DataFrame(redraw)
 rd = redraw.assign(both=redraw["re"] & redraw["mp"]).groupby("d")[["re", "mp", "both"]].sum()
+rd["L"] = redraw.groupby("d")["L"].mean()
+
+# %%
+#| echo: false
+# chapter 2's alternative on the same pool and strength: a uniformly random member designated on
+# each prompt (simulate.plant's default), redrawn as often, on a stream of its own
+rand_rng, rand_rows = np.random.default_rng([SEED, 2]), []
+for _ in range(N_PLANT_REPS):
+    sim = simulate.plant(main5, max(PLANT) / cross.k, seed=rand_rng)
+    f_r = SP.cross_table(sim.pool.split("test"), [TAU_C], n_draws=N_DRAWS, seed=rand_rng).frame()
+    rand_rows.append({"re": f_r["p"].iloc[0] <= LEVEL, "mp": f_r["p_m"].iloc[0] <= LEVEL,
+                      "L": f_r["L"].iloc[0]})
+rand_rd = pd.DataFrame(rand_rows).assign(both=lambda f: f["re"] & f["mp"])
 
 
 # %%
@@ -1201,12 +1215,13 @@ R.show_md("Reading: in the mixed-size pool the two bases' seeds average {a} and 
           r2=pl_hi["rule_gain"], r1=pl_lo["rule_gain"], **pub)
 
 # %% [markdown]
-# Each planted row above is one random planting: which member each quintile designates and
-# which successes move are drawn once. A single planting's test says little about how often
-# such a planting is detected, so @tbl-cross-plant-redraws redraws the planting at each strength
-# and runs both nulls at $\tau = 0.10$ on each (the routers are fitted only on the planting
-# shown above). Chapter 2's power study (@tbl-planting) is a different alternative: a randomly
-# designated specialist on every prompt of the seed pool.
+# Each planted row above is one random planting: the rule designates member $b$ on the prompts of
+# quintile $b$, and which successes move is drawn once. A single planting's test says little
+# about how often such a planting is detected, so @tbl-cross-plant-redraws redraws the planting
+# at each strength and runs both nulls at $\tau = 0.10$ on each (the routers are fitted only on
+# the planting shown above). Its last row plants the same number of successes the way chapter
+# 2's power study (@tbl-planting) does, towards a member drawn at random on each prompt, on the
+# same pool.
 
 # %%
 #| label: tbl-cross-plant-redraws
@@ -1214,15 +1229,16 @@ R.show_md("Reading: in the mixed-size pool the two bases' seeds average {a} and 
 #|   The planted controls redrawn: at each planting strength, the share of independent plantings
 #|   in which each null, and both, reject at τ = 0.10 and level 0.05 (Wilson 95% intervals), and
 #|   the verdict of the one planting shown in the tables above.
-R.table(pd.DataFrame([{"d": f"{d} of {cross.k}", "n": N_PLANT_REPS,
-                       "re": share_ci(int(rd.loc[d, "re"]), N_PLANT_REPS),
-                       "mp": share_ci(int(rd.loc[d, "mp"]), N_PLANT_REPS),
-                       "both": share_ci(int(rd.loc[d, "both"]), N_PLANT_REPS),
-                       "shown": f"{fp(cr.loc[(f'planted {d}/{cross.k}', TAU_C), 'p'])} / "
-                                f"{fp(cr.loc[(f'planted {d}/{cross.k}', TAU_C), 'p_m'])}"}
-                      for d in PLANT]),
-        columns={"d": "successes planted", "n": "plantings", "re": "re-deal rejects",
-                 "mp": "margin-preserving rejects", "both": "both reject",
+rows_rd = [{"d": f"{d} of {cross.k}, by quintile", "n": N_PLANT_REPS, "L": rd.loc[d, "L"],
+            **{c: share_ci(int(rd.loc[d, c]), N_PLANT_REPS) for c in ("re", "mp", "both")},
+            "shown": f"{fp(cr.loc[(f'planted {d}/{cross.k}', TAU_C), 'p'])} / "
+                     f"{fp(cr.loc[(f'planted {d}/{cross.k}', TAU_C), 'p_m'])}"} for d in PLANT]
+rows_rd.append({"d": f"{max(PLANT)} of {cross.k}, a random member per prompt", "n": len(rand_rd),
+                "L": rand_rd["L"].mean(), "shown": "—",
+                **{c: share_ci(int(rand_rd[c].sum()), len(rand_rd)) for c in ("re", "mp", "both")}})
+R.table(pd.DataFrame(rows_rd),
+        columns={"d": "successes planted", "n": "plantings", "L": r"mean $\hat L(0.10)$",
+                 "re": "re-deal rejects", "mp": "margin-preserving rejects", "both": "both reject",
                  "shown": "the planting shown: $p_{\\mathrm{re}}$ / $p_{\\mathrm{mp}}$"})
 
 # %%
@@ -1235,6 +1251,16 @@ R.show_md("Reading: with {hd} of {K} successes planted, both nulls reject in {b2
                  if max(pl_hi["p"], pl_hi["p_m"]) <= LEVEL else
                  "one in which at least one null does not reject"))
 
+# %%
+R.show_md("Reading, the last row: with {hd} of {K} planted towards a random member per prompt, "
+          "the mean $\\hat L(0.10)$ is {Lr} against {Lq} with the quintile rule, and both nulls "
+          "reject in {br} against {bq}. The tests never see the designation, only the counts: the "
+          "same number of transfers {eff} when it lands on a random member of each prompt.",
+          hd=max(PLANT), K=cross.k, Lr=rand_rd["L"].mean(), Lq=rd.loc[max(PLANT), "L"],
+          br=share_ci(int(rand_rd["both"].sum()), len(rand_rd)),
+          bq=share_ci(int(rd.loc[max(PLANT), "both"]), N_PLANT_REPS),
+          eff=R.compare(rand_rd["L"].mean(), rd.loc[max(PLANT), "L"], more="leaves a larger gap",
+                        less="leaves a smaller gap", same="leaves the same gap"))
 
 # %%
 # the controls whose L̂ at tau = 0.10 ties: the prompts the oracle and the best member cover
