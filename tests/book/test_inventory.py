@@ -133,3 +133,45 @@ def test_bad_inventory_is_refused(tmp_path):
     (tmp_path / inv.INVENTORY_CSV).write_text(src[0] + "\n" + src[1].replace(",illustration,", ",fine,") + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="status"):
         inv.load_inventory(tmp_path)
+
+
+_ANALOG = re.compile(r"\b(Table|Figure) (A?\d+|[IVX]+) analog\b")
+
+
+def _analog_captions() -> dict[str, tuple[str, set[str]]]:
+    """Every table or figure cell whose caption calls itself a paper item's analog ("Table 10
+    analog"): label -> (chapter, the items it claims)."""
+    import jupytext
+
+    from oraclegap.book.structure import cell_options
+
+    out = {}
+    for src in sorted((ROOT / "notebooks").glob("0*.py")):
+        for cell in jupytext.read(src).cells:
+            if cell.cell_type != "code":
+                continue
+            opts, _ = cell_options(cell.source)
+            cap = opts.get("tbl-cap") or opts.get("fig-cap") or ""
+            claims = {f"{k} {n}" for k, n in _ANALOG.findall(cap)}
+            if claims and "label" in opts:
+                out[opts["label"]] = (src.stem[:2], claims)
+    return out
+
+
+def test_a_table_or_figure_row_cites_the_cell_that_is_its_analog(df):
+    """A row for a paper's Table N in a chapter whose Table N analog is a captioned cell cites that
+    cell, and a row never cites a cell that calls itself the analog of another item of its kind."""
+    analogs = _analog_captions()
+    assert analogs, "no caption calls itself a paper item's analog: the check reads nothing"
+    wrong = []
+    for r in df.itertuples():
+        kind = r.item.split(" ")[0]
+        if kind not in ("Table", "Figure"):
+            continue
+        own = {lab for lab, (ch, claims) in analogs.items() if ch == r.chapter and r.item in claims}
+        if own and r.cell not in own:
+            wrong.append(f"{r.paper} {r.item} cites {r.cell or 'no cell'}, its analog is {sorted(own)}")
+        claims = {c for c in analogs.get(r.cell, ("", set()))[1] if c.startswith(kind)}
+        if claims and r.item not in claims:
+            wrong.append(f"{r.paper} {r.item} cites {r.cell}, the analog of {sorted(claims)}")
+    assert not wrong, "; ".join(wrong)
