@@ -60,3 +60,17 @@ def test_placeholder_figure_shows_its_text(monkeypatch):
     monkeypatch.setattr(plt, "show", lambda: shown.append([t.get_text() for t in plt.gca().texts]))
     report.placeholder_figure("data absent")
     assert shown == [["data absent"]]
+
+
+def test_fmt_share_never_rounds_a_share_onto_zero_or_one():
+    from oraclegap.report import fmt_share
+
+    for x in (1e-6, 0.001, 0.0049):
+        assert fmt_share(x) == "<1%"
+    for x in (0.995, 0.999, 1 - 1e-9):
+        assert fmt_share(x) == ">99%"
+    assert (fmt_share(0), fmt_share(1), fmt_share(0.23), fmt_share(0.77)) == ("0%", "100%", "23%",
+                                                                              "77%")
+    for bad in (-0.1, 1.2, float("nan")):
+        with pytest.raises(ValueError):
+            fmt_share(bad)

@@ -115,6 +115,20 @@ def fmt_rate(rate, lo=None, hi=None, *, percent: bool = True, digits: int = 0) -
     return core if lo is None or hi is None else f"{core} [{one(lo)}, {one(hi)}]"
 
 
+def fmt_share(x) -> str:
+    """A share in whole percent that keeps its side of 0 and 1: a positive share below 0.5% prints
+    ``<1%`` and one above 99.5% but below 1 prints ``>99%``, so no option chosen sometimes reads
+    as chosen 0% (or always) of the time; exact 0 and 1 print ``0%`` and ``100%``."""
+    v = float(x)
+    if math.isnan(v) or not 0 <= v <= 1:
+        raise ValueError(f"a share must lie in [0, 1], got {x!r}")
+    if 0 < v < 0.005:
+        return "<1%"
+    if 0.995 <= v < 1:
+        return ">99%"
+    return f"{100 * v:.0f}%"
+
+
 def fmt_frac(x, max_denominator: int = 12) -> str:
     """A rate as a small fraction when it is one (2/3, 1/2, 0, 1), else three decimals."""
     from fractions import Fraction
