@@ -129,8 +129,11 @@ def test_each_takeaway_states_a_finding_of_its_chapter(tmp_path):
     assert "The signal of 0.369 is certified, well above the noise." in take["0-30"]
     assert "Noise alone makes a gap of 0.123 under the null." in take["30-60"]
     assert "The grid" not in take["30-60"]  # a settings sentence is no finding
-    # each finding serves one block: the table's block keeps its own reading
-    assert "The signal is 0.369; it is certified." in take["60-90"] and "well above" not in take["60-90"]
+    # each finding serves one block: the table's block keeps its own reading, on the table's
+    # slide, and no takeaway repeats it
+    table = next(s for s in deck["60-90"] if s.startswith("## Signal table"))
+    assert "The signal is 0.369; it is certified." in table and "well above" not in take["60-90"]
+    assert "The signal is 0.369" not in take["60-90"]
     blocks = S.plan_blocks(root)
     chapters = {"01_a": S.chapter_items(_chapter(0.123))}
     places = [S._places(chapters, b.refs) for b in blocks]
@@ -167,6 +170,33 @@ def test_deck_follows_the_plan_with_short_computed_slides(tmp_path):
     assert "0.600" in "\n".join(s for _, sl in other for s in sl)  # computed per run, not typed
 
 
+def _shows(slide: str) -> bool:
+    """A slide projects a figure or a table."""
+    return "![](" in slide or bool(re.search(r"^\|.*\|$", slide, re.M))
+
+
+def test_tables_are_projected_as_printed_with_their_reading(tmp_path):
+    root = _project(tmp_path, value=0.123)
+    (root / "intro.qmd").write_text("# Intro {.unnumbered}\n\nThe intro page says one thing.\n\n"
+                                    "## The gaps\n\n| gap | where |\n|---|---|\n"
+                                    "| $L$ | [the signal](x.qmd), @sec-signal and @sec-gone |\n\nAfter.\n")
+    deck = {b.minutes: sl for b, sl in S.deck_slides(root, tmp_path / "img")}
+    assert all(any(_shows(s) for s in slides) for slides in deck.values()), deck
+    named = [s for s in deck["60-90"] if s.startswith("## Signal table")]
+    assert len(named) == 1 and "| a |\n|---|\n| 1 |" in named[0]
+    assert "The signal is 0.369; it is certified." in named[0]
+    # a section with no figure projects its tables
+    assert any(s.startswith("## Signal table") for s in deck["0-30"])
+    page = next(s for s in deck["30-60"] if s.startswith("## The gaps (Intro)"))
+    assert "| $L$ | the signal, “Signal” and in the book |" in page
+    assert S.slide_words(page) == 3  # the table is projected, not counted as prose
+    html = ('<style>#T td {x: 1}</style><table><thead><tr><th>τ</th><th>\\(\\hat L\\)</th></tr></thead>'
+            '<tbody><tr><td>0.050</td><td>a|b <code>x_y</code>\u200b</td></tr></tbody></table>')
+    assert S.table_markdown(html) == "| τ | $\\hat L$ |\n|---|---|\n| 0.050 | a\\|b `x_y` |"
+    assert S.table_markdown("<p>no table</p>") == ""
+    assert S.page_table(root, "index.qmd") == ("", "")
+
+
 def test_slide_deck_front_matter_and_order(tmp_path):
     deck = S.slide_deck(_project(tmp_path), tmp_path / "stage" / "img")
     assert deck.startswith('---\ntitle: "T"') and "revealjs" in deck
@@ -199,6 +229,8 @@ def test_the_books_deck_follows_its_plan(tmp_path):
         assert slides[0].startswith(f"# {block.minutes} min:")
         assert all(S.slide_words(s) <= S.MAX_WORDS for s in slides), block.minutes
     assert sum(s.count("![](") for _, slides in deck for s in slides) >= 3  # the chapters' figures are shown
+    bare = [block.minutes for block, slides in deck if not any(_shows(s) for s in slides)]
+    assert not bare, f"blocks that project no figure or table: {bare}"
     chapters = {p.file.split("/")[-1].removesuffix(".ipynb"): S.chapter_items(json.loads((ROOT / p.file).read_text()))
                 for p in S.quarto_pages(ROOT) if p.is_chapter and (ROOT / p.file).is_file()}
     for block, slides in deck:

@@ -11,6 +11,10 @@ and links to pages of the book (``[text](page.qmd)``). For each block the deck h
 - up to :data:`FIGURES_PER_BLOCK` figure slides: the labelled figures of the named sections, each
   with the first sentence of its caption as the slide title and the chapter's own reading of it
   (the first Markdown output after the figure) below;
+- a table slide for each table the block names itself (``@tbl-...``): the table as the executed
+  chapter printed it (:func:`table_markdown`), under the first sentence of its caption, with the
+  chapter's reading of it below; and one for each page the block links that holds a table: the
+  page's first table, under the heading above it;
 - a takeaway slide: what the block teaches, as the chapter it draws from states it -- the
   bullet of the chapter's takeaways that best matches the block (:func:`block_findings`: the
   computed values and words it shares with the block's description and sections; each bullet
@@ -18,7 +22,8 @@ and links to pages of the book (``[text](page.qmd)``). For each block the deck h
   other readings.
 
 Every text is the chapters' own, computed on the run (nothing is typed or recomputed here), cut
-to whole sentences of at most :data:`MAX_WORDS` words per slide (:func:`short_text`). A section
+to whole sentences of at most :data:`MAX_WORDS` words of prose per slide (:func:`short_text`; a
+table, like a figure, is projected, not counted). A section
 named by ``@sec-x`` reaches from its heading to the next heading that carries an identifier, or
 to the chapter's takeaways, exercises or appendix. The deck renders offline like the book
 (Quarto ships reveal.js; math as plain HTML, since reveal.js's math plugin would load MathJax 2
@@ -32,6 +37,7 @@ import json
 import re
 import shutil
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 from .structure import EXECUTED_DIR, cell_options, quarto_book, quarto_pages
@@ -52,6 +58,8 @@ __all__ = [
     "block_findings",
     "short_text",
     "slide_words",
+    "table_markdown",
+    "page_table",
     "deck_slides",
     "slide_deck",
     "write_slides",
@@ -82,14 +90,16 @@ class PlanBlock:
 class Item:
     """One thing of an executed chapter, in reading order: a heading (``kind`` "heading": its
     ``level``, ``text`` and identifier ``ident``), a labelled figure ("fig": ``ident`` its label,
-    ``text`` its caption, ``png`` the image), a labelled table ("tbl") or a Markdown output of a
-    code cell ("md": ``text``; exercise solutions never count)."""
+    ``text`` its caption, ``png`` the image), a labelled table ("tbl": ``table`` the printed table
+    as a Markdown pipe table, empty when the cell printed none) or a Markdown output of a code
+    cell ("md": ``text``; exercise solutions never count)."""
 
     kind: str
     text: str = ""
     ident: str | None = None
     level: int = 0
     png: bytes | None = None
+    table: str = ""
 
 
 # ---------------------------------------------------------------------------- text
@@ -168,13 +178,84 @@ def short_text(text: str, limit: int = MAX_WORDS, *, whole: bool = False) -> str
 
 
 def slide_words(slide: str) -> int:
-    """Words a reader sees on one slide of the deck's Markdown: its heading and text, without
-    images, attribute blocks or speaker notes."""
-    text = re.sub(r"!\[[^\]]*\]\([^)]*\)(\{[^}]*\})?", " ", slide)
+    """Words of prose a reader sees on one slide of the deck's Markdown: its heading and text,
+    without images, tables (pipe-table rows), attribute blocks or speaker notes."""
+    text = re.sub(r"^\|.*$", " ", slide, flags=re.M)
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)(\{[^}]*\})?", " ", text)
     text = re.sub(r"^#+\s*", "", text, flags=re.M)
     text = re.sub(r"\{[^}]*\}", " ", text)
     text = re.sub(r"^:::.*$", " ", text, flags=re.M)
     return _words(text)
+
+
+class _TableCells(HTMLParser):
+    """The rows of the first table of an HTML text, each a list of cell texts (code spans kept in
+    backticks, math spans as written)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+        self._tables = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._tables += 1
+        elif self._tables == 1 and tag == "tr":
+            self.rows.append([])
+        elif self._tables == 1 and tag in ("td", "th") and self.rows:
+            self._cell = []
+        elif self._cell is not None and tag == "code":
+            self._cell.append("`")
+
+    def handle_endtag(self, tag):
+        if self._cell is not None and tag == "code":
+            self._cell.append("`")
+        elif self._cell is not None and tag in ("td", "th"):
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _cell_text(text: str) -> str:
+    """One table cell as pipe-table Markdown: one line, math ``\\(...\\)`` as ``$...$``, no
+    zero-width spaces, ``|`` escaped."""
+    text = text.replace("\u200b", "").replace("\\(", "$").replace("\\)", "$")
+    return re.sub(r"\s+", " ", text).replace("|", "\\|").strip()
+
+
+def table_markdown(html: str) -> str:
+    """The first table of an HTML output (a chapter's printed table) as a Markdown pipe table:
+    its first row the header, every cell's text as printed; empty when the output holds no
+    table."""
+    parser = _TableCells()
+    parser.feed(html)
+    rows = [[_cell_text(c) for c in r] for r in parser.rows if r]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join([lines[0], "|" + "---|" * width, *lines[1:]])
+
+
+def page_table(root: Path, file: str) -> tuple[str, str]:
+    """(the heading above it, the table) for the first pipe table of a Quarto page of the book;
+    ("", "") when the page holds none. Links keep their text (the deck has no pages to link)."""
+    text = (Path(root) / file).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines[:-1])
+                  if ln.startswith("|") and re.match(r"^\|[\s:|-]+\|$", lines[i + 1].strip())), None)
+    if start is None:
+        return "", ""
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    heading = next((_heading_parts(m.group(2))[0] for ln in reversed(lines[:start])
+                    for m in [_HEADING.match(ln)] if m), "")
+    table = "\n".join(re.sub(r"(?<!!)\[([^\]]+)\]\([^)]*\)", r"\1", ln) for ln in lines[start:end])
+    return heading, table
 
 
 # ---------------------------------------------------------------------------- the plan
@@ -262,12 +343,28 @@ def chapter_items(nb: dict) -> list[Item]:
                 data = "".join(png) if isinstance(png, list) else png
                 items.append(Item("fig", opts.get("fig-cap", ""), label, png=base64.b64decode(data)))
         elif label.startswith("tbl-"):
-            items.append(Item("tbl", opts.get("tbl-cap", ""), label))
+            items.append(Item("tbl", opts.get("tbl-cap", ""), label, table=_printed_table(outs)))
         for o in outs:
             md = _markdown_of(o).strip()
             if md and not is_solution(o) and not md.startswith("|"):
                 items.append(Item("md", md))
     return [it for it in items if it.kind != "prose" or it.text]
+
+
+def _printed_table(outputs: list[dict]) -> str:
+    """The first table a code cell printed, as a Markdown pipe table: an HTML table (a styled
+    frame) or a Markdown one; empty when it printed none."""
+    for o in outputs:
+        data = o.get("data") or {}
+        html = data.get("text/html")
+        if html:
+            table = table_markdown("".join(html) if isinstance(html, list) else str(html))
+            if table:
+                return table
+        md = _markdown_of(o).strip()
+        if md.startswith("|"):
+            return md
+    return ""
 
 
 def section_items(items: list[Item], ident: str) -> list[Item]:
@@ -399,6 +496,12 @@ def _title(text: str, chars: int = _TITLE_CHARS) -> str:
     return first
 
 
+def _table_refs(table: str, names: dict[str, str]) -> str:
+    """A table for a slide: each cross-reference the deck can name written out
+    (:func:`resolve_refs`), the others as "in the book"."""
+    return re.sub(r"@((?:sec|fig|tbl|eq)-[\w-]*\w)", "in the book", resolve_refs(table, names))
+
+
 def _alt(caption: str) -> str:
     return _plain(caption).replace('"', "'")
 
@@ -521,6 +624,14 @@ def block_findings(blocks: list[PlanBlock], places: list[list[_Place]],
     return chosen
 
 
+def _table_slide(it: Item, items: list[Item], names: dict[str, str]) -> str:
+    """A table's slide: the first sentence of its caption, the table as printed, and the
+    chapter's reading of it (its first Markdown output after the table) below."""
+    title = f"## {_title(it.text) or it.ident}"
+    body = _pack(readings_after(items, it.ident or "")[:1], MAX_WORDS - slide_words(title))
+    return "\n\n".join([title, _table_refs(it.table, names), *body])
+
+
 def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]]]:
     """The deck's slides block by block: for each block of :func:`plan_blocks`, in order, its
     slides as Markdown (the block's title slide ``# ...``, then ``## ...`` slides); figures are
@@ -533,6 +644,7 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
                 for p in pages}
     images_dir.mkdir(parents=True, exist_ok=True)
     blocks = plan_blocks(root)
+    names = ref_names(chapters)
     all_places = [_places(chapters, block.refs) for block in blocks]
     findings = block_findings(blocks, all_places, chapters)
     out = []
@@ -552,8 +664,13 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
         slides = ["\n\n".join([head, where, *intro])]
         shown: set[str] = set()
         for place in places:
+            if place.ref.startswith("tbl-") and place.items and place.items[0].table:
+                slides.append(_table_slide(place.items[0], chapters[place.chapter], names))
+                shown.add(place.ref)
+                continue
             for it in place.items:
-                if it.kind != "fig" or not it.ident or it.ident in shown or len(shown) >= FIGURES_PER_BLOCK:
+                if (it.kind != "fig" or not it.ident or it.ident in shown
+                        or sum(f.startswith("fig-") for f in shown) >= FIGURES_PER_BLOCK):
                     continue
                 shown.add(it.ident)
                 name = f"{place.chapter}-{it.ident}.png"
@@ -562,6 +679,18 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
                 body = _pack(readings_after(chapters[place.chapter], it.ident)[:1], MAX_WORDS - slide_words(title))
                 image = f'![]({images_dir.name}/{name}){{fig-align="center" height="420" fig-alt="{_alt(it.text)}"}}'
                 slides.append("\n\n".join([title, image, *body]))
+        # sections without a figure project their tables instead
+        spare = [(it, p.chapter) for p in places if p.ref.startswith("sec-")
+                 for it in p.items if it.kind == "tbl" and it.table and it.ident not in shown]
+        for it, chapter in spare[:FIGURES_PER_BLOCK] if not shown else []:
+            slides.append(_table_slide(it, chapters[chapter], names))
+            shown.add(it.ident)
+        for _, file in block.pages:
+            heading, table = page_table(root, file) if (root / file).is_file() else ("", "")
+            if table:
+                page = _page_opening(root, file)[0]
+                title = "## " + _title(f"{heading} ({page})" if heading and heading != page else page)
+                slides.append("\n\n".join([title, _table_refs(table, names)]))
         if finding is not None:
             take = _pack([finding], MAX_WORDS - 1)
         else:
