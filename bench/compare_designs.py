@@ -19,9 +19,11 @@ threshold and of the quality test; p-values within Monte Carlo error (|p1 - p2| 
 (3 binomial standard errors of the two estimates); the excess point and interval (point equal, as
 both take the same full-data draws; limits within 3 Monte Carlo standard errors of two percentile
 estimates, 2.67 sd / sqrt(resamples) each, sd the resamples' spread); the noise section at k > 1
-(its bootstraps stop once the luck call and best-of-K's ``passes`` are settled): the same luck
-call and ``passes``, the same point values, and the resamples each bootstrap took; and the
-sections the design does not touch (pool, coverage, certificates, router, integrity) identical.
+(its bootstraps stop once the luck call and best-of-K's ``passes`` are settled, its assumption
+checks' permutations once every check's pass or fail is): the same luck call and ``passes``, the
+same point values, the resamples each bootstrap took, the same decision (``passed``) of every
+assumption check and the within-cell permutations drawn; and the sections the design does not
+touch (pool, coverage, certificates, router, integrity) identical.
 
 usage: python bench/compare_designs.py [--pools 2] [--full] [--out results.csv]
 """
@@ -53,6 +55,11 @@ def _noise_points(nz: dict) -> dict:
     return {**est, **{q: bok[q]["value"] for q in ("best_of_k_split", "o_exp_independent", "difference")}}
 
 
+def _check_decisions(nz: dict) -> list:
+    """The decision (``passed``: True, False or None for untested) of every assumption check."""
+    return [(c["name"], c["passed"]) for c in nz["assumptions"]["checks"]]
+
+
 def _p_close(p1, b1, p2, b2) -> bool:
     p = 0.5 * (p1 + p2)
     return (
@@ -74,6 +81,9 @@ def compare(a: dict, b: dict) -> dict:
             noise_points_equal=_noise_points(za) == _noise_points(zb),
             noise_boot_a=za["decomposition"]["n_boot"] + za["best_of_k"]["n_boot"],
             noise_boot_b=zb["decomposition"]["n_boot"] + zb["best_of_k"]["n_boot"],
+            noise_checks_same=_check_decisions(za) == _check_decisions(zb),
+            noise_perm_a=za.get("n_perm_drawn", za["n_perm"]),
+            noise_perm_b=zb.get("n_perm_drawn", zb["n_perm"]),
         )
     else:  # k = 1: not applicable in either design, the same record
         out["untouched_equal"] = out["untouched_equal"] and za == zb
@@ -218,6 +228,8 @@ def main(argv=None) -> int:
                 f"best-of-K passes same {int(z['noise_passes_same'].sum())}/{len(z)}",
                 f"noise points equal {int(z['noise_points_equal'].sum())}/{len(z)}",
                 f"noise resamples {int(z['noise_boot_b'].sum())} of {int(z['noise_boot_a'].sum())}",
+                f"assumption checks same {int(z['noise_checks_same'].sum())}/{len(z)}",
+                f"check permutations {int(z['noise_perm_b'].sum())} of {int(z['noise_perm_a'].sum())}",
             ]
         if "power_close" in g:
             w = g.dropna(subset=["power_close"])
