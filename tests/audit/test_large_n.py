@@ -293,7 +293,8 @@ def test_large_n_audit_records_and_runs_its_design(audits):
     nz, nz_std = j["noise"], std.numbers["noise"]
     assert (nz["luck"], nz["best_of_k"]["passes"]) == (nz_std["luck"], nz_std["best_of_k"]["passes"])
     used = {"decomposition": nz["decomposition"]["n_boot"], "best_of_k": nz["best_of_k"]["n_boot"]}
-    assert j["settings"]["noise_boot"] == used and "noise_boot" not in std.numbers["settings"]
+    assert j["settings"]["noise_boot"] == used | {"checks": nz["n_perm_drawn"]}
+    assert "noise_boot" not in std.numbers["settings"]
     for name, B in used.items():
         assert B <= s.n_boot and (B % 100 == 0 or B == s.n_boot), name
         assert nz["stop"][name]["step"] == 100
@@ -382,6 +383,9 @@ def test_report_states_the_large_n_design(audits):
     s = big.settings
     assert "Large-n Monte Carlo design" in s_big and f"{s.trial_draws} null draws" in s_big
     assert "sequential null and quality tests" in s_big and "without draws" in s_big
+    nb = big.numbers["settings"]["noise_boot"]  # the noise section's stopped sizes (k = 8 here)
+    assert f"stopped at {nb['decomposition']} and {nb['best_of_k']} resamples" in s_big
+    assert f"assumption checks at {nb['checks']} permutations" in s_big
     assert "Large-n" not in display.texts(std.numbers)["settings"]
 
 

@@ -782,7 +782,8 @@ def run_audit(pool: Pool, taus=DEFAULT_TAUS, alpha: float = 0.05, seed: int = 0,
     if s.noise_stop and numbers["noise"].get("applicable"):  # the resamples the stopped bootstraps took
         nz = numbers["noise"]
         numbers["settings"]["noise_boot"] = {"decomposition": nz["decomposition"]["n_boot"],
-                                             "best_of_k": nz["best_of_k"]["n_boot"]}
+                                             "best_of_k": nz["best_of_k"]["n_boot"],
+                                             **({"checks": nz["n_perm_drawn"]} if "n_perm_drawn" in nz else {})}
     numbers = _jsonable(numbers)
     numbers["verdict"] = _jsonable(verdict(numbers).to_dict())
     tick("verdict")

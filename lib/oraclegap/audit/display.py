@@ -223,13 +223,19 @@ def texts(numbers: dict) -> dict:
         excess = ("excess resamples' null means shifted from the full data's without draws"
                   if s.get("excess_method") == "delta"
                   else md("{xd:d} null draws per excess resample", xd=s["excess_draws"]))
+        nb = s.get("noise_boot") or {}
+        noise_stop = ("" if not nb else md(
+            "; the noise section's bootstraps stopped at {d:d} and {b:d} resamples{c} once the "
+            "decisions they feed were settled", d=nb["decomposition"], b=nb["best_of_k"],
+            c=md(" and its assumption checks at {p:d} permutations", p=nb["checks"])
+            if "checks" in nb else ""))
         large = (" Large-n Monte Carlo design:{seq} power trials of {td:d} null draws on the "
                  "re-deal null only,{look} planners{plans} stopped at the first size reaching the "
                  "target, margin chain burn-in {bs:g} and spacing {ts:g} sweeps of n M proposals, "
-                 "{excess}.")
+                 "{excess}{noise}.")
         out["settings"] += md(large, seq=seq, look=look, plans=plans, excess=excess,
                               td=s["trial_draws"], bs=s["margin_burn_sweeps"],
-                              ts=s["margin_thin_sweeps"])
+                              ts=s["margin_thin_sweeps"], noise=noise_stop)
     if numbers.get("build"):  # what computed these numbers (commit, lock, library versions, date)
         from .._buildinfo import build_line
 
