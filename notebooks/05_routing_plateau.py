@@ -217,11 +217,38 @@ if pools:
 # %% [markdown]
 # ## Known truth first: planted specialists and exchangeable pools
 #
+# Every router family of the library is listed in @tbl-plateau-families: what it reads before
+# answering, what it fits on the calibration half (or picks), and how this chapter counts it. The
+# references fit nothing from the prompts; the post-inference selectors run every member first
+# and are kept apart (@sec-plateau-appendix).
+
+# %%
+#| label: tbl-plateau-families
+#| tbl-cap: >-
+#|   The router families of the library (`oraclegap.deploy.routers.FAMILIES`, one description
+#|   each): the inputs a family reads, what it fits or picks, and its role in this chapter's counts.
+from oraclegap.deploy.routers import FAMILIES
+
+READS = {"embeddings": "embedding", "text": "prompt text", "features|text": "features or text",
+         "dataset": "task tag", "policy_datasets": "members' training tasks", "cost": "costs",
+         "confidence": "answer confidence", "answers": "answers"}
+fam_table = pd.DataFrame([{
+    "family": v["label"], "reads": ", ".join(READS.get(x, x) for x in v["needs"]) or "—",
+    "fits": v["description"],
+    "role": "reference" if f in PL.FIXED_REFERENCES else "fitted router"
+    if v["regime"] == "pre-answer" else "post-inference selector"} for f, v in FAMILIES.items()])
+R.table(fam_table, columns={"family": "family", "reads": "reads", "fits": "fits or picks",
+                            "role": "counted as"})
+
+# %% [markdown]
 # Before reading real pools we check that the evaluation sees a gain where there is one and
 # invents none where there is none. The simulated pool has four members and four topics; every
 # input a router sees (text, embedding, features, the task tag) reveals the topic, and member
 # $m$ is better than the others by the planted strength on topic $m$, with equal mean rates
-# overall (`simulated_router_pool`). Each family is fitted on the calibration half. Its *gain over
+# overall (`simulated_router_pool`). The pool's member table also names the topic each member
+# is trained on, which is what the *dataset-identity* router reads: it sends each prompt to the
+# member trained on the prompt's topic, so here it is the planted rule itself. Each family is
+# fitted on the calibration half. Its *gain over
 # the best member* compares it with the member that is best on the test half itself; the
 # interval re-selects that member inside every bootstrap resample, which shifts it against the
 # router (2609.32996, App. B.2). Its *gain over the frozen member* compares it with the member
@@ -402,6 +429,17 @@ if comps:
               s=sum(ref_same.values()), t=len(ref_same),
               which="" if all(ref_same.values()) else R.md(
                   " (not on {p})", p=", ".join(p for p, v in ref_same.items() if not v)))
+
+# %%
+if comps:  # the dataset-identity router needs each member's training task, which pools may lack
+    no_id = pd.Series({SHORT[n]: r.skipped["dataset"] for n, r in comps.items()
+                       if "dataset" in r.skipped})
+    R.show_md("The dataset-identity router of the simulation runs on {k} of the {t} real pools: "
+              "{why}.", k=len(comps) - len(no_id), t=len(comps),
+              why="; ".join(R.md("on {p} the library reports that it {r}", p=", ".join(v.index),
+                                 r=r)
+                            for r, v in no_id.groupby(no_id, sort=False)) if len(no_id)
+              else "every pool names each member's training task")
 
 # %%
 #| label: tbl-plateau-recovered

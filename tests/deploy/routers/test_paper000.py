@@ -39,7 +39,7 @@ def test_registered_with_label_and_description():
     for name in PAPER000_FAMILIES:
         assert name in FAMILIES and name in PRE_ANSWER
         assert FAMILIES[name]["label"].endswith("(2609.32996)")
-        assert FAMILIES[name]["description"].startswith("000 as published")
+        assert FAMILIES[name]["description"].startswith("as published in 2609.32996: ")
         assert type(make_router(name)).family == name
     # the library's own families are still there, unchanged
     assert {"tfidf_knn", "tfidf_logreg", "gbr_features", "best_single"} <= set(FAMILIES)

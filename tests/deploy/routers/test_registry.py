@@ -22,6 +22,14 @@ def test_every_family_declares_itself_in_its_own_class():
         assert R.label(name) == R.LABELS[name] == cls.label
 
 
+def test_every_description_is_one_distinct_short_line():
+    # the book prints them as a table of the families: one line each, and no two alike
+    descriptions = [entry["description"] for entry in R.FAMILIES.values()]
+    for text in descriptions:
+        assert text and "\n" not in text and len(text) <= 100 and text == text.strip(), text
+    assert len(set(descriptions)) == len(descriptions)
+
+
 def test_the_table_is_the_library_then_the_presets():
     assert tuple(R.FAMILIES) == tuple(c.family for c in R.LIBRARY + R.PRESETS)
     assert R.PAPER000_FAMILIES == tuple(c.family for c in R.PRESETS)

@@ -158,7 +158,8 @@ class Router(BaseEstimator):
 
     Subclasses implement ``_fit(X, Y)`` and ``_utility(X)``. A registered family declares itself
     in its class body (:mod:`oraclegap.deploy.routers.registry` reads these): ``family`` (its
-    registry name), ``label`` (the human label of tables and figures), ``description``, ``needs``
+    registry name), ``label`` (the human label of tables and figures), ``description`` (one line
+    of at most 100 characters: what the family fits or picks, as a table of families prints it), ``needs``
     (the :class:`RouterInputs` fields it reads; ``"features|text"``: either), ``requires`` (what
     else it needs: ``"cost"``, ``"policy_datasets"``), ``regime`` (``"pre-answer"``, or
     ``"post-inference"`` for selectors that run every member first) and ``optional`` (a package

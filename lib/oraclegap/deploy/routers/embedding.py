@@ -56,7 +56,7 @@ class EmbedPCALogReg(_EmbeddingRouter):
 
     family = "embed_pca_logreg"
     label = "embedding PCA logistic"
-    description = "000: embedding -> standardise -> PCA(64) -> multinomial logistic regression"
+    description = "softmax regression from the embedding (PCA to 64) to each member's share of the successes"
 
     def __init__(self, n_components: int = 64, C: float = 1.0, max_iter: int = 300, random_state=0):
         self.n_components = n_components
@@ -83,7 +83,7 @@ class MultiLogReg(_EmbeddingRouter):
 
     family = "multi_logreg"
     label = "logistic multi-output"
-    description = "002: multi-output logistic regression on the embedding"
+    description = "one logistic regression per member: its success from the embedding (PCA to 64)"
 
     def __init__(self, n_components: int = 64, C: float = 1.0, max_iter: int = 300, random_state=0):
         self.n_components = n_components
@@ -114,7 +114,7 @@ class MLPRouter(_EmbeddingRouter):
 
     family = "mlp"
     label = "MLP multi-output"
-    description = "002: multi-output MLP on the embedding"
+    description = "one small neural network predicting every member's success from the embedding"
 
     def __init__(self, hidden_layer_sizes=(128,), alpha: float = 1e-3, max_iter: int = 200, early_stopping: bool = True,
                  n_components: int = 64, random_state=0):
@@ -145,7 +145,7 @@ class KMeansBest(_EmbeddingRouter):
 
     family = "kmeans_best"
     label = "KMeans cluster-best"
-    description = "002: KMeans cluster-best on the embedding"
+    description = "k-means clusters of the embedding; each prompt to its cluster's best member on calibration"
 
     def __init__(self, n_clusters: int = 8, n_components: int = 64, random_state=0):
         self.n_clusters = n_clusters
@@ -176,7 +176,7 @@ class ClusterBest(KMeansBest):
 
     family = "cluster_best"
     label = "cluster-then-best"
-    description = "adaptation (Avengers-style): mean target over the nearest clusters"
+    description = "32 k-means clusters of the embedding; the member best over the prompt's nearest clusters"
 
     def __init__(self, n_clusters: int = 32, top_k: int = 3, n_components: int = 64, random_state=0):
         self.n_clusters = n_clusters
@@ -202,7 +202,7 @@ class MatrixFactorization(_EmbeddingRouter):
 
     family = "matrix_factorization"
     label = "matrix factorisation"
-    description = "adaptation (EmbedLLM / IRT-Router-style): prompt encoder x member vectors"
+    description = "a bilinear model of correctness: a learned prompt encoding times one vector per member"
 
     def __init__(self, rank: int = 16, n_components: int = 64, l2: float = 1e-3, max_iter: int = 300, random_state=0):
         self.rank = rank
@@ -260,7 +260,7 @@ class TagExpert(_EmbeddingRouter):
 
     family = "tag_expert"
     label = "tag expert"
-    description = "adaptation (Zooter-style): tag-aware router distilled from softmax targets"
+    description = "softmax regression on the embedding and task tag, fitted to softened member successes"
 
     def __init__(self, temperature: float = 0.1, n_components: int = 64, C: float = 1.0, max_iter: int = 300, random_state=0):
         self.temperature = temperature
@@ -300,7 +300,7 @@ class EncoderHead(Router):
     needs = ("embeddings",)
     family = "encoder_head"
     label = "encoder, M heads"
-    description = "002: torch encoder head with M correctness outputs on frozen embeddings"
+    description = "a small neural network on the embedding with one correctness output per member"
     optional = "torch"
 
     def __init__(self, hidden: int = 128, epochs: int = 40, lr: float = 3e-3, weight_decay: float = 1e-4,

@@ -18,7 +18,7 @@ class BestSingle(Router):
 
     family = "best_single"
     label = "best single (frozen)"
-    description = "fixed: calibration-selected best single member"
+    description = "the member with the best calibration mean, on every prompt"
 
     def _fit(self, X, Y):
         pass
@@ -34,7 +34,7 @@ class TaskwiseBest(Router):
     needs = ("dataset",)
     family = "taskwise_best"
     label = "task-wise best (frozen)"
-    description = "fixed: frozen task-wise best (best member per dataset level on calibration)"
+    description = "per task tag, the member with the best calibration mean on that tag"
 
     def _fit(self, X, Y):
         levels = pd.Series(X.dataset).astype(str)
@@ -51,7 +51,7 @@ class RandomRouter(Router):
 
     family = "random"
     label = "uniform random"
-    description = "fixed: uniform random member per prompt"
+    description = "a member drawn uniformly at random for each prompt"
 
     def __init__(self, random_state=0):
         self.random_state = random_state
@@ -68,7 +68,7 @@ class Cheapest(Router):
 
     family = "cheapest"
     label = "cheapest"
-    description = "fixed: lowest mean calibration cost"
+    description = "the member with the lowest mean calibration cost, on every prompt"
     requires = ("cost",)
 
     def _fit(self, X, Y):
@@ -90,7 +90,7 @@ class DatasetIdentity(Router):
     needs = ("dataset",)
     family = "dataset"
     label = "dataset identity"
-    description = "000: dataset identity (each prompt to the member trained on its dataset)"
+    description = "each prompt to the member trained on its task (needs each member's training task)"
     requires = ("policy_datasets",)
 
     def __init__(self, policy_datasets=None):

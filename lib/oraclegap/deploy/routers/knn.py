@@ -144,7 +144,7 @@ class TfidfKNN(_KNNMean):
     needs = ("text",)
     family = "tfidf_knn"
     label = "TF-IDF 15-NN"
-    description = "000: TF-IDF cosine 15-NN mean targets"
+    description = "each member's mean success on the 15 calibration prompts nearest in TF-IDF (cosine)"
 
     def _space(self, X, fit):
         if fit:
@@ -159,7 +159,7 @@ class EmbedKNN(_KNNMean):
     needs = ("embeddings",)
     family = "embed_knn"
     label = "embedding 15-NN"
-    description = "000/002: embedding cosine 15-NN mean targets"
+    description = "each member's mean success on the 15 calibration prompts nearest in the embedding (cosine)"
 
     def _space(self, X, fit):
         return X.embeddings

@@ -75,9 +75,7 @@ class Paper000KNN(_KNNMean):
     needs = ("text",)
     family = "paper000_knn"
     label = "k-NN, TF-IDF 1-2-grams (2609.32996)"
-    description = (
-        "000 as published: word 1-2-gram TF-IDF cosine 15-NN, highest mean validation rate"
-    )
+    description = "as published in 2609.32996: the best member on the 15 prompts nearest in TF-IDF"
     _tie_order = staticmethod(_lowest_index_ties)
 
     def __init__(self, n_neighbors: int = 15, max_features: int | None = _PAPER000_MAX_FEATURES,
@@ -110,10 +108,7 @@ class Paper000Linear(Router):
     needs = ("text",)
     family = "paper000_linear"
     label = "linear, hard label (2609.32996)"
-    description = (
-        "000 as published: word 1-2-gram TF-IDF multinomial logistic regression on the hard "
-        "best-member label"
-    )
+    description = "as published in 2609.32996: logistic regression from TF-IDF to the best member's label"
     _tie_order = staticmethod(_lowest_index_ties)
 
     def __init__(self, C: float = 1.0, max_iter: int = 1000, max_features: int | None = _PAPER000_MAX_FEATURES):
@@ -191,10 +186,7 @@ class Paper000Boosted(Router):
     needs = ("text",)
     family = "paper000_boosted"
     label = "boosted per-member correctness (2609.32996)"
-    description = (
-        "000 as published: one gradient-boosted tree ensemble per member on handcrafted text "
-        "features"
-    )
+    description = "as published in 2609.32996: boosted trees per member on handcrafted text features"
     _tie_order = staticmethod(_lowest_index_ties)
 
     def __init__(self, n_estimators: int = 100, max_depth: int = 3, learning_rate: float = 0.1, random_state=0):
@@ -221,7 +213,7 @@ class Paper000BestSingle(BestSingle):
 
     family = "paper000_best_single"
     label = "best single on validation (2609.32996)"
-    description = "000 as published: the validation-selected best member"
+    description = "as published in 2609.32996: the validation-best member, on every prompt"
     _tie_order = staticmethod(_lowest_index_ties)
 
 

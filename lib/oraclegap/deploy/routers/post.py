@@ -18,7 +18,7 @@ class MaxConfidence(Router):
     regime = "post-inference"
     family = "max_confidence"
     label = "max confidence"
-    description = "post-inference: highest confidence of the committed answer"
+    description = "after every member answers: the answer given with the highest confidence"
 
     def _fit(self, X, Y):
         pass
@@ -36,7 +36,7 @@ class CalibratedConfidence(Router):
     regime = "post-inference"
     family = "calibrated_confidence"
     label = "calibrated confidence"
-    description = "post-inference: highest Platt-calibrated confidence"
+    description = "after every member answers: the highest confidence after per-member calibration"
 
     def _fit(self, X, Y):
         from sklearn.linear_model import LogisticRegression
@@ -61,7 +61,7 @@ class PluralityVote(Router):
     regime = "post-inference"
     family = "plurality_vote"
     label = "plurality vote"
-    description = "post-inference: a member giving the plurality answer"
+    description = "after every member answers: a member giving the most common answer"
 
     def _fit(self, X, Y):
         pass

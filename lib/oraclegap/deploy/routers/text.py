@@ -25,7 +25,7 @@ class TfidfLogReg(Router):
     needs = ("text",)
     family = "tfidf_logreg"
     label = "TF-IDF logistic"
-    description = "000: TF-IDF 1-2-gram multinomial logistic regression on the choice distribution"
+    description = "softmax regression from word 1-2-gram TF-IDF to each member's share of the successes"
 
     def __init__(self, ngram_range=(1, 2), max_features: int = 20000, min_df: int = 1, C: float = 1.0, max_iter: int = 200):
         self.ngram_range = ngram_range
@@ -54,7 +54,7 @@ class GBRFeatures(Router):
     needs = ("features|text",)
     family = "gbr_features"
     label = "boosted features"
-    description = "000: one gradient-boosted regressor per member on handcrafted prompt features"
+    description = "one boosted-tree regressor per member: its success rate from handcrafted prompt features"
 
     def __init__(self, max_iter: int = 100, learning_rate: float = 0.1, max_leaf_nodes: int = 15,
                  min_samples_leaf: int = 20, random_state=0):
