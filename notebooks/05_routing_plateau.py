@@ -2015,27 +2015,35 @@ R.show_md("Reading: {m} of {n} rows of Table 15 agree number for number at the p
 # %%
 #| label: tbl-plateau-p002-t3
 #| tbl-cap: >-
-#|   Shihab et al.'s Table 3 from Tables 1 and 4: the best prompt router (the encoder with M heads
-#|   on every task), its gain, recovered share and residual from the rounded three-decimal figures
-#|   and from the integer counts, beside the published values, and the route that reproduces each
-#|   published cell.
-R.table(p3.assign(routes=p3["recovered_route"] + " / " + p3["residual_route"]),
-        percent=["recovered, rounded", "recovered, counts", "recovered, paper"],
-        columns={"dataset": "dataset", "best_gain_rounded": "gain",
-                 "recovered_rounded": "recovered, rounded", "recovered_counts": "recovered, counts",
-                 "recovered_paper": "recovered, paper", "residual_rounded": "residual, rounded",
-                 "residual_counts": "residual, counts", "residual_paper": "residual, paper",
-                 "routes": "route: recovered / residual"})
+#|   Shihab et al.'s Table 3 from Tables 1 and 4, one row per published cell: the oracle
+#|   opportunity, the best prompt router's gain, its recovered fraction (in percent) and the
+#|   residual, computed from the rounded three-decimal figures and from the integer counts, beside
+#|   the published value, and the route that reproduces the published cell.
+T3_CELLS = {"oracle_opportunity": "opportunity", "best_gain": "gain", "recovered": "recovered",
+            "residual": "residual"}  # the published columns, each with its route in <col>_route
+t3_long = pd.DataFrame([
+    {"dataset": r["dataset"], "quantity": name, "route": r[f"{col}_route"],
+     **{k: f"{100 * r[f'{col}_{k}']:.1f}%" if col == "recovered" else f"{r[f'{col}_{k}']:.3f}"
+        for k in ("rounded", "counts", "paper")}}
+    for _, r in p3.iterrows() for col, name in T3_CELLS.items()])
+R.table(t3_long, columns={"dataset": "dataset", "quantity": "cell", "rounded": "rounded figures",
+                          "counts": "counts", "paper": "paper", "route": "route"})
 
 # %%
-routes, rr = p3.filter(like="_route"), p3["recovered_route"]
+routes, rr = p3[[f"{c}_route" for c in T3_CELLS]], p3["recovered_route"]
+R.check(list(routes.columns) == [c for c in p3.columns if c.endswith("_route")],
+        "every published cell of Table 3 with a route is in the table")
 names_of = lambda route: (", ".join(map(R.display_name, p3.loc[rr == route, "dataset"]))
                           or "none")  # the labels the table prints
-R.show_md("Reading: {ok} of the {c} published cells of Table 3 follow from Tables 1 and 4 by one "
-          "of the two routes. The recovered share follows only the rounded figures on {r} tasks "
-          "({rd}), only the counts on {k} ({kd}) and both on {b}: the paper's recovered column "
-          "mixes two roundings, and the counts give the exact figures.",
-          ok=int((routes != "neither").to_numpy().sum()), c=routes.size,
+t3_router = p3["best_router"].value_counts()
+R.show_md("Reading: {ok} of the {c} published cells of Table 3 ({q} quantities on {t} tasks) "
+          "follow from Tables 1 and 4 by one of the two routes; the best prompt router of "
+          "Table 4 is the paper's \"{br}\" on {bn} of the {t} tasks. The recovered fraction "
+          "follows only the rounded figures on {r} tasks ({rd}), only the counts on {k} ({kd}) "
+          "and both on {b}: the paper's recovered column mixes two roundings, and the counts "
+          "give the exact figures.",
+          ok=int((routes != "neither").to_numpy().sum()), c=routes.size, q=routes.shape[1],
+          t=len(p3), br=R.display_name(t3_router.index[0]), bn=int(t3_router.iloc[0]),
           r=int((rr == "rounded").sum()), rd=names_of("rounded"), k=int((rr == "counts").sum()),
           kd=names_of("counts"), b=int((rr == "both").sum()))
 
