@@ -596,18 +596,42 @@ if len(fam_df):
               plo=t2["H_Pi_lo"].min(), phi=t2["H_Pi_lo"].max())
 
 # %%
+# the pools Chapter 4 certifies with Shihab et al.'s family too, each whole there with the embedding
+# of the same rule (the pool's own, else cached MiniLM, else TF-IDF + SVD of all its prompts)
+CH4_SHARED = [n for n in ("mmlu-pro", "routerbench-all", "llmrouter-routeprofile") if n in pools]
+as_ch4 = [n for n in CH4_SHARED if pools[n].n_prompts == n_full[n]
+          and inputs[n].embedding_reason != "MiniLM, computed on this run"]
+whole_txt = (", every prompt of each release as in Chapter 4"
+             if all(pools[n].n_prompts == n_full[n] for n in pools)
+             else R.md(", subsampled on this run where a release has more than {m:,}",
+                       m=MAX_PROMPTS))
+if as_ch4 and as_ch4 == CH4_SHARED:
+    emb_txt = (", with the embedding these pools have here, so its intervals for them differ from "
+               "these by the split alone")
+elif as_ch4:
+    emb_txt = R.md("; on {p}, whose embedding here is the same, its intervals differ from these by "
+                   "the split alone", p=", ".join(SHORT[n] for n in as_ch4))
+else:
+    emb_txt = ", so its intervals differ from these"
+
+# %%
 if len(fam_df):
     R.show_md("@tbl-cert-family in @sec-certificates certifies some of the same pools with other "
-              "numbers: its family is the constants plus one rule per declared signal, its random "
-              "half is another, and it uses every prompt of a pool. This chapter's family is the "
-              "constants plus Shihab et al.'s three fitted routers, on {plo} to {phi} prompts per "
-              "pool ({nlo} to {nhi} test prompts). Chapter 4's @tbl-cert-family-paper fits this "
-              "same family on that chapter's own calibration half and embedding, so its intervals "
-              "differ from these by that split. In this chapter the best member of $\\Pi$ is a "
-              "constant member on {nc} of {t} pools, and on those pools $G_\\Pi$'s estimate is "
-              "exactly 0.",
+              "numbers, at the same level and with Theorem 6's same budget, for three reasons: "
+              "its family is the constants plus one per-level rule for each declared signal (task "
+              "tag, length bins, text clusters) where this chapter's is the constants plus "
+              "Shihab et al.'s three fitted routers; its random calibration half is another (drawn "
+              "from that chapter's random stream, here from the routers' seeded split); and it "
+              "stacks RouterDC's six one-answer sets into one pool, which this chapter certifies "
+              "set by set. Here the pools have {plo:,} to {phi:,} prompts ({nlo:,} to {nhi:,} "
+              "test prompts){whole}. Chapter 4's @tbl-cert-family-paper fits this chapter's "
+              "family to {shared}, among others, on that chapter's own calibration half{emb}. In "
+              "this chapter "
+              "the best member of $\\Pi$ is a constant member on {nc} of {t} pools, and on those "
+              "pools $G_\\Pi$'s estimate is exactly 0.",
               plo=int(fam_df["n pool"].min()), phi=int(fam_df["n pool"].max()),
-              nlo=int(fam_df["n test"].min()), nhi=int(fam_df["n test"].max()),
+              nlo=int(fam_df["n test"].min()), nhi=int(fam_df["n test"].max()), whole=whole_txt,
+              shared=", ".join(SHORT[n] for n in CH4_SHARED) or "the same pools", emb=emb_txt,
               nc=int(fam_df["const"].sum()), t=len(fam_df))
 
 # %% [markdown]
