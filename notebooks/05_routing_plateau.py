@@ -1462,12 +1462,21 @@ if with_cost:
     lead = {p: family_label(aq.loc[p].idxmax()) for p in aq.index}
     cf = cs[~cs["family"].isin(PL.FIXED_REFERENCES)]
     off = int(((cf["apgr_lo"] > 0.5) | (cf["apgr_hi"] < 0.5)).sum())
+    ap = cs.pivot(index="pool", columns="family", values="apgr")
+    const = [f for f in ("best_single", "cheapest") if f in ap.columns]
+    R.check(np.allclose(ap[const].min(axis=1), ap[const].max(axis=1), equal_nan=True),
+            "a router that picks one member everywhere has the same APGR whatever the member")
     R.show_md("Reading: the largest AIQ goes to {lead}; {cmp} (APGR's strong-weak pairs are in "
-              "@tbl-plateau-binary).",
+              "@tbl-plateau-binary). The {c} rows share one APGR per pool ({v}) by definition: "
+              "APGR ranks the prompts by how much more a router's utility favours the strong "
+              "member than the weak one, a router that picks the same member everywhere favours "
+              "neither on any prompt, and every tie is broken in one seeded random order, so its "
+              "APGR is that of routing the pair at random, whichever member it picks.",
               lead="; ".join(f"{p}: {f}" for p, f in lead.items()),
               cmp="every fitted router's APGR interval contains one half" if off == 0
               else R.md("{k} of {t} fitted routers' APGR intervals exclude one half", k=off,
-                        t=len(cf)))
+                        t=len(cf)), c=" and ".join(map(family_label, const)),
+              v=", ".join(R.md("{p} {x}", p=p, x=x) for p, x in ap[const[0]].items()))
 
 # %% [markdown]
 # ### Where the luck sits: support strata and the k-sweep {#sec-plateau-strata}
