@@ -374,7 +374,7 @@ R.show_md("Reading: over {n} exchangeable pools the share of intervals wholly ab
 # the optimistic end of the family, and its Holm p-value is the honest test. The recovered fraction
 # $\rho = \text{gain}/G_b$ (Shihab et al.'s "recovered" column) carries a joint bootstrap interval
 # and is shown only where $G_b$'s lower limit is positive (@tbl-plateau-recovered). It is a ratio,
-# not a proportion: negative where the router loses to $b$, and its interval can leave $[0, 1]$.
+# not a share: negative where the router loses to $b$, and its interval can leave $[0, 1]$.
 # Each router is also tested against $b$ on the
 # same test prompts (Shihab et al., App. O): the exact McNemar test on the *discordant counts*
 # $n_{10}$ (router right, $b$ wrong) and $n_{01}$ (the reverse), Holm-corrected within the pool
@@ -462,8 +462,8 @@ if comps:  # the dataset-identity router needs each member's training task, whic
 #| tbl-cap: >-
 #|   The routing plateau (the layout of Shihab et al.'s Table 3) on the test halves: the opportunity
 #|   G_b left by the frozen member b with its exact 95% interval, the best fitted router's gain over
-#|   b with its paired interval, the share of G_b it recovers with a joint bootstrap interval, and
-#|   the residual G_b − gain.
+#|   b with its paired interval, its recovered fraction gain/G_b (a ratio) with a joint bootstrap
+#|   interval, and the residual G_b − gain.
 if comps:
     pt["pool name"] = pt["pool"].map(SHORT)
     pt["router"] = pt["best_router"].map(family_label)
@@ -1283,8 +1283,8 @@ if head:
 #| tbl-cap: >-
 #|   Shihab et al.'s predeclared routers against the frozen member b (the layout of their Table 15):
 #|   accuracy with exact 95% interval, paired difference with bootstrap 95% interval, discordant
-#|   counts, Holm-corrected exact McNemar p, and the recovered ratio gain/G_b (negative where the
-#|   router loses to b) where G_b's lower limit is positive.
+#|   counts, Holm-corrected exact McNemar p, and the recovered fraction gain/G_b (a ratio, negative
+#|   where the router loses to b) where G_b's lower limit is positive.
 if head:
     hp = fitted[fitted["pool"].isin(head) & fitted["family"].isin(PL.PAPER_FAMILY)].copy()
     hp["pool"], hp["router"] = hp["pool"].map(SHORT), hp["family"].map(family_label)
@@ -2028,7 +2028,7 @@ if k10:
 # Three of Shihab et al.'s tables follow from numbers the paper prints elsewhere
 # (`oraclegap.stats.paper002`). **Table 15** (App. O): a selector's accuracy is the frozen best
 # model's count of Table 1 plus $n_{10} - n_{01}$, so its exact interval, McNemar p, Holm over
-# the eight rows and recovered ratio $(n_{10} - n_{01}) / (o - b)$ follow. **Table 3** (Sec.
+# the eight rows and recovered fraction $(n_{10} - n_{01}) / (o - b)$ follow. **Table 3** (Sec.
 # 7.2): the best router's gain of Table 4 over Table 1's frozen model, by the rounded figures and
 # by the integer counts behind them. **Table 2** (Theorem 6, $|\Pi| = 11$): at the published $n$
 # and the paper's budget split, the intervals need only the oracle's, the best member's and the
@@ -2073,7 +2073,7 @@ def test_half(pool):
 #| tbl-cap: >-
 #|   Shihab et al.'s Table 15 recomputed from its discordant counts and Table 1 (ours / paper's):
 #|   accuracy, exact 95% interval, Holm-corrected exact McNemar p over the eight rows, recovered
-#|   share of the oracle opportunity in percent, and whether every number agrees at the paper's
+#|   fraction of the oracle opportunity in percent, and whether every number agrees at the paper's
 #|   rounding.
 v15 = p15.assign(acc=pairs(p15, "accuracy", "accuracy_paper"),
                  ci=pairs(p15, ("ci_lo", "ci_hi"), ("ci_lo_paper", "ci_hi_paper")),
