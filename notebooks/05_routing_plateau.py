@@ -1250,17 +1250,26 @@ R.table(cv_df, columns={"pool": "pool", "router": "router", "split": "gain, spli
                         "p": "McNemar p, Holm (cross-fitted)"})
 
 # %%
-wid = pd.DataFrame([{"pool": label,
-                     "w_split": res.evaluation(f).gain_cal_hi - res.evaluation(f).gain_cal_lo,
+def sign(g):
+    """+1, -1, or 0 for a gain of exactly zero prompts (to floating-point rounding)."""
+    return 0 if abs(g) < 1e-12 else int(np.sign(g))
+
+
+wid = pd.DataFrame([{"w_split": res.evaluation(f).gain_cal_hi - res.evaluation(f).gain_cal_lo,
                      "w_cv": c.gain_cal_hi - c.gain_cal_lo,
-                     "same_sign": np.sign(res.evaluation(f).gain_cal) == np.sign(c.gain_cal)}
+                     "s": sign(res.evaluation(f).gain_cal) * sign(c.gain_cal)}
                     for label, (res, cvr_) in cv_fits.items() for f in CV_FAMS
                     for c in [cvr_.evaluation(f)]])
+z = int((wid["s"] == 0).sum())
 R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n} of {t} rows "
-          "(median width ratio {r:.2f}), and the gain keeps its sign in {s} of {t}.",
+          "(median width ratio {r:.2f}). The gain changes sign (positive to negative or back) in "
+          "{f} of the {t} rows and keeps it in {k}; {zero}.",
           n=int((wid["w_cv"] < wid["w_split"]).sum()), t=len(wid),
           r=float((wid["w_cv"] / wid["w_split"].where(wid["w_split"] > 0)).median()),
-          s=int(wid["same_sign"].sum()))
+          f=int((wid["s"] < 0).sum()), k=int((wid["s"] > 0).sum()),
+          zero="no gain is exactly zero" if not z else R.md(
+              "{z} {w} a gain of exactly zero under one of the two schemes, so no sign to keep",
+              z=z, w="row has" if z == 1 else "rows have"))
 
 # %% [markdown]
 # ### Paired contrasts in Shihab et al.'s layout
