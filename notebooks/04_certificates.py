@@ -1244,8 +1244,8 @@ else:
 # half each pool had in @tbl-cert-family and certifies it on the same test half, so our rows are
 # those of @tbl-cert-family; the paper's family is labelled as the paper's (pools without prompt
 # text have no embedding and are left out). Chapter 05's @tbl-plateau-family certifies the same
-# family on its own random calibration half, with the embedding that chapter gives each pool, so
-# its intervals for the same pools differ from these.
+# family with the same embeddings on its own random calibration half, so its intervals for the
+# same pools differ from these by the split alone.
 
 # %%
 from oraclegap.deploy.features import budget_inputs
