@@ -437,7 +437,8 @@ R.show_md("On the diffuse pool at $\\tau = {t:.2f}$, the half-split router (choo
 # so it must also hold, to rounding, for routers that learned their choice from data. We fit
 # router families of the library (the calibration-best member, a random router, embedding
 # nearest neighbours, multi-output logistic regression, k-means cluster-best, TF-IDF logistic
-# regression, gradient boosting on prompt features and a small MLP) on half of the prompts of a
+# regression, gradient boosting on prompt features and a small MLP; @tbl-plateau-families in
+# chapter 5 says in one line what each family fits) on half of the prompts of a
 # simulated pool whose members specialise by a topic that every router input reveals, and score
 # each router's committed choice on the other half: once
 # with one response per member and prompt (coverage at any threshold is then correctness), once
