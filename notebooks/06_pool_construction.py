@@ -329,13 +329,18 @@ show_md("Reading: the constructed ratios {agree} the construction's own counts a
 # on error vectors. The sweep runs first on a simulated pool with known structure, then on every
 # real pool present.
 #
-# ### A simulated pool with known structure
+# ### A simulated pool with known structure {#sec-compose-simulated}
 #
 # Our simulated pool (`simulate.latent_world`) has the paper's shape, with known success
 # probabilities: logit $p_{im} = a_m + v_{m,\text{dataset}} + u_{m,\text{topic}} - h_i$, with
 # a difficulty $h_i$ per item, accuracies spread evenly from a weak to a strong model, six latent
 # topics with model-specific skill $u$ (the complementarity), and a contrast pool without topic
-# skill.
+# skill. Each model also has a cost per query, which only the budget section reads: a base cost
+# that rises linearly with the model's nominal accuracy (from 1 for the weakest model to 5 for
+# the strongest), times a factor drawn per item and model uniformly within a fifth of 1. Cost
+# therefore follows the nominal accuracy: the higher a model's index, the higher both its
+# nominal accuracy and its base cost; on one dataset the dataset and topic skills can reorder
+# the models' accuracies, not their costs.
 
 # %%
 t0 = time.perf_counter()
@@ -350,6 +355,12 @@ show_md("The models' true success rates (the mean over items of $p_{{im}}$) rang
         lo=world.p.mean(axis=0).min(), hi=world.p.mean(axis=0).max(), c=len(sim.cells),
         nd=sim.cells["dataset"].nunique(), f=sim.cells["fold"].nunique(),
         ns=sim.cells["size"].nunique(), t=time.perf_counter() - t0)
+
+
+# %%
+def sim_model(j):
+    """A simulated model as the text names it: ``model3`` is "model 3"."""
+    return "model " + str(world.pool.policy_names[j]).removeprefix("model")
 
 # %% [markdown]
 # First the calibration objective: how close is greedy to the exhaustive optimum in each cell?
@@ -656,6 +667,17 @@ if real:
             m=int((over["vs_acc"] == "more").sum()), a=int((over["vs_acc"] != "more").sum()),
             f=real_csv)
 
+# %%
+nosat = over[over["saturation_size"].isna()] if real else pd.DataFrame()
+if len(nosat):
+    show_md("The size for 90% in @tbl-compose-real is a median over the datasets that have one; "
+            "it is undefined on {d}: {why}.",
+            d=", ".join(f"{r.pool} {display_name(r.dataset)}" for r in nosat.itertuples()),
+            why="the whole pool rescues no calibration item on average, so 90% of it is "
+                "undefined" if (nosat["full_pool_cal"].fillna(0) == 0).all()
+            else "the sweep's size grid stops before the whole pool, or the whole pool "
+                 "rescues no calibration item")
+
 # %% [markdown]
 # @fig-compose-real-saturation draws the coverage curves of every real dataset, one panel per
 # pool: the mean held-out coverage of the greedy pool and of random pools of the same size, each
@@ -707,9 +729,9 @@ if len(reach):
 # seed of three members completed greedily) it keeps the $1 - 1/e$ guarantee, while plain
 # cost-benefit greedy with a single-model fallback guarantees half of that. We compare both
 # with the exhaustive knapsack optimum and with the cost-blind greedy order truncated at the
-# budget, first on one simulated dataset with the latent pool's costs (calibration half to
-# choose, test half to measure; @fig-compose-budget), then with the real costs of two released
-# pools.
+# budget, first on one simulated dataset with the simulated pool's costs (@sec-compose-simulated;
+# calibration half to choose, test half to measure; @fig-compose-budget), then with the real
+# costs of two released pools.
 #
 # ### A simulated dataset
 
@@ -722,6 +744,14 @@ budgets = np.round(np.linspace(wA.min(), wA.sum() - wA.min(), 12), 3)
 curve = C.budget_curve(XA, "best", costA, budgets, fit=fitA, test=~fitA)
 knap = curve[curve["method"] == "exhaustive knapsack"].set_index("budget")["fit"]
 worst_cb = C.budget_ratios(curve)  # per method, the worst budget as a share of the knapsack optimum
+gA = C.greedy_pool(XA, "best", rows=fitA)  # the cost-blind greedy order and its anchor
+
+show_md("On dataset {d}'s calibration half the normalised costs $\\kappa_m$ run from {lo} "
+        "({m0}) to {hi} ({m1}){order}; the anchor is {a}.", d=SIM_DATASETS[0],
+        lo=wA.min(), hi=wA.max(), m0=sim_model(int(np.argmin(wA))),
+        m1=sim_model(int(np.argmax(wA))), a=sim_model(gA.anchor),
+        order=", rising with the model's index as its nominal accuracy does"
+        if np.all(np.diff(wA) > 0) else "")
 
 # %%
 #| label: fig-compose-budget
@@ -745,6 +775,7 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %%
+first = gA.members[0]  # the cost-blind order's first alternative
 show_md("Reading: over the {nd} of {nb} budgets with a defined ratio (a knapsack optimum above "
         "0) the smallest ratio to the knapsack optimum is {p3} with "
         "partial enumeration (guarantee {g3}), {p0} without it (guarantee {g0}) and {cb} for the "
@@ -753,8 +784,11 @@ show_md("Reading: over the {nd} of {nb} budgets with a defined ratio (a knapsack
         p3=worst_cb["cost-benefit greedy (partial=3)"], g3=C.GREEDY_BOUND,
         p0=worst_cb["cost-benefit greedy (partial=0)"], g0=C.GREEDY_BOUND / 2,
         cb=worst_cb["cost-blind greedy prefix"],
-        why=" (at small budgets its first, expensive choice does not fit, and it stops with "
-            "nothing)"
+        why=md(" (its first choice, {m}, has $\\kappa_m$ = {w}, more than {c} of the other {o} "
+               "alternatives; it does not fit the {k} smallest budgets, where the order stops "
+               "with nothing)",
+               m=sim_model(first), w=wA[first], k=int((budgets < wA[first] - 1e-12).sum()),
+               c=int((np.delete(wA, [gA.anchor, first]) < wA[first]).sum()), o=M_SIM - 2)
         if curve.loc[curve["method"] == "cost-blind greedy prefix", "size"].min() == 0 else "")
 
 # %% [markdown]
@@ -1159,26 +1193,49 @@ check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 a
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Without topic skill.**
-#    Predict before reading the solution: without the model-by-topic skill (the contrast pool,
-#    `topic_sd = 0`), does greedy clear the random p95 more or less often, and does the
-#    calibration ratio change? Rerun with `-p TOPIC_SD 0.5` for a pool with half the skill.
+# 1. **Half the skill.**
+#    The two simulated pools differ only in the spread of the model-by-topic skill: standard
+#    deviation `TOPIC_SD` (1 on the default run) and 0, the contrast pool. From their greedy
+#    columns in @tbl-compose-table10 (the mean over the four datasets for each pool), predict
+#    greedy's mean held-out coverage at $|S| = 2$ on the same pool with half the skill, standard
+#    deviation `TOPIC_SD` / 2: halfway between the two, or nearer one of them? The solution runs
+#    that pool with the same seed and folds. Rerun with `-p TOPIC_SD 0.5` to predict a quarter
+#    of the default skill from a half and none.
 
 # %%
+from oraclegap.book import selfcheck  # the exercises' self-checks
 from oraclegap.report import solution  # folded, and left out of the student edition
 
-solution("1. Without topic skill greedy clears the random p95 at |S| = 2 in {pf:%} of folds "
-         "against {p:%} with topic skill of sd {sd:g}, and beats {bf:%} of random pools against "
-         "{b:%}; its calibration ratio is {rf} (mean) against {r}. {why}",
-         pf=fl["folds above p95"].mean(), p=sk["folds above p95"].mean(), sd=TOPIC_SD,
-         bf=fl["random beaten"].mean(), b=sk["random beaten"].mean(),
-         rf=sim_flat.cells["ratio"].mean(), r=sim.cells["ratio"].mean(),
-         why="This run's pool has no topic skill either (`TOPIC_SD` is 0): both are the same "
-             "pool." if TOPIC_SD == 0 else
-             "Removing topic skill makes greedy easier to tell from random pools: with "
-             "specialists many different pairs rescue similar amounts, so random pools come "
-             "close." if fl["folds above p95"].mean() > sk["folds above p95"].mean()
-         else "Removing topic skill does not make greedy easier to tell from random pools.")
+half = C.latent_world(N_ITEMS, M_SIM, SIM_DATASETS, topic_sd=TOPIC_SD / 2, seed=SEED)
+sim_half = C.pool_sweep(half.pool, n_folds=N_FOLDS, n_random=N_RANDOM, seed=SEED)
+g_end = {sd: t10.loc[t10["pool"] == name, "greedy"].mean()
+         for sd, name in ((TOPIC_SD, "simulated, topic skill"), (0, "simulated, no topic skill"))}
+g_half = sim_half.table10(2)["greedy"].mean()
+mid = (g_end[TOPIC_SD] + g_end[0]) / 2
+
+# %%
+if TOPIC_SD == 0:
+    solution("1. This run has no topic skill (`TOPIC_SD` is 0), so half the skill is the contrast "
+             "pool itself: greedy covers {g} held out at |S| = 2 (mean over datasets and folds).",
+             g=g_half)
+else:
+    solution("1. With topic skill of standard deviation {h:g} greedy covers {g} held out at "
+             "|S| = 2 (mean over datasets and folds), against {g1} at standard deviation {sd:g} "
+             "and {g0} without topic skill; halfway between those two is {mid}, so half the "
+             "skill gives {where}.",
+             h=TOPIC_SD / 2, g=g_half, g1=g_end[TOPIC_SD], sd=TOPIC_SD, g0=g_end[0], mid=mid,
+             where=compare(g_half, mid, digits=3, more="more than the midpoint: the first half "
+                           "of the skill adds more coverage than the second", less="less than "
+                           "the midpoint: the second half of the skill adds more coverage than "
+                           "the first", same="the midpoint: coverage grows about linearly in the "
+                           "skill here"))
+
+# %%
+#| code-fold: false
+# Self-check: replace None with your predicted mean held-out coverage of greedy at |S| = 2 with
+# half the topic skill, then run this cell; a prediction within 0.005 of the run passes.
+MINE = {"greedy coverage at half the skill": None}
+selfcheck.check("Exercise 1", MINE, {"greedy coverage at half the skill": g_half}, abs_tol=0.005)
 
 # %% [markdown]
 # 2. **Another anchor.**
@@ -1201,11 +1258,11 @@ w2 = sw_ex.summary()
 w2 = w2[w2["size"] == 2]
 
 # %%
-solution("2. With anchor {a} (observed accuracy {acc} on the sampled outcomes; true rate {tr}) "
-         "greedy covers {g} held out at |S| = 2 (calibration-best anchor: {gb}), and clears "
+solution("2. With {a} as the anchor (observed accuracy {acc} on the sampled outcomes; true rate "
+         "{tr}) greedy covers {g} held out at |S| = 2 (calibration-best anchor: {gb}), and clears "
          "the random p95 in {p:%} of folds (calibration-best anchor: {pb:%}): with this anchor "
          "greedy is {easier} to tell from random pools.",
-         a=world.pool.policy_names[anchor_ex], acc=acc_obs[anchor_ex],
+         a=sim_model(anchor_ex), acc=acc_obs[anchor_ex],
          tr=world.p[:, anchor_ex].mean(), g=w2["greedy_test"].mean(), gb=sk["greedy"].mean(),
          p=w2["above_p95"].mean(), pb=sk["folds above p95"].mean(),
          easier=compare(w2["above_p95"].mean(), sk["folds above p95"].mean(), more="easier",
@@ -1250,12 +1307,10 @@ solution("4. Plain cost-benefit greedy falls short of the optimum at {k} of the 
 
 # %%
 #| code-fold: false
-# Self-check: replace each None with at how many of the figure's budgets plain cost-benefit greedy
-# stays below the knapsack optimum and the budget B where it falls furthest short (read them off
-# the figure, or compute them from `curve`), then run this cell; the count must be exact, B within
-# half the budgets' spacing.
-from oraclegap.book import selfcheck
-
+# Self-check: read two numbers off the figure (or compute them from `curve`): the number of
+# budgets at which plain cost-benefit greedy stays below the knapsack optimum, and the budget B
+# at which it falls furthest short. Put them in place of the two None and run this cell; the
+# count must be exact, B within half the budgets' spacing.
 half_step = max(np.floor(500 * float(np.diff(budgets).min())) / 1000, 0.001)
 MINE = {"budgets below the optimum": None, "B of the largest shortfall": None}
 selfcheck.check("Exercise 4", MINE,
@@ -1331,14 +1386,6 @@ else:
             "folds (median {med:%} over {n} datasets; each dataset's share is in {f}).",
             lo=over["greedy_modal_share"].min(), hi=over["greedy_modal_share"].max(),
             med=over["greedy_modal_share"].median(), n=len(over), f=real_csv)
-    nosat = over[over["saturation_size"].isna()]
-    if len(nosat):
-        show_md("The number of alternatives for 90% of the whole pool is undefined on {d}: {why}.",
-                d=", ".join(f"{r.pool} {display_name(r.dataset)}" for r in nosat.itertuples()),
-                why="the whole pool rescues no calibration item on average, so 90% of it is "
-                    "undefined" if (nosat["full_pool_cal"].fillna(0) == 0).all()
-                else "the sweep's size grid stops before the whole pool, or the whole pool "
-                     "rescues no calibration item")
 
 # %% [markdown]
 # ### The large case: MMLU-Pro's 29 models {#sec-compose-large}

@@ -402,6 +402,47 @@ def overview(res):
 overview(res_lab)
 
 # %%
+from oraclegap.stats.coverage import need  # the count rule c >= need(tau, k) of a threshold
+
+
+def half_groups(res):
+    """The thresholds of an audit grouped by the halves and count rules of their split-draw
+    certificates: (k_a, k_b, need_a, need_b) -> thresholds."""
+    groups = {}
+    for lv in res.numbers["certificates"]["levels"].values():
+        c = lv.get("certificate") or {}
+        if "need_a" in c:
+            groups.setdefault((c["k_a"], c["k_b"], c["need_a"], c["need_b"]), []).append(c["tau"])
+    return groups
+
+
+listed = lambda xs: " and ".join([", ".join(map(str, xs[:-1])), str(xs[-1])][len(xs) < 2:])  # noqa: E731
+
+
+# %%
+def half_rule_note(res):
+    """A sentence for each group of thresholds whose split-draw certificates share the count rule
+    of a half but whose count rules on all draws differ (empty when there is none)."""
+    k, out = res.numbers["pool"]["k"], []
+    for (ka, kb, na, nb), ts in half_groups(res).items():
+        full = [int(v) for v in need(ts, k)]
+        if len(ts) > 1 and len(set(full)) > 1:
+            out.append(R.md(
+                "The certificate column reads the same at $\\tau$ = {ts}: the split-draw "
+                "certificate counts successes on halves of {h} draws, where the count rule of "
+                "{every} is $c \\ge$ {n} ({rule}), so their intervals are one statistic; `best`, "
+                "$D$ and $L$ count on all {k} draws, where the rules are $c \\ge$ {f}.",
+                ts=listed([f"{t:g}" for t in ts]), every="both" if len(ts) == 2 else "all",
+                h=listed(sorted({ka, kb})), n=listed(sorted({na, nb})), k=k, f=listed(full),
+                rule=listed([f"$\\lceil \\tau \\cdot {x} \\rceil$" for x in sorted({ka, kb})])))
+    return " ".join(out)
+
+
+note = half_rule_note(res_lab)
+if note:
+    R.show_md("{n}", n=note)
+
+# %%
 st_lab = res_lab.numbers["settings"]
 R.show_md("The p-values are Holm-adjusted over the {n} thresholds, so each is at least the raw "
           "p of its test. The null draws ({d:,} per null) come from the audit's nulls seed "
@@ -550,13 +591,32 @@ if real is not None:
 # %% [markdown]
 # ### From an evaluation harness {#sec-byop-harness}
 #
-# Often the responses are on disk already, written by an evaluation harness. The fixtures in
-# `data/harness/` are real runs of lm-evaluation-harness and inspect_ai on four of the lab's
-# models, four sampled responses per prompt (the [harness page](../harness.qmd) says how they were
-# made and what each importer assumes); the audit reads the output folder itself, as in
-# `oraclegap audit data/harness/lmeval/default-seed --out audit-lmeval`. Unless told otherwise,
-# lm-evaluation-harness samples every model with one default seed, which aligns the draws across
-# models; the second lm-evaluation-harness run gave each model its own seed.
+# Often the responses are on disk already, written by an evaluation harness. The project
+# commits real harness runs on the lab's models in `data/harness/` (the
+# [harness page](../harness.qmd) says how they were made and what each importer assumes); the
+# audit reads an output folder itself, as in
+# `oraclegap audit data/harness/lmeval/default-seed --out audit-lmeval`.
+
+# %%
+from oraclegap._harness import FORMATS as HARNESS_FORMATS  # each importer, its tool named first
+from oraclegap.sources import HARNESS_FIXTURES
+
+fixtures = {name: harness_fixture(name) for name in HARNESS_FIXTURES}
+tool = {name: HARNESS_FORMATS[fmt].split()[0] for name, (fmt, _) in HARNESS_FIXTURES.items()}
+ks = sorted({p.k for p in fixtures.values()})
+models = sorted({m for p in fixtures.values() for m in p.policy_names})
+R.show_md("The {nf} fixtures in `data/harness/` are runs of {tools} on {nm} of the lab's models "
+          "with {k} sampled responses per prompt and model: {each} (prompts × models × "
+          "responses).", nf=len(fixtures), nm=len(models),
+          tools=listed(list(dict.fromkeys(tool.values()))), k=listed(ks),
+          each="; ".join(R.md("`{f}` ({t}) {n} × {M} × {k}", f=name, t=tool[name],
+                              n=p.n_prompts, M=p.n_policies, k=p.k)
+                         for name, p in fixtures.items()))
+
+# %% [markdown]
+# Unless told otherwise, lm-evaluation-harness samples every model with one default seed, which
+# aligns the draws across models; the second lm-evaluation-harness run gave each model its own
+# seed. @tbl-byop-harness audits those two runs and the inspect_ai run.
 
 # %%
 HARNESS_RUNS = ("lm-eval-default-seed", "lm-eval-per-model-seed", "inspect")
@@ -1145,8 +1205,11 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (the audit's findings: 
 
 # %% [markdown]
 # 3. **Reading a verdict where both nulls reject.**
-#    At the largest $k$ of the sweep, at which threshold do both nulls reject, what disagreement
-#    error $e_D$ would a router need there, and did the quick router reach it?
+#    @tbl-byop-sweep lists, for each $k$, the thresholds at which both nulls reject, and gives
+#    $L/D$ at the primary threshold only. At the largest $k$, take the largest threshold at which
+#    both reject. What disagreement error $e_D$ would a router need there to gain over the best
+#    member, over all prompts and over the held-out prompts the quick router is scored on? Why is
+#    its $e_D$ read against the second, and did it reach it?
 
 # %%
 top = sweep_res[max(sweep_res)].numbers
@@ -1169,6 +1232,16 @@ else:
     R.solution("3. At k = {k} no threshold has both nulls rejecting on this run, so no break-even "
                "error applies yet: the audit's verdict is `{c}`.",
                k=max(sweep_res), c=sweep_res[max(sweep_res)].verdict.code)
+
+# %%
+#| code-fold: false
+# Self-check: replace each None with the break-even L/D at that threshold, over all prompts and
+# over the held-out prompts, then run this cell; each within 0.005 passes.
+MINE = {"L/D over all prompts": None, "L/D on the held-out prompts": None}
+selfcheck.check("Exercise 3", MINE,
+                {"L/D over all prompts": row["break_even"] if det3 else float("nan"),
+                 "L/D on the held-out prompts": rr3["break_even"] if det3 else float("nan")},
+                abs_tol=0.005)
 
 # %% [markdown]
 # ## Appendix: other inputs, other tools and the claims {#sec-byop-appendix}
