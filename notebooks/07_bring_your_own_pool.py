@@ -598,8 +598,7 @@ if real is not None:
 # `oraclegap audit data/harness/lmeval/default-seed --out audit-lmeval`.
 
 # %%
-from oraclegap._harness import FORMATS as HARNESS_FORMATS  # each importer, its tool named first
-from oraclegap.sources import HARNESS_FIXTURES
+from oraclegap.sources import HARNESS_FIXTURES, HARNESS_FORMATS
 
 fixtures = {name: harness_fixture(name) for name in HARNESS_FIXTURES}
 tool = {name: HARNESS_FORMATS[fmt].split()[0] for name, (fmt, _) in HARNESS_FIXTURES.items()}

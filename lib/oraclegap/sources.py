@@ -50,6 +50,7 @@ __all__ = [
     "TEXT_COLUMNS",
     "harness_fixture",
     "HARNESS_FIXTURES",
+    "HARNESS_FORMATS",
 ]
 
 #: Column names taken as the prompt id of a wide CSV (the first one present).
@@ -93,6 +94,7 @@ read_long = _formats.read_long
 #: The committed evaluation-harness fixtures (``data/harness/``): name -> (format, folder); one Pool each from
 #: :func:`harness_fixture` (e.g. ``harness_fixture("lm-eval-default-seed")``).
 HARNESS_FIXTURES = _harness.FIXTURES
+HARNESS_FORMATS = _harness.FORMATS  # harness format -> its description, the tool named first
 harness_fixture = _harness.fixture
 
 
