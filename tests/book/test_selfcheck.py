@@ -93,3 +93,7 @@ def test_an_unanswered_check_says_how_to_answer_in_one_sentence():
     assert "not answered yet" not in text and "±0.005" in text
     partly = SC.render("Exercise 1", SC.verdicts({"L": 0.1463}, truth, abs_tol=0.005))
     assert "`C_best`: not answered yet" in partly and "1 of 2 within" in partly
+    mixed = SC.render("Exercise 4", SC.verdicts({}, {"count": 2, "B": 1.16},
+                                                abs_tol={"count": 0.5, "B": 0.165}))
+    assert "`count` ±0.5; `B` ±0.165" in mixed  # each tolerance beside its own quantity
+

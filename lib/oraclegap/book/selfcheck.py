@@ -160,13 +160,15 @@ def render(exercise: str, results: list[Verdict], *, rel_tol: float = 0.0) -> st
     with its verdict; no expected value and no distance to it appear."""
     if results and all(v.state == "unanswered" for v in results):
         names = ", ".join(f"`{v.name}`" for v in results)
-        tols = sorted({_tol_text(v, rel_tol) for v in results})
+        tols = [_tol_text(v, rel_tol) for v in results]
+        within = (f"within its tolerance ({tols[0]})" if len(set(tols)) == 1 else
+                  "within its tolerance (" + "; ".join(f"`{v.name}` {t}" for v, t in
+                                                        zip(results, tols, strict=True)) + ")")
         return (f'::: {{.callout-note .{SELFCHECK_CLASS} collapse="false"}}\n'
                 f"## Self-check: {exercise} (waiting for your answers)\n\n"
                 f"In the chapter's notebook (downloadable at the foot of the page), put your values "
                 f"for {names} into `MINE` in the cell above and run it: this box then says whether "
-                f"each lies within the tolerance ({'; '.join(tols)}), without showing the "
-                "chapter's value.\n:::\n")
+                f"each lies {within}, without showing the chapter's value.\n:::\n")
     lines = []
     for v in results:
         if v.state == "within":
