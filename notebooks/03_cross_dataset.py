@@ -244,8 +244,9 @@ ends = span.loc[[("primary", True), ("primary", False), ("secondary", True),
 
 # %%
 light_span = R.md("Over all ten light seeds, the primary-trained seeds' primary-half rates run "
-                  "from {a} to {b} against {c} to {d} for the secondary-trained ones, and on the "
-                  "secondary half {e} to {f} against {g} to {h}. {verdict}",
+                  "from {a} to {b} against {c} to {d} for the secondary-trained ones, and the "
+                  "secondary-trained seeds' secondary-half rates from {e} to {f} against {g} to "
+                  "{h} for the primary-trained ones. {verdict}",
                   **dict(zip("abcdefgh", ends, strict=True)),
                   verdict=("So the lab's light recipe already makes every seed lead on its own "
                            "task, unlike the paper's light recipe, whose Geometry3K-trained "
