@@ -1,6 +1,7 @@
 """The class deck (oraclegap.book.slides): it follows the instructors' 90-minute plan block by
-block, in order, with at most MAX_WORDS words per slide, all text taken from the executed chapters.
-The Quarto render of the deck is in tests/book/test_quarto.py."""
+block, in order, with at most MAX_WORDS words of prose per slide and tables no larger than the
+table limits, all text taken from the executed chapters. The Quarto render of the deck is in
+tests/book/test_quarto.py."""
 
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ def test_deck_follows_the_plan_with_short_computed_slides(tmp_path):
     assert [h.split(" min:")[0] for h in _heads(deck)] == ["# 0-30", "# 30-60", "# 60-90"]
     for _, slides in deck:
         for slide in slides:
-            assert S.slide_words(slide) <= S.MAX_WORDS, slide
+            assert S.slide_words(slide) <= S.MAX_WORDS and S.table_fits(slide), slide
     text = "\n".join(s for _, sl in deck for s in sl)
     assert "0.369" in text and "0.123" in text  # the readings' computed numbers, from the chapter
     assert "77.7" not in text and "takeaway wall" not in text  # no solution, no takeaway wall
@@ -197,6 +198,45 @@ def test_tables_are_projected_as_printed_with_their_reading(tmp_path):
     assert S.page_table(root, "index.qmd") == ("", "")
 
 
+def _wide_table(rows: int) -> str:
+    """A page table like the decision page's verdict table: a short key, two columns of long
+    prose, a short last column."""
+    long = "a sentence of prose far too long to read off a slide from the back of the room"
+    body = [f"| `code-{i}` | {long} | {long}, again | right {i} of 9 |" for i in range(rows)]
+    head = "| verdict | what it means | what to do next | in the study |\n|---|---|---|---|"
+    return "\n".join([head, *body])
+
+
+def test_a_large_table_is_projected_by_the_columns_that_fit_with_a_link(tmp_path):
+    small = "| a | b |\n|---|---|\n| 1 | 2 |"
+    assert S.table_fits(small) and S.compact_table(small) == (small, [], 0)
+    shown, cols, rows = S.compact_table(_wide_table(4))
+    assert cols == ["what it means", "what to do next"] and rows == 0 and S.table_fits(shown)
+    assert S.table_cells(shown)[0] == ["verdict", "in the study"] and len(S.table_cells(shown)) == 5
+    assert not S.table_fits(_wide_table(4))
+    # too many rows: the first MAX_TABLE_ROWS are shown, and the slide says how many are not
+    shown, _, rows = S.compact_table(_wide_table(S.MAX_TABLE_ROWS + 3))
+    assert rows == 3 and len(S.table_cells(shown)) == S.MAX_TABLE_ROWS + 1
+    # a key column too long for a slide, or no second column that fits: no table slide
+    assert S.compact_table("| " + "w " * 20 + "| b |\n|---|---|\n| 1 | 2 |")[0] == ""
+    assert S.compact_table("| a | " + "w " * 20 + "|\n|---|---|\n| 1 | 2 |")[0] == ""
+    root = _project(tmp_path)
+    (root / "intro.qmd").write_text("# Intro {.unnumbered}\n\nThe intro page.\n\n## Verdicts\n\n"
+                                    + _wide_table(9) + "\n")
+    deck = {b.minutes: sl for b, sl in S.deck_slides(root, tmp_path / "img")}
+    page = next(s for s in deck["30-60"] if s.startswith("## Verdicts (Intro)"))
+    assert S.table_fits(page) and S.slide_words(page) <= S.MAX_WORDS
+    assert "“what it means” and “what to do next”" in page
+    assert "[in the book](../intro.html)" in page
+
+
+def test_the_instructors_page_states_the_limits_the_deck_keeps():
+    text = " ".join((ROOT / S.PLAN_PAGE).read_text(encoding="utf-8").split())
+    assert f"at most {S.MAX_WORDS} words of prose a slide" in text
+    assert (f"a table at most {S.MAX_TABLE_ROWS} rows by {S.MAX_TABLE_COLUMNS} columns, "
+            f"{S.MAX_CELL_WORDS} words a cell and {S.MAX_TABLE_WORDS} words in all") in text
+
+
 def test_slide_deck_front_matter_and_order(tmp_path):
     deck = S.slide_deck(_project(tmp_path), tmp_path / "stage" / "img")
     assert deck.startswith('---\ntitle: "T"') and "revealjs" in deck
@@ -228,6 +268,7 @@ def test_the_books_deck_follows_its_plan(tmp_path):
     for block, slides in deck:
         assert slides[0].startswith(f"# {block.minutes} min:")
         assert all(S.slide_words(s) <= S.MAX_WORDS for s in slides), block.minutes
+        assert all(S.table_fits(s) for s in slides), block.minutes  # every table is readable
     assert sum(s.count("![](") for _, slides in deck for s in slides) >= 3  # the chapters' figures are shown
     bare = [block.minutes for block, slides in deck if not any(_shows(s) for s in slides)]
     assert not bare, f"blocks that project no figure or table: {bare}"

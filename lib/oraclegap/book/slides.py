@@ -14,7 +14,11 @@ and links to pages of the book (``[text](page.qmd)``). For each block the deck h
 - a table slide for each table the block names itself (``@tbl-...``): the table as the executed
   chapter printed it (:func:`table_markdown`), under the first sentence of its caption, with the
   chapter's reading of it below; and one for each page the block links that holds a table: the
-  page's first table, under the heading above it;
+  page's first table, under the heading above it. A slide projects a table only as far as it can
+  be read (:func:`compact_table`): at most :data:`MAX_TABLE_ROWS` rows and
+  :data:`MAX_TABLE_COLUMNS` columns, :data:`MAX_CELL_WORDS` words a cell and
+  :data:`MAX_TABLE_WORDS` words in all; a larger table keeps its first column and the columns
+  that fit, and the slide links the whole table in the book;
 - a takeaway slide: what the block teaches, as the chapter it draws from states it -- the
   bullet of the chapter's takeaways that best matches the block (:func:`block_findings`: the
   computed values and words it shares with the block's description and sections; each bullet
@@ -23,7 +27,8 @@ and links to pages of the book (``[text](page.qmd)``). For each block the deck h
 
 Every text is the chapters' own, computed on the run (nothing is typed or recomputed here), cut
 to whole sentences of at most :data:`MAX_WORDS` words of prose per slide (:func:`short_text`; a
-table, like a figure, is projected, not counted). A section
+table, like a figure, is projected, not counted as prose, and held to the table limits above
+instead: :func:`table_fits`). A section
 named by ``@sec-x`` reaches from its heading to the next heading that carries an identifier, or
 to the chapter's takeaways, exercises or appendix. The deck renders offline like the book
 (Quarto ships reveal.js; math as plain HTML, since reveal.js's math plugin would load MathJax 2
@@ -58,6 +63,13 @@ __all__ = [
     "block_findings",
     "short_text",
     "slide_words",
+    "MAX_TABLE_ROWS",
+    "MAX_TABLE_COLUMNS",
+    "MAX_CELL_WORDS",
+    "MAX_TABLE_WORDS",
+    "table_cells",
+    "table_fits",
+    "compact_table",
     "table_markdown",
     "page_table",
     "deck_slides",
@@ -68,6 +80,11 @@ __all__ = [
 PLAN_PAGE = "instructors.qmd"
 PLAN_HEADING = "A 90-minute plan"
 MAX_WORDS = 60
+#: the largest table a slide projects: body rows, columns, words in one cell, words in all cells
+MAX_TABLE_ROWS = 10
+MAX_TABLE_COLUMNS = 8
+MAX_CELL_WORDS = 12
+MAX_TABLE_WORDS = 150
 FIGURES_PER_BLOCK = 3
 _TITLE_CHARS = 90
 _STOP_HEADINGS = ("takeaways", "exercises", "appendix")
@@ -186,6 +203,67 @@ def slide_words(slide: str) -> int:
     text = re.sub(r"\{[^}]*\}", " ", text)
     text = re.sub(r"^:::.*$", " ", text, flags=re.M)
     return _words(text)
+
+
+_ALIGN_ROW = re.compile(r"^\|[\s:|-]+\|$")
+
+
+def table_cells(table: str) -> list[list[str]]:
+    """The cells of a Markdown pipe table, row by row, header first (the alignment row and any
+    line that is not a table row left out; ``\\|`` inside a cell stays in it)."""
+    rows = []
+    for line in table.splitlines():
+        line = line.strip()
+        if not line.startswith("|") or _ALIGN_ROW.match(line):
+            continue
+        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+    return rows
+
+
+def _table_text(rows: list[list[str]]) -> str:
+    return "\n".join(["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0]),
+                      *("| " + " | ".join(r) + " |" for r in rows[1:])])
+
+
+def table_fits(table: str) -> bool:
+    """Whether a slide can project the pipe table ``table`` as it is: at most
+    :data:`MAX_TABLE_ROWS` body rows and :data:`MAX_TABLE_COLUMNS` columns, no cell (header
+    included) over :data:`MAX_CELL_WORDS` words and at most :data:`MAX_TABLE_WORDS` words in all."""
+    rows = table_cells(table)
+    cells = [c for r in rows for c in r]
+    width = max((len(r) for r in rows), default=0)
+    return (len(rows) - 1 <= MAX_TABLE_ROWS and width <= MAX_TABLE_COLUMNS
+            and all(_words(c) <= MAX_CELL_WORDS for c in cells)
+            and sum(_words(c) for c in cells) <= MAX_TABLE_WORDS)
+
+
+def compact_table(table: str) -> tuple[str, list[str], int]:
+    """The part of the pipe table ``table`` a slide can project (:func:`table_fits`), the headers
+    of the columns it leaves out and how many body rows it leaves out: its first
+    :data:`MAX_TABLE_ROWS` body rows, its first column and then, left to right, each other column
+    whose cells all have at most :data:`MAX_CELL_WORDS` words, as long as the table stays within
+    :data:`MAX_TABLE_COLUMNS` columns and :data:`MAX_TABLE_WORDS` words. The part is "" when not
+    even the first column and one other fit."""
+    rows = table_cells(table)
+    if not rows:
+        return "", [], 0
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    shown, cut_rows = rows[:MAX_TABLE_ROWS + 1], max(len(rows) - 1 - MAX_TABLE_ROWS, 0)
+    column = [[r[j] for r in shown] for j in range(width)]
+    if any(_words(c) > MAX_CELL_WORDS for c in column[0]):
+        return "", rows[0], cut_rows
+    keep, words = [0], sum(_words(c) for c in column[0])
+    for j in range(1, width):
+        w = sum(_words(c) for c in column[j])
+        if (len(keep) < MAX_TABLE_COLUMNS and words + w <= MAX_TABLE_WORDS
+                and all(_words(c) <= MAX_CELL_WORDS for c in column[j])):
+            keep.append(j)
+            words += w
+    left = [rows[0][j] for j in range(width) if j not in keep]
+    if len(keep) < 2 <= width:
+        return "", left, cut_rows
+    return _table_text([[r[j] for j in keep] for r in shown]), left, cut_rows
 
 
 class _TableCells(HTMLParser):
@@ -624,12 +702,43 @@ def block_findings(blocks: list[PlanBlock], places: list[list[_Place]],
     return chosen
 
 
-def _table_slide(it: Item, items: list[Item], names: dict[str, str]) -> str:
-    """A table's slide: the first sentence of its caption, the table as printed, and the
-    chapter's reading of it (its first Markdown output after the table) below."""
+def _projected(table: str, href: str) -> list[str]:
+    """A table as a slide projects it (:func:`compact_table`), and when part of it is left out, a
+    line that says how much and links the whole table in the book (``href``, relative to the
+    deck's place in the site, ``_book/slides/``); [] when the table cannot be projected."""
+    shown, cols, rows = compact_table(table)
+    if not shown:
+        return []
+    left = ([("the column " if len(cols) == 1 else "the columns ")
+             + _listed([f"“{c}”" for c in cols])] if cols else [])
+    left += [f"{rows} row{'s' if rows > 1 else ''}"] if rows else []
+    if not left:
+        return [shown]
+    return [shown, f"Left out here: {' and '.join(left)}; the whole table is [in the book]({href})."]
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _site_href(file: str, ident: str | None = None) -> str:
+    """The address of a book page (``file`` as ``_quarto.yml`` names it), and of a place on it,
+    from the deck's folder in the site."""
+    return "../" + str(Path(file).with_suffix(".html")) + (f"#{ident}" if ident else "")
+
+
+def _table_slide(it: Item, items: list[Item], names: dict[str, str], file: str) -> str:
+    """A table's slide: the first sentence of its caption, the table as printed (as far as a
+    slide can project it, :func:`_projected`; ``file`` is the chapter's page), and the chapter's
+    reading of it (its first Markdown output after the table) below; "" when the table cannot be
+    projected."""
     title = f"## {_title(it.text) or it.ident}"
-    body = _pack(readings_after(items, it.ident or "")[:1], MAX_WORDS - slide_words(title))
-    return "\n\n".join([title, _table_refs(it.table, names), *body])
+    table = _projected(_table_refs(it.table, names), _site_href(file, it.ident))
+    if not table:
+        return ""
+    room = MAX_WORDS - slide_words("\n\n".join([title, *table[1:]]))
+    body = _pack(readings_after(items, it.ident or "")[:1], room)
+    return "\n\n".join([title, *table, *body])
 
 
 def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]]]:
@@ -642,6 +751,7 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
         raise ValueError(f"no executed chapters under {root / EXECUTED_DIR}; run `make book` first")
     chapters = {Path(p.file).stem: chapter_items(json.loads((root / p.file).read_text(encoding="utf-8")))
                 for p in pages}
+    files = {Path(p.file).stem: p.file for p in pages}
     images_dir.mkdir(parents=True, exist_ok=True)
     blocks = plan_blocks(root)
     names = ref_names(chapters)
@@ -665,8 +775,11 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
         shown: set[str] = set()
         for place in places:
             if place.ref.startswith("tbl-") and place.items and place.items[0].table:
-                slides.append(_table_slide(place.items[0], chapters[place.chapter], names))
-                shown.add(place.ref)
+                slide = _table_slide(place.items[0], chapters[place.chapter], names,
+                                     files[place.chapter])
+                if slide:
+                    slides.append(slide)
+                    shown.add(place.ref)
                 continue
             for it in place.items:
                 if (it.kind != "fig" or not it.ident or it.ident in shown
@@ -683,14 +796,17 @@ def deck_slides(root: Path, images_dir: Path) -> list[tuple[PlanBlock, list[str]
         spare = [(it, p.chapter) for p in places if p.ref.startswith("sec-")
                  for it in p.items if it.kind == "tbl" and it.table and it.ident not in shown]
         for it, chapter in spare[:FIGURES_PER_BLOCK] if not shown else []:
-            slides.append(_table_slide(it, chapters[chapter], names))
-            shown.add(it.ident)
+            slide = _table_slide(it, chapters[chapter], names, files[chapter])
+            if slide:
+                slides.append(slide)
+                shown.add(it.ident)
         for _, file in block.pages:
             heading, table = page_table(root, file) if (root / file).is_file() else ("", "")
-            if table:
+            projected = _projected(_table_refs(table, names), _site_href(file)) if table else []
+            if projected:
                 page = _page_opening(root, file)[0]
                 title = "## " + _title(f"{heading} ({page})" if heading and heading != page else page)
-                slides.append("\n\n".join([title, _table_refs(table, names)]))
+                slides.append("\n\n".join([title, *projected]))
         if finding is not None:
             take = _pack([finding], MAX_WORDS - 1)
         else:
