@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -244,6 +245,15 @@ def test_llmrouter_sets():
     dc = _need("llmrouter-dcrouter")
     assert dc.n_policies == 9 and dc.meta["items_in_files"] == 5608 + 500
     assert dc.n_prompts + dc.meta["items_with_fractional_scores_dropped"] == 6108
+    # the data page's description states the importer's own counts: files, dropped, per split
+    desc = D.describe("llmrouter-dcrouter")["description"]
+    m = re.search(r"train \((\d+) items\) \+ test \((\d+)\).*the (\d+) items with a fractional "
+                  r"score dropped \((\d+) train, (\d+) test\)", desc)
+    assert m, desc
+    kept = dc.prompts["split"].value_counts()
+    assert int(m[1]) + int(m[2]) == dc.meta["items_in_files"]
+    assert int(m[3]) == dc.meta["items_with_fractional_scores_dropped"]
+    assert (int(m[1]) - int(m[4]), int(m[2]) - int(m[5])) == (kept["train"], kept["test"])
 
 
 def test_routerbench_mini():

@@ -134,7 +134,8 @@ _register(
         "llmrouter-dcrouter",
         "external",
         "(5908, 9, 1)",
-        "LLMRouter dcrouter_preprocessed train (5608) + test (500): 9 open models; items with fractional scores dropped; cluster_id in the prompt table",
+        "LLMRouter dcrouter_preprocessed train (5608 items) + test (500): 9 open models; the 200 items with a "
+        "fractional score dropped (150 train, 50 test); cluster_id in the prompt table",
         "github.com/ulab-uiuc/LLMRouter @ 4e7a7969, data/dcrouter_preprocessed/{train,test}.json",
         "MIT",
         (f"{ULAB}/LLMRouter_dcrouter_preprocessed/train.json", f"{ULAB}/LLMRouter_dcrouter_preprocessed/test.json"),
