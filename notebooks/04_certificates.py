@@ -1434,7 +1434,7 @@ def _share_floor(x):  # a lower bound on a share: never "at least 100.0%" for a 
 R.show_md("Enumerating every sample, Theorem 4 covers {e} and the paired interval "
           "{p} of the probability. In these small populations the naive interval covers "
           "at least {nv}, {where} the nominal {nom:%}{why}. The plug-in gap's exact mean falls "
-          "short of the truth by up to {b}.",
+          "short of the truth by {blo} to {bhi} across these {npop} populations.", npop=len(bias),
           e=_share_floor(ex_min), p=_share_floor(pa_min), nv=_pct_down(nv_min),
           where=R.compare(nv_min, 1 - ALPHA, more="above", less="below", same="at"), nom=1 - ALPHA,
           why=(": with two or three members the selected member's optimism is small (the "
@@ -1443,7 +1443,8 @@ R.show_md("Enumerating every sample, Theorem 4 covers {e} and the paired interva
                "under-coverage shows with the eight near-tied members simulated next"
                if nv_min >= 1 - ALPHA else "; the eight near-tied members simulated next show "
                "how far it falls with more members"),
-          b=float((bias["truth"] - bias["mean_estimate"]).max()))
+          blo=float((bias["truth"] - bias["mean_estimate"]).min()),
+          bhi=float((bias["truth"] - bias["mean_estimate"]).max()))
 
 # %% [markdown]
 # Larger pools are out of reach of enumeration, so we simulate: eight members that are almost tied
