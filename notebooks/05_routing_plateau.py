@@ -2068,8 +2068,8 @@ if k10:
 # %% [markdown]
 # ### Shihab et al.'s tables from their own figures {#sec-plateau-p002}
 #
-# Three of Shihab et al.'s tables follow from numbers the paper prints elsewhere
-# (`oraclegap.stats.paper002`). **Table 15** (App. O): a selector's accuracy is the frozen best
+# Three of Shihab et al.'s tables can be recomputed from numbers the paper prints elsewhere
+# (`oraclegap.stats.paper002`); the readings below say which reproduce. **Table 15** (App. O): a selector's accuracy is the frozen best
 # model's count of Table 1 plus $n_{10} - n_{01}$, so its exact interval, McNemar p, Holm over
 # the eight rows and recovered fraction $(n_{10} - n_{01}) / (o - b)$ follow. **Table 3** (Sec.
 # 7.2): the best router's gain of Table 4 over Table 1's frozen model, by the rounded figures and
