@@ -190,8 +190,9 @@ def test_pool_construction_exercise_4_self_check_takes_the_nearest_budget_only(m
     recorded = {}
     ns = {"np": np, "md": md, "curve": curve, "budgets": budgets,
           "knap": curve[curve["method"] == "exhaustive knapsack"].set_index("budget")["fit"],
-          "solution": lambda *a, **kw: None}
-    # the cell imports oraclegap.book.selfcheck itself: record what it passes to check
+          "solution": lambda *a, **kw: None, "selfcheck": SC}
+    # the chapter imports oraclegap.book.selfcheck once, before its exercises: record what the
+    # cell passes to check
     monkeypatch.setattr(SC, "check", lambda ex, mine, expected, **kw: recorded.update(
         exercise=ex, mine=mine, expected=expected, kw=kw))
     exec(_cell(src, "cost-benefit greedy (partial=0)\"].set_index"), ns)  # noqa: S102
