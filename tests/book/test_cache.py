@@ -509,3 +509,34 @@ def test_the_kernel_stopped_at_once_keeps_what_the_last_cell_wrote(tmp_path):
     cells = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"]
     assert cells[-1].outputs[0]["text"] == f"wrote {8 << 20}\n"
     assert (tmp_path / "written.bin").stat().st_size == 8 << 20
+
+
+@pytest.mark.notebooks
+def test_a_chapters_csv_downloads_land_beside_its_executed_notebook(tmp_path):
+    """A chapter run into a folder of its own (a parameter check, a test) writes its CSV downloads
+    there, never into the project's chapters/ that the book's build copies into the site."""
+    src = tmp_path / "01_w.py"
+    src.write_text(CHAPTER.split("# %% tags=")[0] + textwrap.dedent('''\
+        # %%
+        import pandas as pd
+        from oraclegap import report as R
+        print(R.csv_download(pd.DataFrame({"a": [1, 2]}), "01_w-rows"))
+        '''))
+    (tmp_path / "_quarto.yml").write_text("project: {type: book}\n")  # a project: chapters/ exists
+    for run in ("check", "build"):
+        out = book.execute_chapter(src, tmp_path / run / "out.ipynb", cwd=tmp_path)
+        assert out.exists() and (tmp_path / run / "01_w-rows.csv").read_text() == "a\n1\n2\n"
+    assert not (tmp_path / "chapters").exists()
+
+
+def test_csv_download_follows_the_downloads_variable(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from oraclegap import report as R
+
+    monkeypatch.setenv(R.tables.DOWNLOADS_DIR_ENV, str(tmp_path / "here"))
+    (tmp_path / "here").mkdir()
+    R.csv_download(pd.DataFrame({"a": [1]}), "01_w-one")
+    assert (tmp_path / "here" / "01_w-one.csv").is_file()
+    R.csv_download(pd.DataFrame({"a": [1]}), "01_w-two", folder=tmp_path)  # an explicit folder wins
+    assert (tmp_path / "01_w-two.csv").is_file()

@@ -23,11 +23,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import _datalog
+from ..report.tables import DOWNLOADS_DIR_ENV
 from .structure import cell_options, project_root
 
-__all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "lift_answer", "KERNEL_ARGS"]
+__all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "lift_answer", "KERNEL_ARGS",
+           "DOWNLOADS_ENV"]
 
 ANSWER_TAG, ANSWER_SLOT_TAG = "og-answer", "og-answer-slot"
+#: The kernel's environment variable naming the folder a chapter's CSV downloads go to
+#: (:func:`oraclegap.report.csv_download`).
+DOWNLOADS_ENV = DOWNLOADS_DIR_ENV
 
 KERNEL_ARGS = ("--IPKernelApp.log_level=ERROR",)
 
@@ -211,17 +216,22 @@ def execute_chapter(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = out.with_name(f".tmp-{out.name}")
     args = list(KERNEL_ARGS)
+    # The kernel's own settings go to this kernel alone (set inside it before the first cell),
+    # never through this process's environment: chapters execute side by side in threads. The
+    # chapter's CSV downloads land beside its executed notebook, so a run into another folder
+    # (a parameter check, a test) never overwrites the files the book's build copies.
+    kernel_env = {DOWNLOADS_ENV: str(out.parent.resolve())}
+    start = ""
     if datalog is not None:
         Path(datalog).write_text("")
-        # The recording's settings go to this kernel alone (set inside it before recording starts),
-        # never through this process's environment: chapters execute side by side in threads.
-        kernel_env = {
+        kernel_env |= {
             _datalog.ENV_LOG: str(datalog),
             _datalog.ENV_ROOTS: os.pathsep.join(map(str, data_roots)),
             _datalog.ENV_IGNORE: os.pathsep.join(map(str, data_ignore)),
         }
-        args.append(f"--IPKernelApp.exec_lines=__import__('os').environ.update({kernel_env!r}) or "
-                    "__import__('oraclegap._datalog')._datalog.start() and None")
+        start = " or __import__('oraclegap._datalog')._datalog.start()"
+    args.append(f"--IPKernelApp.exec_lines=__import__('os').environ.update({kernel_env!r}){start} "
+                "and None")
     try:
         pm.execute_notebook(
             str(paired),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import html as _html
 import itertools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -192,6 +193,11 @@ def _shown_text(text: str) -> str:
 _DOWNLOAD_NAME = re.compile(r"\d\d_[a-z0-9_]+-[a-z0-9][a-z0-9-]*")
 
 
+#: Environment variable naming the folder :func:`csv_download` writes to, set by the book's
+#: executor in each chapter's kernel to the executed notebook's folder.
+DOWNLOADS_DIR_ENV = "OG_DOWNLOADS_DIR"
+
+
 def _chapters_folder() -> Path:
     """``chapters/`` of the book project at or above the working directory (the nearest folder
     holding ``_quarto.yml``), or ``./chapters`` outside a project: a chapter run from
@@ -208,7 +214,10 @@ def csv_download(df: pd.DataFrame, name: str, *, text: str = "a CSV file",
     gives it, ``[text](../downloads/name.csv)``: a long table shows a summary on the page and
     keeps its rows in this file. The book's build copies ``chapters/NN_name-*.csv`` into the
     rendered book's ``downloads/`` folder, which the link reaches from a chapter's page.
-    ``folder`` defaults to the project's ``chapters/`` whatever the working directory
+    ``folder`` defaults to the folder named by the environment variable ``OG_DOWNLOADS_DIR``
+    (:data:`DOWNLOADS_DIR_ENV`; the book's executor sets it to the executed notebook's folder, so
+    a parameter check or a test run into another folder never overwrites the files the build
+    copies), else the project's ``chapters/`` whatever the working directory
     (:func:`_chapters_folder`)."""
     from .._io import atomic_write
 
@@ -219,6 +228,8 @@ def csv_download(df: pd.DataFrame, name: str, *, text: str = "a CSV file",
                          f"'02_seed_pool-bh-tests', got {name!r}")
     if not isinstance(text, str) or not text.strip() or "]" in text:
         raise ValueError(f"text must be the link's words (no ']'), got {text!r}")
-    path = Path(_chapters_folder() if folder is None else folder) / f"{name}.csv"
+    if folder is None:
+        folder = os.environ.get(DOWNLOADS_DIR_ENV) or _chapters_folder()
+    path = Path(folder) / f"{name}.csv"
     atomic_write(path, df.to_csv(index=False))
     return f"[{text}](../downloads/{path.name})"
