@@ -71,8 +71,8 @@
 #    decomposition of 2607.03436 is reproduced.
 #
 # Two groups of checks need machinery built later and live with it: the exactness of the two
-# null tests in @sec-seed-checks and the coverage of the selection-valid intervals in
-# @sec-cert-checks.
+# null tests in @sec-seed-checks and the coverage of the selection-valid intervals
+# in @sec-cert-checks.
 
 # %% tags=["parameters"]
 SMALL = False  # a quick run for tests and classes: fewer Monte Carlo replicates

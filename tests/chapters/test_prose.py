@@ -351,3 +351,16 @@ def test_a_p_value_column_named_in_math_prints_no_zero():
     html = R.table(df, columns={"a": r"$p_{\mathrm{re}}$", "b": "McNemar $p$, Holm", "c": "$G_b$"}).to_html()
     assert printed_problems([("text/html", html)], set()) == [
         "p-value of 0 in column '\\\\(p_{\\\\mathrm{re}}\\\\)'", "p-value of 0 in column 'McNemar \\\\(p\\\\), Holm'"]
+
+
+def test_a_reference_first_on_its_line_is_caught():
+    """Pandoc reads '@tbl-x. Predict ...' at a line's start as an example-list item: the sentence
+    is cut there and every @tbl-x renders as '(1)'."""
+    from oraclegap.book.prose import example_markers
+
+    bad = "The mean of its rows in\n@tbl-compose-table10. Predict where it lies."
+    assert example_markers(bad) and example_markers("(@good) an example") \
+        and example_markers("   @fig-x) here")
+    for ok in ("The mean of its rows in @tbl-compose-table10. Predict.", "@tbl-x shows it.",
+               "see\n@tbl-x, which", "an e-mail user@host. here"):
+        assert example_markers(ok) == [], ok

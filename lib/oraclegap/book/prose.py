@@ -138,15 +138,29 @@ def typed_numbers(markdown: str, published: set[str]) -> list[str]:
     return bad
 
 
+#: A line that Pandoc reads as an example-list item: ``@label.``, ``@label)`` or ``(@label)`` first
+#: on the line (Pandoc's ``example_lists``), as a cross-reference wrapped onto a line's start is.
+_EXAMPLE_MARKER = re.compile(r"^\s*(?:\(@[\w:-]*\)|@[\w:-]*[.)])(?=\s|$)")
+
+
+def example_markers(markdown: str) -> list[str]:
+    """The lines of ``markdown`` that start with a Pandoc example-list marker (``@tbl-x. Then``):
+    Pandoc turns such a line into a numbered example, cuts the sentence it was part of and renders
+    every reference to that label as the example's number."""
+    return [f"line starts with an example-list marker: {line.strip()[:80]}"
+            for line in markdown.splitlines() if _EXAMPLE_MARKER.match(line)]
+
+
 def markdown_problems(src: Path, published: set[str]) -> list[str]:
-    """:func:`typed_numbers` over every Markdown cell of one chapter source (jupytext), each
-    problem prefixed with its cell's index."""
+    """:func:`typed_numbers` and :func:`example_markers` over every Markdown cell of one chapter
+    source (jupytext), each problem prefixed with its cell's index."""
     from .structure import _read_cells
 
     problems = []
     for i, cell in enumerate(_read_cells(Path(src))):
         if cell.cell_type == "markdown":
-            problems += [f"cell {i}: {p}" for p in typed_numbers(cell.source, published)]
+            problems += [f"cell {i}: {p}" for p in typed_numbers(cell.source, published)
+                         + example_markers(cell.source)]
     return problems
 
 
