@@ -95,6 +95,7 @@ from oraclegap import Pool, datasets
 from oraclegap import report as R
 from oraclegap.deploy import compose as PC
 from oraclegap.deploy import theory
+from oraclegap.deploy.features import TOPIC_STRENGTH
 from oraclegap.deploy.routers import label as router_label
 from oraclegap.deploy.routers import simulated_router_pool
 from oraclegap.stats import coverage as cov
@@ -110,13 +111,15 @@ claims, skipped = R.Claims(), []
 # %% [markdown]
 # ## Data and settings
 #
-# Two simulated pools carry the checks, both with known rates, so population coverage is
+# Two simulated pools carry most checks, both with known rates, so population coverage is
 # computed exactly rather than estimated. In the **equal-rate pool** every member has the same
 # success probability on a prompt, drawn from the Beta prompt-rate prior that 2609.32996 fitted
 # on its Geometry3K seed pool (@tbl-theory-settings); its population oracle gap is exactly zero. In
 # the
 # **diffuse pool** each member's log-odds is perturbed independently, so members differ
-# prompt by prompt and the population gap is positive.
+# prompt by prompt and the population gap is positive. The router checks use a third design, the
+# **topic-specialist pool**: each prompt has one of $M$ topics and member $m$ is raised on topic
+# $m$, a topic that every router input reveals; it is drawn afresh for each check that uses it.
 #
 # ::: {.callout-note}
 # ## Exchangeable is not equal-rate
@@ -133,12 +136,15 @@ claims, skipped = R.Claims(), []
 prior = cov.GEOMETRY3K_PRIOR
 equal = simulate.exchangeable(N_PROMPTS, M, K, seed=rng)
 spec = simulate.diffuse(N_PROMPTS, M, K, sigma=SIGMA, seed=rng)
-settings = pd.DataFrame({"pool": ["equal-rate", "diffuse"],
+settings = pd.DataFrame({"pool": ["equal-rate", "diffuse", "topic-specialist"],
                          "truth": [f"pᵢₘ = pᵢ ~ Beta({prior.a:g}, {prior.b:g})",
-                                   f"logit pᵢₘ = logit pᵢ + σ zᵢₘ, zᵢₘ ~ N(0, 1), σ = {SIGMA:g}"],
-                         "n × M × k": [f"{N_PROMPTS} × {M} × {K}"] * 2,
-                         "population L(0.10)": [simulate.population_L(s.p, [0.10])[0]
-                                                for s in (equal, spec)]})
+                                   f"logit pᵢₘ = logit pᵢ + σ zᵢₘ, zᵢₘ ~ N(0, 1), σ = {SIGMA:g}",
+                                   f"pᵢₘ = clip(qᵢ + s (1[m = tᵢ] − 1/M)), qᵢ ~ Beta({prior.a:g}, "
+                                   f"{prior.b:g}), topic tᵢ uniform, s = {TOPIC_STRENGTH:g}"],
+                         "n × M × k": [f"{N_PROMPTS} × {M} × {K}"] * 2
+                         + [f"{N_PROMPTS} × {M} × 1 and × {K}"],
+                         "population L(0.10)": [R.fmt(simulate.population_L(s.p, [0.10])[0])
+                                                for s in (equal, spec)] + ["each draw's own"]})
 R.table(settings)
 
 # %% [markdown]
@@ -466,9 +472,9 @@ claims.add("a fitted router beats the best member iff e_D < L/D", "2609.32996 §
 # %%
 #| label: tbl-fitted-identity
 #| tbl-cap: >-
-#|   The routing identity on fitted routers, test half of the specialist pool with one response per
-#|   member and prompt: oracle and routed coverage, disagreement D, the router's disagreement error
-#|   e_D against the break-even error L/D, and the residual of the identity.
+#|   The routing identity on fitted routers, test half of the topic-specialist pool with one
+#|   response per member and prompt: oracle and routed coverage, disagreement D, the router's
+#|   disagreement error e_D against the break-even error L/D, and the residual of the identity.
 one = fitted_id[fitted_id["k"] == 1].assign(family=lambda d: d["family"].map(router_label))
 R.table(one, columns={"family": "router", "oracle": r"$C_{\mathrm{orac}}$", "routed": "$C_r$",
                       "D": "D",
@@ -478,8 +484,8 @@ R.table(one, columns={"family": "router", "oracle": r"$C_{\mathrm{orac}}$", "rou
 # %%
 R.show_md("Reading: with one response the fitted routers' disagreement errors run from {lo} to "
           "{hi} against a break-even error of {be}, so {nb} of {n} beat the best member; over all "
-          "{na} accounts (both pools, every threshold) the largest residual of the identity is "
-          "{r:.1e}.",
+          "{na} accounts (both draws of the topic-specialist pool, every threshold) the largest "
+          "residual of the identity is {r:.1e}.",
           lo=one["e_D"].min(), hi=one["e_D"].max(), be=one["break_even"].iloc[0],
           nb=int((one["gain"] > 0).sum()), n=len(one), na=len(fitted_id), r=res_fit)
 
@@ -656,7 +662,8 @@ R.show_md("Reading: richer signals climb the ladder, but even the prompt itself 
 # instead, and keeping any success (best-of-$M$), scores
 # $\frac1n\sum_i [1 - (1 - \max_m p_{im})^M]$,
 # which lifts through the cap and is at least the single-draw oracle of an *independent* pool. We
-# check both on a pool with known rates: the specialist pool above with $k$ responses, the same
+# check both on a pool with known rates: a fresh draw of the topic-specialist pool with $k$
+# responses, the same
 # eight router families fitted on half of its prompts and, as the best possible single-commit
 # rule, the true maximiser. Each choice is scored on fresh draws under three joint laws with the
 # same rates: independent members, comonotone members (one shared uniform per prompt and draw,
@@ -696,10 +703,10 @@ on_cap = {c: " (on the ceiling)" if abs(o - rec.O_repro) < 0.005 else ""
 # %%
 #| label: fig-recoverability
 #| fig-cap: >-
-#|   The recoverability asymmetry on the specialist pool (test half): each router's expected score
-#|   on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the three
-#|   joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each joint
-#|   law (dashed, from fresh draws) and best-of-M on the maximiser (dotted).
+#|   The recoverability asymmetry on the topic-specialist pool (test half): each router's expected
+#|   score on a fresh draw of the member it commits to (bars; dots: fresh-draw scores under the
+#|   three joint laws), the reproducible ceiling O_repro (solid), the single-draw oracle under each
+#|   joint law (dashed, from fresh draws) and best-of-M on the maximiser (dotted).
 fig, ax = plt.subplots(figsize=(5.5, 3.6))  # legend outside, on the right, within the page
 ax.bar(range(len(order)), sc.groupby("router", sort=False)["committed"].first(), color="C7",
        alpha=0.6, label="expected score of the committed member")
@@ -802,8 +809,8 @@ lines += [R.md("- Information sets a ladder: fixed member, finite signal, prompt
                "collecting it needs fresh draws and a verifier.",
                dd=dec.delta),
           R.md("- No single-commit router scores above $O_{{\\mathrm{{repro}}}}$ ({orp} on the "
-               "specialist pool), under any joint law of the draws; best-of-{Kb} on the maximiser "
-               "lifts through it ({bok}).",
+               "topic-specialist pool), under any joint law of the draws; best-of-{Kb} on the "
+               "maximiser lifts through it ({bok}).",
                orp=rec.O_repro, Kb=rec.K, bok=rec.best_of_K),
           R.md("- Complementary coverage has diminishing returns on every instance checked, so a "
                "greedy pool keeps at least $1 - 1/e$ ({gb}) of the best pool of its size; the "

@@ -61,6 +61,7 @@ __all__ = [
     "cache_dir",
     "handcrafted_features",
     "simulated_router_pool",
+    "TOPIC_STRENGTH",
 ]
 
 EMBED_SOURCES = ("auto", "pool", "minilm", "tfidf-svd", "features", "none")
@@ -586,13 +587,17 @@ def handcrafted_features(texts) -> pd.DataFrame:
 _SHARED_WORDS = "the a of to and in is what which find how many value given that for with".split()
 
 
+#: The topic specialist's raise s of :func:`simulated_router_pool` by default.
+TOPIC_STRENGTH = 0.3
+
+
 def simulated_router_pool(
     n: int = 240,
     M: int = 4,
     k: int = 1,
     *,
     kind: str = "specialists",
-    strength: float = 0.3,
+    strength: float = TOPIC_STRENGTH,
     d: int = 16,
     separation: float = 4.0,
     a: float = GEOMETRY3K_AB[0],
