@@ -279,8 +279,14 @@ def rules_clause():
                and prim.loc[k, "lo_test"] > 0]
     ci = {k: signed_ci(*prim.loc[k, ["diff_test", "lo_test", "hi_test"]])
           for k in ("mixture_matched", "soup", "routing") if k in prim.index}
-    return R.md("the oracle gains {og:+} rAUC over the test-selected member, and {got} ({each}, "
-                "each against that member)", og=prim.loc["oracle", "diff_test"],
+    return R.md("in rAUC over the band {band}, the oracle gains {og:+} over the test-selected "
+                "member, and {got} ({each}, each against that member{val}; other bands, against "
+                "either member: @sec-seed-bands)", og=prim.loc["oracle", "diff_test"],
+                band=f"[{BAND[0]:g}, {BAND[1]:g}]",
+                val="" if "best_val" not in prim.index else R.md(
+                    "; the mixture against the validation-selected one, the deployable "
+                    "comparison: {d}", d=signed_ci(*prim.loc["mixture_matched",
+                                                            ["diff_val", "lo_val", "hi_val"]])),
                 got="no deployable rule's gain has a positive lower limit" if not gainers
                 else "the gain has a positive lower limit for " + ", ".join(gainers),
                 each="; ".join(f"{NAMES[k].split(' (')[0]} {v}" for k, v in ci.items()))
@@ -904,10 +910,11 @@ if variants:
 #|   sampled with per-policy and with seed-aligned draws (same seeds, same prompts), disjoint draws
 #|   of the seed-aligned pool, and the negative controls. Matched agreement: share of member pairs,
 #|   prompts and draw indices with equal verdicts, against its exact mean when each cell's responses
-#|   are shuffled (in parentheses). L̂ at τ = 0.10 with the re-deal mean (in parentheses) and both
-#|   upper-tail p-values; how many
-#|   thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's re-deal
-#|   p-value.
+#|   are shuffled (in parentheses); p: the upper-tail fraction of shuffles whose agreement reaches
+#|   the observed one (the shuffle band of the readings is the 5th-95th percentile of the
+#|   shuffles). L̂ at τ = 0.10 with the re-deal mean (in parentheses) and both upper-tail p-values;
+#|   how many thresholds reject at level 0.05 under the re-deal null; the Pass@1 oracle gap's
+#|   re-deal p-value.
 R.table(al, columns={"pool": "pool", "agreement": "matched agreement (shuffled)",
                      "agree_p": "p", **({"gap": r"$\hat L(0.10)$ (re-deal mean)",
                                          "p": r"$p_{\mathrm{re}}$",
@@ -1339,7 +1346,7 @@ selfcheck.check("Exercise 2", MINE, {"largest tau": t_edge})
 
 # %% [markdown]
 # 3. **Shared random numbers.**
-#    Two members with the same rate $p$ on a prompt draw their responses with the same random
+#    Two members with the same rate $p_i$ on prompt $i$ draw their responses with the same random
 #    number per draw index, so that their $j$-th responses are equal. Predict their matched
 #    agreement and its shuffled value, then compare with what `nulls.draw_alignment` gives on a
 #    pool made of two copies of one member.
@@ -1352,9 +1359,9 @@ p_bar = float(seed_pool.rates()[:, 0].mean())
 R.solution("3. Equal responses always agree, so the matched agreement is 1 ({o} computed). "
            "Shuffling keeps both counts $c$ and gives $(c^2 + (k - c)^2)/k^2$ per prompt, {e} "
            "averaged over this pool's prompts for member {m}: the agreement independent draws "
-           "would have. (With one rate $p$ on every prompt it would approach $p^2 + (1 - p)^2$ "
-           "for large $k$; this member's mean rate {pb} gives {pp}, lower, because rates near 0 "
-           "or 1 on some prompts raise the average.)",
+           "would have. (With one rate $p_i = \\bar p$ on every prompt it would approach "
+           "$\\bar p^2 + (1 - \\bar p)^2$ for large $k$; this member's mean rate {pb} gives {pp}, "
+           "lower, because rates near 0 or 1 on some prompts raise the average.)",
            o=tw.test.observed, e=tw.expected, m=who(seed_pool.policy_names[0]),
            pp=p_bar**2 + (1 - p_bar) ** 2, pb=p_bar)
 

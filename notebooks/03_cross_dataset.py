@@ -1250,13 +1250,16 @@ R.show_md("Reading: with {hd} of {K} successes planted, both nulls reject in {b2
           b1=share_ci(int(rd.loc[min(PLANT), "both"]), N_PLANT_REPS),
           where=("one of the plantings in which both reject"
                  if max(pl_hi["p"], pl_hi["p_m"]) <= LEVEL else
-                 "one in which at least one null does not reject"))
+                 "one in which only one null rejects" if min(pl_hi["p"], pl_hi["p_m"]) <= LEVEL
+                 else "one in which neither null rejects"))
 
 # %%
 R.show_md("Reading, the last row: with {hd} of {K} planted towards a random member per prompt, "
           "the mean $\\hat L(0.10)$ is {Lr} against {Lq} with the quintile rule, and both nulls "
-          "reject in {br} against {bq}. The tests never see the designation, only the counts: the "
-          "same number of transfers {eff} when it lands on a random member of each prompt.",
+          "reject in {br} against {bq}. The tests never see the designation, only the counts: on "
+          "this pool the same number of transfers {eff} when it lands on a random member of "
+          "each prompt. (In the quintile rows the rule fixes the designated member and only the "
+          "moved successes are redrawn; in the last row the designated member is redrawn too.)",
           hd=max(PLANT), K=cross.k, Lr=rand_rd["L"].mean(), Lq=rd.loc[max(PLANT), "L"],
           br=share_ci(int(rand_rd["both"].sum()), len(rand_rd)),
           bq=share_ci(int(rd.loc[max(PLANT), "both"]), N_PLANT_REPS),
