@@ -364,7 +364,8 @@ def sim_model(j):
 
 # %% [markdown]
 # First the calibration objective: how close is greedy to the exhaustive optimum in each cell?
-# @tbl-compose-calibration puts both simulated pools next to the figures Shihab et al. publish.
+# The calibration table, @tbl-compose-calibration, puts both simulated pools next to the figures
+# Shihab et al. publish.
 
 # %%
 #| label: tbl-compose-calibration
@@ -401,10 +402,10 @@ show_md("Reading: on the simulated pool with topic skill greedy is at the optimu
 
 # %% [markdown]
 # Now the held-out coverage at $|S| = 2$, the size Shihab et al. tabulate (@tbl-compose-table10).
-# @tbl-compose-table10-optima sets greedy beside the pool that is optimal on the calibration
-# half, measured on the test half, and the *hindsight* pool, the best pool chosen on the test
-# half itself, a ceiling no selection rule can claim. Shihab et al.'s Table 10 has one optimum,
-# its Exhaustive column; the reading under the table says why it is the hindsight one.
+# Its companion, @tbl-compose-table10-optima, sets greedy beside the pool that is optimal on the
+# calibration half, measured on the test half, and the *hindsight* pool, the best pool chosen on
+# the test half itself, a ceiling no selection rule can claim. Shihab et al.'s Table 10 has one
+# optimum, its Exhaustive column; the reading under the table says why it is the hindsight one.
 
 # %%
 #| label: tbl-compose-table10
@@ -515,13 +516,26 @@ show_md("Reading: with topic skill greedy beats {b:%} of random pools on average
 
 # %% [markdown]
 # Why are random pools so hard to beat? @fig-compose-saturation plots coverage against pool
-# size: the first one or two alternatives rescue most of what the whole pool can, so most
-# pools of three or more members are close to the ceiling.
+# size.
 
 # %%
 from oraclegap.report import panel_grid  # rows of two panels: the figure's text stays readable
 
 summ = sim.summary()
+# held-out coverage at |S| = 2 and 3 over the whole pool's (median over datasets)
+whole = summ[summ["size"] == M_SIM - 1].set_index("dataset")["greedy_test"]
+cols = ["greedy_test", "random_mean", "random_p05", "random_p95"]
+rel = summ[summ["size"].isin([2, 3])].set_index(["size", "dataset"])[cols]
+at = rel.div(whole, axis=0, level="dataset").groupby(level="size").median()
+show_md("Held out, the greedy pool of two alternatives covers {g2:%} of what the whole pool of "
+        "{K} covers and random pools of two {r2:%} on average, from {lo2:%} (p05) to {hi2:%} "
+        "(p95); at three alternatives greedy covers {g3:%} and random pools {r3:%}, from {lo3:%} "
+        "to {hi3:%} (medians over the {n} datasets). At two, the band's upper edge {cmp}.",
+        **{f"{k}{z}": at.loc[z, c] for z in (2, 3)
+           for k, c in zip(("g", "r", "lo", "hi"), cols, strict=True)}, K=M_SIM - 1, n=len(whole),
+        cmp=compare(at.loc[2, "random_p95"], at.loc[2, "greedy_test"], digits=3,
+                    more="lies above greedy: the spread of random pools, not their average, is "
+                    "what greedy has to clear", less="lies below greedy", same="equals greedy"))
 
 # %%
 #| label: fig-compose-saturation
@@ -556,8 +570,8 @@ show_md("Reading: on the calibration half {sat} of the {k} alternatives already 
 # ### Real pools
 #
 # The same sweep on every real pool present: MMLU-Pro's 29 models (10,326 items; the large
-# case: the sweep enumerates the optimum up to four alternatives and bounds it beyond, and
-# @sec-compose-large sets greedy against the optimum on all items), the RouterBench
+# case: the sweep enumerates the optimum up to four alternatives and bounds it beyond,
+# and @sec-compose-large sets greedy against the optimum on all items), the RouterBench
 # subset (11 models, three tasks, with per-query cost), RouterDC's seven models (six k = 1 task
 # sets, and its k = 10 sets of four benchmarks with success at $\tau = 0.5$: GSM8K by its test
 # split alone, since its train split is a second sample of the same benchmark and each
@@ -616,7 +630,7 @@ if real:  # with none, the table below says what is missing
             if first_reason else "")
 
 # %% [markdown]
-# @tbl-compose-real sums the sweep up by pool at $|S| = 2$: greedy against the calibration
+# By pool at $|S| = 2$, @tbl-compose-real sums the sweep up: greedy against the calibration
 # optimum, against accuracy ranking and random pools on the test half, and how quickly coverage
 # saturates; every dataset's row is in the CSV file linked below it.
 
@@ -704,7 +718,7 @@ if len(nosat):
                  "rescues no calibration item")
 
 # %% [markdown]
-# @fig-compose-real-saturation draws the coverage curves of every real dataset, one panel per
+# The curves of every real dataset are in @fig-compose-real-saturation, one panel per
 # pool: the mean held-out coverage of the greedy pool and of random pools of the same size, each
 # divided by the whole pool's, against the share of the $M - 1$ alternatives kept.
 
@@ -1016,7 +1030,7 @@ if rsw:
             t=time.perf_counter() - t0, e=" and ".join(EMBED_LABELS.get(u, u) for u in used))
 
 # %% [markdown]
-# @tbl-compose-router-real is the real-pool analog of Table 9 at $|S| = 2$, read as a conversion:
+# The real-pool analog of Table 9 at $|S| = 2$, @tbl-compose-router-real, reads as a conversion:
 # how much of the greedy pool's held-out coverage the router turns into accuracy over the anchor.
 
 # %%
@@ -1208,9 +1222,11 @@ does = ("loses accuracy against the anchor on the median dataset" if med < 0 els
 show_md("{router} The takeaways give this run's numbers, pool by pool, including where greedy "
         "does pay.", router=md(
             "On {n} real datasets a router that sees only the prompt {does}: its gain over the "
-            "anchor, divided by the greedy pool's held-out coverage, has median {med:%}, and lies "
-            "more than two standard errors above zero on {pos} of them and as far below on {neg} "
-            "(@sec-compose-router).", n=len(conv), does=does, med=med, pos=int(pos2.sum()),
+            "anchor, divided by the greedy pool's held-out coverage, has median {med:%} over the "
+            "{nd} with a defined ratio (a greedy pool that covers some held-out item), and the "
+            "gain lies more than two standard errors above zero on {pos} of all {n} and as far "
+            "below on {neg} (@sec-compose-router).", n=len(conv), does=does, med=med,
+            nd=int(conv["realised"].notna().sum()), pos=int(pos2.sum()),
             neg=int(neg2.sum())) if rsw else md(
             "A max-confidence router turns only {c:%} of the greedy pool's held-out coverage into "
             "accuracy over the anchor at |S| = 2 on the simulated pool with topic skill, and {a:%} "
@@ -1236,10 +1252,10 @@ check(sim.cells["ratio"].mean() >= 0.99 and sk["folds above p95"].mean() < 0.5 a
 # 1. **Half the skill.**
 #    The two simulated pools differ only in the spread of the model-by-topic skill: standard
 #    deviation `TOPIC_SD` (1 on the default run) and 0, the contrast pool. Greedy's mean
-#    held-out coverage at $|S| = 2$ on each is the mean of its four greedy rows in
-#    @tbl-compose-table10. Predict where the same pool with half the skill (standard deviation
-#    `TOPIC_SD` / 2) puts it, as a fraction of the way from the pool without skill (0) to the
-#    pool with full skill (1): halfway, or nearer one end? Enter the fraction in the
+#    held-out coverage at $|S| = 2$ on each is the mean of its four greedy rows in the Table 10
+#    analog, @tbl-compose-table10. Predict where the same pool with half the skill (standard
+#    deviation `TOPIC_SD` / 2) puts it, as a fraction of the way from the pool without skill (0)
+#    to the pool with full skill (1): halfway, or nearer one end? Enter the fraction in the
 #    self-check under this exercise; it passes within 0.1 of the run's. Then read the run: in
 #    the chapter's notebook (downloadable at the foot of the page), run every cell down to the
 #    two under this exercise; the first builds and sweeps the pool with half the skill (same
@@ -1419,8 +1435,8 @@ show_md("Reading: at |S| = 2 the most frequent greedy pool recurs in {g:%} of fo
 # ### Stability on the real datasets
 #
 # The same question on the real pools (@tbl-compose-real-stability), with the smallest
-# greedy/optimum ratio on calibration beside it; every dataset's row is in the CSV file of
-# @tbl-compose-real.
+# greedy/optimum ratio on calibration beside it; every dataset's row is in the CSV file
+# of @tbl-compose-real.
 
 # %%
 #| label: tbl-compose-real-stability
