@@ -231,6 +231,29 @@ def test_findings_follow_the_path(base16, base1):
     assert audit.verdict(k1).findings == ("k1", "luck-not-excluded")
 
 
+@pytest.mark.parametrize("state", ["low", "uncertain"])
+def test_planner_steps_only_where_no_threshold_has_both_nulls_rejecting(base16, state):
+    """With power low or uncertain, the k > 1 codes reached with no threshold where both nulls
+    reject give the planner's steps; the codes reached through such a threshold give their own
+    steps, and the planner's sizes stay in the power section (as the module docstring says)."""
+    without = {"no-rejection", "quality-only", "never-both"}
+    seen = set()
+    for name, (base, edits) in ORDER_CASES.items():
+        if base != "base16" or name == "no-gap":
+            continue
+        j = _edit(base16, *edits)
+        j["power"]["current"]["state"] = state
+        plan = verdict_text._plan_steps(j)
+        assert plan  # the planner names sizes on this pool
+        steps = audit.verdict(j).next_steps
+        if name in without:
+            assert all(step in steps for step in plan), (name, steps)
+        else:
+            assert bool(j["nulls"]["detected_taus"]) and not set(plan) & set(steps), (name, steps)
+        seen.add(name)
+    assert without < seen and {"recoverable", "luck", "certified", "detected"} < seen
+
+
 def test_exchangeable_k1_pool_is_not_reported_certified(base1):
     """At k = 1 exchangeable members have a certified outcome-oracle gap (the oracle
     collects the luck of M single draws); the code says luck is not excluded, and the headline

@@ -37,8 +37,10 @@ Delta / G (paper 001, bracket interval) is >= 0.5. The rules, in order:
 Besides the code, ``findings`` lists ``low-power`` when the re-deal power at tau* against a
 diffuse effect of the useful size is below the target (the upper limit of its Wilson 95% interval
 over the simulated replicates is below it) and ``power-uncertain`` when that interval contains the
-target (:func:`~oraclegap.audit.settings.power_state`; the planner's steps are given in both
-cases), ``luck`` beside another code, ``k1``, ``detected`` and ``certified`` on the way to a code
+target (:func:`~oraclegap.audit.settings.power_state`; in both cases a k > 1 code reached with no
+threshold where both nulls reject -- ``noise``, ``quality-only``, ``inconclusive`` -- gives the
+planner's steps, while the codes reached through such a threshold give their own steps and leave
+the planner's sizes in the numbers' power section), ``luck`` beside another code, ``k1``, ``detected`` and ``certified`` on the way to a code
 that needs them, ``seed-aligned`` when the draws share measurable common random numbers, and last
 the code itself.
 
