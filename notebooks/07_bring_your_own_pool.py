@@ -23,8 +23,8 @@
 # 2607.03436). It then asks how the verdict moves as responses are added and how often a
 # verdict is right on simulated pools of known truth. Long tables, other tools' files and the
 # exporters are in the appendix (@sec-byop-appendix). The audit's sections, its verdict rules
-# and every number it states are those of the earlier chapters (@sec-seed-pool,
-# @sec-certificates, @sec-routing-plateau); symbols follow the [notation page](../notation.qmd).
+# and every number it states are those of the earlier chapters (@sec-seed-pool, @sec-certificates
+# and @sec-routing-plateau); symbols follow the [notation page](../notation.qmd).
 
 # %% tags=["og-answer-slot"]
 #| echo: false
@@ -463,18 +463,36 @@ rejects = (R.md("neither null rejects at any threshold (smallest Holm-adjusted p
                      r=taus_of(jl["nulls"]["redeal_taus"]), m=taus_of(jl["nulls"]["margin_taus"])))
 
 # %%
+# the planner's designs and whether the verdict's next steps give them: every planner step states
+# a power, no other step does
+kn, nn = (audit.summary(jl)[c] or "more than its grid" for c in ("k_needed", "n_needed"))
+planned = any("power" in step for step in res_lab.verdict.next_steps)
+det_lab = jl["nulls"]["detected_taus"]
+R.check(not (det_lab and planned), "a verdict with a threshold where both nulls reject gives no "
+        "planner step (the reading below says so)")
+first_step = (R.md("best-of-M sampling of the committed member (M = {K}), given a verifier",
+                   K=jl["noise"]["best_of_k"]["K"]) if res_lab.verdict.code == "luck"
+              else R.md("what the verdict `{c}` prescribes", c=res_lab.verdict.code))
+plan_lab = (" It asks for no more data." if cur_lab["state"] == "adequate" else R.md(
+    " The planner of the audit's power section reaches the target power {tp:g} with k = {kn} "
+    "responses or n = {nn} prompts (@tbl-byop-sweep; `power.plan_k` and `power.plan_n` in "
+    "`audit.json`){why}.", tp=SETTINGS.target_power, kn=kn, nn=nn,
+    why=", the audit's next steps above" if planned else R.md(
+        ". Neither is among the audit's next steps above, which give {s}: at k > 1 the audit gives "
+        "the planner's designs as next steps only with a verdict where no threshold has both "
+        "nulls rejecting, and here both reject at $\\tau$ = {ts}", s=first_step,
+        ts=taus_of(det_lab))))
+
+# %%
 R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {L} on $D$ = {D} "
           "disagreement prompts, and {rejects}. Against a diffuse effect of the useful size the "
           "design's power is {pw} [{lo}, {hi}] over {reps} simulated pools, so the audit reads it "
-          "as `{state}`{plan}.",
+          "as `{state}`.{plan}",
           t=pw_lab["tau"], L=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["L"],
           D=jl["coverage"]["taus"][jl["coverage"]["primary_key"]]["D"], rejects=rejects,
           pw=cur_lab["power"]["redeal"], lo=cur_lab["interval"]["redeal"][0],
           hi=cur_lab["interval"]["redeal"][1], reps=cur_lab["n_reps"], state=cur_lab["state"],
-          plan=" and asks for nothing more" if cur_lab["state"] == "adequate"
-          else R.md("; the planner asks for k = {kn} responses or n = {nn} prompts",
-                    kn=audit.summary(jl)["k_needed"] or "more than its grid",
-                    nn=audit.summary(jl)["n_needed"] or "more than its grid"))
+          plan=plan_lab)
 
 # %% [markdown]
 # ### The same seeds, seed-aligned
@@ -482,10 +500,11 @@ R.show_md("Reading: at $\\tau$ = {t:g} the oracle beats the best seed by $L$ = {
 # The audit's nulls assume draws independent across members, which per-policy seeds give by
 # design. Sampled *seed-aligned* instead (draw $j$ of a prompt with one seed under every member,
 # `--draw-seeds aligned`, the protocol of 2607.03436's single-draw oracle estimator), the same
-# five seeds on the same prompts are fed common random numbers (`LAB_ALIGNED`;
-# @sec-draw-alignment). The audit reads the pool's alignment, measures the matched agreement and
-# says what the coupling does to its nulls. The comparison needs the twin of `LAB_POOL`: the
-# same prompts, seeds and $k$ (the lab has one for its primary seed pool); otherwise it is skipped.
+# five seeds on the same prompts are fed common random numbers (`LAB_ALIGNED`, as in
+# chapter 2's @sec-draw-alignment). The audit reads the pool's alignment, measures the matched
+# agreement and says what the coupling does to its nulls. The comparison needs the twin of
+# `LAB_POOL`: the same prompts, seeds and $k$ (the lab has one for its primary seed pool);
+# otherwise it is skipped.
 
 # %%
 al_pool = datasets.load(LAB_ALIGNED)
@@ -760,7 +779,8 @@ plt.show()
 # %%
 changed = sweep[sweep["code"] != sweep["code"].iloc[0]]
 k_first = int(changed["k"].iloc[0]) if len(changed) else None
-ask = audit.summary(res_lab)["k_needed"]
+# the k the planner names for the seed pool (none when its power is adequate, as in the table)
+ask = audit.summary(res_lab)["k_needed"] if cur_lab["state"] != "adequate" else None
 at_ask = sweep.set_index("k").loc[ask] if ask in set(sweep["k"]) else None
 runs = sweep.groupby((sweep["code"] != sweep["code"].shift()).cumsum())  # runs of one code
 span = lambda a, b: f"k = {a}" if a == b else f"k = {a} to {b}"  # noqa: E731
@@ -1040,23 +1060,28 @@ lines = [R.md("- One command per input: `oraclegap rollouts` sampled {n:,} respo
               "pool directory, a long table or a `Pool` in Python.",
               n=n_resp, t=t_roll, ta=t_aud,
               what="`audit.json`" if SMALL else "a report and `audit.json`"),]
+
+# %%
 weight = {"adequate": "is good evidence against a gap of that size",
-          "uncertain": R.md("is weak evidence, and the planner asks for k = {kn}",
-                            kn=audit.summary(jl)["k_needed"] or "more than its grid"),
-          "low": R.md("says little, and the planner asks for k = {kn}",
-                      kn=audit.summary(jl)["k_needed"] or "more than its grid")}
+          "uncertain": "is weak evidence", "low": "says little"}
 # the power is the primary threshold's: read a non-rejection only where there is one
-det_lab = jl["nulls"]["detected_taus"]
 tail = ("" if jl["coverage"]["primary_key"] in det_lab else
         R.md(", so {where}a non-rejection {w}", w=weight[cur_lab["state"]],
              where=R.md("at $\\tau$ = {t:g}, where the nulls do not both reject, ", t=pw_lab["tau"])
              if det_lab else ""))
+# the audit's next step, and the planner's design where the steps do not give it
+tail += ("" if cur_lab["state"] == "adequate" else
+         R.md("; the audit's next step is to collect k = {kn} responses or n = {nn} prompts",
+              kn=kn, nn=nn) if planned else
+         R.md("; the audit's next step is {s}, and the planner's design for $\\tau$ = {t:g} "
+              "(k = {kn}) is in its power section, not among its steps", s=first_step,
+              t=pw_lab["tau"], kn=kn))
 
 # %%
 rej_lab = (R.md(" (both nulls reject at $\\tau$ = {ts})", ts=taus_of(det_lab)) if det_lab
            else " (no threshold where both nulls reject)")
 asked = ("" if at_ask is None
-         else R.md("; at k = {a}, which the planner asked for, the audit says `{c}`",
+         else R.md("; at k = {a}, the planner's design, the audit says `{c}`",
                    a=ask, c=at_ask["code"]))
 
 # %%
@@ -1216,26 +1241,48 @@ R.solution("2. At k = 1 no null that needs k > 1 applies (the audit's findings: 
 
 # %% [markdown]
 # 3. **Reading a verdict where both nulls reject.**
-#    @tbl-byop-sweep lists, for each $k$, the thresholds at which both nulls reject, and gives
-#    $L/D$ at the primary threshold only. At the largest $k$, take the largest threshold at which
-#    both reject. What disagreement error $e_D$ would a router need there to gain over the best
-#    member, over all prompts and over the held-out prompts the quick router is scored on? Why is
-#    its $e_D$ read against the second, and did it reach it?
+#    The sweep table (@tbl-byop-sweep) lists, for each $k$, the thresholds at which both nulls
+#    reject. At the largest $k$, take the largest threshold at which both reject. The table under
+#    this exercise gives, at that $k$ and every threshold, the oracle gap $L$ and the
+#    disagreement $D$ over all prompts and over the held-out prompts the quick router is scored
+#    on, and the router's disagreement error $e_D$ on those held-out prompts. What $e_D$ would a
+#    router need there to gain over the best member (the break-even $L/D$), over all prompts and
+#    over the held-out prompts? Enter both in the self-check under this exercise. Why is the
+#    router's $e_D$ read against the second, and did it reach it?
 
 # %%
+#| label: tbl-byop-ex3
+#| tbl-cap: >-
+#|   The audit of the lab's seed pool at the sweep's largest k (Exercise 3), per threshold: the
+#|   oracle gap L and the disagreement D over all prompts and over the quick router's held-out
+#|   prompts, and the router's disagreement error e_D on the held-out prompts.
 top = sweep_res[max(sweep_res)].numbers
+# on the router's held-out prompts: L = (L/D) * D, D, and the router's e_D (none without a router)
+held3 = {key: (lv["break_even"] * lv["D_test"], lv["D_test"], lv["e_D"])
+         for key, lv in top["router"].get("levels", {}).items()}
+ex3 = pd.DataFrame([{"k": top["pool"]["k"], "tau": c["tau"], "L": c["L"], "D": c["D"],
+                     **dict(zip(("L_test", "D_test", "e_D"), held3.get(key, (np.nan,) * 3),
+                                strict=True))}
+                    for key, c in top["coverage"]["taus"].items()])
+n3, nt3 = top["pool"]["n_prompts"], top["router"].get("n_test", 0)
+R.table(ex3, columns={"k": "k", "tau": "τ", "L": f"L (all {n3} prompts)",
+                      "D": f"D (all {n3} prompts)", "L_test": f"L ({nt3} held-out)",
+                      "D_test": f"D ({nt3} held-out)", "e_D": f"router's $e_D$ ({nt3} held-out)"})
+
+# %%
 det3 = top["nulls"]["detected_taus"]
 if det3:
     row, rr3 = top["coverage"]["taus"][det3[-1]], top["router"]["levels"][det3[-1]]
     R.solution("3. At k = {k} both nulls reject at $\\tau$ = {ts}; at $\\tau$ = {t:g}, "
-               "$L$ = {L} on $D$ = {D} over all prompts ($L/D$ = {be}). The router is scored on "
-               "the held-out prompts only, so its $e_D$ there, {e}, is read against the "
-               "break-even $L/D$ of those same prompts, {be2}, not the all-prompt one: it {w}, "
-               "and its "
-               "difference against the calibration-selected member is {d:+} (Holm p {p:p}).",
+               "$L$ = {L} on $D$ = {D} over all prompts, so $L/D$ = {be}; on the {nt} held-out "
+               "prompts $L$ = {Lt} on $D$ = {Dt}, so $L/D$ = {be2}. The router is scored on the "
+               "held-out prompts only, so its $e_D$ there, {e}, is read against the break-even "
+               "of those same prompts, not the all-prompt one: it {w}, and its difference against "
+               "the calibration-selected member is {d:+} (Holm p {p:p}).",
                k=max(sweep_res), t=row["tau"], L=row["L"], D=row["D"], be=row["break_even"],
-               ts=", ".join(f"{top['coverage']['taus'][t]['tau']:g}" for t in det3),
-               e=rr3["e_D"], be2=rr3["break_even"],
+               ts=", ".join(f"{top['coverage']['taus'][t]['tau']:g}" for t in det3), nt=nt3,
+               Lt=rr3["break_even"] * rr3["D_test"], Dt=rr3["D_test"], e=rr3["e_D"],
+               be2=rr3["break_even"],
                w=R.compare(rr3["e_D"], rr3["break_even"], more="does not reach it",
                            less="reaches it", same="sits exactly at it"), d=rr3["difference"],
                p=rr3["p_holm"])
@@ -1503,9 +1550,9 @@ R.show_md("Reading: all {n} formats round-trip the verdicts and the policy names
 # %% [markdown]
 # ### Claims and outcomes
 #
-# @tbl-byop-claims collects the claims of the opening list with their outcomes on this run. The
-# identities (the same numbers through two routes) must hold, and the chapter stops otherwise;
-# the others are findings, read as they come out.
+# The claims table, @tbl-byop-claims, collects the claims of the opening list with their outcomes
+# on this run. The identities (the same numbers through two routes) must hold, and the chapter
+# stops otherwise; the others are findings, read as they come out.
 
 # %%
 claims, must = R.Claims(), []
