@@ -114,7 +114,7 @@ class MLPRouter(_EmbeddingRouter):
 
     family = "mlp"
     label = "MLP multi-output"
-    description = "one small neural network predicting every member's success from the embedding"
+    description = "one hidden layer from the embedding (PCA to 64) to every member's success; squared loss"
 
     def __init__(self, hidden_layer_sizes=(128,), alpha: float = 1e-3, max_iter: int = 200, early_stopping: bool = True,
                  n_components: int = 64, random_state=0):
@@ -300,7 +300,7 @@ class EncoderHead(Router):
     needs = ("embeddings",)
     family = "encoder_head"
     label = "encoder, M heads"
-    description = "a small neural network on the embedding with one correctness output per member"
+    description = "one hidden layer with dropout from the whole embedding (no PCA) to every member's success; log-loss"
     optional = "torch"
 
     def __init__(self, hidden: int = 128, epochs: int = 40, lr: float = 3e-3, weight_decay: float = 1e-4,
