@@ -18,10 +18,12 @@
 # opportunity do routers of every family recover on held-out prompts, and how much of the gap
 # can no router that commits to one member recover at all, because under stochastic decoding
 # part of it is single-draw luck (@sec-single-draw)? This chapter fits every router family of
-# the library on every released pool with prompt text or features, scores them in the layout of
-# Shihab et al. (Sec. 7 and Appendices B, G-I, O), and then splits the remaining gap
-# with the decomposition of arXiv 2607.03436. Symbols follow the [notation page](../notation.qmd);
-# Shihab et al.'s $K$ (members) is our $M$ and its family size $L$ is our $\lvert\Pi\rvert$.
+# the library that a pool's inputs allow on each released router pool with prompt text (the
+# pools of @tbl-plateau-settings; the other pools it uses, and why, are listed under that table),
+# scores them in the layout of Shihab et al. (Sec. 7 and Appendices B, G-I, O), and then splits
+# the remaining gap with the decomposition of arXiv 2607.03436. Symbols follow the
+# [notation page](../notation.qmd); Shihab et al.'s $K$ (members) is our $M$ and its family size
+# $L$ is our $\lvert\Pi\rvert$.
 
 # %% tags=["og-answer-slot"]
 #| echo: false
@@ -57,9 +59,12 @@
 #    of the paper's tasks) while the residual $H_\Pi$ is (lower limits 0.011 to 0.175).
 # 5. Paired contrasts with exact McNemar tests and Holm (Table 15) and the rescue/loss split
 #    (Table 14: a rescue rate of 10% beside a net loss of 0.03 on the pilot's GSM8K); the
-#    post-inference selectors apart (Table 7).
+#    post-inference selectors apart, with Holm within their own family (Table 7): the plurality
+#    vote scores below the frozen best member.
 # 6. Where costs exist, the quality-cost frontier over $\lambda$ with RouterBench's AIQ,
-#    RouteLLM's APGR and LLMRouterBench's Gain@B, each with a prompt-bootstrap interval.
+#    RouteLLM's APGR and LLMRouterBench's Gain@B, each with a prompt-bootstrap interval; a router
+#    that picks one member everywhere has the APGR of routing the strong-weak pair at random,
+#    whichever member it picks.
 # 7. The decomposition on the $k = 30$ tensors reproduces the released figures within 0.002
 #    where the release gives them: MATH-500's best single 0.773, $O_{\mathrm{repro}}$ 0.837 and
 #    $O_{\exp}$ 0.873, and GPQA's noise share (HumanEval+ has no released decomposition); it
@@ -127,11 +132,11 @@ BENCH = {"math500": "MATH-500", "humanevalplus": "HumanEval+", "gpqa": "GPQA", "
 # %% [markdown]
 # ## Data and settings
 #
-# The real pools are the released correctness data under `OG_EXTERNAL_DIR` that carry prompt
-# text (@tbl-plateau-settings): the RouterBench subset (three tasks, eleven models, per-query
-# USD costs), MMLU-Pro (29 models, 14 categories, the released predicted letters as answers),
-# RouterDC's one-answer sets and its $k = 10$ success counts, and the two LLMRouter sets
-# (RouteProfile with per-item token costs; the dcrouter set, whose files hold each model's
+# The router pools of this chapter (@tbl-plateau-settings) are these releases under
+# `OG_EXTERNAL_DIR`, each with prompt text: the RouterBench subset (three tasks, eleven models,
+# per-query USD costs), MMLU-Pro (29 models, 14 categories, the released predicted letters as
+# answers), RouterDC's one-answer sets and its $k = 10$ success counts, and the two LLMRouter
+# sets (RouteProfile with per-item token costs; the dcrouter set, whose files hold each model's
 # price per token but no token counts, so its declared cost is that price). Every pool is split
 # once into calibration and test halves by the released seed; routers, the frozen best member
 # and every threshold see only the calibration half, and every number below is computed on the
@@ -214,13 +219,43 @@ if pools:
               e="; ".join(R.md("{why} for {who}", why=k, who=", ".join(v.index))
                           for k, v in groups.groupby(groups)))
 
+# %%
+# the pools outside the table, each used by one section for what only it holds
+CHEN = [b for b in ("math500", "humanevalplus", "gpqa")
+        if datasets.load_optional(f"chen2026-{b}")[0] is not None]
+tensors = {b: datasets.load(f"chen2026-{b}") for b in CHEN}
+texted = [BENCH[b] for b, p in tensors.items() if p.prompts["text"].notna().any()]
+mini, why_mini = datasets.load_optional("routerbench-mini")
+
+# %%
+chen_txt = "" if not CHEN else R.md(
+    " The $k = 30$ tensors of arXiv 2607.03436 ({c}) serve @sec-plateau-floor, "
+    "@sec-plateau-strata and @sec-plateau-p001: their seed-aligned repeated draws are what "
+    "splits a gap into luck and the recoverable part; routers enter there only as baselines, the "
+    "two 15-NN families cross-fitted on the tensors with prompt text ({t}).",
+    c=", ".join(BENCH[b] for b in CHEN),
+    t=", ".join(texted) or "none")
+mini_txt = "" if mini is None else (
+    " The two-member routerbench-mini release serves only the cascades, bandits and binary "
+    "routers of @sec-plateau-regimes: it carries no prompt text, so it is not in the table above, "
+    "and there its one-hot dataset, type and difficulty tags stand in for the embedding.")
+R.show_md("{fit}{chen}{mini} The lab's seed pool serves the confidence audit "
+          "(@tbl-plateau-calibration), the only pool here that keeps each response's token "
+          "log-probability.",
+          fit=R.md("Every pre-answer family that a pool's inputs allow is fitted on the {n} pools "
+                   "above and on the simulated pools with known truth of the next section, on no "
+                   "other pool.", n=len(pools)) if pools else "",
+          chen=chen_txt, mini=mini_txt)
+
 # %% [markdown]
 # ## Known truth first: planted specialists and exchangeable pools
 #
 # Every router family of the library is listed in @tbl-plateau-families: what it reads before
 # answering, what it fits on the calibration half (or picks), and how this chapter counts it. The
 # references fit nothing from the prompts; the post-inference selectors run every member first
-# and are kept apart (@sec-plateau-appendix).
+# and are kept apart (@sec-plateau-appendix). The fitted rows marked "Shihab et al.'s family" are
+# the routers of their predeclared family (Sec. 7.1; its $k$-NN is the embedding 15-NN), which the
+# family certificate below and their Table 15 layout in the appendix use.
 
 # %%
 #| label: tbl-plateau-families
@@ -235,7 +270,8 @@ READS = {"embeddings": "embedding", "text": "prompt text", "features|text": "fea
 fam_table = pd.DataFrame([{
     "family": v["label"], "reads": ", ".join(READS.get(x, x) for x in v["needs"]) or "—",
     "fits": v["description"],
-    "role": "reference" if f in PL.FIXED_REFERENCES else "fitted router"
+    "role": "reference" if f in PL.FIXED_REFERENCES
+    else "fitted router, Shihab et al.'s family" if f in PL.PAPER_FAMILY else "fitted router"
     if v["regime"] == "pre-answer" else "post-inference selector"} for f, v in FAMILIES.items()])
 R.table(fam_table, columns={"family": "family", "reads": "reads", "fits": "fits or picks",
                             "role": "counted as"})
@@ -567,9 +603,15 @@ if comps:
 # predeclared family $\Pi$ of policies that holds every constant member, simultaneous intervals
 # for $G_\Pi = q_\Pi - p^\star$ (what the best family member adds over the best fixed model)
 # and $H_\Pi = q - q_\Pi$ (what remains beyond the whole family), spending the error budget in
-# thirds. As in the paper, $\Pi$ is the $M$ constants plus logistic multi-output, $k$-NN and the
-# encoder with $M$ heads, fitted on the calibration half and opened once on the test half
-# (@tbl-plateau-family).
+# thirds. As in the paper, $\Pi$ is the $M$ constants plus its predeclared routers, the rows marked
+# "Shihab et al.'s family" in @tbl-plateau-families: logistic multi-output, embedding 15-NN (the
+# paper's $k$-NN) and encoder, M heads, fitted on the calibration half and opened once on the
+# test half (@tbl-plateau-family).
+
+# %%
+R.check([family_label(f) for f in PL.PAPER_FAMILY]
+        == ["logistic multi-output", "embedding 15-NN", "encoder, M heads"],
+        "the family named above")
 
 # %%
 #| label: tbl-plateau-family
@@ -771,9 +813,6 @@ def rel001(bench, section, quantity):
 
 
 # %%
-CHEN = [b for b in ("math500", "humanevalplus", "gpqa")
-        if datasets.load_optional(f"chen2026-{b}")[0] is not None]
-tensors = {b: datasets.load(f"chen2026-{b}") for b in CHEN}
 decs = {b: og.decompose(p, n_boot=N_DECOMP_BOOT, seed=SEED) for b, p in tensors.items()}
 released = {}
 for b in CHEN:
@@ -1301,15 +1340,12 @@ R.show_md("Reading: the cross-fitted interval is narrower than the split's in {n
 # %%
 head = [n for n in comps if REAL[n][1] == "costs"]
 if head:
-    priced = [SHORT[n] for n in head if costs[n] is not None]
     R.show_md("@tbl-plateau-paired and @tbl-plateau-rescue give Shihab et al.'s Table 15 and "
-              "Table 14 layouts for their predeclared family on {n} pools "
-              "({names}; {c}); a router's *rescue* rate is the share of test prompts "
+              "Table 14 layouts for the routers of their predeclared family on {n} pools "
+              "({names}); a router's *rescue* rate is the share of test prompts "
               "it gets right and the frozen member $b$ gets wrong, its *loss* rate the share it "
               "gets wrong and $b$ gets right.", n=len(head),
-              names=", ".join(SHORT[x] for x in head),
-              c="all with costs" if len(priced) == len(head)
-              else R.md("with costs: {p}", p=", ".join(priced) or "none"))
+              names=", ".join(SHORT[x] for x in head))
 
 # %%
 #| label: tbl-plateau-paired
@@ -1350,20 +1386,37 @@ if comps:
     every_csv = R.csv_download(every[["pool", "router", "rescue", "loss", "net", "p_holm",
                                       "rescues_without_gain"]], "05_routing_plateau-rescue-loss")
 
+
+# %%
+def holm_counts(p_holm, sign):
+    """'k beat(s) ... and j lose(s)': the rows significant after Holm, by the difference's sign."""
+    sig = np.asarray(p_holm) < ALPHA
+    k, j = int((sig & (sign > 0)).sum()), int((sig & (sign < 0)).sum())
+    return [f"{x} {v}s" if x == 1 else f"{x} {v}" for x, v in ((k, "beat"), (j, "lose"))]
+
+
+if comps:
+    w15, l15 = holm_counts(t15["p_holm"], t15["n10"] - t15["n01"])
+    hw, hl = holm_counts(hp["p_holm"], hp["difference"]) if head else ("", "")
+    ours = "" if not head else R.md(" Of the {n} rows of @tbl-plateau-paired, {w} $b$ after Holm "
+                                    "and {lo} to it.", n=len(hp), w=hw, lo=hl)
+
 # %%
 if comps:
     R.show_md("Reading: {l} of {t} fitted router-pool pairs rescue prompts the frozen member "
               "misses and still do not gain (largest rescue rate {r:%}), the pattern of Shihab et "
-              "al.'s pilot GSM8K (rescue {pr}, loss {pl}, net {pn:+}); {w15} of its {n15} Table "
-              "15 rows beat the frozen model after Holm. {shown} fitted pair's rescue, loss "
-              "and net is in {f}. Rescue minus loss equals the paired difference in every row "
-              "here (to {d:.1e}).", f=every_csv, shown=R.md(
+              "al.'s pilot GSM8K (rescue {pr}, loss {pl}, net {pn:+}). Of the {n15} rows of Shihab "
+              "et al.'s own Table 15 ({sel} on {k15} tasks), {w15} the frozen model after "
+              "Holm and {l15} to it.{ours} {shown} fitted pair's rescue, loss and net is in "
+              "{f}. Rescue minus loss equals the paired difference in every row here (to {d:.1e}).",
+              f=every_csv, ours=ours, shown=R.md(
                   "The tables above hold Shihab et al.'s family on {k} pools; every", k=len(head))
               if head else "Every",
               l=len(lossy), t=len(fitted), r=lossy["rescue"].max() if len(lossy) else 0.0,
               pr=t14.loc["gsm8k", "rescue"], pl=t14.loc["gsm8k", "loss"],
-              pn=t14.loc["gsm8k", "net"], n15=len(t15),
-              w15=int(((t15["p_holm"] < ALPHA) & (t15["n10"] > t15["n01"])).sum()),
+              pn=t14.loc["gsm8k", "net"], n15=len(t15), k15=t15["dataset"].nunique(),
+              sel=" and ".join(m.lower() for m in t15["method"].unique()) + " selectors",
+              w15=w15, l15=l15,
               d=float((pr_all["net"] - pr_all["difference"]).abs().max()))
 
 # %% [markdown]
@@ -1428,16 +1481,19 @@ R.show_md("In Shihab et al.'s own post-inference table (Table 7, eight models on
 # ### Paying for accuracy: the quality-cost frontier
 #
 # Where costs exist every router also chooses by utility $U_m = R_m - \lambda \kappa_m$ (Shihab et
-# al., Appendix C), $\kappa_m$ a member's mean calibration cost scaled to $[0, 1]$ (the notation
-# page's declared cost; $C_m$ stays coverage); sweeping $\lambda$
-# traces its frontier from its accuracy-only choice to the cheapest member (@fig-plateau-cost;
-# the dcrouter set's cost is a declared price per token). @tbl-plateau-cost gives the field's
-# summaries with prompt-bootstrap intervals: RouterBench's AIQ, the average quality under the
-# non-decreasing convex hull of the cost-quality points (arXiv 2403.12031); RouteLLM's APGR, the
-# area under the ratio of the strong-weak accuracy gap recovered as the fraction of strong calls
-# grows, for the most accurate and the cheapest member on calibration (arXiv 2406.18665; one
-# half is a coin, and as a ratio its interval can leave $[0, 1]$); and LLMRouterBench's Gain@B,
-# the relative gain over the best member.
+# al., Appendix C). In this chapter $\kappa_m$ is member $m$'s mean calibration cost divided by the
+# dearest member's mean calibration cost, so the dearest member has $\kappa_m = 1$; this is the
+# chapter's own scaling, not the notation page's (which divides every per-item cost by the largest
+# per-item cost of any member before averaging). On one pool the two differ by one constant factor,
+# so they trace the same frontier with $\lambda$ rescaled. Sweeping $\lambda$ traces a router's
+# frontier from its accuracy-only choice to the cheapest member (@fig-plateau-cost; the dcrouter
+# set's cost is a declared price per token). @tbl-plateau-cost gives the field's summaries with
+# prompt-bootstrap intervals: RouterBench's AIQ, the average quality under the non-decreasing convex
+# hull of the cost-quality points (arXiv 2403.12031); RouteLLM's APGR, the area under the ratio of
+# the strong-weak accuracy gap recovered as the fraction of strong calls grows, for the most
+# accurate and the cheapest member on calibration (arXiv 2406.18665; one half is a coin, and as a
+# ratio its interval can leave $[0, 1]$); and LLMRouterBench's Gain@B, the relative gain over the
+# best member.
 
 # %%
 COST_FAMS = ["best_single", "taskwise_best", "embed_knn", "multi_logreg", "encoder_head",
@@ -2069,13 +2125,14 @@ if k10:
 # ### Shihab et al.'s tables from their own figures {#sec-plateau-p002}
 #
 # Three of Shihab et al.'s tables can be recomputed from numbers the paper prints elsewhere
-# (`oraclegap.stats.paper002`); the readings below say which reproduce. **Table 15** (App. O): a selector's accuracy is the frozen best
-# model's count of Table 1 plus $n_{10} - n_{01}$, so its exact interval, McNemar p, Holm over
-# the eight rows and recovered fraction $(n_{10} - n_{01}) / (o - b)$ follow. **Table 3** (Sec.
-# 7.2): the best router's gain of Table 4 over Table 1's frozen model, by the rounded figures and
-# by the integer counts behind them. **Table 2** (Theorem 6, $|\Pi| = 11$): at the published $n$
-# and the paper's budget split, the intervals need only the oracle's, the best member's and the
-# best family member's counts, all in Tables 1 and 4.
+# (`oraclegap.stats.paper002`); the readings below say which reproduce. **Table 15** (App. O): a
+# selector's accuracy is the frozen best model's count of Table 1 plus $n_{10} - n_{01}$, so its
+# exact interval, McNemar p, Holm over the eight rows and recovered fraction
+# $(n_{10} - n_{01}) / (o - b)$ follow. **Table 3** (Sec. 7.2): the best router's gain of Table 4
+# over Table 1's frozen model, by the rounded figures and by the integer counts behind them.
+# **Table 2** (Theorem 6, $|\Pi| = 11$): at the published $n$ and the paper's budget split, the
+# intervals need only the oracle's, the best member's and the best family member's counts, all
+# in Tables 1 and 4.
 
 # %%
 from oraclegap.deploy import mixtures as MX
@@ -2208,8 +2265,8 @@ R.show_md("Reading: {nm} of {n} tasks of Table 2 reproduce from the published fi
 # predicted success is below a threshold chosen on calibration; every call is paid); an **online
 # contextual bandit** in the style of MixLLM (LinUCB and epsilon-greedy on the embedding, reward
 # $R - \lambda \kappa$ with $\kappa$ the response's cost divided by the dearest member's mean
-# cost on calibration (the normalised cost $\kappa_m$ of the notation page, per response),
-# learning from the verdict it observes
+# cost on calibration (this chapter's scaling of the frontier above, applied to one response, so
+# a dear response's $\kappa$ can exceed 1), learning from the verdict it observes
 # as it streams calibration, then test prompts); and the **binary routers** of RouteLLM and
 # HybridLLM (a logistic $P(\text{weak suffices})$ thresholded at its calibration median, for the
 # frozen best member and the cheapest other one). Each is scored like the fixed routers against
@@ -2227,7 +2284,6 @@ REG_STYLE = {"cascade": "cascade", "linucb": "LinUCB bandit",
 reg_kw = dict(seed=SEED, lam=REG_LAM, n_boot=N_BOOT, alpha=ALPHA)
 regs = {SHORT[n]: RG.compare_regimes(pools[n], inputs[n], costs[n], **reg_kw,
                                      tau=TAU_K10 if pools[n].k > 1 else None) for n in with_cost}
-mini, why_mini = datasets.load_optional("routerbench-mini")
 if mini is not None:
     tags = pd.get_dummies(mini.prompts[["dataset", "task_type", "difficulty_group"]].astype(str))
     regs[datasets.title("routerbench-mini")] = RG.compare_regimes(
@@ -2713,6 +2769,23 @@ if regs:
                "Shihab et al., Table 8", f"cost / b's {cas['rel_cost'].min():.2f} to "
                f"{cas['rel_cost'].max():.2f} (FrugalGPT {f8['relative_cost']:.2f})",
                bool((cas["rel_cost"] < 1).all()), kind="published")
+
+# %%
+if mm is not None:
+    vote7 = (t7["Plurality vote"] < best7).sum()
+    claims.add("post-inference selectors apart: the plurality vote scores below the frozen best "
+               "member", "Shihab et al., Tables 7 and 1",
+               f"MMLU-Pro {mm['accuracy']:.3f} against b's {mm['accuracy'] - mm['difference']:.3f} "
+               f"(Holm p {R.fmt_p(mm['p_holm'])}); Table 7: below Table 1's best on {vote7} of "
+               f"{len(t7)} tasks", mm["difference"] < 0, kind="published")
+if with_cost and len(const) == 2:
+    apgr_dev = float((ap[const].max(axis=1) - ap[const].min(axis=1)).max())
+    claims.add("a router that picks one member everywhere has one APGR per pool, whichever member "
+               "(random routing of the strong-weak pair)", "RouteLLM's APGR (arXiv 2406.18665)",
+               f"{' and '.join(map(family_label, const))}: largest difference {apgr_dev:.1e} on "
+               f"{len(ap)} pools (AIQ, APGR and Gain@B with 95% intervals for "
+               f"{cs['family'].nunique()} routers)", apgr_dev < 1e-12, kind="identity")
+    must.append(len(claims) - 1)
 
 # %%
 #| label: tbl-plateau-claims
