@@ -21,10 +21,11 @@
 # (the chapter stops if one fails; @tbl-theory-claims in the appendix counts them). They stop
 # where their assumptions do: the factor-$M$ mixture bound says nothing above $\tau = 1/M$; the
 # plug-in coverage gap $\hat L$ overshoots a zero population gap but falls below the positive one
-# simulated here, so it bounds the population gap in neither direction; best-of-$M$ sampling
-# beats the oracle only of *independent* draws, and an anticorrelated pair shows it falling
-# short; and no router that commits to one member, fitted or not, scores above the reproducible
-# ceiling. The takeaways give the numbers of this run.
+# simulated here, so it bounds the population gap in neither direction; best-of-$M$ sampling is
+# guaranteed to reach the oracle of *independent* draws only (a constructed anticorrelated pair
+# shows it falling short of its own pool's oracle); and no router that commits to one member,
+# fitted or not, scores above the reproducible ceiling. The takeaways give the numbers of this
+# run.
 #
 # **Learning objectives.** After this chapter you can
 #

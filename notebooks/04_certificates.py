@@ -538,11 +538,11 @@ R.show_md("Reading: at $n$ = {n:,} Theorem 4 is {r4:.2f} times as wide as the pa
 # Every registry entry present under `OG_EXTERNAL_DIR` is certified below, except the two stacked
 # pools, whose parts are certified here and which return whole in @sec-cert-reach. Pools with one
 # answer per item and member are used directly. The $k = 30$ tensors of arXiv 2607.03436 are
-# reduced to one seed-aligned draw (draw 0; the separate single-draw and greedy releases are
-# listed too). RouterDC's $k = 10$ releases give only counts of correct samples, so there an
-# item counts as solved by a member by a count rule on its ten samples, which needs no
-# assumption on how the samples line up; the certified gap is then a gap of that event. An
-# entry whose reduced outcomes repeat another entry's exactly is left out. Each pool gets
+# reduced to one seed-aligned draw (draw 0); the separate single-draw and greedy releases are
+# certified too unless they repeat an entry exactly (the line under the table names those).
+# RouterDC's $k = 10$ releases give only counts of correct samples, so there an item counts as
+# solved by a member by a count rule on its ten samples, which needs no assumption on how the
+# samples line up; the certified gap is then a gap of that event. Each pool gets
 # Theorem 4's interval and the paired one (@tbl-cert-real, @tbl-cert-real-intervals,
 # @fig-cert-real); where Theorem 4's lower limit is zero, the paired interval's sharpness decides.
 
@@ -597,8 +597,9 @@ if not real_df.empty:
               "{nd} duplicate another entry and {ns} are stacked pools.",
               nk=len(k10), names=", ".join(map(human, k10)) or "none", need=cov.need(0.5, 10),
               dup="" if not duplicates
-              else R.md(" Left out as exact duplicates of another entry's outcomes: {d}.",
-                        d="; ".join(duplicates)),
+              else R.md(" Left out as exact duplicates of another entry's outcomes: {d} (a "
+                        "release equal to a tensor's draw 0 cell for cell is that draw, as the "
+                        "release files give it).", d="; ".join(duplicates)),
               ne=len(present_ext), nr=len(real_pools), nd=len(duplicates),
               ns=len(present_ext) - len(real_pools) - len(duplicates))
 
@@ -1110,8 +1111,7 @@ selfcheck.check("Exercise 3", MINE, {"tasks certified at alpha = 0.10": next(
 # back near it, in three populations: members of clearly different strength (a larger lead),
 # members correlated through a shared item difficulty (three latent difficulty classes), and a
 # near tie among eight independent members. Members that err together leave selection less room
-# for luck, because their sample accuracies move together; the same positive dependence makes
-# the union bound behind the paired interval more conservative, not less. The line below the
+# for luck, because their sample accuracies move together. The line below the
 # tables gives each population's members, lead and correlation.
 
 # %%
@@ -1141,7 +1141,7 @@ def population_row(pop):
     corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
     top = np.sort(pop.p)[::-1]
     return {"M": pop.K, "lo": top[-1], "hi": top[0], "lead": top[0] - top[1],
-            "corr": np.round(corr[np.triu_indices(pop.K, 1)].mean(), 12) + 0.0}
+            "corr": R.rounded(corr[np.triu_indices(pop.K, 1)].mean(), 12) + 0.0}
 
 # %%
 #| label: tbl-cert-configs
@@ -1346,8 +1346,8 @@ for name in audits:
 #| label: tbl-cert-family-paper
 #| tbl-cap: >-
 #|   Theorem 6 on the same test half for two families: ours (the constants plus one rule per
-#|   signal) and Shihab et al.'s (the constants plus logistic multi-output, embedding 15-NN, their
-#|   k-NN, and encoder, M heads, fitted on the prompt embedding): best member of each family and
+#|   signal) and Shihab et al.'s (the constants plus logistic multi-output, embedding 15-NN (their
+#|   k-NN) and encoder, M heads, fitted on the prompt embedding): best member of each family and
 #|   simultaneous 95% intervals for G_Π and H_Π (the family sizes are in the reading below).
 def fam_cols(c, who):
     return {f"best {who}": c.best_family_name, rf"$G_\Pi$ {who}": iv(c.G.lo, c.G.hi),

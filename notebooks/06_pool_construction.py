@@ -635,7 +635,7 @@ if real:  # with none, the table below says what is missing
 # saturates; every dataset's row is in the CSV file linked below it.
 
 # %%
-from oraclegap.report import csv_download  # every dataset's row, beside the executed chapter
+from oraclegap.report import csv_download, rounded  # every dataset's row, in a CSV
 
 if real:
     over = pd.concat([sw.overview(2).assign(pool=label) for label, sw in real.items()],
@@ -651,8 +651,10 @@ if real:
              "vs_acc": "greedy vs accuracy", "above_p95": "folds > random p95",
              "beats_random": "random pools beaten", "greedy_modal_share": "modal greedy pool",
              "saturation_size": "size for 90%"}
-    real_csv = csv_download(shown[list(names)].rename(columns=names),
-                            "06_pool_construction-real-datasets")
+    out = shown[list(names)].assign(dataset=shown["dataset"].map(display_name))
+    num = out.select_dtypes("float").columns  # four decimals by the book's rounding rule
+    out[num] = out[num].apply(lambda c: rounded(c, 4))
+    real_csv = csv_download(out.rename(columns=names), "06_pool_construction-real-datasets")
 
 
 # %%

@@ -144,6 +144,7 @@ K_GRID = K_GRID or ([2, 8, 16, 64] if SMALL else [2, 4, 8, 16, 32, 64])
 nulls.warm_up()  # compile or load the numba kernels once, before anything is timed
 LAB, WORK = datasets.lab_dir(), Path(tempfile.mkdtemp(prefix="og-ch07-"))
 SETTINGS = audit.audit_settings(TAUS, ALPHA, SEED, small=SMALL)
+SMALL_SET = audit.audit_settings(TAUS, ALPHA, SEED, small=True)  # the harness and Exercise 2 audits
 SEED_OF = audit_section_seeds(SEED)  # the seed each section of an audit draws from
 
 
@@ -186,7 +187,9 @@ audit_row = (f"τ = {', '.join(f'{t:g}' for t in SETTINGS.taus)}; α = {ALPHA:g}
              f"(each section draws from seed {SEED} plus its own offset, "
              f"{min(SEED_OF.values())} to {max(SEED_OF.values())}); "
              f"{'reduced' if SMALL else 'full'} Monte Carlo sizes ({SETTINGS.n_draws:,} null "
-             f"draws, {SETTINGS.n_reps} power replicates)")
+             f"draws, {SETTINGS.n_reps} power replicates), except the harness fixtures' audits and "
+             f"Exercise 2's, which run at `--small` sizes ({SMALL_SET.n_draws:,} null draws, "
+             f"{SMALL_SET.n_reps} power replicates)")
 
 # %%
 #| label: tbl-byop-settings
@@ -1208,7 +1211,8 @@ selfcheck.check("Exercise 1", MINE, {"k": need1 if need1 != big else float("nan"
 
 # %% [markdown]
 # 2. **One response per prompt.**
-#    Audit only the first draw of every cell of the seed pool. Which verdict rule applies, what
+#    Audit only the first draw of every cell of the seed pool at `--small` sizes (the solution
+#    does, so its power figures are those sizes'). Which verdict rule applies, what
 #    do the certificates say, and why can the verdict not tell single-draw luck from
 #    specialisation?
 

@@ -260,7 +260,7 @@ class TagExpert(_EmbeddingRouter):
 
     family = "tag_expert"
     label = "tag expert"
-    description = "softmax regression on the embedding and task tag, fitted to softened member successes"
+    description = "softmax regression on the embedding (and the task tag, where a pool has one)"
 
     def __init__(self, temperature: float = 0.1, n_components: int = 64, C: float = 1.0, max_iter: int = 300, random_state=0):
         self.temperature = temperature
