@@ -889,9 +889,11 @@ plt.show()
 # Each verdict is also graded against the truth table of the three papers' logic: *correct*,
 # *acceptable* (conservative, or a minor error) or *wrong* (@tbl-byop-study-scores). This grading
 # and the false-claim rule above are two different rules, so the table shows both counts side by
-# side: the false-claim rule counts every code that claims more than noise on a truth without
-# specialization, and `quality-only` on identical members; the truth table asks whether the advice
-# that follows from the code is right for that truth, and so grades some false claims acceptable.
+# side: the false-claim rule counts a claim code (`certified-recoverable`, `certified`, `luck`,
+# `detected-not-certified`) on a truth without specialization, and `quality-only` on identical
+# members (`inconclusive` and `luck-not-excluded` claim nothing and are not counted); the truth
+# table asks whether the advice that follows from the code is right for that truth, and so grades
+# some false claims acceptable.
 # Beside the codes, the study checks the numbers the audit prints: the certified quantity's
 # interval should cover its population value, computed from each pool's true rates
 # (@tbl-byop-study-coverage), and on members without specialization its lower limit should stay
@@ -944,8 +946,8 @@ R.show_md("Reading: on the truths without specialization {f} pools got a false c
           f=len(fcl), w=int((graded["grade"][~graded["truth"].isin(SPECIALIZED)] == "wrong").sum()),
           diff="Every false claim is graded wrong." if kept.empty else R.md(
               "The false claims the truth table does not grade wrong are {what}. The false-claim "
-              "rule counts them because each code says more than noise; the truth table grades "
-              "the advice that follows from it: {why}.",
+              "rule counts them because each is a claim code (or quality-only on identical "
+              "members); the truth table grades the advice that follows from it: {why}.",
               what="; ".join(R.md("`{c}` on {n} {t} {pl}, graded {g}", c=c, n=int(n), g=g,
                                   pl="pool" if n == 1 else "pools",
                                   t=", ".join(sorted(set(fcl[fcl["code"] == c]["truth"]))))
