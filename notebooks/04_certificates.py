@@ -539,7 +539,7 @@ R.show_md("Reading: at $n$ = {n:,} Theorem 4 is {r4:.2f} times as wide as the pa
 # pools, whose parts are certified here and which return whole in @sec-cert-reach. Pools with one
 # answer per item and member are used directly. The $k = 30$ tensors of arXiv 2607.03436 are
 # reduced to one seed-aligned draw (draw 0); the separate single-draw and greedy releases are
-# certified too unless they repeat an entry exactly (the line under the table names those).
+# certified too unless they repeat an entry exactly (the sentence above the table names those).
 # RouterDC's $k = 10$ releases give only counts of correct samples, so there an item counts as
 # solved by a member by a count rule on its ten samples, which needs no assumption on how the
 # samples line up; the certified gap is then a gap of that event. Each pool gets
@@ -1497,9 +1497,8 @@ R.show_md("Enumerating every sample, Theorem 4 covers {e} and the paired interva
           "short of the truth by {blo} to {bhi} across these {npop} populations.", npop=len(bias),
           e=_share_floor(ex_min), p=_share_floor(pa_min), nv=_pct_down(nv_min),
           where=R.compare(nv_min, 1 - ALPHA, more="above", less="below", same="at"), nom=1 - ALPHA,
-          why=(": with two or three members the selected member's optimism is small (the "
-               "winner's curse grows with the number of near-tied members, as the re-deal mean "
-               "of $\\hat L$ grows with pool size in @tbl-pool-size), and the naive interval's "
+          why=(": the selected member's sample accuracy is the largest of only two or three, "
+               "so it overstates the member's true accuracy little, and the naive interval's "
                "under-coverage shows with the eight near-tied members simulated next"
                if nv_min >= 1 - ALPHA else "; the eight near-tied members simulated next show "
                "how far it falls with more members"),

@@ -486,13 +486,22 @@ if comps:
                   " (not on {p})", p=", ".join(p for p, v in ref_same.items() if not v)))
 
 # %%
+def in_words(reason):
+    """A registry skip reason in words (the registry names the missing column)."""
+    if "prompt dataset" in reason:
+        return "needs a task tag on every prompt, which these pools lack"
+    if "policy table" in reason:
+        return "needs each member's training task, which these pools do not name"
+    return reason
+
+
+# %%
 if comps:  # the dataset-identity router needs each member's training task, which pools may lack
     no_id = pd.Series({SHORT[n]: r.skipped["dataset"] for n, r in comps.items()
                        if "dataset" in r.skipped})
     R.show_md("The dataset-identity router of the simulation runs on {k} of the {t} real pools: "
               "{why}.", k=len(comps) - len(no_id), t=len(comps),
-              why="; ".join(R.md("on {p} the library reports that it {r}", p=", ".join(v.index),
-                                 r=r)
+              why="; ".join(R.md("on {p} it {r}", p=", ".join(v.index), r=in_words(r))
                             for r, v in no_id.groupby(no_id, sort=False)) if len(no_id)
               else "every pool names each member's training task")
 
@@ -749,9 +758,7 @@ stake_word = "" if not stake else R.md("; at {n:,} test prompts its power is ", 
 
 # %%
 def power_summary():
-    """The certificate's power in plain sentences: against the planted gain from the smallest to
-    the largest real test half, then against the gains at stake at the largest, with its reading
-    (the bands of ``strength``)."""
+    """The certificate's power against the planted gain, then the gains at stake, in words."""
     out = R.md("Against the planted gain of {gp} its power runs from {pa:%} at {na:,} test "
                "prompts to {pb:%} at {nb:,} (each with its pool's family size).", gp=g_planted,
                pa=g_power_small, na=n_small, pb=g_power_big, nb=n_big) if n_small < n_big else R.md(
@@ -761,10 +768,12 @@ def power_summary():
         return out
     (g1, (_, p1)), (g2, (_, p2)) = min(stake.items()), max(stake.items())
     one, s1, s2 = g1 == g2, strength(p1), strength(p2)
+    (_, (w1, _)), (_, (w2, _)) = min(stake.items()), max(stake.items())
     return out + R.md(
-        " Against {gains} of the size at stake here ({g}) it is {pw} at {nb:,} test prompts, so "
-        "an uncertified $G_\\Pi$ {says}.", gains="a gain" if one else "gains", nb=n_big,
-        g=R.md("{a}", a=g1) if one else R.md("{a} to {b}", a=g1, b=g2),
+        " Against {g}, each placed at {nb:,} test prompts, it is {pw}, so an uncertified "
+        "$G_\\Pi$ {says}.", nb=n_big,
+        g=R.md("a gain of {a} ({wa})", a=g1, wa=w1) if one
+        else R.md("gains of {a} ({wa}) and {b} ({wb})", a=g1, wa=w1, b=g2, wb=w2),
         pw=R.md("{a:%}", a=p1) if one else R.md("{a:%} to {b:%}", a=p1, b=p2),
         says=R.md("{a} there", a=s1) if s1 == s2
         else R.md("{a} against the smaller gain and {b} against the larger", a=s1, b=s2))
@@ -2777,8 +2786,8 @@ if mm is not None:
                "frozen best member (on the simulated pool see the selectors' table)",
                "Shihab et al., Tables 7 and 1",
                f"MMLU-Pro {mm['accuracy']:.3f} against b's {mm['accuracy'] - mm['difference']:.3f} "
-               f"(Holm p {R.fmt_p(mm['p_holm'])}); Table 7: below Table 1's best on {vote7} of "
-               f"{len(t7)} tasks", mm["difference"] < 0, kind="published")
+               f"(Holm p {R.fmt_p(mm['p_holm'])}); Table 7: its plurality vote below Table 1's "
+               f"best on {vote7} of {len(t7)} tasks", mm["difference"] < 0, kind="published")
 if with_cost and len(const) == 2:
     apgr_dev = float((ap[const].max(axis=1) - ap[const].min(axis=1)).max())
     claims.add("a router that picks one member everywhere has one APGR per pool, whichever member "
