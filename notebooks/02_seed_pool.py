@@ -961,6 +961,15 @@ if variants:
                 pass1_p_controls_min=ctl["pass1_p"].min())
 
 # %%
+if variants:  # thresholds that share one count rule at the disjoint pool's k are one test
+    rules = {t: cov.need(t, K_EACH) for t in TAUS}
+    vals["one_rule"] = "" if len(set(rules.values())) == len(TAUS) else R.md(
+        " (at $k = {k}$ the {n} thresholds need {c}, so they are {d} distinct "
+        "{tests})", k=K_EACH, n=len(TAUS), d=len(set(rules.values())),
+        c=", ".join(f"{v}" for v in rules.values()) + " successes",
+        tests="test" if len(set(rules.values())) == 1 else "tests")
+
+# %%
 if variants:  # where the seed-aligned statistics sit against both null means
     def both_nulls(x, a, b):
         """Where x lies against two null means, in words."""
@@ -996,7 +1005,7 @@ ALIGNMENT_READING += (
     "{pass1_p_per:p} against {pass1_p_aligned:p}). Disjoint draws of the seed-aligned "
     "pool agree {agree_disjoint} against {agree_disjoint_null} shuffled, "
     "{agree_disjoint_band}, and reject at {rejections_disjoint} of {n_taus} thresholds "
-    "with {k_each} responses per member. The {n_controls} negative controls, each one "
+    "with {k_each} responses per member{one_rule}. The {n_controls} negative controls, each one "
     "policy cut into {M} blocks, reject at {rejections_controls} of their "
     "{n_control_tests} thresholds in total (smallest Pass@1 $p_{{\\mathrm{{re}}}}$ "
     "{pass1_p_controls_min:p})."
