@@ -694,7 +694,8 @@ claims.add("stronger recipe: both nulls reject at τ = 0.10 (pair and four seeds
            f"{fp(a4['p_m'])}",
            max(st["p"], st["p_m"], a4["p"], a4["p_m"]) <= 0.05, kind="published")
 # "only from some threshold on": the paper's claim is about the MathVista (secondary) half
-late = {h: bool(np.isfinite(t) and t > min(TAUS) + 1e-12) for h, t in sp2.from_tau.items()}
+starts_late = lambda t: bool(np.isfinite(t) and t > min(TAUS) + 1e-12)  # noqa: E731
+late = {h: starts_late(t) for h, t in sp2.from_tau.items()}
 claims.add("stronger pair: the secondary-trained member leads on its own half only from a "
            "threshold above the grid's first", "2609.32996 §4, App. C.5",
            "; ".join(f"{h} half: {since(t)}".replace("$\\tau = ", "τ = ").replace("$", "")
@@ -705,7 +706,7 @@ claims.add("stronger pair: the secondary-trained member leads on its own half on
 # %%
 #| echo: false
 four_from = seps[list(POOLS)[3]].from_tau
-late4 = bool(np.isfinite(four_from["secondary"]) and four_from["secondary"] > min(TAUS) + 1e-12)
+late4 = starts_late(four_from["secondary"])
 claims.add("stronger, four seeds: the secondary-trained seeds lead on their own half only from a "
            "threshold above the grid's first",
            "2609.32996 §4, read on the four-seed pool of App. D",
@@ -765,7 +766,7 @@ claims.add("routing identity C_orac − C_r = D e_D for every router and rule", 
 if not claims.rows[-1]["holds"]:
     raise R.ProseError("the routing identity failed: a bug in the router scoring")
 # the opening answer's values: separation per pool and half, router intervals, failed claims
-n_late = sum(bool(np.isfinite(t) and t > min(TAUS) + 1e-12) for s in seps.values()
+n_late = sum(starts_late(t) for s in seps.values()
              for t in s.from_tau.values())
 n_halves = sum(len(s.from_tau) for s in seps.values())
 n_zero, na_pairs = len(fitted) - len(above) - len(below), int(above["pool"].isin(PAIRS).sum())

@@ -26,13 +26,9 @@ from .. import _datalog
 from ..report.tables import DOWNLOADS_DIR_ENV
 from .structure import cell_options, project_root
 
-__all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "lift_answer", "KERNEL_ARGS",
-           "DOWNLOADS_ENV"]
+__all__ = ["execute_chapter", "error_outputs", "split_float_outputs", "lift_answer", "KERNEL_ARGS"]
 
 ANSWER_TAG, ANSWER_SLOT_TAG = "og-answer", "og-answer-slot"
-#: The kernel's environment variable naming the folder a chapter's CSV downloads go to
-#: (:func:`oraclegap.report.csv_download`).
-DOWNLOADS_ENV = DOWNLOADS_DIR_ENV
 
 KERNEL_ARGS = ("--IPKernelApp.log_level=ERROR",)
 
@@ -220,7 +216,7 @@ def execute_chapter(
     # never through this process's environment: chapters execute side by side in threads. The
     # chapter's CSV downloads land beside its executed notebook, so a run into another folder
     # (a parameter check, a test) never overwrites the files the book's build copies.
-    kernel_env = {DOWNLOADS_ENV: str(out.parent.resolve())}
+    kernel_env = {DOWNLOADS_DIR_ENV: str(out.parent.resolve())}
     start = ""
     if datalog is not None:
         Path(datalog).write_text("")
